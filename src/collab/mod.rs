@@ -1,0 +1,1 @@
+//! The Agent Collaboration Protocol engine (see `../shared/specs/collab-protocol.md`).
