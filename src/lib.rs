@@ -1,2 +1,13 @@
-//! acp-registry: validate, build and publish an ACP agent registry.
+//! acp-registry: validate, build and publish an ACP (Agent Client Protocol) agent registry.
+//!
+//! Layers, data flowing one way: the binaries parse arguments and call [`commands`];
+//! commands use the domain ([`registry`], [`rules`]); the ground floor ([`source`],
+//! [`manifest`], [`diagnostics`]) imports nothing above it.
+
 pub mod collab;
+pub mod commands;
+pub mod diagnostics;
+pub mod manifest;
+pub mod registry;
+pub mod rules;
+pub mod source;

@@ -1,1 +1,115 @@
-fn main(){}
+//! `acp-registry`: argument parsing only; the work is in the library.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use acp_registry::commands::{self, exit, explain, validate};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Validate, build and publish an ACP (Agent Client Protocol) agent registry.
+#[derive(Parser)]
+#[command(name = "acp-registry", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+struct RegistryArg {
+    /// The registry root: a folder with one sub-folder per agent.
+    #[arg(long, value_name = "DIR", default_value = "registry")]
+    registry: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check every entry against the schema and the rule catalogue.
+    Validate(ValidateArgs),
+    /// Print the documentation of a rule code.
+    Explain(ExplainArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// Compiler-style findings with source excerpts.
+    Human,
+    /// A versioned JSON document of findings.
+    Json,
+    /// GitHub Actions workflow commands (and a table in $GITHUB_STEP_SUMMARY).
+    Github,
+    /// SARIF 2.1.0 for code scanning.
+    Sarif,
+}
+
+#[derive(Args)]
+struct ValidateArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: FormatArg,
+    /// Exit 1 when there are warnings, not only errors.
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Check only entries whose files changed since this git revision (registry-wide rules
+    /// such as duplicate ids still see every entry).
+    #[arg(long, value_name = "REV")]
+    changed_since: Option<String>,
+}
+
+#[derive(Args)]
+struct ExplainArgs {
+    /// The rule code, e.g. `icon-color`.
+    #[arg(required_unless_present_any = ["list", "markdown"])]
+    code: Option<String>,
+    /// List every code with its default severity and summary.
+    #[arg(long, conflicts_with = "markdown")]
+    list: bool,
+    /// Print the whole catalogue as Markdown (the source of docs/rules.md).
+    #[arg(long)]
+    markdown: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let result = match cli.command {
+        Command::Validate(args) => validate::run(
+            &validate::Options {
+                registry: args.registry.registry,
+                format: match args.format {
+                    FormatArg::Human => validate::Format::Human,
+                    FormatArg::Json => validate::Format::Json,
+                    FormatArg::Github => validate::Format::Github,
+                    FormatArg::Sarif => validate::Format::Sarif,
+                },
+                deny_warnings: args.deny_warnings,
+                changed_since: args.changed_since,
+                color: commands::use_color(),
+            },
+            &mut out,
+        ),
+        Command::Explain(args) => {
+            let request = if args.list {
+                explain::Request::List
+            } else if args.markdown {
+                explain::Request::Markdown
+            } else {
+                explain::Request::Code(args.code.unwrap_or_default())
+            };
+            explain::run(request)
+                .map_err(anyhow::Error::from)
+                .and_then(|text| Ok(out.write_all(text.as_bytes()).map(|_| exit::OK)?))
+        }
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            let _ = out.flush();
+            eprintln!("error: {error:#}");
+            ExitCode::from(exit::FAILURE)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! `--format json`: a versioned document of findings.
+//!
+//! Shape (version 1):
+//! `{"version": 1, "summary": {"errors", "warnings", "notes", "entries"}, "findings": [{code,
+//! severity, file, line, column, end_line, end_column, pointer, message, help}]}`. Positions are
+//! 1-based (columns count characters); `line`/`column` are `null` when a finding concerns a
+//! whole file, `pointer`/`help` are `null` when absent.
+
+use serde::Serialize;
+
+use super::{Report, Severity};
+
+pub const JSON_FORMAT_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    version: u32,
+    summary: Summary,
+    findings: Vec<Finding<'a>>,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    errors: usize,
+    warnings: usize,
+    notes: usize,
+    entries: usize,
+}
+
+#[derive(Serialize)]
+struct Finding<'a> {
+    code: &'a str,
+    severity: Severity,
+    file: &'a str,
+    line: Option<usize>,
+    column: Option<usize>,
+    end_line: Option<usize>,
+    end_column: Option<usize>,
+    pointer: Option<&'a str>,
+    message: &'a str,
+    help: Option<&'a str>,
+}
+
+pub fn render_json(report: &Report) -> String {
+    let document = Document {
+        version: JSON_FORMAT_VERSION,
+        summary: Summary {
+            errors: report.count(Severity::Error),
+            warnings: report.count(Severity::Warning),
+            notes: report.count(Severity::Note),
+            entries: report.entries,
+        },
+        findings: report
+            .diagnostics
+            .iter()
+            .map(|d| Finding {
+                code: d.code,
+                severity: d.severity,
+                file: &d.file,
+                line: d.location.as_ref().map(|l| l.start.line),
+                column: d.location.as_ref().map(|l| l.start.column),
+                end_line: d.location.as_ref().map(|l| l.end.line),
+                end_column: d.location.as_ref().map(|l| l.end.column),
+                pointer: d.pointer.as_deref(),
+                message: &d.message,
+                help: d.help.as_deref(),
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&document).expect("findings serialise");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,184 @@
+//! One `Diagnostic` type for every finding, and one renderer per output format.
+//!
+//! Ground floor: imports only the shared `source` positions. Renderers take a
+//! finished [`Report`] and never re-derive anything from it.
+
+mod github;
+mod human;
+mod json;
+mod sarif;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::source::{Position, SourceFile, Span};
+
+pub use github::{render_github, render_github_summary, GITHUB_ANNOTATION_LIMIT};
+pub use human::render_human;
+pub use json::{render_json, JSON_FORMAT_VERSION};
+pub use sarif::{render_sarif, RuleMetadata};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a finding points: byte span plus the 1-based positions derived from it once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    pub start: Position,
+    pub end: Position,
+    pub span: Span,
+}
+
+/// One finding: code, severity, place, message and help.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub severity: Severity,
+    /// Path relative to the registry root, `/`-separated.
+    pub file: String,
+    pub location: Option<Location>,
+    /// JSON pointer of the offending value, for JSON files.
+    pub pointer: Option<String>,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(
+        code: &'static str,
+        severity: Severity,
+        file: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            code,
+            severity,
+            file: file.into(),
+            location: None,
+            pointer: None,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// Point at `span` of `source` (file name taken from the source).
+    pub fn at(mut self, source: &SourceFile, span: Span) -> Self {
+        let (start, end) = source.range(span);
+        self.file = source.path.clone();
+        self.location = Some(Location { start, end, span });
+        self
+    }
+
+    /// A finding about a whole file, without a position.
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        self.file = file.into();
+        self
+    }
+
+    pub fn pointer(mut self, pointer: impl Into<String>) -> Self {
+        self.pointer = Some(pointer.into());
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn line(&self) -> usize {
+        self.location.as_ref().map_or(0, |l| l.start.line)
+    }
+
+    pub fn column(&self) -> usize {
+        self.location.as_ref().map_or(0, |l| l.start.column)
+    }
+
+    fn sort_key(&self) -> (&str, usize, usize, &str, &str) {
+        (
+            &self.file,
+            self.line(),
+            self.column(),
+            self.code,
+            &self.message,
+        )
+    }
+}
+
+/// The result of a run: findings in output order, the sources they point into, and what was
+/// checked.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: BTreeMap<String, SourceFile>,
+    /// Number of registry entries checked.
+    pub entries: usize,
+}
+
+impl Report {
+    /// Sort by (file, line, column, code, message) and drop exact duplicates, so output is
+    /// stable whatever order rules and threads produced findings in.
+    pub fn finish(&mut self) {
+        self.diagnostics
+            .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        self.diagnostics.dedup();
+    }
+
+    pub fn count(&self, severity: Severity) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count()
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.count(Severity::Error) > 0
+    }
+
+    /// `N errors, M warnings in K entries` (notes mentioned only when present).
+    pub fn summary(&self) -> String {
+        let plural = |n: usize, word: &str| {
+            if n == 1 {
+                format!("{n} {word}")
+            } else {
+                format!("{n} {word}s")
+            }
+        };
+        let mut text = format!(
+            "{}, {}",
+            plural(self.count(Severity::Error), "error"),
+            plural(self.count(Severity::Warning), "warning")
+        );
+        let notes = self.count(Severity::Note);
+        if notes > 0 {
+            text.push_str(&format!(", {}", plural(notes, "note")));
+        }
+        text.push_str(&format!(
+            " in {}",
+            plural(self.entries, "entry").replace("entrys", "entries")
+        ));
+        text
+    }
+}

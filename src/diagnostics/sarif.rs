@@ -1,0 +1,95 @@
+//! `--format sarif`: SARIF 2.1.0 for code scanning.
+
+use serde_json::{json, Value};
+
+use super::{Report, Severity};
+
+/// What SARIF needs to know about a rule; supplied by the caller so this module stays
+/// independent of the rule catalogue.
+#[derive(Debug, Clone)]
+pub struct RuleMetadata {
+    pub code: &'static str,
+    pub summary: &'static str,
+    pub explanation: &'static str,
+    pub default_severity: Severity,
+}
+
+fn sarif_level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Note => "note",
+    }
+}
+
+pub fn render_sarif(report: &Report, rules: &[RuleMetadata], tool_version: &str) -> String {
+    let rule_index = |code: &str| rules.iter().position(|r| r.code == code);
+    let results: Vec<Value> = report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let mut region = json!({});
+            if let Some(l) = &d.location {
+                region = json!({
+                    "startLine": l.start.line,
+                    "startColumn": l.start.column,
+                    "endLine": l.end.line,
+                    "endColumn": l.end.column,
+                });
+            }
+            let mut physical =
+                json!({"artifactLocation": {"uri": d.file, "uriBaseId": "REGISTRY"}});
+            if d.location.is_some() {
+                physical["region"] = region;
+            }
+            let mut text = d.message.clone();
+            if let Some(help) = &d.help {
+                text.push_str("\nhelp: ");
+                text.push_str(help);
+            }
+            let mut result = json!({
+                "ruleId": d.code,
+                "level": sarif_level(d.severity),
+                "message": {"text": text},
+                "locations": [{"physicalLocation": physical}],
+            });
+            if let Some(index) = rule_index(d.code) {
+                result["ruleIndex"] = json!(index);
+            }
+            if let Some(pointer) = &d.pointer {
+                result["properties"] = json!({"pointer": pointer});
+            }
+            result
+        })
+        .collect();
+    let rules: Vec<Value> = rules
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.code,
+                "name": r.code,
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": r.explanation},
+                "help": {"text": r.explanation},
+                "defaultConfiguration": {"level": sarif_level(r.default_severity)},
+            })
+        })
+        .collect();
+    let document = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "acp-registry",
+                "version": tool_version,
+                "informationUri": "https://github.com/agentclientprotocol/acp-registry",
+                "rules": rules,
+            }},
+            "originalUriBaseIds": {"REGISTRY": {"uri": "./"}},
+            "results": results,
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&document).expect("SARIF serialises");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,52 @@
+//! The manifest (`agent.json`): JSONC source with spans, and the constants of the format.
+//!
+//! Ground floor: imports only the shared `source` positions.
+
+pub mod jsonc;
+
+pub use jsonc::{escape_pointer, parse, Member, Node, NodeValue, SyntaxError};
+
+/// Size limits, enforced before any parsing (spec §3 `file-too-large`).
+pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+pub const MAX_ICON_BYTES: u64 = 32 * 1024;
+pub const MAX_README_BYTES: u64 = 64 * 1024;
+
+/// The six platform keys of `distribution.binary`.
+pub const PLATFORMS: [&str; 6] = [
+    "darwin-aarch64",
+    "darwin-x86_64",
+    "linux-aarch64",
+    "linux-x86_64",
+    "windows-aarch64",
+    "windows-x86_64",
+];
+
+/// Distribution kinds, in output order.
+pub const DISTRIBUTION_KINDS: [&str; 3] = ["binary", "npx", "uvx"];
+
+/// Manifest fields in canonical order (spec §2 then RFD fields); unknown keys sort after.
+pub const FIELD_ORDER: [&str; 20] = [
+    "$schema",
+    "schema_version",
+    "id",
+    "name",
+    "version",
+    "description",
+    "repository",
+    "website",
+    "homepage",
+    "authors",
+    "license",
+    "license_url",
+    "icon",
+    "capabilities",
+    "auth",
+    "tags",
+    "protocol_version",
+    "distribution",
+    "preview",
+    "bundled",
+];
+
+/// The manifest format version this tool implements (`schema_version`).
+pub const SCHEMA_VERSION: &str = "1.0.0";

@@ -1,0 +1,58 @@
+//! `--changed-since`: which entry folders changed since a git revision.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git: {0}")]
+    Spawn(std::io::Error),
+    #[error("git {command} failed: {stderr}")]
+    Failed { command: String, stderr: String },
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<String, GitError> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .map_err(GitError::Spawn)?;
+    if !output.status.success() {
+        return Err(GitError::Failed {
+            command: args.join(" "),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Names of root-level folders of `root` with files changed since `rev`: committed changes,
+/// uncommitted ones and untracked files (so a new entry in a pull request counts).
+pub fn changed_folders(root: &Path, rev: &str) -> Result<BTreeSet<String>, GitError> {
+    git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .map_err(|_| GitError::Failed {
+        command: format!("rev-parse {rev}"),
+        stderr: format!("unknown revision `{rev}`"),
+    })?;
+    let diff = git(root, &["diff", "--name-only", "--relative", rev, "--", "."])?;
+    let untracked = git(
+        root,
+        &["ls-files", "--others", "--exclude-standard", "--", "."],
+    )?;
+    // Both listings are relative to `root` (`-C root`, `--relative`, `-- .`).
+    Ok(diff
+        .lines()
+        .chain(untracked.lines())
+        .filter_map(|path| path.split_once('/').map(|(folder, _)| folder.to_string()))
+        .collect())
+}

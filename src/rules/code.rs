@@ -1,0 +1,344 @@
+//! The rule catalogue: one `Code` per check, with its family, default severity and
+//! documentation. `acp-registry explain` and `docs/rules.md` are generated from this table.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::diagnostics::{RuleMetadata, Severity};
+
+macro_rules! catalogue {
+    ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:literal; )*) => {
+        /// A stable rule code. The kebab-case name is the public identifier: never rename one
+        /// once released.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code { $( $variant, )* }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $( Code::$variant => $name, )* }
+            }
+
+            pub fn family(self) -> Family {
+                match self { $( Code::$variant => Family::$family, )* }
+            }
+
+            /// Severity before configuration overrides. A few rules report a milder severity
+            /// for a milder case; their explanation says so.
+            pub fn default_severity(self) -> Severity {
+                match self { $( Code::$variant => Severity::$severity, )* }
+            }
+
+            pub fn summary(self) -> &'static str {
+                match self { $( Code::$variant => $summary, )* }
+            }
+
+            pub fn explanation(self) -> &'static str {
+                match self { $( Code::$variant => $explanation, )* }
+            }
+        }
+    };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Family {
+    Files,
+    Identity,
+    Metadata,
+    Distribution,
+    Preview,
+    Icons,
+    Skills,
+    Registry,
+}
+
+impl Family {
+    pub fn title(self) -> &'static str {
+        match self {
+            Family::Files => "Files and syntax",
+            Family::Identity => "Identity and versions",
+            Family::Metadata => "Metadata",
+            Family::Distribution => "Distribution",
+            Family::Preview => "Preview channel",
+            Family::Icons => "Icons",
+            Family::Skills => "Skills",
+            Family::Registry => "Registry-wide and configuration",
+        }
+    }
+}
+
+catalogue! {
+    JsoncSyntax = "jsonc-syntax", Files, Error,
+        "The file is not valid JSONC.",
+        "Manifests and the configuration file are JSONC: JSON plus `//` and `/* */` comments and trailing commas. Anything else (single quotes, unquoted keys, missing commas, hex numbers) is refused because every client reads the published output with a strict JSON parser. The finding points at the first token that could not be parsed; fix it and run again, later errors may appear once this one is gone.";
+    DuplicateKey = "duplicate-key", Files, Error,
+        "A key appears twice in one object.",
+        "JSON parsers silently keep only one of two equal keys (most keep the last), so the value a reviewer reads may not be the one clients use. Remove one of the two occurrences; the finding points at the repeated key and names the line of the first.";
+    NotUtf8 = "not-utf8", Files, Error,
+        "A text file is not valid UTF-8.",
+        "Manifests, icons, READMEs and skill files must be UTF-8. Re-save the file as UTF-8 (without a byte order mark for JSON).";
+    FileUnreadable = "file-unreadable", Files, Error,
+        "A file of the registry cannot be read.",
+        "The file exists but reading it failed (permissions, a broken symlink, an I/O error). The message carries the operating system's reason.";
+    FileTooLarge = "file-too-large", Files, Error,
+        "A file is larger than its limit.",
+        "Limits protect clients and the build: `agent.json` at most 64 KiB, each icon at most 32 KiB, `README.md` at most 64 KiB. Files over the limit are not parsed. Shrink the file: optimise the SVG (remove metadata, round coordinates), shorten the README.";
+    Schema = "schema", Files, Error,
+        "The manifest violates the JSON Schema.",
+        "Every manifest is validated against `schemas/agent.schema.json` (JSON Schema draft-07, `format` checked). Each violation is reported once, at the offending value, or at the object missing a required field. Violations that a more specific rule already reports at the same place are not repeated. For a manifest declaring a newer minor `schema_version`, unknown top-level fields are warnings instead of errors.";
+    MissingManifest = "missing-manifest", Files, Warning,
+        "A folder in the registry has no agent.json.",
+        "Every non-hidden folder of the registry root is an entry and needs `agent.json`. Folders whose names start with `.` or `_`, and `dist`, `target` and `node_modules`, are skipped. Add the manifest, or rename the folder with a leading `_` if it is not an entry.";
+    UnexpectedFile = "unexpected-file", Files, Warning,
+        "An entry folder holds a file that is not part of the layout.",
+        "An entry folder may hold `agent.json`, `icon.svg`, `icon-light.svg`, `icon-dark.svg`, `README.md` and `skill/`. Anything else is not published and is probably a mistake (a stray build artefact, an icon with the wrong name). Remove it or move it out of the registry.";
+    IdFormat = "id-format", Identity, Error,
+        "The id is not a lowercase slug.",
+        "`id` must match `^[a-z][a-z0-9-]*$`: a lowercase letter, then lowercase letters, digits and hyphens. Ids are used in URLs, file names and client settings.";
+    IdMismatch = "id-mismatch", Identity, Error,
+        "The id differs from the folder name.",
+        "`id` must equal the name of the folder holding `agent.json`, so that paths and ids always agree. Rename the folder or change the id.";
+    DuplicateId = "duplicate-id", Identity, Error,
+        "Two entries declare the same id.",
+        "Ids are unique in the registry; clients key settings by id. Both entries are reported. Registry-wide, this rule also sees entries outside `--changed-since`.";
+    VersionFormat = "version-format", Identity, Error,
+        "The version is not X.Y.Z.",
+        "`version` is three dot-separated numbers, digits only (leading zeros allowed, for calendar versions like `2026.07.20`). Pre-release tags belong to the `preview` block, never to the root version.";
+    SchemaVersion = "schema-version", Identity, Error,
+        "The manifest's schema_version is newer than this tool or malformed.",
+        "`schema_version` is the semantic version of the manifest format (absent means 1.0.0). A newer major version cannot be read safely: upgrade acp-registry. A newer minor version is reported as a warning: the manifest may use fields this tool does not know yet.";
+    LicenseUrlMissing = "license-url-missing", Metadata, Warning,
+        "The manifest has no license_url.",
+        "`license_url` (an absolute https URL to the license text) lets users read the terms before installing. Missing is a warning by default; a registry can raise it to an error in `acp-registry.jsonc` and exempt grandfathered ids.";
+    LicenseUnknown = "license-unknown", Metadata, Warning,
+        "The license is not a known SPDX expression.",
+        "`license` should be an SPDX license expression (`MIT`, `Apache-2.0`, `MIT OR Apache-2.0`, `GPL-3.0-or-later WITH Classpath-exception-2.0`) or `proprietary`. Unknown identifiers are reported with the closest known one.";
+    UrlFormat = "url-format", Metadata, Error,
+        "A URL field is not an absolute https URL.",
+        "`repository`, `website`, `homepage`, `license_url` and binary `archive` URLs must be absolute `https://` URLs with a host and without credentials (`user:pass@`). Plain http can be tampered with in transit.";
+    IconFieldIgnored = "icon-field-ignored", Metadata, Warning,
+        "The manifest sets icon, which the build overrides.",
+        "The build sets `icon` to the published URL of `<id>/icon.svg`. A value in the manifest is ignored; remove it.";
+    CapabilityUnknown = "capability-unknown", Metadata, Warning,
+        "A declared capability is not a known ACP method.",
+        "`capabilities` lists ACP method names the agent implements (`session/load`, `session/set_mode`, `terminal/create`, `fs/read_text_file`, ...). Unknown names are reported with the nearest known name; they may be typos or methods newer than this tool.";
+    AuthType = "auth-type", Metadata, Error,
+        "An auth method has an unknown type.",
+        "Each `auth` entry has `type` `agent` (the agent runs its own login), `terminal` (the user runs a login command) or `env_var` (the user sets variables listed in `vars`). The RFD's `api_key` is accepted as an alias of `env_var`, with a warning. An `env_var` method must list its `vars`.";
+    TagsFormat = "tags-format", Metadata, Error,
+        "Tags are not unique lowercase slugs, or more than ten.",
+        "`tags` are lowercase slugs (`^[a-z0-9][a-z0-9-]*$`), unique, at most 10. They drive the catalogue's filters.";
+    ProtocolVersion = "protocol-version", Metadata, Error,
+        "protocol_version is not a supported ACP major version.",
+        "`protocol_version` is the ACP protocol major version the agent speaks, a positive integer. Today that is 1; higher values are reported because no client can speak them yet.";
+    HomepageConflict = "homepage-conflict", Metadata, Warning,
+        "homepage and website are both set and differ.",
+        "`homepage` (from the RFD) is a synonym of `website`. Keep one, or make them equal.";
+    PlatformUnknown = "platform-unknown", Distribution, Error,
+        "A binary target uses an unknown platform key.",
+        "Platform keys are `darwin-aarch64`, `darwin-x86_64`, `linux-aarch64`, `linux-x86_64`, `windows-aarch64`, `windows-x86_64`. Common spellings from other ecosystems (`linux-x64`, `darwin-arm64`, `macos-*`, `win32-*`) are reported with the right key.";
+    PlatformCoverage = "platform-coverage", Distribution, Warning,
+        "Binary builds are missing for an operating system family.",
+        "An agent distributed only as binaries should cover every required OS family (by default darwin, linux and windows) so no user is left without an install option. The required families are configurable (`required_os`).";
+    ArchiveFormat = "archive-format", Distribution, Error,
+        "A binary archive is an installer or an unsupported format.",
+        "Clients extract archives themselves: `.zip`, `.tar.gz`, `.tgz`, `.tar.bz2`, `.tbz2`, `.tar.xz`, or a raw executable. Installers (`.dmg`, `.pkg`, `.deb`, `.rpm`, `.msi`, `.appimage`) need privileges and user interaction and are refused.";
+    ArchiveUrl = "archive-url", Distribution, Error,
+        "A binary archive URL is not a pinned https URL.",
+        "Archive URLs must be `https` and must not point at a moving `/latest/` release: the registry pins exact versions.";
+    CmdPath = "cmd-path", Distribution, Error,
+        "A binary cmd is not a safe relative path inside the archive.",
+        "`cmd` is the path of the executable inside the extracted archive: relative (`./agent`, `bin/agent`), no `..`, no absolute or drive paths. Backslashes are accepted for Windows targets.";
+    Sha256Missing = "sha256-missing", Distribution, Warning,
+        "A binary target does not pin a sha256 checksum.",
+        "Pinning `sha256` lets clients verify downloads. `acp-registry validate --online --verify-archives` reports the actual digest to paste in.";
+    VersionMismatch = "version-mismatch", Distribution, Error,
+        "A distribution pins a different version than the manifest.",
+        "The version in binary archive URLs (`/download/vX.Y.Z/`, `/releases/...`, npm tarball names), the npx pin (`pkg@X.Y.Z`, scope-aware) and the uvx pin (`pkg==X.Y.Z` or `pkg@X.Y.Z`) must equal `version` (in the `preview` block: `preview.version`). Versions are compared as versions, so `2026.07.20` equals `2026.7.20`.";
+    LatestTag = "latest-tag", Distribution, Error,
+        "A distribution points at a moving latest version.",
+        "`@latest` or `/latest/` anywhere in a distribution makes installs change under users' feet and breaks reproducibility. Pin the exact version.";
+    PackageUnpinned = "package-unpinned", Distribution, Warning,
+        "An npx or uvx package has no version pin.",
+        "Without a pin, clients run whatever is newest at launch. Pin the version: `pkg@X.Y.Z` for npx, `pkg==X.Y.Z` for uvx.";
+    PackageSpec = "package-spec", Distribution, Error,
+        "An npx or uvx package spec is invalid.",
+        "npx packages are npm names (`name` or `@scope/name`, lowercase) with an exact `@X.Y.Z` version; uvx packages are PyPI names with `==X.Y.Z` (or `@X.Y.Z`). Version ranges (`^1.0.0`, `~1`, `>=1`), extras (`pkg[acp]`), URLs and paths are refused: launches must be reproducible.";
+    EnvReserved = "env-reserved", Distribution, Error,
+        "env sets a variable that clients drop or that would hijack the launch.",
+        "Variables such as `PATH`, `HOME`, `LD_PRELOAD`, `LD_LIBRARY_PATH`, `DYLD_*`, `NODE_OPTIONS`, `PYTHONPATH`, `PYTHONHOME`, `GITHUB_*`, `RUNNER_*`, CA bundle variables (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`, `REQUESTS_CA_BUNDLE`, ...) and proxy settings change how every process starts or what it trusts. Clients drop them; the registry refuses them (case-insensitive).";
+    AcpArgsMissing = "acp-args-missing", Distribution, Warning,
+        "A well-known agent CLI is launched without its ACP-mode argument.",
+        "Several agent CLIs start an interactive terminal UI unless told to speak ACP: gemini needs `--acp` (older: `--experimental-acp`); opencode, goose, kimi, openhands and kiro need the `acp` subcommand; qwen, cline, auggie and copilot-language-server need `--acp`. Without it, editors hang waiting for JSON-RPC.";
+    DistributionLegacy = "distribution-legacy", Distribution, Warning,
+        "Platform keys sit directly under distribution (the RFD's early form).",
+        "The RFD's first draft put platform targets directly under `distribution`. They are accepted and normalised into `distribution.binary` in every output; move them under `binary` to silence this warning.";
+    PreviewVersion = "preview-version", Preview, Error,
+        "The preview version is not X.Y.Z or X.Y.Z-preview.N.",
+        "`preview.version` is `X.Y.Z-preview.N` (N >= 1, no leading zero) or plain `X.Y.Z`. Preview pins must match `preview.version`. No ordering against the stable version is required: a preview older than stable is simply not served (the stable entry is).";
+    IconMissing = "icon-missing", Icons, Error,
+        "The entry has no icon.svg.",
+        "Every entry needs `icon.svg`, a 16x16 monochrome SVG, because clients show it in menus. A registry can lower this rule in its configuration.";
+    IconXml = "icon-xml", Icons, Error,
+        "The icon is not well-formed XML.",
+        "Icons are parsed as XML, not matched with patterns. Fix the reported syntax error; DTDs and entities are refused.";
+    IconRoot = "icon-root", Icons, Error,
+        "The icon's root element is not <svg>.",
+        "The document element must be `<svg>` in the SVG namespace.";
+    IconSize = "icon-size", Icons, Error,
+        "The icon is not 16x16.",
+        "`width` and `height` (units stripped) must both be 16; without them the `viewBox` must be square and 16x16. An icon with neither is refused: clients would render it at an arbitrary size.";
+    IconColor = "icon-color", Icons, Error,
+        "The icon uses a fixed colour instead of currentColor.",
+        "Icons follow the text colour of the client's theme. Every `fill` and `stroke`, in attributes, `style=` or a `<style>` element, must be `currentColor`, `none` or `inherit`, and `currentColor` must be used at least once.";
+    IconComment = "icon-comment", Icons, Error,
+        "The icon contains an XML comment.",
+        "`<!-- -->` comments break MDX embedding of icons in documentation sites. Remove them.";
+    IconVariants = "icon-variants", Icons, Error,
+        "Only one of icon-light.svg and icon-dark.svg exists.",
+        "Theme variants come in pairs: add the missing one or remove the other.";
+    IconUnsafe = "icon-unsafe", Icons, Error,
+        "The icon can run script or load external resources.",
+        "Clients inline icons into web pages, so an icon is untrusted input. Refused: `<script>`, `<foreignObject>`, `on*` event attributes, `javascript:` anywhere, and any `href`/`xlink:href`, CSS `url()` or `@import` that is not a same-document `#fragment`. This is stricter than the public registry.";
+    SkillFrontmatter = "skill-frontmatter", Skills, Error,
+        "skill/SKILL.md is missing or its front matter is incomplete.",
+        "An entry's `skill/` folder holds an Agent Skill: `SKILL.md` starting with YAML front matter (`---` lines) that sets `name` (equal to the entry id) and `description`.";
+    SkillLink = "skill-link", Skills, Error,
+        "SKILL.md refers to a file that does not exist.",
+        "Relative links and paths mentioned in SKILL.md (`references/...`, `scripts/...`, Markdown links) must exist inside `skill/`, and must not escape it.";
+    SkillTooLarge = "skill-too-large", Skills, Error,
+        "The skill folder is larger than 1 MiB.",
+        "`pack` bundles the skill into every archive of the entry; keep it under 1 MiB in total.";
+    QuarantineUnknownId = "quarantine-unknown-id", Registry, Warning,
+        "quarantine.json names an id that is not in the registry.",
+        "Entries of `quarantine.json` should name existing ids; a stale entry usually means the agent was renamed or removed. Remove it.";
+    QuarantineFormat = "quarantine-format", Registry, Error,
+        "quarantine.json is not an object of id to reason.",
+        "`quarantine.json` is `{\"<id>\": \"<reason>\"}`, compatible with the public registry.";
+    ConfigSyntax = "config-syntax", Registry, Error,
+        "acp-registry.jsonc is not valid JSONC.",
+        "The configuration file is JSONC (comments and trailing commas allowed). Fix the reported token.";
+    ConfigInvalid = "config-invalid", Registry, Error,
+        "acp-registry.jsonc has an unknown key or a value of the wrong shape.",
+        "See the configuration section of the README for every key. Unknown keys are errors so that typos do not silently disable a policy.";
+    ConfigUnknownCode = "config-unknown-code", Registry, Error,
+        "acp-registry.jsonc names a rule code that does not exist.",
+        "Severity overrides and exemptions name rule codes; `acp-registry explain --list` prints them all. The nearest code is suggested.";
+    ConfigUnknownId = "config-unknown-id", Registry, Warning,
+        "acp-registry.jsonc names an id that is not in the registry.",
+        "Exemptions and outputs name entry ids; an unknown id is usually a typo or a removed agent.";
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Code {
+    type Err = UnknownCode;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Code::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownCode {
+                code: s.to_string(),
+                nearest: nearest(s, Code::ALL.iter().map(|c| c.as_str())).map(str::to_string),
+            })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rule code `{code}`{}", .nearest.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default())]
+pub struct UnknownCode {
+    pub code: String,
+    pub nearest: Option<String>,
+}
+
+/// The closest candidate by edit distance, if it is plausibly a typo.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = word.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(&lower, &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len().max(3) / 3).max(2))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Rule metadata for SARIF.
+pub fn rule_metadata() -> Vec<RuleMetadata> {
+    Code::ALL
+        .iter()
+        .map(|c| RuleMetadata {
+            code: c.as_str(),
+            summary: c.summary(),
+            explanation: c.explanation(),
+            default_severity: c.default_severity(),
+        })
+        .collect()
+}
+
+/// `docs/rules.md`, generated from the catalogue (a test keeps the committed file fresh).
+pub fn rules_markdown() -> String {
+    let mut out = String::from(
+        "# Rules\n\n<!-- Generated by `acp-registry explain --markdown`; do not edit by hand. -->\n\n\
+         Every finding of `acp-registry validate` carries one of these codes. Severities are the \
+         defaults; `acp-registry.jsonc` can change them (`\"severity\": {\"<code>\": \"error\" | \
+         \"warning\" | \"note\" | \"off\"}`) or exempt ids. `acp-registry explain <code>` prints the \
+         same text.\n",
+    );
+    let mut family = None;
+    for code in Code::ALL {
+        if family != Some(code.family()) {
+            family = Some(code.family());
+            out.push_str(&format!("\n## {}\n", code.family().title()));
+        }
+        out.push_str(&format!(
+            "\n### `{}`\n\n*Default severity: {}.* {}\n\n{}\n",
+            code,
+            code.default_severity(),
+            code.summary(),
+            code.explanation()
+        ));
+    }
+    out
+}
+
+/// What `acp-registry explain <code>` prints.
+pub fn explain(code: Code) -> String {
+    format!(
+        "{code} ({}, default severity: {})\n\n{}\n\n{}\n",
+        code.family().title().to_lowercase(),
+        code.default_severity(),
+        code.summary(),
+        code.explanation()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_kebab_case_and_round_trip() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in Code::ALL {
+            assert!(seen.insert(code.as_str()), "duplicate {code}");
+            assert!(code
+                .as_str()
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'));
+            assert_eq!(code.as_str().parse::<Code>().unwrap(), *code);
+        }
+    }
+
+    #[test]
+    fn unknown_code_suggests_the_nearest() {
+        let err = "icon-colour".parse::<Code>().unwrap_err();
+        assert_eq!(err.nearest.as_deref(), Some("icon-color"));
+    }
+}

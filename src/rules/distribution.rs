@@ -1,0 +1,769 @@
+//! Distribution: platforms, archives, commands, checksums, version pins, package specs,
+//! environment and ACP-mode arguments. Used for `distribution` and `preview.distribution`.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::versions::PreviewVersion;
+use super::{Code, ManifestDoc, Sink};
+use crate::manifest::{escape_pointer, Node, DISTRIBUTION_KINDS, PLATFORMS};
+
+/// The binary, npx and uvx targets of one distribution object, with their JSON pointers.
+pub struct Targets<'a> {
+    pub base: String,
+    pub binary: Vec<(String, &'a str, &'a Node)>,
+    /// Platform keys found directly under `distribution` (the RFD's early form).
+    pub legacy: Vec<String>,
+    pub npx: Option<&'a Node>,
+    pub uvx: Option<&'a Node>,
+}
+
+/// Whether a key directly under `distribution` is a platform (known or misspelt).
+fn looks_like_platform(key: &str) -> bool {
+    PLATFORMS.contains(&key) || platform_suggestion(key).is_some()
+}
+
+pub fn targets<'a>(dist: &'a Node, base: &str) -> Targets<'a> {
+    let mut targets = Targets {
+        base: base.to_string(),
+        binary: Vec::new(),
+        legacy: Vec::new(),
+        npx: dist.get("npx"),
+        uvx: dist.get("uvx"),
+    };
+    if let Some(binary) = dist.get("binary") {
+        for member in binary.unique_members() {
+            targets.binary.push((
+                format!("{base}/binary/{}", escape_pointer(&member.key)),
+                &member.key,
+                &member.value,
+            ));
+        }
+    }
+    for member in dist.unique_members() {
+        if !DISTRIBUTION_KINDS.contains(&member.key.as_str()) && looks_like_platform(&member.key) {
+            let pointer = format!("{base}/{}", escape_pointer(&member.key));
+            targets.legacy.push(pointer.clone());
+            targets.binary.push((pointer, &member.key, &member.value));
+        }
+    }
+    targets
+}
+
+/// The manifest as clients would read it, with legacy platform keys moved under `binary`
+/// (in `distribution` and `preview.distribution`).
+pub fn normalized_json(root: &Node) -> Value {
+    let mut value = root.to_json();
+    for path in ["/distribution", "/preview/distribution"] {
+        if let Some(Value::Object(dist)) = value.pointer_mut(path) {
+            let legacy: Vec<String> = dist
+                .keys()
+                .filter(|k| !DISTRIBUTION_KINDS.contains(&k.as_str()) && looks_like_platform(k))
+                .cloned()
+                .collect();
+            if legacy.is_empty() {
+                continue;
+            }
+            let mut moved = serde_json::Map::new();
+            for key in legacy {
+                if let Some(v) = dist.remove(&key) {
+                    moved.insert(key, v);
+                }
+            }
+            match dist.get_mut("binary") {
+                Some(Value::Object(binary)) => binary.extend(moved),
+                _ => {
+                    dist.insert("binary".into(), Value::Object(moved));
+                }
+            }
+        }
+    }
+    value
+}
+
+/// The right key for a common misspelling of a platform.
+pub fn platform_suggestion(key: &str) -> Option<&'static str> {
+    let lower = key.to_lowercase().replace('_', "-");
+    let (os, arch) = lower.split_once('-')?;
+    let os = match os {
+        "darwin" | "macos" | "mac" | "osx" | "apple" => "darwin",
+        "linux" => "linux",
+        "windows" | "win32" | "win" | "win64" => "windows",
+        _ => return None,
+    };
+    let arch = match arch {
+        "aarch64" | "arm64" => "aarch64",
+        "x86-64" | "x64" | "amd64" | "x86_64" => "x86_64",
+        _ => return None,
+    };
+    PLATFORMS
+        .iter()
+        .copied()
+        .find(|p| *p == format!("{os}-{arch}"))
+}
+
+pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
+    let Some(dist) = doc.root.get("distribution") else {
+        return;
+    };
+    let expected = doc.root.get_str("version");
+    check_distribution(doc, dist, "/distribution", expected, sink);
+}
+
+/// Every distribution rule on one distribution object; `expected` is the version pins must
+/// equal (the root version, or the preview version).
+pub fn check_distribution(
+    doc: &ManifestDoc,
+    dist: &Node,
+    base: &str,
+    expected: Option<&str>,
+    sink: &mut Sink,
+) {
+    let targets = targets(dist, base);
+    for pointer in &targets.legacy {
+        let key = pointer.rsplit('/').next().unwrap_or_default();
+        sink.push(
+            doc.at_key(
+                Code::DistributionLegacy,
+                pointer,
+                format!("platform `{key}` sits directly under `distribution` (the RFD's early form)"),
+            )
+            .help(format!(
+                "move it into `\"binary\": {{ … }}`; it is normalised to `{base}/binary/{key}` in outputs"
+            )),
+        );
+    }
+    let expected = expected.and_then(PreviewVersion::parse).zip(expected);
+    for (pointer, key, target) in &targets.binary {
+        check_binary_target(doc, pointer, key, target, expected, sink);
+    }
+    if targets.npx.is_none() && targets.uvx.is_none() && !targets.binary.is_empty() {
+        check_coverage(doc, &targets, sink);
+    }
+    if let Some(npx) = targets.npx {
+        check_package(
+            doc,
+            &format!("{base}/npx"),
+            npx,
+            Ecosystem::Npm,
+            expected,
+            sink,
+        );
+    }
+    if let Some(uvx) = targets.uvx {
+        check_package(
+            doc,
+            &format!("{base}/uvx"),
+            uvx,
+            Ecosystem::PyPi,
+            expected,
+            sink,
+        );
+    }
+}
+
+fn check_coverage(doc: &ManifestDoc, targets: &Targets, sink: &mut Sink) {
+    let present: Vec<&str> = targets
+        .binary
+        .iter()
+        .filter(|(_, key, _)| PLATFORMS.contains(key))
+        .filter_map(|(_, key, _)| key.split('-').next())
+        .collect();
+    let missing: Vec<&str> = sink
+        .policy()
+        .required_os
+        .iter()
+        .map(String::as_str)
+        .filter(|os| !present.contains(os))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let pointer = if targets.legacy.len() == targets.binary.len() {
+        targets.base.clone()
+    } else {
+        format!("{}/binary", targets.base)
+    };
+    sink.push(
+        doc.at_key(
+            Code::PlatformCoverage,
+            &pointer,
+            format!("no binary build for {}", missing.join(", ")),
+        )
+        .help("add targets for the missing operating systems, or an npx/uvx distribution that runs everywhere"),
+    );
+}
+
+fn check_binary_target(
+    doc: &ManifestDoc,
+    pointer: &str,
+    key: &str,
+    target: &Node,
+    expected: Option<(PreviewVersion, &str)>,
+    sink: &mut Sink,
+) {
+    if !PLATFORMS.contains(&key) {
+        let mut d = doc.at_key(
+            Code::PlatformUnknown,
+            pointer,
+            format!("unknown platform `{key}`"),
+        );
+        d = match platform_suggestion(key) {
+            Some(right) => d.help(format!("use `{right}`")),
+            None => d.help(format!("platforms are {}", PLATFORMS.join(", "))),
+        };
+        sink.push(d);
+    }
+    if let Some(archive) = target.get_str("archive") {
+        check_archive(doc, &format!("{pointer}/archive"), archive, expected, sink);
+    }
+    if let Some(cmd) = target.get_str("cmd") {
+        check_cmd(doc, &format!("{pointer}/cmd"), cmd, sink);
+    }
+    if target.as_object().is_some() && target.get("sha256").is_none() {
+        sink.push(
+            doc.at_key(Code::Sha256Missing, pointer, format!("`{key}` does not pin a sha256 checksum"))
+                .help("add `\"sha256\": \"<64 hex digits>\"`; `acp-registry validate --online --verify-archives` prints it"),
+        );
+    }
+    check_args_and_env(doc, pointer, target, sink);
+}
+
+const INSTALLERS: [&str; 6] = [".dmg", ".pkg", ".deb", ".rpm", ".msi", ".appimage"];
+const ARCHIVES: [&str; 6] = [".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz"];
+const UNSUPPORTED_ARCHIVES: [&str; 9] = [
+    ".7z", ".rar", ".tar", ".gz", ".bz2", ".xz", ".zst", ".tar.zst", ".lz",
+];
+
+fn check_archive(
+    doc: &ManifestDoc,
+    pointer: &str,
+    archive: &str,
+    expected: Option<(PreviewVersion, &str)>,
+    sink: &mut Sink,
+) {
+    let parsed = url::Url::parse(archive).ok();
+    if let Some(problem) = super::metadata::url_problem(archive) {
+        sink.push(
+            doc.at(Code::ArchiveUrl, pointer, problem)
+                .help("use the https URL of the pinned release asset"),
+        );
+    } else if archive.contains("/latest/") {
+        sink.push(
+            doc.at(
+                Code::ArchiveUrl,
+                pointer,
+                "the archive URL points at a moving `/latest/` release",
+            )
+            .help("use the URL of the exact release, e.g. `…/releases/download/vX.Y.Z/…`"),
+        );
+    }
+    let path = parsed.as_ref().map_or(archive, |u| u.path());
+    let file = path.rsplit('/').next().unwrap_or_default().to_lowercase();
+    if let Some(ext) = INSTALLERS.iter().find(|e| file.ends_with(*e)) {
+        sink.push(
+            doc.at(Code::ArchiveFormat, pointer, format!("`{ext}` installers are not supported"))
+                .help("publish a .zip, .tar.gz, .tgz, .tar.bz2, .tbz2 or .tar.xz archive, or the raw executable"),
+        );
+    } else if !ARCHIVES.iter().any(|e| file.ends_with(e)) {
+        if let Some(ext) = UNSUPPORTED_ARCHIVES
+            .iter()
+            .rev()
+            .find(|e| file.ends_with(*e))
+        {
+            sink.push(
+                doc.at(Code::ArchiveFormat, pointer, format!("`{ext}` archives are not supported by clients"))
+                    .help("publish a .zip, .tar.gz, .tgz, .tar.bz2, .tbz2 or .tar.xz archive, or the raw executable"),
+            );
+        }
+    }
+    if let Some((want, want_text)) = expected {
+        for found in url_versions(path) {
+            if PreviewVersion::parse(&found).is_some_and(|v| v != want) {
+                sink.push(
+                    doc.at(
+                        Code::VersionMismatch,
+                        pointer,
+                        format!(
+                            "the archive URL is for version {found}, the manifest says {want_text}"
+                        ),
+                    )
+                    .help("update the URL or the version so they agree"),
+                );
+                break;
+            }
+        }
+    }
+}
+
+/// Versions a release URL path names: version-like path segments (`v1.2.3`, `1.2.3`,
+/// `name-v1.2.3`, `name@1.2.3`, `1.2.3-<build>`), and npm tarball names (`/-/name-1.2.3.tgz`).
+/// The file name itself is not read (it often embeds other numbers).
+pub fn url_versions(path: &str) -> Vec<String> {
+    static SEGMENT: OnceLock<Regex> = OnceLock::new();
+    static TARBALL: OnceLock<Regex> = OnceLock::new();
+    let segment = SEGMENT.get_or_init(|| {
+        Regex::new(r"^(?:[A-Za-z0-9_.]*[A-Za-z_][-@]?)?v?(\d+\.\d+\.\d+)(-preview\.\d+)?(?:[-+][0-9A-Za-z.-]*)?$")
+            .expect("valid regex")
+    });
+    let tarball = TARBALL.get_or_init(|| {
+        Regex::new(r"/-/(?:[^/]*?)-(\d+\.\d+\.\d+(?:-preview\.\d+)?)\.tgz$").expect("valid regex")
+    });
+    let mut found = Vec::new();
+    let segments: Vec<&str> = path.split('/').collect();
+    for segment_text in &segments[..segments.len().saturating_sub(1)] {
+        if let Some(c) = segment.captures(segment_text) {
+            found.push(format!("{}{}", &c[1], c.get(2).map_or("", |m| m.as_str())));
+        }
+    }
+    if let Some(c) = tarball.captures(path) {
+        found.push(c[1].to_string());
+    }
+    found
+}
+
+fn check_cmd(doc: &ManifestDoc, pointer: &str, cmd: &str, sink: &mut Sink) {
+    let normalized = cmd.replace('\\', "/");
+    let problem = if normalized.starts_with('/') || normalized.starts_with("~") {
+        Some("is an absolute path")
+    } else if cmd.len() >= 2 && cmd.as_bytes()[1] == b':' && cmd.as_bytes()[0].is_ascii_alphabetic()
+    {
+        Some("is a drive path")
+    } else if normalized.split('/').any(|part| part == "..") {
+        Some("climbs out of the archive with `..`")
+    } else if normalized.trim().is_empty() {
+        Some("is empty")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        let file = normalized.rsplit('/').next().unwrap_or_default();
+        sink.push(
+            doc.at(Code::CmdPath, pointer, format!("cmd `{cmd}` {problem}"))
+                .help(format!(
+                    "use the executable's path relative to the archive root, e.g. `./{}`",
+                    if file.is_empty() || file == ".." {
+                        "agent"
+                    } else {
+                        file
+                    }
+                )),
+        );
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ecosystem {
+    Npm,
+    PyPi,
+}
+
+/// An npx or uvx package spec split into name and version pin.
+struct PackageSpec<'a> {
+    name: &'a str,
+    pin: Option<&'a str>,
+}
+
+fn split_npm(spec: &str) -> PackageSpec<'_> {
+    // `@scope/name@1.2.3`: the version separator is the last `@` that is not the first char.
+    match spec[1.min(spec.len())..].rfind('@') {
+        Some(i) => PackageSpec {
+            name: &spec[..i + 1],
+            pin: Some(&spec[i + 2..]),
+        },
+        None => PackageSpec {
+            name: spec,
+            pin: None,
+        },
+    }
+}
+
+fn split_pypi(spec: &str) -> PackageSpec<'_> {
+    if let Some((name, version)) = spec.split_once("==") {
+        return PackageSpec {
+            name,
+            pin: Some(version),
+        };
+    }
+    if let Some((name, version)) = spec.split_once('@') {
+        return PackageSpec {
+            name,
+            pin: Some(version),
+        };
+    }
+    PackageSpec {
+        name: spec,
+        pin: None,
+    }
+}
+
+fn valid_npm_name(name: &str) -> bool {
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    NAME.get_or_init(|| {
+        Regex::new(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$").expect("valid regex")
+    })
+    .is_match(name)
+        && name.len() <= 214
+}
+
+fn valid_pypi_name(name: &str) -> bool {
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    NAME.get_or_init(|| {
+        Regex::new(r"^(?i:[a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])$").expect("valid regex")
+    })
+    .is_match(name)
+}
+
+fn check_package(
+    doc: &ManifestDoc,
+    pointer: &str,
+    target: &Node,
+    ecosystem: Ecosystem,
+    expected: Option<(PreviewVersion, &str)>,
+    sink: &mut Sink,
+) {
+    check_args_and_env(doc, pointer, target, sink);
+    let Some(spec) = target.get_str("package") else {
+        return;
+    };
+    let pointer = format!("{pointer}/package");
+    let (tool, parsed) = match ecosystem {
+        Ecosystem::Npm => ("npx", split_npm(spec)),
+        Ecosystem::PyPi => ("uvx", split_pypi(spec)),
+    };
+    let pin_example = |version: &str| match ecosystem {
+        Ecosystem::Npm => format!("{}@{version}", parsed.name),
+        Ecosystem::PyPi => format!(
+            "{}=={version}",
+            parsed.name.split('[').next().unwrap_or_default()
+        ),
+    };
+    let want_text = expected.map_or("X.Y.Z", |(_, t)| t);
+    if ecosystem == Ecosystem::PyPi && parsed.name.contains('[') {
+        sink.push(
+            doc.at(
+                Code::PackageSpec,
+                &pointer,
+                format!("`{spec}` requests extras, which uvx launches cannot pin reliably"),
+            )
+            .help(format!(
+                "publish a package that needs no extras and use `{}`",
+                pin_example(want_text)
+            )),
+        );
+        return;
+    }
+    if ecosystem == Ecosystem::PyPi
+        && ["<", ">", "~=", "!=", ","]
+            .iter()
+            .any(|op| spec.contains(op))
+    {
+        sink.push(
+            doc.at(
+                Code::PackageSpec,
+                &pointer,
+                format!("`{spec}` is a version range, not a pin"),
+            )
+            .help(format!(
+                "pin the exact version: `{}`",
+                pin_example(want_text)
+            )),
+        );
+        return;
+    }
+    let name_ok = match ecosystem {
+        Ecosystem::Npm => valid_npm_name(parsed.name),
+        Ecosystem::PyPi => valid_pypi_name(parsed.name),
+    };
+    if !name_ok {
+        let registry = if ecosystem == Ecosystem::Npm {
+            "npm"
+        } else {
+            "PyPI"
+        };
+        sink.push(
+            doc.at(
+                Code::PackageSpec,
+                &pointer,
+                format!("`{}` is not a valid {registry} package name", parsed.name),
+            )
+            .help(if ecosystem == Ecosystem::Npm {
+                "npm names are lowercase: `name` or `@scope/name`, then `@X.Y.Z`"
+            } else {
+                "PyPI names are letters, digits, `.`, `_` and `-`, then `==X.Y.Z`"
+            }),
+        );
+        return;
+    }
+    let Some(pin) = parsed.pin else {
+        sink.push(
+            doc.at(
+                Code::PackageUnpinned,
+                &pointer,
+                format!("{tool} package `{spec}` has no version pin"),
+            )
+            .help(format!("pin it: `{}`", pin_example(want_text))),
+        );
+        return;
+    };
+    if pin.eq_ignore_ascii_case("latest") {
+        sink.push(
+            doc.at(
+                Code::LatestTag,
+                &pointer,
+                format!("`{spec}` follows the moving `latest` tag"),
+            )
+            .help(format!(
+                "pin the exact version: `{}`",
+                pin_example(want_text)
+            )),
+        );
+        return;
+    }
+    let Some(found) = PreviewVersion::parse(pin) else {
+        let what = if pin.starts_with(['^', '~', '>', '<', '=', '*'])
+            || pin.contains(' ')
+            || pin.contains('x')
+        {
+            "a version range"
+        } else {
+            "not an exact X.Y.Z version"
+        };
+        sink.push(
+            doc.at(
+                Code::PackageSpec,
+                &pointer,
+                format!("`{pin}` in `{spec}` is {what}"),
+            )
+            .help(format!(
+                "pin the exact version: `{}`",
+                pin_example(want_text)
+            )),
+        );
+        return;
+    };
+    if let Some((want, want_text)) = expected {
+        if found != want {
+            sink.push(
+                doc.at(
+                    Code::VersionMismatch,
+                    &pointer,
+                    format!("{tool} pins {pin}, the manifest says {want_text}"),
+                )
+                .help(format!(
+                    "use `{}`, or change the version",
+                    pin_example(want_text)
+                )),
+            );
+        }
+    }
+}
+
+/// Environment variables clients drop or that change how a process starts or what it trusts.
+fn reserved_env(name: &str) -> bool {
+    const EXACT: [&str; 27] = [
+        "PATH",
+        "HOME",
+        "USER",
+        "SHELL",
+        "TMPDIR",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "NODE_EXTRA_CA_CERTS",
+        "NODE_TLS_REJECT_UNAUTHORIZED",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONSTARTUP",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "GIT_SSL_CAINFO",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "BASH_ENV",
+        "ENV",
+        "CI",
+    ];
+    const PREFIXES: [&str; 4] = ["DYLD_", "GITHUB_", "RUNNER_", "ACTIONS_"];
+    let upper = name.to_uppercase();
+    EXACT.contains(&upper.as_str()) || PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
+/// A well-known agent CLI and the argument that selects ACP mode.
+enum AcpMode {
+    Flag(&'static [&'static str]),
+    Subcommand,
+}
+
+fn well_known(program: &str) -> Option<(&'static str, AcpMode)> {
+    let base = program
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(program)
+        .trim_end_matches(".exe")
+        .to_lowercase();
+    Some(match base.as_str() {
+        "gemini" | "gemini-cli" => ("gemini", AcpMode::Flag(&["--acp", "--experimental-acp"])),
+        "opencode" | "opencode-ai" => ("opencode", AcpMode::Subcommand),
+        "goose" => ("goose", AcpMode::Subcommand),
+        "kimi" | "kimi-cli" => ("kimi", AcpMode::Subcommand),
+        "openhands" | "openhands-ai" => ("openhands", AcpMode::Subcommand),
+        "kiro" | "kiro-cli" => ("kiro", AcpMode::Subcommand),
+        "qwen" | "qwen-code" => ("qwen", AcpMode::Flag(&["--acp", "--experimental-acp"])),
+        "cline" => ("cline", AcpMode::Flag(&["--acp"])),
+        "auggie" => ("auggie", AcpMode::Flag(&["--acp"])),
+        "copilot-language-server" => ("copilot-language-server", AcpMode::Flag(&["--acp"])),
+        _ => return None,
+    })
+}
+
+fn check_args_and_env(doc: &ManifestDoc, pointer: &str, target: &Node, sink: &mut Sink) {
+    let args: Vec<&str> = target
+        .get("args")
+        .and_then(|a| a.as_array())
+        .map(|a| a.iter().filter_map(Node::as_str).collect())
+        .unwrap_or_default();
+    for (i, arg) in args.iter().enumerate() {
+        if arg.contains("@latest") || arg.contains("/latest/") {
+            sink.push(
+                doc.at(
+                    Code::LatestTag,
+                    &format!("{pointer}/args/{i}"),
+                    format!("argument `{arg}` follows a moving latest version"),
+                )
+                .help("pin the exact version"),
+            );
+        }
+    }
+    if let Some(env) = target.get("env") {
+        for member in env.unique_members() {
+            let member_pointer = format!("{pointer}/env/{}", escape_pointer(&member.key));
+            if reserved_env(&member.key) {
+                sink.push(
+                    doc.at_key(
+                        Code::EnvReserved,
+                        &member_pointer,
+                        format!("`{}` is reserved: clients drop it or it would change how the agent starts", member.key),
+                    )
+                    .help("remove it; configure the agent through its own variables or arguments"),
+                );
+            }
+            if let Some(value) = member.value.as_str() {
+                if value.contains("@latest") || value.contains("/latest/") {
+                    sink.push(
+                        doc.at(
+                            Code::LatestTag,
+                            &member_pointer,
+                            format!("`{}` follows a moving latest version", member.key),
+                        )
+                        .help("pin the exact version"),
+                    );
+                }
+            }
+        }
+    }
+    let program = target.get_str("cmd").map(str::to_string).or_else(|| {
+        target
+            .get_str("package")
+            .map(|p| package_basename(p).to_string())
+    });
+    let Some((name, mode)) = program.as_deref().and_then(well_known) else {
+        return;
+    };
+    let ok = match mode {
+        AcpMode::Flag(flags) => args.iter().any(|a| {
+            flags
+                .iter()
+                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+        }),
+        AcpMode::Subcommand => args.first() == Some(&"acp"),
+    };
+    if !ok {
+        let (what, fix) = match mode {
+            AcpMode::Flag(flags) => (
+                format!("the `{}` flag", flags[0]),
+                format!("\"args\": [\"{}\"]", flags[0]),
+            ),
+            AcpMode::Subcommand => (
+                "the `acp` subcommand".to_string(),
+                "\"args\": [\"acp\"]".to_string(),
+            ),
+        };
+        let args_pointer = format!("{pointer}/args");
+        let at = if target.get("args").is_some() {
+            args_pointer
+        } else {
+            pointer.to_string()
+        };
+        sink.push(
+            doc.at(
+                Code::AcpArgsMissing,
+                &at,
+                format!("{name} is launched without {what}; it would start its interactive terminal UI instead of speaking ACP"),
+            )
+            .help(format!("add {fix}")),
+        );
+    }
+}
+
+/// `@scope/name@1.2.3` → `name`; `pkg==1.2` → `pkg`.
+fn package_basename(spec: &str) -> &str {
+    let name = split_npm(spec).name;
+    let name = name.split("==").next().unwrap_or(name);
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platform_suggestions_cover_common_spellings() {
+        assert_eq!(platform_suggestion("linux-x64"), Some("linux-x86_64"));
+        assert_eq!(platform_suggestion("darwin-arm64"), Some("darwin-aarch64"));
+        assert_eq!(platform_suggestion("macos-x64"), Some("darwin-x86_64"));
+        assert_eq!(platform_suggestion("win32-x64"), Some("windows-x86_64"));
+        assert_eq!(platform_suggestion("solaris-sparc"), None);
+    }
+
+    #[test]
+    fn url_versions_reads_tags_not_file_names() {
+        assert_eq!(
+            url_versions("/o/r/releases/download/v1.2.3/agent-9.9.9.tar.gz"),
+            ["1.2.3"]
+        );
+        assert_eq!(
+            url_versions("/lab/2026.07.20-8cc9c0b/darwin/arm64/x.tar.gz"),
+            ["2026.07.20"]
+        );
+        assert_eq!(
+            url_versions("/o/r/releases/download/rust-v0.4.0/x.zip"),
+            ["0.4.0"]
+        );
+        assert_eq!(
+            url_versions("/o/r/releases/download/2383.9/x.zip"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            url_versions("/pkg/-/pkg-1.0.0-preview.2.tgz"),
+            ["1.0.0-preview.2"]
+        );
+    }
+
+    #[test]
+    fn npm_specs_split_scope_aware() {
+        let s = split_npm("@google/gemini-cli@0.51.0");
+        assert_eq!((s.name, s.pin), ("@google/gemini-cli", Some("0.51.0")));
+        let s = split_npm("@google/gemini-cli");
+        assert_eq!((s.name, s.pin), ("@google/gemini-cli", None));
+        assert_eq!(package_basename("@qwen-code/qwen-code@0.20.1"), "qwen-code");
+    }
+}

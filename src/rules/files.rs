@@ -1,0 +1,133 @@
+//! Files and syntax: layout of an entry folder, size limits, encoding, JSONC syntax and
+//! duplicate keys.
+
+use std::collections::BTreeSet;
+
+use super::{display_path, finding, read_text, Code, EntryDir, ManifestDoc, Sink};
+use crate::manifest::{self, MAX_MANIFEST_BYTES, MAX_README_BYTES};
+use crate::source::{SourceFile, Span};
+
+/// Files an entry folder may hold (besides the `skill/` folder).
+pub const ENTRY_FILES: [&str; 5] = [
+    "agent.json",
+    "icon.svg",
+    "icon-light.svg",
+    "icon-dark.svg",
+    "README.md",
+];
+
+/// What an entry folder contains.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub files: BTreeSet<String>,
+    pub dirs: BTreeSet<String>,
+}
+
+pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Listing {
+    let mut listing = Listing::default();
+    let Ok(read) = std::fs::read_dir(&entry.path) else {
+        return listing;
+    };
+    for item in read.flatten() {
+        let name = item.file_name().to_string_lossy().into_owned();
+        let is_dir = item.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if is_dir {
+            listing.dirs.insert(name);
+        } else {
+            listing.files.insert(name);
+        }
+    }
+    for name in &listing.files {
+        if !ENTRY_FILES.contains(&name.as_str()) {
+            sink.push(
+                finding(
+                    Code::UnexpectedFile,
+                    format!("`{name}` is not part of an entry's layout"),
+                )
+                .in_file(display_path(entry, name))
+                .help(unexpected_help(name)),
+            );
+        }
+    }
+    for name in &listing.dirs {
+        if name != "skill" {
+            sink.push(
+                finding(Code::UnexpectedFile, format!("folder `{name}/` is not part of an entry's layout"))
+                    .in_file(display_path(entry, name))
+                    .help("an entry may hold agent.json, icon.svg, icon-light.svg, icon-dark.svg, README.md and skill/"),
+            );
+        }
+    }
+    listing
+}
+
+fn unexpected_help(name: &str) -> String {
+    match super::nearest(name, ENTRY_FILES) {
+        Some(expected) => format!("did you mean `{expected}`? Rename the file, or remove it"),
+        None => "an entry may hold agent.json, icon.svg, icon-light.svg, icon-dark.svg, README.md and skill/; remove the file".into(),
+    }
+}
+
+/// Read, size-check, decode and parse `agent.json`; report syntax and duplicate keys.
+pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
+    let path = entry.path.join("agent.json");
+    let display = display_path(entry, "agent.json");
+    if !path.is_file() {
+        sink.push(
+            finding(
+                Code::MissingManifest,
+                format!("folder `{}` has no agent.json", entry.display),
+            )
+            .in_file(entry.display.clone())
+            .help("add agent.json, or prefix the folder name with `_` if it is not an entry"),
+        );
+        return None;
+    }
+    let text = read_text(&path, &display, MAX_MANIFEST_BYTES, sink)?;
+    let source = SourceFile::new(display, text);
+    let root = match manifest::parse(&source.text) {
+        Ok(root) => root,
+        Err(error) => {
+            let span = error.span;
+            sink.push(
+                finding(
+                    Code::JsoncSyntax,
+                    format!("invalid JSONC: {}", error.message),
+                )
+                .at(&source, Span::new(span.start, span.end.max(span.start)))
+                .help("only comments and trailing commas are allowed beyond strict JSON"),
+            );
+            return None;
+        }
+    };
+    for duplicate in root.duplicate_keys() {
+        let first = source.position(duplicate.first.start);
+        sink.push(
+            finding(
+                Code::DuplicateKey,
+                format!("key `{}` appears more than once in this object", duplicate.key),
+            )
+            .at(&source, duplicate.span)
+            .pointer(duplicate.pointer.clone())
+            .help(format!(
+                "first defined at line {}, column {}; clients keep only one of them, remove the other",
+                first.line, first.column
+            )),
+        );
+    }
+    Some(ManifestDoc { source, root })
+}
+
+/// Size and encoding of README.md; returns whether a readable README exists.
+pub fn check_readme(entry: &EntryDir, listing: &Listing, sink: &mut Sink) -> bool {
+    if !listing.files.contains("README.md") {
+        return false;
+    }
+    read_text(
+        &entry.path.join("README.md"),
+        &display_path(entry, "README.md"),
+        MAX_README_BYTES,
+        sink,
+    )
+    .is_some()
+}

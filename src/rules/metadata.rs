@@ -1,0 +1,307 @@
+//! Metadata: license, URLs, icon field, RFD fields (capabilities, auth, tags,
+//! protocol_version, homepage).
+
+use std::collections::BTreeMap;
+
+use super::{nearest, Code, ManifestDoc, Sink};
+use crate::diagnostics::Severity;
+use crate::manifest::NodeValue;
+
+/// ACP methods an agent or client can implement (ACP v1 and its stabilised extensions).
+pub const KNOWN_CAPABILITIES: [&str; 22] = [
+    "authenticate",
+    "fs/read_text_file",
+    "fs/write_text_file",
+    "initialize",
+    "session/cancel",
+    "session/close",
+    "session/fork",
+    "session/list",
+    "session/load",
+    "session/new",
+    "session/prompt",
+    "session/request_permission",
+    "session/resume",
+    "session/set_config_option",
+    "session/set_mode",
+    "session/set_model",
+    "session/update",
+    "terminal/create",
+    "terminal/kill",
+    "terminal/output",
+    "terminal/release",
+    "terminal/wait_for_exit",
+];
+
+/// Highest ACP protocol major version known today.
+pub const LATEST_PROTOCOL_VERSION: u64 = 1;
+
+pub const URL_FIELDS: [&str; 4] = ["repository", "website", "homepage", "license_url"];
+
+pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
+    check_license(doc, sink);
+    for field in URL_FIELDS {
+        if let Some(url) = doc.root.get_str(field) {
+            check_url(doc, &format!("/{field}"), url, sink);
+        }
+    }
+    if doc.root.get("icon").is_some() {
+        sink.push(
+            doc.at_key(
+                Code::IconFieldIgnored,
+                "/icon",
+                "`icon` is set by the build; this value is ignored",
+            )
+            .help("remove the field; put the icon in icon.svg next to agent.json"),
+        );
+    }
+    if let (Some(website), Some(homepage)) =
+        (doc.root.get_str("website"), doc.root.get_str("homepage"))
+    {
+        if website.trim_end_matches('/') != homepage.trim_end_matches('/') {
+            sink.push(
+                doc.at_key(
+                    Code::HomepageConflict,
+                    "/homepage",
+                    format!("`homepage` ({homepage}) differs from `website` ({website})"),
+                )
+                .help("they are synonyms: keep `website` only"),
+            );
+        }
+    }
+    check_capabilities(doc, sink);
+    check_auth(doc, sink);
+    check_tags(doc, sink);
+    check_protocol_version(doc, sink);
+}
+
+fn check_license(doc: &ManifestDoc, sink: &mut Sink) {
+    if doc.root.get("license_url").is_none() {
+        let d = match doc.root.member("license") {
+            Some(_) => doc.at_key(
+                Code::LicenseUrlMissing,
+                "/license",
+                "the manifest has no `license_url`",
+            ),
+            None => doc.at(
+                Code::LicenseUrlMissing,
+                "",
+                "the manifest has no `license_url`",
+            ),
+        };
+        sink.push(
+            d.help("add `\"license_url\": \"https://…/LICENSE\"` pointing at the license text"),
+        );
+    }
+    let Some(license) = doc.root.get_str("license") else {
+        return;
+    };
+    if license == "proprietary" || license.is_empty() {
+        return;
+    }
+    if spdx::Expression::parse(license).is_err() {
+        let mut d = doc.at(
+            Code::LicenseUnknown,
+            "/license",
+            format!("`{license}` is not a known SPDX license expression"),
+        );
+        let suggestion = spdx::Expression::parse_mode(license, spdx::ParseMode::LAX)
+            .ok()
+            .map(|e| e.to_string())
+            .filter(|s| s != license)
+            .or_else(|| spdx::imprecise_license_id(license).map(|(id, _)| id.name.to_string()));
+        d = match suggestion {
+            Some(s) => d.help(format!("did you mean `{s}`?")),
+            None => d.help("use an SPDX identifier (https://spdx.org/licenses/) or `proprietary`"),
+        };
+        sink.push(d);
+    }
+}
+
+/// Why `url` is not an acceptable registry URL, if it is not.
+pub fn url_problem(url: &str) -> Option<String> {
+    match url::Url::parse(url) {
+        Err(e) => Some(format!("`{url}` is not an absolute URL ({e})")),
+        Ok(u) if u.scheme() != "https" => Some(format!(
+            "`{url}` uses `{}`; only https is allowed",
+            u.scheme()
+        )),
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Some(format!("`{url}` has no host")),
+        Ok(u) if !u.username().is_empty() || u.password().is_some() => {
+            Some(format!("`{url}` embeds credentials"))
+        }
+        Ok(_) => None,
+    }
+}
+
+pub fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut Sink) {
+    if let Some(problem) = url_problem(url) {
+        let help = if let Some(rest) = url.strip_prefix("http://") {
+            format!("use `https://{rest}`")
+        } else {
+            "use an absolute https URL without user name or password".into()
+        };
+        sink.push(doc.at(Code::UrlFormat, pointer, problem).help(help));
+    }
+}
+
+fn check_capabilities(doc: &ManifestDoc, sink: &mut Sink) {
+    let Some(items) = doc.root.get("capabilities").and_then(|n| n.as_array()) else {
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let Some(name) = item.as_str() else { continue };
+        if !KNOWN_CAPABILITIES.contains(&name) {
+            let mut d = doc.at(
+                Code::CapabilityUnknown,
+                &format!("/capabilities/{i}"),
+                format!("`{name}` is not a known ACP method"),
+            );
+            if let Some(n) = nearest(name, KNOWN_CAPABILITIES) {
+                d = d.help(format!("did you mean `{n}`?"));
+            }
+            sink.push(d);
+        }
+    }
+}
+
+fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
+    let Some(methods) = doc.root.get("auth").and_then(|n| n.as_array()) else {
+        return;
+    };
+    for (i, method) in methods.iter().enumerate() {
+        let pointer = format!("/auth/{i}/type");
+        match method.get_str("type") {
+            Some("agent" | "terminal") => {}
+            Some("env_var") => {
+                let has_vars = method
+                    .get("vars")
+                    .and_then(|v| v.as_array())
+                    .is_some_and(|v| !v.is_empty());
+                if !has_vars {
+                    sink.push(
+                        doc.at(
+                            Code::AuthType,
+                            &format!("/auth/{i}"),
+                            "an `env_var` auth method lists no `vars`",
+                        )
+                        .help(
+                            "add `\"vars\": [\"EXAMPLE_API_KEY\"]` naming the variables users set",
+                        ),
+                    );
+                }
+            }
+            Some("api_key") => {
+                let mut d = doc
+                    .at(
+                        Code::AuthType,
+                        &pointer,
+                        "`api_key` is the RFD's old name for `env_var`",
+                    )
+                    .help("use `\"type\": \"env_var\"`");
+                d.severity = Severity::Warning;
+                sink.push(d);
+            }
+            Some(other) => {
+                let mut d = doc.at(
+                    Code::AuthType,
+                    &pointer,
+                    format!("unknown auth type `{other}`"),
+                );
+                d = match nearest(other, ["agent", "terminal", "env_var"]) {
+                    Some(n) => d.help(format!(
+                        "did you mean `{n}`? Types are agent, terminal and env_var"
+                    )),
+                    None => d.help("use `agent`, `terminal` or `env_var`"),
+                };
+                sink.push(d);
+            }
+            None => {} // type missing or not a string: the schema reports it
+        }
+    }
+}
+
+fn is_slug(tag: &str) -> bool {
+    let mut chars = tag.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn check_tags(doc: &ManifestDoc, sink: &mut Sink) {
+    let Some(tags) = doc.root.get("tags").and_then(|n| n.as_array()) else {
+        return;
+    };
+    if tags.len() > 10 {
+        sink.push(
+            doc.at(
+                Code::TagsFormat,
+                "/tags",
+                format!("{} tags; at most 10 are allowed", tags.len()),
+            )
+            .help("keep the ten that describe the agent best"),
+        );
+    }
+    let mut seen = BTreeMap::new();
+    for (i, tag) in tags.iter().enumerate() {
+        let Some(text) = tag.as_str() else { continue };
+        let pointer = format!("/tags/{i}");
+        if !is_slug(text) {
+            let slug: String = text
+                .to_lowercase()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            sink.push(
+                doc.at(
+                    Code::TagsFormat,
+                    &pointer,
+                    format!("tag `{text}` is not a lowercase slug"),
+                )
+                .help(format!("use `{}`", slug.trim_matches('-'))),
+            );
+        }
+        if let Some(first) = seen.insert(text, i) {
+            sink.push(
+                doc.at(
+                    Code::TagsFormat,
+                    &pointer,
+                    format!("tag `{text}` is repeated"),
+                )
+                .help(format!(
+                    "it already appears at position {}; remove this one",
+                    first + 1
+                )),
+            );
+        }
+    }
+}
+
+fn check_protocol_version(doc: &ManifestDoc, sink: &mut Sink) {
+    let Some(node) = doc.root.get("protocol_version") else {
+        return;
+    };
+    let NodeValue::Number(raw) = &node.value else {
+        return; // wrong type: the schema reports it
+    };
+    match raw.parse::<u64>() {
+        Ok(v) if (1..=LATEST_PROTOCOL_VERSION).contains(&v) => {}
+        Ok(v) if v > LATEST_PROTOCOL_VERSION => sink.push(
+            doc.at(
+                Code::ProtocolVersion,
+                "/protocol_version",
+                format!("ACP protocol version {v} does not exist yet (latest is {LATEST_PROTOCOL_VERSION})"),
+            )
+            .help(format!("set `\"protocol_version\": {LATEST_PROTOCOL_VERSION}`")),
+        ),
+        _ => sink.push(
+            doc.at(
+                Code::ProtocolVersion,
+                "/protocol_version",
+                format!("`{raw}` is not an ACP protocol major version"),
+            )
+            .help(format!("use a positive integer; today `{LATEST_PROTOCOL_VERSION}`")),
+        ),
+    }
+}

@@ -1,0 +1,273 @@
+//! The offline rules, one file per family, and the engine that runs them on an entry.
+//!
+//! Every rule reports into a [`Sink`], which applies the [`Policy`] (severity overrides,
+//! exemptions) as findings are made, so a rule never needs to know about configuration.
+
+mod code;
+mod distribution;
+mod files;
+mod icons;
+mod identity;
+mod metadata;
+mod policy;
+mod preview;
+mod registry_wide;
+mod schema;
+mod skills;
+mod versions;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub use code::{explain, nearest, rule_metadata, rules_markdown, Code, Family, UnknownCode};
+pub use distribution::normalized_json;
+pub use metadata::url_problem;
+pub use policy::{Level, Policy, DEFAULT_REQUIRED_OS};
+pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
+pub use schema::{agent_validator, registry_validator, AGENT_SCHEMA, REGISTRY_SCHEMA};
+pub use versions::{compare_versions, PreviewVersion, Version};
+
+use crate::diagnostics::Diagnostic;
+use crate::manifest::Node;
+use crate::source::{SourceFile, Span};
+
+/// A finding with the code's default severity; place it with `.at()` and add `.help()`.
+pub fn finding(code: Code, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(code.as_str(), code.default_severity(), "", message)
+}
+
+fn code_of(diagnostic: &Diagnostic) -> Code {
+    static BY_NAME: OnceLock<BTreeMap<&'static str, Code>> = OnceLock::new();
+    BY_NAME.get_or_init(|| Code::ALL.iter().map(|c| (c.as_str(), *c)).collect())[diagnostic.code]
+}
+
+/// Collects findings for one entry (or the registry), applying the policy on the way in.
+pub struct Sink<'p> {
+    policy: &'p Policy,
+    entry: Option<String>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl<'p> Sink<'p> {
+    pub fn new(policy: &'p Policy, entry: Option<String>) -> Self {
+        Self {
+            policy,
+            entry,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        let code = code_of(&diagnostic);
+        if let Some(d) = self.policy.apply(code, self.entry.as_deref(), diagnostic) {
+            self.diagnostics.push(d);
+        }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        self.policy
+    }
+}
+
+/// A parsed manifest: its source and its span-carrying tree.
+#[derive(Debug, Clone)]
+pub struct ManifestDoc {
+    pub source: SourceFile,
+    pub root: Node,
+}
+
+impl ManifestDoc {
+    /// The span of the value at `pointer`, or of the nearest existing ancestor.
+    pub fn span(&self, pointer: &str) -> Span {
+        let mut pointer = pointer;
+        loop {
+            if let Some((node, _)) = self.root.pointer(pointer) {
+                return node.span;
+            }
+            match pointer.rfind('/') {
+                Some(i) => pointer = &pointer[..i],
+                None => return Span::new(self.root.span.start, self.root.span.start + 1),
+            }
+        }
+    }
+
+    /// The span of the key naming the value at `pointer` (falls back to the value span).
+    pub fn key_span(&self, pointer: &str) -> Span {
+        match self.root.pointer(pointer) {
+            Some((_, Some(key))) => key,
+            _ => self.span(pointer),
+        }
+    }
+
+    /// A finding pointing at the value at `pointer`.
+    pub fn at(&self, code: Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
+        finding(code, message)
+            .at(&self.source, self.span(pointer))
+            .pointer(pointer)
+    }
+
+    /// A finding pointing at the key of the member at `pointer`.
+    pub fn at_key(&self, code: Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
+        finding(code, message)
+            .at(&self.source, self.key_span(pointer))
+            .pointer(pointer)
+    }
+
+    pub fn id(&self) -> Option<&str> {
+        self.root.get_str("id")
+    }
+}
+
+/// One registry entry folder to check.
+#[derive(Debug, Clone)]
+pub struct EntryDir {
+    /// Folder name (the expected id).
+    pub name: String,
+    pub path: PathBuf,
+    /// Path shown in findings, relative to the registry root (`/`-separated).
+    pub display: String,
+}
+
+/// Everything the rules learned about one entry.
+#[derive(Debug, Clone)]
+pub struct EntryReport {
+    pub entry: EntryDir,
+    pub manifest: Option<ManifestDoc>,
+    /// Icon files present, by file name (`icon.svg`, `icon-light.svg`, `icon-dark.svg`).
+    pub icons: Vec<String>,
+    pub has_readme: bool,
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: Vec<SourceFile>,
+}
+
+impl EntryReport {
+    pub fn id(&self) -> &str {
+        self.manifest
+            .as_ref()
+            .and_then(ManifestDoc::id)
+            .unwrap_or(&self.entry.name)
+    }
+}
+
+/// Run every offline per-entry rule on one entry folder.
+pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
+    let mut sink = Sink::new(policy, Some(entry.name.clone()));
+    let mut sources = Vec::new();
+    let listing = files::list_entry(entry, &mut sink);
+    if !listing.files.contains("agent.json") {
+        files::load_manifest(entry, &mut sink); // reports missing-manifest
+        return EntryReport {
+            entry: entry.clone(),
+            manifest: None,
+            icons: Vec::new(),
+            has_readme: false,
+            diagnostics: sink.diagnostics,
+            sources,
+        };
+    }
+    let manifest = files::load_manifest(entry, &mut sink);
+    if let Some(doc) = &manifest {
+        sources.push(doc.source.clone());
+        identity::check(doc, &entry.name, &mut sink);
+        metadata::check(doc, &mut sink);
+        distribution::check(doc, &mut sink);
+        preview::check(doc, &mut sink);
+        // The schema runs last so it can leave out what a specific rule already said.
+        let reported = sink
+            .diagnostics
+            .iter()
+            .filter(|d| d.file == doc.source.path)
+            .filter_map(|d| d.pointer.clone())
+            .collect();
+        let instance = distribution::normalized_json(&doc.root);
+        let newer_minor = identity::declares_newer_minor(doc);
+        schema::check(doc, &instance, &reported, newer_minor, &mut sink);
+    }
+    let icons = icons::check(entry, &listing, &mut sink, &mut sources);
+    let has_readme = files::check_readme(entry, &listing, &mut sink);
+    skills::check(entry, &listing, &mut sink, &mut sources);
+    EntryReport {
+        entry: entry.clone(),
+        manifest,
+        icons,
+        has_readme,
+        diagnostics: sink.diagnostics,
+        sources,
+    }
+}
+
+/// Join a folder's display path and a file name.
+pub fn display_path(entry: &EntryDir, file: &str) -> String {
+    if entry.display.is_empty() || entry.display == "." {
+        file.to_string()
+    } else {
+        format!("{}/{file}", entry.display)
+    }
+}
+
+/// Read a file with a size limit, reporting `file-too-large` / `not-utf8`.
+pub(crate) fn read_text(path: &Path, display: &str, limit: u64, sink: &mut Sink) -> Option<String> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => {
+            sink.push(
+                finding(Code::FileUnreadable, format!("cannot read {display}: {e}"))
+                    .in_file(display),
+            );
+            return None;
+        }
+    };
+    if metadata.len() > limit {
+        sink.push(
+            finding(
+                Code::FileTooLarge,
+                format!(
+                    "{display} is {} bytes, over the {} KiB limit",
+                    metadata.len(),
+                    limit / 1024
+                ),
+            )
+            .in_file(display)
+            .help("shrink the file; it is not parsed while over the limit"),
+        );
+        return None;
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            sink.push(
+                finding(Code::FileUnreadable, format!("cannot read {display}: {e}"))
+                    .in_file(display),
+            );
+            return None;
+        }
+    };
+    decode_utf8(bytes, display, sink)
+}
+
+/// Decode UTF-8 (a BOM is tolerated and dropped), reporting the first bad byte.
+pub(crate) fn decode_utf8(bytes: Vec<u8>, display: &str, sink: &mut Sink) -> Option<String> {
+    match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            if text.starts_with('\u{feff}') {
+                text.replace_range(..3, "");
+            }
+            Some(text)
+        }
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let prefix = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+            let source = SourceFile::new(display, prefix);
+            sink.push(
+                finding(
+                    Code::NotUtf8,
+                    format!("{display} is not valid UTF-8 (byte offset {valid})"),
+                )
+                .at(&source, Span::new(valid, valid))
+                .help("re-save the file as UTF-8"),
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Registry-wide rules: duplicate ids and `quarantine.json`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{finding, Code, EntryReport, ManifestDoc, Sink};
+use crate::manifest;
+use crate::source::SourceFile;
+
+/// Every entry declaring an id that another entry also declares.
+pub fn check_duplicate_ids(entries: &[EntryReport], sink: &mut Sink) {
+    let mut by_id: BTreeMap<&str, Vec<&ManifestDoc>> = BTreeMap::new();
+    for entry in entries {
+        if let Some(doc) = &entry.manifest {
+            if let Some(id) = doc.id() {
+                by_id.entry(id).or_default().push(doc);
+            }
+        }
+    }
+    for (id, docs) in by_id {
+        if docs.len() < 2 {
+            continue;
+        }
+        let files: Vec<&str> = docs.iter().map(|d| d.source.path.as_str()).collect();
+        for doc in &docs {
+            let others: Vec<&str> = files
+                .iter()
+                .copied()
+                .filter(|f| *f != doc.source.path)
+                .collect();
+            sink.push(
+                doc.at(
+                    Code::DuplicateId,
+                    "/id",
+                    format!("id `{id}` is also declared by {}", others.join(", ")),
+                )
+                .help("ids are unique in the registry: rename one of the entries"),
+            );
+        }
+    }
+}
+
+/// Parsed `quarantine.json`: id → reason.
+#[derive(Debug, Clone, Default)]
+pub struct Quarantine {
+    pub source: Option<SourceFile>,
+    pub ids: BTreeMap<String, String>,
+    spans: BTreeMap<String, crate::source::Span>,
+}
+
+impl Quarantine {
+    /// Read `quarantine.json` from the registry root, if present.
+    pub fn load(root: &Path, sink: &mut Sink) -> Quarantine {
+        let path = root.join("quarantine.json");
+        if !path.is_file() {
+            return Quarantine::default();
+        }
+        let Some(text) =
+            super::read_text(&path, "quarantine.json", manifest::MAX_MANIFEST_BYTES, sink)
+        else {
+            return Quarantine::default();
+        };
+        let source = SourceFile::new("quarantine.json", text);
+        let mut quarantine = Quarantine {
+            source: Some(source.clone()),
+            ..Default::default()
+        };
+        let root = match manifest::parse(&source.text) {
+            Ok(root) => root,
+            Err(e) => {
+                sink.push(
+                    finding(
+                        Code::QuarantineFormat,
+                        format!("quarantine.json is not valid JSON: {}", e.message),
+                    )
+                    .at(&source, e.span),
+                );
+                return quarantine;
+            }
+        };
+        let Some(members) = root.as_object() else {
+            sink.push(
+                finding(
+                    Code::QuarantineFormat,
+                    "quarantine.json must be an object of id to reason",
+                )
+                .at(&source, root.span)
+                .help("write `{\"<id>\": \"<reason>\"}`"),
+            );
+            return quarantine;
+        };
+        for member in members {
+            match member.value.as_str() {
+                Some(reason) => {
+                    quarantine
+                        .ids
+                        .insert(member.key.clone(), reason.to_string());
+                    quarantine.spans.insert(member.key.clone(), member.key_span);
+                }
+                None => sink.push(
+                    finding(
+                        Code::QuarantineFormat,
+                        format!("the reason for `{}` is not a string", member.key),
+                    )
+                    .at(&source, member.value.span)
+                    .help("give the reason as a string"),
+                ),
+            }
+        }
+        quarantine
+    }
+}
+
+/// Quarantined ids that no entry declares.
+pub fn check_quarantine(quarantine: &Quarantine, known_ids: &[&str], sink: &mut Sink) {
+    let Some(source) = &quarantine.source else {
+        return;
+    };
+    for (id, span) in &quarantine.spans {
+        if !known_ids.contains(&id.as_str()) {
+            sink.push(
+                finding(
+                    Code::QuarantineUnknownId,
+                    format!("quarantined id `{id}` is not in the registry"),
+                )
+                .at(source, *span)
+                .help("remove the stale entry"),
+            );
+        }
+    }
+}

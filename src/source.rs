@@ -1,0 +1,138 @@
+//! Source files, byte spans and line:column mapping, shared by the manifest parser and the
+//! diagnostics. Ground floor: imports nothing else of this crate.
+
+use std::sync::Arc;
+
+/// A byte range in a source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Self { start, end }
+    }
+}
+
+/// A 1-based line and column; the column counts characters, not bytes, as editors do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Start offsets of every line, for O(log n) offset look-ups.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Self { starts }
+    }
+
+    pub fn position(&self, text: &str, offset: usize) -> Position {
+        let offset = floor_char_boundary(text, offset.min(text.len()));
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let column = text[start..offset].trim_end_matches('\r').chars().count() + 1;
+        Position {
+            line: line + 1,
+            column,
+        }
+    }
+
+    /// The text of a 1-based line, without its line break.
+    pub fn line<'t>(&self, text: &'t str, line: usize) -> &'t str {
+        let Some(&start) = self.starts.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self.starts.get(line).copied().unwrap_or(text.len());
+        text[start..end].trim_end_matches(['\n', '\r'])
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    pub fn line_start(&self, line: usize) -> usize {
+        self.starts
+            .get(line.wrapping_sub(1))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// A text file of the registry: its path as shown to users (relative to the registry root,
+/// `/`-separated) and its contents.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub path: String,
+    pub text: Arc<str>,
+    pub lines: Arc<LineIndex>,
+}
+
+impl SourceFile {
+    pub fn new(path: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
+        let text = text.into();
+        let lines = Arc::new(LineIndex::new(&text));
+        Self {
+            path: path.into(),
+            text,
+            lines,
+        }
+    }
+
+    pub fn position(&self, offset: usize) -> Position {
+        self.lines.position(&self.text, offset)
+    }
+
+    /// Byte offset of a 1-based line and character column (clamped to the text).
+    pub fn offset(&self, position: Position) -> usize {
+        let start = self.lines.line_start(position.line.min(self.lines.len()));
+        let line = self.lines.line(&self.text, position.line);
+        start
+            + line
+                .char_indices()
+                .nth(position.column.saturating_sub(1))
+                .map_or(line.len(), |(i, _)| i)
+    }
+
+    pub fn range(&self, span: Span) -> (Position, Position) {
+        (self.position(span.start), self.position(span.end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_characters_from_one() {
+        let text = "ab\n\u{e9}x\r\ny";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.position(text, 0), Position { line: 1, column: 1 });
+        assert_eq!(idx.position(text, 3), Position { line: 2, column: 1 });
+        // 'x' comes after the two-byte é: column 2, not 3
+        assert_eq!(idx.position(text, 5), Position { line: 2, column: 2 });
+        assert_eq!(idx.position(text, 8), Position { line: 3, column: 1 });
+        assert_eq!(idx.line(text, 2), "\u{e9}x");
+        assert_eq!(idx.position(text, 999), Position { line: 3, column: 2 });
+    }
+}
