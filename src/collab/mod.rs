@@ -1,1 +1,47 @@
 //! The Agent Collaboration Protocol engine (see `../shared/specs/collab-protocol.md`).
+//!
+//! `acp-collab` implements the five commands of the published v2 scripts:
+//! [`init()`], [`append()`], [`next_action()`], [`wait_for_turn()`] and
+//! [`validate()`]. Folders stay interchangeable with the scripts; the
+//! deliberate differences (serialised appends, tolerated partial lines,
+//! refused symlinks, exit 2 for internal failures, corrected guidance, `ready:`
+//! first and no busy waiting) are those of the spec's §11.
+//!
+//! One file per concern: [`model`] (constants), [`paths`] (path rules and
+//! symlink refusal), [`protocol`] (`protocol.json`), [`events`] (log I/O and
+//! locking), [`state`] (replay), [`markdown`] (readiness, conclusion,
+//! content, decisions, review headings), [`templates`], and one module per
+//! command.
+
+pub mod append;
+pub mod events;
+pub mod init;
+pub mod markdown;
+pub mod model;
+pub mod next;
+pub mod paths;
+pub mod protocol;
+pub mod pyfmt;
+pub mod state;
+pub mod templates;
+pub mod time;
+pub mod validate;
+pub mod wait;
+
+pub use append::{append, AppendOptions, Appended};
+pub use init::{init, InitOptions, InitOutcome};
+pub use next::{next_action, NextAction};
+pub use validate::{validate, Report};
+pub use wait::{wait_for_turn, WaitOptions, WaitOutcome};
+
+/// A command failure. Both kinds exit 2; they differ in how they are printed.
+#[derive(Debug, thiserror::Error)]
+pub enum CollabError {
+    /// Invalid arguments: printed argparse-style, `usage: …` then
+    /// `«command»: error: «message»`.
+    #[error("{0}")]
+    Usage(String),
+    /// A protocol refusal or an internal failure: printed as `error: «message»`.
+    #[error("{0}")]
+    Protocol(String),
+}

@@ -1,0 +1,290 @@
+//! The Markdown rules: readiness markers and gates (§6.10), the conclusion
+//! (§6.9), deliverable content (§6.7), `decisions.md` (§6.8) and `review.md`
+//! headings (§6.6). The regexes mirror the published ones, including their
+//! quirks (e.g. `\s` spanning a newline after a marker).
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::model::{CONCLUSION_HEADINGS, OUTCOMES};
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("static regex")
+}
+
+static MARKER: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*-\s*\[([A-Za-z_]+)\]\s*(.*)$"));
+static READY: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*-\s*\[[xX]\]\s*Ready to implement"));
+static OUTCOME: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*-\s*\[([A-Za-z_]+)\]\s+(.+)$"));
+static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(?:TBD|TODO|unresolved|待定)\b"));
+static STATUS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?m)^Status:\s*(Draft|In Review|Frozen)\s*$"));
+static H2_START: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^##\s"));
+static H3: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^###\s+(.+)$"));
+static H3_START: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^###\s"));
+static DECISION_ID: LazyLock<Regex> = LazyLock::new(|| re(r"^(D\d+)\.\s+.+"));
+static REVIEW_HEADING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?m)^##\s+.+?\s+-\s+(.+?)\s+-\s+seq\s+(\d+)\s*$"));
+
+/// The classification state of `readiness.md`.
+#[derive(Debug, Default, Clone)]
+pub struct Readiness {
+    pub blocking: bool,
+    pub unresolved: bool,
+    pub deferred_missing_reason: bool,
+    pub ready: bool,
+}
+
+impl Readiness {
+    /// Scans the text of `readiness.md`.
+    pub fn scan(text: &str) -> Self {
+        let mut out = Readiness {
+            ready: READY.is_match(text),
+            ..Readiness::default()
+        };
+        for caps in MARKER.captures_iter(text) {
+            let label = &caps[1];
+            let body = &caps[2];
+            match label {
+                "blocking" => out.blocking = true,
+                "unresolved" => out.unresolved = true,
+                _ => {}
+            }
+            if matches!(label, "resolved" | "deferred_nonblocking" | "blocking")
+                && body.contains("TBD")
+            {
+                out.unresolved = true;
+            }
+            if label == "deferred_nonblocking" && !body.to_lowercase().contains("reason:") {
+                out.deferred_missing_reason = true;
+            }
+        }
+        out
+    }
+
+    /// True when any blocking, unresolved or reasonless item exists.
+    pub fn has_open_items(&self) -> bool {
+        self.blocking || self.unresolved || self.deferred_missing_reason
+    }
+}
+
+/// The completion gates that have no ticked `- [x] «gate»` line.
+pub fn unchecked_gates(readiness: &str, gates: &[String]) -> Vec<String> {
+    gates
+        .iter()
+        .filter(|gate| {
+            let pattern = format!(r"(?m)^\s*-\s*\[[xX]\]\s*{}\s*$", regex::escape(gate));
+            !Regex::new(&pattern).is_ok_and(|r| r.is_match(readiness))
+        })
+        .cloned()
+        .collect()
+}
+
+fn has_h2(text: &str, heading: &str) -> bool {
+    heading_match_end(text, heading).is_some()
+}
+
+fn heading_match_end(text: &str, heading: &str) -> Option<usize> {
+    let pattern = format!(r"(?m)^##\s+{}\s*$", regex::escape(heading));
+    Regex::new(&pattern).ok()?.find(text).map(|m| m.end())
+}
+
+/// The conclusion errors of §6.9, in order.
+pub fn conclusion_errors(text: &str, primary_ref: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    let missing: Vec<&str> = CONCLUSION_HEADINGS
+        .iter()
+        .copied()
+        .filter(|h| !has_h2(text, h))
+        .collect();
+    if !missing.is_empty() {
+        errors.push(format!(
+            "conclusion.md is missing required sections: {}",
+            missing.join(", ")
+        ));
+    }
+    let outcomes: Vec<String> = OUTCOME
+        .captures_iter(text)
+        .map(|c| c[1].to_owned())
+        .filter(|label| OUTCOMES.contains(&label.as_str()))
+        .collect();
+    if outcomes.len() != 1 {
+        errors.push("conclusion.md must declare exactly one final outcome".to_owned());
+    } else if outcomes[0] == "blocked" {
+        errors.push("conclusion.md outcome cannot be completed while blocked".to_owned());
+    }
+    if PLACEHOLDER.is_match(text) {
+        errors.push(
+            "conclusion.md must not contain unresolved placeholders before completed".to_owned(),
+        );
+    }
+    if !text.contains(primary_ref) {
+        errors.push("conclusion.md must reference the primary deliverable".to_owned());
+    }
+    errors
+}
+
+/// Messages for one deliverable's content (§6.7). `label` is how a message
+/// names it: `None` for the primary, `Some(ref)` for a supporting item.
+pub fn deliverable_content_errors(
+    text: &str,
+    sections: &[String],
+    frozen_required: bool,
+    label: Option<&str>,
+) -> Vec<String> {
+    let mut errors = Vec::new();
+    let status = STATUS.captures(text).map(|c| c[1].to_owned());
+    match (&status, label) {
+        (None, None) => errors.push(
+            "primary deliverable must include Status: Draft, In Review, or Frozen".to_owned(),
+        ),
+        (None, Some(r)) => errors.push(format!("supporting deliverable {r} must include Status")),
+        _ => {}
+    }
+    if frozen_required && status.is_some_and(|s| s != "Frozen") {
+        errors.push(match label {
+            None => "primary deliverable status must be Frozen".to_owned(),
+            Some(r) => format!("supporting deliverable {r} status must be Frozen"),
+        });
+    }
+    for section in sections {
+        match heading_match_end(text, section) {
+            None => errors.push(match label {
+                None => format!("primary deliverable missing required section: {section}"),
+                Some(r) => {
+                    format!("supporting deliverable {r} missing required section: {section}")
+                }
+            }),
+            Some(end) if frozen_required => {
+                let rest = &text[end..];
+                let body = match H2_START.find(rest) {
+                    Some(m) => &rest[..m.start()],
+                    None => rest,
+                };
+                if body.trim().is_empty() {
+                    errors.push(match label {
+                        None => format!("primary deliverable section must not be empty when frozen: {section}"),
+                        Some(r) => format!(
+                            "supporting deliverable {r} section must not be empty when frozen: {section}"
+                        ),
+                    });
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    errors
+}
+
+/// `decisions.md` errors (§6.8); `refs` are the declared deliverable refs.
+pub fn decisions_errors(text: &str, refs: &[String]) -> Vec<String> {
+    let mut errors = Vec::new();
+    let headings: Vec<(String, usize)> = H3
+        .captures_iter(text)
+        .map(|c| (c[1].to_owned(), c.get(0).map_or(0, |m| m.end())))
+        .collect();
+    let mut seen = BTreeSet::new();
+    for (i, (heading, _)) in headings.iter().enumerate() {
+        let expected = format!("D{}", i + 1);
+        let id = match DECISION_ID.captures(heading) {
+            Some(c) => c[1].to_owned(),
+            None => {
+                errors.push("accepted decision headings must use D<number>".to_owned());
+                expected.clone()
+            }
+        };
+        if !seen.insert(id.clone()) {
+            errors.push(format!("duplicate accepted decision id {id}"));
+        }
+        if id != expected {
+            errors.push("accepted decision ids must be sequential".to_owned());
+        }
+        // The block follows the first heading with this exact text.
+        let start = headings
+            .iter()
+            .find(|(h, _)| h == heading)
+            .map_or(0, |(_, end)| *end);
+        let rest = &text[start..];
+        let block = match H3_START.find(rest) {
+            Some(m) => &rest[..m.start()],
+            None => rest,
+        };
+        let has_decision = block.contains("- Decision:");
+        let has_reflected = block.contains("- Reflected in:");
+        if !has_decision {
+            errors.push(format!("accepted decision {id} requires Decision"));
+        }
+        if !has_reflected {
+            errors.push(format!("accepted decision {id} requires Reflected in"));
+        }
+        if has_decision && has_reflected && !refs.iter().any(|r| block.contains(r.as_str())) {
+            errors.push(format!(
+                "accepted decision {id} Reflected in must point to declared deliverable"
+            ));
+        }
+    }
+    errors
+}
+
+/// A `review.md` heading: the seq as written and the participant.
+#[derive(Debug, Clone)]
+pub struct ReviewHeading {
+    /// The seq, when it fits an integer.
+    pub seq: Option<i64>,
+    /// The seq as Python's `int()` prints it (no leading zeros).
+    pub seq_text: String,
+    pub participant: String,
+}
+
+/// Review headings keyed by seq: first-appearance order, last one wins (§6.6).
+pub fn review_headings(text: &str) -> Vec<ReviewHeading> {
+    let mut out: Vec<ReviewHeading> = Vec::new();
+    for caps in REVIEW_HEADING.captures_iter(text) {
+        let digits = &caps[2];
+        let seq = digits.parse::<i64>().ok();
+        let trimmed = digits.trim_start_matches('0');
+        let seq_text = match seq {
+            Some(n) => n.to_string(),
+            None if trimmed.is_empty() => "0".to_owned(),
+            None => trimmed.to_owned(),
+        };
+        let heading = ReviewHeading {
+            seq,
+            seq_text,
+            participant: caps[1].to_owned(),
+        };
+        match out.iter_mut().find(|h| h.seq_text == heading.seq_text) {
+            Some(existing) => *existing = heading,
+            None => out.push(heading),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_marker_body_absorbs_next_line() {
+        let r = Readiness::scan("- [deferred_nonblocking]\nReason: later\n");
+        assert!(!r.deferred_missing_reason);
+        let r = Readiness::scan("- [deferred_nonblocking] later\nReason: x\n");
+        assert!(r.deferred_missing_reason);
+    }
+
+    #[test]
+    fn placeholder_words_are_whole_words() {
+        assert!(PLACEHOLDER.is_match("No unresolved items."));
+        assert!(!PLACEHOLDER.is_match("TODOs and unresolvedness"));
+    }
+
+    #[test]
+    fn review_heading_regex_is_lazy_on_participant() {
+        let h = review_headings("## a - b - c - seq 04  \n");
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].participant, "b - c");
+        assert_eq!(h[0].seq, Some(4));
+    }
+}

@@ -1,0 +1,200 @@
+//! Protocol constants (spec §1): phases, events, files and deliverable types.
+
+/// The seven phases, in the order the spec lists them.
+pub const PHASES: [&str; 7] = [
+    "drafting",
+    "reviewing",
+    "revising",
+    "decision_review",
+    "readiness_check",
+    "completed",
+    "blocked",
+];
+
+/// The thirteen events, sorted (the order `--event` offers them in).
+pub const EVENTS: [&str; 13] = [
+    "blocked",
+    "completed",
+    "decision_accepted",
+    "decision_proposed",
+    "deliverable_drafted",
+    "deliverable_frozen",
+    "deliverable_revised",
+    "initialized",
+    "proposal_revised",
+    "proposal_submitted",
+    "question_classified",
+    "readiness_passed",
+    "review_submitted",
+];
+
+/// The three deliverable events.
+pub const DELIVERABLE_EVENTS: [&str; 3] = [
+    "deliverable_drafted",
+    "deliverable_revised",
+    "deliverable_frozen",
+];
+
+/// Required files, in the order the validator reports them missing.
+pub const REQUIRED_FILES: [&str; 7] = [
+    "protocol.json",
+    "events.jsonl",
+    "proposal.md",
+    "review.md",
+    "decisions.md",
+    "readiness.md",
+    "conclusion.md",
+];
+
+/// Files that must never exist in a collaboration folder.
+pub const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "opinions.md"];
+
+pub const PROTOCOL_FILE: &str = "protocol.json";
+pub const EVENTS_FILE: &str = "events.jsonl";
+pub const READINESS_FILE: &str = "readiness.md";
+pub const CONCLUSION_FILE: &str = "conclusion.md";
+pub const REVIEW_FILE: &str = "review.md";
+pub const DECISIONS_FILE: &str = "decisions.md";
+
+/// Advisory lock file taken around every append (§11.8).
+pub const LOCK_FILE: &str = ".acp-collab.lock";
+
+/// Required H2 headings of `conclusion.md`.
+pub const CONCLUSION_HEADINGS: [&str; 9] = [
+    "Decision Outcome",
+    "Rationale",
+    "Deliverable Receipt",
+    "Accepted Decisions Summary",
+    "Readiness Result",
+    "Assumptions",
+    "Deferred Follow-ups",
+    "Implementation Blockers",
+    "Next Action",
+];
+
+/// Outcome labels recognised in `conclusion.md`; only the first three can be completed.
+pub const OUTCOMES: [&str; 4] = ["proceed", "do_not_proceed", "defer", "blocked"];
+
+/// Deliverable types accepted by `--primary-deliverable-type`, sorted.
+pub const DELIVERABLE_TYPES: [&str; 7] = [
+    "adr",
+    "custom",
+    "decision-memo",
+    "design-spec",
+    "implementation-plan",
+    "review-report",
+    "test-plan",
+];
+
+/// Title, default file and required sections of a built-in deliverable type
+/// (`custom` has no default file and takes its sections from the checklist).
+pub fn deliverable_spec(
+    kind: &str,
+) -> Option<(&'static str, Option<&'static str>, &'static [&'static str])> {
+    Some(match kind {
+        "adr" => (
+            "Architecture Decision Record",
+            Some("adr.md"),
+            &[
+                "Status",
+                "Context",
+                "Decision",
+                "Alternatives Considered",
+                "Consequences",
+                "Follow-ups",
+            ][..],
+        ),
+        "design-spec" => (
+            "Design Spec",
+            Some("design-spec.md"),
+            &[
+                "Problem",
+                "Goals",
+                "Non-goals",
+                "Proposed Design",
+                "Interfaces / Contracts",
+                "Failure Modes",
+                "Validation Plan",
+                "Open Questions",
+            ][..],
+        ),
+        "implementation-plan" => (
+            "Implementation Plan",
+            Some("implementation-plan.md"),
+            &[
+                "Scope",
+                "Phases",
+                "Tasks",
+                "Dependencies",
+                "Rollout / Migration",
+                "Tests",
+                "Risks",
+                "Exit Criteria",
+            ][..],
+        ),
+        "decision-memo" => (
+            "Decision Memo",
+            Some("decision-memo.md"),
+            &[
+                "Question",
+                "Recommendation",
+                "Options",
+                "Tradeoffs",
+                "Decision",
+                "Next Action",
+            ][..],
+        ),
+        "review-report" => (
+            "Review Report",
+            Some("review-report.md"),
+            &[
+                "Scope",
+                "Findings",
+                "Risks",
+                "Required Changes",
+                "Open Questions",
+                "Recommendation",
+            ][..],
+        ),
+        "test-plan" => (
+            "Test Plan",
+            Some("test-plan.md"),
+            &[
+                "Scope",
+                "Test Matrix",
+                "Fixtures",
+                "Automation",
+                "Manual Tests",
+                "Exit Criteria",
+            ][..],
+        ),
+        "custom" => ("Custom Deliverable", None, &[][..]),
+        _ => return None,
+    })
+}
+
+/// The action label used in "reserved for" errors (§4.1).
+pub fn action_label(event: &str) -> &'static str {
+    match event {
+        "deliverable_drafted" => "deliverable draft",
+        "deliverable_revised" => "deliverable revision",
+        "deliverable_frozen" => "deliverable freeze",
+        "proposal_submitted" => "proposal submission",
+        "review_submitted" => "review submission",
+        "proposal_revised" => "proposal revision",
+        "decision_proposed" => "decision proposal",
+        "question_classified" => "question classification",
+        "decision_accepted" => "decision acceptance",
+        "readiness_passed" => "readiness pass",
+        "completed" => "completion",
+        _ => "event",
+    }
+}
+
+/// True for a 64-character lowercase hexadecimal SHA-256 digest.
+pub fn is_sha256(value: &str) -> bool {
+    value.len() == 64
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}

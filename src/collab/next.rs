@@ -1,0 +1,228 @@
+//! `next` (spec §5.1 with the corrections of §11.5): what a participant
+//! should do now, from the stored `protocol.json` state.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::events::{read_events, Event};
+use super::markdown::{conclusion_errors, Readiness};
+use super::model::{CONCLUSION_FILE, READINESS_FILE};
+use super::paths;
+use super::protocol::{self, Protocol};
+use super::pyfmt::py_str;
+use super::CollabError;
+
+/// The printed report and the exit code (1 only for an invalid phase).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextAction {
+    pub lines: Vec<String>,
+    pub exit_code: i32,
+}
+
+impl NextAction {
+    /// The report as printed, one line each.
+    pub fn render(&self) -> String {
+        let mut out = self.lines.join("\n");
+        out.push('\n');
+        out
+    }
+}
+
+pub const DRAFT: &str = "draft the primary deliverable, append deliverable_drafted, update proposal.md, then append proposal_submitted.";
+pub const WAIT_PROPOSAL: &str = "wait for the proposal owner to submit the proposal.";
+pub const REVIEW: &str = "review proposal.md and the primary deliverable, update review.md with Review Scope, then append review_submitted.";
+pub const OWNER_WAIT_REVIEW: &str = "wait for the listed reviewer(s); do not edit proposal.md or deliverables while reviewing unless blocking the collaboration.";
+pub const WAIT_REVIEW: &str =
+    "wait for the listed reviewer(s) to submit review_submitted or blocked.";
+pub const REVISE: &str = "revise proposal.md and deliverables as needed, append deliverable_revised if the deliverable changed, then append proposal_revised.";
+pub const WAIT_REVISE: &str = "wait for the proposal owner to revise.";
+pub const CLASSIFY: &str = "classify the open questions in readiness.md, then append question_classified before anyone appends decision_accepted.";
+pub const WAIT_CLASSIFY: &str = "wait for the proposal owner to classify readiness.md questions and append question_classified.";
+pub const ACCEPT: &str =
+    "review decisions.md and append decision_accepted only if decisions are explicit.";
+pub const WAIT_ACCEPT: &str = "wait for remaining participants to accept decisions.";
+pub const WAIT_OWNER_READINESS: &str = "wait for the proposal owner to freeze the primary deliverable, pass readiness and complete the collaboration.";
+pub const CLEAR_READINESS: &str =
+    "classify readiness.md questions and clear blockers before readiness_passed.";
+pub const CHECKLIST: &str = "complete the final design checklist in readiness.md.";
+pub const FREEZE: &str = "freeze the primary deliverable with deliverable_frozen, run validate_collaboration.py, then append readiness_passed.";
+pub const PASS_READINESS: &str = "run validate_collaboration.py, then append readiness_passed.";
+pub const WRITE_CONCLUSION: &str = "write conclusion.md with the final outcome, deliverable receipt, readiness result, and next action.";
+pub const COMPLETE: &str =
+    "run validate_collaboration.py, then append completed with doc=conclusion.md.";
+pub const STOP: &str = "stop; collaboration is complete.";
+pub const RESOLVE_BLOCKER: &str = "resolve the blocker or start a new collaboration round.";
+pub const INVALID_PHASE: &str = "run validate_collaboration.py; current phase is invalid.";
+
+/// Loads the folder and reports the next action for `participant`.
+pub fn next_action(folder: &str, participant: &str) -> Result<NextAction, CollabError> {
+    let folder = paths::resolve_folder(folder);
+    next_action_in(&folder, participant)
+}
+
+/// [`next_action`] for an already resolved folder.
+pub fn next_action_in(folder: &Path, participant: &str) -> Result<NextAction, CollabError> {
+    let protocol = protocol::load_or_fail(folder)?;
+    check_participant(&protocol, participant)?;
+    let log = read_events(folder)?;
+    if !log.errors.is_empty() {
+        return Err(CollabError::Protocol(log.errors.join("; ")));
+    }
+    advise(&protocol, &log.events, participant)
+}
+
+/// The `participant '…' is not listed` refusal shared by next and wait.
+pub fn check_participant(protocol: &Protocol, participant: &str) -> Result<(), CollabError> {
+    if protocol.participants().iter().any(|p| p == participant) {
+        Ok(())
+    } else {
+        Err(CollabError::Protocol(format!(
+            "participant '{participant}' is not listed in protocol.json"
+        )))
+    }
+}
+
+/// The stored `waitingFor` as strings (a non-list counts as empty).
+pub fn stored_waiting(protocol: &Protocol) -> Vec<String> {
+    protocol
+        .map
+        .get("waitingFor")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().map(|v| py_str(Some(v))).collect())
+        .unwrap_or_default()
+}
+
+fn name_of(e: &Event) -> Option<&str> {
+    e.get("event").and_then(Value::as_str)
+}
+
+fn from_of(e: &Event) -> Option<&str> {
+    e.get("from").and_then(Value::as_str)
+}
+
+/// Position of the latest event with one of `names`.
+fn latest(events: &[Event], names: &[&str]) -> Option<usize> {
+    events
+        .iter()
+        .rposition(|e| name_of(e).is_some_and(|n| names.contains(&n)))
+}
+
+fn advise(
+    protocol: &Protocol,
+    events: &[Event],
+    participant: &str,
+) -> Result<NextAction, CollabError> {
+    let map = &protocol.map;
+    let phase = map.get("currentPhase");
+    let owner = map.get("proposalOwner").and_then(Value::as_str);
+    let waiting = stored_waiting(protocol);
+    let listed = waiting.iter().any(|w| w == participant);
+    let is_owner = owner == Some(participant);
+    let mut lines = vec![
+        format!("phase: {}", py_str(phase)),
+        format!("proposal owner: {}", py_str(map.get("proposalOwner"))),
+        format!(
+            "waiting for: {}",
+            if waiting.is_empty() {
+                "none".to_owned()
+            } else {
+                waiting.join(", ")
+            }
+        ),
+    ];
+    if let Some(last) = events.last() {
+        lines.push(format!(
+            "last event: seq {} {} from {}",
+            py_str(last.get("seq")),
+            py_str(last.get("event")),
+            py_str(last.get("from"))
+        ));
+    }
+    let sent_by_other =
+        |idx: Option<usize>| idx.is_some_and(|i| from_of(&events[i]) != Some(participant));
+    let mut exit_code = 0;
+    let text = match phase.and_then(Value::as_str) {
+        Some("drafting") if listed => DRAFT,
+        Some("drafting") => WAIT_PROPOSAL,
+        Some("reviewing") => {
+            let proposal =
+                latest(events, &["proposal_submitted"]).or(latest(events, &["proposal_revised"]));
+            if listed && sent_by_other(proposal) {
+                REVIEW
+            } else if is_owner {
+                OWNER_WAIT_REVIEW
+            } else {
+                WAIT_REVIEW
+            }
+        }
+        Some("revising") if listed && sent_by_other(latest(events, &["review_submitted"])) => {
+            REVISE
+        }
+        Some("revising") => WAIT_REVISE,
+        Some("decision_review") => {
+            let input = latest(events, &["proposal_revised", "decision_proposed"]);
+            let classified = latest(events, &["question_classified"]);
+            let needs_classification = match (input, classified) {
+                (Some(i), Some(c)) => c < i,
+                (Some(_), None) => true,
+                _ => false,
+            };
+            let accepted_since = events[classified.map_or(0, |c| c + 1)..].iter().any(|e| {
+                name_of(e) == Some("decision_accepted") && from_of(e) == Some(participant)
+            });
+            if needs_classification && is_owner {
+                CLASSIFY
+            } else if needs_classification {
+                WAIT_CLASSIFY
+            } else if listed && !accepted_since {
+                ACCEPT
+            } else {
+                WAIT_ACCEPT
+            }
+        }
+        Some("readiness_check") if !is_owner => WAIT_OWNER_READINESS,
+        Some("readiness_check") => readiness_advice(protocol, events)?,
+        Some("completed") => STOP,
+        Some("blocked") => RESOLVE_BLOCKER,
+        _ => {
+            exit_code = 1;
+            INVALID_PHASE
+        }
+    };
+    lines.push(format!("next action: {text}"));
+    Ok(NextAction { lines, exit_code })
+}
+
+fn readiness_advice(protocol: &Protocol, events: &[Event]) -> Result<&'static str, CollabError> {
+    let folder = &protocol.folder;
+    let readiness = Readiness::scan(&paths::read_text(folder, READINESS_FILE)?.unwrap_or_default());
+    let has_primary_freeze = events.iter().any(|e| {
+        name_of(e) == Some("deliverable_frozen")
+            && e.get("role").and_then(Value::as_str) == Some("primary")
+    });
+    let has_passed = events
+        .iter()
+        .any(|e| name_of(e) == Some("readiness_passed"));
+    Ok(if readiness.has_open_items() {
+        CLEAR_READINESS
+    } else if !readiness.ready {
+        CHECKLIST
+    } else if !has_primary_freeze {
+        FREEZE
+    } else if !has_passed {
+        PASS_READINESS
+    } else {
+        let conclusion = paths::read_text(folder, CONCLUSION_FILE)?.unwrap_or_default();
+        if conclusion_errors(&conclusion, &protocol.primary_ref().unwrap_or_default()).is_empty() {
+            COMPLETE
+        } else {
+            WRITE_CONCLUSION
+        }
+    })
+}
+
+/// The seq of the last event, for `waiting for … after seq N`.
+pub fn last_seq(events: &[Event]) -> Option<String> {
+    events.last().map(|e| py_str(e.get("seq")))
+}

@@ -1,0 +1,191 @@
+//! Path rules (spec §7): escape detection, POSIX ref normalisation, folder
+//! resolution, and the symlink refusal of §11.3 applied to every read, write
+//! and hash inside a collaboration folder or deliverables directory.
+
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::CollabError;
+
+/// A file could not be used: either it is (or lies under) a symlink, which is
+/// a reportable protocol problem, or an I/O failure that ends the command.
+#[derive(Debug)]
+pub enum ReadError {
+    Symlink(String),
+    Io(String),
+}
+
+impl From<ReadError> for CollabError {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Symlink(m) | ReadError::Io(m) => CollabError::Protocol(m),
+        }
+    }
+}
+
+/// True when a POSIX-style path is absolute or has a `..` component.
+pub fn escapes(path: &str) -> bool {
+    path.starts_with('/') || path.split('/').any(|c| c == "..")
+}
+
+/// Joins `dir` and `file` like Python's `PurePosixPath(dir) / file`: `.` and
+/// empty components collapse, `..` is kept.
+pub fn posix_join(dir: &str, file: &str) -> String {
+    let parts: Vec<&str> = dir
+        .split('/')
+        .chain(file.split('/'))
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    let absolute = if file.starts_with('/') {
+        true
+    } else {
+        dir.starts_with('/')
+    };
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_owned(),
+        (false, false) => joined,
+    }
+}
+
+/// Resolves a `--folder` value: `~` expanded, made absolute, symlinks of the
+/// existing prefix resolved, `..` applied (like Python's non-strict `resolve`).
+pub fn resolve_folder(raw: &str) -> PathBuf {
+    let expanded = if raw == "~" || raw.starts_with("~/") {
+        match std::env::var_os("HOME") {
+            Some(home) => {
+                PathBuf::from(home).join(raw.trim_start_matches('~').trim_start_matches('/'))
+            }
+            None => PathBuf::from(raw),
+        }
+    } else {
+        PathBuf::from(raw)
+    };
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        std::env::current_dir().unwrap_or_default().join(expanded)
+    };
+    resolve_lexically_with_links(&absolute)
+}
+
+/// Resolves symlinks for every existing prefix and applies `.`/`..` in order.
+pub fn resolve_lexically_with_links(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => {
+                out.push(other.as_os_str());
+                if let Ok(real) = out.canonicalize() {
+                    out = real;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The message for a refused symlink; it names the path and what to do.
+pub fn symlink_message(path: &Path) -> String {
+    format!(
+        "{} is a symlink; symlinks are not allowed inside a collaboration folder or deliverables directory, replace it with a regular file or directory",
+        path.display()
+    )
+}
+
+/// Refuses when `base/rel` or any directory between `base` and it is a
+/// symlink. Components that do not exist yet are fine.
+pub fn check_no_symlink(base: &Path, rel: &str) -> Result<(), ReadError> {
+    let mut current = base.to_path_buf();
+    for part in rel.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        current.push(part);
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(ReadError::Symlink(symlink_message(&current)));
+            }
+            Ok(_) => {}
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+fn io_message(path: &Path, err: &io::Error) -> String {
+    format!("cannot read {}: {err}", path.display())
+}
+
+/// Reads the raw bytes of `base/rel`; `Ok(None)` when it does not exist.
+pub fn read_bytes(base: &Path, rel: &str) -> Result<Option<Vec<u8>>, ReadError> {
+    check_no_symlink(base, rel)?;
+    let path = base.join(rel);
+    let mut file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ReadError::Io(io_message(&path, &e))),
+    };
+    let mut buf = Vec::new();
+    file.read_to_end(&mut buf)
+        .map_err(|e| ReadError::Io(io_message(&path, &e)))?;
+    Ok(Some(buf))
+}
+
+/// Reads `base/rel` as UTF-8 text; `Ok(None)` when it does not exist.
+pub fn read_text(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
+    match read_bytes(base, rel)? {
+        None => Ok(None),
+        Some(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| ReadError::Io(format!("{} is not valid UTF-8", base.join(rel).display()))),
+    }
+}
+
+/// SHA-256 (lowercase hex) of `base/rel`; `Ok(None)` when it does not exist.
+pub fn sha256_file(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
+    Ok(read_bytes(base, rel)?.map(|bytes| sha256_hex(&bytes)))
+}
+
+/// Lowercase hex SHA-256 of a byte string.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// True when `base/rel` exists without following a final symlink.
+pub fn exists_no_follow(base: &Path, rel: &str) -> bool {
+    std::fs::symlink_metadata(base.join(rel)).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_rules_follow_the_spec_table() {
+        for ok in ["x..md", "./x.md", "~/x.md", "a/b/c.md", "..\\x.md", ""] {
+            assert!(!escapes(ok), "{ok}");
+        }
+        for bad in ["a/../b.md", "..", "/abs.md"] {
+            assert!(escapes(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn posix_join_normalises_like_purepath() {
+        assert_eq!(
+            posix_join("deliverables", "design-spec.md"),
+            "deliverables/design-spec.md"
+        );
+        assert_eq!(posix_join("./d/", "./x.md"), "d/x.md");
+        assert_eq!(posix_join("", "x.md"), "x.md");
+        assert_eq!(posix_join("a//b", "../x.md"), "a/b/../x.md");
+    }
+}

@@ -1,0 +1,332 @@
+//! `protocol.json`: loading, the deliverable references it declares (§2.4,
+//! §3 "doc"), and the sorted, atomic rewrite (§2.5, §11.1).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Map, Value};
+
+use super::model::PROTOCOL_FILE;
+use super::paths::{self, ReadError};
+use super::CollabError;
+
+/// A loaded `protocol.json` plus the folder it came from.
+#[derive(Debug, Clone)]
+pub struct Protocol {
+    pub folder: PathBuf,
+    pub map: Map<String, Value>,
+}
+
+/// Loads `protocol.json`. The outer error is an internal failure (exit 2);
+/// the inner one is a reportable load error (`missing …`, `invalid …`, symlink).
+pub fn load(folder: &Path) -> Result<Result<Protocol, String>, CollabError> {
+    let text = match paths::read_text(folder, PROTOCOL_FILE) {
+        Ok(Some(text)) => text,
+        Ok(None) => {
+            return Ok(Err(format!(
+                "missing protocol.json in {}",
+                folder.display()
+            )))
+        }
+        Err(ReadError::Symlink(m)) => return Ok(Err(m)),
+        Err(ReadError::Io(m)) => return Err(CollabError::Protocol(m)),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(Ok(Protocol {
+            folder: folder.to_path_buf(),
+            map,
+        })),
+        Ok(_) => Err(CollabError::Protocol(
+            "protocol.json must contain a JSON object; restore it from the collaboration's history"
+                .to_owned(),
+        )),
+        Err(e) => Ok(Err(format!("invalid protocol.json: {e}"))),
+    }
+}
+
+/// Loads `protocol.json` for commands that stop at the first problem.
+pub fn load_or_fail(folder: &Path) -> Result<Protocol, CollabError> {
+    load(folder)?.map_err(CollabError::Protocol)
+}
+
+/// Where a deliverable reference lives on disk: `base/rel`, with the symlink
+/// rule applied below `base`.
+#[derive(Debug, Clone)]
+pub struct DocTarget {
+    pub base: PathBuf,
+    pub rel: String,
+}
+
+impl Protocol {
+    /// Participant ids in declaration order (plain strings or `{"id": …}` objects).
+    pub fn participants(&self) -> Vec<String> {
+        participant_ids(self.map.get("participants"))
+    }
+
+    pub fn deliverables(&self) -> Option<&Map<String, Value>> {
+        self.map.get("deliverables").and_then(Value::as_object)
+    }
+
+    fn is_external(&self) -> bool {
+        self.deliverables()
+            .and_then(|d| d.get("mode"))
+            .and_then(Value::as_str)
+            == Some("external")
+    }
+
+    fn dir(&self) -> &str {
+        self.deliverables()
+            .and_then(|d| d.get("dir"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    /// The primary deliverable object, when declared.
+    pub fn primary(&self) -> Option<&Map<String, Value>> {
+        self.deliverables()?.get("primary")?.as_object()
+    }
+
+    /// The reference string for a declared deliverable file.
+    pub fn ref_for(&self, file: &str) -> String {
+        if self.is_external() {
+            format!("external:{file}")
+        } else {
+            paths::posix_join(self.dir(), file)
+        }
+    }
+
+    /// The primary ref, when the primary file is declared as a string.
+    pub fn primary_ref(&self) -> Option<String> {
+        let file = self.primary()?.get("file")?.as_str()?;
+        Some(self.ref_for(file))
+    }
+
+    /// Supporting items that are objects, in declaration order.
+    pub fn supporting(&self) -> Vec<&Map<String, Value>> {
+        self.deliverables()
+            .and_then(|d| d.get("supporting"))
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_object).collect())
+            .unwrap_or_default()
+    }
+
+    /// Refs of supporting items whose file is a string.
+    pub fn supporting_refs(&self) -> Vec<String> {
+        self.supporting()
+            .iter()
+            .filter_map(|item| item.get("file").and_then(Value::as_str))
+            .map(|f| self.ref_for(f))
+            .collect()
+    }
+
+    /// The directory deliverable files are relative to in external mode:
+    /// `resolve(folder/repoRoot/dir)`.
+    pub fn external_root(&self) -> Result<PathBuf, String> {
+        let root = self
+            .map
+            .get("repoRoot")
+            .and_then(Value::as_str)
+            .ok_or_else(|| "repoRoot is required for external deliverables".to_owned())?;
+        Ok(paths::resolve_lexically_with_links(
+            &self.folder.join(root).join(self.dir()),
+        ))
+    }
+
+    /// Where the file behind a declared file name lives.
+    pub fn target_for_file(&self, file: &str) -> Result<DocTarget, String> {
+        if self.is_external() {
+            Ok(DocTarget {
+                base: self.external_root()?,
+                rel: file.to_owned(),
+            })
+        } else {
+            Ok(DocTarget {
+                base: self.folder.clone(),
+                rel: paths::posix_join(self.dir(), file),
+            })
+        }
+    }
+
+    /// Resolves an event `doc` for a deliverable role: it must equal a declared
+    /// ref exactly (§3), then it is located on disk.
+    pub fn resolve_doc(&self, role: &str, doc: &str) -> Result<DocTarget, String> {
+        let file = if role == "primary" {
+            self.primary()
+                .and_then(|p| p.get("file"))
+                .and_then(Value::as_str)
+                .filter(|f| self.ref_for(f) == doc)
+                .ok_or_else(|| "doc must reference the primary deliverable".to_owned())?
+        } else {
+            self.supporting()
+                .into_iter()
+                .filter_map(|item| item.get("file").and_then(Value::as_str))
+                .find(|f| self.ref_for(f) == doc)
+                .ok_or_else(|| "doc must reference a declared supporting deliverable".to_owned())?
+        };
+        self.target_for_file(file)
+    }
+
+    /// Completion gate texts: object gates give `text`, plain strings count too.
+    pub fn completion_gate_texts(&self) -> Vec<String> {
+        self.map
+            .get("completionGates")
+            .and_then(Value::as_array)
+            .map(|gates| {
+                gates
+                    .iter()
+                    .filter_map(|g| match g {
+                        Value::String(s) => Some(s.clone()),
+                        Value::Object(o) => {
+                            o.get("text").and_then(Value::as_str).map(str::to_owned)
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Rewrites `protocol.json` atomically.
+    pub fn save(&self) -> Result<(), CollabError> {
+        write_atomic(&self.folder, &self.map)
+    }
+}
+
+/// Participant ids from a `participants` value.
+pub fn participant_ids(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|p| match p {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Object(o) => o.get("id").and_then(Value::as_str).map(str::to_owned),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Serialises like Python's `json.dumps(indent=2, sort_keys=True,
+/// ensure_ascii=False)` plus a trailing newline. Keys are sorted here rather
+/// than relying on serde_json's map order, which a feature flag can change.
+pub fn to_sorted_pretty(map: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    write_value(&mut out, &Value::Object(map.clone()), 0);
+    out.push('\n');
+    out
+}
+
+fn write_value(out: &mut String, value: &Value, depth: usize) {
+    let pad = |out: &mut String, d: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(d));
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                pad(out, depth + 1);
+                write_value(out, item, depth + 1);
+            }
+            pad(out, depth);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                pad(out, depth + 1);
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push_str(": ");
+                write_value(out, &map[key], depth + 1);
+            }
+            pad(out, depth);
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Removes the temporary file unless it was renamed into place.
+struct TempGuard(Option<PathBuf>);
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Writes `protocol.json` via `.protocol.json.<random>.tmp`, fsync, rename,
+/// so readers only ever see a complete file (§11.1, §11.8).
+pub fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), CollabError> {
+    paths::check_no_symlink(folder, PROTOCOL_FILE)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let unique = format!(
+        "{:x}{:x}{:x}",
+        std::process::id(),
+        nanos,
+        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let tmp = folder.join(format!(".protocol.json.{unique}.tmp"));
+    let fail = |e: std::io::Error| {
+        CollabError::Protocol(format!(
+            "cannot write {}: {e}",
+            folder.join(PROTOCOL_FILE).display()
+        ))
+    };
+    let mut guard = TempGuard(Some(tmp.clone()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(fail)?;
+    file.write_all(to_sorted_pretty(map).as_bytes())
+        .map_err(fail)?;
+    file.sync_all().map_err(fail)?;
+    drop(file);
+    std::fs::rename(&tmp, folder.join(PROTOCOL_FILE)).map_err(fail)?;
+    guard.0 = None;
+    sync_dir(folder);
+    Ok(())
+}
+
+/// Makes a rename durable where directories can be fsynced (not on Windows).
+fn sync_dir(folder: &Path) {
+    if let Ok(dir) = std::fs::File::open(folder) {
+        let _ = dir.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sorted_pretty_matches_python_json_dumps() {
+        let v = json!({"b": [], "a": {"z": 1, "y": ["é"]}, "c": {}});
+        let text = to_sorted_pretty(v.as_object().unwrap());
+        assert_eq!(
+            text,
+            "{\n  \"a\": {\n    \"y\": [\n      \"é\"\n    ],\n    \"z\": 1\n  },\n  \"b\": [],\n  \"c\": {}\n}\n"
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! UTC timestamps: "UTC-now" for writes (§0) and ISO-8601 parsing for the
+//! validator's `at` checks (§3). Hand-written to avoid a date crate for two
+//! small conversions.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The current UTC time truncated to whole seconds, `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn utc_now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    format_utc(secs)
+}
+
+/// Formats seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn format_utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Parses an ISO-8601 date-time that carries a zone (`Z` or `±HH:MM[:SS]`,
+/// also `±HHMM`), returning nanoseconds since the epoch in UTC. Naive times
+/// and anything else unparseable give `None`, like Python's
+/// `datetime.fromisoformat` plus the "must have a zone" rule.
+pub fn parse_iso_utc_nanos(text: &str) -> Option<i128> {
+    let b = text.as_bytes();
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = b.get(range)?;
+        if part.iter().all(u8::is_ascii_digit) {
+            std::str::from_utf8(part).ok()?.parse().ok()
+        } else {
+            None
+        }
+    };
+    if b.len() < 16 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    // Python accepts any single character as the date/time separator.
+    if !b[10].is_ascii() {
+        return None;
+    }
+    let (hour, minute) = (num(11..13)?, num(14..16)?);
+    let mut pos = 16;
+    let mut second = 0;
+    let mut nanos: i64 = 0;
+    if b.get(pos) == Some(&b':') {
+        second = num(pos + 1..pos + 3)?;
+        pos += 3;
+        if matches!(b.get(pos), Some(b'.') | Some(b',')) {
+            let start = pos + 1;
+            let mut end = start;
+            while end < b.len() && b[end].is_ascii_digit() {
+                end += 1;
+            }
+            if end == start {
+                return None;
+            }
+            let digits = &text[start..end.min(start + 9)];
+            nanos = digits.parse::<i64>().ok()? * 10i64.pow(9 - digits.len() as u32);
+            pos = end;
+        }
+    }
+    let offset_secs = match &text[pos..] {
+        "Z" | "z" => 0,
+        rest if rest.starts_with('+') || rest.starts_with('-') => {
+            let sign = if rest.starts_with('-') { -1 } else { 1 };
+            let body = &rest[1..];
+            let parts: Vec<&str> = if body.contains(':') {
+                body.split(':').collect()
+            } else if body.len() == 4 && body.is_ascii() {
+                vec![&body[..2], &body[2..]]
+            } else {
+                return None;
+            };
+            let field = |s: &str| -> Option<i64> {
+                (s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit()))
+                    .then(|| s.parse().ok())
+                    .flatten()
+            };
+            let h = field(parts.first()?)?;
+            let m = field(parts.get(1)?)?;
+            let s = match parts.get(2) {
+                Some(p) => field(p.split('.').next()?)?,
+                None => 0,
+            };
+            if parts.len() > 3 || h > 23 || m > 59 || s > 59 {
+                return None;
+            }
+            sign * (h * 3600 + m * 60 + s)
+        }
+        _ => return None,
+    };
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 59
+        || year < 1
+    {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
+    Some(i128::from(secs) * 1_000_000_000 + i128::from(nanos))
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+// Howard Hinnant's civil-calendar algorithms.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_and_parses_round_trip() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(1_796_003_047), "2026-11-30T01:44:07Z");
+        let t = parse_iso_utc_nanos("2026-11-30T01:44:07Z").unwrap();
+        assert_eq!(t, 1_796_003_047_000_000_000);
+        assert_eq!(parse_iso_utc_nanos("2026-11-30T06:44:07+05:00"), Some(t));
+        assert_eq!(
+            parse_iso_utc_nanos("2026-11-30T01:44:07.5Z"),
+            Some(t + 500_000_000)
+        );
+    }
+
+    #[test]
+    fn rejects_naive_and_garbage() {
+        assert_eq!(parse_iso_utc_nanos("2026-11-30T01:44:07"), None);
+        assert_eq!(parse_iso_utc_nanos("yesterday"), None);
+        assert_eq!(parse_iso_utc_nanos("2026-02-30T01:44:07Z"), None);
+        assert_eq!(parse_iso_utc_nanos("2026-11-30T01:44:07é"), None);
+    }
+}

@@ -1,0 +1,207 @@
+//! `wait` (spec §5.2 with §11.6): poll until it is the participant's turn or
+//! the collaboration ends. Between polls it blocks on a file-change
+//! notification (inotify on Linux) or sleeps, bounded by `--interval`.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::events::read_events;
+use super::model::{EVENTS_FILE, PROTOCOL_FILE};
+use super::next::{check_participant, last_seq, next_action_in, stored_waiting};
+use super::paths;
+use super::protocol;
+use super::CollabError;
+
+/// The `wait` flags.
+#[derive(Debug, Clone)]
+pub struct WaitOptions {
+    pub folder: String,
+    pub participant: String,
+    /// Seconds between polls; the effective minimum is 0.1.
+    pub interval: f64,
+    /// Seconds; `0` waits forever, any other value (even negative) is a limit.
+    pub timeout: f64,
+}
+
+/// How a wait ended (protocol and I/O errors are `Err`, exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitOutcome {
+    /// `ready: …` and the next-action report were written; `next_error` is
+    /// the next-action failure, if any (the wait still exits 0).
+    Ready {
+        reason: String,
+        next_error: Option<String>,
+    },
+    /// The timeout passed; the caller prints `timeout: «reason»` on stderr.
+    TimedOut { reason: String },
+}
+
+type Signature = (Option<SystemTime>, Option<SystemTime>, usize);
+
+fn signature(folder: &Path) -> Signature {
+    let mtime = |name: &str| {
+        std::fs::metadata(folder.join(name))
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    let lines = std::fs::read_to_string(folder.join(EVENTS_FILE))
+        .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+        .unwrap_or(0);
+    (mtime(PROTOCOL_FILE), mtime(EVENTS_FILE), lines)
+}
+
+/// Waits for the participant's turn, writing `waiting:`/`ready:` lines (and,
+/// when ready, the next-action report) to `out`, flushing each line.
+pub fn wait_for_turn(opts: &WaitOptions, out: &mut dyn Write) -> Result<WaitOutcome, CollabError> {
+    let folder = paths::resolve_folder(&opts.folder);
+    let start = Instant::now();
+    let interval = Duration::from_secs_f64(opts.interval.max(0.1));
+    let watcher = watch::Watcher::new(&folder);
+    let mut last_signature: Option<Signature> = None;
+    let io = |e: std::io::Error| CollabError::Protocol(format!("cannot write output: {e}"));
+    loop {
+        let protocol = protocol::load_or_fail(&folder)?;
+        check_participant(&protocol, &opts.participant)?;
+        let log = read_events(&folder)?;
+        if !log.errors.is_empty() {
+            return Err(CollabError::Protocol(log.errors.join("; ")));
+        }
+        let phase = protocol.map.get("currentPhase").and_then(|v| v.as_str());
+        let waiting = stored_waiting(&protocol);
+        let ready_reason = match phase {
+            Some(p @ ("completed" | "blocked")) => Some(format!("phase is {p}")),
+            _ if waiting.contains(&opts.participant) => {
+                Some(format!("{} is listed in waitingFor", opts.participant))
+            }
+            _ => None,
+        };
+        if let Some(reason) = ready_reason {
+            writeln!(out, "ready: {reason}").map_err(io)?;
+            out.flush().map_err(io)?;
+            let next_error = match next_action_in(&folder, &opts.participant) {
+                Ok(next) => {
+                    out.write_all(next.render().as_bytes()).map_err(io)?;
+                    out.flush().map_err(io)?;
+                    None
+                }
+                Err(e) => Some(e.to_string()),
+            };
+            return Ok(WaitOutcome::Ready { reason, next_error });
+        }
+        let who = if waiting.is_empty() {
+            "none".to_owned()
+        } else {
+            waiting.join(", ")
+        };
+        let reason = match last_seq(&log.events) {
+            Some(seq) => format!("waiting for {who} after seq {seq}"),
+            None => format!("waiting for {who}"),
+        };
+        let sig = signature(&folder);
+        if last_signature.as_ref() != Some(&sig) {
+            writeln!(out, "waiting: {reason}").map_err(io)?;
+            out.flush().map_err(io)?;
+            last_signature = Some(sig);
+        }
+        let mut pause = interval;
+        if opts.timeout != 0.0 {
+            let limit = Duration::from_secs_f64(opts.timeout.max(0.0));
+            let elapsed = start.elapsed();
+            if elapsed >= limit {
+                return Ok(WaitOutcome::TimedOut { reason });
+            }
+            pause = pause.min(limit - elapsed);
+        }
+        match &watcher {
+            Some(w) => w.wait(pause),
+            None => std::thread::sleep(pause),
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod watch {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// An inotify instance watching the collaboration folder's entries.
+    pub struct Watcher {
+        fd: libc::c_int,
+    }
+
+    impl Watcher {
+        /// `None` when inotify is unavailable; the caller then sleeps instead.
+        pub fn new(folder: &Path) -> Option<Self> {
+            let path = CString::new(folder.as_os_str().as_bytes()).ok()?;
+            // SAFETY: plain syscalls on a descriptor this struct owns.
+            let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+            if fd < 0 {
+                return None;
+            }
+            let mask = libc::IN_MODIFY
+                | libc::IN_CLOSE_WRITE
+                | libc::IN_CREATE
+                | libc::IN_DELETE
+                | libc::IN_MOVED_FROM
+                | libc::IN_MOVED_TO
+                | libc::IN_ATTRIB
+                | libc::IN_DELETE_SELF;
+            // SAFETY: `path` is a valid NUL-terminated string; `fd` is ours.
+            let wd = unsafe { libc::inotify_add_watch(fd, path.as_ptr(), mask) };
+            let watcher = Watcher { fd };
+            (wd >= 0).then_some(watcher)
+        }
+
+        /// Blocks until something in the folder changes or `timeout` passes.
+        pub fn wait(&self, timeout: Duration) {
+            let mut pfd = libc::pollfd {
+                fd: self.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+            // SAFETY: `pfd` is a valid pollfd for the duration of the call.
+            let ready = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if ready > 0 {
+                // Drain the queued events; their content is not needed, only the wake-up.
+                let mut buf = [0u8; 4096];
+                loop {
+                    // SAFETY: `buf` is writable for its full length.
+                    let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) };
+                    if n <= 0 {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    impl Drop for Watcher {
+        fn drop(&mut self) {
+            // SAFETY: `fd` came from inotify_init1 and is closed once.
+            unsafe { libc::close(self.fd) };
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod watch {
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// Without a notification API here, waiting is a plain sleep.
+    pub struct Watcher;
+
+    impl Watcher {
+        pub fn new(_folder: &Path) -> Option<Self> {
+            Some(Watcher)
+        }
+
+        pub fn wait(&self, timeout: Duration) {
+            std::thread::sleep(timeout);
+        }
+    }
+}
