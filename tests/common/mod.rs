@@ -1,0 +1,86 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/data/public-registry-sample` (beside the repository).
+pub fn public_sample() -> PathBuf {
+    repo_root().join("../shared/data/public-registry-sample")
+}
+
+/// Copy a folder recursively (data under test is never edited in place).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for item in std::fs::read_dir(from).unwrap() {
+        let item = item.unwrap();
+        let target = to.join(item.file_name());
+        if item.file_type().unwrap().is_dir() {
+            copy_dir(&item.path(), &target);
+        } else {
+            std::fs::copy(item.path(), &target).unwrap();
+            let mut perms = std::fs::metadata(&target).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perms.set_readonly(false);
+            std::fs::set_permissions(&target, perms).unwrap();
+        }
+    }
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn acp_registry(args: &[&str], cwd: &Path) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// `validate --format json` findings as (severity, code, file:line:col).
+pub fn findings(registry: &Path) -> (i32, Vec<(String, String, String)>) {
+    let run = acp_registry(
+        &[
+            "validate",
+            "--registry",
+            registry.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        &repo_root(),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("json output: {e}\n{}\n{}", run.stdout, run.stderr));
+    let list = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let place = match (f["line"].as_u64(), f["column"].as_u64()) {
+                (Some(l), Some(c)) => format!("{}:{l}:{c}", f["file"].as_str().unwrap()),
+                _ => f["file"].as_str().unwrap().to_string(),
+            };
+            (
+                f["severity"].as_str().unwrap().to_string(),
+                f["code"].as_str().unwrap().to_string(),
+                place,
+            )
+        })
+        .collect();
+    (run.code, list)
+}

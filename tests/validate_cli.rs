@@ -1,0 +1,414 @@
+//! End-to-end behaviour of `acp-registry validate` on the bundled registry, a broken entry,
+//! and the public registry sample (zero-config parity with the public CI).
+
+mod common;
+
+use std::path::Path;
+
+use common::{acp_registry, copy_dir, findings, public_sample, repo_root};
+
+#[test]
+fn bundled_registry_validates_without_errors() {
+    let run = acp_registry(&["validate"], &repo_root());
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(" 0 errors") || run.stdout.starts_with("0 errors"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn one_entry_broken_ten_ways_reports_every_finding_in_one_run() {
+    let (code, list) = findings(&repo_root().join("tests/fixtures/broken"));
+    let got: Vec<String> = list
+        .iter()
+        .map(|(s, c, p)| format!("{s} {c} {p}"))
+        .collect();
+    let expected = [
+        "error version-format broken-agent/agent.json:5:14",
+        "error url-format broken-agent/agent.json:7:17",
+        "warning license-unknown broken-agent/agent.json:8:14",
+        "warning capability-unknown broken-agent/agent.json:10:20",
+        "error tags-format broken-agent/agent.json:11:12",
+        "error duplicate-key broken-agent/agent.json:12:3",
+        "error archive-format broken-agent/agent.json:16:20",
+        "error platform-unknown broken-agent/agent.json:20:7",
+        "error cmd-path broken-agent/agent.json:22:16",
+        "error env-reserved broken-agent/agent.json:29:18",
+        "error icon-color broken-agent/icon.svg:2:57",
+    ];
+    assert_eq!(got, expected);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn public_sample_validates_with_zero_config_from_its_root() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&public_sample(), dir.path());
+    // Laid out like the public repository: entries next to .github/ and agent.schema.json.
+    std::fs::create_dir_all(dir.path().join(".github/workflows")).unwrap();
+    std::fs::write(dir.path().join(".github/workflows/ci.yml"), "on: push\n").unwrap();
+    std::fs::write(dir.path().join("agent.schema.json"), "{}\n").unwrap();
+    let run = acp_registry(&["validate", "--registry", "."], dir.path());
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.stdout.contains("0 errors"), "{}", run.stdout);
+    assert!(run.stdout.contains("in 19 entries"), "{}", run.stdout);
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(
+        text.contains(from),
+        "{} does not contain {from:?}",
+        path.display()
+    );
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// The public CI's rejection cases, each injected alone into a copy of the sample.
+#[test]
+fn public_ci_rejection_cases_are_rejected() {
+    type Inject = fn(&Path);
+    let cases: Vec<(&str, &str, Inject)> = vec![
+        ("invalid JSON", "jsonc-syntax", |r| {
+            edit(&r.join("gemini/agent.json"), "\"name\":", "\"name\"")
+        }),
+        ("missing required field", "schema", |r| {
+            edit(
+                &r.join("gemini/agent.json"),
+                "\"description\": \"Google's official CLI for Gemini\",",
+                "",
+            )
+        }),
+        ("id not a slug", "id-format", |r| {
+            std::fs::rename(r.join("gemini"), r.join("Gemini")).unwrap();
+            edit(
+                &r.join("Gemini/agent.json"),
+                "\"id\": \"gemini\"",
+                "\"id\": \"Gemini\"",
+            )
+        }),
+        ("id differs from folder", "id-mismatch", |r| {
+            edit(
+                &r.join("gemini/agent.json"),
+                "\"id\": \"gemini\"",
+                "\"id\": \"gemini-cli\"",
+            )
+        }),
+        ("duplicate id", "duplicate-id", |r| {
+            edit(
+                &r.join("qwen-code/agent.json"),
+                "\"id\": \"qwen-code\"",
+                "\"id\": \"gemini\"",
+            )
+        }),
+        ("version not X.Y.Z", "version-format", |r| {
+            edit(
+                &r.join("gemini/agent.json"),
+                "\"version\": \"0.51.0\"",
+                "\"version\": \"v0.51\"",
+            )
+        }),
+        ("missing icon", "icon-missing", |r| {
+            std::fs::remove_file(r.join("gemini/icon.svg")).unwrap()
+        }),
+        ("icon not 16x16", "icon-size", |r| {
+            edit(
+                &r.join("gemini/icon.svg"),
+                "width=\"16\" height=\"16\"",
+                "width=\"24\" height=\"24\"",
+            )
+        }),
+        ("icon with a fixed colour", "icon-color", |r| {
+            edit(
+                &r.join("gemini/icon.svg"),
+                "fill=\"currentColor\"",
+                "fill=\"#4285F4\"",
+            )
+        }),
+        ("unknown platform", "platform-unknown", |r| {
+            edit(
+                &r.join("goose/agent.json"),
+                "\"linux-x86_64\"",
+                "\"linux-x64\"",
+            )
+        }),
+        ("archive over http", "archive-url", |r| {
+            edit(
+                &r.join("goose/agent.json"),
+                "https://github.com/block/goose/releases/download/v1.43.0/goose-x86_64-unknown",
+                "http://github.com/block/goose/releases/download/v1.43.0/goose-x86_64-unknown",
+            )
+        }),
+        ("npx pin differs from version", "version-mismatch", |r| {
+            edit(
+                &r.join("gemini/agent.json"),
+                "@google/gemini-cli@0.51.0",
+                "@google/gemini-cli@0.50.0",
+            )
+        }),
+        ("latest tag", "latest-tag", |r| {
+            edit(
+                &r.join("gemini/agent.json"),
+                "@google/gemini-cli@0.51.0",
+                "@google/gemini-cli@latest",
+            )
+        }),
+        ("no distribution", "schema", |r| {
+            let path = r.join("fast-agent/agent.json");
+            let mut doc: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            doc.as_object_mut().unwrap().remove("distribution");
+            std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        }),
+        ("unknown distribution type", "schema", |r| {
+            edit(
+                &r.join("gemini/agent.json"),
+                "\"npx\": {",
+                "\"docker\": {\"image\": \"x\"}, \"npx\": {",
+            )
+        }),
+        ("empty name", "schema", |r| {
+            edit(
+                &r.join("gemini/agent.json"),
+                "\"name\": \"Gemini CLI\"",
+                "\"name\": \"\"",
+            )
+        }),
+    ];
+    let mut failures = Vec::new();
+    for (name, code, inject) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(&public_sample(), dir.path());
+        inject(dir.path());
+        let (exit, list) = findings(dir.path());
+        let hit = list.iter().any(|(s, c, _)| s == "error" && c == code);
+        if exit != 1 || !hit {
+            failures.push(format!(
+                "{name}: exit {exit}, expected an error `{code}`, got {list:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn deny_warnings_turns_warnings_into_a_failing_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&public_sample(), dir.path());
+    let plain = acp_registry(&["validate", "--registry", "."], dir.path());
+    assert_eq!(plain.code, 0);
+    let strict = acp_registry(
+        &["validate", "--registry", ".", "--deny-warnings"],
+        dir.path(),
+    );
+    assert_eq!(strict.code, 1, "{}", strict.stdout);
+}
+
+#[test]
+fn missing_registry_is_a_usage_failure_naming_the_folder() {
+    let run = acp_registry(&["validate", "--registry", "no-such-dir"], &repo_root());
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("no-such-dir"), "{}", run.stderr);
+    assert!(run.stderr.contains("--registry"), "{}", run.stderr);
+}
+
+#[test]
+fn config_overrides_severity_and_exempts_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&public_sample(), dir.path());
+    // The public registry's current policy: license_url required, grandfathered ids exempt.
+    std::fs::write(
+        dir.path().join("acp-registry.jsonc"),
+        r#"{
+  // license_url became required in September 2026
+  "severity": {"license-url-missing": "error", "sha256-missing": "off"},
+  "exemptions": {"gemini": ["license-url-missing"]},
+}"#,
+    )
+    .unwrap();
+    let (code, list) = findings(dir.path());
+    assert_eq!(code, 1);
+    let license: Vec<_> = list
+        .iter()
+        .filter(|(_, c, _)| c == "license-url-missing")
+        .collect();
+    assert_eq!(license.len(), 18, "{license:?}");
+    assert!(license.iter().all(|(s, _, _)| s == "error"));
+    assert!(!license.iter().any(|(_, _, p)| p.starts_with("gemini/")));
+    assert!(!list.iter().any(|(_, c, _)| c == "sha256-missing"));
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+#[test]
+fn changed_since_checks_only_changed_entries_but_sees_all_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_dir(&public_sample(), root);
+    // An old problem in an untouched entry must not be reported.
+    edit(
+        &root.join("goose/agent.json"),
+        "\"linux-x86_64\"",
+        "\"linux-x64\"",
+    );
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "base"]);
+    // The pull request: one edited entry and one new entry reusing an existing id.
+    edit(
+        &root.join("cline/agent.json"),
+        "\"version\": ",
+        "\"version\": \"x\", \"v\": ",
+    );
+    copy_dir(&root.join("gemini"), &root.join("gemini-fork"));
+    let (code, list) = findings(root);
+    assert_eq!(code, 1);
+    assert!(
+        list.iter().any(|(_, c, _)| c == "platform-unknown"),
+        "full run sees goose"
+    );
+    let run = acp_registry(
+        &[
+            "validate",
+            "--registry",
+            ".",
+            "--changed-since",
+            "HEAD",
+            "--format",
+            "json",
+        ],
+        root,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let files: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["code"].as_str().unwrap(),
+                f["file"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        files.contains(&"duplicate-id gemini-fork/agent.json".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        files.iter().any(|f| f.starts_with("version-format cline/")),
+        "{files:?}"
+    );
+    assert!(!files.iter().any(|f| f.contains("goose/")), "{files:?}");
+    assert_eq!(doc["summary"]["entries"], 2);
+    assert_eq!(run.code, 1);
+    let bad = acp_registry(
+        &[
+            "validate",
+            "--registry",
+            ".",
+            "--changed-since",
+            "no-such-rev",
+        ],
+        root,
+    );
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("no-such-rev"), "{}", bad.stderr);
+}
+
+#[test]
+fn github_format_writes_the_full_table_to_the_step_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args([
+            "validate",
+            "--registry",
+            "tests/fixtures/broken",
+            "--format",
+            "github",
+        ])
+        .current_dir(repo_root())
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("::error ")).count(),
+        9
+    );
+    let table = std::fs::read_to_string(summary).unwrap();
+    assert_eq!(
+        table.lines().filter(|l| l.starts_with("| error ")).count(),
+        9
+    );
+    assert!(table.contains("`broken-agent/agent.json:5:14`"), "{table}");
+}
+
+#[test]
+fn sarif_output_parses_as_sarif_2_1_0() {
+    let run = acp_registry(
+        &[
+            "validate",
+            "--registry",
+            "tests/fixtures/broken",
+            "--format",
+            "sarif",
+        ],
+        &repo_root(),
+    );
+    let sarif: serde_sarif::sarif::Sarif = serde_json::from_str(&run.stdout).expect("typed SARIF");
+    assert_eq!(serde_json::to_value(&sarif.version).unwrap(), "2.1.0");
+    let run0 = &sarif.runs[0];
+    let rules = run0.tool.driver.rules.as_ref().unwrap();
+    let results = run0.results.as_ref().unwrap();
+    assert_eq!(results.len(), 11);
+    for result in results {
+        let index = result.rule_index.unwrap() as usize;
+        assert_eq!(rules[index].id, result.rule_id.clone().unwrap());
+        let region = result.locations.as_ref().unwrap()[0]
+            .physical_location
+            .as_ref()
+            .unwrap()
+            .region
+            .as_ref()
+            .unwrap();
+        assert!(region.start_line.unwrap() >= 1 && region.start_column.unwrap() >= 1);
+    }
+}
+
+#[test]
+fn human_output_has_color_only_when_asked() {
+    // Tests run without a terminal: no ANSI escapes even without NO_COLOR.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args(["validate", "--registry", "tests/fixtures/broken"])
+        .current_dir(repo_root())
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&output.stdout).contains('\u{1b}'));
+}
