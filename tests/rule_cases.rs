@@ -1,0 +1,364 @@
+//! Data-driven CLI cases: for every rule code, a registry that must trigger it and a
+//! near-identical one that must not.
+//!
+//! Layout, one folder per code of `Code::ALL`:
+//!
+//! ```text
+//! tests/rules/<code>/fail/            a complete registry root that triggers <code>
+//! tests/rules/<code>/fail/expected.txt
+//! tests/rules/<code>/fail-<what>/     optional further failing cases (same shape)
+//! tests/rules/<code>/pass/            the same registry with the problem fixed
+//! tests/rules/<code>/pass-<what>/     optional further passing cases
+//! ```
+//!
+//! `expected.txt` lists exactly the findings *of that code* the run must produce, in the
+//! tool's order (file, line, column), one per line: `<severity> <code> <file>:<line>:<col>`,
+//! or `<severity> <code> <file>` for a whole-file finding. Blank lines and lines starting
+//! with `#` are ignored. Findings of other codes are not compared. A failing case must exit
+//! with 1 when an expected line is an error and 0 otherwise; a passing case must produce no
+//! finding of its code.
+//!
+//! Some inputs cannot (or should not) be committed: they are produced at test time by the
+//! generators in [`generate`], keyed by code and case name.
+//!
+//! Every case runs `acp-registry validate --registry <copy> --format json` on a fresh copy in
+//! a temporary folder; cases run in parallel and every mismatch is reported at the end.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use acp_registry::rules::Code;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
+
+/// Limits from spec §3, written out so the cases pin the specification, not the constants.
+const ICON_LIMIT: usize = 32 * 1024;
+const SKILL_LIMIT: usize = 1024 * 1024;
+
+fn cases_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules")
+}
+
+#[derive(Debug)]
+struct Case {
+    code: Code,
+    /// `fail`, `fail-<what>`, `pass` or `pass-<what>`.
+    name: String,
+    dir: PathBuf,
+}
+
+impl Case {
+    fn fails(&self) -> bool {
+        self.name == "fail" || self.name.starts_with("fail-")
+    }
+
+    fn label(&self) -> String {
+        format!("{}/{}", self.code, self.name)
+    }
+}
+
+#[test]
+fn every_rule_code_has_a_failing_and_a_passing_case() {
+    let root = cases_root();
+    let mut problems = Vec::new();
+    let cases = collect_cases(&root, &mut problems);
+
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .min(16);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(case) = cases.get(i) else { break };
+                let outcome = run_case(case);
+                results.lock().unwrap().push((case.label(), outcome));
+            });
+        }
+    });
+
+    let mut results = results.into_inner().unwrap();
+    results.sort_by(|a, b| a.0.cmp(&b.0));
+    problems.extend(results.into_iter().filter_map(|(_, r)| r.err()));
+    assert!(
+        problems.is_empty(),
+        "{} of {} rule cases are wrong:\n\n{}",
+        problems.len(),
+        cases.len(),
+        problems.join("\n\n")
+    );
+}
+
+/// Every case folder, checking that each code has `fail` and `pass` and that no folder
+/// names an unknown code or an unknown kind of case.
+fn collect_cases(root: &Path, problems: &mut Vec<String>) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &code in Code::ALL {
+        let dir = root.join(code.as_str());
+        for required in ["fail", "pass"] {
+            if !dir.join(required).is_dir() {
+                problems.push(format!(
+                    "rule `{code}` has no `{required}` case: add tests/rules/{code}/{required}/"
+                ));
+            }
+        }
+        let Ok(read) = fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<String> = read
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            let path = dir.join(&name);
+            let known = ["fail", "pass"]
+                .iter()
+                .any(|k| name == *k || name.starts_with(&format!("{k}-")));
+            if !path.is_dir() || !known {
+                problems.push(format!(
+                    "tests/rules/{code}/{name}: expected only `fail`, `fail-*`, `pass` and `pass-*` folders"
+                ));
+                continue;
+            }
+            let case = Case {
+                code,
+                name,
+                dir: path,
+            };
+            let has_expected = case.dir.join("expected.txt").is_file();
+            if case.fails() && !has_expected {
+                problems.push(format!("{}: missing expected.txt", case.label()));
+            } else if !case.fails() && has_expected {
+                problems.push(format!(
+                    "{}: a passing case has no expected.txt (it must produce no `{code}` finding)",
+                    case.label()
+                ));
+            }
+            cases.push(case);
+        }
+    }
+    let codes: BTreeSet<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    if let Ok(read) = fs::read_dir(root) {
+        for entry in read.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !codes.contains(name.as_str()) {
+                problems.push(format!(
+                    "tests/rules/{name}: not a rule code (renamed or removed?)"
+                ));
+            }
+        }
+    }
+    cases
+}
+
+/// Run one case; `Err` carries a readable description of what went wrong.
+fn run_case(case: &Case) -> Result<(), String> {
+    let fail = |msg: String| format!("rule `{}`, case `{}`: {msg}", case.code, case.name);
+    let temp = tempfile::tempdir().map_err(|e| fail(format!("cannot create a temp dir: {e}")))?;
+    let registry = temp.path().join("registry");
+    copy_case(&case.dir, &registry).map_err(|e| fail(format!("cannot copy the case: {e}")))?;
+    generate(case.code.as_str(), &case.name, &registry)
+        .map_err(|e| fail(format!("cannot generate inputs: {e}")))?;
+
+    let output = Command::new(BIN)
+        .arg("validate")
+        .arg("--registry")
+        .arg(&registry)
+        .args(["--format", "json"])
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .map_err(|e| fail(format!("cannot run {BIN}: {e}")))?;
+    let exit = output.status.code();
+    let document: Value = serde_json::from_slice(&output.stdout).map_err(|e| {
+        fail(format!(
+            "output is not JSON ({e}), exit {exit:?}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    })?;
+    let all: Vec<(String, String)> = document["findings"]
+        .as_array()
+        .map(|findings| findings.iter().map(finding_line).collect())
+        .unwrap_or_default();
+    let actual: Vec<&str> = all
+        .iter()
+        .filter(|(code, _)| code == case.code.as_str())
+        .map(|(_, line)| line.as_str())
+        .collect();
+    let others = || {
+        let lines: Vec<&str> = all
+            .iter()
+            .filter(|(code, _)| code != case.code.as_str())
+            .map(|(_, line)| line.as_str())
+            .collect();
+        if lines.is_empty() {
+            String::new()
+        } else {
+            format!("\n  other findings:{}", indent(&lines))
+        }
+    };
+
+    if !case.fails() {
+        if actual.is_empty() && exit != Some(2) {
+            return Ok(());
+        }
+        return Err(fail(format!(
+            "expected no `{}` finding, exit {exit:?}\n  actual:{}{}",
+            case.code,
+            indent(&actual),
+            others()
+        )));
+    }
+
+    let text = fs::read_to_string(case.dir.join("expected.txt"))
+        .map_err(|e| fail(format!("cannot read expected.txt: {e}")))?;
+    let expected: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let want_exit = if expected.iter().any(|l| l.starts_with("error ")) {
+        1
+    } else {
+        0
+    };
+    let mut wrong = Vec::new();
+    if expected != actual {
+        wrong.push(format!(
+            "findings differ\n  expected:{}\n  actual:{}",
+            indent(&expected),
+            indent(&actual)
+        ));
+    }
+    if exit != Some(want_exit) {
+        wrong.push(format!("exit code {exit:?}, expected {want_exit}"));
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(format!("{}{}", wrong.join("\n  "), others())))
+    }
+}
+
+/// `(code, "<severity> <code> <file>[:<line>:<col>]")` for one JSON finding.
+fn finding_line(finding: &Value) -> (String, String) {
+    let text = |key: &str| finding[key].as_str().unwrap_or("?").to_string();
+    let code = text("code");
+    let mut line = format!("{} {code} {}", text("severity"), text("file"));
+    if let (Some(l), Some(c)) = (finding["line"].as_u64(), finding["column"].as_u64()) {
+        line.push_str(&format!(":{l}:{c}"));
+    }
+    (code, line)
+}
+
+fn indent(lines: &[&str]) -> String {
+    if lines.is_empty() {
+        return " (none)".into();
+    }
+    lines.iter().map(|l| format!("\n    {l}")).collect()
+}
+
+/// Copy a case folder (without its `expected.txt`) to `to`.
+fn copy_case(from: &Path, to: &Path) -> std::io::Result<()> {
+    copy_dir(from, to, true)
+}
+
+fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if top && name == "expected.txt" {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target, false)?;
+        } else {
+            fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Inputs written at test time, keyed by code and case name. `root` is the copied registry;
+/// every generated case has one entry, `example-agent/`.
+///
+/// - `file-unreadable/fail`: `icon.svg` is a dangling symlink (tests may run as root, so
+///   permissions cannot make a file unreadable; git could store the link, but a generated one
+///   survives every checkout and copy).
+/// - `file-unreadable/fail-manifest-symlink`: `agent.json` is a dangling symlink.
+/// - `file-too-large/{fail,pass}`: `icon.svg` of 32 KiB + 1 byte / exactly 32 KiB (the limit
+///   is inclusive), so no large file is committed.
+/// - `skill-too-large/{fail,pass}`: `skill/` padded to 1 MiB + 1 byte / exactly 1 MiB.
+fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
+    let entry = root.join("example-agent");
+    match (code, case) {
+        ("file-unreadable", "fail") => dangling_symlink(&entry.join("icon.svg")),
+        ("file-unreadable", "fail-manifest-symlink") => dangling_symlink(&entry.join("agent.json")),
+        ("file-too-large", "fail") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT + 1),
+        ("file-too-large", "pass") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT),
+        ("skill-too-large", "fail") => pad_folder(&entry.join("skill"), SKILL_LIMIT + 1),
+        ("skill-too-large", "pass") => pad_folder(&entry.join("skill"), SKILL_LIMIT),
+        _ => Ok(()),
+    }
+}
+
+/// A symlink at `path` pointing at a file that does not exist.
+fn dangling_symlink(path: &Path) -> std::io::Result<()> {
+    let target = format!(
+        "missing-{}",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(target, path);
+    #[cfg(windows)]
+    return std::os::windows::fs::symlink_file(target, path);
+}
+
+/// A valid 16x16 currentColor icon of exactly `size` bytes (padded with whitespace).
+fn write_icon_of_size(path: &Path, size: usize) -> std::io::Result<()> {
+    let head = concat!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\">\n",
+        "  <circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"1.5\"/>\n",
+    );
+    let tail = "</svg>\n";
+    let mut text = String::with_capacity(size);
+    text.push_str(head);
+    text.push_str(&" ".repeat(size - head.len() - tail.len()));
+    text.push_str(tail);
+    assert_eq!(text.len(), size);
+    fs::write(path, text)
+}
+
+/// Add `assets/padding.bin` to `dir` so the folder totals exactly `total` bytes.
+fn pad_folder(dir: &Path, total: usize) -> std::io::Result<()> {
+    let existing = folder_size(dir)?;
+    fs::create_dir_all(dir.join("assets"))?;
+    fs::write(
+        dir.join("assets/padding.bin"),
+        vec![b'\n'; total - existing as usize],
+    )
+}
+
+fn folder_size(dir: &Path) -> std::io::Result<u64> {
+    let mut size = 0;
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            size += folder_size(&entry.path())?;
+        } else if kind.is_file() {
+            size += entry.metadata()?.len();
+        }
+    }
+    Ok(size)
+}
