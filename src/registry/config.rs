@@ -98,7 +98,8 @@ impl Config {
     /// Read the configuration of the registry at `root`. Missing file: defaults, no findings.
     pub fn load(root: &Path) -> (Config, Vec<Diagnostic>) {
         let path = root.join(CONFIG_FILE);
-        if !path.is_file() {
+        // A dangling symlink is reported as unreadable, not silently ignored.
+        if std::fs::symlink_metadata(&path).is_err() {
             return (Config::default(), Vec::new());
         }
         let text = match std::fs::read(&path).map(String::from_utf8) {

@@ -72,7 +72,8 @@ fn unexpected_help(name: &str) -> String {
 pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
     let path = entry.path.join("agent.json");
     let display = display_path(entry, "agent.json");
-    if !path.is_file() {
+    // A dangling symlink is not missing: reading it reports file-unreadable.
+    if std::fs::symlink_metadata(&path).is_err() || path.is_dir() {
         sink.push(
             finding(
                 Code::MissingManifest,

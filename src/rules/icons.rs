@@ -88,11 +88,16 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
     };
     let root = doc.root_element();
     if root.tag_name().name() != "svg" || root.tag_name().namespace() != Some(SVG_NS) {
-        sink.push(
-            finding(
-                Code::IconRoot,
-                format!("the root element is <{}>, not <svg> in the SVG namespace", root.tag_name().name()),
+        let message = if root.tag_name().name() == "svg" {
+            format!("the root <svg> is not in the SVG namespace (`xmlns=\"{SVG_NS}\"` is missing or wrong)")
+        } else {
+            format!(
+                "the root element is <{}>, not <svg>",
+                root.tag_name().name()
             )
+        };
+        sink.push(
+            finding(Code::IconRoot, message)
             .at(source, span(root.range()))
             .help(format!("wrap the drawing in <svg xmlns=\"{SVG_NS}\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\">")),
         );
@@ -135,6 +140,26 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
                 .at(source, span(node.range()))
                 .help("icons are inlined into web pages; remove the element"),
             );
+        }
+        let animates = matches!(
+            name,
+            "set" | "animate" | "animateTransform" | "animateMotion"
+        );
+        if animates {
+            let target = node
+                .attribute("attributeName")
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            if target.ends_with("href") || target.starts_with("on") {
+                sink.push(
+                    finding(
+                        Code::IconUnsafe,
+                        format!("<{name}> rewrites `{target}` at run time"),
+                    )
+                    .at(source, span(node.range()))
+                    .help("icons must not animate links or event handlers; remove the element"),
+                );
+            }
         }
         for attr in node.attributes() {
             let attr_name = attr.name();
@@ -184,7 +209,7 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
                     uses_current_color |= check_css(source, value, attr.range_value().start, sink);
                 }
                 _ => {
-                    if value.contains("url(") {
+                    if value.to_ascii_lowercase().contains("url(") {
                         check_urls(source, value, attr.range_value().start, sink);
                     }
                 }
@@ -303,7 +328,7 @@ fn check_paint(
             .help(format!("use `{property}=\"currentColor\"` (or `none`)")),
         );
     }
-    if value.trim().starts_with("url(") {
+    if value.trim().to_ascii_lowercase().starts_with("url(") {
         check_urls(source, value, at.start, sink);
     }
     value.trim().eq_ignore_ascii_case("currentColor")

@@ -28,7 +28,7 @@ pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::{agent_validator, registry_validator, AGENT_SCHEMA, REGISTRY_SCHEMA};
 pub use versions::{compare_versions, PreviewVersion, Version};
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::Node;
 use crate::source::{SourceFile, Span};
 
@@ -173,11 +173,12 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
         metadata::check(doc, &mut sink);
         distribution::check(doc, &mut sink);
         preview::check(doc, &mut sink);
-        // The schema runs last so it can leave out what a specific rule already said.
+        // The schema runs last so it can leave out errors a specific rule already reported
+        // (a specific warning does not hide a schema error).
         let reported = sink
             .diagnostics
             .iter()
-            .filter(|d| d.file == doc.source.path)
+            .filter(|d| d.file == doc.source.path && d.severity == Severity::Error)
             .filter_map(|d| d.pointer.clone())
             .collect();
         let instance = distribution::normalized_json(&doc.root);

@@ -52,7 +52,8 @@ impl Quarantine {
     /// Read `quarantine.json` from the registry root, if present.
     pub fn load(root: &Path, sink: &mut Sink) -> Quarantine {
         let path = root.join("quarantine.json");
-        if !path.is_file() {
+        // A dangling symlink is reported by read_text, not ignored.
+        if std::fs::symlink_metadata(&path).is_err() {
             return Quarantine::default();
         }
         let Some(text) =

@@ -34,8 +34,9 @@ pub fn registry_validator() -> &'static Validator {
 }
 
 /// Validate `instance` (the manifest as clients read it, with the legacy distribution form
-/// already normalised). `reported` holds pointers that a more specific rule already reported:
-/// the schema does not repeat those.
+/// already normalised). `reported` holds pointers where a more specific rule already reported
+/// an error: the schema does not repeat those. A `uniqueItems` violation is also covered by an
+/// error on one of the array's items (tags-format points at the repeated tag).
 pub fn check(
     doc: &ManifestDoc,
     instance: &Value,
@@ -46,11 +47,12 @@ pub fn check(
     let known_fields = known_fields(instance_root_schema());
     for error in agent_validator().iter_errors(instance) {
         let path = error.instance_path().as_str().to_string();
-        let covered = |pointer: &str| {
+        let covered = |pointer: &str, kind: &ValidationErrorKind| {
             reported.contains(pointer)
-                || reported
-                    .iter()
-                    .any(|r| r.starts_with(pointer) && r[pointer.len()..].starts_with('/'))
+                || (matches!(kind, ValidationErrorKind::UniqueItems)
+                    && reported
+                        .iter()
+                        .any(|r| r.starts_with(pointer) && r[pointer.len()..].starts_with('/')))
         };
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
@@ -98,7 +100,7 @@ pub fn check(
                 sink.push(d.help(format!("add `\"{name}\"` to this object")));
             }
             kind => {
-                if covered(&path) {
+                if covered(&path, kind) {
                     continue;
                 }
                 let message = describe(kind, &path, error.instance());
