@@ -127,9 +127,7 @@ impl Machine<'_> {
                         "seq {seq_text}: proposal_submitted requires prior primary deliverable_drafted"
                     ));
                 }
-                if self.state.owner.is_some() {
-                    self.owner_check(&ctx);
-                }
+                self.owner_check(&ctx);
                 let st = &mut self.state;
                 st.owner = sender.map(str::to_owned);
                 let reviewers: BTreeSet<String> = self
@@ -271,9 +269,11 @@ impl Machine<'_> {
         }
     }
 
+    /// Owner-only events; before any owner exists there is no one to check against.
     fn owner_check(&mut self, ctx: &Ctx) {
-        let allowed = owner_list(&self.state.owner);
-        self.actor_check(ctx, &allowed);
+        if let Some(owner) = self.state.owner.clone() {
+            self.actor_check(ctx, &[owner]);
+        }
     }
 
     fn actor_check(&mut self, ctx: &Ctx, allowed: &[String]) {

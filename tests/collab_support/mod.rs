@@ -59,7 +59,8 @@ impl Fx {
         tweak(&mut opts);
         collab::init(&opts).expect("init");
         let protocol: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(folder.join("protocol.json")).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(folder.join("protocol.json")).unwrap())
+                .unwrap();
         let primary = collab::protocol::Protocol {
             folder: folder.clone(),
             map: protocol.as_object().unwrap().clone(),
@@ -118,12 +119,21 @@ impl Fx {
     }
 
     pub fn last_seq(&self) -> i64 {
-        self.read("events.jsonl").lines().filter(|l| !l.trim().is_empty()).count() as i64
+        std::fs::read_to_string(self.path("events.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .count() as i64
     }
 
     /// Appends with `reply_to` = the last seq and the given extra fields
     /// (`doc`, `role`, `sha256`, `reply_to`, `summary`).
-    pub fn try_append(&self, who: &str, event: &str, extra: &[(&str, &str)]) -> Result<Appended, CollabError> {
+    pub fn try_append(
+        &self,
+        who: &str,
+        event: &str,
+        extra: &[(&str, &str)],
+    ) -> Result<Appended, CollabError> {
         let mut opts = AppendOptions {
             folder: self.folder_str(),
             participant: who.to_owned(),
@@ -177,14 +187,22 @@ impl Fx {
 
     pub fn next(&self, who: &str) -> String {
         let n = collab::next_action(&self.folder_str(), who).unwrap();
-        n.lines.last().unwrap().trim_start_matches("next action: ").to_owned()
+        n.lines
+            .last()
+            .unwrap()
+            .trim_start_matches("next action: ")
+            .to_owned()
     }
 
     // ---- protocol steps -------------------------------------------------
 
     pub fn draft(&self) -> i64 {
         let r = self.primary.clone();
-        self.ok(self.owner(), "deliverable_drafted", &[("doc", &r), ("role", "primary")])
+        self.ok(
+            self.owner(),
+            "deliverable_drafted",
+            &[("doc", &r), ("role", "primary")],
+        )
     }
 
     pub fn submit(&self) -> i64 {
@@ -218,7 +236,9 @@ impl Fx {
 
     /// Resolves the seeded readiness question.
     pub fn resolve_readiness(&self) {
-        self.edit("readiness.md", |t| t.replace("- [unresolved]", "- [resolved]"));
+        self.edit("readiness.md", |t| {
+            t.replace("- [unresolved]", "- [resolved]")
+        });
     }
 
     pub fn classify(&self) -> i64 {
