@@ -122,19 +122,31 @@ impl Validator<'_> {
         }
     }
 
-    /// Reads `base/rel`; missing or refused files read as `None`.
-    fn read(&mut self, base: &Path, rel: &str) -> Result<Option<String>, CollabError> {
+    /// Reads `base/rel`; a refused symlink is reported here, once.
+    fn read(&mut self, base: &Path, rel: &str) -> Result<Doc, CollabError> {
         match paths::read_text(base, rel) {
-            Ok(t) => Ok(t),
-            Err(e) => self.read_problem(e).map(|_| None),
+            Ok(Some(text)) => Ok(Doc::Text(text)),
+            Ok(None) => Ok(Doc::Missing),
+            Err(e) => self.read_problem(e).map(|_| Doc::Refused),
         }
     }
 
     /// A protocol text file; missing reads as empty (step 1 reported it).
     fn read_folder_file(&mut self, name: &str) -> Result<String, CollabError> {
         let folder = self.folder;
-        Ok(self.read(folder, name)?.unwrap_or_default())
+        Ok(match self.read(folder, name)? {
+            Doc::Text(text) => text,
+            Doc::Missing | Doc::Refused => String::new(),
+        })
     }
+}
+
+/// A file read by the validator.
+enum Doc {
+    Text(String),
+    Missing,
+    /// A symlink, already reported.
+    Refused,
 }
 
 /// Validates an already resolved folder.
@@ -730,8 +742,9 @@ fn check_contents(
         match protocol.target_for_file(file) {
             Err(msg) => v.err(msg),
             Ok(target) => match v.read(&target.base, &target.rel)? {
-                None => v.err(format!("primary deliverable missing: {primary_ref}")),
-                Some(text) => v.errors.extend(deliverable_content_errors(
+                Doc::Refused => {}
+                Doc::Missing => v.err(format!("primary deliverable missing: {primary_ref}")),
+                Doc::Text(text) => v.errors.extend(deliverable_content_errors(
                     &text,
                     &sections_for(primary),
                     primary_frozen_required,
@@ -758,8 +771,9 @@ fn check_contents(
         match protocol.target_for_file(file) {
             Err(msg) => v.err(msg),
             Ok(target) => match v.read(&target.base, &target.rel)? {
-                None => v.err(format!("supporting deliverable missing: {r}")),
-                Some(text) => v.errors.extend(deliverable_content_errors(
+                Doc::Refused => {}
+                Doc::Missing => v.err(format!("supporting deliverable missing: {r}")),
+                Doc::Text(text) => v.errors.extend(deliverable_content_errors(
                     &text,
                     &sections_for(item),
                     frozen_required,
@@ -769,8 +783,9 @@ fn check_contents(
         }
     }
     match v.read(v.folder, DECISIONS_FILE)? {
-        None => v.err("missing decisions.md"),
-        Some(text) => {
+        Doc::Refused => {}
+        Doc::Missing => v.err("missing decisions.md"),
+        Doc::Text(text) => {
             let mut refs = vec![primary_ref];
             refs.extend(protocol.supporting_refs());
             v.errors.extend(decisions_errors(&text, &refs));
