@@ -53,7 +53,22 @@ impl Fx {
     }
 
     pub fn with(participants: &[&str], tweak: impl FnOnce(&mut InitOptions)) -> Self {
-        let tmp = tempfile::tempdir().unwrap();
+        Self::with_tmp(tempfile::tempdir().unwrap(), participants, tweak)
+    }
+
+    /// A fixture in memory-backed storage where available: the fsyncs that
+    /// make appends durable then cost nothing, which keeps load tests fast.
+    pub fn in_memory(participants: &[&str]) -> Self {
+        let shm = Path::new("/dev/shm");
+        let tmp = if shm.is_dir() {
+            tempfile::tempdir_in(shm).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        };
+        Self::with_tmp(tmp, participants, |_| {})
+    }
+
+    fn with_tmp(tmp: TempDir, participants: &[&str], tweak: impl FnOnce(&mut InitOptions)) -> Self {
         let folder = tmp.path().canonicalize().unwrap().join("collab");
         let mut opts = init_options(&folder, participants);
         tweak(&mut opts);
