@@ -20,7 +20,11 @@ fn main() -> anyhow::Result<()> {
     let folder = args
         .next()
         .ok_or_else(|| anyhow::anyhow!("usage: gen_collab <folder> [events]"))?;
-    let total: usize = args.next().map(|n| n.parse()).transpose()?.unwrap_or(10_000);
+    let total: usize = args
+        .next()
+        .map(|n| n.parse())
+        .transpose()?
+        .unwrap_or(10_000);
     const FLOW: usize = 11; // initialized + the ten events of the normal path
     anyhow::ensure!(total >= FLOW, "at least {FLOW} events");
 
@@ -45,9 +49,13 @@ fn main() -> anyhow::Result<()> {
         Ok(())
     };
 
-    let mut protocol: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path("protocol.json"))?)?;
+    let mut protocol: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path("protocol.json"))?)?;
     protocol["deliverables"]["supporting"] = json!([{"type": "custom", "file": "notes.md"}]);
-    std::fs::write(path("protocol.json"), serde_json::to_string_pretty(&protocol)?)?;
+    std::fs::write(
+        path("protocol.json"),
+        serde_json::to_string_pretty(&protocol)?,
+    )?;
     std::fs::write(path("deliverables/notes.md"), "# Notes\nStatus: Draft\n")?;
 
     let first: Event = serde_json::from_str(std::fs::read_to_string(path("events.jsonl"))?.trim())?;
@@ -86,12 +94,23 @@ fn main() -> anyhow::Result<()> {
         Ok(())
     };
     let spec = "deliverables/design-spec.md";
-    append("server", "deliverable_drafted", &[("doc", spec), ("role", "primary")])?;
+    append(
+        "server",
+        "deliverable_drafted",
+        &[("doc", spec), ("role", "primary")],
+    )?;
     append("server", "proposal_submitted", &[])?;
-    edit("review.md", &|t| format!("{t}\n## 2026-11-30T00:00:00Z - reader - seq {}\n", total - 7))?;
+    edit("review.md", &|t| {
+        format!(
+            "{t}\n## 2026-11-30T00:00:00Z - reader - seq {}\n",
+            total - 7
+        )
+    })?;
     append("reader", "review_submitted", &[])?;
     append("server", "proposal_revised", &[])?;
-    edit("readiness.md", &|t| t.replace("- [unresolved]", "- [resolved]"))?;
+    edit("readiness.md", &|t| {
+        t.replace("- [unresolved]", "- [resolved]")
+    })?;
     append("server", "question_classified", &[])?;
     append("reader", "decision_accepted", &[])?;
     append("server", "decision_accepted", &[])?;
@@ -101,10 +120,16 @@ fn main() -> anyhow::Result<()> {
             .replace("Open Questions\n\n\n", "Open Questions\n\nNone.\n")
     })?;
     let sha = sha256_hex(&std::fs::read(path(spec))?);
-    append("server", "deliverable_frozen", &[("doc", spec), ("role", "primary"), ("sha256", &sha)])?;
+    append(
+        "server",
+        "deliverable_frozen",
+        &[("doc", spec), ("role", "primary"), ("sha256", &sha)],
+    )?;
     edit("readiness.md", &|t| t.replace("- [ ]", "- [x]"))?;
     append("server", "readiness_passed", &[])?;
-    edit("conclusion.md", &|t| t.replace("- [blocked]", "- [proceed]"))?;
+    edit("conclusion.md", &|t| {
+        t.replace("- [blocked]", "- [proceed]")
+    })?;
     append("server", "completed", &[("doc", "conclusion.md")])?;
     println!("{}", dir.display());
     Ok(())

@@ -15,8 +15,21 @@ fn last_line(fx: &Fx) -> serde_json::Value {
 fn protocol_errors_print_error_line_and_exit_2() {
     let fx = Fx::new(&["server", "reader"]);
     let out = bin()
-        .args(["append_event", "--folder", &fx.folder_str(), "--participant", "reader"])
-        .args(["--event", "deliverable_drafted", "--summary", "x", "--reply-to", "1"])
+        .args([
+            "append_event",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "reader",
+        ])
+        .args([
+            "--event",
+            "deliverable_drafted",
+            "--summary",
+            "x",
+            "--reply-to",
+            "1",
+        ])
         .args(["--doc", REF, "--role", "primary"])
         .output()
         .unwrap();
@@ -26,12 +39,19 @@ fn protocol_errors_print_error_line_and_exit_2() {
         "error: seq 2: deliverable draft is reserved for server; got reader\n"
     );
     let out = bin()
-        .args(["append", "--folder", &fx.folder_str(), "--participant", "server"])
+        .args([
+            "append",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "server",
+        ])
         .args(["--event", "blocked", "--summary", "x", "--reply-to", "abc"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).ends_with("acp-collab append: error: argument --reply-to: invalid int value: 'abc'\n"));
+    assert!(stderr(&out)
+        .ends_with("acp-collab append: error: argument --reply-to: invalid int value: 'abc'\n"));
 }
 
 #[test]
@@ -43,9 +63,13 @@ fn protocol_json_must_exist_decode_and_be_an_object() {
         format!("missing protocol.json in {}", fx.folder_str())
     );
     fx.write("protocol.json", "");
-    assert!(fx.refused("server", "blocked", &[]).starts_with("invalid protocol.json: "));
+    assert!(fx
+        .refused("server", "blocked", &[])
+        .starts_with("invalid protocol.json: "));
     fx.write("protocol.json", "[]");
-    assert!(fx.refused("server", "blocked", &[]).contains("protocol.json must contain a JSON object"));
+    assert!(fx
+        .refused("server", "blocked", &[])
+        .contains("protocol.json must contain a JSON object"));
     let tmp = tempfile::tempdir().unwrap();
     let gone = tmp.path().join("nope");
     let err = collab::append(&AppendOptions {
@@ -73,10 +97,19 @@ fn event_log_read_errors_are_joined_and_refused() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit("events.jsonl", |t| format!("{t}not json\n[1,2]\n   \n"));
     let err = fx.refused("server", "blocked", &[("reply_to", "1")]);
-    assert!(err.starts_with("events.jsonl line 2: invalid JSON: "), "{err}");
-    assert!(err.ends_with("; events.jsonl line 3: event must be an object"), "{err}");
+    assert!(
+        err.starts_with("events.jsonl line 2: invalid JSON: "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("; events.jsonl line 3: event must be an object"),
+        "{err}"
+    );
     std::fs::remove_file(fx.path("events.jsonl")).unwrap();
-    assert_eq!(fx.refused("server", "blocked", &[("reply_to", "1")]), "missing events.jsonl");
+    assert_eq!(
+        fx.refused("server", "blocked", &[("reply_to", "1")]),
+        "missing events.jsonl"
+    );
 }
 
 #[test]
@@ -97,7 +130,11 @@ fn an_empty_log_accepts_initialized_from_anyone_without_reply_to() {
     let fx = Fx::new(&["server", "reader"]);
     fx.write("events.jsonl", "");
     assert_eq!(
-        fx.refused("reader", "deliverable_drafted", &[("reply_to", ""), ("doc", REF), ("role", "primary")]),
+        fx.refused(
+            "reader",
+            "deliverable_drafted",
+            &[("reply_to", ""), ("doc", REF), ("role", "primary")]
+        ),
         "seq 1: deliverable_drafted is not allowed from phase None"
     );
     assert_eq!(fx.ok("reader", "initialized", &[("reply_to", "")]), 1);
@@ -113,18 +150,34 @@ fn deliverable_events_need_role_doc_and_a_declared_ref() {
         "deliverable events require role"
     );
     assert_eq!(
-        fx.refused("server", "deliverable_drafted", &[("role", "primary"), ("doc", "")]),
+        fx.refused(
+            "server",
+            "deliverable_drafted",
+            &[("role", "primary"), ("doc", "")]
+        ),
         "deliverable events require doc"
     );
     let abs = fx.path(REF).display().to_string();
-    for doc in ["../../etc/passwd", abs.as_str(), "./deliverables/design-spec.md"] {
+    for doc in [
+        "../../etc/passwd",
+        abs.as_str(),
+        "./deliverables/design-spec.md",
+    ] {
         assert_eq!(
-            fx.refused("server", "deliverable_drafted", &[("role", "primary"), ("doc", doc)]),
+            fx.refused(
+                "server",
+                "deliverable_drafted",
+                &[("role", "primary"), ("doc", doc)]
+            ),
             "doc must reference the primary deliverable"
         );
     }
     assert_eq!(
-        fx.refused("server", "deliverable_drafted", &[("role", "supporting"), ("doc", REF)]),
+        fx.refused(
+            "server",
+            "deliverable_drafted",
+            &[("role", "supporting"), ("doc", REF)]
+        ),
         "doc must reference a declared supporting deliverable"
     );
 }
@@ -142,9 +195,15 @@ fn freeze_checks_sha_format_existence_and_hash_before_the_phase() {
     };
     assert_eq!(freeze(""), "deliverable_frozen requires sha256");
     assert_eq!(freeze(&upper), "deliverable_frozen requires sha256");
-    assert_eq!(freeze(&"0".repeat(64)), "deliverable_frozen sha256 does not match current file");
+    assert_eq!(
+        freeze(&"0".repeat(64)),
+        "deliverable_frozen sha256 does not match current file"
+    );
     let sha = fx.deliverable_sha();
-    assert_eq!(freeze(&sha), "seq 2: deliverable_frozen is not allowed from phase drafting");
+    assert_eq!(
+        freeze(&sha),
+        "seq 2: deliverable_frozen is not allowed from phase drafting"
+    );
     std::fs::remove_file(fx.path(REF)).unwrap();
     assert_eq!(freeze(&sha), "deliverable_frozen doc does not exist");
 }
@@ -159,8 +218,15 @@ fn freeze_refuses_to_hash_through_a_symlink() {
     std::fs::remove_file(fx.path(REF)).unwrap();
     std::os::unix::fs::symlink(&outside, fx.path(REF)).unwrap();
     let sha = collab::paths::sha256_hex(&std::fs::read(&outside).unwrap());
-    let err = fx.refused("server", "deliverable_frozen", &[("role", "primary"), ("doc", REF), ("sha256", &sha)]);
-    assert!(err.contains("deliverables/design-spec.md is a symlink"), "{err}");
+    let err = fx.refused(
+        "server",
+        "deliverable_frozen",
+        &[("role", "primary"), ("doc", REF), ("sha256", &sha)],
+    );
+    assert!(
+        err.contains("deliverables/design-spec.md is a symlink"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -170,7 +236,11 @@ fn payload_omits_empty_optional_fields_and_keeps_free_text_verbatim() {
     fx.ok(
         "server",
         "proposal_submitted",
-        &[("doc", "../../etc/passwd"), ("role", "primary"), ("sha256", "notahash")],
+        &[
+            ("doc", "../../etc/passwd"),
+            ("role", "primary"),
+            ("sha256", "notahash"),
+        ],
     );
     let line = last_line(&fx);
     assert_eq!(line["doc"], "../../etc/passwd");
@@ -229,7 +299,11 @@ fn phase_rules_of_the_transition_table() {
     fx.draft();
     fx.submit();
     assert_eq!(
-        fx.refused("server", "deliverable_drafted", &[("role", "primary"), ("doc", REF)]),
+        fx.refused(
+            "server",
+            "deliverable_drafted",
+            &[("role", "primary"), ("doc", REF)]
+        ),
         "seq 5: deliverable_drafted is not allowed from phase reviewing"
     );
     fx.review("reader");
@@ -252,7 +326,11 @@ fn phase_rules_of_the_transition_table() {
     fx.freeze();
     let sha = fx.deliverable_sha();
     assert_eq!(
-        fx.refused("server", "deliverable_frozen", &[("role", "primary"), ("doc", REF), ("sha256", &sha)]),
+        fx.refused(
+            "server",
+            "deliverable_frozen",
+            &[("role", "primary"), ("doc", REF), ("sha256", &sha)]
+        ),
         "seq 11: primary deliverable can be frozen only once"
     );
     assert_eq!(
@@ -337,7 +415,10 @@ fn acceptance_is_gated_on_the_current_readiness_file() {
         "seq 7: unresolved readiness questions must be classified before decision_accepted"
     );
     fx.edit("readiness.md", |t| {
-        t.replace("- [unresolved] The", "- [blocking] Open.\n- [deferred_nonblocking] Later.\n- [resolved] TBD the")
+        t.replace(
+            "- [unresolved] The",
+            "- [blocking] Open.\n- [deferred_nonblocking] Later.\n- [resolved] TBD the",
+        )
     });
     assert_eq!(
         fx.refused("reader", "decision_accepted", &[]),
@@ -361,15 +442,27 @@ fn readiness_gates_apply_to_readiness_passed_and_completed() {
         "readiness.md must check 'Ready to implement' first"
     );
     fx.tick_all();
-    fx.edit("readiness.md", |t| t.replace("- [resolved]", "- [blocking] x\n- [unresolved] y\n- [deferred_nonblocking] z\n- [resolved]"));
+    fx.edit("readiness.md", |t| {
+        t.replace(
+            "- [resolved]",
+            "- [blocking] x\n- [unresolved] y\n- [deferred_nonblocking] z\n- [resolved]",
+        )
+    });
     assert_eq!(
         fx.refused("server", "readiness_passed", &[]),
         "blocking readiness items must be cleared first; unresolved readiness questions must be classified first; deferred_nonblocking readiness items require a reason"
     );
-    fx.edit("readiness.md", |t| t.replace("- [blocking] x\n- [unresolved] y\n- [deferred_nonblocking] z\n", ""));
+    fx.edit("readiness.md", |t| {
+        t.replace(
+            "- [blocking] x\n- [unresolved] y\n- [deferred_nonblocking] z\n",
+            "",
+        )
+    });
     fx.ok("server", "readiness_passed", &[]);
     // §11.7: an item added after acceptances does not wedge unrelated appends.
-    fx.edit("readiness.md", |t| t.replace("- [resolved]", "- [blocking] late\n- [resolved]"));
+    fx.edit("readiness.md", |t| {
+        t.replace("- [resolved]", "- [blocking] late\n- [resolved]")
+    });
     assert_eq!(
         fx.refused("server", "completed", &[("doc", "conclusion.md")]),
         "blocking readiness items must be cleared first"
@@ -383,7 +476,9 @@ fn completion_needs_ticked_gates_and_a_finished_conclusion() {
     fx.to_readiness_check();
     fx.freeze();
     fx.pass_readiness();
-    fx.edit("readiness.md", |t| t.replace("- [x] Gate A", "- [ ] Gate A"));
+    fx.edit("readiness.md", |t| {
+        t.replace("- [x] Gate A", "- [ ] Gate A")
+    });
     assert_eq!(
         fx.refused("server", "completed", &[("doc", "conclusion.md")]),
         "completion gates must be checked first: Gate A"
@@ -393,7 +488,10 @@ fn completion_needs_ticked_gates_and_a_finished_conclusion() {
         fx.refused("server", "completed", &[("doc", "conclusion.md")]),
         "conclusion.md outcome cannot be completed while blocked"
     );
-    fx.write("conclusion.md", "## Decision Outcome\n- [proceed] a\n- [defer] b\nTODO\n## Rationale\n");
+    fx.write(
+        "conclusion.md",
+        "## Decision Outcome\n- [proceed] a\n- [defer] b\nTODO\n## Rationale\n",
+    );
     assert_eq!(
         fx.refused("server", "completed", &[("doc", "conclusion.md")]),
         "conclusion.md is missing required sections: Deliverable Receipt, Accepted Decisions Summary, Readiness Result, Assumptions, Deferred Follow-ups, Implementation Blockers, Next Action; conclusion.md must declare exactly one final outcome; conclusion.md must not contain unresolved placeholders before completed; conclusion.md must reference the primary deliverable"
@@ -404,13 +502,22 @@ fn completion_needs_ticked_gates_and_a_finished_conclusion() {
 fn supporting_deliverable_events_are_accepted_from_anyone_in_any_phase() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit_protocol(|p| {
-        p["deliverables"]["supporting"] = json!([{"type": "test-plan", "file": "tp.md", "frozen": true}])
+        p["deliverables"]["supporting"] =
+            json!([{"type": "test-plan", "file": "tp.md", "frozen": true}])
     });
     fx.write("deliverables/tp.md", "# T\nStatus: Frozen\n");
     let sha = collab::paths::sha256_hex(b"# T\nStatus: Frozen\n");
     let doc = "deliverables/tp.md";
-    fx.ok("reader", "deliverable_drafted", &[("role", "supporting"), ("doc", doc)]);
-    fx.ok("reader", "deliverable_frozen", &[("role", "supporting"), ("doc", doc), ("sha256", &sha)]);
+    fx.ok(
+        "reader",
+        "deliverable_drafted",
+        &[("role", "supporting"), ("doc", doc)],
+    );
+    fx.ok(
+        "reader",
+        "deliverable_frozen",
+        &[("role", "supporting"), ("doc", doc), ("sha256", &sha)],
+    );
     assert_eq!(fx.protocol()["currentPhase"], "drafting");
 }
 
@@ -419,7 +526,13 @@ fn an_incomplete_last_line_is_refused_and_a_complete_one_gets_its_newline() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit("events.jsonl", |t| format!("{t}{{\"seq\":2,\"from\":\"ser"));
     let out = bin()
-        .args(["append", "--folder", &fx.folder_str(), "--participant", "server"])
+        .args([
+            "append",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "server",
+        ])
         .args(["--event", "blocked", "--summary", "x", "--reply-to", "1"])
         .output()
         .unwrap();
@@ -431,7 +544,11 @@ fn an_incomplete_last_line_is_refused_and_a_complete_one_gets_its_newline() {
     // A reader ignores it (with a warning) instead of failing.
     let next = collab::next_action(&fx.folder_str(), "server").unwrap();
     assert_eq!(next.exit_code, 0);
-    fx.edit("events.jsonl", |t| t.trim_end_matches("{\"seq\":2,\"from\":\"ser").trim_end().to_owned());
+    fx.edit("events.jsonl", |t| {
+        t.trim_end_matches("{\"seq\":2,\"from\":\"ser")
+            .trim_end()
+            .to_owned()
+    });
     assert!(!fx.read("events.jsonl").ends_with('\n'));
     assert_eq!(fx.ok("server", "blocked", &[]), 2);
     assert_eq!(fx.read("events.jsonl").lines().count(), 2);
@@ -445,7 +562,10 @@ fn protocol_json_mirrors_the_replayed_state_and_keeps_unknown_keys() {
     fx.draft();
     fx.submit();
     let text = fx.read("protocol.json");
-    assert!(text.contains("\"zzCustom\": {\n    \"a\": \"é\",\n    \"b\": 1\n  }\n}\n"), "{text}");
+    assert!(
+        text.contains("\"zzCustom\": {\n    \"a\": \"é\",\n    \"b\": 1\n  }\n}\n"),
+        "{text}"
+    );
     let p = fx.protocol();
     assert_eq!(p["currentPhase"], "reviewing");
     assert_eq!(p["waitingFor"], json!(["reader"]));

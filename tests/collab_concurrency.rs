@@ -25,7 +25,11 @@ fn concurrency_worker() {
     let (Ok(folder), Ok(worker)) = (std::env::var(FOLDER_VAR), std::env::var(WORKER_VAR)) else {
         return;
     };
-    let sender = if worker.parse::<usize>().unwrap() % 2 == 0 { "server" } else { "reader" };
+    let sender = if worker.parse::<usize>().unwrap() % 2 == 0 {
+        "server"
+    } else {
+        "reader"
+    };
     for i in 0..PER_WORKER {
         collab::append(&AppendOptions {
             folder: folder.clone(),
@@ -45,7 +49,8 @@ fn concurrency_worker() {
 fn eight_processes_appending_200_events_each_keep_the_log_contiguous() {
     let fx = Fx::in_memory(&["server", "reader"]);
     fx.edit_protocol(|p| {
-        p["deliverables"]["supporting"] = serde_json::json!([{"type": "custom", "file": "notes.md"}])
+        p["deliverables"]["supporting"] =
+            serde_json::json!([{"type": "custom", "file": "notes.md"}])
     });
     fx.write("deliverables/notes.md", "# Notes\nStatus: Draft\n");
 
@@ -53,7 +58,12 @@ fn eight_processes_appending_200_events_each_keep_the_log_contiguous() {
     let mut children: Vec<_> = (0..WORKERS)
         .map(|i| {
             Command::new(&exe)
-                .args(["--exact", "concurrency_worker", "--test-threads=1", "--quiet"])
+                .args([
+                    "--exact",
+                    "concurrency_worker",
+                    "--test-threads=1",
+                    "--quiet",
+                ])
                 .env(FOLDER_VAR, &fx.folder)
                 .env(WORKER_VAR, i.to_string())
                 .stdout(Stdio::null())
@@ -90,7 +100,11 @@ fn eight_processes_appending_200_events_each_keep_the_log_contiguous() {
     assert!(log.errors.is_empty() && log.warnings.is_empty());
     assert_eq!(log.events.len(), 1 + WORKERS * PER_WORKER);
     for (i, event) in log.events.iter().enumerate() {
-        assert_eq!(event["seq"], serde_json::json!(i + 1), "seq must be contiguous");
+        assert_eq!(
+            event["seq"],
+            serde_json::json!(i + 1),
+            "seq must be contiguous"
+        );
     }
     fx.assert_valid();
 }

@@ -14,12 +14,28 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
     let f = folder.to_str().unwrap();
     let run = |args: &[&str]| {
         let out = bin().args(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
         stdout(&out)
     };
     let out = run(&[
-        "init_collaboration", "--folder", f, "--participant", "server", "--participant", "reader",
-        "--objective", "Ship it", "--completion", "Gate A", "--primary-deliverable-type", "design-spec",
+        "init_collaboration",
+        "--folder",
+        f,
+        "--participant",
+        "server",
+        "--participant",
+        "reader",
+        "--objective",
+        "Ship it",
+        "--completion",
+        "Gate A",
+        "--primary-deliverable-type",
+        "design-spec",
     ]);
     assert!(out.starts_with("Initialized ACP schema v2 collaboration folder: /"));
     let fx_write = |rel: &str, edit: &dyn Fn(String) -> String| {
@@ -27,17 +43,32 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
         std::fs::write(&p, edit(std::fs::read_to_string(&p).unwrap())).unwrap();
     };
     let ap = |who: &str, event: &str, reply: &str, extra: &[&str]| {
-        let mut args = vec!["append_event", "--folder", f, "--participant", who, "--event", event];
+        let mut args = vec![
+            "append_event",
+            "--folder",
+            f,
+            "--participant",
+            who,
+            "--event",
+            event,
+        ];
         args.extend(["--summary", "s", "--reply-to", reply]);
         args.extend(extra);
         run(&args)
     };
     assert_eq!(
-        ap("server", "deliverable_drafted", "1", &["--doc", REF, "--role", "primary"]),
+        ap(
+            "server",
+            "deliverable_drafted",
+            "1",
+            &["--doc", REF, "--role", "primary"]
+        ),
         "appended seq 2: deliverable_drafted\n"
     );
     ap("server", "proposal_submitted", "2", &[]);
-    fx_write("review.md", &|t| format!("{t}\n## 2026-11-30T00:00:00Z - reader - seq 4\n"));
+    fx_write("review.md", &|t| {
+        format!("{t}\n## 2026-11-30T00:00:00Z - reader - seq 4\n")
+    });
     ap("reader", "review_submitted", "3", &[]);
     ap("server", "proposal_revised", "4", &[]);
     fx_write("readiness.md", &|t| t.replace("[unresolved]", "[resolved]"));
@@ -50,18 +81,31 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
             .replace("Open Questions\n\n\n", "Open Questions\n\nNone.\n")
     });
     let sha = collab::paths::sha256_hex(&std::fs::read(folder.join(REF)).unwrap());
-    ap("server", "deliverable_frozen", "8", &["--doc", REF, "--role", "primary", "--sha256", &sha]);
+    ap(
+        "server",
+        "deliverable_frozen",
+        "8",
+        &["--doc", REF, "--role", "primary", "--sha256", &sha],
+    );
     fx_write("readiness.md", &|t| t.replace("- [ ]", "- [x]"));
     ap("server", "readiness_passed", "9", &[]);
-    fx_write("conclusion.md", &|t| t.replace("- [blocked]", "- [proceed]"));
+    fx_write("conclusion.md", &|t| {
+        t.replace("- [blocked]", "- [proceed]")
+    });
     assert_eq!(
         ap("server", "completed", "10", &["--doc", "conclusion.md"]),
         "appended seq 11: completed\n"
     );
-    let out = bin().args(["validate_collaboration", "--folder", f]).output().unwrap();
+    let out = bin()
+        .args(["validate_collaboration", "--folder", f])
+        .output()
+        .unwrap();
     assert_eq!(stdout(&out), "ACP validation passed\n");
     assert_eq!(out.status.code(), Some(0));
-    let out = bin().args(["next", "--folder", f, "--participant", "reader"]).output().unwrap();
+    let out = bin()
+        .args(["next", "--folder", f, "--participant", "reader"])
+        .output()
+        .unwrap();
     assert!(stdout(&out).ends_with("next action: stop; collaboration is complete.\n"));
 }
 
@@ -70,14 +114,20 @@ fn happy_path_with_three_participants_passes_validation() {
     let fx = Fx::new(&["server", "zed", "amy"]);
     fx.draft();
     fx.submit();
-    assert_eq!(fx.protocol()["waitingFor"], serde_json::json!(["amy", "zed"]));
+    assert_eq!(
+        fx.protocol()["waitingFor"],
+        serde_json::json!(["amy", "zed"])
+    );
     fx.review("zed");
     assert_eq!(fx.protocol()["waitingFor"], serde_json::json!(["amy"]));
     fx.review("amy");
     assert_eq!(fx.protocol()["currentPhase"], "revising");
     fx.revise();
     fx.classify();
-    assert_eq!(fx.protocol()["waitingFor"], serde_json::json!(["amy", "server", "zed"]));
+    assert_eq!(
+        fx.protocol()["waitingFor"],
+        serde_json::json!(["amy", "server", "zed"])
+    );
     fx.all_accept();
     assert_eq!(fx.protocol()["currentPhase"], "readiness_check");
     fx.freeze();
@@ -98,12 +148,20 @@ fn next_action_texts_for_every_phase_and_role() {
     assert_eq!(fx.next("reader"), next::REVIEW);
     assert_eq!(fx.next("server"), next::OWNER_WAIT_REVIEW);
     fx.review("reader");
-    assert_eq!(fx.next("reader"), next::WAIT_REVIEW, "a reviewer who already reviewed waits");
+    assert_eq!(
+        fx.next("reader"),
+        next::WAIT_REVIEW,
+        "a reviewer who already reviewed waits"
+    );
     fx.review("amy");
     assert_eq!(fx.next("server"), next::REVISE);
     assert_eq!(fx.next("reader"), next::WAIT_REVISE);
     fx.revise();
-    assert_eq!(fx.next("server"), next::CLASSIFY, "§11.5: classify before anyone accepts");
+    assert_eq!(
+        fx.next("server"),
+        next::CLASSIFY,
+        "§11.5: classify before anyone accepts"
+    );
     assert_eq!(fx.next("reader"), next::WAIT_CLASSIFY);
     fx.classify();
     assert_eq!(fx.next("reader"), next::ACCEPT);
@@ -114,12 +172,24 @@ fn next_action_texts_for_every_phase_and_role() {
     fx.ok("server", "decision_proposed", &[]);
     assert_eq!(fx.next("server"), next::CLASSIFY);
     fx.ok("server", "question_classified", &[]);
-    assert_eq!(fx.next("reader"), next::ACCEPT, "§11.5: re-listed acceptors accept again");
+    assert_eq!(
+        fx.next("reader"),
+        next::ACCEPT,
+        "§11.5: re-listed acceptors accept again"
+    );
     fx.all_accept();
-    assert_eq!(fx.next("reader"), next::WAIT_OWNER_READINESS, "§11.5: non-owners wait");
-    fx.edit("readiness.md", |t| t.replace("- [resolved]", "- [blocking]"));
+    assert_eq!(
+        fx.next("reader"),
+        next::WAIT_OWNER_READINESS,
+        "§11.5: non-owners wait"
+    );
+    fx.edit("readiness.md", |t| {
+        t.replace("- [resolved]", "- [blocking]")
+    });
     assert_eq!(fx.next("server"), next::CLEAR_READINESS);
-    fx.edit("readiness.md", |t| t.replace("- [blocking]", "- [resolved]"));
+    fx.edit("readiness.md", |t| {
+        t.replace("- [blocking]", "- [resolved]")
+    });
     assert_eq!(fx.next("server"), next::CHECKLIST);
     fx.tick_all();
     assert_eq!(fx.next("server"), next::FREEZE, "§11.5: freeze comes first");
@@ -140,7 +210,13 @@ fn next_action_texts_for_every_phase_and_role() {
 fn next_action_prints_state_lines_and_exits_1_on_an_invalid_phase() {
     let fx = Fx::new(&["server", "reader"]);
     let out = bin()
-        .args(["next_action", "--folder", &fx.folder_str(), "--participant", "reader"])
+        .args([
+            "next_action",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "reader",
+        ])
         .output()
         .unwrap();
     assert_eq!(
@@ -152,7 +228,13 @@ fn next_action_prints_state_lines_and_exits_1_on_an_invalid_phase() {
         p["waitingFor"] = serde_json::json!([]);
     });
     let out = bin()
-        .args(["next", "--folder", &fx.folder_str(), "--participant", "reader"])
+        .args([
+            "next",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "reader",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -170,11 +252,20 @@ fn next_and_wait_refuse_unknown_participants_and_missing_logs() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
-        assert_eq!(stderr(&out), "error: participant 'ghost' is not listed in protocol.json\n");
+        assert_eq!(
+            stderr(&out),
+            "error: participant 'ghost' is not listed in protocol.json\n"
+        );
     }
     std::fs::remove_file(fx.path("events.jsonl")).unwrap();
     let out = bin()
-        .args(["next", "--folder", &fx.folder_str(), "--participant", "server"])
+        .args([
+            "next",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "server",
+        ])
         .output()
         .unwrap();
     assert_eq!(stderr(&out), "error: missing events.jsonl\n");
@@ -193,12 +284,21 @@ fn wait_opts(fx: &Fx, who: &str, timeout: f64) -> WaitOptions {
 fn wait_returns_ready_first_when_it_is_the_participants_turn() {
     let fx = Fx::new(&["server", "reader"]);
     let out = bin()
-        .args(["wait_for_turn", "--folder", &fx.folder_str(), "--participant", "server"])
+        .args([
+            "wait_for_turn",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "server",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
-    assert!(text.starts_with("ready: server is listed in waitingFor\nphase: drafting\n"), "{text}");
+    assert!(
+        text.starts_with("ready: server is listed in waitingFor\nphase: drafting\n"),
+        "{text}"
+    );
     assert!(text.ends_with(&format!("next action: {}\n", next::DRAFT)));
 }
 
@@ -215,7 +315,9 @@ fn wait_returns_on_a_terminal_phase() {
             next_error: None
         }
     );
-    assert!(String::from_utf8(out).unwrap().starts_with("ready: phase is blocked\n"));
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .starts_with("ready: phase is blocked\n"));
 }
 
 #[test]
@@ -223,8 +325,15 @@ fn wait_times_out_with_exit_1_and_the_waiting_reason() {
     let fx = Fx::new(&["server", "reader"]);
     let out = bin()
         .args([
-            "wait", "--folder", &fx.folder_str(), "--participant", "reader", "--timeout", "0.2",
-            "--interval", "0.05",
+            "wait",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "reader",
+            "--timeout",
+            "0.2",
+            "--interval",
+            "0.05",
         ])
         .output()
         .unwrap();
@@ -255,6 +364,9 @@ fn wait_wakes_when_another_process_hands_over_the_turn() {
     fx.submit();
     let (outcome, text) = waiter.join().unwrap();
     assert!(matches!(outcome, WaitOutcome::Ready { .. }));
-    assert!(text.contains("ready: reader is listed in waitingFor\n"), "{text}");
+    assert!(
+        text.contains("ready: reader is listed in waitingFor\n"),
+        "{text}"
+    );
     assert!(text.ends_with(&format!("next action: {}\n", next::REVIEW)));
 }

@@ -8,8 +8,19 @@ use collab_support::*;
 
 fn base_args(folder: &str) -> Vec<String> {
     [
-        "init", "--folder", folder, "--participant", "server", "--participant", "reader", "--objective", "O",
-        "--completion", "Gate A", "--primary-deliverable-type", "design-spec",
+        "init",
+        "--folder",
+        folder,
+        "--participant",
+        "server",
+        "--participant",
+        "reader",
+        "--objective",
+        "O",
+        "--completion",
+        "Gate A",
+        "--primary-deliverable-type",
+        "design-spec",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -29,12 +40,18 @@ fn init_validation_errors_in_the_documented_order() {
     let folder = tmp.path().join("c");
     let ok = || init_options(&folder, &["server", "reader"]);
     let cases: Vec<(Box<dyn Fn(&mut InitOptions)>, &str)> = vec![
-        (Box::new(|o| o.objective = "  ".into()), "--objective must not be blank"),
+        (
+            Box::new(|o| o.objective = "  ".into()),
+            "--objective must not be blank",
+        ),
         (
             Box::new(|o| o.participants = vec!["a".into(), " a ".into(), " ".into()]),
             "at least two non-blank --participant values are required",
         ),
-        (Box::new(|o| o.completion = vec![" ".into()]), "at least one non-blank --completion is required"),
+        (
+            Box::new(|o| o.completion = vec![" ".into()]),
+            "at least one non-blank --completion is required",
+        ),
         (
             Box::new(|o| o.primary_type = "custom".into()),
             "custom deliverables require --primary-deliverable-file",
@@ -47,8 +64,14 @@ fn init_validation_errors_in_the_documented_order() {
             }),
             "custom deliverables require at least one --primary-deliverable-check",
         ),
-        (Box::new(|o| o.primary_file = Some("x.txt".into())), "primary deliverable file must end with .md"),
-        (Box::new(|o| o.primary_file = Some("x.MD".into())), "primary deliverable file must end with .md"),
+        (
+            Box::new(|o| o.primary_file = Some("x.txt".into())),
+            "primary deliverable file must end with .md",
+        ),
+        (
+            Box::new(|o| o.primary_file = Some("x.MD".into())),
+            "primary deliverable file must end with .md",
+        ),
         (
             Box::new(|o| o.primary_file = Some("/abs/x.md".into())),
             "primary deliverable file must be relative and must not contain ..",
@@ -115,7 +138,10 @@ fn init_usage_errors_are_argparse_shaped_on_stderr_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.starts_with("usage: acp-collab init "), "{err}");
-    assert!(err.ends_with("\nacp-collab init: error: --objective must not be blank\n"), "{err}");
+    assert!(
+        err.ends_with("\nacp-collab init: error: --objective must not be blank\n"),
+        "{err}"
+    );
     assert!(stdout(&out).is_empty());
 
     let out = bin().args(["init", "--folder", "x"]).output().unwrap();
@@ -142,13 +168,19 @@ fn init_refuses_an_existing_protocol_json_unless_resuming() {
     );
     opts.resume = true;
     opts.objective = "A different objective".into();
-    assert_eq!(collab::init(&opts).unwrap(), InitOutcome::AlreadyExists(fx.folder.clone()));
+    assert_eq!(
+        collab::init(&opts).unwrap(),
+        InitOutcome::AlreadyExists(fx.folder.clone())
+    );
     assert_eq!(fx.read("protocol.json"), before, "resume rewrites nothing");
     let mut args = base_args(&fx.folder_str());
     args.push("--resume".into());
     let out = bin().args(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(stdout(&out), format!("Collaboration folder already exists: {}\n", fx.folder_str()));
+    assert_eq!(
+        stdout(&out),
+        format!("Collaboration folder already exists: {}\n", fx.folder_str())
+    );
 }
 
 #[test]
@@ -156,17 +188,26 @@ fn resume_without_protocol_json_initialises_normally() {
     let tmp = tempfile::tempdir().unwrap();
     let mut opts = init_options(&tmp.path().join("c"), &["server", "reader"]);
     opts.resume = true;
-    assert!(matches!(collab::init(&opts).unwrap(), InitOutcome::Initialized(_)));
+    assert!(matches!(
+        collab::init(&opts).unwrap(),
+        InitOutcome::Initialized(_)
+    ));
 }
 
 #[test]
 fn init_writes_every_protocol_file_and_a_valid_folder() {
     let fx = Fx::new(&[" server ", "reader", "server", ""]);
-    for name in model::REQUIRED_FILES.iter().chain(["README.md", REF].iter()) {
+    for name in model::REQUIRED_FILES
+        .iter()
+        .chain(["README.md", REF].iter())
+    {
         assert!(fx.path(name).is_file(), "{name}");
     }
     let p = fx.protocol();
-    assert_eq!(p["participants"], serde_json::json!([{"id": "server"}, {"id": "reader"}]));
+    assert_eq!(
+        p["participants"],
+        serde_json::json!([{"id": "server"}, {"id": "reader"}])
+    );
     assert_eq!(p["proposalOwner"], "server");
     assert_eq!(p["deliverables"]["owner"], "server");
     assert!(p.get("repoRoot").is_none());
@@ -176,13 +217,19 @@ fn init_writes_every_protocol_file_and_a_valid_folder() {
         "Primary deliverable exists: `deliverables/design-spec.md`"
     );
     let events = fx.read("events.jsonl");
-    assert!(events.starts_with("{\"seq\":1,\"from\":\"server\",\"event\":\"initialized\",\"at\":\""));
+    assert!(
+        events.starts_with("{\"seq\":1,\"from\":\"server\",\"event\":\"initialized\",\"at\":\"")
+    );
     assert!(events.ends_with(
         "\",\"summary\":\"Initialized ACP schema v2 collaboration workspace.\",\"doc\":\"protocol.json\"}\n"
     ));
     assert!(fx.read("readiness.md").contains("\n- [ ] Gate A\n"));
-    assert!(fx.read("readiness.md").contains("\n- [ ] Primary deliverable status is `Frozen`\n"));
-    assert!(fx.read("decisions.md").contains("- Reflected in: `deliverables/design-spec.md#proposed-design`"));
+    assert!(fx
+        .read("readiness.md")
+        .contains("\n- [ ] Primary deliverable status is `Frozen`\n"));
+    assert!(fx
+        .read("decisions.md")
+        .contains("- Reflected in: `deliverables/design-spec.md#proposed-design`"));
     fx.assert_valid();
 }
 
@@ -217,7 +264,10 @@ fn every_deliverable_type_gets_its_byte_exact_template() {
 #[test]
 fn builtin_types_store_but_ignore_checks() {
     let fx = Fx::with(&["a", "b"], |o| o.primary_checks = vec!["Extra".into()]);
-    assert_eq!(fx.protocol()["deliverables"]["primary"]["checklist"], serde_json::json!(["Extra"]));
+    assert_eq!(
+        fx.protocol()["deliverables"]["primary"]["checklist"],
+        serde_json::json!(["Extra"])
+    );
     assert!(!fx.read(REF).contains("Extra"));
     fx.assert_valid();
 }
@@ -254,12 +304,15 @@ fn external_mode_writes_into_the_repository_and_validates() {
     collab::init(&opts).unwrap();
     assert!(repo.join("docs/out/decision-memo.md").is_file());
     let p: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(folder.join("protocol.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(folder.join("protocol.json")).unwrap())
+            .unwrap();
     assert_eq!(p["repoRoot"], "../..");
     assert!(std::fs::read_to_string(folder.join("readiness.md"))
         .unwrap()
         .contains("- Primary: `external:decision-memo.md`"));
-    assert!(std::fs::read_to_string(folder.join("README.md")).unwrap().contains("- `docs/out/`:"));
+    assert!(std::fs::read_to_string(folder.join("README.md"))
+        .unwrap()
+        .contains("- `docs/out/`:"));
     let report = collab::validate(folder.to_str().unwrap()).unwrap();
     assert_eq!(report.exit_code(), 0, "{}", report.render_text());
 }
@@ -281,10 +334,16 @@ fn init_on_a_regular_file_is_an_error_with_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("file");
     std::fs::write(&file, "x").unwrap();
-    let out = bin().args(base_args(file.to_str().unwrap())).output().unwrap();
+    let out = bin()
+        .args(base_args(file.to_str().unwrap()))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.starts_with("error: ") && err.contains("is not a directory"), "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("is not a directory"),
+        "{err}"
+    );
 }
 
 #[cfg(unix)]
@@ -300,7 +359,13 @@ fn init_refuses_to_write_through_a_symlink() {
         Err(CollabError::Protocol(m)) => m,
         other => panic!("{other:?}"),
     };
-    assert!(err.contains("deliverables/design-spec.md is a symlink"), "{err}");
+    assert!(
+        err.contains("deliverables/design-spec.md is a symlink"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me");
-    assert!(!folder.join("protocol.json").exists(), "nothing was written");
+    assert!(
+        !folder.join("protocol.json").exists(),
+        "nothing was written"
+    );
 }

@@ -11,10 +11,37 @@ use serde_json::{json, Value};
 
 /// Keys the protocol actually reads, so generated objects hit real code paths.
 const KEYS: &[&str] = &[
-    "protocol", "schemaVersion", "currentPhase", "objective", "participants", "completionGates",
-    "waitingFor", "proposalOwner", "deliverables", "repoRoot", "mode", "dir", "primary", "supporting",
-    "attachments", "type", "file", "checklist", "frozen", "id", "source", "text", "seq", "from",
-    "event", "at", "summary", "doc", "reply_to", "role", "sha256",
+    "protocol",
+    "schemaVersion",
+    "currentPhase",
+    "objective",
+    "participants",
+    "completionGates",
+    "waitingFor",
+    "proposalOwner",
+    "deliverables",
+    "repoRoot",
+    "mode",
+    "dir",
+    "primary",
+    "supporting",
+    "attachments",
+    "type",
+    "file",
+    "checklist",
+    "frozen",
+    "id",
+    "source",
+    "text",
+    "seq",
+    "from",
+    "event",
+    "at",
+    "summary",
+    "doc",
+    "reply_to",
+    "role",
+    "sha256",
 ];
 
 fn json_value() -> impl Strategy<Value = Value> {
@@ -24,9 +51,27 @@ fn json_value() -> impl Strategy<Value = Value> {
         (-3i64..20).prop_map(|n| json!(n)),
         Just(json!(2.0)),
         prop::sample::select(vec![
-            "acp", "a", "b", "", " ", "drafting", "external", "internal", "custom", "adr", "x.md",
-            "../x.md", "/abs", "deliverables", "primary", "supporting", "2026-11-30T00:00:00Z",
-            "conclusion.md", "deliverables/design-spec.md", "blocked", "initialized",
+            "acp",
+            "a",
+            "b",
+            "",
+            " ",
+            "drafting",
+            "external",
+            "internal",
+            "custom",
+            "adr",
+            "x.md",
+            "../x.md",
+            "/abs",
+            "deliverables",
+            "primary",
+            "supporting",
+            "2026-11-30T00:00:00Z",
+            "conclusion.md",
+            "deliverables/design-spec.md",
+            "blocked",
+            "initialized",
         ])
         .prop_map(|s| json!(s)),
         "[a-z_.:/ -]{0,12}".prop_map(Value::String),
@@ -34,9 +79,9 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(3, 24, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            prop::collection::btree_map(prop::sample::select(KEYS.to_vec()), inner, 0..8).prop_map(|m| {
-                Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
-            }),
+            prop::collection::btree_map(prop::sample::select(KEYS.to_vec()), inner, 0..8).prop_map(
+                |m| { Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()) }
+            ),
         ]
     })
 }
@@ -78,10 +123,25 @@ fn markdown() -> impl Strategy<Value = Option<String>> {
     let line = prop_oneof![
         "[ -~]{0,20}",
         prop::sample::select(vec![
-            "## Problem", "### D1. x", "### D2.", "- Decision: a", "- Reflected in: x.md", "Status: Frozen",
-            "- [unresolved]", "- [blocking] TBD", "- [deferred_nonblocking]", "- [x] Ready to implement",
-            "## t - a - seq 2", "## t - b - seq 99999999999999999999", "- [proceed] go", "- [blocked]",
-            "## Decision Outcome", "TODO", "待定", "Reviewed primary deliverable:", "",
+            "## Problem",
+            "### D1. x",
+            "### D2.",
+            "- Decision: a",
+            "- Reflected in: x.md",
+            "Status: Frozen",
+            "- [unresolved]",
+            "- [blocking] TBD",
+            "- [deferred_nonblocking]",
+            "- [x] Ready to implement",
+            "## t - a - seq 2",
+            "## t - b - seq 99999999999999999999",
+            "- [proceed] go",
+            "- [blocked]",
+            "## Decision Outcome",
+            "TODO",
+            "待定",
+            "Reviewed primary deliverable:",
+            "",
         ])
         .prop_map(str::to_owned),
     ];
@@ -106,7 +166,14 @@ fn folder_contents() -> impl Strategy<Value = FolderContents> {
             .prop_map(|(lines, newline)| lines.join("\n") + if newline { "\n" } else { "" }),
     );
     (protocol, events, prop::collection::vec(markdown(), 6)).prop_map(|(protocol, events, md)| {
-        let names = ["review.md", "decisions.md", "readiness.md", "conclusion.md", "proposal.md", "deliverables/x.md"];
+        let names = [
+            "review.md",
+            "decisions.md",
+            "readiness.md",
+            "conclusion.md",
+            "proposal.md",
+            "deliverables/x.md",
+        ];
         FolderContents {
             protocol,
             events,

@@ -26,10 +26,20 @@ fn assert_has(errors: &[String], msg: &str) {
 #[test]
 fn text_output_and_exit_codes_for_pass_warn_and_fail() {
     let fx = Fx::new(&["server", "reader"]);
-    let run = |fx: &Fx| bin().args(["validate", "--folder", &fx.folder_str()]).output().unwrap();
+    let run = |fx: &Fx| {
+        bin()
+            .args(["validate", "--folder", &fx.folder_str()])
+            .output()
+            .unwrap()
+    };
     let out = run(&fx);
-    assert_eq!((out.status.code(), stdout(&out)), (Some(0), "ACP validation passed\n".into()));
-    fx.edit("readiness.md", |t| t.replace("- [unresolved]", "- [deferred_nonblocking]"));
+    assert_eq!(
+        (out.status.code(), stdout(&out)),
+        (Some(0), "ACP validation passed\n".into())
+    );
+    fx.edit("readiness.md", |t| {
+        t.replace("- [unresolved]", "- [deferred_nonblocking]")
+    });
     let out = run(&fx);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -60,14 +70,19 @@ fn json_output_carries_status_exit_code_errors_and_warnings() {
         "{\"version\":1,\"status\":\"passed\",\"exit_code\":0,\"errors\":[],\"warnings\":[]}\n"
     );
     std::fs::write(fx.path("opinions.md"), "").unwrap();
-    fx.edit("readiness.md", |t| t.replace("- [unresolved]", "- [deferred_nonblocking]"));
+    fx.edit("readiness.md", |t| {
+        t.replace("- [unresolved]", "- [deferred_nonblocking]")
+    });
     let out = run();
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["status"], "failed");
     assert_eq!(v["exit_code"], 2);
     assert_eq!(v["errors"].as_array().unwrap().len(), 1);
-    assert_eq!(v["warnings"][0], "deferred_nonblocking readiness items should include a reason");
+    assert_eq!(
+        v["warnings"][0],
+        "deferred_nonblocking readiness items should include a reason"
+    );
 }
 
 #[test]
@@ -91,11 +106,17 @@ fn missing_and_forbidden_files() {
     );
     std::fs::remove_file(fx.path("protocol.json")).unwrap();
     let errors = fx.errors();
-    assert_eq!(errors[0], format!("missing protocol.json in {}", fx.folder_str()));
+    assert_eq!(
+        errors[0],
+        format!("missing protocol.json in {}", fx.folder_str())
+    );
     assert_eq!(errors[1], "missing protocol.json");
     fx.write("protocol.json", "{");
     let errors = fx.errors();
-    assert!(errors[0].starts_with("invalid protocol.json: "), "{errors:?}");
+    assert!(
+        errors[0].starts_with("invalid protocol.json: "),
+        "{errors:?}"
+    );
     assert_eq!(errors.len(), 6);
 }
 
@@ -151,14 +172,20 @@ fn top_level_schema_accepts_what_the_scripts_accept() {
     });
     fx.assert_valid();
     fx.edit_protocol(|p| p["completionGates"] = json!([]));
-    assert_has(&fx.errors(), "protocol.json completionGates must not be empty");
+    assert_has(
+        &fx.errors(),
+        "protocol.json completionGates must not be empty",
+    );
 }
 
 #[test]
 fn deliverables_schema_checks() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit_protocol(|p| p["deliverables"] = json!({}));
-    assert_eq!(fx.errors(), vec!["protocol.json deliverables.primary is required"]);
+    assert_eq!(
+        fx.errors(),
+        vec!["protocol.json deliverables.primary is required"]
+    );
     fx.edit_protocol(|p| {
         p["deliverables"] = json!({
             "mode": "cloud", "dir": "../d", "primary": {"type": "memo", "file": "x.txt"},
@@ -214,7 +241,10 @@ fn deliverables_schema_checks() {
         p["deliverables"]["primary"] = json!("design-spec.md");
         p["deliverables"]["supporting"] = json!([]);
     });
-    assert_eq!(fx.errors(), vec!["protocol.json deliverables.primary is required"]);
+    assert_eq!(
+        fx.errors(),
+        vec!["protocol.json deliverables.primary is required"]
+    );
 }
 
 #[test]
@@ -250,20 +280,30 @@ fn external_mode_repo_root_checks() {
     let (_t, folder) = external(".");
     assert!(validate_errors(&folder).is_empty());
     let (_t, folder) = external("../sibling");
-    assert_eq!(validate_errors(&folder), vec!["collaboration folder must be inside repoRoot"]);
+    assert_eq!(
+        validate_errors(&folder),
+        vec!["collaboration folder must be inside repoRoot"]
+    );
     let (_t, folder) = external("..");
     let edit = |root: serde_json::Value| {
         let path = folder.join("protocol.json");
-        let mut p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut p: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         p["repoRoot"] = root;
         std::fs::write(&path, p.to_string()).unwrap();
     };
     edit(json!("missing-dir"));
-    assert_has(&validate_errors(&folder), "repoRoot must resolve to an existing directory");
+    assert_has(
+        &validate_errors(&folder),
+        "repoRoot must resolve to an existing directory",
+    );
     edit(json!("/abs"));
     assert_has(&validate_errors(&folder), "repoRoot must be relative");
     edit(json!(" "));
-    assert_has(&validate_errors(&folder), "repoRoot is required for external deliverables");
+    assert_has(
+        &validate_errors(&folder),
+        "repoRoot is required for external deliverables",
+    );
 }
 
 #[test]
@@ -291,14 +331,25 @@ fn event_log_read_errors_and_the_partial_line_warning() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit("events.jsonl", |t| format!("{t}\nplain text\n[1,2]\n  \n"));
     let errors = fx.errors();
-    assert!(errors[0].starts_with("events.jsonl line 3: invalid JSON: "), "{errors:?}");
+    assert!(
+        errors[0].starts_with("events.jsonl line 3: invalid JSON: "),
+        "{errors:?}"
+    );
     assert_eq!(errors[1], "events.jsonl line 4: event must be an object");
-    assert_eq!(errors.len(), 2, "bad lines are skipped, so no seq errors: {errors:?}");
+    assert_eq!(
+        errors.len(),
+        2,
+        "bad lines are skipped, so no seq errors: {errors:?}"
+    );
 
     let fx = Fx::new(&["server", "reader"]);
     fx.edit("events.jsonl", |t| format!("{t}{{\"seq\":2,\"fro"));
     let report = fx.validate();
-    assert_eq!(report.exit_code(), 1, "§11.2: a partial last line is only a warning");
+    assert_eq!(
+        report.exit_code(),
+        1,
+        "§11.2: a partial last line is only a warning"
+    );
     assert_eq!(
         report.warnings,
         vec!["events.jsonl line 2 is an incomplete last line (no newline, not valid JSON) and was ignored; remove it or restore the rest of the line"]
@@ -352,7 +403,12 @@ fn event_shape_checks() {
     ] {
         assert_has(&errors, msg);
     }
-    assert!(!errors.iter().any(|e| e.contains("seq 4: at must be an ISO")), "offsets are accepted");
+    assert!(
+        !errors
+            .iter()
+            .any(|e| e.contains("seq 4: at must be an ISO")),
+        "offsets are accepted"
+    );
 }
 
 #[test]
@@ -387,7 +443,9 @@ fn review_heading_checks() {
             "review.md heading seq 99: no matching event",
         ]
     );
-    fx.edit("review.md", |_| "# Review\n## t - amy - seq 4\n## t - zed - seq 5\n".into());
+    fx.edit("review.md", |_| {
+        "# Review\n## t - amy - seq 4\n## t - zed - seq 5\n".into()
+    });
     assert_eq!(
         fx.errors(),
         vec![
@@ -403,7 +461,10 @@ fn review_heading_checks() {
 fn a_frozen_deliverable_edited_afterwards_fails_forever() {
     let fx = completed();
     fx.edit(REF, |t| format!("{t}x"));
-    assert_eq!(fx.errors(), vec!["seq 9: deliverable_frozen sha256 does not match current file"]);
+    assert_eq!(
+        fx.errors(),
+        vec!["seq 9: deliverable_frozen sha256 does not match current file"]
+    );
     fx.edit(REF, |t| {
         t.replace("Status: Frozen", "Status: In Review")
             .replace("## Goals\n\nWritten.", "## Goals\n\n")
@@ -431,11 +492,18 @@ fn a_frozen_draft_with_empty_sections_is_caught_only_by_the_validator() {
     let fx = Fx::new(&["server", "reader"]);
     fx.to_readiness_check();
     let sha = fx.deliverable_sha();
-    fx.ok("server", "deliverable_frozen", &[("role", "primary"), ("doc", REF), ("sha256", &sha)]);
+    fx.ok(
+        "server",
+        "deliverable_frozen",
+        &[("role", "primary"), ("doc", REF), ("sha256", &sha)],
+    );
     let errors = fx.errors();
     assert_eq!(errors[0], "primary deliverable status must be Frozen");
     assert_eq!(errors.len(), 9);
-    assert_eq!(errors[8], "primary deliverable section must not be empty when frozen: Open Questions");
+    assert_eq!(
+        errors[8],
+        "primary deliverable section must not be empty when frozen: Open Questions"
+    );
 }
 
 #[test]
@@ -443,10 +511,16 @@ fn deliverable_content_checks_without_freeze() {
     let fx = Fx::new(&["server", "reader"]);
     fx.write(REF, "# X\nStatus:Draft\n## Problem\n### Goals\n");
     let errors = fx.errors();
-    assert_eq!(errors[0], "primary deliverable missing required section: Goals");
+    assert_eq!(
+        errors[0],
+        "primary deliverable missing required section: Goals"
+    );
     assert_eq!(errors.len(), 7);
     fx.write(REF, "# X\nStatus: draft\n");
-    assert_eq!(fx.errors()[0], "primary deliverable must include Status: Draft, In Review, or Frozen");
+    assert_eq!(
+        fx.errors()[0],
+        "primary deliverable must include Status: Draft, In Review, or Frozen"
+    );
 }
 
 #[test]
@@ -459,13 +533,20 @@ fn supporting_deliverable_checks() {
             {"type": "adr", "file": "gone.md"}
         ])
     });
-    fx.write("deliverables/tp.md", "Status: Draft\n## Scope\n\n## Test Matrix\nrows\n");
+    fx.write(
+        "deliverables/tp.md",
+        "Status: Draft\n## Scope\n\n## Test Matrix\nrows\n",
+    );
     fx.write("deliverables/c.md", "no status\n");
-    fx.ok("reader", "deliverable_frozen", &[
-        ("role", "supporting"),
-        ("doc", "deliverables/c.md"),
-        ("sha256", &collab::paths::sha256_hex(b"no status\n")),
-    ]);
+    fx.ok(
+        "reader",
+        "deliverable_frozen",
+        &[
+            ("role", "supporting"),
+            ("doc", "deliverables/c.md"),
+            ("sha256", &collab::paths::sha256_hex(b"no status\n")),
+        ],
+    );
     let errors = fx.errors();
     assert_eq!(
         errors,
@@ -510,13 +591,18 @@ fn decisions_numbering_and_reflection_checks() {
     fx.write("decisions.md", "");
     fx.assert_valid();
     std::fs::remove_file(fx.path("decisions.md")).unwrap();
-    assert_eq!(fx.errors(), vec!["missing decisions.md", "missing decisions.md"]);
+    assert_eq!(
+        fx.errors(),
+        vec!["missing decisions.md", "missing decisions.md"]
+    );
 }
 
 #[test]
 fn attachments_must_exist() {
     let fx = Fx::new(&["server", "reader"]);
-    fx.edit_protocol(|p| p["deliverables"]["attachments"] = json!([{"file": "data.bin"}, {"file": "here.bin"}]));
+    fx.edit_protocol(|p| {
+        p["deliverables"]["attachments"] = json!([{"file": "data.bin"}, {"file": "here.bin"}])
+    });
     fx.write("deliverables/here.bin", "x");
     assert_eq!(fx.errors(), vec!["attachment missing: data.bin"]);
 }
@@ -526,13 +612,20 @@ fn replay_and_stored_state_checks() {
     let fx = completed();
     // Delete event 5 (proposal_revised).
     fx.edit("events.jsonl", |t| {
-        t.lines().enumerate().filter(|(i, _)| *i != 4).map(|(_, l)| format!("{l}\n")).collect()
+        t.lines()
+            .enumerate()
+            .filter(|(i, _)| *i != 4)
+            .map(|(_, l)| format!("{l}\n"))
+            .collect()
     });
     let errors = fx.errors();
     assert_eq!(errors[0], "events.jsonl: expected seq 5, found 6");
     assert_has(&errors, "events.jsonl: expected seq 10, found 11");
     assert_has(&errors, "seq 6: reply_to must point to an earlier event");
-    assert_has(&errors, "seq 6: question_classified is not allowed from phase revising");
+    assert_has(
+        &errors,
+        "seq 6: question_classified is not allowed from phase revising",
+    );
 
     let fx = Fx::new(&["server", "reader"]);
     fx.draft();
@@ -551,14 +644,22 @@ fn replay_and_stored_state_checks() {
         ]
     );
     fx.write("events.jsonl", "");
-    assert_eq!(fx.errors(), vec!["protocol.json waitingFor is ['server'], expected []"]);
+    assert_eq!(
+        fx.errors(),
+        vec!["protocol.json waitingFor is ['server'], expected []"]
+    );
 }
 
 #[test]
 fn readiness_rules_after_acceptance_and_readiness_passed() {
     let fx = Fx::new(&["server", "reader"]);
     fx.to_readiness_check();
-    fx.edit("readiness.md", |t| t.replace("- [resolved]", "- [blocking] b\n- [resolved] TBD\n- [deferred_nonblocking] d\n- [resolved]"));
+    fx.edit("readiness.md", |t| {
+        t.replace(
+            "- [resolved]",
+            "- [blocking] b\n- [resolved] TBD\n- [deferred_nonblocking] d\n- [resolved]",
+        )
+    });
     assert_eq!(
         fx.errors(),
         vec![
@@ -574,7 +675,10 @@ fn readiness_rules_after_acceptance_and_readiness_passed() {
     fx.pass_readiness();
     fx.edit("readiness.md", |t| {
         t.replace("- [x] Ready to implement", "- [ ] Ready to implement")
-            .replace("- [resolved]", "- [deferred_nonblocking] later\nReason: next line does not count\n- [resolved]")
+            .replace(
+                "- [resolved]",
+                "- [deferred_nonblocking] later\nReason: next line does not count\n- [resolved]",
+            )
     });
     assert_eq!(
         fx.errors(),
@@ -585,8 +689,14 @@ fn readiness_rules_after_acceptance_and_readiness_passed() {
         ]
     );
     fx.edit("readiness.md", |t| {
-        t.replace("- [ ] Ready to implement", "- [X] Ready to implementation later")
-            .replace("- [deferred_nonblocking] later", "- [deferred_nonblocking] later, REASON: scope")
+        t.replace(
+            "- [ ] Ready to implement",
+            "- [X] Ready to implementation later",
+        )
+        .replace(
+            "- [deferred_nonblocking] later",
+            "- [deferred_nonblocking] later, REASON: scope",
+        )
     });
     fx.assert_valid();
 }
@@ -600,15 +710,26 @@ fn readiness_passed_without_a_freeze_is_reported() {
     // Rewrite the freeze into a supporting-role event so no primary freeze remains.
     replace_line(&fx, 9, |v| v["event"] = json!("deliverable_drafted"));
     let errors = fx.errors();
-    assert_has(&errors, "readiness_passed requires primary deliverable_frozen");
-    assert_has(&errors, "seq 10: readiness_passed requires primary deliverable_frozen");
+    assert_has(
+        &errors,
+        "readiness_passed requires primary deliverable_frozen",
+    );
+    assert_has(
+        &errors,
+        "seq 10: readiness_passed requires primary deliverable_frozen",
+    );
 }
 
 #[test]
 fn completion_checks_gates_and_conclusion_variants() {
     let fx = completed();
-    fx.edit("readiness.md", |t| t.replace("- [x] Gate A", "- [ ] Gate A"));
-    assert_eq!(fx.errors(), vec!["completion gates must be checked before completed: Gate A"]);
+    fx.edit("readiness.md", |t| {
+        t.replace("- [x] Gate A", "- [ ] Gate A")
+    });
+    assert_eq!(
+        fx.errors(),
+        vec!["completion gates must be checked before completed: Gate A"]
+    );
     fx.tick_all();
     let conclusion = fx.read("conclusion.md");
     let check = |text: String, expected: &[&str]| {
@@ -617,25 +738,39 @@ fn completion_checks_gates_and_conclusion_variants() {
     };
     check(conclusion.clone(), &[]);
     check(
-        conclusion.replace("- [proceed] Build it.", "- [proceed]\nBuild it.")
+        conclusion
+            .replace("- [proceed] Build it.", "- [proceed]\nBuild it.")
             .replace("- None recorded yet.", "- [defer] later"),
         &["conclusion.md must declare exactly one final outcome"],
     );
-    check(conclusion.replace("- [proceed] Build it.", "- [PROCEED] Build it."), &[
-        "conclusion.md must declare exactly one final outcome",
-    ]);
-    check(conclusion.replace("- [proceed] Build it.", "- [proceed]\nBuild it."), &[]);
-    check(conclusion.replace("- [proceed]", "- [blocked]"), &["conclusion.md outcome cannot be completed while blocked"]);
-    check(conclusion.replace("- None.", "No unresolved items."), &[
-        "conclusion.md must not contain unresolved placeholders before completed",
-    ]);
-    check(conclusion.replace("- None.", "TODOs and unresolvedness"), &[]);
-    check(conclusion.replace("## Rationale", "### Rationale"), &[
-        "conclusion.md is missing required sections: Rationale",
-    ]);
-    check(conclusion.replace("deliverables/design-spec.md", "the spec"), &[
-        "conclusion.md must reference the primary deliverable",
-    ]);
+    check(
+        conclusion.replace("- [proceed] Build it.", "- [PROCEED] Build it."),
+        &["conclusion.md must declare exactly one final outcome"],
+    );
+    check(
+        conclusion.replace("- [proceed] Build it.", "- [proceed]\nBuild it."),
+        &[],
+    );
+    check(
+        conclusion.replace("- [proceed]", "- [blocked]"),
+        &["conclusion.md outcome cannot be completed while blocked"],
+    );
+    check(
+        conclusion.replace("- None.", "No unresolved items."),
+        &["conclusion.md must not contain unresolved placeholders before completed"],
+    );
+    check(
+        conclusion.replace("- None.", "TODOs and unresolvedness"),
+        &[],
+    );
+    check(
+        conclusion.replace("## Rationale", "### Rationale"),
+        &["conclusion.md is missing required sections: Rationale"],
+    );
+    check(
+        conclusion.replace("deliverables/design-spec.md", "the spec"),
+        &["conclusion.md must reference the primary deliverable"],
+    );
     check(
         "## Decision Outcome\n- [proceed] a\n- [defer] b\nTODO\n## Rationale\n".into(),
         &[
@@ -667,10 +802,19 @@ fn symlinks_inside_the_folder_are_errors_that_name_the_path() {
     std::fs::copy(fx.path("review.md"), &outside).unwrap();
     std::fs::remove_file(fx.path("review.md")).unwrap();
     std::os::unix::fs::symlink(&outside, fx.path("review.md")).unwrap();
-    let out = bin().args(["validate", "--folder", &fx.folder_str()]).output().unwrap();
+    let out = bin()
+        .args(["validate", "--folder", &fx.folder_str()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let text = stdout(&out);
-    assert!(text.contains(&format!("ERROR: {}/review.md is a symlink;", fx.folder_str())), "{text}");
+    assert!(
+        text.contains(&format!(
+            "ERROR: {}/review.md is a symlink;",
+            fx.folder_str()
+        )),
+        "{text}"
+    );
 
     let fx = Fx::new(&["server", "reader"]);
     let outside = fx.tmp.path().join("spec.md");
@@ -687,10 +831,19 @@ fn internal_failures_exit_2_with_an_error_line() {
     let fx = Fx::new(&["server", "reader"]);
     std::fs::remove_file(fx.path("readiness.md")).unwrap();
     std::fs::create_dir(fx.path("readiness.md")).unwrap();
-    let run = |fx: &Fx| bin().args(["validate", "--folder", &fx.folder_str()]).output().unwrap();
+    let run = |fx: &Fx| {
+        bin()
+            .args(["validate", "--folder", &fx.folder_str()])
+            .output()
+            .unwrap()
+    };
     let out = run(&fx);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).starts_with("error: cannot read "), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("error: cannot read "),
+        "{}",
+        stderr(&out)
+    );
     assert!(stdout(&out).is_empty());
 
     let fx = Fx::new(&["server", "reader"]);
@@ -702,7 +855,13 @@ fn internal_failures_exit_2_with_an_error_line() {
     fx.write("protocol.json", "[]");
     for args in [
         vec!["validate", "--folder", &fx.folder_str()],
-        vec!["next", "--folder", &fx.folder_str(), "--participant", "server"],
+        vec![
+            "next",
+            "--folder",
+            &fx.folder_str(),
+            "--participant",
+            "server",
+        ],
     ] {
         let out = bin().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
