@@ -876,3 +876,57 @@ fn lock_and_temporary_files_are_ignored() {
     std::fs::write(fx.path(".protocol.json.abc.tmp"), "{").unwrap();
     fx.assert_valid();
 }
+
+#[test]
+fn deliverable_event_docs_are_checked_against_declared_refs() {
+    let fx = completed();
+    replace_line(&fx, 2, |v| {
+        v["doc"] = json!("./deliverables/design-spec.md")
+    });
+    replace_line(&fx, 3, |v| {
+        v["event"] = json!("deliverable_drafted");
+        v["role"] = json!("supporting");
+        v["doc"] = json!("notes.md");
+    });
+    // A second primary freeze of the same file.
+    let freeze = fx.read("events.jsonl").lines().nth(8).unwrap().to_owned();
+    replace_line(&fx, 10, |v| {
+        let f: serde_json::Value = serde_json::from_str(&freeze).unwrap();
+        for key in ["event", "doc", "role", "sha256"] {
+            v[key] = f[key].clone();
+        }
+    });
+    let errors = fx.errors();
+    assert_has(&errors, "seq 2: doc must reference the primary deliverable");
+    assert_has(
+        &errors,
+        "seq 3: doc must reference a declared supporting deliverable",
+    );
+    assert_has(&errors, "primary deliverable can be frozen only once");
+    assert_has(
+        &errors,
+        "seq 10: primary deliverable can be frozen only once",
+    );
+}
+
+#[test]
+fn readiness_markers_follow_the_published_matching_rules() {
+    let fx = Fx::new(&["server", "reader"]);
+    fx.to_readiness_check();
+    // Wrong case, `*` bullets and backticked labels are not markers.
+    fx.edit("readiness.md", |t| {
+        t.replace(
+            "- [resolved]",
+            "- [Blocking] no\n* [blocking] no\n- `[blocking]` no\n- [resolved]",
+        )
+    });
+    fx.assert_valid();
+    // No space between `-` and `[` still counts.
+    fx.edit("readiness.md", |t| {
+        t.replace("- [Blocking] no", "-[blocking] yes")
+    });
+    assert_eq!(
+        fx.errors(),
+        vec!["blocking readiness items must be cleared before decision_accepted"]
+    );
+}
