@@ -62,7 +62,7 @@ fn main() -> anyhow::Result<()> {
     let mut bulk = String::new();
     for seq in 2..=(total - FLOW + 1) {
         let event = json!({
-            "seq": seq, "from": if seq % 2 == 0 { "server" } else { "reader" },
+            "seq": seq, "from": if seq.is_multiple_of(2) { "server" } else { "reader" },
             "event": "deliverable_drafted", "at": first["at"], "summary": format!("notes draft {seq}"),
             "doc": "deliverables/notes.md", "reply_to": seq - 1, "role": "supporting",
         });

@@ -25,7 +25,7 @@ fn concurrency_worker() {
     let (Ok(folder), Ok(worker)) = (std::env::var(FOLDER_VAR), std::env::var(WORKER_VAR)) else {
         return;
     };
-    let sender = if worker.parse::<usize>().unwrap() % 2 == 0 {
+    let sender = if worker.parse::<usize>().unwrap().is_multiple_of(2) {
         "server"
     } else {
         "reader"
@@ -73,7 +73,7 @@ fn eight_processes_appending_200_events_each_keep_the_log_contiguous() {
         .collect();
 
     // Read concurrently until every worker is done.
-    let mut reads = 0;
+    let mut reads: u64 = 0;
     loop {
         let text = std::fs::read_to_string(fx.path("protocol.json")).unwrap();
         let parsed: serde_json::Value = serde_json::from_str(&text)
@@ -81,7 +81,7 @@ fn eight_processes_appending_200_events_each_keep_the_log_contiguous() {
         assert_eq!(parsed["currentPhase"], "drafting");
         reads += 1;
         // Now and then a full log read, which must never fail mid-append.
-        if reads % 50 == 0 {
+        if reads.is_multiple_of(50) {
             let log = read_events(&fx.folder).unwrap();
             assert!(log.errors.is_empty(), "{:?}", log.errors);
         }

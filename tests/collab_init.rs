@@ -39,7 +39,8 @@ fn init_validation_errors_in_the_documented_order() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("c");
     let ok = || init_options(&folder, &["server", "reader"]);
-    let cases: Vec<(Box<dyn Fn(&mut InitOptions)>, &str)> = vec![
+    type Tweak = Box<dyn Fn(&mut InitOptions)>;
+    let cases: Vec<(Tweak, &str)> = vec![
         (
             Box::new(|o| o.objective = "  ".into()),
             "--objective must not be blank",
