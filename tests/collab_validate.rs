@@ -930,3 +930,13 @@ fn readiness_markers_follow_the_published_matching_rules() {
         vec!["blocking readiness items must be cleared before decision_accepted"]
     );
 }
+
+#[test]
+fn reply_to_must_be_an_integer_seq() {
+    let fx = Fx::new(&["server", "reader"]);
+    fx.ok("server", "blocked", &[]);
+    replace_line(&fx, 2, |v| v["reply_to"] = json!(1.0));
+    assert_eq!(fx.errors(), vec!["seq 2: reply_to must point to an earlier event"]);
+    replace_line(&fx, 2, |v| v["reply_to"] = json!(null));
+    assert_eq!(fx.errors(), vec!["seq 2: reply_to is required after initialized"]);
+}

@@ -556,8 +556,8 @@ fn check_event_shapes(v: &mut Validator, events: &[Event]) {
             }
             None => {}
             Some(reply_to) => {
-                let points_back = matches!(reply_to, Value::Number(_))
-                    && as_int(Some(reply_to)).is_some_and(|r| earlier.contains(&r));
+                // Python's `isinstance(x, int)`: floats such as 2.0 do not qualify.
+                let points_back = reply_to.as_i64().is_some_and(|r| earlier.contains(&r));
                 if !points_back {
                     v.err(format!("seq {s}: reply_to must point to an earlier event"));
                 }
