@@ -343,7 +343,7 @@ fn wait_times_out_with_exit_1_and_the_waiting_reason() {
 }
 
 #[test]
-fn wait_wakes_when_another_process_hands_over_the_turn() {
+fn wait_wakes_when_an_append_hands_over_the_turn() {
     let fx = Fx::new(&["server", "reader"]);
     fx.draft();
     let folder = fx.folder_str();
