@@ -936,7 +936,65 @@ fn reply_to_must_be_an_integer_seq() {
     let fx = Fx::new(&["server", "reader"]);
     fx.ok("server", "blocked", &[]);
     replace_line(&fx, 2, |v| v["reply_to"] = json!(1.0));
-    assert_eq!(fx.errors(), vec!["seq 2: reply_to must point to an earlier event"]);
+    assert_eq!(
+        fx.errors(),
+        vec!["seq 2: reply_to must point to an earlier event"]
+    );
     replace_line(&fx, 2, |v| v["reply_to"] = json!(null));
-    assert_eq!(fx.errors(), vec!["seq 2: reply_to is required after initialized"]);
+    assert_eq!(
+        fx.errors(),
+        vec!["seq 2: reply_to is required after initialized"]
+    );
+}
+
+#[test]
+fn a_deleted_review_file_reports_headings_and_content() {
+    let fx = Fx::new(&["server", "reader"]);
+    fx.draft();
+    fx.submit();
+    fx.review("reader");
+    std::fs::remove_file(fx.path("review.md")).unwrap();
+    assert_eq!(
+        fx.errors(),
+        vec![
+            "missing review.md",
+            "seq 4: review_submitted requires matching review.md heading",
+            "review.md must declare Reviewed primary deliverable",
+            "review.md must declare Review Scope",
+            "review.md Review Scope must include Primary deliverable completeness",
+            "review.md must reference the primary deliverable",
+        ]
+    );
+}
+
+#[test]
+fn a_duplicated_seq_breaks_classification_for_later_acceptances() {
+    let fx = completed();
+    replace_line(&fx, 6, |v| v["seq"] = json!(5));
+    let errors = fx.errors();
+    assert_eq!(errors[0], "events.jsonl: expected seq 6, found 5");
+    assert_has(&errors, "seq 7: reply_to must point to an earlier event");
+    assert_has(
+        &errors,
+        "seq 7: decision_accepted requires question_classified after the latest proposal or decision",
+    );
+    assert_has(
+        &errors,
+        "seq 8: decision_accepted requires question_classified after the latest proposal or decision",
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_deliverables_directory_is_refused() {
+    let fx = Fx::new(&["server", "reader"]);
+    let outside = fx.tmp.path().join("elsewhere");
+    std::fs::rename(fx.path("deliverables"), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, fx.path("deliverables")).unwrap();
+    let errors = fx.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("/deliverables is a symlink"),
+        "{errors:?}"
+    );
 }
