@@ -370,3 +370,22 @@ fn wait_wakes_when_an_append_hands_over_the_turn() {
     );
     assert!(text.ends_with(&format!("next action: {}\n", next::REVIEW)));
 }
+
+#[test]
+fn wait_accepts_extreme_intervals_and_timeouts_without_panicking() {
+    let fx = Fx::new(&["server", "reader"]);
+    for (interval, timeout) in [(f64::INFINITY, -1.0), (f64::NAN, 1e300), (1e300, -5.0)] {
+        let opts = WaitOptions {
+            folder: fx.folder_str(),
+            participant: if timeout > 0.0 { "server" } else { "reader" }.into(),
+            interval,
+            timeout,
+        };
+        let outcome = collab::wait_for_turn(&opts, &mut Vec::new()).unwrap();
+        if timeout > 0.0 {
+            assert!(matches!(outcome, WaitOutcome::Ready { .. }));
+        } else {
+            assert!(matches!(outcome, WaitOutcome::TimedOut { .. }));
+        }
+    }
+}

@@ -56,7 +56,10 @@ fn signature(folder: &Path) -> Signature {
 pub fn wait_for_turn(opts: &WaitOptions, out: &mut dyn Write) -> Result<WaitOutcome, CollabError> {
     let folder = paths::resolve_folder(&opts.folder);
     let start = Instant::now();
-    let interval = Duration::from_secs_f64(opts.interval.max(0.1));
+    // Out-of-range values (inf, huge) become "a very long time" rather than a panic.
+    let seconds =
+        |s: f64| Duration::try_from_secs_f64(s).unwrap_or(Duration::from_secs(u32::MAX.into()));
+    let interval = seconds(opts.interval.max(0.1));
     let watcher = watch::Watcher::new(&folder);
     let mut last_signature: Option<Signature> = None;
     let io = |e: std::io::Error| CollabError::Protocol(format!("cannot write output: {e}"));
@@ -105,8 +108,9 @@ pub fn wait_for_turn(opts: &WaitOptions, out: &mut dyn Write) -> Result<WaitOutc
             last_signature = Some(sig);
         }
         let mut pause = interval;
-        if opts.timeout != 0.0 {
-            let limit = Duration::from_secs_f64(opts.timeout.max(0.0));
+        // NaN and infinity never expire, as in Python's comparison.
+        if opts.timeout != 0.0 && opts.timeout.is_finite() {
+            let limit = seconds(opts.timeout.max(0.0));
             let elapsed = start.elapsed();
             if elapsed >= limit {
                 return Ok(WaitOutcome::TimedOut { reason });
