@@ -10,4 +10,5 @@ pub mod diagnostics;
 pub mod manifest;
 pub mod registry;
 pub mod rules;
+pub mod site;
 pub mod source;

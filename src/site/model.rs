@@ -1,0 +1,592 @@
+//! View models: what the templates and `agents.json` see of an agent. Every value here is
+//! plain text (escaped by the templates) or a URL that passed [`safe_url`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::markdown;
+use super::snippets::{self, Install};
+use super::SiteAgent;
+use crate::manifest::{DISTRIBUTION_KINDS, PLATFORMS};
+
+/// Platform keys with the labels people read.
+pub const PLATFORM_LABELS: [(&str, &str); 6] = [
+    ("darwin-aarch64", "macOS arm64"),
+    ("darwin-x86_64", "macOS x86-64"),
+    ("linux-aarch64", "Linux arm64"),
+    ("linux-x86_64", "Linux x86-64"),
+    ("windows-aarch64", "Windows arm64"),
+    ("windows-x86_64", "Windows x86-64"),
+];
+
+/// Auth types with labels; `none` stands for "nothing declared".
+pub const AUTH_LABELS: [(&str, &str); 4] = [
+    ("agent", "Agent sign-in"),
+    ("terminal", "Terminal sign-in"),
+    ("env_var", "API key variable"),
+    ("none", "Not declared"),
+];
+
+/// Distribution kinds with labels.
+pub const DEPLOY_LABELS: [(&str, &str); 3] = [
+    ("binary", "Binary download"),
+    ("npx", "npx (Node.js)"),
+    ("uvx", "uvx (Python)"),
+];
+
+/// Only `^[a-z][a-z0-9-]*$`: the id becomes a path segment and a CSS class name.
+pub fn is_safe_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
+        && id.len() <= 128
+}
+
+/// An absolute `http`/`https` URL with a host and no credentials, re-serialised (which
+/// percent-encodes quotes, spaces and angle brackets); anything else is dropped.
+pub fn safe_url(raw: &str) -> Option<String> {
+    let url = url::Url::parse(raw.trim()).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return None;
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return None;
+    }
+    Some(url.into())
+}
+
+/// A relative path such as `../registry.json` (no scheme, no `//` host, no backslash).
+pub fn is_relative_path(raw: &str) -> bool {
+    !raw.is_empty()
+        && !raw.starts_with("//")
+        && !raw.contains(['\\', '"', '\'', '<', '>', ' ', '\n', '\r', '\t'])
+        && raw
+            .split('/')
+            .next()
+            .is_some_and(|first| !first.contains(':'))
+}
+
+/// Text of a JSON value: strings as they are, anything else as compact JSON.
+pub fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn string_field(map: &Map<String, Value>, key: &str) -> Option<String> {
+    map.get(key).map(text).filter(|s| !s.trim().is_empty())
+}
+
+fn string_list(map: &Map<String, Value>, key: &str) -> Vec<String> {
+    match map.get(key) {
+        Some(Value::Array(items)) => items.iter().map(text).collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![text(other)],
+    }
+}
+
+pub fn sort_key(agent: &SiteAgent) -> String {
+    string_field(&agent.agent, "name")
+        .unwrap_or_else(|| agent.id.clone())
+        .to_lowercase()
+}
+
+fn label<'a>(table: &[(&'a str, &'a str)], key: &'a str) -> &'a str {
+    table
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(key, |(_, l)| l)
+}
+
+/// One card of the index; also one record of `agents.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Card {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    /// Path of the agent page from the site root.
+    pub href: String,
+    /// CSS class that paints the icon (see `icons.css`).
+    pub icon: String,
+    /// Distribution kinds, in `DISTRIBUTION_KINDS` order.
+    pub deploy: Vec<String>,
+    pub deploy_text: String,
+    /// Binary platform keys (known ones in `PLATFORMS` order, then unknown ones sorted).
+    pub platforms: Vec<String>,
+    pub platforms_text: String,
+    /// Auth types, distinct, in manifest order; `["none"]` when nothing is declared.
+    pub auth: Vec<String>,
+    pub auth_text: String,
+    pub tags: Vec<String>,
+    pub license: Option<String>,
+    pub capabilities: Vec<String>,
+    pub protocol: Option<String>,
+    pub quarantined: bool,
+    pub preview: Option<String>,
+}
+
+fn distribution_facts(
+    agent: &Map<String, Value>,
+) -> (Vec<String>, Vec<String>, Map<String, Value>) {
+    let distribution = match agent.get("distribution") {
+        Some(Value::Object(d)) => d.clone(),
+        _ => Map::new(),
+    };
+    let deploy: Vec<String> = DISTRIBUTION_KINDS
+        .iter()
+        .filter(|k| distribution.contains_key(**k))
+        .map(|k| k.to_string())
+        .collect();
+    let mut platforms: Vec<String> = Vec::new();
+    if let Some(Value::Object(binary)) = distribution.get("binary") {
+        platforms.extend(
+            PLATFORMS
+                .iter()
+                .filter(|p| binary.contains_key(**p))
+                .map(|p| p.to_string()),
+        );
+        let mut unknown: Vec<String> = binary
+            .keys()
+            .filter(|k| !PLATFORMS.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        unknown.sort();
+        platforms.extend(unknown);
+    }
+    (deploy, platforms, distribution)
+}
+
+pub fn card(agent: &SiteAgent, icon_class: &str) -> Card {
+    let a = &agent.agent;
+    let (deploy, platforms, _) = distribution_facts(a);
+    let mut auth: Vec<String> = Vec::new();
+    if let Some(Value::Array(methods)) = a.get("auth") {
+        for method in methods {
+            let kind = match method {
+                Value::Object(m) => m.get("type").map_or("agent".to_string(), text),
+                other => text(other),
+            };
+            if !auth.contains(&kind) {
+                auth.push(kind);
+            }
+        }
+    }
+    if auth.is_empty() {
+        auth.push("none".to_string());
+    }
+    let mut platforms_text: Vec<String> = Vec::new();
+    if deploy.iter().any(|d| d == "npx" || d == "uvx") {
+        platforms_text.push("Any".to_string());
+    }
+    platforms_text.extend(
+        platforms
+            .iter()
+            .map(|p| label(&PLATFORM_LABELS, p).to_string()),
+    );
+    let deploy_text = deploy
+        .iter()
+        .map(|d| d.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let auth_text = auth
+        .iter()
+        .map(|k| label(&AUTH_LABELS, k))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Card {
+        id: agent.id.clone(),
+        name: string_field(a, "name").unwrap_or_else(|| agent.id.clone()),
+        version: string_field(a, "version").unwrap_or_default(),
+        description: string_field(a, "description").unwrap_or_default(),
+        href: format!("agents/{}/index.html", agent.id),
+        icon: icon_class.to_string(),
+        deploy_text: if deploy_text.is_empty() {
+            "None".to_string()
+        } else {
+            deploy_text
+        },
+        deploy,
+        platforms_text: if platforms_text.is_empty() {
+            "None".to_string()
+        } else {
+            platforms_text.join(", ")
+        },
+        platforms,
+        auth_text,
+        auth,
+        tags: string_list(a, "tags"),
+        license: string_field(a, "license"),
+        capabilities: string_list(a, "capabilities"),
+        protocol: string_field(a, "protocol_version"),
+        quarantined: agent.quarantine.is_some(),
+        preview: agent
+            .preview
+            .as_ref()
+            .and_then(|p| string_field(p, "version")),
+    }
+}
+
+/// One value of a filter, with the number of agents that have it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FacetValue {
+    pub value: String,
+    pub label: String,
+    pub count: usize,
+}
+
+/// The filter form's choices. Long lists (tags, capabilities, licenses) show the most
+/// common values; the script adds any other value that arrives through the URL.
+#[derive(Debug, Clone, Serialize)]
+pub struct Facets {
+    pub deploy: Vec<FacetValue>,
+    pub platform: Vec<FacetValue>,
+    pub auth: Vec<FacetValue>,
+    pub protocol: Vec<FacetValue>,
+    pub license: Vec<FacetValue>,
+    pub cap: Vec<FacetValue>,
+    pub tag: Vec<FacetValue>,
+}
+
+/// Most values a facet lists in the form.
+pub const FACET_LIMIT: usize = 40;
+
+fn facet<'a>(
+    values: impl Iterator<Item = &'a String>,
+    labels: &[(&str, &str)],
+    fixed_order: bool,
+) -> Vec<FacetValue> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for value in values {
+        *counts.entry(value.as_str()).or_default() += 1;
+    }
+    let mut out: Vec<FacetValue> = counts
+        .into_iter()
+        .map(|(value, count)| FacetValue {
+            value: value.to_string(),
+            label: label(labels, value).to_string(),
+            count,
+        })
+        .collect();
+    if fixed_order {
+        let rank = |v: &str| {
+            labels
+                .iter()
+                .position(|(k, _)| *k == v)
+                .unwrap_or(usize::MAX)
+        };
+        out.sort_by(|a, b| (rank(&a.value), &a.value).cmp(&(rank(&b.value), &b.value)));
+    } else {
+        out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
+        out.truncate(FACET_LIMIT);
+        out.sort_by(|a, b| a.value.cmp(&b.value));
+    }
+    out
+}
+
+pub fn facets(cards: &[Card]) -> Facets {
+    // Every platform is offered: npx/uvx agents run on all of them.
+    let platform = PLATFORM_LABELS
+        .iter()
+        .map(|(key, text)| FacetValue {
+            value: key.to_string(),
+            label: text.to_string(),
+            count: cards
+                .iter()
+                .filter(|c| {
+                    c.platforms.iter().any(|p| p == key)
+                        || c.deploy.iter().any(|d| d == "npx" || d == "uvx")
+                })
+                .count(),
+        })
+        .collect();
+    Facets {
+        deploy: facet(
+            cards.iter().flat_map(|c| c.deploy.iter()),
+            &DEPLOY_LABELS,
+            true,
+        ),
+        platform,
+        auth: facet(cards.iter().flat_map(|c| c.auth.iter()), &AUTH_LABELS, true),
+        protocol: facet(cards.iter().filter_map(|c| c.protocol.as_ref()), &[], false),
+        license: facet(cards.iter().filter_map(|c| c.license.as_ref()), &[], false),
+        cap: facet(cards.iter().flat_map(|c| c.capabilities.iter()), &[], false),
+        tag: facet(cards.iter().flat_map(|c| c.tags.iter()), &[], false),
+    }
+}
+
+/// Links of the static pager; `gap` stands for skipped page numbers.
+#[derive(Debug, Clone, Serialize)]
+pub struct PagerLink {
+    pub number: usize,
+    pub href: String,
+    pub current: bool,
+    pub gap: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Pager {
+    pub prev: Option<String>,
+    pub next: Option<String>,
+    pub links: Vec<PagerLink>,
+}
+
+fn page_href(page: usize, root: &str) -> String {
+    if page == 1 {
+        format!("{root}index.html")
+    } else {
+        format!("{root}page/{page}/index.html")
+    }
+}
+
+/// Previous/next and a window of page numbers: the first, the last, and two on each side of
+/// the current one.
+pub fn pager(page: usize, pages: usize, root: &str) -> Option<Pager> {
+    if pages <= 1 {
+        return None;
+    }
+    let mut links: Vec<PagerLink> = Vec::new();
+    let mut last_shown = 0;
+    for n in 1..=pages {
+        let shown = n == 1 || n == pages || n.abs_diff(page) <= 2;
+        if !shown {
+            continue;
+        }
+        if n > last_shown + 1 {
+            links.push(PagerLink {
+                number: 0,
+                href: String::new(),
+                current: false,
+                gap: true,
+            });
+        }
+        links.push(PagerLink {
+            number: n,
+            href: page_href(n, root),
+            current: n == page,
+            gap: false,
+        });
+        last_shown = n;
+    }
+    Some(Pager {
+        prev: (page > 1).then(|| page_href(page - 1, root)),
+        next: (page < pages).then(|| page_href(page + 1, root)),
+        links,
+    })
+}
+
+/// `agents.json`: what the script filters and pages through.
+pub fn index_json(cards: &[Card], page_size: usize) -> Result<Vec<u8>, serde_json::Error> {
+    #[derive(Serialize)]
+    struct Labels {
+        deploy: BTreeMap<&'static str, &'static str>,
+        platform: BTreeMap<&'static str, &'static str>,
+        auth: BTreeMap<&'static str, &'static str>,
+    }
+    #[derive(Serialize)]
+    struct Index<'a> {
+        format: u32,
+        page_size: usize,
+        labels: Labels,
+        agents: &'a [Card],
+    }
+    let index = Index {
+        format: 1,
+        page_size,
+        labels: Labels {
+            deploy: DEPLOY_LABELS.into_iter().collect(),
+            platform: PLATFORM_LABELS.into_iter().collect(),
+            auth: AUTH_LABELS.into_iter().collect(),
+        },
+        agents: cards,
+    };
+    let mut bytes = serde_json::to_vec(&index)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// A link with its text; `url` is always a safe absolute http(s) URL.
+#[derive(Debug, Clone, Serialize)]
+pub struct Link {
+    pub text: String,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AuthView {
+    pub kind: String,
+    pub kind_label: String,
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub vars: Vec<String>,
+    pub command: Option<String>,
+    pub env: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Download {
+    pub platform: String,
+    pub platform_label: String,
+    pub archive: Option<Link>,
+    pub sha256: Option<String>,
+    pub command: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Channel {
+    pub name: &'static str,
+    pub version: String,
+    pub install: Install,
+    pub downloads: Vec<Download>,
+}
+
+/// Everything the agent page shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Page {
+    pub card: Card,
+    pub quarantine: Option<String>,
+    pub authors: Vec<String>,
+    pub repository: Option<Link>,
+    pub website: Option<Link>,
+    pub homepage: Option<Link>,
+    pub license: Option<String>,
+    pub license_link: Option<Link>,
+    pub auth: Vec<AuthView>,
+    pub stable: Channel,
+    pub preview: Option<Channel>,
+    /// Other fields of the manifest, as compact JSON text.
+    pub other: Vec<(String, String)>,
+    /// Sanitised README HTML (the only value rendered unescaped).
+    pub readme: Option<String>,
+}
+
+fn link(map: &Map<String, Value>, key: &str) -> Option<Link> {
+    let raw = string_field(map, key)?;
+    let url = safe_url(&raw)?;
+    Some(Link {
+        text: url.clone(),
+        url,
+    })
+}
+
+fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Channel {
+    let (_, platforms, distribution) = distribution_facts(map);
+    let mut downloads = Vec::new();
+    if let Some(Value::Object(binary)) = distribution.get("binary") {
+        for platform in &platforms {
+            let Some(Value::Object(target)) = binary.get(platform) else {
+                continue;
+            };
+            let archive = string_field(target, "archive").and_then(|raw| {
+                safe_url(&raw).map(|url| Link {
+                    text: url.rsplit('/').next().unwrap_or(&url).to_string(),
+                    url,
+                })
+            });
+            downloads.push(Download {
+                platform: platform.clone(),
+                platform_label: label(&PLATFORM_LABELS, platform).to_string(),
+                archive,
+                sha256: string_field(target, "sha256"),
+                command: snippets::binary_command_line(target),
+            });
+        }
+    }
+    Channel {
+        name,
+        version: string_field(map, "version").unwrap_or_default(),
+        install: snippets::install(agent_name, &distribution, &platforms),
+        downloads,
+    }
+}
+
+/// Keys the page shows in their own place, or never (`$schema`, `icon`, `icons`: the page
+/// shows the icon files; `preview`: shown as its own channel); the rest goes to "Other fields".
+const SHOWN: [&str; 19] = [
+    "$schema",
+    "id",
+    "name",
+    "version",
+    "description",
+    "repository",
+    "website",
+    "homepage",
+    "authors",
+    "license",
+    "license_url",
+    "icon",
+    "icons",
+    "capabilities",
+    "auth",
+    "tags",
+    "protocol_version",
+    "distribution",
+    "preview",
+];
+
+pub fn page(agent: &SiteAgent, card: &Card) -> Page {
+    let a = &agent.agent;
+    let mut auth = Vec::new();
+    if let Some(Value::Array(methods)) = a.get("auth") {
+        for method in methods {
+            let empty = Map::new();
+            let m = match method {
+                Value::Object(m) => m,
+                _ => &empty,
+            };
+            let kind = m.get("type").map_or("agent".to_string(), text);
+            let args = string_list(m, "args");
+            let env: Vec<(String, String)> = match m.get("env") {
+                Some(Value::Object(env)) => {
+                    let sorted: BTreeMap<String, String> =
+                        env.iter().map(|(k, v)| (k.clone(), text(v))).collect();
+                    sorted.into_iter().collect()
+                }
+                _ => Vec::new(),
+            };
+            auth.push(AuthView {
+                kind_label: label(&AUTH_LABELS, &kind).to_string(),
+                kind,
+                id: string_field(m, "id"),
+                name: string_field(m, "name"),
+                description: string_field(m, "description"),
+                vars: string_list(m, "vars"),
+                command: (!args.is_empty()).then(|| snippets::shell_join(&args)),
+                env,
+            });
+        }
+    }
+    let mut other: Vec<(String, String)> = a
+        .iter()
+        .filter(|(k, _)| !SHOWN.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), text(v)))
+        .collect();
+    other.sort();
+    let website = link(a, "website");
+    let homepage = link(a, "homepage").filter(|h| website.as_ref().is_none_or(|w| w.url != h.url));
+    Page {
+        card: card.clone(),
+        quarantine: agent.quarantine.clone(),
+        authors: string_list(a, "authors"),
+        repository: link(a, "repository"),
+        website,
+        homepage,
+        license: string_field(a, "license"),
+        license_link: link(a, "license_url"),
+        auth,
+        stable: channel("stable", &card.name, a),
+        preview: agent
+            .preview
+            .as_ref()
+            .map(|p| channel("preview", &card.name, p)),
+        other,
+        readme: agent.readme.as_deref().map(markdown::render),
+    }
+}
