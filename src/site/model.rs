@@ -495,7 +495,7 @@ fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Ch
                 platform_label: label(&PLATFORM_LABELS, platform).to_string(),
                 archive,
                 sha256: string_field(target, "sha256"),
-                command: snippets::binary_command_line(target),
+                command: snippets::binary_command_line(platform, target),
             });
         }
     }

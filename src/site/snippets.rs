@@ -133,11 +133,46 @@ fn sh_command(env: &BTreeMap<String, String>, words: &[String]) -> String {
     parts.join(" ")
 }
 
-/// The command of a binary target, run from the unpacked folder (Downloads table).
-pub fn binary_command_line(target: &Map<String, Value>) -> String {
-    let mut words = vec![target.get("cmd").map(text).unwrap_or_default()];
-    words.extend(strings(target, "args"));
-    sh_command(&env_map(target), &words)
+/// A PowerShell string literal (always quoted: a bare word in expression mode is a command).
+fn ps_literal(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+/// `$env:NAME = 'value'` lines, then `& .\cmd args`, for PowerShell in the unpacked folder.
+fn ps_command(env: &BTreeMap<String, String>, cmd: &str, args: &[String]) -> String {
+    let mut lines: Vec<String> = env
+        .iter()
+        .map(|(k, v)| {
+            if is_env_name(k) {
+                format!("$env:{k} = {}", ps_literal(v))
+            } else {
+                format!(
+                    "[Environment]::SetEnvironmentVariable({}, {})",
+                    ps_literal(k),
+                    ps_literal(v)
+                )
+            }
+        })
+        .collect();
+    let path = format!(".\\{}", cmd_path(cmd).replace('/', "\\"));
+    let mut run = vec![format!("& {}", ps_quote(&path))];
+    run.extend(args.iter().map(|a| ps_quote(a)));
+    lines.push(run.join(" "));
+    lines.join("\n")
+}
+
+/// The command of a binary target, run from the unpacked folder (Downloads table): POSIX
+/// `sh` for macOS and Linux, PowerShell for Windows.
+pub fn binary_command_line(platform: &str, target: &Map<String, Value>) -> String {
+    let cmd = target.get("cmd").map(text).unwrap_or_default();
+    let args = strings(target, "args");
+    let env = env_map(target);
+    if is_windows(platform) {
+        return ps_command(&env, &cmd, &args).replace('\n', "; ");
+    }
+    let mut words = vec![cmd];
+    words.extend(args);
+    sh_command(&env, &words)
 }
 
 fn is_windows(platform: &str) -> bool {
@@ -248,13 +283,7 @@ fn binary_steps(folder: &str, platform: &str, target: &Map<String, Value>) -> St
         {
             lines.push(format!("tar -xf {}", ps_quote(&file)));
         }
-        for (k, v) in &env {
-            lines.push(format!("$env:{} = {}", ps_env_name(k), ps_quote(v)));
-        }
-        let path = format!(".\\{}", cmd_path(&cmd).replace('/', "\\"));
-        let mut run = vec![format!("& {}", ps_quote(&path))];
-        run.extend(args.iter().map(|a| ps_quote(a)));
-        lines.push(run.join(" "));
+        lines.push(ps_command(&env, &cmd, &args));
     } else {
         lines.push(format!(
             "mkdir -p {} && cd {}",
@@ -292,15 +321,6 @@ fn binary_steps(folder: &str, platform: &str, target: &Map<String, Value>) -> St
         lines.push(sh_command(&env, &words));
     }
     lines.join("\n")
-}
-
-/// PowerShell `$env:` accepts `${env:NAME}` for names with unusual characters.
-fn ps_env_name(name: &str) -> String {
-    if is_env_name(name) {
-        name.to_string()
-    } else {
-        format!("{{{}}}", name.replace(['{', '}'], ""))
-    }
 }
 
 fn zed_server(command: String, args: Vec<String>, env: BTreeMap<String, String>) -> Server {
@@ -489,6 +509,7 @@ mod tests {
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote("$(rm -rf /)"), "'$(rm -rf /)'");
         assert_eq!(ps_quote("it's"), "'it''s'");
+        assert_eq!(ps_literal("acp"), "'acp'");
     }
 
     #[test]
@@ -498,5 +519,13 @@ mod tests {
         let odd = BTreeMap::from([("A-B".to_string(), "1".to_string())]);
         assert_eq!(sh_command(&odd, &["x".into()]), "env A-B=1 x");
         assert_eq!(sh_command(&BTreeMap::new(), &["x".into()]), "x");
+        let both = BTreeMap::from([
+            ("MODE".to_string(), "a b".to_string()),
+            ("A\"B".to_string(), "it's".to_string()),
+        ]);
+        assert_eq!(
+            ps_command(&both, "./bin\\x.exe", &["--acp".into(), "a b".into()]),
+            "[Environment]::SetEnvironmentVariable('A\"B', 'it''s')\n$env:MODE = 'a b'\n& .\\bin\\x.exe --acp 'a b'"
+        );
     }
 }
