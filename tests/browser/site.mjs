@@ -1,0 +1,389 @@
+// Headless-browser checks of the generated catalogue site.
+//
+//   node tests/browser/site.mjs <base-url> <artefact-dir> [<hostile-base-url>]
+//
+// <base-url> serves a rendered site (tests/site_browser.rs starts a server on 127.0.0.1).
+// Drives Debian's /usr/bin/chromium with playwright-core and checks: no console errors;
+// search and filters narrow the cards and update the URL; reload and the back button restore
+// the view; without JavaScript every agent is listed and linked; the agent page shows the
+// Zed, JetBrains and command-line snippets; icons are painted with the text colour (light
+// and dark variants swap with the colour scheme); axe-core finds no violations on the index
+// and an agent page in both colour schemes. Screenshots go to <artefact-dir>. With
+// <hostile-base-url> (a site whose entry carries markup and javascript: payloads
+// everywhere): nothing runs (no dialog, no console error, no handler attribute, no
+// javascript: link), and the payloads show as text, also in cards the script renders.
+// Exit code 0 when every check passed, 1 otherwise.
+
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
+const AXE = require.resolve('axe-core/axe.min.js');
+
+const [base, artefacts, hostileBase] = process.argv.slice(2);
+if (!base || !artefacts) {
+  console.error('usage: node site.mjs <base-url> <artefact-dir>');
+  process.exit(2);
+}
+const url = (p) => new URL(p, base.endsWith('/') ? base : base + '/').href;
+mkdirSync(artefacts, { recursive: true });
+
+let passed = 0;
+const failures = [];
+function check(name, ok, detail = '') {
+  if (ok) {
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } else {
+    failures.push(name);
+    console.log(`FAIL ${name}${detail ? `\n     ${detail}` : ''}`);
+  }
+}
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  // playwright-core runs every launch with a fresh temporary --user-data-dir.
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
+
+/** A page that records console errors, page errors and failed or non-2xx requests. */
+async function openPage(context, problems) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('requestfailed', (request) =>
+    problems.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`),
+  );
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.url()}`);
+  });
+  return page;
+}
+
+const searchText = (a) => [a.name, a.id, a.description, ...a.tags].join(' ').toLowerCase();
+const cardNames = (page) => page.$$eval('#agent-list .card-title a', (as) => as.map((a) => a.textContent));
+const waitReady = (page) => page.waitForSelector('#filters:not([hidden])');
+
+async function fetchIndex() {
+  const response = await fetch(url('agents.json'));
+  return response.json();
+}
+
+try {
+  const index = await fetchIndex();
+  const all = index.agents;
+  check('agents.json lists agents', all.length > 0, `got ${all.length}`);
+
+  // ---- Search, filters, URL state, reload, back button (JavaScript on) ----
+  {
+    const problems = [];
+    const context = await browser.newContext({ colorScheme: 'light' });
+    const page = await openPage(context, problems);
+    await page.goto(url('index.html'));
+    await waitReady(page);
+    const initial = await cardNames(page);
+    check('index shows every agent (one page)', initial.length === Math.min(all.length, index.page_size), `${initial.length} cards`);
+    const sorted = [...initial].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
+    check('cards are sorted by name', JSON.stringify(sorted) === JSON.stringify(initial), initial.join(', '));
+
+    // Keyboard: the first Tab reaches the skip link.
+    await page.keyboard.press('Tab');
+    const first = await page.evaluate(() => document.activeElement?.className);
+    check('first Tab focuses the skip link', first === 'skip-link', `focused ${first}`);
+
+    // Typing narrows the cards and puts q= into the URL.
+    // The id of a binary agent that no other agent's text contains.
+    const target =
+      all.find((a) => a.deploy.includes('binary') && all.filter((b) => searchText(b).includes(a.id)).length === 1) ?? all[0];
+    const word = target.id;
+    await page.fill('#q', word);
+    await page.waitForFunction((w) => new URLSearchParams(location.search).get('q') === w, word);
+    const searched = await cardNames(page);
+    check(
+      `search "${word}" narrows the cards`,
+      searched.length > 0 && searched.length < initial.length && searched.includes(target.name),
+      searched.join(', '),
+    );
+    const countText = await page.textContent('#result-count');
+    check('count shows the number of agents shown', countText.includes(String(searched.length)), countText);
+
+    // Choosing a filter narrows and updates the URL.
+    await page.fill('#q', '');
+    await page.waitForFunction(() => !new URLSearchParams(location.search).has('q'));
+    await page.check('input[name="deploy"][value="binary"]');
+    await page.waitForFunction(() => new URLSearchParams(location.search).get('deploy') === 'binary');
+    const binaries = await cardNames(page);
+    const expectedBinaries = all.filter((a) => a.deploy.includes('binary')).map((a) => a.name);
+    check(
+      'deployment filter narrows to binary agents',
+      JSON.stringify([...binaries].sort()) === JSON.stringify([...expectedBinaries].sort()) && binaries.length < initial.length,
+      `${binaries.join(', ')} vs ${expectedBinaries.join(', ')}`,
+    );
+    await page.selectOption('#f-platform', 'windows-aarch64');
+    await page.waitForFunction(() => new URLSearchParams(location.search).get('platform') === 'windows-aarch64');
+    const narrowed = await cardNames(page);
+    const expectedNarrowed = all
+      .filter((a) => a.deploy.includes('binary') && (a.platforms.includes('windows-aarch64') || a.deploy.includes('npx') || a.deploy.includes('uvx')))
+      .map((a) => a.name);
+    check(
+      'platform filter narrows further',
+      JSON.stringify([...narrowed].sort()) === JSON.stringify([...expectedNarrowed].sort()),
+      `${narrowed.join(', ')} vs ${expectedNarrowed.join(', ')}`,
+    );
+    await page.fill('#q', word);
+    await page.waitForFunction((w) => new URLSearchParams(location.search).get('q') === w, word);
+    const combined = await cardNames(page);
+    const filteredUrl = page.url();
+    check('URL holds search and filters', /q=/.test(filteredUrl) && /deploy=binary/.test(filteredUrl) && /platform=windows-aarch64/.test(filteredUrl), filteredUrl);
+
+    // Reload restores the same view.
+    await page.reload();
+    await waitReady(page);
+    const reloaded = await cardNames(page);
+    const controls = await page.evaluate(() => ({
+      q: document.querySelector('#q').value,
+      binary: document.querySelector('input[name="deploy"][value="binary"]').checked,
+      platform: document.querySelector('#f-platform').value,
+    }));
+    check('reload restores the cards', JSON.stringify(reloaded) === JSON.stringify(combined), `${reloaded.join(', ')} vs ${combined.join(', ')}`);
+    check(
+      'reload restores the controls',
+      controls.q === word && controls.binary && controls.platform === 'windows-aarch64',
+      JSON.stringify(controls),
+    );
+
+    // Back goes to the previous state (binary + platform, no search).
+    await page.goBack();
+    await page.waitForFunction(() => !new URLSearchParams(location.search).has('q'));
+    const back = await cardNames(page);
+    const backQ = await page.inputValue('#q');
+    check('back button restores the previous view', JSON.stringify(back) === JSON.stringify(narrowed) && backQ === '', `${back.join(', ')}; q=${backQ}`);
+
+    // A shared link with a tag filter opens filtered.
+    const tagged = all.find((a) => a.tags.length > 0);
+    const tag = tagged.tags[0];
+    await page.goto(url(`index.html?tag=${encodeURIComponent(tag)}`));
+    await waitReady(page);
+    const byTag = await cardNames(page);
+    const expectedTag = all.filter((a) => a.tags.includes(tag)).map((a) => a.name);
+    check(`shared link ?tag=${tag} shows the tagged agents`, JSON.stringify([...byTag].sort()) === JSON.stringify([...expectedTag].sort()), byTag.join(', '));
+    const tagBox = await page.isChecked(`input[name="tag"][value="${tag}"]`);
+    check('the tag checkbox is checked', tagBox);
+
+    // Clearing restores everything.
+    await page.click('button[type="reset"]');
+    await page.waitForFunction(() => location.search === '');
+    check('clearing shows every agent again', (await cardNames(page)).length === initial.length);
+
+    check('index: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
+    await context.close();
+  }
+
+  // ---- JavaScript disabled: every agent listed and linked ----
+  {
+    const problems = [];
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await openPage(context, problems);
+    const listed = new Set();
+    let next = url('index.html');
+    let pages = 0;
+    while (next && pages < 1000) {
+      await page.goto(next);
+      pages += 1;
+      const hrefs = await page.$$eval('#agent-list .card-title a', (as) => as.map((a) => a.href));
+      hrefs.forEach((h) => listed.add(h));
+      next = await page.$eval('#pager a[rel="next"]', (a) => a.href).catch(() => null);
+    }
+    const expected = all.map((a) => url(a.href));
+    const missing = expected.filter((h) => !listed.has(h));
+    check('without JavaScript every agent is listed and linked', missing.length === 0 && listed.size === all.length, `missing: ${missing.join(', ')}`);
+    const formHidden = await page.goto(url('index.html')).then(() => page.isHidden('#filters'));
+    check('without JavaScript the filter form stays hidden', formHidden);
+    const agentResponse = await page.goto(expected[0]);
+    check('an agent link opens its page', agentResponse.ok() && (await page.isVisible('h1')));
+    check('no-JS: no failed requests', problems.length === 0, problems.join('\n     '));
+    await context.close();
+  }
+
+  // ---- Agent page: install snippets and copy buttons ----
+  const withPreview = all.find((a) => a.preview) ?? all[0];
+  {
+    const problems = [];
+    const context = await browser.newContext({ colorScheme: 'light' });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(base).origin });
+    const page = await openPage(context, problems);
+    await page.goto(url(withPreview.href));
+    for (const [key, needle] of [['zed', '"agent_servers"'], ['jetbrains', '"agent_servers"'], ['cli', '']]) {
+      const snippet = page.locator(`#install [data-target="${key}"] pre`).first();
+      const visible = await snippet.isVisible();
+      const text = visible ? await snippet.textContent() : '';
+      check(`agent page shows the ${key} snippet`, visible && text.includes(needle) && text.length > 10, text.slice(0, 200));
+    }
+    const zed = JSON.parse(await page.locator('#install [data-target="zed"] pre').first().textContent());
+    check('the Zed snippet is valid JSON with agent_servers', zed.agent_servers && Object.keys(zed.agent_servers).length === 1, JSON.stringify(zed));
+    if (withPreview.preview) {
+      check('the preview channel has its own snippets', await page.isVisible('#install-preview [data-target="zed"] pre'));
+    }
+    const copy = page.locator('#install [data-target="zed"] button.copy').first();
+    check('copy button is a visible button', await copy.isVisible());
+    await copy.click();
+    await page.waitForFunction(() => document.querySelector('#copy-status').textContent !== '');
+    const clip = await page.evaluate(() => navigator.clipboard.readText());
+    const expectedClip = await page.locator('#install [data-target="zed"] pre').first().textContent();
+    check('copy puts the snippet on the clipboard', clip === expectedClip, clip.slice(0, 120));
+    check('agent page: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
+    await context.close();
+  }
+
+  // ---- Both colour schemes: icons, axe, screenshots ----
+  // An agent with light/dark icon variants when there is one, else any agent with an icon.
+  const iconsCss = await (await fetch(url('assets/icons.css'))).text();
+  const variantId = /\.i-([a-z0-9-]+)\{[^}]*-light\.svg/.exec(iconsCss)?.[1];
+  const variant = all.find((a) => a.id === variantId) ?? all.find((a) => a.icon !== 'i-none');
+  const themed = [];
+  for (const scheme of ['light', 'dark']) {
+    const problems = [];
+    const context = await browser.newContext({ colorScheme: scheme, bypassCSP: true, viewport: { width: 1280, height: 900 } });
+    const page = await openPage(context, problems);
+    const svgs = [];
+    page.on('response', (r) => {
+      if (r.url().endsWith('.svg') && r.status() === 200) svgs.push(r.url());
+    });
+
+    await page.goto(url('index.html'));
+    await waitReady(page);
+    // Let the masks load before measuring and taking screenshots.
+    await page.waitForLoadState('networkidle');
+    const icons = await page.$$eval('#agent-list .icon', (nodes) =>
+      nodes.map((n) => {
+        const s = getComputedStyle(n);
+        return { cls: n.className, bg: s.backgroundColor, color: s.color, mask: s.maskImage || s.webkitMaskImage };
+      }),
+    );
+    const bad = icons.filter((i) => i.cls.includes('i-none') ? false : i.bg !== i.color || !/\.svg/.test(i.mask));
+    check(`${scheme}: icons are painted with the text colour`, icons.length > 0 && bad.length === 0, JSON.stringify(bad.slice(0, 3)));
+    themed.push(icons[0]?.color);
+    const lightDark = await page.$$eval('#agent-list .icon', (nodes) =>
+      nodes.map((n) => getComputedStyle(n).maskImage || getComputedStyle(n).webkitMaskImage).filter((m) => /-(light|dark)\.svg/.test(m)),
+    );
+    if (lightDark.length > 0) {
+      check(`${scheme}: light/dark icon variants follow the colour scheme`, lightDark.every((m) => m.includes(`-${scheme}.svg`)), lightDark.join(' '));
+    }
+    check(`${scheme}: icon files load`, svgs.some((s) => s.includes('/icons/')), svgs.join(' '));
+
+    await page.screenshot({ path: path.join(artefacts, `index-${scheme}.png`), fullPage: true });
+    await page.addScriptTag({ path: AXE });
+    const indexAxe = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));
+    check(`${scheme}: axe finds no violations on the index`, indexAxe.violations.length === 0, formatAxe(indexAxe.violations));
+
+    // Open the collapsed filter groups too, so axe sees every control.
+    await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
+    const openAxe = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));
+    check(`${scheme}: axe finds no violations with every filter group open`, openAxe.violations.length === 0, formatAxe(openAxe.violations));
+
+    for (const [name, agent] of [['agent', withPreview], ['agent-icon', variant]]) {
+      if (!agent) continue;
+      await page.goto(url(agent.href));
+      await page.waitForLoadState('networkidle');
+      if (name === 'agent') {
+        await page.screenshot({ path: path.join(artefacts, `agent-${scheme}.png`), fullPage: true });
+      }
+      await page.addScriptTag({ path: AXE });
+      const agentAxe = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));
+      check(`${scheme}: axe finds no violations on ${agent.href}`, agentAxe.violations.length === 0, formatAxe(agentAxe.violations));
+      const head = await page.$eval('.agent-head .icon', (n) => {
+        const s = getComputedStyle(n);
+        return { bg: s.backgroundColor, color: s.color };
+      });
+      check(`${scheme}: the agent page icon follows the text colour`, head.bg === head.color, JSON.stringify(head));
+    }
+    check(`${scheme}: no console errors or failed requests`, problems.length === 0, problems.join('\n     '));
+    await context.close();
+  }
+  check('text colour differs between light and dark', themed[0] && themed[1] && themed[0] !== themed[1], themed.join(' vs '));
+  if (hostileBase) await hostileChecks();
+} catch (error) {
+  failures.push(`exception: ${error.stack || error}`);
+  console.log(`FAIL exception\n${error.stack || error}`);
+} finally {
+  await browser.close();
+}
+
+async function hostileChecks() {
+  const hurl = (p) => new URL(p, hostileBase).href;
+  const problems = [];
+  const dialogs = [];
+  const context = await browser.newContext();
+  const page = await openPage(context, problems);
+  page.on('dialog', async (dialog) => {
+    dialogs.push(dialog.message());
+    await dialog.dismiss();
+  });
+  const hostile = (await (await fetch(hurl('agents.json'))).json()).agents.find((a) => a.id === 'evil');
+  const inert = async (where) => {
+    const found = await page.evaluate(() => {
+      const handlers = [];
+      for (const element of document.querySelectorAll('*')) {
+        for (const attribute of element.attributes) {
+          if (/^on/i.test(attribute.name)) handlers.push(`${element.tagName} ${attribute.name}`);
+          if (/^\s*(javascript|data|vbscript):/i.test(attribute.value)) handlers.push(`${element.tagName} ${attribute.name}=${attribute.value}`);
+        }
+      }
+      const foreign = [...document.querySelectorAll('script, iframe, img, object, embed, form:not(#filters)')]
+        .filter((e) => !(e.tagName === 'SCRIPT' && e.getAttribute('src')?.endsWith('assets/site.js')))
+        .map((e) => e.outerHTML.slice(0, 80));
+      return { handlers, foreign };
+    });
+    check(`hostile ${where}: no handlers or script URLs in the DOM`, found.handlers.length === 0, found.handlers.join('; '));
+    check(`hostile ${where}: no injected elements`, found.foreign.length === 0, found.foreign.join('; '));
+  };
+
+  await page.goto(hurl(hostile.href));
+  await page.waitForLoadState('networkidle');
+  await inert('agent page');
+  const h1 = await page.textContent('h1');
+  check('hostile agent page shows the name as text', h1 === hostile.name, h1);
+  const lead = await page.textContent('.agent .lead');
+  check('hostile description shows as text', lead === hostile.description, lead);
+  const links = await page.$$eval('main a[href]', (as) => as.map((a) => a.href));
+  check('hostile agent page links only http(s) or the site', links.every((h) => /^https?:/.test(h)), links.join(' '));
+
+  // Cards rendered by the script from agents.json, and a hostile query string.
+  await page.goto(hurl('index.html?q=' + encodeURIComponent('<script>alert(1)</script>') + '&tag=' + encodeURIComponent('"><img src=x onerror=alert(2)>')));
+  await waitReady(page);
+  await inert('index with a hostile query');
+  const query = await page.inputValue('#q');
+  check('hostile query stays in the search box as text', query === '<script>alert(1)</script>', query);
+  await page.goto(hurl('index.html?q=evil'));
+  await waitReady(page);
+  await inert('index');
+  const names = await cardNames(page);
+  check('hostile card shows the name as text', names.length === 1 && names[0] === hostile.name, names.join(', '));
+  check('hostile pages open no dialog', dialogs.length === 0, dialogs.join('; '));
+  check('hostile pages: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
+  await context.close();
+}
+
+function formatAxe(violations) {
+  return violations
+    .map((v) => `${v.id} (${v.impact}): ${v.help}\n       ${v.nodes.slice(0, 3).map((n) => n.target.join(' ') + ' ' + (n.failureSummary || '').replace(/\n/g, ' ')).join('\n       ')}`)
+    .join('\n     ');
+}
+
+console.log(`\nbrowser checks: ${passed} ok, ${failures.length} failed; screenshots in ${artefacts}`);
+process.exit(failures.length === 0 ? 0 : 1);

@@ -1,0 +1,197 @@
+//! The catalogue site in a real headless browser.
+//!
+//! Renders the bundled registry's site into a temporary folder, serves it on 127.0.0.1 with
+//! a tiny HTTP server (with a site of one hostile entry under `hostile/`), and runs
+//! `node tests/browser/site.mjs <base-url> <artefact-dir> <base-url>hostile/`,
+//! which drives Debian's `/usr/bin/chromium` with playwright-core and axe-core (see that
+//! script for the checks). Screenshots land in `target/site-artefacts/`.
+//!
+//! Needs `tests/browser/install.sh` to have run once (chromium + `npm ci`); without it this
+//! test fails and says so.
+
+mod site_common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "txt" => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Serves `root` on 127.0.0.1 (a thread per connection) until the test process ends.
+/// Returns the base URL.
+fn serve(root: PathBuf) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let _ = handle(stream, &root);
+            });
+        }
+    });
+    format!("http://{address}/")
+}
+
+fn handle(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
+            break;
+        }
+    }
+    let mut parts = request.split_whitespace();
+    let method = parts.next().unwrap_or("");
+    let target = parts.next().unwrap_or("/");
+    let path = target.split(['?', '#']).next().unwrap_or("/");
+    let mut relative = path.trim_start_matches('/').to_string();
+    if relative.is_empty() || relative.ends_with('/') {
+        relative.push_str("index.html");
+    }
+    let safe = !relative
+        .split('/')
+        .any(|s| s == ".." || s.is_empty() || s.contains('\\'));
+    let file = root.join(&relative);
+    let body = if safe && (method == "GET" || method == "HEAD") {
+        std::fs::read(&file).ok()
+    } else {
+        None
+    };
+    let (status, kind, body) = match body {
+        Some(body) => ("200 OK", content_type(&file), body),
+        None => (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            b"not found\n".to_vec(),
+        ),
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    if method != "HEAD" {
+        stream.write_all(&body)?;
+    }
+    stream.flush()
+}
+
+fn missing_prerequisites(browser_dir: &Path) -> Vec<String> {
+    let mut missing = Vec::new();
+    if !Path::new(CHROMIUM).exists() {
+        missing.push(format!("{CHROMIUM} (Debian package `chromium`)"));
+    }
+    for package in ["playwright-core", "axe-core"] {
+        if !browser_dir.join("node_modules").join(package).is_dir() {
+            missing.push(format!("tests/browser/node_modules/{package}"));
+        }
+    }
+    if Command::new("node").arg("--version").output().is_err() {
+        missing.push("node".to_string());
+    }
+    missing
+}
+
+#[test]
+fn site_works_in_a_headless_browser() {
+    let repo = site_common::repo();
+    let browser_dir = repo.join("tests/browser");
+    let missing = missing_prerequisites(&browser_dir);
+    assert!(
+        missing.is_empty(),
+        "the browser tests need {}.\nRun `tests/browser/install.sh` (installs Debian's chromium and the \
+         npm packages pinned in tests/browser/package-lock.json), then run the tests again.",
+        missing.join(", ")
+    );
+
+    let files = site_common::render_bundled();
+    let site = tempfile::tempdir().unwrap();
+    site_common::write_site(&files, site.path());
+    // A second site under hostile/: one entry whose every string is an injection attempt.
+    let hostile = acp_registry::site::render(
+        &[
+            site_common::hostile_agent(),
+            site_common::simple_agent("plain", "Plain"),
+        ],
+        &site_common::options(),
+    )
+    .unwrap();
+    site_common::write_site(&hostile, &site.path().join("hostile"));
+    let base = serve(site.path().to_path_buf());
+
+    // target/site-artefacts, next to target/tmp.
+    let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("site-artefacts");
+    let logs = tempfile::tempdir().unwrap();
+    let stdout_path = logs.path().join("stdout");
+    let stderr_path = logs.path().join("stderr");
+    let mut child = Command::new("node")
+        .arg(browser_dir.join("site.mjs"))
+        .arg(&base)
+        .arg(&artefacts)
+        .arg(format!("{base}hostile/"))
+        .current_dir(&browser_dir)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("start node");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > BROWSER_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    std::fs::File::open(&stdout_path)
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    std::fs::File::open(&stderr_path)
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    match status {
+        Some(status) if status.success() => {
+            println!("{out}");
+            for name in ["index-light", "index-dark", "agent-light", "agent-dark"] {
+                let shot = artefacts.join(format!("{name}.png"));
+                assert!(shot.is_file(), "screenshot {} missing", shot.display());
+            }
+        }
+        Some(status) => panic!("browser checks failed ({status}):\n{out}\n{err}"),
+        None => panic!(
+            "browser checks did not finish within {}s:\n{out}\n{err}",
+            BROWSER_TIMEOUT.as_secs()
+        ),
+    }
+}
