@@ -25,14 +25,16 @@ fn manifest(i: usize) -> String {
     let id = format!("agent-{i:05}");
     let version = format!("{}.{}.{}", i % 7 + 1, i % 13, i % 29);
     let distribution = match i % 3 {
-        0 => format!(
-            r#"{{ "npx": {{ "package": "@bench/{id}@{version}", "args": ["--acp"] }} }}"#
-        ),
+        0 => format!(r#"{{ "npx": {{ "package": "@bench/{id}@{version}", "args": ["--acp"] }} }}"#),
         1 => format!(r#"{{ "uvx": {{ "package": "{id}=={version}", "args": ["acp"] }} }}"#),
         _ => {
             let mut targets = String::new();
             for (n, (platform, suffix)) in PLATFORMS.iter().enumerate() {
-                let exe = if platform.starts_with("windows") { ".exe" } else { "" };
+                let exe = if platform.starts_with("windows") {
+                    ".exe"
+                } else {
+                    ""
+                };
                 let _ = write!(
                     targets,
                     r#"{}"{platform}": {{ "archive": "https://github.com/bench/{id}/releases/download/v{version}/{id}-{suffix}", "cmd": "./{id}{exe}", "args": ["acp"], "sha256": "{:064x}" }}"#,
@@ -43,7 +45,7 @@ fn manifest(i: usize) -> String {
             format!("{{ \"binary\": {{\n      {targets}\n    }} }}")
         }
     };
-    let preview = if i % 10 == 0 {
+    let preview = if i.is_multiple_of(10) {
         let (major, minor, patch) = (i % 7 + 1, i % 13, i % 29 + 1);
         format!(
             r#",
@@ -78,7 +80,10 @@ fn manifest(i: usize) -> String {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let out = PathBuf::from(args.next().expect("usage: gen_registry <out-dir> <entries>"));
+    let out = PathBuf::from(
+        args.next()
+            .expect("usage: gen_registry <out-dir> <entries>"),
+    );
     let count: usize = args
         .next()
         .expect("usage: gen_registry <out-dir> <entries>")
@@ -90,7 +95,7 @@ fn main() {
         std::fs::create_dir_all(&dir).expect("create entry folder");
         std::fs::write(dir.join("agent.json"), manifest(i)).expect("write manifest");
         std::fs::write(dir.join("icon.svg"), ICON).expect("write icon");
-        if i % 5 == 0 {
+        if i.is_multiple_of(5) {
             std::fs::write(
                 dir.join("README.md"),
                 format!("# Bench Agent {i}\n\nA synthetic agent.\n\n```sh\nbench-agent acp\n```\n"),

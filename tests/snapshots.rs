@@ -3,7 +3,8 @@
 
 mod common;
 
-use acp_registry::commands::validate::{check_registry, render, Format};
+use acp_registry::commands::validate::{render, Format};
+use acp_registry::registry::check_registry;
 use common::{acp_registry, repo_root};
 
 fn broken_report() -> acp_registry::diagnostics::Report {
@@ -49,6 +50,8 @@ fn help_texts() {
     for args in [
         &["--help"][..],
         &["validate", "--help"],
+        &["build", "--help"],
+        &["site", "--help"],
         &["explain", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acp_registry::commands::{self, exit, explain, validate};
+use acp_registry::commands::{self, build, exit, explain, validate};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Validate, build and publish an ACP (Agent Client Protocol) agent registry.
@@ -26,8 +26,45 @@ struct RegistryArg {
 enum Command {
     /// Check every entry against the schema and the rule catalogue.
     Validate(ValidateArgs),
+    /// Validate, then write registry files, icons, schemas, the site and SHA256SUMS.
+    Build(BuildArgs),
+    /// Render only the static catalogue site.
+    Site(SiteArgs),
     /// Print the documentation of a rule code.
     Explain(ExplainArgs),
+}
+
+#[derive(Args)]
+struct BuildArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// Output folder, replaced atomically as a whole.
+    #[arg(long, value_name = "DIR", default_value = "dist")]
+    out: PathBuf,
+    /// URL the files are published under (overrides `base_url` in acp-registry.jsonc).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Skip the static site.
+    #[arg(long)]
+    no_site: bool,
+    /// Write nothing: rebuild in memory and exit 1 if the output folder differs.
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(Args)]
+struct SiteArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// Output folder for the site, replaced atomically as a whole.
+    #[arg(long, value_name = "DIR", default_value = "dist/site")]
+    out: PathBuf,
+    /// URL the registry's files are published under.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Write nothing: exit 1 if the output folder differs from a fresh render.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -90,6 +127,30 @@ fn main() -> ExitCode {
                 color: commands::use_color(),
             },
             &mut out,
+        ),
+        Command::Build(args) => build::run(
+            &build::Options {
+                registry: args.registry.registry,
+                out: args.out,
+                base_url: args.base_url,
+                site: !args.no_site,
+                site_only: false,
+                check: args.check,
+                color: commands::use_color_stderr(),
+            },
+            &mut std::io::stderr(),
+        ),
+        Command::Site(args) => build::run(
+            &build::Options {
+                registry: args.registry.registry,
+                out: args.out,
+                base_url: args.base_url,
+                site: true,
+                site_only: true,
+                check: args.check,
+                color: commands::use_color_stderr(),
+            },
+            &mut std::io::stderr(),
         ),
         Command::Explain(args) => {
             let request = if args.list {

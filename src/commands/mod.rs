@@ -1,6 +1,7 @@
 //! Commands: what each subcommand does, between argument parsing (the binaries) and the
 //! domain (`registry`, `rules`). Each returns an exit code; output goes to the writers given.
 
+pub mod build;
 pub mod explain;
 pub mod validate;
 
@@ -16,4 +17,9 @@ pub mod exit {
 /// Colour on a terminal unless `NO_COLOR` is set (to anything non-empty).
 pub fn use_color() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+/// The same for output written to stderr.
+pub fn use_color_stderr() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
 }

@@ -1,15 +1,12 @@
 //! `acp-registry validate`: every offline rule on every entry, rendered in one format.
 
-use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-
-use rayon::prelude::*;
+use std::path::PathBuf;
 
 use super::exit;
 use crate::diagnostics::{self, Report, Severity};
-use crate::registry::{self, git, Config, RegistryError};
-use crate::rules::{self, check_entry, EntryReport, Quarantine, Sink};
+use crate::registry::{check_registry, git};
+use crate::rules;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -27,94 +24,6 @@ pub struct Options {
     pub deny_warnings: bool,
     pub changed_since: Option<String>,
     pub color: bool,
-}
-
-/// A checked registry: per-entry results plus everything needed to render and build.
-pub struct Checked {
-    pub config: Config,
-    pub quarantine: Quarantine,
-    pub entries: Vec<EntryReport>,
-    pub report: Report,
-}
-
-/// Run every offline rule. `only`: entry folder names to check fully (others are only
-/// parsed, for registry-wide rules).
-pub fn check_registry(
-    root: &Path,
-    only: Option<&BTreeSet<String>>,
-) -> Result<Checked, RegistryError> {
-    let (config, config_findings) = Config::load(root);
-    let dirs = registry::discover(root)?;
-    let entries: Vec<EntryReport> = dirs
-        .par_iter()
-        .map(|dir| {
-            let report = check_entry(dir, &config.policy);
-            match only {
-                Some(set) if !set.contains(&dir.name) => EntryReport {
-                    diagnostics: Vec::new(),
-                    ..report
-                },
-                _ => report,
-            }
-        })
-        .collect();
-    let mut report = Report {
-        entries: only.map_or(entries.len(), |set| {
-            entries
-                .iter()
-                .filter(|e| set.contains(&e.entry.name))
-                .count()
-        }),
-        ..Report::default()
-    };
-    report.diagnostics.extend(config_findings);
-    let mut sink = Sink::new(&config.policy, None);
-    rules::check_duplicate_ids(&entries, &mut sink);
-    let ids: BTreeSet<&str> = entries.iter().map(EntryReport::id).collect();
-    let mut quarantine_sink = Sink::new(&config.policy, None);
-    let quarantine = Quarantine::load(root, &mut quarantine_sink);
-    rules::check_quarantine(
-        &quarantine,
-        &ids.iter().copied().collect::<Vec<_>>(),
-        &mut quarantine_sink,
-    );
-    report.diagnostics.extend(config.check_ids(&ids));
-    let changed_files: Option<BTreeSet<String>> = only.map(|_| {
-        entries
-            .iter()
-            .filter(|e| only.is_some_and(|s| s.contains(&e.entry.name)))
-            .filter_map(|e| e.manifest.as_ref().map(|m| m.source.path.clone()))
-            .collect()
-    });
-    // With --changed-since, a duplicate id is reported on the changed entry (the message names
-    // the other one).
-    let duplicate_relevant = |d: &diagnostics::Diagnostic| match &changed_files {
-        None => true,
-        Some(files) => files.contains(&d.file),
-    };
-    report
-        .diagnostics
-        .extend(sink.diagnostics.into_iter().filter(duplicate_relevant));
-    report.diagnostics.extend(quarantine_sink.diagnostics);
-    if let Some(source) = &quarantine.source {
-        report.sources.insert(source.path.clone(), source.clone());
-    }
-    if let Some(source) = &config.source {
-        report.sources.insert(source.path.clone(), source.clone());
-    }
-    for entry in &entries {
-        report.diagnostics.extend(entry.diagnostics.iter().cloned());
-        for source in &entry.sources {
-            report.sources.insert(source.path.clone(), source.clone());
-        }
-    }
-    report.finish();
-    Ok(Checked {
-        config,
-        quarantine,
-        entries,
-        report,
-    })
 }
 
 /// Render `report` in `format`.

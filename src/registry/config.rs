@@ -6,7 +6,12 @@
 //!   "severity": { "license-url-missing": "error", "sha256-missing": "off" },
 //!   "exemptions": { "old-agent": ["license-url-missing"] },
 //!   "required_os": ["darwin", "linux", "windows"],
-//!   "publish_quarantined": true
+//!   "publish_quarantined": true,
+//!   "outputs": [
+//!     { "file": "registry.json", "exclude": ["internal-agent"] },
+//!     { "file": "registry-preview.json", "channel": "preview",
+//!       "patches": [{ "id": "x", "append_args": { "npx": ["--flag"] }, "set": { "bundled": true } }] }
+//!   ]
 //! }
 //! ```
 //!
@@ -16,6 +21,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::{self, Node};
 use crate::rules::{finding, nearest, Code, Level, Policy, DEFAULT_REQUIRED_OS};
@@ -23,14 +29,21 @@ use crate::source::{SourceFile, Span};
 
 pub const CONFIG_FILE: &str = "acp-registry.jsonc";
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 7] = [
     "$schema",
     "base_url",
     "severity",
     "exemptions",
     "required_os",
     "publish_quarantined",
+    "outputs",
 ];
+const OUTPUT_KEYS: [&str; 5] = ["file", "include", "exclude", "channel", "patches"];
+const PATCH_KEYS: [&str; 3] = ["id", "append_args", "set"];
+/// Fields a patch may not set: they identify the agent or are chosen by `channel`.
+const PATCH_FORBIDDEN: [&str; 5] = ["id", "version", "distribution", "preview", "$schema"];
+/// Names in `dist/` that outputs may not take.
+const RESERVED_FILES: [&str; 3] = ["agent.schema.json", "registry.schema.json", "SHA256SUMS"];
 const OS_FAMILIES: [&str; 3] = ["darwin", "linux", "windows"];
 
 #[derive(Debug, Clone)]
@@ -38,6 +51,8 @@ pub struct Config {
     pub policy: Policy,
     pub base_url: String,
     pub publish_quarantined: bool,
+    /// Registry files `build` writes (default: one `registry.json`).
+    pub outputs: Vec<Output>,
     /// The file, when one exists (findings point into it).
     pub source: Option<SourceFile>,
     /// Ids named in the file, with their spans, checked against the registry later.
@@ -50,6 +65,7 @@ impl Default for Config {
             policy: Policy::default(),
             base_url: DEFAULT_BASE_URL.into(),
             publish_quarantined: true,
+            outputs: Output::default_outputs(),
             source: None,
             named_ids: Vec::new(),
         }
@@ -189,13 +205,12 @@ impl Config {
                 "severity" => read_severity(&mut reader, value, &mut config.policy),
                 "exemptions" => read_exemptions(&mut reader, value, &mut config),
                 "required_os" => read_required_os(&mut reader, value, &mut config.policy),
-                other => {
-                    let help = match nearest(other, KEYS) {
-                        Some(n) => format!("did you mean `{n}`?"),
-                        None => format!("known keys: {}", KEYS.join(", ")),
-                    };
-                    reader.invalid(member.key_span, format!("unknown key `{other}`"), help);
+                "outputs" => {
+                    let (outputs, ids) = read_outputs(&mut reader, value);
+                    config.outputs = outputs;
+                    config.named_ids.extend(ids);
                 }
+                other => unknown_key(&mut reader, other, member.key_span, &KEYS),
             }
         }
         (config, reader.diagnostics)
@@ -297,6 +312,232 @@ fn read_exemptions(reader: &mut Reader, node: &Node, config: &mut Config) {
             }
         }
     }
+}
+
+fn unknown_key(reader: &mut Reader, key: &str, span: Span, known: &[&str]) {
+    let help = match nearest(key, known.iter().copied()) {
+        Some(n) => format!("did you mean `{n}`?"),
+        None => format!("known keys: {}", known.join(", ")),
+    };
+    reader.invalid(span, format!("unknown key `{key}`"), help);
+}
+
+fn string_set(
+    reader: &mut Reader,
+    node: &Node,
+    what: &str,
+    ids: &mut Vec<(String, Span)>,
+) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    let Some(items) = node.as_array() else {
+        reader.invalid(
+            node.span,
+            format!("{what} must be a list of ids"),
+            "write `[\"<id>\", …]`",
+        );
+        return set;
+    };
+    for item in items {
+        match item.as_str() {
+            Some(id) => {
+                ids.push((id.to_string(), item.span));
+                set.insert(id.to_string());
+            }
+            None => reader.invalid(
+                item.span,
+                "an id must be a string",
+                "write the id in quotes",
+            ),
+        }
+    }
+    set
+}
+
+/// `outputs`: returns the outputs and the ids they name (checked against the registry later).
+fn read_outputs(reader: &mut Reader, node: &Node) -> (Vec<Output>, Vec<(String, Span)>) {
+    let mut ids = Vec::new();
+    let Some(items) = node.as_array() else {
+        reader.invalid(
+            node.span,
+            "outputs must be a list of objects",
+            "write `[{\"file\": \"registry.json\"}, …]`",
+        );
+        return (Output::default_outputs(), ids);
+    };
+    let mut outputs: Vec<Output> = Vec::new();
+    for item in items {
+        let Some(members) = item.as_object() else {
+            reader.invalid(
+                item.span,
+                "an output must be an object",
+                "write `{\"file\": \"registry.json\"}`",
+            );
+            continue;
+        };
+        let mut output = Output::default();
+        for member in members {
+            let value = &member.value;
+            match member.key.as_str() {
+                "file" => match value.as_str() {
+                    Some(name) if valid_output_name(name) => output.file = name.to_string(),
+                    _ => reader.invalid(
+                        value.span,
+                        "file must be a plain `*.json` file name",
+                        format!(
+                            "e.g. \"registry.json\"; not a path, and not one of {}",
+                            RESERVED_FILES.join(", ")
+                        ),
+                    ),
+                },
+                "include" => output.include = Some(string_set(reader, value, "include", &mut ids)),
+                "exclude" => output.exclude = string_set(reader, value, "exclude", &mut ids),
+                "channel" => match value.as_str() {
+                    Some("stable") => output.channel = Channel::Stable,
+                    Some("preview") => output.channel = Channel::Preview,
+                    _ => reader.invalid(
+                        value.span,
+                        "channel must be \"stable\" or \"preview\"",
+                        "write \"stable\" or \"preview\"",
+                    ),
+                },
+                "patches" => output.patches = read_patches(reader, value, &mut ids),
+                other => unknown_key(reader, other, member.key_span, &OUTPUT_KEYS),
+            }
+        }
+        if output.file.is_empty() {
+            if item.get("file").is_none() {
+                reader.invalid(
+                    item.span,
+                    "this output has no `file`",
+                    "add `\"file\": \"registry.json\"`",
+                );
+            }
+            continue;
+        }
+        if outputs.iter().any(|o| o.file == output.file) {
+            let span = item.get("file").map_or(item.span, |f| f.span);
+            reader.invalid(
+                span,
+                format!("two outputs write `{}`", output.file),
+                "give each output its own file name",
+            );
+            continue;
+        }
+        outputs.push(output);
+    }
+    (outputs, ids)
+}
+
+fn valid_output_name(name: &str) -> bool {
+    name.ends_with(".json")
+        && name.len() > 5
+        && !name.starts_with('.')
+        && !name.contains(['/', '\\'])
+        && !RESERVED_FILES.contains(&name)
+}
+
+fn read_patches(reader: &mut Reader, node: &Node, ids: &mut Vec<(String, Span)>) -> Vec<Patch> {
+    let mut patches = Vec::new();
+    let Some(items) = node.as_array() else {
+        reader.invalid(
+            node.span,
+            "patches must be a list of objects",
+            "write `[{\"id\": \"<id>\", \"set\": {…}}]`",
+        );
+        return patches;
+    };
+    for item in items {
+        let Some(members) = item.as_object() else {
+            reader.invalid(
+                item.span,
+                "a patch must be an object",
+                "write `{\"id\": \"<id>\", …}`",
+            );
+            continue;
+        };
+        let mut patch = Patch::default();
+        for member in members {
+            let value = &member.value;
+            match member.key.as_str() {
+                "id" => match value.as_str() {
+                    Some(id) => {
+                        ids.push((id.to_string(), value.span));
+                        patch.id = id.to_string();
+                    }
+                    None => {
+                        reader.invalid(value.span, "id must be a string", "write the id in quotes")
+                    }
+                },
+                "append_args" => {
+                    let Some(kinds) = value.as_object() else {
+                        reader.invalid(
+                            value.span,
+                            "append_args must be an object",
+                            "write `{\"npx\": [\"--flag\"]}`",
+                        );
+                        continue;
+                    };
+                    for kind in kinds {
+                        if !crate::manifest::DISTRIBUTION_KINDS.contains(&kind.key.as_str()) {
+                            reader.invalid(
+                                kind.key_span,
+                                format!("unknown distribution `{}`", kind.key),
+                                "use binary, npx or uvx",
+                            );
+                            continue;
+                        }
+                        let args: Option<Vec<String>> = kind.value.as_array().and_then(|a| {
+                            a.iter().map(|n| n.as_str().map(str::to_string)).collect()
+                        });
+                        match args {
+                            Some(args) => {
+                                patch.append_args.insert(kind.key.clone(), args);
+                            }
+                            None => reader.invalid(
+                                kind.value.span,
+                                "arguments must be a list of strings",
+                                "write `[\"--flag\"]`",
+                            ),
+                        }
+                    }
+                }
+                "set" => {
+                    let Some(fields) = value.as_object() else {
+                        reader.invalid(
+                            value.span,
+                            "set must be an object of field to value",
+                            "write `{\"bundled\": true}`",
+                        );
+                        continue;
+                    };
+                    for field in fields {
+                        if PATCH_FORBIDDEN.contains(&field.key.as_str()) {
+                            reader.invalid(
+                                field.key_span,
+                                format!("a patch cannot set `{}`", field.key),
+                                "versions and distributions come from the manifest and the output's channel",
+                            );
+                            continue;
+                        }
+                        patch.set.insert(field.key.clone(), field.value.to_json());
+                    }
+                }
+                other => unknown_key(reader, other, member.key_span, &PATCH_KEYS),
+            }
+        }
+        if patch.id.is_empty() {
+            if item.get("id").is_none() {
+                reader.invalid(
+                    item.span,
+                    "this patch has no `id`",
+                    "add `\"id\": \"<id>\"`",
+                );
+            }
+            continue;
+        }
+        patches.push(patch);
+    }
+    patches
 }
 
 fn read_required_os(reader: &mut Reader, node: &Node, policy: &mut Policy) {

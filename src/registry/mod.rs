@@ -1,10 +1,14 @@
 //! The registry on disk: discovering entries, the configuration file, quarantine and git.
 
+pub mod build;
+pub mod check;
 pub mod config;
 pub mod git;
+pub mod variants;
 
 use std::path::{Path, PathBuf};
 
+pub use check::{check_registry, Checked};
 pub use config::Config;
 
 use crate::rules::EntryDir;

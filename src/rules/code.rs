@@ -152,7 +152,7 @@ catalogue! {
         "`cmd` is the path of the executable inside the extracted archive: relative (`./agent`, `bin/agent`), no `..`, no absolute or drive paths. Backslashes are accepted for Windows targets.";
     Sha256Missing = "sha256-missing", Distribution, Warning,
         "A binary target does not pin a sha256 checksum.",
-        "Pinning `sha256` lets clients verify downloads. `acp-registry validate --online --verify-archives` reports the actual digest to paste in.";
+        "Pinning `sha256` lets clients verify downloads. Compute it with `sha256sum <archive>` (or `shasum -a 256` on macOS) on the exact file the URL serves.";
     VersionMismatch = "version-mismatch", Distribution, Error,
         "A distribution pins a different version than the manifest.",
         "The version in binary archive URLs (`/download/vX.Y.Z/`, `/releases/...`, npm tarball names), the npx pin (`pkg@X.Y.Z`, scope-aware) and the uvx pin (`pkg==X.Y.Z` or `pkg@X.Y.Z`) must equal `version` (in the `preview` block: `preview.version`). Versions are compared as versions, so `2026.07.20` equals `2026.7.20`.";

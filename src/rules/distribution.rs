@@ -224,8 +224,14 @@ fn check_binary_target(
     }
     if target.as_object().is_some() && target.get("sha256").is_none() {
         sink.push(
-            doc.at_key(Code::Sha256Missing, pointer, format!("`{key}` does not pin a sha256 checksum"))
-                .help("add `\"sha256\": \"<64 hex digits>\"`; `acp-registry validate --online --verify-archives` prints it"),
+            doc.at_key(
+                Code::Sha256Missing,
+                pointer,
+                format!("`{key}` does not pin a sha256 checksum"),
+            )
+            .help(
+                "add `\"sha256\": \"<64 hex digits>\"`: the output of `sha256sum` on the archive",
+            ),
         );
     }
     check_args_and_env(doc, pointer, target, sink);

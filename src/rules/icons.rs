@@ -177,18 +177,16 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
                 );
                 continue;
             }
-            if lower == "href" {
-                if !value.trim_start().starts_with('#') {
-                    sink.push(
-                        finding(
-                            Code::IconUnsafe,
-                            format!("`{attr_name}` points outside the icon: `{value}`"),
-                        )
-                        .at(source, value_span)
-                        .help("only same-document `#fragment` references are allowed"),
-                    );
-                    continue;
-                }
+            if lower == "href" && !value.trim_start().starts_with('#') {
+                sink.push(
+                    finding(
+                        Code::IconUnsafe,
+                        format!("`{attr_name}` points outside the icon: `{value}`"),
+                    )
+                    .at(source, value_span)
+                    .help("only same-document `#fragment` references are allowed"),
+                );
+                continue;
             }
             if value.to_ascii_lowercase().contains("javascript:") && lower != "href" {
                 sink.push(

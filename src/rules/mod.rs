@@ -142,6 +142,15 @@ pub struct EntryReport {
 }
 
 impl EntryReport {
+    /// The text of a file of this entry that the rules read (icons, SKILL.md).
+    pub fn file_text(&self, name: &str) -> Option<&str> {
+        let path = display_path(&self.entry, name);
+        self.sources
+            .iter()
+            .find(|s| s.path == path)
+            .map(|s| &*s.text)
+    }
+
     pub fn id(&self) -> &str {
         self.manifest
             .as_ref()

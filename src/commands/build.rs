@@ -1,0 +1,136 @@
+//! `acp-registry build` and `acp-registry site`: validate, then compose and write the output
+//! folder atomically (or compare it with `--check`).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::exit;
+use crate::diagnostics::render_human;
+use crate::registry::build::{
+    check_destination, compare, plan, write_atomically, BuildOptions, BuildSummary,
+};
+use crate::registry::check_registry;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub registry: PathBuf,
+    pub out: PathBuf,
+    pub base_url: Option<String>,
+    pub site: bool,
+    /// Only the site (`acp-registry site`): the files under `site/`, written to `out`.
+    pub site_only: bool,
+    pub check: bool,
+    pub color: bool,
+}
+
+fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) -> String {
+    let mut text = String::new();
+    let verb = if check { "checked" } else { "built" };
+    text.push_str(&format!(
+        "{verb} {out} in {seconds:.2} s: {} files\n",
+        summary.files
+    ));
+    for output in &summary.outputs {
+        let excluded = if output.excluded.is_empty() {
+            String::new()
+        } else {
+            format!(" (excluded: {})", output.excluded.join(", "))
+        };
+        text.push_str(&format!(
+            "  {}: {} agents{excluded}\n",
+            output.file, output.agents
+        ));
+    }
+    if summary.site_pages > 0 {
+        text.push_str(&format!("  site/: {} pages\n", summary.site_pages));
+    }
+    if summary.quarantined.is_empty() {
+        text.push_str("  quarantined: none\n");
+    }
+    for q in &summary.quarantined {
+        let state = if q.published {
+            "published"
+        } else {
+            "not published"
+        };
+        text.push_str(&format!(
+            "  quarantined: {} ({state}): {}\n",
+            q.id, q.reason
+        ));
+    }
+    text
+}
+
+pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
+    let started = Instant::now();
+    let checked = check_registry(&options.registry, None)?;
+    if checked.report.has_errors() {
+        err.write_all(render_human(&checked.report, options.color).as_bytes())?;
+        writeln!(err, "nothing written: fix the errors above first")?;
+        return Ok(exit::FINDINGS);
+    }
+    if !checked.report.diagnostics.is_empty() {
+        writeln!(
+            err,
+            "{} (`acp-registry validate` shows them)",
+            checked.report.summary()
+        )?;
+    }
+    let mut plan = plan(
+        &checked,
+        &BuildOptions {
+            base_url: options.base_url.clone(),
+            site: options.site || options.site_only,
+        },
+    )?;
+    if options.site_only {
+        plan.files = plan
+            .files
+            .into_iter()
+            .filter_map(|(path, bytes)| path.strip_prefix("site/").map(|p| (p.to_string(), bytes)))
+            .collect();
+        let sums = crate::registry::build::sha256sums(&plan.files);
+        plan.files.insert("SHA256SUMS".into(), sums.into_bytes());
+        plan.summary.files = plan.files.len();
+    }
+    let out_display = options.out.display().to_string();
+    if options.check {
+        let differences = compare(&options.out, &plan.files)?;
+        err.write_all(
+            summary_text(
+                &plan.summary,
+                &out_display,
+                started.elapsed().as_secs_f64(),
+                true,
+            )
+            .as_bytes(),
+        )?;
+        if differences.is_empty() {
+            writeln!(err, "{out_display} is up to date")?;
+            return Ok(exit::OK);
+        }
+        writeln!(
+            err,
+            "{out_display} differs from a fresh build in {} files:",
+            differences.len()
+        )?;
+        for difference in &differences {
+            writeln!(err, "  {difference}")?;
+        }
+        writeln!(err, "run `acp-registry build` to update it")?;
+        return Ok(exit::FINDINGS);
+    }
+    check_destination(&options.out, &options.registry)?;
+    write_atomically(&options.out, &plan.files)?;
+    err.write_all(
+        summary_text(
+            &plan.summary,
+            &out_display,
+            started.elapsed().as_secs_f64(),
+            false,
+        )
+        .as_bytes(),
+    )?;
+    Ok(exit::OK)
+}

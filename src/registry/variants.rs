@@ -1,0 +1,268 @@
+//! Published agents and output variants: the canonical form of an entry as clients read it,
+//! preview resolution, and the per-output include/exclude lists and patches.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use crate::manifest::{FIELD_ORDER, PLATFORMS};
+use crate::rules::{normalized_json, EntryReport, PreviewVersion, Version};
+
+/// Which version of each entry an output serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Channel {
+    #[default]
+    Stable,
+    /// The preview block when it is strictly newer than the stable version.
+    Preview,
+}
+
+/// A change applied to one agent in one output.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Patch {
+    pub id: String,
+    /// Arguments appended per distribution kind (`binary` applies to every platform).
+    pub append_args: BTreeMap<String, Vec<String>>,
+    /// Top-level fields set (or replaced) on the agent.
+    pub set: BTreeMap<String, Value>,
+}
+
+/// One registry file `build` writes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Output {
+    pub file: String,
+    /// When set, only these ids are published in this output.
+    pub include: Option<BTreeSet<String>>,
+    pub exclude: BTreeSet<String>,
+    pub channel: Channel,
+    pub patches: Vec<Patch>,
+}
+
+impl Output {
+    pub fn default_outputs() -> Vec<Output> {
+        vec![Output {
+            file: "registry.json".into(),
+            ..Output::default()
+        }]
+    }
+
+    pub fn publishes(&self, id: &str) -> bool {
+        self.include.as_ref().is_none_or(|ids| ids.contains(id)) && !self.exclude.contains(id)
+    }
+}
+
+/// Whether the preview block should be served instead of the stable version.
+pub fn preview_wins(stable: &str, preview: &str) -> bool {
+    match (Version::parse(stable), PreviewVersion::parse(preview)) {
+        (Some(stable), Some(preview)) => {
+            preview
+                > PreviewVersion {
+                    base: stable,
+                    preview: None,
+                }
+        }
+        _ => false,
+    }
+}
+
+/// The agent as published in `channel`: legacy distribution normalised, `$schema` and
+/// `preview` dropped, `icon` set from `base_url`, keys in canonical order.
+pub fn published_agent(
+    entry: &EntryReport,
+    base_url: &str,
+    channel: Channel,
+) -> Option<Map<String, Value>> {
+    let doc = entry.manifest.as_ref()?;
+    let Value::Object(mut agent) = normalized_json(&doc.root) else {
+        return None;
+    };
+    let preview = agent.shift_remove("preview");
+    agent.shift_remove("$schema");
+    agent.shift_remove("icon");
+    if channel == Channel::Preview {
+        if let Some(Value::Object(preview)) = preview {
+            let stable = agent
+                .get("version")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let candidate = preview
+                .get("version")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if preview_wins(stable, candidate) {
+                if let Some(version) = preview.get("version") {
+                    agent.insert("version".into(), version.clone());
+                }
+                if let Some(distribution) = preview.get("distribution") {
+                    agent.insert("distribution".into(), distribution.clone());
+                }
+            }
+        }
+    }
+    let id = entry.id().to_string();
+    let has = |file: &str| entry.icons.iter().any(|i| i == file);
+    if has("icon.svg") {
+        agent.insert("icon".into(), Value::String(format!("{base_url}/{id}.svg")));
+    }
+    if has("icon-light.svg") && has("icon-dark.svg") {
+        let mut icons = Map::new();
+        icons.insert(
+            "light".into(),
+            Value::String(format!("{base_url}/{id}-light.svg")),
+        );
+        icons.insert(
+            "dark".into(),
+            Value::String(format!("{base_url}/{id}-dark.svg")),
+        );
+        agent.insert("icons".into(), Value::Object(icons));
+    }
+    Some(canonical_agent(agent))
+}
+
+/// Apply a patch (after preview resolution).
+pub fn apply_patch(agent: &mut Map<String, Value>, patch: &Patch) {
+    for (kind, args) in &patch.append_args {
+        let Some(Value::Object(dist)) = agent.get_mut("distribution") else {
+            continue;
+        };
+        let targets: Vec<&mut Value> = match (kind.as_str(), dist.get_mut(kind)) {
+            ("binary", Some(Value::Object(platforms))) => platforms.values_mut().collect(),
+            (_, Some(target)) => vec![target],
+            _ => Vec::new(),
+        };
+        for target in targets {
+            if let Value::Object(target) = target {
+                let list = target
+                    .entry("args")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(list) = list {
+                    list.extend(args.iter().cloned().map(Value::String));
+                }
+            }
+        }
+    }
+    for (key, value) in &patch.set {
+        agent.insert(key.clone(), value.clone());
+    }
+    let canonical = canonical_agent(std::mem::take(agent));
+    *agent = canonical;
+}
+
+const TARGET_ORDER: [&str; 5] = ["archive", "cmd", "args", "env", "sha256"];
+const PACKAGE_ORDER: [&str; 3] = ["package", "args", "env"];
+const AUTH_ORDER: [&str; 7] = ["type", "id", "name", "description", "args", "env", "vars"];
+const AGENT_EXTRA_ORDER: [(&str, &str); 1] = [("icons", "icon")];
+
+/// Rebuild `map` with `order` first and every other key after, sorted; values are
+/// canonicalised by `value_fn(key, value)`.
+fn ordered(
+    mut map: Map<String, Value>,
+    order: &[&str],
+    mut value_fn: impl FnMut(&str, Value) -> Value,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    for key in order {
+        if let Some(value) = map.shift_remove(*key) {
+            out.insert(key.to_string(), value_fn(key, value));
+        }
+    }
+    let mut rest: Vec<(String, Value)> = map.into_iter().collect();
+    rest.sort_by(|a, b| a.0.cmp(&b.0));
+    for (key, value) in rest {
+        let value = value_fn(&key, value);
+        out.insert(key, value);
+    }
+    out
+}
+
+/// Any other object: keys sorted, recursively.
+fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(ordered(map, &[], |_, v| sorted(v))),
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+fn object(value: Value, f: impl FnOnce(Map<String, Value>) -> Map<String, Value>) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(f(map)),
+        other => sorted(other),
+    }
+}
+
+fn canonical_target(value: Value, order: &'static [&'static str]) -> Value {
+    object(value, |m| ordered(m, order, |_, v| sorted(v)))
+}
+
+fn canonical_distribution(value: Value) -> Value {
+    object(value, |m| {
+        ordered(m, &["binary", "npx", "uvx"], |key, v| match key {
+            "binary" => object(v, |platforms| {
+                ordered(platforms, &PLATFORMS, |_, t| {
+                    canonical_target(t, &TARGET_ORDER)
+                })
+            }),
+            _ => canonical_target(v, &PACKAGE_ORDER),
+        })
+    })
+}
+
+/// The agent's keys in the canonical order of spec §7 (§2 order, unknown keys after, sorted).
+pub fn canonical_agent(agent: Map<String, Value>) -> Map<String, Value> {
+    let mut order: Vec<&str> = Vec::new();
+    for field in FIELD_ORDER {
+        order.push(field);
+        for (extra, after) in AGENT_EXTRA_ORDER {
+            if after == field {
+                order.push(extra);
+            }
+        }
+    }
+    ordered(agent, &order, |key, value| match key {
+        "distribution" => canonical_distribution(value),
+        "auth" => match value {
+            Value::Array(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|i| object(i, |m| ordered(m, &AUTH_ORDER, |_, v| sorted(v))))
+                    .collect(),
+            ),
+            other => other,
+        },
+        "icons" => object(value, |m| ordered(m, &["light", "dark"], |_, v| v)),
+        _ => sorted(value),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preview_is_served_only_when_strictly_newer() {
+        assert!(preview_wins("1.2.2", "1.2.3-preview.1"));
+        assert!(preview_wins("1.2.2", "1.2.3"));
+        assert!(!preview_wins("1.2.3", "1.2.3-preview.5"));
+        assert!(!preview_wins("1.2.3", "1.2.3"));
+        assert!(!preview_wins("1.3.0", "1.2.9-preview.1"));
+        assert!(preview_wins("1.2.3", "1.2.10-preview.1"));
+        assert!(!preview_wins("1.2.3", "garbage"));
+    }
+
+    #[test]
+    fn canonical_order_ignores_source_order() {
+        let a: Map<String, Value> = serde_json::from_str(
+            r#"{"version": "1.0.0", "zeta": {"b": 1, "a": 2}, "id": "x", "distribution": {"npx": {"args": [], "package": "p@1.0.0"}}}"#,
+        )
+        .unwrap();
+        let keys: Vec<String> = canonical_agent(a.clone()).keys().cloned().collect();
+        assert_eq!(keys, ["id", "version", "distribution", "zeta"]);
+        let text = serde_json::to_string(&canonical_agent(a)).unwrap();
+        assert!(text.contains(r#""zeta":{"a":2,"b":1}"#), "{text}");
+        assert!(
+            text.contains(r#""npx":{"package":"p@1.0.0","args":[]}"#),
+            "{text}"
+        );
+    }
+}

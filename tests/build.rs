@@ -1,0 +1,622 @@
+//! `acp-registry build`: outputs, variants, preview resolution, determinism, `--check`,
+//! refusal to overwrite foreign folders, and crash safety under SIGKILL.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{acp_registry, copy_dir, repo_root, Run};
+use serde_json::Value;
+
+const BASE: &str = "https://cdn.example.com/registry/v1/latest";
+
+fn build(registry: &Path, out: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "build",
+        "--registry",
+        registry.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--base-url",
+        BASE,
+    ];
+    args.extend_from_slice(extra);
+    acp_registry(&args, &repo_root())
+}
+
+/// Every file of a folder, by relative path.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<u8>>) {
+        for item in std::fs::read_dir(dir).unwrap() {
+            let item = item.unwrap();
+            let name = item.file_name().to_string_lossy().into_owned();
+            let rel = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if item.file_type().unwrap().is_dir() {
+                walk(&item.path(), &rel, out);
+            } else {
+                out.insert(rel, std::fs::read(item.path()).unwrap());
+            }
+        }
+    }
+    let mut files = BTreeMap::new();
+    walk(root, "", &mut files);
+    files
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn ids(doc: &Value) -> Vec<String> {
+    doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn agent<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id)
+        .unwrap()
+}
+
+fn bundled_dist() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("dist");
+    let run = build(&repo_root().join("registry"), &out, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    (dir, out)
+}
+
+#[test]
+fn bundled_registry_builds_the_three_public_files() {
+    let (_dir, out) = bundled_dist();
+    let all: Vec<String> = std::fs::read_dir(repo_root().join("registry"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("agent.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let without = |skip: &str| {
+        let mut v: Vec<String> = all.iter().filter(|i| *i != skip).cloned().collect();
+        v.sort();
+        v
+    };
+    let main = json(&out.join("registry.json"));
+    assert_eq!(ids(&main), without("junie"));
+    assert_eq!(main["version"], "1.0.0");
+    assert_eq!(main["extensions"], serde_json::json!([]));
+    let jetbrains = json(&out.join("registry-for-jetbrains.json"));
+    assert_eq!(ids(&jetbrains), without("github-copilot-cli"));
+    let claude = agent(&jetbrains, "claude-acp");
+    assert_eq!(claude["bundled"], true);
+    let args = claude["distribution"]["npx"]["args"].as_array().unwrap();
+    assert_eq!(args.last().unwrap(), "--client=jetbrains");
+    assert!(
+        agent(&main, "claude-acp").get("bundled").is_none(),
+        "patches stay in their output"
+    );
+    let preview = json(&out.join("registry-for-jetbrains-preview.json"));
+    assert_eq!(ids(&preview), ids(&jetbrains));
+    assert_eq!(agent(&preview, "gemini")["version"], "0.52.0-preview.1");
+    assert_eq!(
+        agent(&preview, "gemini")["distribution"]["npx"]["package"],
+        "@google/gemini-cli@0.52.0-preview.1"
+    );
+    assert_eq!(agent(&jetbrains, "gemini")["version"], "0.51.0");
+    assert_eq!(agent(&preview, "claude-acp")["bundled"], true);
+    for doc in [&main, &jetbrains, &preview] {
+        let errors: Vec<String> = acp_registry::rules::registry_validator()
+            .iter_errors(doc)
+            .map(|e| format!("{e} at {}", e.instance_path().as_str()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        for a in doc["agents"].as_array().unwrap() {
+            assert!(a.get("preview").is_none() && a.get("$schema").is_none());
+            assert_eq!(
+                a["icon"],
+                format!("{BASE}/{}.svg", a["id"].as_str().unwrap())
+            );
+        }
+    }
+    let opencode = agent(&main, "opencode");
+    assert_eq!(
+        opencode["icons"]["light"],
+        format!("{BASE}/opencode-light.svg")
+    );
+    for file in [
+        "gemini.svg",
+        "opencode-light.svg",
+        "opencode-dark.svg",
+        "agent.schema.json",
+        "registry.schema.json",
+    ] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+}
+
+#[test]
+fn registry_json_is_canonical_two_space_json_with_a_trailing_newline() {
+    let (_dir, out) = bundled_dist();
+    let text = std::fs::read_to_string(out.join("registry.json")).unwrap();
+    assert!(text.ends_with("}\n") && !text.ends_with("\n\n"));
+    assert!(
+        text.starts_with("{\n  \"version\": \"1.0.0\",\n  \"agents\": [\n    {\n      \"id\": ")
+    );
+    assert!(!text.contains("Stable channel;"), "comments stripped");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let gemini = agent(&doc, "gemini");
+    let keys: Vec<&str> = gemini
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "name",
+            "version",
+            "description",
+            "repository",
+            "website",
+            "authors",
+            "license",
+            "license_url",
+            "icon",
+            "capabilities",
+            "auth",
+            "tags",
+            "protocol_version",
+            "distribution"
+        ]
+    );
+    let sorted = ids(&doc);
+    let mut expected = sorted.clone();
+    expected.sort();
+    assert_eq!(sorted, expected);
+}
+
+#[test]
+fn sha256sums_lists_every_other_file_correctly() {
+    let (_dir, out) = bundled_dist();
+    let files = tree(&out);
+    let sums = String::from_utf8(files["SHA256SUMS"].clone()).unwrap();
+    let listed: Vec<&str> = sums.lines().map(|l| &l[66..]).collect();
+    let expected: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|p| *p != "SHA256SUMS")
+        .collect();
+    assert_eq!(listed, expected);
+    for line in sums.lines() {
+        let (hex, path) = line.split_once("  ").unwrap();
+        use sha2::Digest;
+        let digest: String = sha2::Sha256::digest(&files[path])
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(hex, digest, "{path}");
+    }
+}
+
+/// Rewrite a JSONC manifest as plain JSON with keys in reverse order and other whitespace.
+fn scramble(path: &Path) {
+    fn reverse(value: Value) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .rev()
+                    .map(|(k, v)| (k, reverse(v)))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.into_iter().map(reverse).collect()),
+            other => other,
+        }
+    }
+    let text = std::fs::read_to_string(path).unwrap();
+    let stripped: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let value: Value = serde_json::from_str(&stripped).unwrap();
+    let mut text = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"\t");
+    let mut serializer = serde_json::Serializer::with_formatter(&mut text, formatter);
+    serde::Serialize::serialize(&reverse(value), &mut serializer).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    std::fs::write(path, format!("/* scrambled */\n{text}\n// end\n")).unwrap();
+}
+
+/// Copy the registry creating entry folders in reverse order (file systems list in creation
+/// order often enough for this to change readdir order).
+fn copy_reversed(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    let mut items: Vec<_> = std::fs::read_dir(from).unwrap().flatten().collect();
+    items.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
+    for item in items {
+        let target = to.join(item.file_name());
+        if item.file_type().unwrap().is_dir() {
+            copy_dir(&item.path(), &target);
+        } else {
+            std::fs::copy(item.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn builds_are_byte_identical_whatever_the_source_order_formatting_locale_or_time_zone() {
+    let (_dir, reference) = bundled_dist();
+    let expected = tree(&reference);
+    let work = tempfile::tempdir().unwrap();
+
+    let again = work.path().join("again");
+    assert_eq!(build(&repo_root().join("registry"), &again, &[]).code, 0);
+    assert!(tree(&again) == expected, "second build differs");
+
+    let reordered = work.path().join("reordered-registry");
+    copy_reversed(&repo_root().join("registry"), &reordered);
+    for entry in std::fs::read_dir(&reordered).unwrap().flatten() {
+        let manifest = entry.path().join("agent.json");
+        if manifest.is_file() {
+            scramble(&manifest);
+        }
+    }
+    let out = work.path().join("scrambled");
+    let run = build(&reordered, &out, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let got = tree(&out);
+    let differing: Vec<&String> = expected
+        .keys()
+        .filter(|k| got.get(*k) != expected.get(*k))
+        .collect();
+    assert!(
+        differing.is_empty() && got.len() == expected.len(),
+        "differs: {differing:?}"
+    );
+
+    let out = work.path().join("locale");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args([
+            "build",
+            "--registry",
+            "registry",
+            "--base-url",
+            BASE,
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(repo_root())
+        .env("LC_ALL", "tr_TR.UTF-8")
+        .env("LANG", "de_DE.UTF-8")
+        .env("TZ", "Pacific/Kiritimati")
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    assert!(
+        tree(&out) == expected,
+        "locale/time zone changed the output"
+    );
+}
+
+fn write_entry(root: &Path, id: &str, version: &str, preview: Option<&str>) {
+    let dir = root.join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let preview = preview
+        .map(|p| format!(r#", "preview": {{"version": "{p}", "distribution": {{"npx": {{"package": "{id}@{p}"}}}}}}"#))
+        .unwrap_or_default();
+    std::fs::write(
+        dir.join("agent.json"),
+        format!(
+            r#"{{"id": "{id}", "name": "{id}", "version": "{version}", "description": "d",
+                "license": "MIT", "license_url": "https://example.com/LICENSE",
+                "distribution": {{"npx": {{"package": "{id}@{version}"}}}}{preview}}}"#
+        ),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo_root().join("registry/gemini/icon.svg"),
+        dir.join("icon.svg"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn preview_outputs_serve_the_preview_only_when_strictly_newer() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = work.path().join("reg");
+    // (id, stable, preview, version served by the preview output)
+    let cases = [
+        ("no-preview", "1.0.0", None, "1.0.0"),
+        ("older-minor", "1.2.0", Some("1.1.9"), "1.2.0"),
+        ("same-release", "1.2.3", Some("1.2.3"), "1.2.3"),
+        ("pre-of-current", "1.2.3", Some("1.2.3-preview.4"), "1.2.3"),
+        (
+            "pre-of-next",
+            "1.2.3",
+            Some("1.2.4-preview.1"),
+            "1.2.4-preview.1",
+        ),
+        ("next-release", "1.2.3", Some("1.3.0"), "1.3.0"),
+        (
+            "numeric-minor",
+            "1.9.0",
+            Some("1.10.0-preview.1"),
+            "1.10.0-preview.1",
+        ),
+        (
+            "numeric-counter",
+            "2.0.0",
+            Some("2.0.1-preview.10"),
+            "2.0.1-preview.10",
+        ),
+        (
+            "leading-zeros",
+            "2026.07.20",
+            Some("2026.7.21-preview.1"),
+            "2026.7.21-preview.1",
+        ),
+    ];
+    for (id, stable, preview, _) in cases {
+        write_entry(&reg, id, stable, preview);
+    }
+    std::fs::write(
+        reg.join("acp-registry.jsonc"),
+        r#"{"outputs": [{"file": "registry.json"}, {"file": "preview.json", "channel": "preview"}]}"#,
+    )
+    .unwrap();
+    let out = work.path().join("dist");
+    let run = build(&reg, &out, &["--no-site"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let stable = json(&out.join("registry.json"));
+    let preview = json(&out.join("preview.json"));
+    for (id, version, _, served) in cases {
+        assert_eq!(agent(&stable, id)["version"], version, "{id} stable");
+        assert_eq!(agent(&preview, id)["version"], served, "{id} preview");
+        let package = agent(&preview, id)["distribution"]["npx"]["package"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            package,
+            format!("{id}@{served}"),
+            "{id} distribution follows the served version"
+        );
+    }
+    assert!(!out.join("site").exists(), "--no-site");
+}
+
+#[test]
+fn include_exclude_and_quarantine_decide_membership() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = work.path().join("reg");
+    for id in ["alpha", "beta", "gamma"] {
+        write_entry(&reg, id, "1.0.0", None);
+    }
+    std::fs::write(
+        reg.join("quarantine.json"),
+        r#"{"gamma": "crashes on start"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        reg.join("acp-registry.jsonc"),
+        r#"{"publish_quarantined": false, "outputs": [
+            {"file": "registry.json"},
+            {"file": "only-beta.json", "include": ["beta"]},
+            {"file": "no-alpha.json", "exclude": ["alpha"],
+             "patches": [{"id": "beta", "set": {"bundled": true}, "append_args": {"npx": ["--x", "--y"]}}]}
+        ]}"#,
+    )
+    .unwrap();
+    let out = work.path().join("dist");
+    let run = build(&reg, &out, &["--no-site"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(ids(&json(&out.join("registry.json"))), ["alpha", "beta"]);
+    assert_eq!(ids(&json(&out.join("only-beta.json"))), ["beta"]);
+    let no_alpha = json(&out.join("no-alpha.json"));
+    assert_eq!(ids(&no_alpha), ["beta"]);
+    assert_eq!(
+        agent(&no_alpha, "beta")["distribution"]["npx"]["args"],
+        serde_json::json!(["--x", "--y"])
+    );
+    assert!(
+        run.stderr
+            .contains("quarantined: gamma (not published): crashes on start"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("registry.json: 2 agents (excluded: gamma)"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.join("gamma.svg").exists());
+}
+
+#[test]
+fn errors_stop_the_build_before_anything_is_written() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("dist");
+    let run = build(&repo_root().join("tests/fixtures/broken"), &out, &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("error[version-format]"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing written"), "{}", run.stderr);
+    assert!(!out.exists());
+}
+
+#[test]
+fn check_passes_on_an_untouched_tree_and_fails_on_one_changed_byte() {
+    let (_dir, out) = bundled_dist();
+    let registry = repo_root().join("registry");
+    assert_eq!(build(&registry, &out, &["--check"]).code, 0);
+    let target = out.join("registry.json");
+    let mut bytes = std::fs::read(&target).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x01;
+    std::fs::write(&target, &bytes).unwrap();
+    let run = build(&registry, &out, &["--check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("changed  registry.json"),
+        "{}",
+        run.stderr
+    );
+    // --check never writes.
+    assert_eq!(std::fs::read(&target).unwrap(), bytes);
+    std::fs::write(&target, {
+        bytes[at] ^= 0x01;
+        &bytes
+    })
+    .unwrap();
+    std::fs::write(out.join("stray.txt"), "x").unwrap();
+    let run = build(&registry, &out, &["--check"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("extra    stray.txt"), "{}", run.stderr);
+}
+
+#[test]
+fn build_refuses_to_replace_the_registry_or_a_foreign_folder() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = work.path().join("reg");
+    write_entry(&reg, "alpha", "1.0.0", None);
+    let run = build(&reg, &reg, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("overlaps the registry"),
+        "{}",
+        run.stderr
+    );
+    assert!(reg.join("alpha/agent.json").is_file());
+    let foreign = work.path().join("docs");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.md"), "mine").unwrap();
+    let run = build(&reg, &foreign, &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("did not write"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.md")).unwrap(),
+        "mine"
+    );
+    // <registry>/dist is fine: it is never an entry.
+    assert_eq!(build(&reg, &reg.join("dist"), &["--no-site"]).code, 0);
+}
+
+/// A registry large enough that writing takes a while, in two versions (A and B).
+fn big_registry(root: &Path, entries: usize, description: &str) {
+    for i in 0..entries {
+        let id = format!("agent-{i:04}");
+        let dir = root.join(&id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("agent.json"),
+            format!(
+                r#"{{"id": "{id}", "name": "Agent {i}", "version": "1.0.{i}", "description": "{description} {i}",
+                    "license": "MIT", "license_url": "https://example.com/LICENSE",
+                    "distribution": {{"npx": {{"package": "{id}@1.0.{i}"}}}}}}"#
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("icon.svg"),
+            format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\"><circle cx=\"8\" cy=\"8\" r=\"{}\" fill=\"currentColor\"/></svg>\n", 1 + i % 7),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn sigkill_at_any_moment_leaves_the_old_or_the_new_complete_tree() {
+    use std::time::{Duration, Instant};
+    let work = tempfile::tempdir().unwrap();
+    let (reg_a, reg_b) = (work.path().join("a"), work.path().join("b"));
+    big_registry(&reg_a, 400, "first");
+    big_registry(&reg_b, 400, "second");
+    // The two complete trees a kill may leave.
+    let (ref_a, ref_b) = (work.path().join("ref-a"), work.path().join("ref-b"));
+    assert_eq!(build(&reg_a, &ref_a, &["--no-site"]).code, 0);
+    assert_eq!(build(&reg_b, &ref_b, &["--no-site"]).code, 0);
+    let (tree_a, tree_b) = (tree(&ref_a), tree(&ref_b));
+    let total = tree_b.len();
+    let out = work.path().join("dist");
+    copy_dir(&ref_a, &out);
+    // Kill points follow the build's progress, not the clock, so every phase is hit on any
+    // machine: before writing starts (0), after k of `total` files are staged, and after the
+    // process finished on its own (k > total).
+    let kills = 64;
+    let mut seen = (0, 0);
+    let mut previous = tree_a.clone();
+    for i in 0..kills {
+        let (registry, next) = if i % 2 == 0 {
+            (&reg_b, &tree_b)
+        } else {
+            (&reg_a, &tree_a)
+        };
+        let threshold = i * (total + 40) / kills;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+            .args(["build", "--no-site", "--base-url", BASE, "--registry"])
+            .arg(registry)
+            .arg("--out")
+            .arg(&out)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let staging = work.path().join(format!(".dist.tmp-{}", child.id()));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if threshold == 0 || child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+                break;
+            }
+            let staged = std::fs::read_dir(&staging).map_or(0, |d| d.count());
+            if staged >= threshold {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let now = tree(&out);
+        if now == previous {
+            seen.0 += 1;
+        } else if now == *next {
+            seen.1 += 1;
+            previous = now;
+        } else {
+            let odd: Vec<_> = now
+                .keys()
+                .filter(|k| now.get(*k) != tree_a.get(*k) && now.get(*k) != tree_b.get(*k))
+                .take(5)
+                .collect();
+            panic!(
+                "kill {i} at {threshold} staged files left a mixed or partial tree: {odd:?} ({} files)",
+                now.len()
+            );
+        }
+    }
+    // Both outcomes happened, so kills landed before and after the swap.
+    assert!(seen.0 > 0 && seen.1 > 0, "{seen:?}");
+    // Leftover staging folders are cleaned by the next build.
+    assert_eq!(build(&reg_a, &out, &["--no-site"]).code, 0);
+    let leftovers: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".dist."))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
