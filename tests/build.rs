@@ -620,3 +620,39 @@ fn sigkill_at_any_moment_leaves_the_old_or_the_new_complete_tree() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn site_command_replaces_the_site_that_build_wrote() {
+    let (_dir, out) = bundled_dist();
+    let site = out.join("site");
+    let run = acp_registry(
+        &[
+            "site",
+            "--registry",
+            "registry",
+            "--base-url",
+            BASE,
+            "--out",
+            site.to_str().unwrap(),
+        ],
+        &repo_root(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(site.join("index.html").is_file());
+    let sums = std::fs::read_to_string(site.join("SHA256SUMS")).unwrap();
+    assert!(sums.contains("  index.html\n"), "{sums}");
+    let check = acp_registry(
+        &[
+            "site",
+            "--registry",
+            "registry",
+            "--base-url",
+            BASE,
+            "--out",
+            site.to_str().unwrap(),
+            "--check",
+        ],
+        &repo_root(),
+    );
+    assert_eq!(check.code, 0, "{}", check.stderr);
+}

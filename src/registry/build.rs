@@ -325,11 +325,21 @@ pub fn check_destination(out: &Path, registry: &Path) -> Result<(), BuildError> 
             return Err(BuildError::NotAFolder(out.to_path_buf()));
         }
         let empty = std::fs::read_dir(out).map_err(io(out))?.next().is_none();
-        if !empty && !out.join("SHA256SUMS").is_file() {
+        if !empty && !out.join("SHA256SUMS").is_file() && !listed_by_parent(out) {
             return Err(BuildError::ForeignOutput(out.to_path_buf()));
         }
     }
     Ok(())
+}
+
+/// Whether `out` is a folder of an output tree we wrote (e.g. `dist/site`, listed in
+/// `dist/SHA256SUMS`), so `acp-registry site` may replace the site `build` made.
+fn listed_by_parent(out: &Path) -> bool {
+    let (Some(parent), Some(name)) = (out.parent(), out.file_name()) else {
+        return false;
+    };
+    let needle = format!("  {}/", name.to_string_lossy());
+    std::fs::read_to_string(parent.join("SHA256SUMS")).is_ok_and(|sums| sums.contains(&needle))
 }
 
 /// Lexical normalisation (`a/./b/../c` → `a/c`) without touching the file system.
