@@ -64,3 +64,27 @@ fn help_texts() {
         insta::assert_snapshot!(name, run.stdout);
     }
 }
+
+#[test]
+fn acp_collab_help_texts() {
+    for args in [
+        &["--help"][..],
+        &["init", "--help"],
+        &["append", "--help"],
+        &["next", "--help"],
+        &["wait", "--help"],
+        &["validate", "--help"],
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{args:?}");
+        let name = match args {
+            [_] => "collab-help".to_string(),
+            [command, ..] => format!("collab-help-{command}"),
+            [] => unreachable!(),
+        };
+        insta::assert_snapshot!(name, String::from_utf8(output.stdout).unwrap());
+    }
+}

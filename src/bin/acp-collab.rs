@@ -82,38 +82,48 @@ struct InitArgs {
 
 #[derive(Args)]
 struct AppendArgs {
+    /// The collaboration folder
     #[arg(long)]
     folder: String,
     /// The sender
     #[arg(long)]
     participant: String,
+    /// The event to record
     #[arg(long, value_parser = model::EVENTS)]
     event: String,
+    /// One line saying what this event is about
     #[arg(long)]
     summary: String,
+    /// The document the event concerns (a collaboration file or a deliverable path)
     #[arg(long)]
     doc: Option<String>,
     /// The seq of an earlier event this one answers
     #[arg(long)]
     reply_to: Option<i64>,
+    /// Which deliverable a deliverable event is about
     #[arg(long, value_parser = ["primary", "supporting"])]
     role: Option<String>,
+    /// SHA-256 of the deliverable being frozen (required by deliverable_frozen)
     #[arg(long)]
     sha256: Option<String>,
 }
 
 #[derive(Args)]
 struct ParticipantArgs {
+    /// The collaboration folder
     #[arg(long)]
     folder: String,
+    /// The participant asking
     #[arg(long)]
     participant: String,
 }
 
 #[derive(Args)]
 struct WaitArgs {
+    /// The collaboration folder
     #[arg(long)]
     folder: String,
+    /// The participant waiting for its turn
     #[arg(long)]
     participant: String,
     /// Seconds between checks (at least 0.1)
@@ -126,12 +136,15 @@ struct WaitArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
+    /// The published scripts' report
     Text,
+    /// One JSON document, for tools
     Json,
 }
 
 #[derive(Args)]
 struct ValidateArgs {
+    /// The collaboration folder
     #[arg(long)]
     folder: String,
     /// Output format
