@@ -237,10 +237,8 @@ fn hostile_content_renders_as_inert_text() {
         ),
         "{readme}"
     );
-    assert!(
-        readme.contains("<a rel=\"noopener noreferrer\">markdown js link</a>"),
-        "{readme}"
-    );
+    // A link whose URL is dropped keeps its text only.
+    assert!(readme.contains("markdown js link\n"), "{readme}");
     assert!(readme.contains("<h3>Evil </h3>"), "{readme}");
     assert!(readme.contains("<table>"), "{readme}");
 
@@ -287,6 +285,44 @@ fn hostile_content_renders_as_inert_text() {
     assert_eq!(evil["name"], "<script>alert('name')</script>Evil");
     assert_eq!(evil["href"], "agents/evil/index.html");
     assert_eq!(evil["icon"], "i-evil");
+}
+
+#[test]
+fn hostile_markdown_without_raw_html_is_clean() {
+    // No raw HTML: the README takes the path without the HTML sanitiser.
+    let mut agent = simple_agent("md", "Markdown");
+    agent.readme = Some(
+        "# `<script>alert(1)</script>`\n\n[js](javascript:alert(1)) [JS]( JaVaScRiPt:alert(1) ) \
+         [data](data:text/html;base64,PHNjcmlwdD4=) [vb](vbscript:msgbox) <mail@example.com>\n\
+         ![pixel](https://tracker.example/p.png \"t\\\" onerror=\\\"alert(1)\") [ok](https://ok.example/?a=\"><b>)\n\n\
+         ```js\\\" onload=\\\"alert(1)\n<img src=x onerror=alert(1)>\n```\n\n\
+         | a |\n|:-:|\n| &lt;img src=x onerror=alert(1)&gt; |\n"
+            .to_string(),
+    );
+    let files = site::render(&[agent], &options()).unwrap();
+    let page = text(&files, "agents/md/index.html");
+    assert_page_invariants("agents/md/index.html", &page);
+    let start = page.find("<div class=\"readme\">").unwrap();
+    let readme = &page[start..start + page[start..].find("</section>").unwrap()];
+    assert!(
+        readme.contains("<h3><code>&lt;script&gt;alert(1)&lt;/script&gt;</code></h3>"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("<p>js JS data vb mail@example.com\n"),
+        "{readme}"
+    );
+    assert!(readme.contains(r#"<a href="https://tracker.example/p.png" title="t&quot; onerror=&quot;alert(1)" rel="noopener noreferrer">pixel</a>"#), "{readme}");
+    assert!(readme.contains(r#"<a href="https://ok.example/?a=&quot;&gt;&lt;b&gt;" rel="noopener noreferrer">ok</a>"#), "{readme}");
+    assert!(
+        readme.contains("<pre><code>&lt;img src=x onerror=alert(1)&gt;\n</code></pre>"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("<th>a</th>")
+            && readme.contains("<td>&lt;img src=x onerror=alert(1)&gt;</td>"),
+        "{readme}"
+    );
 }
 
 #[test]

@@ -1,15 +1,19 @@
-//! README rendering: CommonMark (pulldown-cmark) to HTML, then sanitised with ammonia.
+//! README rendering: CommonMark (pulldown-cmark) to HTML, sanitised (ammonia for raw HTML).
 //!
 //! Allowed: text formatting, lists, tables, code, quotes and links whose URL is `http(s)` or
 //! relative; every link gets `rel="noopener noreferrer"`. Dropped: scripts and styles with
 //! their content, event handlers, `style=`/`class=`/`id=` attributes, forms, frames, and
 //! images (the CSP allows no external image, so an image becomes a link to it). Headings are
-//! moved below the page's own `<h2>` without skipping a level.
+//! moved below the page's own `<h2>` without skipping a level. Raw HTML is the only input
+//! that needs an HTML sanitiser; Markdown without it is clean by construction (see
+//! [`render`]), which keeps 10,000 READMEs fast.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::OnceLock;
 
-use pulldown_cmark::{html, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{
+    html, Alignment, CodeBlockKind, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd,
+};
 
 /// Tags the README may keep. Headings start at h3: the page owns h1 and h2.
 const TAGS: [&str; 36] = [
@@ -90,13 +94,47 @@ fn level_of(n: usize) -> HeadingLevel {
     }
 }
 
+/// Whether a README link may keep its URL: absolute `http`/`https`, or relative (no scheme),
+/// decided by the WHATWG URL parser as browsers do (the same test ammonia applies).
+fn allowed_url(url: &str) -> bool {
+    match url::Url::parse(url) {
+        Ok(parsed) => matches!(parsed.scheme(), "http" | "https"),
+        Err(url::ParseError::RelativeUrlWithoutBase) => true,
+        Err(_) => false,
+    }
+}
+
+fn escape_attribute(out: &mut String, value: &str) {
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+}
+
 /// README Markdown to sanitised HTML.
+///
+/// The Markdown events are rewritten first: headings moved under the page's `<h2>`, images
+/// turned into links, links written by us with `rel` (and without their URL when it is not
+/// http(s) or relative), code-block info strings and table alignments (which would become
+/// `class=`/`style=`) dropped. A README without raw HTML then yields only the tags of
+/// pulldown-cmark's writer, with escaped text, which is already clean; a README with raw
+/// HTML goes through ammonia as well. `tests::fast_path_output_is_already_clean` checks that
+/// ammonia leaves the first kind unchanged.
 pub fn render(markdown: &str) -> String {
     let events: Vec<Event> = Parser::new_ext(
         markdown,
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
     )
     .collect();
+    let has_raw_html = events
+        .iter()
+        .any(|e| matches!(e, Event::Html(_) | Event::InlineHtml(_)));
 
     // Map the README's heading levels, in order of rank, to h3..h6, never skipping a level
     // after the previous heading (the section's h2 comes first).
@@ -115,41 +153,78 @@ pub fn render(markdown: &str) -> String {
         .map(|(i, level)| (*level, (3 + i).min(6)))
         .collect();
     let mut previous = 2;
-    let mut open: Vec<HeadingLevel> = Vec::new();
+    let mut open_headings: Vec<HeadingLevel> = Vec::new();
+    // For each open link or image: whether we wrote an <a>.
+    let mut open_links: Vec<bool> = Vec::new();
 
-    let events = events.into_iter().map(|event| match event {
-        Event::Start(Tag::Heading { level, .. }) => {
-            let mapped = rank[&level_number(level)].min(previous + 1);
-            previous = mapped;
-            let level = level_of(mapped);
-            open.push(level);
-            Event::Start(Tag::Heading {
-                level,
-                id: None,
-                classes: Vec::new(),
-                attrs: Vec::new(),
+    let events = events.into_iter().filter_map(|event| {
+        Some(match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                let mapped = rank[&level_number(level)].min(previous + 1);
+                previous = mapped;
+                let level = level_of(mapped);
+                open_headings.push(level);
+                Event::Start(Tag::Heading {
+                    level,
+                    id: None,
+                    classes: Vec::new(),
+                    attrs: Vec::new(),
+                })
+            }
+            Event::End(TagEnd::Heading(_)) => Event::End(TagEnd::Heading(
+                open_headings.pop().unwrap_or(HeadingLevel::H6),
+            )),
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                ..
             })
-        }
-        Event::End(TagEnd::Heading(_)) => {
-            Event::End(TagEnd::Heading(open.pop().unwrap_or(HeadingLevel::H6)))
-        }
-        Event::Start(Tag::Image {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }),
-        Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
-        other => other,
+            | Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                ..
+            }) => {
+                // E-mail autolinks would need `mailto:`, which is not allowed.
+                let keep = link_type != LinkType::Email && allowed_url(&dest_url);
+                open_links.push(keep);
+                if !keep {
+                    return None;
+                }
+                let mut tag = String::from("<a href=\"");
+                escape_attribute(&mut tag, &dest_url);
+                tag.push('"');
+                if !title.is_empty() {
+                    tag.push_str(" title=\"");
+                    escape_attribute(&mut tag, &title);
+                    tag.push('"');
+                }
+                tag.push_str(" rel=\"noopener noreferrer\">");
+                Event::InlineHtml(tag.into())
+            }
+            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
+                if !open_links.pop().unwrap_or(false) {
+                    return None;
+                }
+                Event::InlineHtml("</a>".into())
+            }
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => {
+                Event::Start(Tag::CodeBlock(CodeBlockKind::Indented))
+            }
+            Event::Start(Tag::Table(alignments)) => {
+                Event::Start(Tag::Table(vec![Alignment::None; alignments.len()]))
+            }
+            other => other,
+        })
     });
-    let mut raw = String::with_capacity(markdown.len() * 3 / 2);
-    html::push_html(&mut raw, events);
-    sanitizer().clean(&raw).to_string()
+    let mut out = String::with_capacity(markdown.len() * 3 / 2);
+    html::push_html(&mut out, events);
+    if has_raw_html {
+        sanitizer().clean(&out).to_string()
+    } else {
+        out
+    }
 }
 
 #[cfg(test)]
@@ -183,6 +258,95 @@ mod tests {
             "{html}"
         );
         assert!(html.contains(r#"href="docs/a.md""#), "{html}");
+    }
+
+    /// Tags with sorted, entity-decoded attributes, and text with entities decoded, so two
+    /// serialisations of the same DOM compare equal.
+    fn normalise(html: &str) -> Vec<String> {
+        let token =
+            regex::Regex::new(r#"<(/?)([a-zA-Z0-9]+)((?:\s+[a-z-]+(?:="[^"]*")?)*)\s*/?>|[^<]+"#)
+                .unwrap();
+        let attr = regex::Regex::new(r#"([a-z-]+)(?:="([^"]*)")?"#).unwrap();
+        let decode = |t: &str| {
+            t.replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&#39;", "'")
+                .replace("&#x27;", "'")
+                .replace("&nbsp;", "\u{a0}")
+                .replace("&amp;", "&")
+        };
+        token
+            .captures_iter(html)
+            .map(|c| match c.get(2) {
+                Some(name) => {
+                    let mut attrs: Vec<String> = attr
+                        .captures_iter(&c[3])
+                        .map(|a| {
+                            format!("{}={}", &a[1], decode(a.get(2).map_or("", |m| m.as_str())))
+                        })
+                        .collect();
+                    attrs.sort();
+                    format!("<{}{} {}>", &c[1], name.as_str(), attrs.join(" "))
+                }
+                None => decode(&c[0]),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fast_path_output_is_already_clean() {
+        let markdown = r#"# Title with `<script>` and *emphasis*
+
+Text with **strong**, ~~deleted~~, `code <b>`, an entity &amp; &#x3C;script&#x3E; and a
+hard break  
+here. Autolink <https://example.com/a?b=1&c=2> and <mail@example.com>.
+
+[good](https://example.com/x "a \"quoted\" title") [relative](docs/a.md) [frag](#top)
+[js](javascript:alert(1)) [JS](JAVASCRIPT:alert(1)) [data](data:text/html,x) [mail](mailto:a@b.c)
+[spaced]( javascript:alert(1) ) [proto](//example.com/x) ![img](https://example.com/i.png)
+![bad img](javascript:alert(1))
+
+> quote with [link](https://example.com/q)
+
+3. three
+4. four
+
+- a
+- b
+
+```"><script>alert(1)</script>
+fenced <code>
+```
+
+| left | centre | right |
+|:-----|:------:|------:|
+| 1 | 2 | 3 |
+
+---
+"#;
+        let html = render(markdown);
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("style="), "{html}");
+        assert!(!html.contains("class="), "{html}");
+        assert!(
+            !html.to_ascii_lowercase().contains("javascript:alert(1)\""),
+            "{html}"
+        );
+        assert!(!html.contains("href=\"mailto:"), "{html}");
+        assert!(!html.contains("href=\"data:"), "{html}");
+        assert!(
+            html.contains(r#"<a href="//example.com/x" rel="noopener noreferrer">proto</a>"#),
+            "{html}"
+        );
+        assert!(html.contains(r#"<ol start="3">"#), "{html}");
+        assert!(html.contains(" and mail@example.com."), "{html}");
+        let cleaned = super::sanitizer().clean(&html).to_string();
+        assert_eq!(
+            normalise(&cleaned),
+            normalise(&html),
+            "ammonia changed the fast-path output:\n{html}\n---\n{cleaned}"
+        );
     }
 
     #[test]

@@ -132,12 +132,14 @@ pub struct Card {
     pub preview: Option<String>,
 }
 
+static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+
 fn distribution_facts(
     agent: &Map<String, Value>,
-) -> (Vec<String>, Vec<String>, Map<String, Value>) {
+) -> (Vec<String>, Vec<String>, &Map<String, Value>) {
     let distribution = match agent.get("distribution") {
-        Some(Value::Object(d)) => d.clone(),
-        _ => Map::new(),
+        Some(Value::Object(d)) => d,
+        _ => &*EMPTY,
     };
     let deploy: Vec<String> = DISTRIBUTION_KINDS
         .iter()
@@ -502,7 +504,7 @@ fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Ch
     Channel {
         name,
         version: string_field(map, "version").unwrap_or_default(),
-        install: snippets::install(agent_name, &distribution, &platforms),
+        install: snippets::install(agent_name, distribution, &platforms),
         downloads,
     }
 }

@@ -66,9 +66,14 @@ async function openPage(context, problems) {
     if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('requestfailed', (request) =>
-    problems.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`),
-  );
+  page.on('requestfailed', (request) => {
+    const reason = request.failure()?.errorText ?? '';
+    // A navigation (goto, reload, back) cancels requests still in flight, such as the
+    // favicon's; blocked or failing loads have other reasons (and CSP refusals also log a
+    // console error).
+    if (reason === 'net::ERR_ABORTED') return;
+    problems.push(`request failed: ${request.url()} ${reason}`);
+  });
   page.on('response', (response) => {
     if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.url()}`);
   });
