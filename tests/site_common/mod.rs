@@ -25,71 +25,20 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
-/// One entry folder as the build would hand it over: the stable agent with `icon` set,
-/// `$schema` and `preview` removed, and the preview variant when it has one.
-pub fn load_entry(dir: &Path) -> Option<SiteAgent> {
-    let text = std::fs::read_to_string(dir.join("agent.json")).ok()?;
-    let node = acp_registry::manifest::parse(&text).ok()?;
-    let mut agent = object(node.to_json());
-    let id = agent.get("id")?.as_str()?.to_string();
-    agent.remove("$schema");
-    let preview = agent.remove("preview");
-    let mut icons = BTreeMap::new();
-    for name in ["icon.svg", "icon-light.svg", "icon-dark.svg"] {
-        if let Ok(bytes) = std::fs::read(dir.join(name)) {
-            icons.insert(name.to_string(), bytes);
-        }
-    }
-    if icons.contains_key("icon.svg") {
-        agent.insert(
-            "icon".into(),
-            json!(format!(
-                "https://cdn.agentclientprotocol.com/registry/v1/latest/{id}.svg"
-            )),
-        );
-    }
-    let preview = preview.map(|p| {
-        let p = object(p);
-        let mut variant = agent.clone();
-        for key in ["version", "distribution"] {
-            if let Some(v) = p.get(key) {
-                variant.insert(key.to_string(), v.clone());
-            }
-        }
-        variant
-    });
-    Some(SiteAgent {
-        id,
-        agent,
-        preview,
-        readme: std::fs::read_to_string(dir.join("README.md")).ok(),
-        icons,
-        quarantine: None,
-    })
-}
-
-/// Every entry of `registry/`, sorted by id, with quarantine reasons.
+/// The bundled registry's agents exactly as `build` hands them to the site: checked, then
+/// `registry::build::site_agents` (stable agent, newer preview variant, README, icons,
+/// quarantine reasons).
 pub fn bundled_agents() -> Vec<SiteAgent> {
     let root = repo().join("registry");
-    let quarantine: BTreeMap<String, String> =
-        std::fs::read_to_string(root.join("quarantine.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("registry/ exists")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("agent.json").is_file())
-        .collect();
-    dirs.sort();
-    dirs.iter()
-        .filter_map(|d| load_entry(d))
-        .map(|mut a| {
-            a.quarantine = quarantine.get(&a.id).cloned();
-            a
-        })
-        .collect()
+    let checked =
+        acp_registry::registry::check_registry(&root, None).expect("registry/ is readable");
+    let agents = acp_registry::registry::build::site_agents(
+        &checked,
+        "https://cdn.agentclientprotocol.com/registry/v1/latest",
+    )
+    .expect("site agents of registry/");
+    assert!(!agents.is_empty(), "registry/ publishes no agent");
+    agents
 }
 
 pub fn render_bundled() -> BTreeMap<String, Vec<u8>> {
