@@ -1,8 +1,9 @@
 //! The catalogue site in a real headless browser.
 //!
 //! Renders the bundled registry's site into a temporary folder, serves it on 127.0.0.1 with
-//! a tiny HTTP server (with a site of one hostile entry under `hostile/`), and runs
-//! `node tests/browser/site.mjs <base-url> <artefact-dir> <base-url>hostile/`,
+//! a tiny HTTP server (with a site of one hostile entry under `hostile/` and one of 300
+//! agents under `many/`), and runs
+//! `node tests/browser/site.mjs <base-url> <artefact-dir> <base-url>hostile/ <base-url>many/`,
 //! which drives Debian's `/usr/bin/chromium` with playwright-core and axe-core (see that
 //! script for the checks). Screenshots land in `target/site-artefacts/`.
 //!
@@ -137,6 +138,12 @@ fn site_works_in_a_headless_browser() {
     )
     .unwrap();
     site_common::write_site(&hostile, &site.path().join("hostile"));
+    // A third under many/: 300 agents, so the pager (static and scripted) has seven pages.
+    let many: Vec<_> = (0..300)
+        .map(|i| site_common::simple_agent(&format!("agent-{i:03}"), &format!("Agent {i:03}")))
+        .collect();
+    let many = acp_registry::site::render(&many, &site_common::options()).unwrap();
+    site_common::write_site(&many, &site.path().join("many"));
     let base = serve(site.path().to_path_buf());
 
     // target/site-artefacts, next to target/tmp.
@@ -152,6 +159,7 @@ fn site_works_in_a_headless_browser() {
         .arg(&base)
         .arg(&artefacts)
         .arg(format!("{base}hostile/"))
+        .arg(format!("{base}many/"))
         .current_dir(&browser_dir)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&stdout_path).unwrap())

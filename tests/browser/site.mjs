@@ -1,6 +1,6 @@
 // Headless-browser checks of the generated catalogue site.
 //
-//   node tests/browser/site.mjs <base-url> <artefact-dir> [<hostile-base-url>]
+//   node tests/browser/site.mjs <base-url> <artefact-dir> [<hostile-base-url> [<many-base-url>]]
 //
 // <base-url> serves a rendered site (tests/site_browser.rs starts a server on 127.0.0.1).
 // Drives Debian's /usr/bin/chromium with playwright-core and checks: no console errors;
@@ -11,7 +11,10 @@
 // and an agent page in both colour schemes. Screenshots go to <artefact-dir>. With
 // <hostile-base-url> (a site whose entry carries markup and javascript: payloads
 // everywhere): nothing runs (no dialog, no console error, no handler attribute, no
-// javascript: link), and the payloads show as text, also in cards the script renders.
+// javascript: link), and the payloads show as text, also in cards the script renders. With
+// <many-base-url> (a site of more agents than one page holds): the scripted pager pages
+// through the filtered list with the page in the URL, and without JavaScript the static
+// pages list every agent.
 // Exit code 0 when every check passed, 1 otherwise.
 
 import { mkdirSync } from 'node:fs';
@@ -22,7 +25,7 @@ import { chromium } from 'playwright-core';
 const require = createRequire(import.meta.url);
 const AXE = require.resolve('axe-core/axe.min.js');
 
-const [base, artefacts, hostileBase] = process.argv.slice(2);
+const [base, artefacts, hostileBase, manyBase] = process.argv.slice(2);
 if (!base || !artefacts) {
   console.error('usage: node site.mjs <base-url> <artefact-dir>');
   process.exit(2);
@@ -322,6 +325,7 @@ try {
   }
   check('text colour differs between light and dark', themed[0] && themed[1] && themed[0] !== themed[1], themed.join(' vs '));
   if (hostileBase) await hostileChecks();
+  if (manyBase) await pagingChecks();
 } catch (error) {
   failures.push(`exception: ${error.stack || error}`);
   console.log(`FAIL exception\n${error.stack || error}`);
@@ -382,6 +386,62 @@ async function hostileChecks() {
   check('hostile pages open no dialog', dialogs.length === 0, dialogs.join('; '));
   check('hostile pages: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
   await context.close();
+}
+
+async function pagingChecks() {
+  const murl = (p) => new URL(p, manyBase).href;
+  const index = await (await fetch(murl('agents.json'))).json();
+  const total = index.agents.length;
+  const size = index.page_size;
+  const problems = [];
+  const context = await browser.newContext();
+  const page = await openPage(context, problems);
+  await page.goto(murl('index.html'));
+  await waitReady(page);
+  const count = await page.textContent('#result-count');
+  check('many: the count shows the first page of all agents', count === `Showing 1–${size} of ${total} agents`, count);
+  const first = await cardNames(page);
+  await page.click('#pager a[rel="next"]');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('page') === '2');
+  const second = await cardNames(page);
+  check('many: Next shows the next page', second.length === size && second[0] === index.agents[size].name, second[0]);
+  const focused = await page.evaluate(() => document.activeElement?.id);
+  check('many: paging moves focus to the count', focused === 'result-count', focused);
+  await page.reload();
+  await waitReady(page);
+  check('many: reload keeps the page', JSON.stringify(await cardNames(page)) === JSON.stringify(second));
+  await page.goBack();
+  await page.waitForFunction(() => !new URLSearchParams(location.search).has('page'));
+  check('many: back returns to page 1', JSON.stringify(await cardNames(page)) === JSON.stringify(first));
+  // Filtering resets to page 1 and pages the matches.
+  await page.goto(murl('index.html?page=3'));
+  await waitReady(page);
+  await page.fill('#q', 'agent 1');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('q') === 'agent 1');
+  // Every word must occur in the name, id, description or tags.
+  const matching = index.agents.filter((a) => ['agent', '1'].every((w) => searchText(a).includes(w))).length;
+  const filtered = await page.textContent('#result-count');
+  check('many: a search goes back to page 1 of the matches', filtered === `Showing 1–${size} of ${matching} matching agents (${total} agents in total)` && !page.url().includes('page='), `${filtered} ${page.url()}`);
+  const last = Math.ceil(total / size);
+  await page.goto(murl(`index.html?page=${last + 5}`));
+  await waitReady(page);
+  check('many: a page past the end shows the last page', (await page.textContent('#result-count')).startsWith(`Showing ${(last - 1) * size + 1}–${total}`) && page.url().includes(`page=${last}`), page.url());
+  check('many: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
+  await context.close();
+
+  const nojs = await browser.newContext({ javaScriptEnabled: false });
+  const plain = await openPage(nojs, []);
+  const listed = new Set();
+  let next = murl('index.html');
+  let pages = 0;
+  while (next && pages < 100) {
+    await plain.goto(next);
+    pages += 1;
+    (await plain.$$eval('#agent-list .card-title a', (as) => as.map((a) => a.href))).forEach((h) => listed.add(h));
+    next = await plain.$eval('#pager a[rel="next"]', (a) => a.href).catch(() => null);
+  }
+  check('many: without JavaScript the static pages list every agent', listed.size === total && pages === last, `${listed.size} agents on ${pages} pages`);
+  await nojs.close();
 }
 
 function formatAxe(violations) {
