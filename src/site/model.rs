@@ -443,7 +443,14 @@ pub struct Download {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Channel {
+    /// `stable` or `preview` (used in element ids).
     pub name: &'static str,
+    /// `Stable` or `Preview`.
+    pub label: &'static str,
+    /// Id of the install section.
+    pub section_id: &'static str,
+    /// Heading of the install section.
+    pub title: String,
     pub version: String,
     pub install: Install,
     pub downloads: Vec<Download>,
@@ -461,8 +468,9 @@ pub struct Page {
     pub license: Option<String>,
     pub license_link: Option<Link>,
     pub auth: Vec<AuthView>,
-    pub stable: Channel,
-    pub preview: Option<Channel>,
+    /// Stable, then preview when there is one.
+    pub channels: Vec<Channel>,
+    pub has_downloads: bool,
     /// Other fields of the manifest, as compact JSON text.
     pub other: Vec<(String, String)>,
     /// Sanitised README HTML (the only value rendered unescaped).
@@ -501,9 +509,22 @@ fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Ch
             });
         }
     }
+    let version = string_field(map, "version").unwrap_or_default();
+    let preview = name == "preview";
     Channel {
         name,
-        version: string_field(map, "version").unwrap_or_default(),
+        label: if preview { "Preview" } else { "Stable" },
+        section_id: if preview {
+            "install-preview"
+        } else {
+            "install"
+        },
+        title: if preview {
+            format!("Install the preview {version}")
+        } else {
+            "Install".to_string()
+        },
+        version,
         install: snippets::install(agent_name, distribution, &platforms),
         downloads,
     }
@@ -571,6 +592,10 @@ pub fn page(agent: &SiteAgent, card: &Card) -> Page {
         .map(|(k, v)| (k.clone(), text(v)))
         .collect();
     other.sort();
+    let mut channels = vec![channel("stable", &card.name, a)];
+    if let Some(preview) = &agent.preview {
+        channels.push(channel("preview", &card.name, preview));
+    }
     let website = link(a, "website");
     let homepage = link(a, "homepage").filter(|h| website.as_ref().is_none_or(|w| w.url != h.url));
     Page {
@@ -583,11 +608,8 @@ pub fn page(agent: &SiteAgent, card: &Card) -> Page {
         license: string_field(a, "license"),
         license_link: link(a, "license_url"),
         auth,
-        stable: channel("stable", &card.name, a),
-        preview: agent
-            .preview
-            .as_ref()
-            .map(|p| channel("preview", &card.name, p)),
+        has_downloads: channels.iter().any(|c| !c.downloads.is_empty()),
+        channels,
         other,
         readme: agent.readme.as_deref().map(markdown::render),
     }
