@@ -9,7 +9,8 @@
 //! an icon, tags, capabilities and auth methods; the distributions rotate through npx, uvx
 //! and six-platform binaries, and every fifth agent has a preview channel. Generation is
 //! deterministic and not timed. Prints one line per run and a summary (min, median, max)
-//! of the wall time of `render` alone; with `--out`, also the time to write every file.
+//! of the wall time and of the CPU time (all threads) of `render` alone; with `--out`, also
+//! the time to write every file. On a busy machine the CPU time is the steadier number.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -208,6 +209,15 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// CPU time (user + system) of the whole process so far, all threads.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
 fn main() {
     let mut count = 10_000;
     let mut runs = 5;
@@ -235,15 +245,25 @@ fn main() {
         registry_json_url: "../registry.json".into(),
     };
     let mut times = Vec::new();
+    let mut cpu = Vec::new();
     let mut files = BTreeMap::new();
     for run in 1..=runs.max(1) {
+        drop(std::mem::take(&mut files));
+        let cpu_before = cpu_time();
         let started = Instant::now();
         files = site::render(&agents, &options).expect("render");
         let elapsed = started.elapsed();
-        println!("run {run}: render {count} agents in {:.1} ms", ms(elapsed));
+        let used = cpu_time() - cpu_before;
+        println!(
+            "run {run}: render {count} agents in {:.1} ms wall, {:.1} ms CPU",
+            ms(elapsed),
+            ms(used)
+        );
         times.push(elapsed);
+        cpu.push(used);
     }
     times.sort();
+    cpu.sort();
     let bytes: usize = files.values().map(Vec::len).sum();
     println!(
         "render ({count} agents, {} files, {:.1} MiB): min {:.1} ms, median {:.1} ms, max {:.1} ms over {} runs",
@@ -253,6 +273,12 @@ fn main() {
         ms(times[times.len() / 2]),
         ms(times[times.len() - 1]),
         times.len()
+    );
+    println!(
+        "render CPU time (user + system, all threads): min {:.1} ms, median {:.1} ms, max {:.1} ms",
+        ms(cpu[0]),
+        ms(cpu[cpu.len() / 2]),
+        ms(cpu[cpu.len() - 1])
     );
     if let Some(dir) = out {
         let started = Instant::now();
