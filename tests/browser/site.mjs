@@ -64,7 +64,7 @@ const browser = await chromium.launch({
 /** A page that records console errors, page errors and failed or non-2xx requests. */
 async function openPage(context, problems) {
   const page = await context.newPage();
-  page.setDefaultTimeout(15000);
+  page.setDefaultTimeout(30000);
   page.on('console', (msg) => {
     if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
   });
