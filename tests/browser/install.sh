@@ -26,6 +26,12 @@ fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   apt_install nodejs npm
 fi
+# playwright-core needs Node.js 20 or later.
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+if [ "$node_major" -lt 20 ]; then
+  echo "tests/browser/install.sh: Node.js $(node --version) is too old; playwright-core needs 20 or later" >&2
+  exit 1
+fi
 
 cd "$here"
 # `npm ci` only when node_modules does not match the lock file.
