@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Benchmark: `acp-registry build` (validate + every output file, atomic write) on a synthetic
 # registry (default 10,000 entries), release build, with and without the site.
-# Usage: bench/build.sh [ENTRIES] [RUNS]
+# Usage: [BENCH_DIR=/dev/shm] bench/build.sh [ENTRIES] [RUNS]  (BENCH_DIR: where the registry and
+# dist/ live; default $TMPDIR or /tmp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 entries=${1:-10000}
 runs=${2:-5}
 cargo build --release --quiet --bin acp-registry --example gen_registry
-work=$(mktemp -d)
+work=$(mktemp -d -p "${BENCH_DIR:-${TMPDIR:-/tmp}}")
 trap 'rm -rf "$work"' EXIT
 target/release/examples/gen_registry "$work/registry" "$entries"
 for mode in --no-site ""; do

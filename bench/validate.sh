@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 entries=${1:-10000}
 runs=${2:-5}
 cargo build --release --quiet --bin acp-registry --example gen_registry
-work=$(mktemp -d)
+work=$(mktemp -d -p "${BENCH_DIR:-${TMPDIR:-/tmp}}")
 trap 'rm -rf "$work"' EXIT
 target/release/examples/gen_registry "$work/registry" "$entries"
 for i in $(seq "$runs"); do
