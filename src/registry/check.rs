@@ -6,7 +6,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::{discover, Config, RegistryError};
-use crate::diagnostics::{self, Report};
+use crate::diagnostics::Report;
 use crate::rules::{self, check_entry, EntryReport, Quarantine, Sink};
 
 /// A checked registry: per-entry results plus everything needed to render and build.
@@ -17,8 +17,9 @@ pub struct Checked {
     pub report: Report,
 }
 
-/// Run every offline rule. `only`: entry folder names to check fully (others are only
-/// parsed, for registry-wide rules).
+/// Run every offline rule. `only`: the entry folders whose findings are reported (for
+/// `--changed-since`); the other entries are still checked, because registry-wide rules
+/// need their ids, but their findings are dropped.
 pub fn check_registry(
     root: &Path,
     only: Option<&BTreeSet<String>>,
@@ -48,34 +49,30 @@ pub fn check_registry(
         ..Report::default()
     };
     report.diagnostics.extend(config_findings);
-    let mut sink = Sink::new(&config.policy, None);
-    rules::check_duplicate_ids(&entries, &mut sink);
     let ids: BTreeSet<&str> = entries.iter().map(EntryReport::id).collect();
+    report.diagnostics.extend(config.check_ids(&ids));
     let mut quarantine_sink = Sink::new(&config.policy, None);
     let quarantine = Quarantine::load(root, &mut quarantine_sink);
-    rules::check_quarantine(
-        &quarantine,
-        &ids.iter().copied().collect::<Vec<_>>(),
-        &mut quarantine_sink,
-    );
-    report.diagnostics.extend(config.check_ids(&ids));
-    let changed_files: Option<BTreeSet<String>> = only.map(|_| {
+    rules::check_quarantine(&quarantine, &ids, &mut quarantine_sink);
+    report.diagnostics.extend(quarantine_sink.diagnostics);
+    // With --changed-since, a duplicate id is reported on the changed entry only (its message
+    // names the other one).
+    let reported_manifests: Option<BTreeSet<&str>> = only.map(|set| {
         entries
             .iter()
-            .filter(|e| only.is_some_and(|s| s.contains(&e.entry.name)))
-            .filter_map(|e| e.manifest.as_ref().map(|m| m.source.path.clone()))
+            .filter(|e| set.contains(&e.entry.name))
+            .filter_map(|e| e.manifest.as_ref().map(|m| m.source.path.as_str()))
             .collect()
     });
-    // With --changed-since, a duplicate id is reported on the changed entry (the message names
-    // the other one).
-    let duplicate_relevant = |d: &diagnostics::Diagnostic| match &changed_files {
-        None => true,
-        Some(files) => files.contains(&d.file),
-    };
+    let mut duplicates = Sink::new(&config.policy, None);
+    rules::check_duplicate_ids(&entries, &mut duplicates);
     report
         .diagnostics
-        .extend(sink.diagnostics.into_iter().filter(duplicate_relevant));
-    report.diagnostics.extend(quarantine_sink.diagnostics);
+        .extend(duplicates.diagnostics.into_iter().filter(|d| {
+            reported_manifests
+                .as_ref()
+                .is_none_or(|files| files.contains(d.file.as_str()))
+        }));
     if let Some(source) = &quarantine.source {
         report.sources.insert(source.path.clone(), source.clone());
     }

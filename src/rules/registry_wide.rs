@@ -1,6 +1,6 @@
 //! Registry-wide rules: duplicate ids and `quarantine.json`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::{finding, Code, EntryReport, ManifestDoc, Sink};
@@ -113,12 +113,12 @@ impl Quarantine {
 }
 
 /// Quarantined ids that no entry declares.
-pub fn check_quarantine(quarantine: &Quarantine, known_ids: &[&str], sink: &mut Sink) {
+pub fn check_quarantine(quarantine: &Quarantine, known_ids: &BTreeSet<&str>, sink: &mut Sink) {
     let Some(source) = &quarantine.source else {
         return;
     };
     for (id, span) in &quarantine.spans {
-        if !known_ids.contains(&id.as_str()) {
+        if !known_ids.contains(id.as_str()) {
             sink.push(
                 finding(
                     Code::QuarantineUnknownId,
