@@ -407,12 +407,12 @@ pub fn write_atomically(out: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result
     remove_leftovers(out)?;
     let staging = sibling(out, "tmp");
     std::fs::create_dir(&staging).map_err(io(&staging))?;
-    let mut dirs = vec![staging.clone()];
+    let mut dirs = std::collections::BTreeSet::from([staging.clone()]);
     for path in files.keys() {
         if let Some(dir) = staging.join(path).parent() {
-            if !dirs.iter().any(|d| d == dir) {
+            if !dirs.contains(dir) {
                 std::fs::create_dir_all(dir).map_err(io(dir))?;
-                dirs.push(dir.to_path_buf());
+                dirs.insert(dir.to_path_buf());
             }
         }
     }
