@@ -217,7 +217,7 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
     if !uses_current_color {
         sink.push(
             finding(Code::IconColor, "the icon never uses currentColor")
-                .at(source, span(root.range_qname_span()))
+                .at(source, start_tag(root))
                 .help(
                     "set `fill=\"currentColor\"` (or stroke) so the icon follows the text colour",
                 ),
@@ -225,16 +225,10 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
     }
 }
 
-trait QnameSpan {
-    fn range_qname_span(&self) -> std::ops::Range<usize>;
-}
-
-impl QnameSpan for roxmltree::Node<'_, '_> {
-    /// The `<svg` start tag name, a short span to point at.
-    fn range_qname_span(&self) -> std::ops::Range<usize> {
-        let start = self.range().start;
-        start..start + 1 + self.tag_name().name().len()
-    }
+/// The `<svg` start of an element: a short span to point at.
+fn start_tag(node: roxmltree::Node) -> Span {
+    let start = node.range().start;
+    Span::new(start, start + 1 + node.tag_name().name().len())
 }
 
 fn parse_length(value: &str) -> Option<f64> {
@@ -249,7 +243,7 @@ fn parse_length(value: &str) -> Option<f64> {
 fn check_size(source: &SourceFile, root: roxmltree::Node, sink: &mut Sink) {
     let width = root.attribute("width");
     let height = root.attribute("height");
-    let at_root = span(root.range_qname_span());
+    let at_root = start_tag(root);
     if width.is_some() || height.is_some() {
         let w = width.and_then(parse_length);
         let h = height.and_then(parse_length);
