@@ -656,3 +656,53 @@ fn site_command_replaces_the_site_that_build_wrote() {
     );
     assert_eq!(check.code, 0, "{}", check.stderr);
 }
+
+#[test]
+fn the_rfd_early_distribution_form_is_published_under_binary() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = work.path().join("reg");
+    let dir = reg.join("early");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("agent.json"),
+        r#"{"id": "early", "name": "Early", "version": "1.0.0", "description": "d",
+            "license": "MIT", "license_url": "https://example.com/LICENSE",
+            "distribution": {
+              "linux-x86_64": {"cmd": "./early", "archive": "https://example.com/download/v1.0.0/early-linux.tar.gz",
+                               "sha256": "5d2e93b7c740409ce09782d98b70db87eac2e1fcff527bdbaf44a98da8b3b597"},
+              "darwin-aarch64": {"archive": "https://example.com/download/v1.0.0/early-mac.tar.gz", "cmd": "./early",
+                                 "sha256": "5d2e93b7c740409ce09782d98b70db87eac2e1fcff527bdbaf44a98da8b3b597"},
+              "windows-x86_64": {"archive": "https://example.com/download/v1.0.0/early-win.zip", "cmd": "early.exe",
+                                 "sha256": "5d2e93b7c740409ce09782d98b70db87eac2e1fcff527bdbaf44a98da8b3b597"}
+            }}"#,
+    )
+    .unwrap();
+    std::fs::copy(
+        repo_root().join("registry/gemini/icon.svg"),
+        dir.join("icon.svg"),
+    )
+    .unwrap();
+    let out = work.path().join("dist");
+    let run = build(&reg, &out, &["--no-site"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("3 warnings"),
+        "distribution-legacy warns: {}",
+        run.stderr
+    );
+    let doc = json(&out.join("registry.json"));
+    let distribution = &agent(&doc, "early")["distribution"];
+    let kinds: Vec<&String> = distribution.as_object().unwrap().keys().collect();
+    assert_eq!(kinds, ["binary"]);
+    let platforms: Vec<&String> = distribution["binary"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        platforms,
+        ["darwin-aarch64", "linux-x86_64", "windows-x86_64"]
+    );
+    let target: Vec<&String> = distribution["binary"]["linux-x86_64"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(target, ["archive", "cmd", "sha256"]);
+}
