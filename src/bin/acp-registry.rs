@@ -97,6 +97,8 @@ struct ValidateArgs {
 
 #[derive(Args)]
 struct ExplainArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
     /// The rule code, e.g. `icon-color`.
     #[arg(required_unless_present_any = ["list", "markdown"])]
     code: Option<String>,
@@ -160,7 +162,7 @@ fn main() -> ExitCode {
             } else {
                 explain::Request::Code(args.code.unwrap_or_default())
             };
-            explain::run(request)
+            explain::run(request, &args.registry.registry)
                 .map_err(anyhow::Error::from)
                 .and_then(|text| Ok(out.write_all(text.as_bytes()).map(|_| exit::OK)?))
         }
