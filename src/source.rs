@@ -56,12 +56,8 @@ impl LineIndex {
         text[start..end].trim_end_matches(['\n', '\r'])
     }
 
-    pub fn len(&self) -> usize {
+    pub fn line_count(&self) -> usize {
         self.starts.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     pub fn line_start(&self, line: usize) -> usize {
@@ -105,7 +101,9 @@ impl SourceFile {
 
     /// Byte offset of a 1-based line and character column (clamped to the text).
     pub fn offset(&self, position: Position) -> usize {
-        let start = self.lines.line_start(position.line.min(self.lines.len()));
+        let start = self
+            .lines
+            .line_start(position.line.min(self.lines.line_count()));
         let line = self.lines.line(&self.text, position.line);
         start
             + line

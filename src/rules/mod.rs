@@ -26,7 +26,7 @@ pub use metadata::url_problem;
 pub use policy::{Level, Policy, DEFAULT_REQUIRED_OS};
 pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::{agent_validator, registry_validator, AGENT_SCHEMA, REGISTRY_SCHEMA};
-pub use versions::{compare_versions, PreviewVersion, Version};
+pub use versions::{PreviewVersion, Version};
 
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::Node;

@@ -74,15 +74,13 @@ impl PartialOrd for PreviewVersion {
     }
 }
 
-/// Compare two version strings as versions (`2026.07.20` == `2026.7.20`); `None` when either
-/// is not a registry version.
-pub fn compare_versions(a: &str, b: &str) -> Option<Ordering> {
-    Some(PreviewVersion::parse(a)?.cmp(&PreviewVersion::parse(b)?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn compare_versions(a: &str, b: &str) -> Option<Ordering> {
+        Some(PreviewVersion::parse(a)?.cmp(&PreviewVersion::parse(b)?))
+    }
 
     #[test]
     fn leading_zeros_compare_numerically() {
