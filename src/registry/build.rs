@@ -284,12 +284,7 @@ pub fn site_agents(checked: &Checked, base_url: &str) -> Result<Vec<SiteAgent>, 
             continue;
         };
         let preview = published_agent(entry, base_url, Channel::Preview).filter(|p| *p != agent);
-        let readme = if entry.has_readme {
-            let path = entry.entry.path.join("README.md");
-            Some(std::fs::read_to_string(&path).map_err(io(&path))?)
-        } else {
-            None
-        };
+        let readme = entry.file_text("README.md").map(str::to_string);
         let icons = icon_files(entry)?.into_iter().collect();
         agents.push(SiteAgent {
             id: entry.id().to_string(),

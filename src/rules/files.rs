@@ -119,16 +119,17 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
     Some(ManifestDoc { source, root })
 }
 
-/// Size and encoding of README.md; returns whether a readable README exists.
-pub fn check_readme(entry: &EntryDir, listing: &Listing, sink: &mut Sink) -> bool {
+/// Size and encoding of README.md; the readable README is kept for the site.
+pub fn check_readme(entry: &EntryDir, listing: &Listing, sink: &mut Sink) -> Option<SourceFile> {
     if !listing.files.contains("README.md") {
-        return false;
+        return None;
     }
-    read_text(
+    let display = display_path(entry, "README.md");
+    let text = read_text(
         &entry.path.join("README.md"),
-        &display_path(entry, "README.md"),
+        &display,
         MAX_README_BYTES,
         sink,
-    )
-    .is_some()
+    )?;
+    Some(SourceFile::new(display, text))
 }

@@ -136,13 +136,12 @@ pub struct EntryReport {
     pub manifest: Option<ManifestDoc>,
     /// Icon files present, by file name (`icon.svg`, `icon-light.svg`, `icon-dark.svg`).
     pub icons: Vec<String>,
-    pub has_readme: bool,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: Vec<SourceFile>,
 }
 
 impl EntryReport {
-    /// The text of a file of this entry that the rules read (icons, SKILL.md).
+    /// The text of a file of this entry that the rules read (icons, README.md, SKILL.md).
     pub fn file_text(&self, name: &str) -> Option<&str> {
         let path = display_path(&self.entry, name);
         self.sources
@@ -170,7 +169,6 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
             entry: entry.clone(),
             manifest: None,
             icons: Vec::new(),
-            has_readme: false,
             diagnostics: sink.diagnostics,
             sources,
         };
@@ -195,13 +193,12 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
         schema::check(doc, &instance, &reported, newer_minor, &mut sink);
     }
     let icons = icons::check(entry, &listing, &mut sink, &mut sources);
-    let has_readme = files::check_readme(entry, &listing, &mut sink);
+    sources.extend(files::check_readme(entry, &listing, &mut sink));
     skills::check(entry, &listing, &mut sink, &mut sources);
     EntryReport {
         entry: entry.clone(),
         manifest,
         icons,
-        has_readme,
         diagnostics: sink.diagnostics,
         sources,
     }
