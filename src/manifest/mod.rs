@@ -3,6 +3,7 @@
 //! Ground floor: imports only the shared `source` positions.
 
 pub mod jsonc;
+pub mod names;
 
 pub use jsonc::{escape_pointer, parse, Member, Node, NodeValue, SyntaxError};
 

@@ -5,11 +5,7 @@ use super::{Code, ManifestDoc, Sink};
 use crate::diagnostics::Severity;
 use crate::manifest::SCHEMA_VERSION;
 
-pub fn is_valid_id(id: &str) -> bool {
-    let mut chars = id.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-}
+pub use crate::manifest::names::is_valid_id;
 
 /// A lowercase slug suggestion for an invalid id.
 fn slugify(id: &str) -> String {
