@@ -8,9 +8,10 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/data/public-registry-sample` (beside the repository).
+/// The public-registry sample (origin and licence: `tests/fixtures/public-registry-sample.NOTICE.md`).
+/// Read-only by convention: copy it with [`copy_dir`] before changing anything.
 pub fn public_sample() -> PathBuf {
-    repo_root().join("../shared/data/public-registry-sample")
+    repo_root().join("tests/fixtures/public-registry-sample")
 }
 
 /// Copy a folder recursively (data under test is never edited in place).
