@@ -1,4 +1,4 @@
-//! `acp-collab append`: every guard of §4.4 in order, the state machine's
+//! `acp-collab append`: every guard of docs/collab-protocol.md#append in order, the state machine's
 //! refusals, readiness and completion gates, and the log-format rules.
 
 mod collab_support;
@@ -459,7 +459,7 @@ fn readiness_gates_apply_to_readiness_passed_and_completed() {
         )
     });
     fx.ok("server", "readiness_passed", &[]);
-    // §11.7: an item added after acceptances does not wedge unrelated appends.
+    // Past acceptances are not re-checked: an item added after them does not wedge unrelated appends.
     fx.edit("readiness.md", |t| {
         t.replace("- [resolved]", "- [blocking] late\n- [resolved]")
     });

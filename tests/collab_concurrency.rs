@@ -1,4 +1,4 @@
-//! Serialised appends (§11.1): eight processes append 200 events each as
+//! Serialised appends (`docs/collab-protocol.md#concurrency`): eight processes append 200 events each as
 //! fast as they can; the log ends with exactly 1,600 new contiguous events,
 //! `protocol.json` parses for a concurrent reader throughout, and the folder
 //! validates.

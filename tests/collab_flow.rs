@@ -160,7 +160,7 @@ fn next_action_texts_for_every_phase_and_role() {
     assert_eq!(
         fx.next("server"),
         next::CLASSIFY,
-        "§11.5: classify before anyone accepts"
+        "corrected guidance: classify before anyone accepts"
     );
     assert_eq!(fx.next("reader"), next::WAIT_CLASSIFY);
     fx.classify();
@@ -175,13 +175,13 @@ fn next_action_texts_for_every_phase_and_role() {
     assert_eq!(
         fx.next("reader"),
         next::ACCEPT,
-        "§11.5: re-listed acceptors accept again"
+        "corrected guidance: re-listed acceptors accept again"
     );
     fx.all_accept();
     assert_eq!(
         fx.next("reader"),
         next::WAIT_OWNER_READINESS,
-        "§11.5: non-owners wait"
+        "corrected guidance: non-owners wait"
     );
     fx.edit("readiness.md", |t| {
         t.replace("- [resolved]", "- [blocking]")
@@ -192,7 +192,7 @@ fn next_action_texts_for_every_phase_and_role() {
     });
     assert_eq!(fx.next("server"), next::CHECKLIST);
     fx.tick_all();
-    assert_eq!(fx.next("server"), next::FREEZE, "§11.5: freeze comes first");
+    assert_eq!(fx.next("server"), next::FREEZE, "corrected guidance: freeze comes first");
     fx.freeze();
     assert_eq!(fx.next("server"), next::PASS_READINESS);
     fx.ok("server", "readiness_passed", &[]);

@@ -1,5 +1,5 @@
-//! `acp-collab validate`: every check of §6 (each failing and passing),
-//! output formats, exit codes, and the §11 differences.
+//! `acp-collab validate`: every check (`docs/collab-protocol.md#validation`), each failing and passing,
+//! output formats, exit codes, and the differences from the published scripts.
 
 mod collab_support;
 
@@ -348,7 +348,7 @@ fn event_log_read_errors_and_the_partial_line_warning() {
     assert_eq!(
         report.exit_code(),
         1,
-        "§11.2: a partial last line is only a warning"
+        "a partial last line is only a warning"
     );
     assert_eq!(
         report.warnings,
@@ -667,7 +667,7 @@ fn readiness_rules_after_acceptance_and_readiness_passed() {
             "unresolved readiness questions must be classified before decision_accepted",
             "deferred_nonblocking readiness items require a reason before decision_accepted",
         ],
-        "§11.7: reported once, not per past acceptance"
+        "reported once, not per past acceptance"
     );
     let fx = Fx::new(&["server", "reader"]);
     fx.to_readiness_check();

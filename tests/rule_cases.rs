@@ -36,7 +36,7 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
 
-/// Limits from spec §3, written out so the cases pin the specification, not the constants.
+/// Limits from `docs/format.md#reading-files`, written out to pin the contract, not the constants.
 const ICON_LIMIT: usize = 32 * 1024;
 const SKILL_LIMIT: usize = 1024 * 1024;
 

@@ -254,7 +254,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
-/// Prints a library failure the way the spec shapes it and returns exit 2.
+/// Prints a library failure as docs/collab-protocol.md#conventions shapes it and returns exit 2.
 fn report(e: &CollabError, subcommand: &str) -> u8 {
     match e {
         CollabError::Usage(msg) => print_usage_error(subcommand, msg),

@@ -1,4 +1,4 @@
-//! `append` (spec §4.4): the guarded, serialised append of one event.
+//! `append` (docs/collab-protocol.md#append): the guarded, serialised append of one event.
 
 use std::path::Path;
 
@@ -35,7 +35,7 @@ pub struct Appended {
 }
 
 impl Appended {
-    /// The stdout line of §4.4 step 14.
+    /// The stdout line (last step of docs/collab-protocol.md#append).
     pub fn message(&self) -> String {
         format!("appended seq {}: {}", self.seq, self.event)
     }
@@ -51,7 +51,7 @@ fn read_folder_text(folder: &Path, name: &str) -> Result<String, CollabError> {
 }
 
 /// Appends one event, holding the folder's lock from the first read to the
-/// `protocol.json` rewrite (§11.1).
+/// `protocol.json` rewrite (docs/collab-protocol.md#concurrency).
 pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
     let folder = paths::resolve_folder(&opts.folder);
     // The lock needs the folder; a missing folder is reported as a missing protocol.json.

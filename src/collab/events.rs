@@ -1,5 +1,5 @@
-//! `events.jsonl` I/O (spec §3, §11.1, §11.2, §11.8): tolerant reading,
-//! the compact line format, the advisory append lock and durable appends.
+//! `events.jsonl` I/O: tolerant reading, the compact line format, the advisory append lock and
+//! durable appends (`docs/collab-protocol.md#eventsjsonl`, `docs/collab-protocol.md#concurrency`).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -19,9 +19,9 @@ pub type Event = Map<String, Value>;
 pub struct EventLog {
     /// Events that decoded as objects, in file order.
     pub events: Vec<Event>,
-    /// Read errors (§3), including `missing events.jsonl` and symlink refusals.
+    /// Read errors, including `missing events.jsonl` and symlink refusals.
     pub errors: Vec<String>,
-    /// Warnings: an ignored incomplete last line (§11.2).
+    /// Warnings: an ignored incomplete last line (docs/collab-protocol.md#partial-last-line).
     pub warnings: Vec<String>,
     /// The ignored incomplete last line, if any.
     pub incomplete_tail: Option<String>,
@@ -50,7 +50,7 @@ pub fn read_events(folder: &Path) -> Result<EventLog, CollabError> {
     Ok(parse_events(&text))
 }
 
-/// Parses the text of an event log (§3 "Reading", §11.8 for the last line).
+/// Parses the text of an event log (`docs/collab-protocol.md#eventsjsonl`).
 pub fn parse_events(text: &str) -> EventLog {
     let mut log = EventLog::default();
     let ends_with_newline = text.is_empty() || text.ends_with('\n');
@@ -87,7 +87,7 @@ pub fn parse_events(text: &str) -> EventLog {
     log
 }
 
-/// Serialises an event as one compact line in the §3 field order, with `\n`.
+/// Serialises an event as one compact line in the documented field order, with `\n`.
 pub fn format_event_line(event: &Event) -> String {
     const ORDER: [&str; 9] = [
         "seq", "from", "event", "at", "summary", "doc", "reply_to", "role", "sha256",
@@ -131,7 +131,7 @@ impl Drop for AppendLock {
 }
 
 /// Appends one serialised line with a single write, then fsyncs. `prefix_newline`
-/// terminates a complete last line that lacked its newline (§11.8).
+/// terminates a complete last line that lacked its newline (the partial-last-line rule of the docs).
 pub fn append_line(folder: &Path, line: &str, prefix_newline: bool) -> Result<(), CollabError> {
     paths::check_no_symlink(folder, EVENTS_FILE)?;
     let path = folder.join(EVENTS_FILE);

@@ -1,6 +1,6 @@
-//! `init` (spec §2): argument validation in the published order, then the
+//! `init` (docs/collab-protocol.md#init): argument validation in the published order, then the
 //! collaboration files. Symlinks at any target are refused before anything
-//! is written (§11.3).
+//! is written (docs/collab-protocol.md#links-refused).
 
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,7 @@ pub enum InitOutcome {
 }
 
 impl InitOutcome {
-    /// The stdout line of §2.2 step 11 / §2.4 step 7.
+    /// The stdout line for a new or a resumed folder (docs/collab-protocol.md#init).
     pub fn message(&self) -> String {
         match self {
             InitOutcome::Initialized(p) => {
@@ -285,7 +285,7 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         json!("Initialized ACP schema v2 collaboration workspace."),
     );
     event.insert("doc".into(), json!("protocol.json"));
-    // A stale log is appended to, never truncated (§2.4 step 6).
+    // A stale log is appended to, never truncated (docs/collab-protocol.md#init).
     let stale_unterminated =
         std::fs::read(folder.join(EVENTS_FILE)).is_ok_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
     append_line(&folder, &format_event_line(&event), stale_unterminated)?;

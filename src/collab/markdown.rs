@@ -1,6 +1,6 @@
-//! The Markdown rules: readiness markers and gates (§6.10), the conclusion
-//! (§6.9), deliverable content (§6.7), `decisions.md` (§6.8) and `review.md`
-//! headings (§6.6). The regexes mirror the published ones, including their
+//! The Markdown rules (`docs/collab-protocol.md#markdown-rules`): readiness markers and gates,
+//! the conclusion, deliverable content, `decisions.md` and `review.md`
+//! headings. The regexes mirror the published ones, including their
 //! quirks (e.g. `\s` spanning a newline after a marker).
 
 use std::collections::BTreeSet;
@@ -90,7 +90,7 @@ fn heading_match_end(text: &str, heading: &str) -> Option<usize> {
     Regex::new(&pattern).ok()?.find(text).map(|m| m.end())
 }
 
-/// The conclusion errors of §6.9, in order.
+/// The conclusion errors, in the documented order.
 pub fn conclusion_errors(text: &str, primary_ref: &str) -> Vec<String> {
     let mut errors = Vec::new();
     let missing: Vec<&str> = CONCLUSION_HEADINGS
@@ -125,7 +125,7 @@ pub fn conclusion_errors(text: &str, primary_ref: &str) -> Vec<String> {
     errors
 }
 
-/// Messages for one deliverable's content (§6.7). `label` is how a message
+/// Messages for one deliverable's content (see the docs). `label` is how a message
 /// names it: `None` for the primary, `Some(ref)` for a supporting item.
 pub fn deliverable_content_errors(
     text: &str,
@@ -177,7 +177,7 @@ pub fn deliverable_content_errors(
     errors
 }
 
-/// `decisions.md` errors (§6.8); `refs` are the declared deliverable refs.
+/// `decisions.md` errors; `refs` are the declared deliverable refs.
 pub fn decisions_errors(text: &str, refs: &[String]) -> Vec<String> {
     let mut errors = Vec::new();
     let headings: Vec<(String, usize)> = H3
@@ -237,7 +237,7 @@ pub struct ReviewHeading {
     pub participant: String,
 }
 
-/// Review headings keyed by seq: first-appearance order, last one wins (§6.6).
+/// Review headings keyed by seq: first-appearance order, last one wins.
 pub fn review_headings(text: &str) -> Vec<ReviewHeading> {
     let mut out: Vec<ReviewHeading> = Vec::new();
     for caps in REVIEW_HEADING.captures_iter(text) {

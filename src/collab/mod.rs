@@ -1,11 +1,11 @@
-//! The Agent Collaboration Protocol engine (see `../shared/specs/collab-protocol.md`).
+//! The Agent Collaboration Protocol engine (the contract: `docs/collab-protocol.md`).
 //!
 //! `acp-collab` implements the five commands of the published v2 scripts:
 //! [`init()`], [`append()`], [`next_action()`], [`wait_for_turn()`] and
 //! [`validate()`]. Folders stay interchangeable with the scripts; the
 //! deliberate differences (serialised appends, tolerated partial lines,
 //! refused symlinks, exit 2 for internal failures, corrected guidance, `ready:`
-//! first and no busy waiting) are those of the spec's §11.
+//! first and no busy waiting) are listed at the end of that document.
 //!
 //! One file per concern: [`model`] (constants), [`paths`] (path rules and
 //! symlink refusal), [`protocol`] (`protocol.json`), [`events`] (log I/O and

@@ -1,6 +1,7 @@
-//! Protocol constants (spec §1): phases, events, files and deliverable types.
+//! Protocol constants: phases, events, files and deliverable types
+//! (`docs/collab-protocol.md#files`, `docs/collab-protocol.md#events`).
 
-/// The seven phases, in the order the spec lists them.
+/// The seven phases, in the order docs/collab-protocol.md#state-machine lists them.
 pub const PHASES: [&str; 7] = [
     "drafting",
     "reviewing",
@@ -56,7 +57,7 @@ pub const CONCLUSION_FILE: &str = "conclusion.md";
 pub const REVIEW_FILE: &str = "review.md";
 pub const DECISIONS_FILE: &str = "decisions.md";
 
-/// Advisory lock file taken around every append (§11.8).
+/// Advisory lock file taken around every append (docs/collab-protocol.md#concurrency).
 pub const LOCK_FILE: &str = ".acp-collab.lock";
 
 /// Required H2 headings of `conclusion.md`.
@@ -173,7 +174,7 @@ pub fn deliverable_spec(
     })
 }
 
-/// The action label used in "reserved for" errors (§4.1).
+/// The action label used in "reserved for" errors (docs/collab-protocol.md#replay).
 pub fn action_label(event: &str) -> &'static str {
     match event {
         "deliverable_drafted" => "deliverable draft",

@@ -1,4 +1,4 @@
-//! `next` (spec §5.1 with the corrections of §11.5): what a participant
+//! `next` (`docs/collab-protocol.md#next`, with its corrected guidance): what a participant
 //! should do now, from the stored `protocol.json` state.
 
 use std::path::Path;

@@ -1,5 +1,6 @@
-//! Path rules (spec §7): escape detection, POSIX ref normalisation, folder
-//! resolution, and the symlink refusal of §11.3 applied to every read, write
+//! Path rules (`docs/collab-protocol.md#paths-and-links`): escape detection, POSIX ref
+//! normalisation, folder resolution, and the symlink refusal
+//! (`docs/collab-protocol.md#links-refused`) applied to every read, write
 //! and hash inside a collaboration folder or deliverables directory.
 
 use std::io::{self, Read};

@@ -1,5 +1,6 @@
-//! `protocol.json`: loading, the deliverable references it declares (§2.4,
-//! §3 "doc"), and the sorted, atomic rewrite (§2.5, §11.1).
+//! `protocol.json`: loading, the deliverable references it declares
+//! (`docs/collab-protocol.md#deliverables`), and the sorted, atomic rewrite
+//! (`docs/collab-protocol.md#protocoljson`, `docs/collab-protocol.md#concurrency`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -149,7 +150,7 @@ impl Protocol {
     }
 
     /// Resolves an event `doc` for a deliverable role: it must equal a declared
-    /// ref exactly (§3), then it is located on disk.
+    /// ref exactly (docs/collab-protocol.md#deliverables), then it is located on disk.
     pub fn resolve_doc(&self, role: &str, doc: &str) -> Result<DocTarget, String> {
         let file = if role == "primary" {
             self.primary()
@@ -272,7 +273,7 @@ impl Drop for TempGuard {
 }
 
 /// Writes `protocol.json` via `.protocol.json.<random>.tmp`, fsync, rename,
-/// so readers only ever see a complete file (§11.1, §11.8).
+/// so readers only ever see a complete file (docs/collab-protocol.md#concurrency).
 pub fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), CollabError> {
     paths::check_no_symlink(folder, PROTOCOL_FILE)?;
     let nanos = std::time::SystemTime::now()

@@ -1,4 +1,4 @@
-//! Python-shaped rendering of JSON values for messages (spec §0): several
+//! Python-shaped rendering of JSON values for messages (`docs/collab-protocol.md`): several
 //! published messages embed `str()` or `repr()` output, and agents match on them.
 
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! The state machine (spec §4): state is derived by replaying the whole log.
+//! The state machine (`docs/collab-protocol.md#state-machine`), replayed from the whole log.
 //! Errors accumulate across history and never stop a transition, so one bad
 //! event does not cascade into errors for every later one.
 
@@ -29,8 +29,9 @@ pub struct State {
 
 /// Replays `events` for the given participants. When `candidate_readiness`
 /// is given and the last event is a `decision_accepted`, that acceptance is
-/// checked against the current readiness (§4.2 guard 3); past acceptances
-/// are not re-checked (§11.7).
+/// checked against the current readiness (`docs/collab-protocol.md#transitions`); past
+/// acceptances are not re-checked
+/// (`docs/collab-protocol.md#past-acceptances-are-not-re-checked`).
 pub fn replay(
     participants: &[String],
     events: &[Event],

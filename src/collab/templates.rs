@@ -1,4 +1,4 @@
-//! The files `init` writes (spec §2.4, §2.6). Headings and marker lines are
+//! The files `init` writes (`docs/collab-protocol.md#markdown-templates`). Headings and markers are
 //! exact; the prose between them is this project's wording.
 
 /// Inputs shared by the templates.
@@ -24,7 +24,7 @@ pub fn generated_gates(kind: &str, primary_ref: &str) -> Vec<String> {
     ]
 }
 
-/// The primary deliverable skeleton, byte-exact (§2.4 step 4).
+/// The primary deliverable skeleton, byte-exact (docs/collab-protocol.md#deliverables).
 pub fn deliverable(title: &str, kind: &str, sections: &[String]) -> String {
     let body: Vec<String> = sections.iter().map(|s| format!("## {s}\n\n")).collect();
     format!(

@@ -1,5 +1,6 @@
-//! UTC timestamps: "UTC-now" for writes (§0) and ISO-8601 parsing for the
-//! validator's `at` checks (§3). Hand-written to avoid a date crate for two
+//! UTC timestamps: "UTC-now" for writes (`docs/collab-protocol.md#conventions`) and ISO-8601
+//! parsing for the validator's `at` checks (`docs/collab-protocol.md#validation`, step 7).
+//! Hand-written to avoid a date crate for two
 //! small conversions.
 
 use std::time::{SystemTime, UNIX_EPOCH};

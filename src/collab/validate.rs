@@ -1,4 +1,4 @@
-//! `validate` (spec §6, with §11.2–§11.4 and §11.7): every check, in the
+//! `validate` (`docs/collab-protocol.md#validation`): every check, in the
 //! documented order. All checks run; only an unloadable `protocol.json`
 //! stops early.
 //!
@@ -60,7 +60,7 @@ impl Report {
         }
     }
 
-    /// The text format of §6.1.
+    /// The text format of docs/collab-protocol.md#validate.
     pub fn render_text(&self) -> String {
         let mut out = String::from(match self.exit_code() {
             2 => "ACP validation failed\n",
@@ -187,7 +187,7 @@ pub fn validate_in(folder: &Path) -> Result<Report, CollabError> {
     check_deliverables_schema(&mut v, &protocol);
     let deliverables_ok = v.errors.len() == deliverable_errors_before;
 
-    // Step 6: event read errors (and the §11.2 warning).
+    // Step 6: event read errors (and the partial-last-line warning).
     let log = read_events(folder)?;
     v.errors.extend(log.errors.iter().cloned());
     v.warnings.extend(log.warnings.iter().cloned());
@@ -197,7 +197,7 @@ pub fn validate_in(folder: &Path) -> Result<Report, CollabError> {
     check_review_links(&mut v, &protocol, events)?;
     check_deliverable_events(&mut v, &protocol, events)?;
 
-    // Step 10: replay; past acceptances are not re-checked against readiness (§11.7).
+    // Step 10: replay; past acceptances are not re-checked against readiness.
     let participants = protocol.participants();
     let (state, replay_errors) = replay(&participants, events, None);
     v.errors.extend(replay_errors);
@@ -411,7 +411,7 @@ fn valid_type(item: &serde_json::Map<String, Value>) -> bool {
         .is_some_and(|t| DELIVERABLE_TYPES.contains(&t))
 }
 
-/// Step 5: the deliverables schema (§6.3).
+/// Step 5 of docs/collab-protocol.md#validation: the deliverables schema.
 fn check_deliverables_schema(v: &mut Validator, protocol: &Protocol) {
     const PRIMARY_REQUIRED: &str = "protocol.json deliverables.primary is required";
     let Some(d) = protocol.deliverables().filter(|d| !d.is_empty()) else {
@@ -510,7 +510,7 @@ fn check_deliverables_schema(v: &mut Validator, protocol: &Protocol) {
     }
 }
 
-/// Step 7: per-event shape (§6.4).
+/// Step 7 of docs/collab-protocol.md#validation: per-event shape.
 fn check_event_shapes(v: &mut Validator, events: &[Event]) {
     let mut earlier: BTreeSet<i64> = BTreeSet::new();
     let mut previous_at: Option<i128> = None;
@@ -584,7 +584,7 @@ fn check_event_shapes(v: &mut Validator, events: &[Event]) {
     }
 }
 
-/// Step 8: `review.md` headings and content (§6.6).
+/// Step 8: `review.md` headings and content (docs/collab-protocol.md#review-headings).
 fn check_review_links(
     v: &mut Validator,
     protocol: &Protocol,
@@ -644,7 +644,7 @@ fn check_review_links(
     Ok(())
 }
 
-/// Step 9: deliverable events and hashes (§6.5).
+/// Step 9 of docs/collab-protocol.md#validation: deliverable events and hashes.
 fn check_deliverable_events(
     v: &mut Validator,
     protocol: &Protocol,

@@ -1,4 +1,4 @@
-//! `wait` (spec §5.2 with §11.6): poll until it is the participant's turn or
+//! `wait` (docs/collab-protocol.md#wait): poll until it is the participant's turn or
 //! the collaboration ends. Between polls it blocks on a file-change
 //! notification (inotify on Linux) or sleeps, bounded by `--interval`.
 

@@ -7,7 +7,7 @@ pub mod names;
 
 pub use jsonc::{escape_pointer, parse, Member, Node, NodeValue, SyntaxError};
 
-/// Size limits, enforced before any parsing (spec §3 `file-too-large`).
+/// Size limits, enforced before any parsing (docs/format.md#reading-files, `file-too-large`).
 pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
 pub const MAX_ICON_BYTES: u64 = 32 * 1024;
 pub const MAX_README_BYTES: u64 = 64 * 1024;
@@ -25,7 +25,7 @@ pub const PLATFORMS: [&str; 6] = [
 /// Distribution kinds, in output order.
 pub const DISTRIBUTION_KINDS: [&str; 3] = ["binary", "npx", "uvx"];
 
-/// Manifest fields in canonical order (spec §2 then RFD fields); unknown keys sort after.
+/// Manifest fields in canonical order (docs/format.md#build-outputs); unknown keys sort after.
 pub const FIELD_ORDER: [&str; 20] = [
     "$schema",
     "schema_version",

@@ -208,7 +208,7 @@ fn canonical_distribution(value: Value) -> Value {
     })
 }
 
-/// The agent's keys in the canonical order of spec §7 (§2 order, unknown keys after, sorted).
+/// The agent's keys in the canonical order (`docs/format.md#build-outputs`), unknown keys after, sorted.
 pub fn canonical_agent(agent: Map<String, Value>) -> Map<String, Value> {
     let mut order: Vec<&str> = Vec::new();
     for field in FIELD_ORDER {

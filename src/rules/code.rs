@@ -221,7 +221,7 @@ catalogue! {
         "The configuration file is JSONC (comments and trailing commas allowed). Fix the reported token.";
     ConfigInvalid = "config-invalid", Registry, Error,
         "acp-registry.jsonc has an unknown key or a value of the wrong shape.",
-        "See the configuration section of the README for every key. Unknown keys are errors so that typos do not silently disable a policy.";
+        "`docs/format.md` (Configuration) lists every key. Unknown keys are errors so that typos do not silently disable a policy.";
     ConfigUnknownCode = "config-unknown-code", Registry, Error,
         "acp-registry.jsonc names a rule code that does not exist.",
         "Severity overrides and exemptions name rule codes; `acp-registry explain --list` prints them all. The nearest code is suggested.";

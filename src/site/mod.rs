@@ -1,4 +1,4 @@
-//! The static catalogue site (spec §8): plain data in, plain files out.
+//! The static catalogue site (docs/format.md#site): plain data in, plain files out.
 //!
 //! [`render`] turns the published agents into every file of the site, keyed by path relative
 //! to the site root. Nothing here touches the file system, the clock or the network, so the
