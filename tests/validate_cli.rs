@@ -363,7 +363,10 @@ fn github_format_writes_the_full_table_to_the_step_summary() {
         table.lines().filter(|l| l.starts_with("| error ")).count(),
         9
     );
-    assert!(table.contains("`broken-agent/agent.json:5:14`"), "{table}");
+    assert!(
+        table.contains("`tests/fixtures/broken/broken-agent/agent.json:5:14`"),
+        "{table}"
+    );
 }
 
 #[test]
