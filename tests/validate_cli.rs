@@ -476,7 +476,12 @@ fn human_output_shows_hostile_characters_as_escapes_and_starts_no_workflow_comma
     let run = acp_registry(&["validate", "--registry", "registry"], dir.path());
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(hidden_chars(&run.stdout), [], "{}", run.stdout);
-    assert_eq!(command_lines(&run.stdout), Vec::<&str>::new(), "{}", run.stdout);
+    assert_eq!(
+        command_lines(&run.stdout),
+        Vec::<&str>::new(),
+        "{}",
+        run.stdout
+    );
     // The comment on the finding's line is shown, its controls visible.
     assert!(
         run.stdout
@@ -487,9 +492,17 @@ fn human_output_shows_hostile_characters_as_escapes_and_starts_no_workflow_comma
     assert!(run.stdout.contains("tag `\\u{1b}[31mred"), "{}", run.stdout);
     // The caret still sits under `"1.2"`, after the escaped comment.
     let lines: Vec<&str> = run.stdout.lines().collect();
-    let source = lines.iter().position(|l| l.contains("\"version\"")).unwrap();
+    let source = lines
+        .iter()
+        .position(|l| l.contains("\"version\""))
+        .unwrap();
     let caret = lines[source + 1].find('^').unwrap();
-    assert_eq!(&lines[source][caret..caret + 5], "\"1.2\"", "{}", run.stdout);
+    assert_eq!(
+        &lines[source][caret..caret + 5],
+        "\"1.2\"",
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -507,7 +520,10 @@ fn github_annotations_keep_hostile_text_inside_one_command() {
     assert!(summary.starts_with("2 errors"), "{}", run.stdout);
     assert_eq!(commands.len(), 2, "{}", run.stdout);
     for line in commands {
-        assert!(line.starts_with("::error file=registry/evil/agent.json,"), "{line}");
+        assert!(
+            line.starts_with("::error file=registry/evil/agent.json,"),
+            "{line}"
+        );
     }
     let tag = commands.iter().find(|l| l.contains("tags-format")).unwrap();
     // The newline is data, the literal `%0A` stays literal.
@@ -537,7 +553,10 @@ fn step_summary_escapes_html_links_and_cell_breaks() {
     for element in ["<script", "<img", "<a "] {
         assert!(!html.contains(element), "{element} in\n{html}");
     }
-    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
+    assert!(
+        html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{html}"
+    );
     assert!(html.contains("&lt;script&gt;"), "{html}");
     for row in html.split("<tr>").filter(|r| r.contains("<td>")) {
         assert_eq!(row.matches("<td>").count(), 4, "{row}");
@@ -576,7 +595,12 @@ fn build_prints_findings_escaped_with_paths_as_named() {
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(hidden_chars(&run.stderr), [], "{}", run.stderr);
-    assert_eq!(command_lines(&run.stderr), Vec::<&str>::new(), "{}", run.stderr);
+    assert_eq!(
+        command_lines(&run.stderr),
+        Vec::<&str>::new(),
+        "{}",
+        run.stderr
+    );
     assert!(
         run.stderr.contains(" --> registry/evil/agent.json:4:"),
         "{}",
@@ -646,7 +670,10 @@ fn annotation_and_sarif_paths_with_entries_at_the_repository_root() {
 fn annotation_and_sarif_paths_with_the_registry_in_a_sub_folder() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    copy_dir(&repo_root().join("tests/fixtures/broken"), &root.join("registry"));
+    copy_dir(
+        &repo_root().join("tests/fixtures/broken"),
+        &root.join("registry"),
+    );
     git(root, &["init", "-q"]);
     let sub = [
         "registry/broken-agent/agent.json",
@@ -684,7 +711,10 @@ fn annotation_and_sarif_paths_with_the_registry_in_a_sub_folder() {
 fn sarif_paths_outside_git_are_relative_to_the_working_directory() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    copy_dir(&repo_root().join("tests/fixtures/broken"), &root.join("reg"));
+    copy_dir(
+        &repo_root().join("tests/fixtures/broken"),
+        &root.join("reg"),
+    );
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
         .args(["validate", "--registry", "reg", "--format", "sarif"])
         .current_dir(root)

@@ -67,7 +67,8 @@ pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
     let started = Instant::now();
     let checked = check_registry(&options.registry, None)?;
     if checked.report.has_errors() {
-        err.write_all(render_human(&relocated(&checked.report, &options.registry), options.color).as_bytes())?;
+        let report = relocated(&checked.report, &options.registry);
+        err.write_all(render_human(&report, options.color).as_bytes())?;
         writeln!(err, "nothing written: fix the errors above first")?;
         return Ok(exit::FINDINGS);
     }

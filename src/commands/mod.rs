@@ -95,9 +95,12 @@ mod tests {
         use crate::diagnostics::{Diagnostic, Severity};
         use crate::source::SourceFile;
         let mut report = Report::default();
-        report
-            .diagnostics
-            .push(Diagnostic::new("schema", Severity::Error, "a/agent.json", "m"));
+        report.diagnostics.push(Diagnostic::new(
+            "schema",
+            Severity::Error,
+            "a/agent.json",
+            "m",
+        ));
         let source = SourceFile::new("a/agent.json", "{}");
         report.sources.insert(source.path.clone(), source);
         let mut kept = report.clone();
@@ -105,7 +108,10 @@ mod tests {
         assert_eq!(kept.diagnostics[0].file, "a/agent.json");
         report.relocate("registry");
         assert_eq!(report.diagnostics[0].file, "registry/a/agent.json");
-        assert_eq!(report.sources["registry/a/agent.json"].path, "registry/a/agent.json");
+        assert_eq!(
+            report.sources["registry/a/agent.json"].path,
+            "registry/a/agent.json"
+        );
         report.relocate("/");
         assert_eq!(report.diagnostics[0].file, "/registry/a/agent.json");
     }

@@ -138,11 +138,7 @@ fn markdown_text_cell(text: &str) -> String {
 /// parses code spans).
 pub fn markdown_code_cell(text: &str) -> String {
     let text = visible(text).replace(['\n', '\r'], " ");
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
         " "
@@ -254,6 +250,9 @@ mod tests {
 
     #[test]
     fn uri_path_percent_encodes_all_but_unreserved_and_slash() {
-        assert_eq!(uri_path("a b/c#d%/e\u{e9}.json"), "a%20b/c%23d%25/e%C3%A9.json");
+        assert_eq!(
+            uri_path("a b/c#d%/e\u{e9}.json"),
+            "a%20b/c%23d%25/e%C3%A9.json"
+        );
     }
 }

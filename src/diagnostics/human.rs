@@ -43,7 +43,11 @@ fn excerpt(source: &SourceFile, location: &Location) -> (String, std::ops::Range
         + source.lines.line(&source.text, location.end.line).len();
     let raw = &source.text[first..last_line_end.max(first)];
     let start = location.span.start.saturating_sub(first).min(raw.len());
-    let end = location.span.end.saturating_sub(first).clamp(start, raw.len());
+    let end = location
+        .span
+        .end
+        .saturating_sub(first)
+        .clamp(start, raw.len());
     let mut offsets = [start, end];
     let text = escape::terminal_mapped(raw, &mut offsets);
     (text, offsets[0]..offsets[1])

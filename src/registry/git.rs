@@ -32,7 +32,12 @@ fn git(root: &Path, args: &[&str]) -> Result<String, GitError> {
 /// for a sub-folder); `None` outside git or without git.
 pub fn work_tree_prefix(dir: &Path) -> Option<String> {
     let prefix = git(dir, &["rev-parse", "--show-prefix"]).ok()?;
-    Some(prefix.trim_end_matches(['\n', '\r']).trim_end_matches('/').to_string())
+    Some(
+        prefix
+            .trim_end_matches(['\n', '\r'])
+            .trim_end_matches('/')
+            .to_string(),
+    )
 }
 
 /// Names of root-level folders of `root` with files changed since `rev`: committed changes,
