@@ -48,21 +48,24 @@ pub fn terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(terminal_mapped(text, &mut []))
 }
 
-/// [`terminal`], also moving the byte offsets in `offsets` (into `text`, on character
-/// boundaries) to the same places in the escaped text, so a span still covers its characters.
+/// [`terminal`], also moving the byte offsets in `offsets` (into `text`) to the same places
+/// in the escaped text, so a span still covers its characters. An offset inside a character
+/// moves to the end of that character.
 pub(crate) fn terminal_mapped(text: &str, offsets: &mut [usize]) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    let mut line_start = true;
     let original: Vec<usize> = offsets.to_vec();
-    let mut moved = |from: usize, to: usize| {
-        for (offset, &was) in offsets.iter_mut().zip(&original) {
-            if was == from {
-                *offset = to;
+    let mut moved = vec![false; offsets.len()];
+    let mut move_up_to = |index: usize, to: usize, offsets: &mut [usize]| {
+        for (k, &was) in original.iter().enumerate() {
+            if !moved[k] && was <= index {
+                offsets[k] = to;
+                moved[k] = true;
             }
         }
     };
+    let mut line_start = true;
     for (i, c) in text.char_indices() {
-        moved(i, out.len());
+        move_up_to(i, out.len(), offsets);
         let rest = &text[i..];
         let command = (line_start && rest.starts_with("::")) || rest.starts_with("##[");
         if is_hidden(c) || command {
@@ -73,7 +76,7 @@ pub(crate) fn terminal_mapped(text: &str, offsets: &mut [usize]) -> String {
             line_start = c == '\n' || (line_start && c.is_whitespace());
         }
     }
-    moved(text.len(), out.len());
+    move_up_to(usize::MAX, out.len(), offsets);
     out
 }
 
@@ -216,6 +219,10 @@ mod tests {
         assert_eq!(&out[offsets[0]..offsets[0] + 1], "x");
         assert_eq!(&out[offsets[1]..offsets[1] + 1], "y");
         assert_eq!(offsets[2], out.len());
+        // inside the two-byte `\u{e9}`: moved past it
+        let mut inside = [1];
+        assert_eq!(terminal_mapped("\u{e9}a", &mut inside), "\u{e9}a");
+        assert_eq!(inside, [2]);
     }
 
     #[test]
