@@ -75,8 +75,8 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     offset
 }
 
-/// A text file of the registry: its path as shown to users (relative to the registry root,
-/// `/`-separated) and its contents.
+/// A text file of the registry: its path as shown to users (`/`-separated, relative to the
+/// registry root until the command relocates the report) and its contents.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     pub path: String,

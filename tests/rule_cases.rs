@@ -21,7 +21,7 @@
 //! Some inputs cannot (or should not) be committed: they are produced at test time by the
 //! generators in [`generate`], keyed by code and case name.
 //!
-//! Every case runs `acp-registry validate --registry <copy> --format json` on a fresh copy in
+//! Every case runs `acp-registry validate --registry . --format json` inside a fresh copy in
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
 
 use std::collections::BTreeSet;
@@ -168,11 +168,11 @@ fn run_case(case: &Case) -> Result<(), String> {
     generate(case.code.as_str(), &case.name, &registry)
         .map_err(|e| fail(format!("cannot generate inputs: {e}")))?;
 
+    // From inside the copy with `--registry .`, finding paths are relative to the registry
+    // root, as expected.txt writes them.
     let output = Command::new(BIN)
-        .arg("validate")
-        .arg("--registry")
-        .arg(&registry)
-        .args(["--format", "json"])
+        .args(["validate", "--registry", ".", "--format", "json"])
+        .current_dir(&registry)
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .map_err(|e| fail(format!("cannot run {BIN}: {e}")))?;

@@ -363,7 +363,10 @@ fn github_format_writes_the_full_table_to_the_step_summary() {
         table.lines().filter(|l| l.starts_with("| error ")).count(),
         9
     );
-    assert!(table.contains("`broken-agent/agent.json:5:14`"), "{table}");
+    assert!(
+        table.contains("`tests/fixtures/broken/broken-agent/agent.json:5:14`"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -408,4 +411,321 @@ fn human_output_has_color_only_when_asked() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&output.stdout).contains('\u{1b}'));
+}
+
+/// Characters that would move the cursor, recolour or reorder text: control characters
+/// other than newline and tab, and bidi embeddings, overrides and isolates.
+fn hidden_chars(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n' && c != '\t')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+        })
+        .collect()
+}
+
+/// Lines GitHub Actions would run as workflow commands: `::` after leading whitespace, or
+/// the legacy `##[` anywhere.
+fn command_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("::") || l.contains("##["))
+        .collect()
+}
+
+/// `root/registry/evil/`: a manifest whose comment holds raw ESC, CR, C1 and bidi
+/// characters on the line of a `version-format` finding, and whose tag (echoed by
+/// `tags-format`) holds an ESC sequence, a newline starting a workflow command, HTML, a
+/// table cell break, a percent escape, a link, a SARIF placeholder, a legacy command and a
+/// backtick that ends the message's code span early.
+fn hostile_registry(root: &Path) -> std::path::PathBuf {
+    let entry = root.join("registry/evil");
+    std::fs::create_dir_all(&entry).unwrap();
+    let manifest = concat!(
+        "{\n",
+        "  \"id\": \"evil\",\n",
+        "  \"name\": \"Evil\",\n",
+        "  /* \u{1b}[2J\u{1b}]0;owned\u{7}\r\u{9b}31m\u{202e} */ \"version\": \"1.2\",\n",
+        "  \"description\": \"Hostile text.\",\n",
+        "  \"repository\": \"https://github.com/example/evil\",\n",
+        "  \"license\": \"MIT\",\n",
+        "  \"license_url\": \"https://github.com/example/evil/blob/main/LICENSE\",\n",
+        "  \"tags\": [\"\\u001b[31mred\\n::error file=x::pwned <script>alert(1)</script> | %0A ",
+        "[x](https://evil.example) {0} ##[group]g \\u202e\\u009b ` <img src=x onerror=alert(1)> ",
+        "[y](https://evil.example/2)\"],\n",
+        "  \"distribution\": {\"npx\": {\"package\": \"evil@1.2.0\"}}\n",
+        "}\n",
+    );
+    std::fs::write(entry.join("agent.json"), manifest).unwrap();
+    std::fs::write(
+        entry.join("icon.svg"),
+        concat!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\">\n",
+            "  <circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"none\" stroke=\"currentColor\"/>\n",
+            "</svg>\n",
+        ),
+    )
+    .unwrap();
+    root.join("registry")
+}
+
+#[test]
+fn human_output_shows_hostile_characters_as_escapes_and_starts_no_workflow_command() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_registry(dir.path());
+    let run = acp_registry(&["validate", "--registry", "registry"], dir.path());
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(hidden_chars(&run.stdout), [], "{}", run.stdout);
+    assert_eq!(
+        command_lines(&run.stdout),
+        Vec::<&str>::new(),
+        "{}",
+        run.stdout
+    );
+    // The comment on the finding's line is shown, its controls visible.
+    assert!(
+        run.stdout
+            .contains("\\u{1b}[2J\\u{1b}]0;owned\\u{7}\\u{d}\\u{9b}31m\\u{202e}"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("tag `\\u{1b}[31mred"), "{}", run.stdout);
+    // The caret still sits under `"1.2"`, after the escaped comment.
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let source = lines
+        .iter()
+        .position(|l| l.contains("\"version\""))
+        .unwrap();
+    let caret = lines[source + 1].find('^').unwrap();
+    assert_eq!(
+        &lines[source][caret..caret + 5],
+        "\"1.2\"",
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn github_annotations_keep_hostile_text_inside_one_command() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_registry(dir.path());
+    let run = acp_registry(
+        &["validate", "--registry", "registry", "--format", "github"],
+        dir.path(),
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(hidden_chars(&run.stdout), [], "{}", run.stdout);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let (summary, commands) = lines.split_last().unwrap();
+    assert!(summary.starts_with("2 errors"), "{}", run.stdout);
+    assert_eq!(commands.len(), 2, "{}", run.stdout);
+    for line in commands {
+        assert!(
+            line.starts_with("::error file=registry/evil/agent.json,"),
+            "{line}"
+        );
+    }
+    let tag = commands.iter().find(|l| l.contains("tags-format")).unwrap();
+    // The newline is data, the literal `%0A` stays literal.
+    assert!(tag.contains("red%0A::error file=x::pwned"), "{tag}");
+    assert!(tag.contains("| %250A ["), "{tag}");
+}
+
+#[test]
+fn step_summary_escapes_html_links_and_cell_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_registry(dir.path());
+    let summary = dir.path().join("summary.md");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args(["validate", "--registry", "registry", "--format", "github"])
+        .current_dir(dir.path())
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let table = std::fs::read_to_string(summary).unwrap();
+    assert_eq!(hidden_chars(&table), [], "{table}");
+    assert!(table.contains("`registry/evil/agent.json:9:12`"), "{table}");
+    // Rendered as GitHub does (GFM tables): no element from the registry, no extra cell.
+    let mut html = String::new();
+    let parser = pulldown_cmark::Parser::new_ext(&table, pulldown_cmark::Options::ENABLE_TABLES);
+    pulldown_cmark::html::push_html(&mut html, parser);
+    for element in ["<script", "<img", "<a "] {
+        assert!(!html.contains(element), "{element} in\n{html}");
+    }
+    assert!(
+        html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{html}"
+    );
+    assert!(html.contains("&lt;script&gt;"), "{html}");
+    for row in html.split("<tr>").filter(|r| r.contains("<td>")) {
+        assert_eq!(row.matches("<td>").count(), 4, "{row}");
+    }
+}
+
+#[test]
+fn sarif_messages_carry_no_links_placeholders_html_or_controls() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_registry(dir.path());
+    let run = acp_registry(
+        &["validate", "--registry", "registry", "--format", "sarif"],
+        dir.path(),
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let texts: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["message"]["text"].as_str().unwrap())
+        .collect();
+    let tag = texts.iter().find(|t| t.contains("pwned")).unwrap();
+    assert_eq!(hidden_chars(tag), [], "{tag}");
+    assert!(tag.contains("\\[x\\](https://evil.example) {{0}}"), "{tag}");
+    assert!(tag.contains("\\[y\\](https://evil.example/2)"), "{tag}");
+    assert!(tag.contains("\\<script\\>"), "{tag}");
+}
+
+#[test]
+fn build_prints_findings_escaped_with_paths_as_named() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_registry(dir.path());
+    let run = acp_registry(
+        &["build", "--registry", "registry", "--out", "dist"],
+        dir.path(),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(hidden_chars(&run.stderr), [], "{}", run.stderr);
+    assert_eq!(
+        command_lines(&run.stderr),
+        Vec::<&str>::new(),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(" --> registry/evil/agent.json:4:"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `(github file= values, SARIF (uri, uriBaseId) pairs)` of one registry.
+fn annotation_paths(cwd: &Path, registry: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let github = acp_registry(
+        &["validate", "--registry", registry, "--format", "github"],
+        cwd,
+    );
+    let files = github
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("::"))
+        .map(|l| {
+            let file = l.split_once("file=").unwrap().1;
+            file.split([',', ':']).next().unwrap().to_string()
+        })
+        .collect();
+    let sarif = acp_registry(
+        &["validate", "--registry", registry, "--format", "sarif"],
+        cwd,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&sarif.stdout).unwrap();
+    let uris = doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let location = &r["locations"][0]["physicalLocation"]["artifactLocation"];
+            (
+                location["uri"].as_str().unwrap().to_string(),
+                location["uriBaseId"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    (files, uris)
+}
+
+fn sorted_unique<T: Ord + Clone>(items: &[T]) -> Vec<T> {
+    let mut items = items.to_vec();
+    items.sort();
+    items.dedup();
+    items
+}
+
+#[test]
+fn annotation_and_sarif_paths_with_entries_at_the_repository_root() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo_root().join("tests/fixtures/broken"), dir.path());
+    git(dir.path(), &["init", "-q"]);
+    let (files, uris) = annotation_paths(dir.path(), ".");
+    let expected = ["broken-agent/agent.json", "broken-agent/icon.svg"];
+    assert_eq!(sorted_unique(&files), expected);
+    let uris = sorted_unique(&uris);
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|f| (f.to_string(), "SRCROOT".to_string()))
+        .collect();
+    assert_eq!(uris, expected);
+}
+
+#[test]
+fn annotation_and_sarif_paths_with_the_registry_in_a_sub_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_dir(
+        &repo_root().join("tests/fixtures/broken"),
+        &root.join("registry"),
+    );
+    git(root, &["init", "-q"]);
+    let sub = [
+        "registry/broken-agent/agent.json",
+        "registry/broken-agent/icon.svg",
+    ];
+    let in_srcroot: Vec<(String, String)> = sub
+        .iter()
+        .map(|f| (f.to_string(), "SRCROOT".to_string()))
+        .collect();
+    let absolute = root.join("registry");
+    for named in ["registry", "./registry/", absolute.to_str().unwrap()] {
+        let (files, uris) = annotation_paths(root, named);
+        assert_eq!(sorted_unique(&files), sub, "--registry {named}");
+        assert_eq!(sorted_unique(&uris), in_srcroot, "--registry {named}");
+    }
+    // From inside the registry, annotations follow the working directory; SARIF stays at
+    // the repository root.
+    let (files, uris) = annotation_paths(&root.join("registry"), ".");
+    assert_eq!(
+        sorted_unique(&files),
+        ["broken-agent/agent.json", "broken-agent/icon.svg"]
+    );
+    assert_eq!(sorted_unique(&uris), in_srcroot);
+    let human = acp_registry(&["validate", "--registry", "registry"], root);
+    assert!(
+        human
+            .stdout
+            .contains(" --> registry/broken-agent/agent.json:5:14"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn sarif_paths_outside_git_are_relative_to_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_dir(
+        &repo_root().join("tests/fixtures/broken"),
+        &root.join("reg"),
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args(["validate", "--registry", "reg", "--format", "sarif"])
+        .current_dir(root)
+        // Whatever holds the temp folder, git must not find a repository above it.
+        .env("GIT_CEILING_DIRECTORIES", root)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let location = &doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    assert_eq!(
+        location["artifactLocation"]["uri"],
+        "reg/broken-agent/agent.json"
+    );
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{self, build, exit, explain, validate};
+use acp_registry::diagnostics::escape;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Validate, build and publish an ACP (Agent Client Protocol) agent registry.
@@ -171,7 +172,8 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             let _ = out.flush();
-            eprintln!("error: {error:#}");
+            // Errors can quote registry paths and git's output.
+            eprintln!("error: {}", escape::terminal(&format!("{error:#}")));
             ExitCode::from(exit::FAILURE)
         }
     }

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::exit;
-use crate::diagnostics::render_human;
+use super::{exit, relocated};
+use crate::diagnostics::{escape, render_human};
 use crate::registry::build::{
     check_destination, compare, plan, write_atomically, BuildOptions, BuildSummary,
 };
@@ -59,14 +59,16 @@ fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) ->
             q.id, q.reason
         ));
     }
-    text
+    // Ids, exclusions and quarantine reasons come from the registry.
+    escape::terminal(&text).into_owned()
 }
 
 pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
     let started = Instant::now();
     let checked = check_registry(&options.registry, None)?;
     if checked.report.has_errors() {
-        err.write_all(render_human(&checked.report, options.color).as_bytes())?;
+        let report = relocated(&checked.report, &options.registry);
+        err.write_all(render_human(&report, options.color).as_bytes())?;
         writeln!(err, "nothing written: fix the errors above first")?;
         return Ok(exit::FINDINGS);
     }

@@ -1,9 +1,9 @@
 //! `acp-registry validate`: every offline rule on every entry, rendered in one format.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::exit;
+use super::{display_root, exit};
 use crate::diagnostics::{self, Report, Severity};
 use crate::registry::{check_registry, git};
 use crate::rules;
@@ -47,16 +47,27 @@ pub fn exit_code(report: &Report, deny_warnings: bool) -> u8 {
     }
 }
 
+/// Where finding paths start for `format`: SARIF locations are relative to the repository
+/// root (code scanning resolves them there; the working directory outside git), every
+/// other format shows paths as the user named the registry.
+fn display_prefix(registry: &Path, format: Format) -> String {
+    match format {
+        Format::Sarif => git::work_tree_prefix(registry).unwrap_or_else(|| display_root(registry)),
+        _ => display_root(registry),
+    }
+}
+
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let only = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
         None => None,
     };
-    let checked = check_registry(&options.registry, only.as_ref())?;
-    out.write_all(render(&checked.report, options.format, options.color).as_bytes())?;
+    let mut report = check_registry(&options.registry, only.as_ref())?.report;
+    report.relocate(&display_prefix(&options.registry, options.format));
+    out.write_all(render(&report, options.format, options.color).as_bytes())?;
     if options.format == Format::Github {
         if let (Some(summary), Some(path)) = (
-            diagnostics::render_github_summary(&checked.report),
+            diagnostics::render_github_summary(&report),
             std::env::var_os("GITHUB_STEP_SUMMARY"),
         ) {
             let mut file = std::fs::OpenOptions::new()
@@ -66,5 +77,5 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
             file.write_all(summary.as_bytes())?;
         }
     }
-    Ok(exit_code(&checked.report, options.deny_warnings))
+    Ok(exit_code(&report, options.deny_warnings))
 }

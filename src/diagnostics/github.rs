@@ -4,22 +4,11 @@
 //! printed as a command (the log keeps them), and the full list goes into a Markdown table for
 //! `$GITHUB_STEP_SUMMARY` so nothing is hidden.
 
+use super::escape::{markdown_cell, markdown_code_cell, workflow_data, workflow_property};
 use super::{Report, Severity};
 
 /// Annotations GitHub displays per severity and step.
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
-
-/// Escape data for a workflow command message (`%`, CR, LF).
-fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// Escape a property value (data escapes plus `:` and `,`).
-fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
-}
 
 pub fn render_github(report: &Report) -> String {
     let mut out = String::new();
@@ -29,14 +18,14 @@ pub fn render_github(report: &Report) -> String {
             Severity::Warning => "warning",
             Severity::Note => "notice",
         };
-        let mut props = vec![format!("file={}", escape_property(&d.file))];
+        let mut props = vec![format!("file={}", workflow_property(&d.file))];
         if let Some(location) = &d.location {
             props.push(format!("line={}", location.start.line));
             props.push(format!("col={}", location.start.column));
             props.push(format!("endLine={}", location.end.line));
             props.push(format!("endColumn={}", location.end.column));
         }
-        props.push(format!("title={}", escape_property(d.code)));
+        props.push(format!("title={}", workflow_property(d.code)));
         let mut message = d.message.clone();
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");
@@ -45,7 +34,7 @@ pub fn render_github(report: &Report) -> String {
         out.push_str(&format!(
             "::{command} {}::{}\n",
             props.join(","),
-            escape_data(&message)
+            workflow_data(&message)
         ));
     }
     out.push_str(&report.summary());
@@ -58,7 +47,6 @@ pub fn render_github_summary(report: &Report) -> Option<String> {
     if report.diagnostics.is_empty() {
         return None;
     }
-    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let mut out = format!("### acp-registry: {}\n\n", report.summary());
     let hidden = [Severity::Error, Severity::Warning]
         .iter()
@@ -75,11 +63,11 @@ pub fn render_github_summary(report: &Report) -> Option<String> {
             None => d.file.clone(),
         };
         out.push_str(&format!(
-            "| {} | `{}` | `{}` | {} |\n",
+            "| {} | `{}` | {} | {} |\n",
             d.severity,
             d.code,
-            cell(&location),
-            cell(&d.message)
+            markdown_code_cell(&location),
+            markdown_cell(&d.message)
         ));
     }
     Some(out)

@@ -1,8 +1,10 @@
 //! One `Diagnostic` type for every finding, and one renderer per output format.
 //!
 //! Ground floor: imports only the shared `source` positions. Renderers take a
-//! finished [`Report`] and never re-derive anything from it.
+//! finished [`Report`] and never re-derive anything from it; what they print from the
+//! registry goes through [`escape`].
 
+pub mod escape;
 mod github;
 mod human;
 mod json;
@@ -57,7 +59,8 @@ pub struct Location {
 pub struct Diagnostic {
     pub code: &'static str,
     pub severity: Severity,
-    /// Path relative to the registry root, `/`-separated.
+    /// `/`-separated path relative to the registry root, until [`Report::relocate`] puts it
+    /// where the user will look for it.
     pub file: String,
     pub location: Option<Location>,
     /// JSON pointer of the offending value, for JSON files.
@@ -144,6 +147,30 @@ impl Report {
         self.diagnostics
             .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
         self.diagnostics.dedup();
+    }
+
+    /// Put `prefix` (a `/`-separated folder, `""` for none) in front of every finding's file
+    /// and every source path, so paths read as the user named the registry. Order is kept:
+    /// one common prefix does not change how paths sort.
+    pub fn relocate(&mut self, prefix: &str) {
+        if prefix.is_empty() {
+            return;
+        }
+        let join = |path: &str| match path {
+            "" => prefix.to_string(),
+            _ if prefix.ends_with('/') => format!("{prefix}{path}"),
+            _ => format!("{prefix}/{path}"),
+        };
+        for d in &mut self.diagnostics {
+            d.file = join(&d.file);
+        }
+        self.sources = std::mem::take(&mut self.sources)
+            .into_values()
+            .map(|mut source| {
+                source.path = join(&source.path);
+                (source.path.clone(), source)
+            })
+            .collect();
     }
 
     pub fn count(&self, severity: Severity) -> usize {

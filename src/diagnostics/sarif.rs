@@ -1,7 +1,12 @@
 //! `--format sarif`: SARIF 2.1.0 for code scanning.
+//!
+//! Locations are relative to `SRCROOT`, the root of the repository code scanning annotates
+//! (the caller relocates the report there); message text is escaped with
+//! [`escape::sarif_text`] because GitHub renders it.
 
 use serde_json::{json, Value};
 
+use super::escape;
 use super::{Report, Severity};
 
 /// What SARIF needs to know about a rule; supplied by the caller so this module stays
@@ -12,6 +17,19 @@ pub struct RuleMetadata {
     pub summary: &'static str,
     pub explanation: &'static str,
     pub default_severity: Severity,
+}
+
+/// The artifact location of a finding's file: relative to `SRCROOT`, or a `file:` URI when
+/// the path is absolute (a registry outside the repository and the working directory).
+fn artifact_location(file: &str) -> Value {
+    let drive = file.as_bytes().get(1) == Some(&b':');
+    if file.starts_with('/') {
+        json!({"uri": format!("file://{}", escape::uri_path(file))})
+    } else if drive {
+        json!({"uri": format!("file:///{}", escape::uri_path(file))})
+    } else {
+        json!({"uri": escape::uri_path(file), "uriBaseId": "SRCROOT"})
+    }
 }
 
 fn sarif_level(severity: Severity) -> &'static str {
@@ -37,8 +55,7 @@ pub fn render_sarif(report: &Report, rules: &[RuleMetadata], tool_version: &str)
                     "endColumn": l.end.column,
                 });
             }
-            let mut physical =
-                json!({"artifactLocation": {"uri": d.file, "uriBaseId": "REGISTRY"}});
+            let mut physical = json!({"artifactLocation": artifact_location(&d.file)});
             if d.location.is_some() {
                 physical["region"] = region;
             }
@@ -50,7 +67,7 @@ pub fn render_sarif(report: &Report, rules: &[RuleMetadata], tool_version: &str)
             let mut result = json!({
                 "ruleId": d.code,
                 "level": sarif_level(d.severity),
-                "message": {"text": text},
+                "message": {"text": escape::sarif_text(&text)},
                 "locations": [{"physicalLocation": physical}],
             });
             if let Some(index) = rule_index(d.code) {
@@ -85,7 +102,9 @@ pub fn render_sarif(report: &Report, rules: &[RuleMetadata], tool_version: &str)
                 "informationUri": "https://github.com/agentclientprotocol/acp-registry",
                 "rules": rules,
             }},
-            "originalUriBaseIds": {"REGISTRY": {"uri": "./"}},
+            "originalUriBaseIds": {"SRCROOT": {"description": {
+                "text": "The root of the git repository holding the registry (the working directory outside git)."
+            }}},
             "results": results,
         }],
     });

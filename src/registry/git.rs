@@ -28,6 +28,18 @@ fn git(root: &Path, args: &[&str]) -> Result<String, GitError> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// Where `dir` is inside its git work tree, `/`-separated (`""` at the top level, `registry`
+/// for a sub-folder); `None` outside git or without git.
+pub fn work_tree_prefix(dir: &Path) -> Option<String> {
+    let prefix = git(dir, &["rev-parse", "--show-prefix"]).ok()?;
+    Some(
+        prefix
+            .trim_end_matches(['\n', '\r'])
+            .trim_end_matches('/')
+            .to_string(),
+    )
+}
+
 /// Names of root-level folders of `root` with files changed since `rev`: committed changes,
 /// uncommitted ones and untracked files (so a new entry in a pull request counts).
 pub fn changed_folders(root: &Path, rev: &str) -> Result<BTreeSet<String>, GitError> {

@@ -53,17 +53,13 @@ pub fn acp_registry(args: &[&str], cwd: &Path) -> Run {
     }
 }
 
-/// `validate --format json` findings as (severity, code, file:line:col).
+/// `validate --format json` findings as (severity, code, file:line:col), paths relative to
+/// the registry root.
 pub fn findings(registry: &Path) -> (i32, Vec<(String, String, String)>) {
+    // Run inside the registry so paths are relative to its root whatever it is.
     let run = acp_registry(
-        &[
-            "validate",
-            "--registry",
-            registry.to_str().unwrap(),
-            "--format",
-            "json",
-        ],
-        &repo_root(),
+        &["validate", "--registry", ".", "--format", "json"],
+        registry,
     );
     let doc: serde_json::Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("json output: {e}\n{}\n{}", run.stdout, run.stderr));
