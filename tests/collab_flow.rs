@@ -192,7 +192,11 @@ fn next_action_texts_for_every_phase_and_role() {
     });
     assert_eq!(fx.next("server"), next::CHECKLIST);
     fx.tick_all();
-    assert_eq!(fx.next("server"), next::FREEZE, "corrected guidance: freeze comes first");
+    assert_eq!(
+        fx.next("server"),
+        next::FREEZE,
+        "corrected guidance: freeze comes first"
+    );
     fx.freeze();
     assert_eq!(fx.next("server"), next::PASS_READINESS);
     fx.ok("server", "readiness_passed", &[]);

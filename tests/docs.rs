@@ -24,7 +24,13 @@ fn rules_md_is_generated_from_the_catalogue() {
 /// its text, sorted by path; the test data under `tests/fixtures/` is left out.
 fn repository_files() -> Vec<(String, String)> {
     let listed = std::process::Command::new("git")
-        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
         .current_dir(root())
         .output()
         .expect("git must be installed to list the repository's files");
@@ -39,7 +45,10 @@ fn repository_files() -> Vec<(String, String)> {
         // A file listed by git but deleted in the work tree has nothing to say.
         .filter_map(|path| {
             let bytes = std::fs::read(root().join(path)).ok()?;
-            Some((path.to_string(), String::from_utf8_lossy(&bytes).into_owned()))
+            Some((
+                path.to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ))
         })
         .collect();
     files.sort();
@@ -98,7 +107,10 @@ fn anchors(markdown: &str) -> std::collections::BTreeSet<String> {
             .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
             .map(|c| if c == ' ' { '-' } else { c })
             .collect();
-        assert!(anchors.insert(slug.clone()), "two headings give the anchor #{slug}");
+        assert!(
+            anchors.insert(slug.clone()),
+            "two headings give the anchor #{slug}"
+        );
     }
     anchors
 }
@@ -116,7 +128,9 @@ fn references_to_the_contract_documents_name_sections_that_exist() {
             (*doc, anchors(&text))
         })
         .collect();
-    let reference = regex::Regex::new(r"(?:^|[^A-Za-z0-9_-])((?:format|collab-protocol)\.md)?#([a-z0-9_-]+)\b").unwrap();
+    let reference =
+        regex::Regex::new(r"(?:^|[^A-Za-z0-9_-])((?:format|collab-protocol)\.md)?#([a-z0-9_-]+)\b")
+            .unwrap();
     let mut broken = Vec::new();
     for (path, text) in repository_files() {
         let own = known.iter().find(|(doc, _)| *doc == path);

@@ -64,10 +64,9 @@ pub fn file_name_problem(name: &str) -> Option<NameProblem> {
     if name.len() > MAX_FILE_NAME_LEN {
         return Some(NameProblem::TooLong);
     }
-    if let Some(c) = name
-        .chars()
-        .find(|c| c.is_control() || matches!(c, '/' | '\\' | '<' | '>' | ':' | '"' | '|' | '?' | '*'))
-    {
+    if let Some(c) = name.chars().find(|c| {
+        c.is_control() || matches!(c, '/' | '\\' | '<' | '>' | ':' | '"' | '|' | '?' | '*')
+    }) {
         return Some(NameProblem::ForbiddenCharacter(c));
     }
     if name == "." || name == ".." || name.ends_with('.') || name.ends_with(' ') {
@@ -98,10 +97,20 @@ mod tests {
 
     #[test]
     fn windows_device_names_are_reserved_in_any_case_and_with_extensions() {
-        for name in ["con", "NUL", "Aux", "prn", "com1", "COM9", "lpt1", "lpt9", "nul.json", "con .txt"] {
+        for name in [
+            "con", "NUL", "Aux", "prn", "com1", "COM9", "lpt1", "lpt9", "nul.json", "con .txt",
+        ] {
             assert!(is_windows_reserved(name), "{name}");
         }
-        for name in ["com0", "com10", "lpt", "console", "nullable", "auxiliary", "com1x"] {
+        for name in [
+            "com0",
+            "com10",
+            "lpt",
+            "console",
+            "nullable",
+            "auxiliary",
+            "com1x",
+        ] {
             assert!(!is_windows_reserved(name), "{name}");
         }
     }
@@ -122,13 +131,31 @@ mod tests {
     fn file_names_are_portable() {
         assert_eq!(file_name_problem("registry.json"), None);
         assert_eq!(file_name_problem(""), Some(NameProblem::Empty));
-        assert_eq!(file_name_problem("a/b.json"), Some(NameProblem::ForbiddenCharacter('/')));
-        assert_eq!(file_name_problem("a\\b.json"), Some(NameProblem::ForbiddenCharacter('\\')));
-        assert_eq!(file_name_problem("a\u{1b}.json"), Some(NameProblem::ForbiddenCharacter('\u{1b}')));
-        assert_eq!(file_name_problem("a?.json"), Some(NameProblem::ForbiddenCharacter('?')));
-        assert_eq!(file_name_problem("nul.json"), Some(NameProblem::WindowsReserved));
+        assert_eq!(
+            file_name_problem("a/b.json"),
+            Some(NameProblem::ForbiddenCharacter('/'))
+        );
+        assert_eq!(
+            file_name_problem("a\\b.json"),
+            Some(NameProblem::ForbiddenCharacter('\\'))
+        );
+        assert_eq!(
+            file_name_problem("a\u{1b}.json"),
+            Some(NameProblem::ForbiddenCharacter('\u{1b}'))
+        );
+        assert_eq!(
+            file_name_problem("a?.json"),
+            Some(NameProblem::ForbiddenCharacter('?'))
+        );
+        assert_eq!(
+            file_name_problem("nul.json"),
+            Some(NameProblem::WindowsReserved)
+        );
         assert_eq!(file_name_problem("x.json."), Some(NameProblem::Dots));
         assert_eq!(file_name_problem(".."), Some(NameProblem::Dots));
-        assert_eq!(file_name_problem(&"a".repeat(256)), Some(NameProblem::TooLong));
+        assert_eq!(
+            file_name_problem(&"a".repeat(256)),
+            Some(NameProblem::TooLong)
+        );
     }
 }
