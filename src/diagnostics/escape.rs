@@ -154,7 +154,7 @@ pub fn markdown_code_cell(text: &str) -> String {
 /// A SARIF plain-text message. GitHub code scanning renders it as Markdown and resolves
 /// SARIF embedded links (`[text](target)`) and placeholders (`{0}`), so: [`visible`],
 /// brackets and backslashes escaped with a backslash, `<`/`>` too (no autolink, no HTML),
-/// and braces doubled as SARIF §3.11.5 requires for literal braces.
+/// and braces doubled as the SARIF 2.1.0 message-string rules require for literal braces.
 pub fn sarif_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in visible(text).chars() {
