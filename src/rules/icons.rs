@@ -296,9 +296,12 @@ impl Walk<'_, '_> {
                 continue;
             }
             let Some(kind) = svg::attribute_kind(attr.namespace(), name) else {
+                // As written (`xlink:actuate`): the prefix is what the author sees.
+                let written = self.source.text[attr.range()].split('=').next();
+                let written = written.unwrap_or(name).trim();
                 let message = match attr.namespace() {
                     Some(ns) => format!(
-                        "attribute `{name}` of the namespace `{ns}` is not allowed in an icon"
+                        "attribute `{written}` (namespace `{ns}`) is not allowed in an icon"
                     ),
                     None => format!("attribute `{name}` is not allowed in an icon"),
                 };
@@ -488,7 +491,7 @@ fn allowed_paint(value: &str) -> bool {
     v.eq_ignore_ascii_case("currentColor")
         || v == "none"
         || v == "inherit"
-        || v.starts_with("url(#")
+        || svg::url_fragment(v).is_some()
 }
 
 /// Report a fixed paint; returns whether it uses currentColor.
