@@ -768,3 +768,26 @@ fn every_published_icon_passes_the_icon_rules() {
         assert!(!site.contains(dropped), "{dropped} kept in {site}");
     }
 }
+
+#[test]
+fn an_unsafe_icon_is_not_published_even_when_the_config_silences_icon_unsafe() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry");
+    copy_dir(&repo_root().join("tests/rules/icon-unsafe/fail"), &registry);
+    std::fs::remove_file(registry.join("expected.txt")).unwrap();
+    std::fs::write(
+        registry.join("acp-registry.jsonc"),
+        r#"{"severity": {"icon-unsafe": "off"}}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("dist");
+    let run = build(&registry, &out, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("example-agent/icon.svg:5:14")
+            && run.stderr.contains("points outside the icon"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists());
+}
