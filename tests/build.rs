@@ -706,3 +706,88 @@ fn the_rfd_early_distribution_form_is_published_under_binary() {
         .collect();
     assert_eq!(target, ["archive", "cmd", "sha256"]);
 }
+
+/// The bundled registry plus `rich-icon/`, an entry whose icon uses every allowed construct
+/// (tests/fixtures/rich-icon/icon.svg).
+fn registry_with_rich_icon(root: &Path) {
+    copy_dir(&repo_root().join("registry"), root);
+    let entry = root.join("rich-icon");
+    copy_dir(&root.join("gemini"), &entry);
+    let manifest = std::fs::read_to_string(entry.join("agent.json")).unwrap();
+    std::fs::write(
+        entry.join("agent.json"),
+        manifest.replace("\"id\": \"gemini\"", "\"id\": \"rich-icon\""),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo_root().join("tests/fixtures/rich-icon/icon.svg"),
+        entry.join("icon.svg"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn every_published_icon_passes_the_icon_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry");
+    registry_with_rich_icon(&registry);
+    let out = dir.path().join("dist");
+    let run = build(&registry, &out, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let files = tree(&out);
+    let icons: Vec<(&String, String)> = files
+        .iter()
+        .filter(|(path, _)| path.ends_with(".svg") && !path.starts_with("site/assets/"))
+        .map(|(path, bytes)| (path, String::from_utf8(bytes.clone()).unwrap()))
+        .collect();
+    assert!(
+        icons.iter().any(|(p, _)| *p == "rich-icon.svg"),
+        "{:?}",
+        files.keys()
+    );
+    assert!(icons.iter().any(|(p, _)| *p == "site/icons/rich-icon.svg"));
+    for (path, svg) in &icons {
+        let findings = acp_registry::rules::check_icon(path, svg);
+        assert!(findings.is_empty(), "{path}: {findings:?}\n{svg}");
+    }
+    // The site keeps what draws (gradients, clip paths, masks, symbols, text) and drops the rest.
+    let site = &files["site/icons/rich-icon.svg"];
+    let site = String::from_utf8_lossy(site);
+    for kept in [
+        "<linearGradient id=\"fade\"",
+        "<stop ",
+        "<clipPath",
+        "<mask",
+        "<symbol",
+        "href=\"#fade\"",
+        ">ab</text>",
+    ] {
+        assert!(site.contains(kept), "{kept} missing from {site}");
+    }
+    for dropped in ["<title", "<desc", "<style", "aria-label", "class="] {
+        assert!(!site.contains(dropped), "{dropped} kept in {site}");
+    }
+}
+
+#[test]
+fn an_unsafe_icon_is_not_published_even_when_the_config_silences_icon_unsafe() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry");
+    copy_dir(&repo_root().join("tests/rules/icon-unsafe/fail"), &registry);
+    std::fs::remove_file(registry.join("expected.txt")).unwrap();
+    std::fs::write(
+        registry.join("acp-registry.jsonc"),
+        r#"{"severity": {"icon-unsafe": "off"}}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("dist");
+    let run = build(&registry, &out, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("example-agent/icon.svg:5:14")
+            && run.stderr.contains("points outside the icon"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists());
+}

@@ -715,3 +715,41 @@ fn snapshots_of_a_small_fixture() {
         ]
     );
 }
+
+#[test]
+fn site_icons_pass_the_icon_safety_rule_whatever_the_input() {
+    // Every icon-unsafe case (the bypasses included), the hostile entry, and values the old
+    // sanitiser let through: a fetch function in a plain attribute, references to elements
+    // it drops.
+    let mut inputs = vec![
+        hostile_agent().icons["icon.svg"].clone(),
+        br##"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"><title id="t">x</title><filter id="f"/><path d="M0 0h16" transform="image(x)" stroke="currentColor" filter="url(#f)"/><use href="#t"/><rect fill="url(#f)" mask="url(#t)"/></svg>"##.to_vec(),
+    ];
+    let cases = repo().join("tests/rules/icon-unsafe");
+    for case in std::fs::read_dir(&cases).unwrap() {
+        let icon = case.unwrap().path().join("example-agent/icon.svg");
+        inputs.push(std::fs::read(&icon).unwrap());
+    }
+    let agents: Vec<SiteAgent> = inputs
+        .into_iter()
+        .enumerate()
+        .map(|(i, svg)| {
+            let mut agent = simple_agent(&format!("icon-{i}"), &format!("Icon {i}"));
+            agent.icons.insert("icon.svg".into(), svg);
+            agent
+        })
+        .collect();
+    let files = site::render(&agents, &options()).unwrap();
+    let mut served = 0;
+    for (path, bytes) in files.iter().filter(|(p, _)| p.starts_with("icons/")) {
+        let svg = String::from_utf8(bytes.clone()).unwrap();
+        let findings = acp_registry::rules::check_icon(path, &svg);
+        let unsafe_: Vec<_> = findings
+            .iter()
+            .filter(|d| matches!(d.code, "icon-unsafe" | "icon-xml" | "icon-root"))
+            .collect();
+        assert!(unsafe_.is_empty(), "{path}: {unsafe_:?}\n{svg}");
+        served += 1;
+    }
+    assert!(served >= agents.len() - 1, "only {served} icons served");
+}

@@ -4,6 +4,7 @@
 
 pub mod jsonc;
 pub mod names;
+pub mod svg;
 
 pub use jsonc::{escape_pointer, parse, Member, Node, NodeValue, SyntaxError};
 

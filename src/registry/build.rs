@@ -35,6 +35,8 @@ pub enum BuildError {
     OverlapsRegistry { out: PathBuf, registry: PathBuf },
     #[error("`{0}` exists and is not a folder; choose another --out")]
     NotAFolder(PathBuf),
+    #[error("refusing to publish {file}: {message}; the icon rules stay on for published icons whatever acp-registry.jsonc says, so fix the icon")]
+    UnsafeIcon { file: String, message: String },
     #[error(transparent)]
     Site(#[from] site::SiteError),
 }
@@ -202,6 +204,7 @@ pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildErro
     for entry in &entries {
         for (icon, bytes) in icon_files(entry)? {
             let name = format!("{}{}", entry.id(), icon.trim_start_matches("icon"));
+            refuse_unsafe_icon(&crate::rules::display_path(&entry.entry, &icon), &bytes)?;
             plan.files.insert(name, bytes);
         }
     }
@@ -256,6 +259,23 @@ pub fn sha256sums(files: &BTreeMap<String, Vec<u8>>) -> String {
         let _ = writeln!(out, "{hex}  {path}");
     }
     out
+}
+
+/// Icons are published byte for byte, so they must pass the safety rules even when the
+/// policy silenced them (the configuration is part of an untrusted pull request).
+fn refuse_unsafe_icon(file: &str, bytes: &[u8]) -> Result<(), BuildError> {
+    let text = String::from_utf8_lossy(bytes);
+    let findings = crate::rules::check_icon(file, &text);
+    let unsafe_icon = findings
+        .iter()
+        .find(|d| matches!(d.code, "icon-unsafe" | "icon-xml" | "icon-root"));
+    match unsafe_icon {
+        Some(d) => Err(BuildError::UnsafeIcon {
+            file: format!("{file}:{}:{}", d.line(), d.column()),
+            message: format!("{} ({})", d.message, d.code),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The entry's icons as validated (the text the rules read; from disk only if it was not kept).

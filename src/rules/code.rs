@@ -199,8 +199,8 @@ catalogue! {
         "Only one of icon-light.svg and icon-dark.svg exists.",
         "Theme variants come in pairs: add the missing one or remove the other.";
     IconUnsafe = "icon-unsafe", Icons, Error,
-        "The icon can run script or load external resources.",
-        "Clients inline icons into web pages, so an icon is untrusted input. Refused: `<script>`, `<foreignObject>`, `on*` event attributes, `javascript:` anywhere, and any `href`/`xlink:href`, CSS `url()` or `@import` that is not a same-document `#fragment`. This is stricter than the public registry.";
+        "The icon uses markup or CSS outside the icon allow-list (script, links, external resources).",
+        "Clients inline icons into web pages, so an icon is untrusted input, judged by an allow-list (stricter than the public registry). Allowed: the XML declaration; SVG-namespace `svg`, `g`, `defs`, `symbol`, `use`, `path`, `circle`, `ellipse`, `line`, `polyline`, `polygon`, `rect`, `linearGradient`, `radialGradient`, `stop`, `clipPath`, `mask`, `text`, `tspan`, `title`, `desc` and `style`; geometry and presentation attributes, `id`, `class`, `role`, `aria-*`; `href`/`xlink:href` and `url()` only as same-document `#id` references to an element the icon defines. Refused: every other element (`script`, `foreignObject`, `image`, `a`, `animate`, `set`, filters, ...), namespace or attribute, `on*` handlers, processing instructions such as `<?xml-stylesheet?>`, and a DOCTYPE. CSS (`style=`, `<style>`, presentation attributes) is read after resolving escapes (`u\\72l(` is `url(`) and comments; refused there: `url()` to anything but `#id`, `@import`, `image()`/`image-set()`, `expression()`, `-moz-binding`, `behavior` and `javascript:`.";
     SkillFrontmatter = "skill-frontmatter", Skills, Error,
         "skill/SKILL.md is missing or its front matter is incomplete.",
         "An entry's `skill/` folder holds an Agent Skill: `SKILL.md` starting with YAML front matter (`---` lines) that sets `name` (equal to the entry id) and `description`.";

@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 
 pub use code::{explain, nearest, rule_metadata, rules_markdown, Code, Family, UnknownCode};
 pub use distribution::normalized_json;
+pub use icons::check_icon;
 pub use metadata::url_problem;
 pub use policy::{Level, Policy, DEFAULT_REQUIRED_OS};
 pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};

@@ -1,16 +1,18 @@
 //! Icons: re-serialised from an allow-list and served as files, painted with the text colour.
 //!
-//! Each icon is parsed (roxmltree) and written out again with only drawing elements and
-//! attributes; paint other than `currentColor`/`none`/`inherit` becomes `currentColor`,
-//! references are kept only when they point into the same document (`#id`), text and
-//! comments are dropped. Pages show the icon as a CSS mask over a box whose background is
+//! Each icon is parsed (roxmltree) and written out again with only the drawing elements and
+//! attributes of the allow-list the `icon-unsafe` rule uses (`manifest::svg`); paint other
+//! than `currentColor`/`none`/`inherit` becomes `currentColor`, references are kept only
+//! when they name an element that is written too (`#id`), CSS, `title`/`desc`, annotations,
+//! comments and character data outside `<text>` are dropped. Pages show the icon as a CSS mask over a box whose background is
 //! `currentColor` (`assets/icons.css`), so it follows the text colour in both colour
 //! schemes; `icon-light.svg`/`icon-dark.svg` are swapped with `prefers-color-scheme`. No
 //! per-agent inline style is needed, which keeps the CSP strict.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use crate::manifest::svg::{self, AttrKind};
 use crate::manifest::MAX_ICON_BYTES;
 
 /// Class of the box painted with the generic icon when an agent has none (or a broken one).
@@ -20,60 +22,8 @@ pub const FALLBACK_CLASS: &str = "i-none";
 pub const CSS_HEADER: &str =
     "/* One mask per agent icon; the box is painted with currentColor (site.css .icon). */\n";
 
-const SVG_NS: &str = "http://www.w3.org/2000/svg";
-const XLINK_NS: &str = "http://www.w3.org/1999/xlink";
-
-const ELEMENTS: [&str; 14] = [
-    "svg", "g", "path", "circle", "ellipse", "line", "polyline", "polygon", "rect", "defs",
-    "clipPath", "mask", "use", "symbol",
-];
-
-const ATTRIBUTES: [&str; 44] = [
-    "viewBox",
-    "width",
-    "height",
-    "x",
-    "y",
-    "x1",
-    "y1",
-    "x2",
-    "y2",
-    "cx",
-    "cy",
-    "r",
-    "rx",
-    "ry",
-    "d",
-    "points",
-    "pathLength",
-    "transform",
-    "fill",
-    "fill-rule",
-    "fill-opacity",
-    "stroke",
-    "stroke-width",
-    "stroke-linecap",
-    "stroke-linejoin",
-    "stroke-miterlimit",
-    "stroke-dasharray",
-    "stroke-dashoffset",
-    "stroke-opacity",
-    "opacity",
-    "clip-rule",
-    "clip-path",
-    "mask",
-    "id",
-    "href",
-    "preserveAspectRatio",
-    "vector-effect",
-    "shape-rendering",
-    "maskUnits",
-    "maskContentUnits",
-    "clipPathUnits",
-    "display",
-    "visibility",
-    "color",
-];
+/// Deeper elements are dropped (with their subtree).
+const MAX_DEPTH: usize = 32;
 
 /// The icons of one agent, sanitised: a plain icon, theme variants, or both.
 pub struct IconSet {
@@ -127,56 +77,83 @@ pub fn css_rule(id: &str, set: &IconSet) -> String {
     }
 }
 
-/// `#fragment` with a plain id, or None.
-fn fragment(value: &str) -> Option<&str> {
-    let id = value.strip_prefix('#')?;
-    is_plain_id(id).then_some(id)
-}
-
-fn is_plain_id(id: &str) -> bool {
-    !id.is_empty()
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
-}
-
-/// `url(#id)` with a plain id, or None.
-fn url_fragment(value: &str) -> Option<&str> {
-    let inner = value.trim().strip_prefix("url(")?.strip_suffix(')')?;
-    let inner = inner.trim().trim_matches(|c| c == '"' || c == '\'');
-    fragment(inner)
-}
-
 /// Attribute values: only characters that can appear in numbers, path data, transforms and
-/// keywords.
+/// keywords, and nothing the CSS scan objects to.
 fn is_plain_value(value: &str) -> bool {
     value.chars().all(|c| {
         c.is_ascii_alphanumeric()
             || matches!(
                 c,
-                ' ' | '\t' | '\n' | '\r' | '.' | ',' | '-' | '+' | '(' | ')' | '%' | '#' | '_'
+                ' ' | '\t' | '\n' | '\r' | '.' | ',' | '-' | '+' | '(' | ')' | '%' | '_'
             )
-    })
+    }) && is_inert(value)
 }
 
-fn clean_attribute(name: &str, value: &str) -> Option<String> {
-    let lower = value.trim().to_ascii_lowercase();
-    match name {
-        "fill" | "stroke" | "color" => Some(match lower.as_str() {
-            "none" | "inherit" | "currentcolor" => value.trim().to_string(),
-            _ => match url_fragment(value) {
-                Some(id) => format!("url(#{id})"),
-                None => "currentColor".to_string(),
-            },
-        }),
-        "clip-path" | "mask" => url_fragment(value).map(|id| format!("url(#{id})")),
-        "href" => fragment(value.trim()).map(|id| format!("#{id}")),
-        "id" => is_plain_id(value.trim()).then(|| value.trim().to_string()),
-        _ => is_plain_value(value).then(|| value.to_string()),
+/// Font names, quoted or not.
+fn is_font_list(value: &str) -> bool {
+    value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | ',' | '-' | '_' | '.' | '\'' | '"'))
+        && is_inert(value)
+}
+
+/// Nothing that fetches, runs or refers to an element.
+fn is_inert(value: &str) -> bool {
+    let scan = svg::scan_css(value);
+    scan.hazards.is_empty() && scan.fragments.is_empty()
+}
+
+/// Whether an element is written out: on the shared allow-list and drawn.
+fn is_kept(node: roxmltree::Node) -> bool {
+    let tag = node.tag_name();
+    node.is_element()
+        && svg::is_allowed_element(tag.namespace(), tag.name())
+        && !svg::NOT_DRAWN.contains(&tag.name())
+}
+
+/// Ids of the elements that will be written, so references to dropped ones can be dropped
+/// too (a dangling `#id` would resolve against the page).
+fn kept_ids<'a>(node: roxmltree::Node<'a, '_>, depth: usize, ids: &mut BTreeSet<&'a str>) {
+    if depth > MAX_DEPTH || !is_kept(node) {
+        return;
+    }
+    if let Some(id) = node
+        .attribute("id")
+        .map(str::trim)
+        .filter(|id| svg::is_plain_id(id))
+    {
+        ids.insert(id);
+    }
+    for child in node.children() {
+        kept_ids(child, depth + 1, ids);
     }
 }
 
-fn escape_attr(out: &mut String, value: &str) {
+/// The value to write for an allowed attribute, or None to drop it.
+fn clean_attribute(kind: AttrKind, value: &str, ids: &BTreeSet<&str>) -> Option<String> {
+    let kept = |id: &str| ids.contains(id);
+    let lower = value.trim().to_ascii_lowercase();
+    let keyword = matches!(lower.as_str(), "none" | "inherit" | "currentcolor");
+    match kind {
+        AttrKind::Paint | AttrKind::Color => Some(match svg::url_fragment(value) {
+            _ if keyword => value.trim().to_string(),
+            Some(id) if kind == AttrKind::Paint && kept(id) => format!("url(#{id})"),
+            _ => "currentColor".to_string(),
+        }),
+        AttrKind::Reference => svg::url_fragment(value)
+            .filter(|id| kept(id))
+            .map(|id| format!("url(#{id})")),
+        AttrKind::Href => svg::fragment(value)
+            .filter(|id| kept(id))
+            .map(|id| format!("#{id}")),
+        AttrKind::Id => svg::is_plain_id(value.trim()).then(|| value.trim().to_string()),
+        AttrKind::Plain => is_plain_value(value).then(|| value.to_string()),
+        AttrKind::FontList => is_font_list(value).then(|| value.to_string()),
+        AttrKind::Style | AttrKind::Annotation => None,
+    }
+}
+
+fn escape(out: &mut String, value: &str) {
     for c in value.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -188,46 +165,43 @@ fn escape_attr(out: &mut String, value: &str) {
     }
 }
 
-fn write_element(out: &mut String, node: roxmltree::Node, depth: usize) {
-    if depth > 32 {
+fn write_element(out: &mut String, node: roxmltree::Node, depth: usize, ids: &BTreeSet<&str>) {
+    if depth > MAX_DEPTH || !is_kept(node) {
         return;
     }
-    let tag = node.tag_name();
-    if tag.namespace() != Some(SVG_NS) || !ELEMENTS.contains(&tag.name()) {
-        return;
-    }
-    let name = tag.name();
+    let name = node.tag_name().name();
     out.push('<');
     out.push_str(name);
     if depth == 0 {
-        let _ = write!(out, " xmlns=\"{SVG_NS}\"");
+        let _ = write!(out, " xmlns=\"{}\"", svg::SVG_NS);
     }
     for attr in node.attributes() {
-        let local = attr.name();
-        let allowed = match attr.namespace() {
-            None => ATTRIBUTES.contains(&local),
-            Some(XLINK_NS) => local == "href",
-            Some(_) => false,
-        };
-        if !allowed {
+        let Some(kind) = svg::attribute_kind(attr.namespace(), attr.name()) else {
             continue;
-        }
-        if let Some(value) = clean_attribute(local, attr.value()) {
-            out.push(' ');
-            out.push_str(local);
-            out.push_str("=\"");
-            escape_attr(out, &value);
+        };
+        if let Some(value) = clean_attribute(kind, attr.value(), ids) {
+            // `xlink:href` is written as plain `href` (SVG 2), so no xlink declaration is needed.
+            let _ = write!(out, " {}=\"", attr.name());
+            escape(out, &value);
             out.push('"');
         }
     }
-    let children: Vec<roxmltree::Node> = node.children().filter(|c| c.is_element()).collect();
+    // Character data is drawn only inside text elements; elsewhere it is whitespace or junk.
+    let draws_text = svg::TEXT_ELEMENTS.contains(&name);
+    let children: Vec<roxmltree::Node> = node
+        .children()
+        .filter(|c| c.is_element() || (draws_text && c.is_text()))
+        .collect();
     if children.is_empty() {
         out.push_str("/>");
         return;
     }
     out.push('>');
     for child in children {
-        write_element(out, child, depth + 1);
+        match child.text().filter(|_| child.is_text()) {
+            Some(text) => escape(out, text),
+            None => write_element(out, child, depth + 1, ids),
+        }
     }
     let _ = write!(out, "</{name}>");
 }
@@ -245,11 +219,13 @@ pub fn sanitise(bytes: &[u8]) -> Option<String> {
     };
     let doc = roxmltree::Document::parse_with_options(text, options).ok()?;
     let root = doc.root_element();
-    if root.tag_name().namespace() != Some(SVG_NS) || root.tag_name().name() != "svg" {
+    if root.tag_name().namespace() != Some(svg::SVG_NS) || root.tag_name().name() != "svg" {
         return None;
     }
+    let mut ids = BTreeSet::new();
+    kept_ids(root, 0, &mut ids);
     let mut out = String::with_capacity(text.len());
-    write_element(&mut out, root, 0);
+    write_element(&mut out, root, 0, &ids);
     out.push('\n');
     Some(out)
 }
