@@ -188,8 +188,18 @@ fn registry_json_is_canonical_two_space_json_with_a_trailing_newline() {
     assert_eq!(sorted, expected);
 }
 
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+const OWNERSHIP: &str = ".acp-registry-output.json";
+
 #[test]
-fn sha256sums_lists_every_other_file_correctly() {
+fn sha256sums_lists_every_published_file_and_the_ownership_manifest_every_file() {
     let (_dir, out) = bundled_dist();
     let files = tree(&out);
     let sums = String::from_utf8(files["SHA256SUMS"].clone()).unwrap();
@@ -197,17 +207,25 @@ fn sha256sums_lists_every_other_file_correctly() {
     let expected: Vec<&str> = files
         .keys()
         .map(String::as_str)
-        .filter(|p| *p != "SHA256SUMS")
+        .filter(|p| *p != "SHA256SUMS" && !p.ends_with(OWNERSHIP))
         .collect();
     assert_eq!(listed, expected);
     for line in sums.lines() {
         let (hex, path) = line.split_once("  ").unwrap();
-        use sha2::Digest;
-        let digest: String = sha2::Sha256::digest(&files[path])
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(hex, digest, "{path}");
+        assert_eq!(hex, sha256_hex(&files[path]), "{path}");
+    }
+    // The manifest lists every other path, SHA256SUMS and site/'s own manifest included.
+    let manifest: Value = serde_json::from_slice(&files[OWNERSHIP]).unwrap();
+    let owned = manifest["files"].as_object().unwrap();
+    let expected: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|p| *p != OWNERSHIP)
+        .collect();
+    assert_eq!(owned.keys().map(String::as_str).collect::<Vec<_>>(), expected);
+    assert!(owned.contains_key("site/.acp-registry-output.json"));
+    for (path, digest) in owned {
+        assert_eq!(digest.as_str().unwrap(), sha256_hex(&files[path]), "{path}");
     }
 }
 
