@@ -251,7 +251,7 @@ impl Problems {
         let list = |paths: &[String]| format!("  {}{more}", paths.join("\n  "));
         if !self.foreign.is_empty() {
             let hint = if self.unmarked {
-                format!("\n(an output written before acp-registry kept {OWNERSHIP_FILE} must be deleted by hand once)")
+                format!("\n(there is no {OWNERSHIP_FILE}: an output written by an earlier acp-registry must be deleted by hand once)")
             } else {
                 String::new()
             };
