@@ -246,6 +246,14 @@ impl Problems {
         }
     }
 
+    fn stuck(&mut self, path: &str, error: &std::io::Error) {
+        if self.full() {
+            self.truncated = true;
+        } else {
+            self.stuck.push(format!("{} ({error})", shown(path)));
+        }
+    }
+
     fn into_result(self, out: &Path) -> Result<(), BuildError> {
         let more = if self.truncated { "\n  …" } else { "" };
         let list = |paths: &[String]| format!("  {}{more}", paths.join("\n  "));
@@ -345,10 +353,9 @@ fn removable(path: &Path, kind: Kind, display: &str, problems: &mut Problems) {
         // SAFETY: a valid NUL-terminated path for the duration of the call.
         let result =
             unsafe { libc::faccessat(libc::AT_FDCWD, c_path.as_ptr(), mode, libc::AT_EACCESS) };
-        if result != 0 && !problems.full() {
+        if result != 0 {
             let error = std::io::Error::last_os_error();
-            let display = if display.is_empty() { "." } else { display };
-            problems.stuck.push(format!("{} ({error})", shown(display)));
+            problems.stuck(if display.is_empty() { "." } else { display }, &error);
         }
     }
     #[cfg(not(unix))]
@@ -390,7 +397,12 @@ fn leftover_pid(file: &str, out_name: &str) -> Option<u32> {
         .then(|| pid.parse().ok())?
 }
 
+/// Whether no live run can own a leftover named with `pid` (our own pid included: this run
+/// has not created its staging folder yet).
 fn process_is_gone(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
     #[cfg(unix)]
     {
         let Ok(pid) = libc::pid_t::try_from(pid) else {
@@ -401,9 +413,7 @@ fn process_is_gone(pid: u32) -> bool {
         result != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
     }
     #[cfg(not(unix))]
-    {
-        pid != std::process::id()
-    }
+    true
 }
 
 /// Whether a leftover folder is provably one of ours: every path in it is listed by the
