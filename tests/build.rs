@@ -757,15 +757,19 @@ fn a_folder_with_foreign_files_is_refused_even_with_a_sha256sums_and_the_paths_a
     let out = work.path().join("docs");
     std::fs::create_dir_all(out.join("notes")).unwrap();
     std::fs::write(out.join("notes/todo.md"), "mine").unwrap();
-    // A SHA256SUMS proves nothing: anyone can write one.
+    // A SHA256SUMS proves nothing: anyone can write one; nor does a manifest not ours.
     std::fs::write(out.join("SHA256SUMS"), "").unwrap();
+    std::fs::write(out.join(".acp-registry-output.json"), "{}").unwrap();
     let before = tree(&out);
     let run = build(&reg, &out, &["--no-site"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("did not write"), "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("  SHA256SUMS (not written by acp-registry)\n")
+            .contains("  .acp-registry-output.json (not a manifest acp-registry wrote)\n")
+            && run
+                .stderr
+                .contains("  SHA256SUMS (not written by acp-registry)\n")
             && run
                 .stderr
                 .contains("  notes/todo.md (not written by acp-registry)\n"),

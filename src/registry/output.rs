@@ -283,6 +283,10 @@ fn judge_folder(dir: &Path, shown_prefix: &str, problems: &mut Problems) -> Resu
     let listing = read_listing(dir);
     if listing.is_none() && !entries(dir).map_err(io(dir))?.is_empty() {
         problems.unmarked = true;
+        if std::fs::symlink_metadata(dir.join(OWNERSHIP_FILE)).is_ok() {
+            let display = join(shown_prefix, OWNERSHIP_FILE);
+            problems.foreign(&display, "not a manifest acp-registry wrote");
+        }
     }
     judge(
         dir,
