@@ -188,8 +188,18 @@ fn registry_json_is_canonical_two_space_json_with_a_trailing_newline() {
     assert_eq!(sorted, expected);
 }
 
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+const OWNERSHIP: &str = ".acp-registry-output.json";
+
 #[test]
-fn sha256sums_lists_every_other_file_correctly() {
+fn sha256sums_lists_every_published_file_and_the_ownership_manifest_every_file() {
     let (_dir, out) = bundled_dist();
     let files = tree(&out);
     let sums = String::from_utf8(files["SHA256SUMS"].clone()).unwrap();
@@ -197,17 +207,28 @@ fn sha256sums_lists_every_other_file_correctly() {
     let expected: Vec<&str> = files
         .keys()
         .map(String::as_str)
-        .filter(|p| *p != "SHA256SUMS")
+        .filter(|p| *p != "SHA256SUMS" && !p.ends_with(OWNERSHIP))
         .collect();
     assert_eq!(listed, expected);
     for line in sums.lines() {
         let (hex, path) = line.split_once("  ").unwrap();
-        use sha2::Digest;
-        let digest: String = sha2::Sha256::digest(&files[path])
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(hex, digest, "{path}");
+        assert_eq!(hex, sha256_hex(&files[path]), "{path}");
+    }
+    // The manifest lists every other path, SHA256SUMS and site/'s own manifest included.
+    let manifest: Value = serde_json::from_slice(&files[OWNERSHIP]).unwrap();
+    let owned = manifest["files"].as_object().unwrap();
+    let expected: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|p| *p != OWNERSHIP)
+        .collect();
+    assert_eq!(
+        owned.keys().map(String::as_str).collect::<Vec<_>>(),
+        expected
+    );
+    assert!(owned.contains_key("site/.acp-registry-output.json"));
+    for (path, digest) in owned {
+        assert_eq!(digest.as_str().unwrap(), sha256_hex(&files[path]), "{path}");
     }
 }
 
@@ -655,6 +676,10 @@ fn site_command_replaces_the_site_that_build_wrote() {
         &repo_root(),
     );
     assert_eq!(check.code, 0, "{}", check.stderr);
+    // The site carries its own manifest, so the next build may replace `dist/` around it.
+    assert!(site.join(".acp-registry-output.json").is_file());
+    let run = build(&repo_root().join("registry"), &out, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
 #[test]
@@ -790,4 +815,363 @@ fn an_unsafe_icon_is_not_published_even_when_the_config_silences_icon_unsafe() {
         run.stderr
     );
     assert!(!out.exists());
+}
+
+/// A one-entry registry (`alpha`, written by `write_entry`) in `work/<name>`.
+fn small_registry(work: &Path, name: &str, version: &str) -> PathBuf {
+    let reg = work.join(name);
+    write_entry(&reg, "alpha", version, None);
+    reg
+}
+
+/// Hidden siblings of `out` named like staging or old trees (`.dist.tmp-*`, `.dist.old-*`).
+fn staging_folders(out: &Path) -> Vec<String> {
+    let name = out.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!(".{name}.")))
+        .collect()
+}
+
+#[test]
+fn a_folder_with_foreign_files_is_refused_even_with_a_sha256sums_and_the_paths_are_listed() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = small_registry(work.path(), "reg", "1.0.0");
+    let out = work.path().join("docs");
+    std::fs::create_dir_all(out.join("notes")).unwrap();
+    std::fs::write(out.join("notes/todo.md"), "mine").unwrap();
+    // A SHA256SUMS proves nothing: anyone can write one; nor does a manifest not ours.
+    std::fs::write(out.join("SHA256SUMS"), "").unwrap();
+    std::fs::write(out.join(".acp-registry-output.json"), "{}").unwrap();
+    let before = tree(&out);
+    let run = build(&reg, &out, &["--no-site"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("did not write"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("  .acp-registry-output.json (not a manifest acp-registry wrote)\n")
+            && run
+                .stderr
+                .contains("  SHA256SUMS (not written by acp-registry)\n")
+            && run
+                .stderr
+                .contains("  notes/todo.md (not written by acp-registry)\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("an earlier acp-registry must be deleted by hand"),
+        "{}",
+        run.stderr
+    );
+    assert!(tree(&out) == before, "the foreign folder was changed");
+    assert!(staging_folders(&out).is_empty());
+}
+
+#[test]
+fn a_file_added_or_changed_by_hand_in_dist_stops_the_next_build_and_is_listed() {
+    let (_dir, out) = bundled_dist();
+    let registry = repo_root().join("registry");
+    std::fs::write(out.join("notes.md"), "release notes").unwrap();
+    std::fs::write(out.join("site/extra.html"), "<p>mine</p>").unwrap();
+    let mut bytes = std::fs::read(out.join("registry.json")).unwrap();
+    bytes.extend_from_slice(b" ");
+    std::fs::write(out.join("registry.json"), &bytes).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/hostname", out.join("zz-link.svg")).unwrap();
+    let before = tree(&out);
+    let run = build(&registry, &out, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let listed: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains(" ("))
+        .collect();
+    let mut expected = vec![
+        "  notes.md (not written by acp-registry)",
+        "  registry.json (changed since acp-registry wrote it)",
+        "  site/extra.html (not written by acp-registry)",
+    ];
+    if cfg!(unix) {
+        expected.push("  zz-link.svg (a symbolic link)");
+    }
+    assert_eq!(listed, expected, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("error:").count(), 1, "{}", run.stderr);
+    assert!(tree(&out) == before, "dist was changed");
+    assert!(staging_folders(&out).is_empty());
+    // Once the hand-made changes are gone, the folder is ours again.
+    for file in ["notes.md", "site/extra.html", "zz-link.svg"] {
+        let _ = std::fs::remove_file(out.join(file));
+    }
+    bytes.pop();
+    std::fs::write(out.join("registry.json"), &bytes).unwrap();
+    let run = build(&registry, &out, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn overlap_with_the_registry_is_found_through_symbolic_links() {
+    use std::os::unix::fs::symlink;
+    let work = tempfile::tempdir().unwrap();
+    let reg = small_registry(work.path(), "reg", "1.0.0");
+    symlink(&reg, work.path().join("reg-link")).unwrap();
+    symlink(work.path(), work.path().join("work-link")).unwrap();
+    let before = tree(&reg);
+    let cases = [
+        // --out is the registry, through a link.
+        (reg.clone(), work.path().join("reg-link")),
+        // --out would be created inside an entry, through a link.
+        (reg.clone(), work.path().join("reg-link/alpha/out")),
+        // The registry, named through a link, is inside --out.
+        (work.path().join("work-link/reg"), work.path().to_path_buf()),
+    ];
+    for (registry, out) in &cases {
+        let run = build(registry, out, &["--no-site"]);
+        assert_eq!(run.code, 2, "{}: {}", out.display(), run.stderr);
+        assert!(
+            run.stderr.contains("overlaps the registry"),
+            "{}: {}",
+            out.display(),
+            run.stderr
+        );
+    }
+    assert!(tree(&reg) == before, "the registry was changed");
+    // `<registry>/dist` is never an entry, whichever way it is named.
+    let run = build(&reg, &work.path().join("reg-link/dist"), &["--no-site"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(reg.join("dist/registry.json").is_file());
+}
+
+/// Makes a path unwritable for this process, and undoes it on drop: the immutable attribute
+/// when running as root (root ignores modes), mode 0555/0444 otherwise.
+#[cfg(target_os = "linux")]
+struct ReadOnly(PathBuf);
+
+#[cfg(target_os = "linux")]
+impl ReadOnly {
+    const IMMUTABLE: libc::c_long = 0x10; // FS_IMMUTABLE_FL
+
+    fn set_flags(path: &Path, on: bool) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::File::open(path)?;
+        let mut flags: libc::c_long = 0;
+        // SAFETY: FS_IOC_{GET,SET}FLAGS read or write one long through a valid pointer.
+        unsafe {
+            if libc::ioctl(file.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            flags = if on {
+                flags | Self::IMMUTABLE
+            } else {
+                flags & !Self::IMMUTABLE
+            };
+            if libc::ioctl(file.as_raw_fd(), libc::FS_IOC_SETFLAGS, &flags) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+
+    fn new(path: &Path) -> std::io::Result<Self> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            Self::set_flags(path, true)?;
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = if path.is_dir() { 0o555 } else { 0o444 };
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+        }
+        Ok(ReadOnly(path.to_path_buf()))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = Self::set_flags(&self.0, false);
+        let mode = if self.0.is_dir() { 0o755 } else { 0o644 };
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(mode));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_read_only_old_output_is_left_intact_with_one_message_and_no_staging_folder() {
+    let work = tempfile::tempdir().unwrap();
+    let (reg_a, reg_b) = (
+        small_registry(work.path(), "a", "1.0.0"),
+        small_registry(work.path(), "b", "2.0.0"),
+    );
+    let out = work.path().join("dist");
+    assert_eq!(build(&reg_a, &out, &["--no-site"]).code, 0);
+    let before = tree(&out);
+    // As root a read-only mode stops nothing, so the file is made immutable: the folder
+    // could be swapped, but the old tree could then not be removed.
+    let run = {
+        let _guard =
+            ReadOnly::new(&out.join("registry.json")).expect("make registry.json read-only");
+        build(&reg_b, &out, &["--no-site"])
+    };
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("error:").count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot be removed") && run.stderr.contains("  registry.json ("),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+    assert!(tree(&out) == before, "the old output was changed");
+    assert!(
+        staging_folders(&out).is_empty(),
+        "{:?}",
+        staging_folders(&out)
+    );
+}
+
+/// A small tmpfs for the test's lifetime (root only), unmounted on drop.
+#[cfg(target_os = "linux")]
+struct SmallDisk(PathBuf);
+
+#[cfg(target_os = "linux")]
+impl SmallDisk {
+    fn mount(path: &Path, size: &str) -> Result<Self, String> {
+        use std::ffi::CString;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("not running as root".into());
+        }
+        std::fs::create_dir_all(path).unwrap();
+        let target = CString::new(path.to_str().unwrap()).unwrap();
+        let (fs, data) = (c"tmpfs", CString::new(format!("size={size}")).unwrap());
+        // SAFETY: valid NUL-terminated strings for the duration of the call.
+        let result = unsafe {
+            libc::mount(
+                fs.as_ptr(),
+                target.as_ptr(),
+                fs.as_ptr(),
+                0,
+                data.as_ptr().cast(),
+            )
+        };
+        if result != 0 {
+            return Err(format!("mount tmpfs: {}", std::io::Error::last_os_error()));
+        }
+        Ok(SmallDisk(path.to_path_buf()))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let target = std::ffi::CString::new(self.0.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_leaves_the_old_output_with_one_message_and_no_staging_folder() {
+    let work = tempfile::tempdir().unwrap();
+    let disk = match SmallDisk::mount(&work.path().join("disk"), "160k") {
+        Ok(disk) => disk,
+        Err(reason) => {
+            println!("skipped: cannot mount a small file system ({reason})");
+            return;
+        }
+    };
+    let reg = small_registry(work.path(), "small", "1.0.0");
+    let out = disk.0.join("dist");
+    let run = build(&reg, &out, &["--no-site"]);
+    assert_eq!(run.code, 0, "the small output fits: {}", run.stderr);
+    let before = tree(&out);
+    // The bundled registry with its site needs about 470 KB.
+    let run = build(&repo_root().join("registry"), &out, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("error:").count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("No space left on device") && run.stderr.contains("is left as it was"),
+        "{}",
+        run.stderr
+    );
+    assert!(tree(&out) == before, "the old output was changed");
+    assert!(
+        staging_folders(&out).is_empty(),
+        "{:?}",
+        staging_folders(&out)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn only_leftovers_of_dead_runs_holding_nothing_but_our_files_are_removed() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = small_registry(work.path(), "reg", "1.0.0");
+    let out = work.path().join("dist");
+    assert_eq!(build(&reg, &out, &["--no-site"]).code, 0);
+    let manifest = std::fs::read(out.join(".acp-registry-output.json")).unwrap();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let dead = child.id();
+    // What a killed run leaves: our manifest and some of the files it lists.
+    let ours = work.path().join(format!(".dist.tmp-{dead}"));
+    std::fs::create_dir(&ours).unwrap();
+    std::fs::write(ours.join(".acp-registry-output.json"), &manifest).unwrap();
+    std::fs::write(ours.join("registry.json"), "{\"vers").unwrap();
+    // Named like a leftover, but holding a file we never write.
+    let theirs = work.path().join(format!(".dist.old-{dead}"));
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join(".acp-registry-output.json"), &manifest).unwrap();
+    std::fs::write(theirs.join("thesis.tex"), "mine").unwrap();
+    // Ours by content, but the process that owns it is alive (this test).
+    let live = work
+        .path()
+        .join(format!(".dist.tmp-{}", std::process::id()));
+    std::fs::create_dir(&live).unwrap();
+    std::fs::write(live.join(".acp-registry-output.json"), &manifest).unwrap();
+    let run = build(&reg, &out, &["--no-site"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!ours.exists(), "a dead run's staging folder is removed");
+    assert_eq!(
+        std::fs::read_to_string(theirs.join("thesis.tex")).unwrap(),
+        "mine"
+    );
+    assert!(live.join(".acp-registry-output.json").is_file());
+}
+
+#[test]
+fn a_base_url_override_that_is_not_https_stops_the_build() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = small_registry(work.path(), "reg", "1.0.0");
+    let out = work.path().join("dist");
+    for url in [
+        "http://cdn.example.com/r",
+        "https://cdn.example.com/r?v=1",
+        "/r",
+    ] {
+        let run = acp_registry(
+            &[
+                "build",
+                "--registry",
+                reg.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--base-url",
+                url,
+            ],
+            &repo_root(),
+        );
+        assert_eq!(run.code, 2, "{url}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("--base-url `{url}`")),
+            "{}",
+            run.stderr
+        );
+        assert!(!out.exists());
+    }
 }

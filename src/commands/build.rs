@@ -7,10 +7,9 @@ use std::time::Instant;
 
 use super::{exit, relocated};
 use crate::diagnostics::{escape, render_human};
-use crate::registry::build::{
-    check_destination, compare, plan, write_atomically, BuildOptions, BuildSummary,
-};
+use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
 use crate::registry::check_registry;
+use crate::registry::output::{check_destination, compare, write_atomically};
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -79,23 +78,18 @@ pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
             checked.report.summary()
         )?;
     }
-    let mut plan = plan(
+    let plan = plan(
         &checked,
         &BuildOptions {
             base_url: options.base_url.clone(),
             site: options.site || options.site_only,
         },
     )?;
-    if options.site_only {
-        plan.files = plan
-            .files
-            .into_iter()
-            .filter_map(|(path, bytes)| path.strip_prefix("site/").map(|p| (p.to_string(), bytes)))
-            .collect();
-        let sums = crate::registry::build::sha256sums(&plan.files);
-        plan.files.insert("SHA256SUMS".into(), sums.into_bytes());
-        plan.summary.files = plan.files.len();
-    }
+    let plan = if options.site_only {
+        site_only(plan)
+    } else {
+        plan
+    };
     let out_display = options.out.display().to_string();
     if options.check {
         let differences = compare(&options.out, &plan.files)?;
@@ -123,8 +117,8 @@ pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
         writeln!(err, "run `acp-registry build` to update it")?;
         return Ok(exit::FINDINGS);
     }
-    check_destination(&options.out, &options.registry)?;
-    write_atomically(&options.out, &plan.files)?;
+    let destination = check_destination(&options.out, &options.registry)?;
+    write_atomically(&destination, &plan.files)?;
     err.write_all(
         summary_text(
             &plan.summary,

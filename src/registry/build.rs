@@ -1,15 +1,14 @@
-//! `build`: everything an editor downloads, composed in memory from a checked registry and
-//! written atomically (a fresh folder beside the output, swapped in whole).
+//! `build`: everything an editor downloads, composed in memory from a checked registry (then
+//! written by [`super::output`]: a fresh folder beside the output, swapped in whole).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
+use super::config::base_url_problem;
+use super::output::{digest_hex, ownership_manifest, OWNERSHIP_FILE};
 use super::variants::{apply_patch, published_agent, Channel};
 use super::Checked;
 use crate::rules::{EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
@@ -27,8 +26,22 @@ pub enum BuildError {
     },
     #[error("{file} would not validate against registry.schema.json: {message}; check the patches of this output in acp-registry.jsonc")]
     InvalidOutput { file: String, message: String },
-    #[error("refusing to write to `{0}`: it holds files that acp-registry did not write (no SHA256SUMS); choose another --out or empty it")]
-    ForeignOutput(PathBuf),
+    #[error("refusing to replace `{out}`: it holds paths that acp-registry did not write:\n{paths}\nmove them out of the folder or choose another --out")]
+    ForeignOutput { out: PathBuf, paths: String },
+    #[error("cannot replace `{out}`: these paths cannot be removed:\n{paths}\nmake them writable or choose another --out; nothing was changed")]
+    ReadOnlyOutput { out: PathBuf, paths: String },
+    #[error("cannot write `{out}` ({what}): {source}; `{out}` is left as it was")]
+    Unchanged {
+        out: PathBuf,
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("`{out}` holds the new output, but the previous one could not be removed from `{old}`: {source}; remove it by hand")]
+    OldOutputLeft {
+        out: PathBuf,
+        old: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "refusing to write to `{out}`: it overlaps the registry `{registry}`; choose another --out"
     )]
@@ -37,11 +50,13 @@ pub enum BuildError {
     NotAFolder(PathBuf),
     #[error("refusing to publish {file}: {message}; the icon rules stay on for published icons whatever acp-registry.jsonc says, so fix the icon")]
     UnsafeIcon { file: String, message: String },
+    #[error("--base-url {problem}; pass the https URL the registry's files are published under")]
+    BaseUrl { problem: String },
     #[error(transparent)]
     Site(#[from] site::SiteError),
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BuildError + '_ {
+pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BuildError + '_ {
     move |source| BuildError::Io {
         path: path.to_path_buf(),
         source,
@@ -84,13 +99,17 @@ pub struct Plan {
     pub summary: BuildSummary,
 }
 
-fn base_url(checked: &Checked, options: &BuildOptions) -> String {
-    options
-        .base_url
-        .as_deref()
-        .unwrap_or(&checked.config.base_url)
-        .trim_end_matches('/')
-        .to_string()
+/// The configured `base_url` (checked when the configuration was read), or `--base-url`,
+/// held to the same rule.
+fn base_url(checked: &Checked, options: &BuildOptions) -> Result<String, BuildError> {
+    let url = match options.base_url.as_deref() {
+        Some(url) => match base_url_problem(url) {
+            Some(problem) => return Err(BuildError::BaseUrl { problem }),
+            None => url,
+        },
+        None => &checked.config.base_url,
+    };
+    Ok(url.trim_end_matches('/').to_string())
 }
 
 /// Entries that can be published, sorted by id (the folder order is never trusted).
@@ -153,7 +172,7 @@ fn agent_output_validator() -> &'static jsonschema::Validator {
 
 /// Compose every file of the build in memory.
 pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildError> {
-    let base = base_url(checked, options);
+    let base = base_url(checked, options)?;
     let entries = publishable(checked);
     let mut plan = Plan::default();
     for output in &checked.config.outputs {
@@ -229,6 +248,9 @@ pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildErro
             },
         )?;
         plan.summary.site_pages = files.keys().filter(|k| k.ends_with(".html")).count();
+        let mut files = files;
+        // `site/` carries its own manifest, so `acp-registry site` may replace it alone.
+        files.insert(OWNERSHIP_FILE.into(), ownership_manifest(&files));
         for (path, bytes) in files {
             plan.files.insert(format!("site/{path}"), bytes);
         }
@@ -244,19 +266,46 @@ pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildErro
             published: checked.config.publish_quarantined,
         })
         .collect();
-    let sums = sha256sums(&plan.files);
-    plan.files.insert("SHA256SUMS".into(), sums.into_bytes());
-    plan.summary.files = plan.files.len();
+    seal(&mut plan);
     Ok(plan)
 }
 
-/// `sha256sum`-compatible listing of every file, sorted by path.
+/// Only the site, as `acp-registry site` writes it: the files under `site/`, with their own
+/// `SHA256SUMS` and ownership manifest.
+pub fn site_only(plan: Plan) -> Plan {
+    let files = plan
+        .files
+        .into_iter()
+        .filter_map(|(path, bytes)| path.strip_prefix("site/").map(|p| (p.to_string(), bytes)))
+        .collect();
+    let mut plan = Plan {
+        files,
+        summary: plan.summary,
+    };
+    seal(&mut plan);
+    plan
+}
+
+/// Add `SHA256SUMS` and then the ownership manifest, which lists every file, the sums too.
+/// `SHA256SUMS` lists the published files, not the tool's own manifests (the two cannot list
+/// each other, and a manifest is bookkeeping for the output folder, not content).
+fn seal(plan: &mut Plan) {
+    plan.files.remove(OWNERSHIP_FILE);
+    let sums = sha256sums(&plan.files);
+    plan.files.insert("SHA256SUMS".into(), sums.into_bytes());
+    let manifest = ownership_manifest(&plan.files);
+    plan.files.insert(OWNERSHIP_FILE.into(), manifest);
+    plan.summary.files = plan.files.len();
+}
+
+/// `sha256sum`-compatible listing of every published file, sorted by path.
 pub fn sha256sums(files: &BTreeMap<String, Vec<u8>>) -> String {
     let mut out = String::new();
     for (path, bytes) in files {
-        let digest = Sha256::digest(bytes);
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        let _ = writeln!(out, "{hex}  {path}");
+        let manifest = path.rsplit('/').next() == Some(OWNERSHIP_FILE);
+        if path != "SHA256SUMS" && !manifest {
+            let _ = writeln!(out, "{}  {path}", digest_hex(bytes));
+        }
     }
     out
 }
@@ -316,248 +365,6 @@ pub fn site_agents(checked: &Checked, base_url: &str) -> Result<Vec<SiteAgent>, 
         });
     }
     Ok(agents)
-}
-
-/// Refuse outputs that would overwrite the registry or someone else's files.
-pub fn check_destination(out: &Path, registry: &Path) -> Result<(), BuildError> {
-    let absolute = |p: &Path| {
-        std::path::absolute(p)
-            .map(|a| normalize(&a))
-            .unwrap_or_else(|_| p.to_path_buf())
-    };
-    let (out_abs, registry_abs) = (absolute(out), absolute(registry));
-    if out_abs.starts_with(&registry_abs) && out_abs != registry_abs.join("dist")
-        || registry_abs.starts_with(&out_abs)
-    {
-        // `<registry>/dist` is fine: `dist` is never an entry.
-        return Err(BuildError::OverlapsRegistry {
-            out: out.to_path_buf(),
-            registry: registry.to_path_buf(),
-        });
-    }
-    if out.exists() {
-        if !out.is_dir() {
-            return Err(BuildError::NotAFolder(out.to_path_buf()));
-        }
-        let empty = std::fs::read_dir(out).map_err(io(out))?.next().is_none();
-        if !empty && !out.join("SHA256SUMS").is_file() && !listed_by_parent(out) {
-            return Err(BuildError::ForeignOutput(out.to_path_buf()));
-        }
-    }
-    Ok(())
-}
-
-/// Whether `out` is a folder of an output tree we wrote (e.g. `dist/site`, listed in
-/// `dist/SHA256SUMS`), so `acp-registry site` may replace the site `build` made.
-fn listed_by_parent(out: &Path) -> bool {
-    let (Some(parent), Some(name)) = (out.parent(), out.file_name()) else {
-        return false;
-    };
-    let needle = format!("  {}/", name.to_string_lossy());
-    std::fs::read_to_string(parent.join("SHA256SUMS")).is_ok_and(|sums| sums.contains(&needle))
-}
-
-/// Lexical normalisation (`a/./b/../c` → `a/c`) without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-fn sibling(out: &Path, tag: &str) -> PathBuf {
-    let name = out
-        .file_name()
-        .map_or("dist".into(), |n| n.to_string_lossy().into_owned());
-    out.with_file_name(format!(".{name}.{tag}-{}", std::process::id()))
-}
-
-/// Remove leftovers of builds that were killed (`.<name>.tmp-*`, `.<name>.old-*`).
-fn remove_leftovers(out: &Path) -> Result<(), BuildError> {
-    let parent = parent_of(out);
-    let name = out
-        .file_name()
-        .map_or("dist".into(), |n| n.to_string_lossy().into_owned());
-    let Ok(read) = std::fs::read_dir(&parent) else {
-        return Ok(());
-    };
-    for item in read.flatten() {
-        let file = item.file_name().to_string_lossy().into_owned();
-        let ours = [format!(".{name}.tmp-"), format!(".{name}.old-")]
-            .iter()
-            .any(|prefix| file.starts_with(prefix.as_str()));
-        if ours && item.file_type().is_ok_and(|t| t.is_dir()) {
-            std::fs::remove_dir_all(item.path()).map_err(io(&item.path()))?;
-        }
-    }
-    Ok(())
-}
-
-fn parent_of(out: &Path) -> PathBuf {
-    match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-fn sync_dir(path: &Path) -> Result<(), BuildError> {
-    std::fs::File::open(path)
-        .and_then(|d| d.sync_all())
-        .map_err(io(path))
-}
-
-/// Write `files` as the complete new content of `out`: into a fresh folder beside it, flushed
-/// to disk, then swapped in with one atomic exchange. A kill at any moment leaves the old
-/// complete folder or the new complete one.
-pub fn write_atomically(out: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(), BuildError> {
-    let parent = parent_of(out);
-    std::fs::create_dir_all(&parent).map_err(io(&parent))?;
-    remove_leftovers(out)?;
-    let staging = sibling(out, "tmp");
-    std::fs::create_dir(&staging).map_err(io(&staging))?;
-    let mut dirs = std::collections::BTreeSet::from([staging.clone()]);
-    for path in files.keys() {
-        if let Some(dir) = staging.join(path).parent() {
-            if !dirs.contains(dir) {
-                std::fs::create_dir_all(dir).map_err(io(dir))?;
-                dirs.insert(dir.to_path_buf());
-            }
-        }
-    }
-    // Each file is written and synced on its own, in parallel: the disk overlaps the flushes,
-    // and only our data is waited for (a file-system-wide sync would wait for everyone's).
-    files.par_iter().try_for_each(|(path, bytes)| {
-        let target = staging.join(path);
-        let mut file = std::fs::File::create(&target).map_err(io(&target))?;
-        file.write_all(bytes).map_err(io(&target))?;
-        file.sync_all().map_err(io(&target))
-    })?;
-    for dir in dirs.iter().rev() {
-        sync_dir(dir)?;
-    }
-    if out.exists() {
-        swap(&staging, out)?;
-        // `staging` now holds the previous tree.
-        std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
-    } else {
-        std::fs::rename(&staging, out).map_err(io(out))?;
-    }
-    sync_dir(&parent)
-}
-
-/// Exchange two folders atomically (Linux `renameat2(RENAME_EXCHANGE)`); elsewhere, or on file
-/// systems without it, two renames (a kill between them leaves the old tree under a hidden
-/// name, which the next build cleans up).
-fn swap(new: &Path, out: &Path) -> Result<(), BuildError> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::ffi::CString;
-        use std::os::unix::ffi::OsStrExt;
-        let a = CString::new(new.as_os_str().as_bytes()).map_err(|e| io(new)(e.into()))?;
-        let b = CString::new(out.as_os_str().as_bytes()).map_err(|e| io(out)(e.into()))?;
-        // SAFETY: both pointers are valid NUL-terminated strings for the duration of the call.
-        let result = unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                a.as_ptr(),
-                libc::AT_FDCWD,
-                b.as_ptr(),
-                libc::RENAME_EXCHANGE,
-            )
-        };
-        if result == 0 {
-            return Ok(());
-        }
-        let error = std::io::Error::last_os_error();
-        if !matches!(error.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
-            return Err(io(out)(error));
-        }
-    }
-    let old = sibling(out, "old");
-    std::fs::rename(out, &old).map_err(io(out))?;
-    std::fs::rename(new, out).map_err(io(out))?;
-    std::fs::rename(&old, new).map_err(io(new))
-}
-
-/// A difference between a fresh build and an existing folder.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Difference {
-    Missing(String),
-    Extra(String),
-    Changed(String),
-}
-
-impl std::fmt::Display for Difference {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Difference::Missing(p) => write!(f, "missing  {p}"),
-            Difference::Extra(p) => write!(f, "extra    {p}"),
-            Difference::Changed(p) => write!(f, "changed  {p}"),
-        }
-    }
-}
-
-fn list_files(
-    root: &Path,
-    prefix: &str,
-    out: &mut BTreeMap<String, PathBuf>,
-) -> Result<(), BuildError> {
-    for item in std::fs::read_dir(root).map_err(io(root))? {
-        let item = item.map_err(io(root))?;
-        let name = item.file_name().to_string_lossy().into_owned();
-        let relative = if prefix.is_empty() {
-            name
-        } else {
-            format!("{prefix}/{name}")
-        };
-        if item.file_type().map_err(io(&item.path()))?.is_dir() {
-            list_files(&item.path(), &relative, out)?;
-        } else {
-            out.insert(relative, item.path());
-        }
-    }
-    Ok(())
-}
-
-/// Compare a fresh build with the folder `out` (sorted by path).
-pub fn compare(
-    out: &Path,
-    files: &BTreeMap<String, Vec<u8>>,
-) -> Result<Vec<Difference>, BuildError> {
-    let mut existing = BTreeMap::new();
-    if out.is_dir() {
-        list_files(out, "", &mut existing)?;
-    }
-    let mut differences = Vec::new();
-    for (path, bytes) in files {
-        match existing.get(path) {
-            None => differences.push(Difference::Missing(path.clone())),
-            Some(disk) => {
-                if std::fs::read(disk).map_err(io(disk))? != *bytes {
-                    differences.push(Difference::Changed(path.clone()));
-                }
-            }
-        }
-    }
-    for path in existing.keys() {
-        if !files.contains_key(path) {
-            differences.push(Difference::Extra(path.clone()));
-        }
-    }
-    differences.sort_by(|a, b| {
-        let key = |d: &Difference| match d {
-            Difference::Missing(p) | Difference::Extra(p) | Difference::Changed(p) => p.clone(),
-        };
-        key(a).cmp(&key(b))
-    });
-    Ok(differences)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use std::path::Path;
 
 use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::manifest::names::file_name_problem;
 use crate::manifest::{self, Node};
 use crate::rules::{finding, nearest, Code, Level, Policy, DEFAULT_REQUIRED_OS};
 use crate::source::{SourceFile, Span};
@@ -42,7 +43,7 @@ const OUTPUT_KEYS: [&str; 5] = ["file", "include", "exclude", "channel", "patche
 const PATCH_KEYS: [&str; 3] = ["id", "append_args", "set"];
 /// Fields a patch may not set: they identify the agent or are chosen by `channel`.
 const PATCH_FORBIDDEN: [&str; 5] = ["id", "version", "distribution", "preview", "$schema"];
-/// Names in `dist/` that outputs may not take.
+/// Names in `dist/` that outputs may not take (compared ignoring case).
 const RESERVED_FILES: [&str; 3] = ["agent.schema.json", "registry.schema.json", "SHA256SUMS"];
 const OS_FAMILIES: [&str; 3] = ["darwin", "linux", "windows"];
 
@@ -182,14 +183,14 @@ impl Config {
             match member.key.as_str() {
                 "$schema" => {}
                 "base_url" => match value.as_str() {
-                    Some(url) if crate::rules::url_problem(url).is_none() => {
-                        config.base_url = url.trim_end_matches('/').to_string();
-                    }
-                    Some(url) => reader.invalid(
-                        value.span,
-                        format!("base_url `{url}` is not an absolute https URL"),
-                        "use the https URL the registry's files are published under",
-                    ),
+                    Some(url) => match base_url_problem(url) {
+                        None => config.base_url = url.trim_end_matches('/').to_string(),
+                        Some(problem) => reader.invalid(
+                            value.span,
+                            format!("base_url {problem}"),
+                            "use the https URL the registry's files are published under, e.g. \"https://cdn.example.com/registry/v1/latest\"",
+                        ),
+                    },
                     None => {
                         reader.invalid(value.span, "base_url must be a string", "use an https URL")
                     }
@@ -379,14 +380,21 @@ fn read_outputs(reader: &mut Reader, node: &Node) -> (Vec<Output>, Vec<(String, 
             let value = &member.value;
             match member.key.as_str() {
                 "file" => match value.as_str() {
-                    Some(name) if valid_output_name(name) => output.file = name.to_string(),
-                    _ => reader.invalid(
-                        value.span,
-                        "file must be a plain `*.json` file name",
-                        format!(
-                            "e.g. \"registry.json\"; not a path, and not one of {}",
-                            RESERVED_FILES.join(", ")
+                    Some(name) => match output_name_problem(name) {
+                        None => output.file = name.to_string(),
+                        Some(problem) => reader.invalid(
+                            value.span,
+                            format!("output file `{}` {problem}", name.escape_debug()),
+                            format!(
+                                "use a plain file name ending in .json, e.g. \"registry.json\"; not a path, and not one of {}",
+                                RESERVED_FILES.join(", ")
+                            ),
                         ),
+                    },
+                    None => reader.invalid(
+                        value.span,
+                        "file must be a string",
+                        "write the file name in quotes, e.g. \"registry.json\"",
                     ),
                 },
                 "include" => output.include = Some(string_set(reader, value, "include", &mut ids)),
@@ -414,13 +422,21 @@ fn read_outputs(reader: &mut Reader, node: &Node) -> (Vec<Output>, Vec<(String, 
             }
             continue;
         }
-        if outputs.iter().any(|o| o.file == output.file) {
+        // Windows and macOS file systems ignore case: those names would be one file.
+        if let Some(other) = outputs
+            .iter()
+            .find(|o| o.file.eq_ignore_ascii_case(&output.file))
+        {
             let span = item.get("file").map_or(item.span, |f| f.span);
-            reader.invalid(
-                span,
-                format!("two outputs write `{}`", output.file),
-                "give each output its own file name",
-            );
+            let message = if other.file == output.file {
+                format!("two outputs write `{}`", output.file)
+            } else {
+                format!(
+                    "outputs `{}` and `{}` differ only in case, so they are one file on Windows and macOS",
+                    other.file, output.file
+                )
+            };
+            reader.invalid(span, message, "give each output its own file name");
             continue;
         }
         outputs.push(output);
@@ -428,12 +444,38 @@ fn read_outputs(reader: &mut Reader, node: &Node) -> (Vec<Output>, Vec<(String, 
     (outputs, ids)
 }
 
-fn valid_output_name(name: &str) -> bool {
-    name.ends_with(".json")
-        && name.len() > 5
-        && !name.starts_with('.')
-        && !name.contains(['/', '\\'])
-        && !RESERVED_FILES.contains(&name)
+/// Why `name` cannot be an output file of `build`, or `None`: a portable file name (every
+/// operating system can create it), a plain `*.json`, and not a file `build` writes itself.
+fn output_name_problem(name: &str) -> Option<String> {
+    if let Some(problem) = file_name_problem(name) {
+        return Some(format!("is not a portable file name: {problem}"));
+    }
+    if !name.ends_with(".json") || name.len() <= ".json".len() {
+        return Some("is not a `*.json` file name".into());
+    }
+    if name.starts_with('.') {
+        return Some("is hidden (it starts with a dot)".into());
+    }
+    if RESERVED_FILES.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+        return Some("is a file that build writes itself".into());
+    }
+    None
+}
+
+/// Why `url` cannot be the `base_url` (or `--base-url`) the published files live under, or
+/// `None`: an absolute https URL without credentials, query or fragment, since file names
+/// are appended to it.
+pub fn base_url_problem(url: &str) -> Option<String> {
+    if let Some(problem) = crate::rules::url_problem(url) {
+        return Some(problem);
+    }
+    let parsed = url::Url::parse(url).ok()?;
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Some(format!(
+            "`{url}` has a query or fragment; file names are appended to it"
+        ));
+    }
+    None
 }
 
 fn read_patches(reader: &mut Reader, node: &Node, ids: &mut Vec<(String, Span)>) -> Vec<Patch> {

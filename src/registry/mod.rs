@@ -4,6 +4,7 @@ pub mod build;
 pub mod check;
 pub mod config;
 pub mod git;
+pub mod output;
 pub mod variants;
 
 use std::path::{Path, PathBuf};

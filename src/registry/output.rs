@@ -1,0 +1,757 @@
+//! The output folder `build` and `site` replace: the tool's ownership manifest
+//! (`.acp-registry-output.json`), the checks before replacing a folder (overlap with the
+//! registry, ownership, removability), the atomic replacement and the `--check` comparison.
+//!
+//! The output folder may be a previous run's, a user's, or (in CI) part of an untrusted pull
+//! request: it is read without following links, opened without blocking, and replaced only
+//! when every path in it is one this tool wrote and nobody changed since.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::{Read as _, Write as _};
+use std::path::{Component, Path, PathBuf};
+
+use rayon::prelude::*;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::build::{io, BuildError};
+
+/// The ownership manifest written at the top of every output folder (and of `site/`).
+pub const OWNERSHIP_FILE: &str = ".acp-registry-output.json";
+/// The key that identifies an ownership manifest and its format.
+const FORMAT_KEY: &str = "acp-registry-output";
+const FORMAT: u64 = 1;
+/// A manifest larger than this is not ours (10,000 agents need about 4 MB).
+const MANIFEST_LIMIT: u64 = 64 << 20;
+/// At most this many problem paths are listed (and looked for) in a refusal.
+const LISTED_LIMIT: usize = 50;
+/// `<registry>/dist` may hold the output: discovery never treats `dist` as an entry.
+const OUTPUT_IN_REGISTRY: &str = "dist";
+
+/// Lower-case hex sha256 of `bytes`.
+pub fn digest_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The ownership manifest of `files`: every path (except the manifest itself) with its
+/// sha256, sorted by path, so it is as deterministic as the files it lists.
+pub fn ownership_manifest(files: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
+    let listed: serde_json::Map<String, Value> = files
+        .iter()
+        .filter(|(path, _)| *path != OWNERSHIP_FILE)
+        .map(|(path, bytes)| (path.clone(), Value::String(digest_hex(bytes))))
+        .collect();
+    let doc = serde_json::json!({ FORMAT_KEY: FORMAT, "files": listed });
+    let mut text = serde_json::to_vec_pretty(&doc).expect("JSON values serialise");
+    text.push(b'\n');
+    text
+}
+
+/// The paths and digests listed by the manifest in `dir`; `None` when there is no readable
+/// manifest of ours there (absent, a link, too large, or not our format).
+fn read_listing(dir: &Path) -> Option<BTreeMap<String, String>> {
+    let bytes = read_capped(&dir.join(OWNERSHIP_FILE), MANIFEST_LIMIT).ok()??;
+    let doc: Value = serde_json::from_slice(&bytes).ok()?;
+    if doc.get(FORMAT_KEY)?.as_u64()? != FORMAT {
+        return None;
+    }
+    doc.get("files")?
+        .as_object()?
+        .iter()
+        .map(|(path, digest)| Some((path.clone(), digest.as_str()?.to_string())))
+        .collect()
+}
+
+// --- reading without following links ---------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Dir,
+    Link,
+    /// FIFO, socket or device.
+    Special,
+}
+
+/// The entries of `dir`, sorted by name, with their own type (links are not followed).
+fn entries(dir: &Path) -> std::io::Result<Vec<(OsString, Kind)>> {
+    let mut list = Vec::new();
+    for item in std::fs::read_dir(dir)? {
+        let item = item?;
+        let kind = item.file_type()?;
+        let kind = if kind.is_symlink() {
+            Kind::Link
+        } else if kind.is_dir() {
+            Kind::Dir
+        } else if kind.is_file() {
+            Kind::File
+        } else {
+            Kind::Special
+        };
+        list.push((item.file_name(), kind));
+    }
+    list.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(list)
+}
+
+/// Open a regular file without following a link or blocking on a FIFO.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+/// At most `limit` bytes of a regular file; `None` when it is longer.
+fn read_capped(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    open_regular(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+fn file_digest(path: &Path) -> std::io::Result<String> {
+    let mut file = open_regular(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0; 64 * 1024];
+    loop {
+        match file.read(&mut buffer)? {
+            0 => return Ok(hex(&hasher.finalize())),
+            n => hasher.update(&buffer[..n]),
+        }
+    }
+}
+
+/// A path as it may be shown on a terminal or in a CI log: control characters escaped.
+fn shown(path: &str) -> String {
+    path.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}/{name}")
+    }
+}
+
+// --- where the output may go ------------------------------------------------------------
+
+/// The output folder: as the user named it (for messages) and with links resolved (where
+/// it is written, so a link the user chose as `--out` is kept and its target replaced).
+#[derive(Debug, Clone)]
+pub struct Destination {
+    pub shown: PathBuf,
+    pub path: PathBuf,
+}
+
+/// `path` absolute with every link resolved: the longest existing prefix canonicalised,
+/// the rest (which does not exist, so holds no link) appended.
+fn resolved(path: &Path) -> Result<PathBuf, BuildError> {
+    let absolute = std::path::absolute(path).map_err(io(path))?;
+    let parts: Vec<Component> = absolute.components().collect();
+    for existing in (1..=parts.len()).rev() {
+        let head: PathBuf = parts[..existing].iter().collect();
+        match std::fs::canonicalize(&head) {
+            Ok(mut out) => {
+                for part in &parts[existing..] {
+                    match part {
+                        Component::ParentDir => {
+                            out.pop();
+                        }
+                        Component::CurDir => {}
+                        other => out.push(other),
+                    }
+                }
+                return Ok(out);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io(path)(e)),
+        }
+    }
+    Ok(absolute)
+}
+
+/// Refuse an output that overlaps the registry (links resolved on both sides), is not a
+/// folder, holds paths this tool did not write, or cannot be removed.
+pub fn check_destination(out: &Path, registry: &Path) -> Result<Destination, BuildError> {
+    let (path, registry_path) = (resolved(out)?, resolved(registry)?);
+    let inside = path.starts_with(&registry_path)
+        && !path.starts_with(registry_path.join(OUTPUT_IN_REGISTRY));
+    if inside || registry_path.starts_with(&path) {
+        return Err(BuildError::OverlapsRegistry {
+            out: out.to_path_buf(),
+            registry: registry.to_path_buf(),
+        });
+    }
+    let destination = Destination {
+        shown: out.to_path_buf(),
+        path,
+    };
+    match std::fs::symlink_metadata(&destination.path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(destination),
+        Err(e) => return Err(io(out)(e)),
+        Ok(meta) if !meta.is_dir() => return Err(BuildError::NotAFolder(out.to_path_buf())),
+        Ok(_) => {}
+    }
+    let mut problems = Problems::default();
+    removable(&destination.path, Kind::Dir, "", &mut problems);
+    judge_folder(&destination.path, "", &mut problems)?;
+    problems.into_result(out)?;
+    Ok(destination)
+}
+
+/// What stops a folder from being replaced, in walk order.
+#[derive(Default)]
+struct Problems {
+    foreign: Vec<String>,
+    stuck: Vec<String>,
+    truncated: bool,
+    /// A non-empty folder without any manifest of ours (e.g. an older acp-registry's output).
+    unmarked: bool,
+}
+
+impl Problems {
+    fn full(&self) -> bool {
+        self.foreign.len() + self.stuck.len() >= LISTED_LIMIT
+    }
+
+    fn foreign(&mut self, path: &str, why: &str) {
+        if self.full() {
+            self.truncated = true;
+        } else {
+            self.foreign.push(format!("{} ({why})", shown(path)));
+        }
+    }
+
+    fn stuck(&mut self, path: &str, error: &std::io::Error) {
+        if self.full() {
+            self.truncated = true;
+        } else {
+            self.stuck.push(format!("{} ({error})", shown(path)));
+        }
+    }
+
+    fn into_result(self, out: &Path) -> Result<(), BuildError> {
+        let more = if self.truncated { "\n  …" } else { "" };
+        let list = |paths: &[String]| format!("  {}{more}", paths.join("\n  "));
+        if !self.foreign.is_empty() {
+            let hint = if self.unmarked {
+                format!("\n(there is no {OWNERSHIP_FILE}: an output written by an earlier acp-registry must be deleted by hand once)")
+            } else {
+                String::new()
+            };
+            return Err(BuildError::ForeignOutput {
+                out: out.to_path_buf(),
+                paths: format!("{}{hint}", list(&self.foreign)),
+            });
+        }
+        if !self.stuck.is_empty() {
+            return Err(BuildError::ReadOnlyOutput {
+                out: out.to_path_buf(),
+                paths: list(&self.stuck),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Judge `dir` by its own manifest (none: every path in it is foreign).
+fn judge_folder(dir: &Path, shown_prefix: &str, problems: &mut Problems) -> Result<(), BuildError> {
+    let listing = read_listing(dir);
+    if listing.is_none() && !entries(dir).map_err(io(dir))?.is_empty() {
+        problems.unmarked = true;
+        if std::fs::symlink_metadata(dir.join(OWNERSHIP_FILE)).is_ok() {
+            let display = join(shown_prefix, OWNERSHIP_FILE);
+            problems.foreign(&display, "not a manifest acp-registry wrote");
+        }
+    }
+    judge(
+        dir,
+        "",
+        &listing.unwrap_or_default(),
+        shown_prefix,
+        problems,
+    )
+}
+
+/// Every path under `dir` must be listed in `listing` (keys relative to the listing's
+/// folder, `key` being `dir`'s) with an unchanged digest, or lie in a sub-folder carrying a
+/// valid manifest of its own (e.g. `site/` replaced by `acp-registry site`). Listed files
+/// that are missing are fine: replacing the folder loses nothing of anyone's.
+fn judge(
+    dir: &Path,
+    key: &str,
+    listing: &BTreeMap<String, String>,
+    shown_prefix: &str,
+    problems: &mut Problems,
+) -> Result<(), BuildError> {
+    for (name, kind) in entries(dir).map_err(io(dir))? {
+        if problems.full() {
+            problems.truncated = true;
+            return Ok(());
+        }
+        let path = dir.join(&name);
+        let display = join(shown_prefix, &name.to_string_lossy());
+        let Some(name) = name.to_str() else {
+            problems.foreign(&display, "a name that is not UTF-8");
+            continue;
+        };
+        let rel = join(key, name);
+        removable(&path, kind, &display, problems);
+        match kind {
+            Kind::Link => problems.foreign(&display, "a symbolic link"),
+            Kind::Special => problems.foreign(&display, "not a regular file"),
+            Kind::Dir if read_listing(&path).is_some() => judge_folder(&path, &display, problems)?,
+            Kind::Dir => judge(&path, &rel, listing, &display, problems)?,
+            Kind::File if rel == OWNERSHIP_FILE => {}
+            Kind::File => match listing.get(&rel) {
+                None => problems.foreign(&display, "not written by acp-registry"),
+                Some(digest) if file_digest(&path).ok().as_ref() != Some(digest) => {
+                    problems.foreign(&display, "changed since acp-registry wrote it")
+                }
+                Some(_) => {}
+            },
+        }
+    }
+    Ok(())
+}
+
+/// Whether this process may remove `path` (a folder also needs its entries removable):
+/// `access(2)` sees modes, read-only mounts and the immutable/append-only attributes that
+/// stop even root, so the old output is never half removed.
+fn removable(path: &Path, kind: Kind, display: &str, problems: &mut Problems) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mode = match kind {
+            Kind::Dir => libc::W_OK | libc::X_OK,
+            Kind::File => libc::W_OK,
+            Kind::Link | Kind::Special => return,
+        };
+        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return;
+        };
+        // SAFETY: a valid NUL-terminated path for the duration of the call.
+        let result =
+            unsafe { libc::faccessat(libc::AT_FDCWD, c_path.as_ptr(), mode, libc::AT_EACCESS) };
+        if result != 0 {
+            let error = std::io::Error::last_os_error();
+            problems.stuck(if display.is_empty() { "." } else { display }, &error);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, kind, display, problems);
+}
+
+// --- writing ---------------------------------------------------------------------------
+
+fn parent_of(out: &Path) -> PathBuf {
+    match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn folder_name(out: &Path) -> String {
+    out.file_name()
+        .map_or("dist".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// `.<name>.<tag>-<pid>` beside `out`: staging (`tmp`) and the old tree during a swap
+/// without `RENAME_EXCHANGE` (`old`).
+fn sibling(out: &Path, tag: &str) -> PathBuf {
+    out.with_file_name(format!(
+        ".{}.{tag}-{}",
+        folder_name(out),
+        std::process::id()
+    ))
+}
+
+/// The pid in a leftover's name when it has our pattern `.<name>.(tmp|old)-<pid>`.
+fn leftover_pid(file: &str, out_name: &str) -> Option<u32> {
+    let rest = file.strip_prefix(&format!(".{out_name}."))?;
+    let pid = rest
+        .strip_prefix("tmp-")
+        .or_else(|| rest.strip_prefix("old-"))?;
+    pid.bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| pid.parse().ok())?
+}
+
+/// Whether no live run can own a leftover named with `pid` (our own pid included: this run
+/// has not created its staging folder yet).
+fn process_is_gone(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks whether the process exists.
+        let result = unsafe { libc::kill(pid, 0) };
+        result != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    true
+}
+
+/// Whether a leftover folder is provably one of ours: every path in it is listed by the
+/// manifest we write into staging first (a kill may leave a file half written, so digests
+/// are not compared), or it holds nothing but a manifest cut short.
+fn leftover_is_ours(dir: &Path) -> bool {
+    let listing = read_listing(dir).unwrap_or_default();
+    fn all_listed(dir: &Path, key: &str, listing: &BTreeMap<String, String>) -> bool {
+        let Ok(list) = entries(dir) else { return false };
+        list.into_iter().all(|(name, kind)| {
+            let Some(name) = name.to_str() else {
+                return false;
+            };
+            let rel = join(key, name);
+            match kind {
+                Kind::File => rel == OWNERSHIP_FILE || listing.contains_key(&rel),
+                Kind::Dir => {
+                    let prefix = format!("{rel}/");
+                    listing.keys().any(|k| k.starts_with(&prefix))
+                        && all_listed(&dir.join(name), &rel, listing)
+                }
+                Kind::Link | Kind::Special => false,
+            }
+        })
+    }
+    all_listed(dir, "", &listing)
+}
+
+/// Remove staging and old trees of killed runs of ours beside `out`. A folder that only
+/// looks like one (a live process's, or one holding anything we did not write) is kept.
+fn remove_leftovers(out: &Path) {
+    let name = folder_name(out);
+    let parent = parent_of(out);
+    let Ok(list) = entries(&parent) else { return };
+    for (file, kind) in list {
+        let Some(pid) = file.to_str().and_then(|f| leftover_pid(f, &name)) else {
+            continue;
+        };
+        let path = parent.join(&file);
+        if kind == Kind::Dir && process_is_gone(pid) && leftover_is_ours(&path) {
+            // Best effort: a leftover that cannot be removed harms nothing.
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
+fn sync_dir(path: &Path) -> std::io::Result<()> {
+    std::fs::File::open(path)?.sync_all()
+}
+
+/// Write `files` as the complete new content of the destination: into a fresh folder beside
+/// it, flushed to disk, then swapped in with one atomic exchange. A failure or a kill at any
+/// moment leaves the old complete folder or the new complete one; a failure removes the
+/// staging folder and names the step that failed.
+pub fn write_atomically(
+    destination: &Destination,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), BuildError> {
+    let out = &destination.path;
+    let unchanged = |what: String| {
+        move |source| BuildError::Unchanged {
+            out: destination.shown.clone(),
+            what,
+            source,
+        }
+    };
+    let parent = parent_of(out);
+    std::fs::create_dir_all(&parent)
+        .map_err(unchanged(format!("creating {}", parent.display())))?;
+    remove_leftovers(out);
+    let staging = sibling(out, "tmp");
+    std::fs::create_dir(&staging).map_err(unchanged(format!("creating {}", staging.display())))?;
+    let staged = stage(&staging, files).and_then(|()| {
+        sync_dir(&parent).map_err(|e| (format!("flushing {}", parent.display()), e))
+    });
+    if let Err((what, source)) = staged {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(unchanged(what)(source));
+    }
+    replace(destination, &staging)
+}
+
+/// Every file into `staging`: the ownership manifest first (it marks the folder as ours
+/// should the run be killed), then the rest in parallel, each synced on its own (the disk
+/// overlaps the flushes; a file-system-wide sync would wait for everyone's data).
+fn stage(
+    staging: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), (String, std::io::Error)> {
+    let write = |path: &String, bytes: &Vec<u8>| {
+        let target = staging.join(path);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+            .and_then(|mut file| {
+                file.write_all(bytes)?;
+                file.sync_all()
+            })
+            .map_err(|e| (format!("writing {}", shown(path)), e))
+    };
+    if let Some((path, bytes)) = files.get_key_value(OWNERSHIP_FILE) {
+        write(path, bytes)?;
+    }
+    let mut dirs = std::collections::BTreeSet::from([staging.to_path_buf()]);
+    for path in files.keys() {
+        if let Some(dir) = staging.join(path).parent() {
+            if dirs.insert(dir.to_path_buf()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| (format!("creating {}", shown(path)), e))?;
+            }
+        }
+    }
+    files
+        .par_iter()
+        .filter(|(path, _)| *path != OWNERSHIP_FILE)
+        .try_for_each(|(path, bytes)| write(path, bytes))?;
+    for dir in dirs.iter().rev() {
+        sync_dir(dir).map_err(|e| (format!("flushing {}", dir.display()), e))?;
+    }
+    Ok(())
+}
+
+/// Put the complete `staging` tree in place of the destination and remove the old tree.
+fn replace(destination: &Destination, staging: &Path) -> Result<(), BuildError> {
+    let out = &destination.path;
+    let exists = std::fs::symlink_metadata(out).is_ok();
+    let moved = if exists {
+        swap(staging, out)
+    } else {
+        std::fs::rename(staging, out)
+    };
+    if let Err(source) = moved {
+        let _ = std::fs::remove_dir_all(staging);
+        return Err(BuildError::Unchanged {
+            out: destination.shown.clone(),
+            what: format!("replacing {}", out.display()),
+            source,
+        });
+    }
+    if exists {
+        // `staging` now holds the previous tree.
+        std::fs::remove_dir_all(staging).map_err(|source| BuildError::OldOutputLeft {
+            out: destination.shown.clone(),
+            old: staging.to_path_buf(),
+            source,
+        })?;
+    }
+    sync_dir(&parent_of(out)).map_err(io(out))
+}
+
+/// Exchange two folders atomically (Linux `renameat2(RENAME_EXCHANGE)`); elsewhere, or on
+/// file systems without it, two renames (a kill between them leaves the old tree under a
+/// hidden name, which the next build cleans up; a failed second rename is undone).
+fn swap(new: &Path, out: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let a = CString::new(new.as_os_str().as_bytes())?;
+        let b = CString::new(out.as_os_str().as_bytes())?;
+        // SAFETY: both pointers are valid NUL-terminated strings for the duration of the call.
+        let result = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if result == 0 {
+            return Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        if !matches!(error.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+            return Err(error);
+        }
+    }
+    let old = sibling(out, "old");
+    std::fs::rename(out, &old)?;
+    if let Err(error) = std::fs::rename(new, out) {
+        let _ = std::fs::rename(&old, out);
+        return Err(error);
+    }
+    std::fs::rename(&old, new)
+}
+
+// --- `--check` -------------------------------------------------------------------------
+
+/// A difference between a fresh build and an existing folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Difference {
+    Missing(String),
+    Extra(String),
+    Changed(String),
+}
+
+impl Difference {
+    fn path(&self) -> &str {
+        match self {
+            Difference::Missing(p) | Difference::Extra(p) | Difference::Changed(p) => p,
+        }
+    }
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let label = match self {
+            Difference::Missing(_) => "missing ",
+            Difference::Extra(_) => "extra   ",
+            Difference::Changed(_) => "changed ",
+        };
+        write!(f, "{label} {}", shown(self.path()))
+    }
+}
+
+/// Every path under `root` with its own type (links not followed).
+fn list_paths(
+    root: &Path,
+    prefix: &str,
+    out: &mut BTreeMap<String, (PathBuf, Kind)>,
+) -> Result<(), BuildError> {
+    for (name, kind) in entries(root).map_err(io(root))? {
+        let relative = join(prefix, &name.to_string_lossy());
+        let path = root.join(&name);
+        if kind == Kind::Dir {
+            list_paths(&path, &relative, out)?;
+        } else {
+            out.insert(relative, (path, kind));
+        }
+    }
+    Ok(())
+}
+
+/// Compare a fresh build with the folder `out` (sorted by path). Links and special files
+/// are differences, never read.
+pub fn compare(
+    out: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<Vec<Difference>, BuildError> {
+    let mut existing = BTreeMap::new();
+    if std::fs::symlink_metadata(out).is_ok_and(|m| m.is_dir()) {
+        list_paths(out, "", &mut existing)?;
+    }
+    let mut differences = Vec::new();
+    for (path, bytes) in files {
+        match existing.get(path) {
+            None => differences.push(Difference::Missing(path.clone())),
+            Some((disk, Kind::File)) => {
+                let read = read_capped(disk, bytes.len() as u64).map_err(io(disk))?;
+                if read.as_ref() != Some(bytes) {
+                    differences.push(Difference::Changed(path.clone()));
+                }
+            }
+            Some(_) => differences.push(Difference::Changed(path.clone())),
+        }
+    }
+    for path in existing.keys() {
+        if !files.contains_key(path) {
+            differences.push(Difference::Extra(path.clone()));
+        }
+    }
+    differences.sort_by(|a, b| a.path().cmp(b.path()));
+    Ok(differences)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(names: &[&str]) -> BTreeMap<String, Vec<u8>> {
+        names
+            .iter()
+            .map(|n| (n.to_string(), n.as_bytes().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn the_manifest_lists_every_other_path_with_its_digest_sorted() {
+        let mut set = files(&["b.json", "a/x.svg", "SHA256SUMS"]);
+        set.insert(OWNERSHIP_FILE.into(), b"stale".to_vec());
+        let text = String::from_utf8(ownership_manifest(&set)).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let keys: Vec<&String> = doc["files"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["SHA256SUMS", "a/x.svg", "b.json"]);
+        assert_eq!(doc["files"]["b.json"], digest_hex(b"b.json"));
+        assert!(text.ends_with("}\n"));
+    }
+
+    #[test]
+    fn leftover_names_match_only_our_pattern() {
+        assert_eq!(leftover_pid(".dist.tmp-123", "dist"), Some(123));
+        assert_eq!(leftover_pid(".dist.old-7", "dist"), Some(7));
+        for name in [
+            ".dist.tmp-",
+            ".dist.tmp-12a",
+            ".dist.new-1",
+            ".site.tmp-1",
+            "dist.tmp-1",
+            ".dist.tmp-+1",
+        ] {
+            assert_eq!(leftover_pid(name, "dist"), None, "{name}");
+        }
+    }
+
+    /// A name the file system refuses (longer than any file name may be) fails the build
+    /// after other files were staged: the old output stays, and no staging folder is left.
+    #[test]
+    fn a_name_the_file_system_refuses_leaves_the_old_output_and_no_staging_folder() {
+        let work = tempfile::tempdir().unwrap();
+        let out = work.path().join("dist");
+        let destination = Destination {
+            shown: out.clone(),
+            path: out.clone(),
+        };
+        let old = files(&["registry.json", "site/index.html"]);
+        write_atomically(&destination, &old).unwrap();
+        let mut new = files(&["registry.json", "other.json"]);
+        new.insert(format!("{}.json", "x".repeat(300)), b"{}".to_vec());
+        let error = write_atomically(&destination, &new)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("is left as it was"), "{error}");
+        assert!(error.contains("xxxx.json"), "{error}");
+        assert_eq!(
+            std::fs::read(out.join("site/index.html")).unwrap(),
+            b"site/index.html"
+        );
+        assert!(!out.join("other.json").exists());
+        let names: Vec<_> = std::fs::read_dir(work.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["dist"]);
+    }
+}
