@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::variants::{apply_patch, published_agent, Channel};
 use super::Checked;
+use crate::manifest::MAX_ICON_BYTES;
 use crate::rules::{EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
 use crate::site::{self, SiteAgent, SiteOptions};
 
@@ -268,7 +269,13 @@ fn icon_files(entry: &EntryReport) -> Result<Vec<(String, Vec<u8>)>, BuildError>
                 Some(text) => text.as_bytes().to_vec(),
                 None => {
                     let path = entry.entry.path.join(icon);
-                    std::fs::read(&path).map_err(io(&path))?
+                    // The same refusals as the rules: no link, regular files only, capped.
+                    crate::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
+                        .map_err(|e| match e {
+                            crate::fs::ReadError::Io(e) => e,
+                            other => std::io::Error::other(other.to_string()),
+                        })
+                        .map_err(io(&path))?
                 }
             };
             Ok((icon.clone(), bytes))
