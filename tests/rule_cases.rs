@@ -352,7 +352,10 @@ fn fifo(path: &Path) -> std::io::Result<()> {
         Ok(())
     }
     #[cfg(not(unix))]
-    return Err(std::io::Error::other(format!("no FIFOs here: {}", path.display())));
+    return Err(std::io::Error::other(format!(
+        "no FIFOs here: {}",
+        path.display()
+    )));
 }
 
 /// A valid 16x16 currentColor icon of exactly `size` bytes (padded with whitespace).

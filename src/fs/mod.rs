@@ -214,8 +214,20 @@ fn classify(base: &Path, parts: &[&std::ffi::OsStr], failed: usize, error: io::E
     }
 }
 
+/// Options for opening a file of an untrusted tree for writing: a final link is not followed
+/// and opening never blocks (a FIFO without a reader fails instead). Check the handle with
+/// [`regular`] before writing.
+pub fn no_follow(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    options
+}
+
 /// Check that an opened handle is a regular file.
-fn regular(file: File) -> Result<File, ReadError> {
+pub fn regular(file: File) -> Result<File, ReadError> {
     let kind = Kind::of(file.metadata().map_err(ReadError::Io)?.file_type());
     match kind {
         Kind::File => Ok(file),
