@@ -86,7 +86,7 @@ catalogue! {
         "Links are never followed in a registry, wherever they point: an entry folder at the root, `agent.json`, an icon, `README.md`, anything under `skill/`, `acp-registry.jsonc` or `quarantine.json`. A link that stays inside the registry today can be retargeted by the next change, git on Windows checks links out as plain text files, and the published output would copy content a reviewer never saw at that path. Replace the link with the file (or folder) itself. The registry root named with `--registry` may itself be a link.";
     FileNotRegular = "file-not-regular", Files, Error,
         "A registry path is a FIFO, socket or device.",
-        "Only regular files are read. A FIFO (named pipe), socket or device node in a registry is refused without being opened for reading, so the tool neither blocks nor reads endless data. Replace it with a regular file, or remove it.";
+        "Only regular files are read. A FIFO (named pipe), socket or device node in a registry is refused by its file type and never read; opening never blocks, so the tool neither hangs on a FIFO nor reads a device like `/dev/zero` forever. Replace it with a regular file, or remove it.";
     FileTooLarge = "file-too-large", Files, Error,
         "A file is larger than its limit.",
         "Limits protect clients and the build: `agent.json` at most 64 KiB, each icon at most 32 KiB, `README.md` at most 64 KiB. Files over the limit are not parsed. Shrink the file: optimise the SVG (remove metadata, round coordinates), shorten the README.";
