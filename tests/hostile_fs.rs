@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
+const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
 const TIMEOUT: Duration = Duration::from_secs(20);
 /// Address-space limit of the child: reading an endless device must not take the machine.
 const MEMORY_LIMIT: u64 = 4 << 30;
@@ -108,10 +109,14 @@ impl Run {
     }
 }
 
-/// Run the binary with a timeout and a memory limit; `unprivileged` drops to uid/gid 65534
-/// when running as root (permissions mean nothing to root).
+/// Run `acp-registry` with a timeout and a memory limit; `unprivileged` drops to uid/gid
+/// 65534 when running as root (permissions mean nothing to root).
 fn run(args: &[&str], unprivileged: bool) -> Run {
-    let mut command = Command::new(BIN);
+    run_bin(BIN, args, unprivileged)
+}
+
+fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
+    let mut command = Command::new(bin);
     command
         .args(args)
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -158,7 +163,7 @@ fn run(args: &[&str], unprivileged: bool) -> Run {
         if start.elapsed() > TIMEOUT {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("acp-registry {args:?} did not finish within {TIMEOUT:?} (blocked or reading forever)");
+            panic!("{bin} {args:?} did not finish within {TIMEOUT:?} (blocked or reading forever)");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -516,4 +521,32 @@ fn an_empty_registry_hints_at_the_folder_meant() {
         repo.join("registry").display()
     );
     assert!(message.contains(&wanted), "{message}");
+}
+
+#[test]
+fn collab_reads_refuse_a_fifo_without_blocking() {
+    for name in ["readiness.md", "events.jsonl"] {
+        let temp = temp();
+        let folder = temp.path().join("collab");
+        acp_registry::collab::init(&acp_registry::collab::InitOptions {
+            folder: folder.display().to_string(),
+            participants: vec!["server".into(), "reader".into()],
+            objective: "Design the cache".into(),
+            completion: vec!["Gate A".into()],
+            primary_type: "design-spec".into(),
+            deliverables_mode: "internal".into(),
+            deliverables_dir: "deliverables".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        fifo(&folder.join(name));
+        let result = run_bin(
+            COLLAB,
+            &["validate", "--folder", folder.to_str().unwrap()],
+            false,
+        );
+        assert_eq!(result.code, Some(2), "{name}: {}", result.stderr);
+        let wanted = format!("{name}: it is a FIFO (named pipe), not a regular file");
+        assert!(result.stderr.contains(&wanted), "{name}: {}", result.stderr);
+    }
 }
