@@ -2,11 +2,14 @@
 //!
 //! Layers, data flowing one way: the binaries parse arguments and call [`commands`];
 //! commands use the domain ([`registry`], [`rules`]); the ground floor ([`source`],
-//! [`manifest`], [`diagnostics`]) imports nothing above it.
+//! [`manifest`], [`diagnostics`]) imports nothing above it. Every file of a registry or a
+//! collaboration folder is read through [`fs`] (no links followed, regular files only, sizes
+//! capped while reading).
 
 pub mod collab;
 pub mod commands;
 pub mod diagnostics;
+pub mod fs;
 pub mod manifest;
 pub mod registry;
 pub mod rules;

@@ -292,18 +292,37 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
 /// Inputs written at test time, keyed by code and case name. `root` is the copied registry;
 /// every generated case has one entry, `example-agent/`.
 ///
-/// - `file-unreadable/fail`: `icon.svg` is a dangling symlink (tests may run as root, so
-///   permissions cannot make a file unreadable; git could store the link, but a generated one
-///   survives every checkout and copy).
-/// - `file-unreadable/fail-manifest-symlink`: `agent.json` is a dangling symlink.
+/// - `file-link/fail`: `icon.svg` is a link to `../shared-icon.svg`, inside the registry
+///   (links are refused wherever they point; git could store them, but generated ones
+///   survive every checkout and copy, including on Windows).
+/// - `file-link/fail-outside`: `agent.json` is moved out of the registry and linked back.
+/// - `file-link/fail-dangling`: `icon.svg` is a link to nothing.
+/// - `file-link/fail-entry`: the root holds `linked-agent`, a link to `example-agent/`.
+/// - `file-link/fail-skill`: `skill/references/guide.md` is a link to the entry's icon.
+/// - `file-link/fail-skill-folder`: `skill` is a link to `../_skill-source`.
+/// - `file-not-regular/fail`: `README.md` is a FIFO; `fail-config`: `acp-registry.jsonc`
+///   is one (a FIFO cannot be committed; reading one must not block).
 /// - `file-too-large/{fail,pass}`: `icon.svg` of 32 KiB + 1 byte / exactly 32 KiB (the limit
 ///   is inclusive), so no large file is committed.
 /// - `skill-too-large/{fail,pass}`: `skill/` padded to 1 MiB + 1 byte / exactly 1 MiB.
 fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
     let entry = root.join("example-agent");
     match (code, case) {
-        ("file-unreadable", "fail") => dangling_symlink(&entry.join("icon.svg")),
-        ("file-unreadable", "fail-manifest-symlink") => dangling_symlink(&entry.join("agent.json")),
+        ("file-link", "fail") => symlink("../shared-icon.svg", &entry.join("icon.svg")),
+        ("file-link", "fail-outside") => {
+            let outside = root.with_file_name("outside-agent.json");
+            fs::rename(entry.join("agent.json"), &outside)?;
+            symlink(&outside, &entry.join("agent.json"))
+        }
+        ("file-link", "fail-dangling") => symlink("missing-icon.svg", &entry.join("icon.svg")),
+        ("file-link", "fail-entry") => symlink("example-agent", &root.join("linked-agent")),
+        ("file-link", "fail-skill") => {
+            fs::create_dir_all(entry.join("skill/references"))?;
+            symlink("../../icon.svg", &entry.join("skill/references/guide.md"))
+        }
+        ("file-link", "fail-skill-folder") => symlink("../_skill-source", &entry.join("skill")),
+        ("file-not-regular", "fail") => fifo(&entry.join("README.md")),
+        ("file-not-regular", "fail-config") => fifo(&root.join("acp-registry.jsonc")),
         ("file-too-large", "fail") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT + 1),
         ("file-too-large", "pass") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT),
         ("skill-too-large", "fail") => pad_folder(&entry.join("skill"), SKILL_LIMIT + 1),
@@ -312,16 +331,31 @@ fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
     }
 }
 
-/// A symlink at `path` pointing at a file that does not exist.
-fn dangling_symlink(path: &Path) -> std::io::Result<()> {
-    let target = format!(
-        "missing-{}",
-        path.file_name().unwrap_or_default().to_string_lossy()
-    );
+/// A symbolic link at `path` to `target` (relative targets resolve from the link's folder).
+fn symlink(target: impl AsRef<Path>, path: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     return std::os::unix::fs::symlink(target, path);
     #[cfg(windows)]
     return std::os::windows::fs::symlink_file(target, path);
+}
+
+/// A FIFO (named pipe) at `path`.
+fn fifo(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+        // SAFETY: a NUL-terminated path.
+        if unsafe { libc::mkfifo(c.as_ptr(), 0o644) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    return Err(std::io::Error::other(format!(
+        "no FIFOs here: {}",
+        path.display()
+    )));
 }
 
 /// A valid 16x16 currentColor icon of exactly `size` bytes (padded with whitespace).

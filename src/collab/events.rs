@@ -111,13 +111,14 @@ impl AppendLock {
     pub fn acquire(folder: &Path) -> Result<Self, CollabError> {
         paths::check_no_symlink(folder, LOCK_FILE)?;
         let path = folder.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
+        let fail = |e: &dyn std::fmt::Display| {
+            CollabError::Protocol(format!("cannot open {}: {e}", path.display()))
+        };
+        let file = crate::fs::no_follow(OpenOptions::new().read(true).write(true).create(true))
             .truncate(false)
             .open(&path)
-            .map_err(|e| CollabError::Protocol(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| fail(&e))?;
+        let file = crate::fs::regular(file).map_err(|e| fail(&e))?;
         file.lock()
             .map_err(|e| CollabError::Protocol(format!("cannot lock {}: {e}", path.display())))?;
         Ok(Self { file })
@@ -138,11 +139,10 @@ pub fn append_line(folder: &Path, line: &str, prefix_newline: bool) -> Result<()
     let fail = |e: std::io::Error| {
         CollabError::Protocol(format!("cannot append to {}: {e}", path.display()))
     };
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
+    let file = crate::fs::no_follow(OpenOptions::new().append(true).create(true))
         .open(&path)
         .map_err(fail)?;
+    let mut file = crate::fs::regular(file).map_err(|e| fail(std::io::Error::other(e)))?;
     let mut buf = String::with_capacity(line.len() + 1);
     if prefix_newline {
         buf.push('\n');

@@ -286,8 +286,8 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
     );
     event.insert("doc".into(), json!("protocol.json"));
     // A stale log is appended to, never truncated (docs/collab-protocol.md#init).
-    let stale_unterminated =
-        std::fs::read(folder.join(EVENTS_FILE)).is_ok_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
+    let stale_unterminated = paths::read_bytes(&folder, EVENTS_FILE)
+        .is_ok_and(|b| b.is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n")));
     append_line(&folder, &format_event_line(&event), stale_unterminated)?;
     Ok(InitOutcome::Initialized(folder))
 }

@@ -3,12 +3,13 @@
 //! (`docs/collab-protocol.md#links-refused`) applied to every read, write
 //! and hash inside a collaboration folder or deliverables directory.
 
-use std::io::{self, Read};
+use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use super::CollabError;
+use crate::fs;
 
 /// A file could not be used: either it is (or lies under) a symlink, which is
 /// a reportable protocol problem, or an I/O failure that ends the command.
@@ -118,23 +119,39 @@ pub fn check_no_symlink(base: &Path, rel: &str) -> Result<(), ReadError> {
     Ok(())
 }
 
-fn io_message(path: &Path, err: &io::Error) -> String {
+fn io_message(path: &Path, err: &dyn std::fmt::Display) -> String {
     format!("cannot read {}: {err}", path.display())
 }
 
-/// Reads the raw bytes of `base/rel`; `Ok(None)` when it does not exist.
+/// Size limit of every file a command reads (10,000 events take under 2 MiB).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads the raw bytes of `base/rel`; `Ok(None)` when it does not exist. Read through
+/// [`crate::fs`]: no link followed, regular files only (a FIFO never blocks), capped.
 pub fn read_bytes(base: &Path, rel: &str) -> Result<Option<Vec<u8>>, ReadError> {
     check_no_symlink(base, rel)?;
     let path = base.join(rel);
-    let mut file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ReadError::Io(io_message(&path, &e))),
-    };
-    let mut buf = Vec::new();
-    file.read_to_end(&mut buf)
-        .map_err(|e| ReadError::Io(io_message(&path, &e)))?;
-    Ok(Some(buf))
+    match fs::read_capped(base, Path::new(rel), MAX_FILE_BYTES) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(fs::ReadError::NotFound) => Ok(None),
+        // A link that appeared after the check above.
+        Err(fs::ReadError::Link { rel: link }) => {
+            Err(ReadError::Symlink(symlink_message(&base.join(link))))
+        }
+        Err(fs::ReadError::Io(e)) => Err(ReadError::Io(io_message(&path, &e))),
+        // The messages the operating system gave before for a folder where a file belongs
+        // and the reverse.
+        #[cfg(unix)]
+        Err(fs::ReadError::IsDir) => Err(os_error(&path, libc::EISDIR)),
+        #[cfg(unix)]
+        Err(fs::ReadError::NotDir { .. }) => Err(os_error(&path, libc::ENOTDIR)),
+        Err(e) => Err(ReadError::Io(io_message(&path, &e))),
+    }
+}
+
+#[cfg(unix)]
+fn os_error(path: &Path, code: i32) -> ReadError {
+    ReadError::Io(io_message(path, &io::Error::from_raw_os_error(code)))
 }
 
 /// Reads `base/rel` as UTF-8 text; `Ok(None)` when it does not exist.

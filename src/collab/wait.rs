@@ -41,13 +41,15 @@ type Signature = (Option<SystemTime>, Option<SystemTime>, usize);
 
 fn signature(folder: &Path) -> Signature {
     let mtime = |name: &str| {
-        std::fs::metadata(folder.join(name))
+        std::fs::symlink_metadata(folder.join(name))
             .and_then(|m| m.modified())
             .ok()
     };
-    let lines = std::fs::read_to_string(folder.join(EVENTS_FILE))
-        .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
-        .unwrap_or(0);
+    // Through the safe reader: a FIFO or a link here must not block or be followed.
+    let lines = paths::read_text(folder, EVENTS_FILE)
+        .ok()
+        .flatten()
+        .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count());
     (mtime(PROTOCOL_FILE), mtime(EVENTS_FILE), lines)
 }
 

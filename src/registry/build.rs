@@ -11,6 +11,7 @@ use super::config::base_url_problem;
 use super::output::{digest_hex, ownership_manifest, OWNERSHIP_FILE};
 use super::variants::{apply_patch, published_agent, Channel};
 use super::Checked;
+use crate::manifest::MAX_ICON_BYTES;
 use crate::rules::{EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
 use crate::site::{self, SiteAgent, SiteOptions};
 
@@ -337,7 +338,13 @@ fn icon_files(entry: &EntryReport) -> Result<Vec<(String, Vec<u8>)>, BuildError>
                 Some(text) => text.as_bytes().to_vec(),
                 None => {
                     let path = entry.entry.path.join(icon);
-                    std::fs::read(&path).map_err(io(&path))?
+                    // The same refusals as the rules: no link, regular files only, capped.
+                    crate::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
+                        .map_err(|e| match e {
+                            crate::fs::ReadError::Io(e) => e,
+                            other => std::io::Error::other(other.to_string()),
+                        })
+                        .map_err(io(&path))?
                 }
             };
             Ok((icon.clone(), bytes))

@@ -25,8 +25,9 @@ pub fn check_registry(
     only: Option<&BTreeSet<String>>,
 ) -> Result<Checked, RegistryError> {
     let (config, config_findings) = Config::load(root);
-    let dirs = discover(root)?;
-    let entries: Vec<EntryReport> = dirs
+    let discovered = discover(root)?;
+    let entries: Vec<EntryReport> = discovered
+        .entries
         .par_iter()
         .map(|dir| {
             let report = check_entry(dir, &config.policy);
@@ -49,6 +50,11 @@ pub fn check_registry(
         ..Report::default()
     };
     report.diagnostics.extend(config_findings);
+    let mut root_sink = Sink::new(&config.policy, None);
+    for finding in discovered.findings {
+        root_sink.push(finding);
+    }
+    report.diagnostics.extend(root_sink.diagnostics);
     let ids: BTreeSet<&str> = entries.iter().map(EntryReport::id).collect();
     report.diagnostics.extend(config.check_ids(&ids));
     let mut quarantine_sink = Sink::new(&config.policy, None);

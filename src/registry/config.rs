@@ -25,10 +25,12 @@ use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::names::file_name_problem;
 use crate::manifest::{self, Node};
-use crate::rules::{finding, nearest, Code, Level, Policy, DEFAULT_REQUIRED_OS};
+use crate::rules::{finding, nearest, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS};
 use crate::source::{SourceFile, Span};
 
 pub const CONFIG_FILE: &str = "acp-registry.jsonc";
+/// Size limit of the configuration file (room for thousands of exemptions).
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
 const KEYS: [&str; 7] = [
     "$schema",
@@ -114,12 +116,12 @@ impl Reader<'_> {
 impl Config {
     /// Read the configuration of the registry at `root`. Missing file: defaults, no findings.
     pub fn load(root: &Path) -> (Config, Vec<Diagnostic>) {
-        let path = root.join(CONFIG_FILE);
-        // A dangling symlink is reported as unreadable, not silently ignored.
-        if std::fs::symlink_metadata(&path).is_err() {
+        // Only absence means defaults: a link or a special file is reported by reading.
+        if matches!(crate::fs::kind(&root.join(CONFIG_FILE)), Ok(None)) {
             return (Config::default(), Vec::new());
         }
-        let text = match std::fs::read(&path).map(String::from_utf8) {
+        let bytes = crate::fs::read_capped(root, Path::new(CONFIG_FILE), MAX_CONFIG_BYTES);
+        let text = match bytes.map(String::from_utf8) {
             Ok(Ok(text)) => text,
             Ok(Err(_)) => {
                 return (
@@ -132,16 +134,7 @@ impl Config {
                     .help("re-save it as UTF-8")],
                 )
             }
-            Err(e) => {
-                return (
-                    Config::default(),
-                    vec![finding(
-                        Code::FileUnreadable,
-                        format!("cannot read {CONFIG_FILE}: {e}"),
-                    )
-                    .in_file(CONFIG_FILE)],
-                )
-            }
+            Err(e) => return (Config::default(), vec![read_failure(&e, CONFIG_FILE)]),
         };
         Self::parse(SourceFile::new(CONFIG_FILE, text))
     }

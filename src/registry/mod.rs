@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 pub use check::{check_registry, Checked};
 pub use config::Config;
 
-use crate::rules::EntryDir;
+use crate::diagnostics::Diagnostic;
+use crate::fs::{self, Kind};
+use crate::rules::{self, EntryDir};
 
 /// Folder names at the registry root that are never entries.
 pub const NOT_ENTRIES: [&str; 3] = ["dist", "target", "node_modules"];
@@ -28,6 +30,13 @@ pub enum RegistryError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("`{}` holds no agent folders ({found}){hint}", path.display())]
+    Empty {
+        path: PathBuf,
+        found: String,
+        /// A second line: `hint: …`.
+        hint: String,
+    },
     #[error(transparent)]
     Git(#[from] git::GitError),
 }
@@ -37,31 +46,116 @@ pub fn is_entry_name(name: &str) -> bool {
     !(name.starts_with('.') || name.starts_with('_') || NOT_ENTRIES.contains(&name))
 }
 
+/// What discovery found at the registry root.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// Entry folders, sorted by name.
+    pub entries: Vec<EntryDir>,
+    /// Links in the place of entry folders (`file-link`); never followed.
+    pub findings: Vec<Diagnostic>,
+}
+
 /// Every entry folder of the registry, sorted by name so results never depend on the order
-/// the file system lists them in.
-pub fn discover(root: &Path) -> Result<Vec<EntryDir>, RegistryError> {
+/// the file system lists them in. A root without a single folder holding `agent.json` is a
+/// usage error (most likely the wrong `--registry`).
+pub fn discover(root: &Path) -> Result<Discovered, RegistryError> {
     if !root.exists() {
         return Err(RegistryError::Missing(root.to_path_buf()));
     }
     if !root.is_dir() {
         return Err(RegistryError::NotAFolder(root.to_path_buf()));
     }
-    let read = std::fs::read_dir(root).map_err(|source| RegistryError::Io {
+    let children = fs::list_dir(root).map_err(|source| RegistryError::Io {
         path: root.to_path_buf(),
         source,
     })?;
-    let mut entries = Vec::new();
-    for item in read.flatten() {
-        let Ok(kind) = item.file_type() else { continue };
-        let name = item.file_name().to_string_lossy().into_owned();
-        if kind.is_dir() && is_entry_name(&name) {
-            entries.push(EntryDir {
-                display: name.clone(),
-                path: item.path(),
-                name,
-            });
+    let mut discovered = Discovered::default();
+    let mut found = Found::default();
+    for child in children {
+        let name = child.name();
+        let path = root.join(&child.name);
+        match child.kind {
+            Kind::Dir if is_entry_name(&name) => {
+                // An unreadable folder may well be an entry: it is reported, not skipped.
+                let manifest = !matches!(fs::kind(&path.join("agent.json")), Ok(None));
+                found.with_manifest |= manifest;
+                found.without_manifest += usize::from(!manifest);
+                discovered.entries.push(EntryDir {
+                    display: name.clone(),
+                    path,
+                    name,
+                });
+            }
+            Kind::Dir => found.skipped += 1,
+            // Only a link that would be an entry folder is refused; stat-ing its target
+            // reads nothing.
+            Kind::Link if is_entry_name(&name) && path.is_dir() => {
+                discovered
+                    .findings
+                    .extend(rules::refused(Kind::Link, &name));
+            }
+            Kind::Link => found.links += 1,
+            Kind::File => found.files += 1,
+            Kind::Special(_) => found.special += 1,
         }
     }
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(entries)
+    if !found.with_manifest && discovered.findings.is_empty() {
+        return Err(found.empty_error(root));
+    }
+    Ok(discovered)
+}
+
+/// Counts for the message of an empty registry.
+#[derive(Default)]
+struct Found {
+    with_manifest: bool,
+    without_manifest: usize,
+    files: usize,
+    skipped: usize,
+    links: usize,
+    special: usize,
+}
+
+impl Found {
+    fn empty_error(&self, root: &Path) -> RegistryError {
+        let counts: Vec<String> = [
+            (
+                self.without_manifest,
+                "folder without agent.json",
+                "folders without agent.json",
+            ),
+            (self.files, "file", "files"),
+            (
+                self.skipped,
+                "hidden or skipped folder",
+                "hidden or skipped folders",
+            ),
+            (self.links, "link", "links"),
+            (self.special, "special file", "special files"),
+        ]
+        .into_iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .collect();
+        let found = if counts.is_empty() {
+            "it is empty".to_string()
+        } else {
+            format!("found: {}", counts.join(", "))
+        };
+        let hint = if !matches!(fs::kind(&root.join("agent.json")), Ok(None)) {
+            "\nhint: this folder is itself an entry (it has agent.json): pass its parent with --registry".to_string()
+        } else if matches!(fs::kind(&root.join("registry")), Ok(Some(Kind::Dir))) {
+            format!(
+                "\nhint: it holds a `registry/` folder: pass --registry {}",
+                root.join("registry").display()
+            )
+        } else {
+            "\nhint: pass the registry root, the folder holding one folder per agent, with --registry DIR".to_string()
+        };
+        RegistryError::Empty {
+            path: root.to_path_buf(),
+            found,
+            hint,
+        }
+    }
 }

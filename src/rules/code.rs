@@ -79,8 +79,14 @@ catalogue! {
         "A text file is not valid UTF-8.",
         "Manifests, icons, READMEs and skill files must be UTF-8. Re-save the file as UTF-8 (without a byte order mark for JSON).";
     FileUnreadable = "file-unreadable", Files, Error,
-        "A file of the registry cannot be read.",
-        "The file exists but reading it failed (permissions, a broken symlink, an I/O error). The message carries the operating system's reason.";
+        "A file or folder of the registry cannot be read.",
+        "The path exists but reading it failed: permissions, a folder where a file belongs (`agent.json/`, `icon.svg/`), a file where a folder belongs (`skill`), an I/O error. The entry is still reported, never silently dropped. The message names the path and carries the reason; make the path readable or give it the right kind.";
+    FileLink = "file-link", Files, Error,
+        "A registry path is a symbolic link.",
+        "Links are never followed in a registry, wherever they point: an entry folder at the root, `agent.json`, an icon, `README.md`, anything under `skill/`, `acp-registry.jsonc` or `quarantine.json`. A link that stays inside the registry today can be retargeted by the next change, git on Windows checks links out as plain text files, and the published output would copy content a reviewer never saw at that path. Replace the link with the file (or folder) itself. The registry root named with `--registry` may itself be a link.";
+    FileNotRegular = "file-not-regular", Files, Error,
+        "A registry path is a FIFO, socket or device.",
+        "Only regular files are read. A FIFO (named pipe), socket or device node in a registry is refused by its file type and never read; opening never blocks, so the tool neither hangs on a FIFO nor reads a device like `/dev/zero` forever. Replace it with a regular file, or remove it.";
     FileTooLarge = "file-too-large", Files, Error,
         "A file is larger than its limit.",
         "Limits protect clients and the build: `agent.json` at most 64 KiB, each icon at most 32 KiB, `README.md` at most 64 KiB. Files over the limit are not parsed. Shrink the file: optimise the SVG (remove metadata, round coordinates), shorten the README.";

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::{display_path, finding, read_text, Code, EntryDir, ManifestDoc, Sink};
+use crate::fs::Kind;
 use crate::manifest::{self, MAX_MANIFEST_BYTES, MAX_README_BYTES};
 use crate::source::{SourceFile, Span};
 
@@ -23,20 +24,52 @@ pub struct Listing {
     pub dirs: BTreeSet<String>,
 }
 
-pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Listing {
-    let mut listing = Listing::default();
-    let Ok(read) = std::fs::read_dir(&entry.path) else {
-        return listing;
+/// List an entry folder. Known file names go to `files` whatever they are, so that reading
+/// them reports a link, a special file or a folder in their place; other links and special
+/// files are reported here. `None` (reported) when the folder cannot be listed.
+pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
+    let children = match crate::fs::list_dir(&entry.path) {
+        Ok(children) => children,
+        Err(e) => {
+            sink.push(
+                finding(
+                    Code::FileUnreadable,
+                    format!("cannot read folder {}: {e}", entry.display),
+                )
+                .in_file(entry.display.clone())
+                .help("make the folder readable and listable by the user running acp-registry"),
+            );
+            return None;
+        }
     };
-    for item in read.flatten() {
-        let name = item.file_name().to_string_lossy().into_owned();
-        let is_dir = item.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if is_dir {
+    let mut listing = Listing::default();
+    for child in children {
+        let name = child.name();
+        let display = display_path(entry, &name);
+        if ENTRY_FILES.contains(&name.as_str()) {
+            listing.files.insert(name);
+        } else if let Some(refused) = super::refused(child.kind, &display) {
+            sink.push(refused);
+        } else if name == "skill" && child.kind != Kind::Dir {
+            sink.push(
+                finding(
+                    Code::FileUnreadable,
+                    format!("cannot read {display}/: it is a file, not a folder"),
+                )
+                .in_file(display)
+                .help("skill/ must be a folder holding SKILL.md; replace the file with it"),
+            );
+        } else if child.kind == Kind::Dir {
             listing.dirs.insert(name);
         } else {
             listing.files.insert(name);
         }
     }
+    report_unexpected(entry, &listing, sink);
+    Some(listing)
+}
+
+fn report_unexpected(entry: &EntryDir, listing: &Listing, sink: &mut Sink) {
     for name in &listing.files {
         if !ENTRY_FILES.contains(&name.as_str()) {
             sink.push(
@@ -58,7 +91,6 @@ pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Listing {
             );
         }
     }
-    listing
 }
 
 fn unexpected_help(name: &str) -> String {
@@ -70,10 +102,9 @@ fn unexpected_help(name: &str) -> String {
 
 /// Read, size-check, decode and parse `agent.json`; report syntax and duplicate keys.
 pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
-    let path = entry.path.join("agent.json");
     let display = display_path(entry, "agent.json");
-    // A dangling symlink is not missing: reading it reports file-unreadable.
-    if std::fs::symlink_metadata(&path).is_err() || path.is_dir() {
+    // Only absence is missing: a link, a folder or an unreadable file is reported by reading.
+    if matches!(crate::fs::kind(&entry.path.join("agent.json")), Ok(None)) {
         sink.push(
             finding(
                 Code::MissingManifest,
@@ -84,7 +115,13 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
         );
         return None;
     }
-    let text = read_text(&path, &display, MAX_MANIFEST_BYTES, sink)?;
+    let text = read_text(
+        &entry.path,
+        "agent.json",
+        &display,
+        MAX_MANIFEST_BYTES,
+        sink,
+    )?;
     let source = SourceFile::new(display, text);
     let root = match manifest::parse(&source.text) {
         Ok(root) => root,
@@ -125,11 +162,6 @@ pub fn check_readme(entry: &EntryDir, listing: &Listing, sink: &mut Sink) -> Opt
         return None;
     }
     let display = display_path(entry, "README.md");
-    let text = read_text(
-        &entry.path.join("README.md"),
-        &display,
-        MAX_README_BYTES,
-        sink,
-    )?;
+    let text = read_text(&entry.path, "README.md", &display, MAX_README_BYTES, sink)?;
     Some(SourceFile::new(display, text))
 }

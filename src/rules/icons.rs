@@ -52,7 +52,7 @@ pub fn check(
     }
     for file in &present {
         let display = display_path(entry, file);
-        if let Some(text) = read_text(&entry.path.join(file), &display, MAX_ICON_BYTES, sink) {
+        if let Some(text) = read_text(&entry.path, file, &display, MAX_ICON_BYTES, sink) {
             let source = SourceFile::new(display, text);
             check_svg(&source, sink);
             sources.push(source);

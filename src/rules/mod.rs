@@ -30,6 +30,7 @@ pub use schema::{agent_validator, registry_validator, AGENT_SCHEMA, REGISTRY_SCH
 pub use versions::{PreviewVersion, Version};
 
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::fs::{self, ReadError};
 use crate::manifest::Node;
 use crate::source::{SourceFile, Span};
 
@@ -163,7 +164,16 @@ impl EntryReport {
 pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
     let mut sink = Sink::new(policy, Some(entry.name.clone()));
     let mut sources = Vec::new();
-    let listing = files::list_entry(entry, &mut sink);
+    let Some(listing) = files::list_entry(entry, &mut sink) else {
+        // The folder could not be listed: reported as unreadable, not as missing its manifest.
+        return EntryReport {
+            entry: entry.clone(),
+            manifest: None,
+            icons: Vec::new(),
+            diagnostics: sink.diagnostics,
+            sources,
+        };
+    };
     if !listing.files.contains("agent.json") {
         files::load_manifest(entry, &mut sink); // reports missing-manifest
         return EntryReport {
@@ -214,44 +224,98 @@ pub fn display_path(entry: &EntryDir, file: &str) -> String {
     }
 }
 
-/// Read a file with a size limit, reporting `file-too-large` / `not-utf8`.
-pub(crate) fn read_text(path: &Path, display: &str, limit: u64, sink: &mut Sink) -> Option<String> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) => {
-            sink.push(
-                finding(Code::FileUnreadable, format!("cannot read {display}: {e}"))
-                    .in_file(display),
-            );
-            return None;
+/// Read `base/rel` through [`crate::fs`] (no link followed, regular files only, at most
+/// `limit` bytes), reporting every refusal as a finding on `display` (the shown `base/rel`).
+pub(crate) fn read_text(
+    base: &Path,
+    rel: &str,
+    display: &str,
+    limit: u64,
+    sink: &mut Sink,
+) -> Option<String> {
+    match fs::read_capped(base, Path::new(rel), limit) {
+        Ok(bytes) => decode_utf8(bytes, display, sink),
+        Err(ReadError::Link { rel: link }) => {
+            // Name the link itself, which may be a folder on the way to the file.
+            let link = link.to_string_lossy().replace('\\', "/");
+            let shown = match display.strip_suffix(rel) {
+                Some(prefix) if !link.is_empty() => format!("{prefix}{link}"),
+                _ => display.to_string(),
+            };
+            sink.push(link_finding(&shown));
+            None
         }
-    };
-    if metadata.len() > limit {
-        sink.push(
+        Err(error) => {
+            sink.push(read_failure(&error, display));
+            None
+        }
+    }
+}
+
+/// The finding for a path that could not be read.
+pub fn read_failure(error: &ReadError, display: &str) -> Diagnostic {
+    match error {
+        ReadError::Link { .. } => link_finding(display),
+        ReadError::NotRegular(special) => special_finding(display, *special),
+        ReadError::TooLarge { limit, reported } => {
+            let size = reported.map_or("over".to_string(), |n| format!("{n} bytes, over"));
             finding(
                 Code::FileTooLarge,
-                format!(
-                    "{display} is {} bytes, over the {} KiB limit",
-                    metadata.len(),
-                    limit / 1024
-                ),
+                format!("{display} is {size} the {} KiB limit", limit / 1024),
             )
             .in_file(display)
-            .help("shrink the file; it is not parsed while over the limit"),
-        );
-        return None;
-    }
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            sink.push(
-                finding(Code::FileUnreadable, format!("cannot read {display}: {e}"))
-                    .in_file(display),
-            );
-            return None;
+            .help("shrink the file; it is not parsed while over the limit")
         }
-    };
-    decode_utf8(bytes, display, sink)
+        ReadError::IsDir => finding(
+            Code::FileUnreadable,
+            format!("cannot read {display}: it is a folder, not a file"),
+        )
+        .in_file(display)
+        .help("replace the folder with the file, or remove it"),
+        ReadError::NotDir { rel } => finding(
+            Code::FileUnreadable,
+            format!(
+                "cannot read {display}: `{}` is a file, not a folder",
+                rel.display()
+            ),
+        )
+        .in_file(display)
+        .help("replace the file with a folder, or remove it"),
+        _ => finding(
+            Code::FileUnreadable,
+            format!("cannot read {display}: {error}"),
+        )
+        .in_file(display)
+        .help("make it readable by the user running acp-registry (check its permissions)"),
+    }
+}
+
+/// The finding for a path a registry may not hold at all: a link or a FIFO, socket or
+/// device. `None` for regular files and folders.
+pub fn refused(kind: fs::Kind, display: &str) -> Option<Diagnostic> {
+    match kind {
+        fs::Kind::Link => Some(link_finding(display)),
+        fs::Kind::Special(special) => Some(special_finding(display, special)),
+        fs::Kind::File | fs::Kind::Dir => None,
+    }
+}
+
+fn link_finding(display: &str) -> Diagnostic {
+    finding(
+        Code::FileLink,
+        format!("{display} is a symbolic link; links are never followed in a registry"),
+    )
+    .in_file(display)
+    .help("replace the link with the file (or folder) itself")
+}
+
+fn special_finding(display: &str, special: fs::Special) -> Diagnostic {
+    finding(
+        Code::FileNotRegular,
+        format!("{display} is {special}, not a regular file"),
+    )
+    .in_file(display)
+    .help("replace it with a regular file, or remove it")
 }
 
 /// Decode UTF-8 (a BOM is tolerated and dropped), reporting the first bad byte.

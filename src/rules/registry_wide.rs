@@ -51,13 +51,12 @@ pub struct Quarantine {
 impl Quarantine {
     /// Read `quarantine.json` from the registry root, if present.
     pub fn load(root: &Path, sink: &mut Sink) -> Quarantine {
-        let path = root.join("quarantine.json");
-        // A dangling symlink is reported by read_text, not ignored.
-        if std::fs::symlink_metadata(&path).is_err() {
+        // Only absence means "no quarantine": a link or a special file is reported by reading.
+        if matches!(crate::fs::kind(&root.join("quarantine.json")), Ok(None)) {
             return Quarantine::default();
         }
-        let Some(text) =
-            super::read_text(&path, "quarantine.json", manifest::MAX_MANIFEST_BYTES, sink)
+        let limit = manifest::MAX_MANIFEST_BYTES;
+        let Some(text) = super::read_text(root, "quarantine.json", "quarantine.json", limit, sink)
         else {
             return Quarantine::default();
         };

@@ -7,6 +7,7 @@ use regex::Regex;
 
 use super::files::Listing;
 use super::{display_path, finding, read_text, Code, EntryDir, Sink};
+use crate::fs::Kind;
 use crate::source::{SourceFile, Span};
 
 pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
@@ -16,7 +17,7 @@ pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut
         return;
     }
     let dir = entry.path.join("skill");
-    let size = folder_size(&dir);
+    let size = walk(entry, &dir, "skill", sink);
     if size > MAX_SKILL_BYTES {
         sink.push(
             finding(
@@ -28,7 +29,8 @@ pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut
         );
     }
     let display = display_path(entry, "skill/SKILL.md");
-    if !dir.join("SKILL.md").is_file() {
+    // Only absence is "no SKILL.md": a link, a folder or an unreadable file is reported by reading.
+    if matches!(crate::fs::kind(&dir.join("SKILL.md")), Ok(None)) {
         sink.push(
             finding(Code::SkillFrontmatter, "skill/ has no SKILL.md")
                 .in_file(display)
@@ -36,7 +38,13 @@ pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut
         );
         return;
     }
-    let Some(text) = read_text(&dir.join("SKILL.md"), &display, MAX_SKILL_BYTES, sink) else {
+    let Some(text) = read_text(
+        &entry.path,
+        "skill/SKILL.md",
+        &display,
+        MAX_SKILL_BYTES,
+        sink,
+    ) else {
         return;
     };
     let source = SourceFile::new(display, text);
@@ -45,17 +53,39 @@ pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut
     sources.push(source);
 }
 
-fn folder_size(dir: &Path) -> u64 {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return 0;
+/// The bytes of the regular files under `dir` (`rel` below the entry), reporting links,
+/// special files and folders that cannot be listed; none of them is followed or counted.
+fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
+    let children = match crate::fs::list_dir(dir) {
+        Ok(children) => children,
+        Err(e) => {
+            let display = display_path(entry, rel);
+            sink.push(
+                finding(
+                    Code::FileUnreadable,
+                    format!("cannot read folder {display}: {e}"),
+                )
+                .in_file(display)
+                .help("make the folder readable and listable by the user running acp-registry"),
+            );
+            return 0;
+        }
     };
-    read.flatten()
-        .map(|item| match item.file_type() {
-            Ok(t) if t.is_dir() => folder_size(&item.path()),
-            Ok(t) if t.is_file() => item.metadata().map_or(0, |m| m.len()),
-            _ => 0,
-        })
-        .sum()
+    let mut size = 0;
+    for child in children {
+        let child_rel = format!("{rel}/{}", child.name());
+        let path = dir.join(&child.name);
+        match child.kind {
+            Kind::Dir => size += walk(entry, &path, &child_rel, sink),
+            Kind::File => size += std::fs::symlink_metadata(&path).map_or(0, |m| m.len()),
+            kind => {
+                if let Some(refused) = super::refused(kind, &display_path(entry, &child_rel)) {
+                    sink.push(refused);
+                }
+            }
+        }
+    }
+    size
 }
 
 /// The front matter block: (byte range of its body, its `key: value` lines with spans).
@@ -194,7 +224,7 @@ fn check_links(source: &SourceFile, dir: &Path, sink: &mut Sink) {
                     .at(source, span)
                     .help("a skill can only refer to files inside its own folder"),
             );
-        } else if !dir.join(relative).exists() {
+        } else if matches!(crate::fs::kind(&dir.join(relative)), Ok(None)) {
             sink.push(
                 finding(
                     Code::SkillLink,
