@@ -389,14 +389,21 @@ mod tests {
         ] {
             let error = parse(text).expect_err(text);
             assert_eq!(error.span, Span::new(at, at + 1), "{text:?}");
-            assert!(error.message.contains(escape), "{text:?}: {}", error.message);
+            assert!(
+                error.message.contains(escape),
+                "{text:?}: {}",
+                error.message
+            );
         }
     }
 
     #[test]
     fn escaped_control_characters_and_raw_ones_in_comments_are_accepted() {
         let node = parse("{\n\t\"a\": \"x\\ty\\u0001\", // tab\there\n\"b\": \"\u{7f}\"}").unwrap();
-        assert_eq!(node.to_json(), serde_json::json!({"a": "x\ty\u{1}", "b": "\u{7f}"}));
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"a": "x\ty\u{1}", "b": "\u{7f}"})
+        );
     }
 
     #[test]

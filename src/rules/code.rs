@@ -94,8 +94,8 @@ catalogue! {
         "An entry folder holds a file that is not part of the layout.",
         "An entry folder may hold `agent.json`, `icon.svg`, `icon-light.svg`, `icon-dark.svg`, `README.md` and `skill/`. Anything else is not published and is probably a mistake (a stray build artefact, an icon with the wrong name). Remove it or move it out of the registry.";
     IdFormat = "id-format", Identity, Error,
-        "The id is not a lowercase slug.",
-        "`id` must match `^[a-z][a-z0-9-]*$`: a lowercase letter, then lowercase letters, digits and hyphens. Ids are used in URLs, file names and client settings.";
+        "The id is not a lowercase slug usable as a file name on every system.",
+        "`id` must match `^[a-z][a-z0-9-]*$`: a lowercase letter, then lowercase letters, digits and hyphens; at most 64 bytes; and not a Windows device name (`con`, `nul`, `aux`, `prn`, `com1`-`com9`, `lpt1`-`lpt9`). Ids are used in URLs, file and folder names and client settings, on every operating system.";
     IdMismatch = "id-mismatch", Identity, Error,
         "The id differs from the folder name.",
         "`id` must equal the name of the folder holding `agent.json`, so that paths and ids always agree. Rename the folder or change the id.";

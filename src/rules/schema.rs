@@ -141,6 +141,10 @@ fn describe(kind: &ValidationErrorKind, path: &str, instance: &Value) -> String 
             )
         }
         ValidationErrorKind::MinLength { .. } => format!("{field} must not be empty"),
+        ValidationErrorKind::MaxLength { limit } => {
+            format!("{field} is longer than {limit} characters")
+        }
+        ValidationErrorKind::Not { .. } => format!("{field} must not be {instance}"),
         ValidationErrorKind::Pattern { pattern } => {
             format!("{field} does not match the pattern `{pattern}`")
         }
