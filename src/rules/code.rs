@@ -155,7 +155,7 @@ catalogue! {
         "Pinning `sha256` lets clients verify downloads. Compute it with `sha256sum <archive>` (or `shasum -a 256` on macOS) on the exact file the URL serves.";
     VersionMismatch = "version-mismatch", Distribution, Error,
         "A distribution pins a different version than the manifest.",
-        "The version in binary archive URLs (`/download/vX.Y.Z/`, `/releases/...`, npm tarball names), the npx pin (`pkg@X.Y.Z`, scope-aware) and the uvx pin (`pkg==X.Y.Z` or `pkg@X.Y.Z`) must equal `version` (in the `preview` block: `preview.version`). Versions are compared as versions, so `2026.07.20` equals `2026.7.20`.";
+        "The version in binary archive URLs (`/download/vX.Y.Z/`, `/releases/...`, npm tarball names), the npx pin (`pkg@X.Y.Z`, scope-aware) and the uvx pin (`pkg==X.Y.Z` or `pkg@X.Y.Z`, extras such as `pkg[acp]==X.Y.Z` included) must equal `version` (in the `preview` block: `preview.version`). Versions are compared as versions, so `2026.07.20` equals `2026.7.20`.";
     LatestTag = "latest-tag", Distribution, Error,
         "A distribution points at a moving latest version.",
         "`@latest` or `/latest/` anywhere in a distribution makes installs change under users' feet and breaks reproducibility. Pin the exact version.";
@@ -164,7 +164,7 @@ catalogue! {
         "Without a pin, clients run whatever is newest at launch. Pin the version: `pkg@X.Y.Z` for npx, `pkg==X.Y.Z` for uvx.";
     PackageSpec = "package-spec", Distribution, Error,
         "An npx or uvx package spec is invalid.",
-        "npx packages are npm names (`name` or `@scope/name`, lowercase) with an exact `@X.Y.Z` version; uvx packages are PyPI names with `==X.Y.Z` (or `@X.Y.Z`). Version ranges (`^1.0.0`, `~1`, `>=1`), extras (`pkg[acp]`), URLs and paths are refused: launches must be reproducible.";
+        "npx packages are npm names (`name` or `@scope/name`, lowercase) with an exact `@X.Y.Z` version; uvx packages are PyPI names, optionally with extras (`pkg[acp]`, `pkg[acp,cli]`), with `==X.Y.Z` (or `@X.Y.Z`). Version ranges (`^1.0.0`, `~1`, `>=1`), URLs and paths are refused: launches must be reproducible.";
     EnvReserved = "env-reserved", Distribution, Error,
         "env sets a variable that clients drop or that would hijack the launch.",
         "Variables such as `PATH`, `HOME`, `LD_PRELOAD`, `LD_LIBRARY_PATH`, `DYLD_*`, `NODE_OPTIONS`, `PYTHONPATH`, `PYTHONHOME`, `GITHUB_*`, `RUNNER_*`, CA bundle variables (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`, `REQUESTS_CA_BUNDLE`, ...) and proxy settings change how every process starts or what it trusts. Clients drop them; the registry refuses them (case-insensitive).";
