@@ -86,7 +86,7 @@ catalogue! {
         "Limits protect clients and the build: `agent.json` at most 64 KiB, each icon at most 32 KiB, `README.md` at most 64 KiB. Files over the limit are not parsed. Shrink the file: optimise the SVG (remove metadata, round coordinates), shorten the README.";
     Schema = "schema", Files, Error,
         "The manifest violates the JSON Schema.",
-        "Every manifest is validated against `schemas/agent.schema.json` (JSON Schema draft-07, `format` checked). Each violation is reported once, at the offending value, or at the object missing a required field. Violations that a more specific rule already reports at the same place are not repeated. For a manifest declaring a newer minor `schema_version`, unknown top-level fields are warnings instead of errors.";
+        "Every manifest is validated against `schemas/agent.schema.json` (JSON Schema draft-07, `format` checked). Each violation is reported once, at the offending value, or at the object missing a required field. Violations that a more specific rule already reports at the same place are not repeated. Unknown top-level fields are `unknown-field` warnings. The agent as `build` publishes it in each output (preview resolved, patches applied, `icon` set) is also checked against `schemas/registry.schema.json`, so that whatever validates also builds; those findings name the output.";
     MissingManifest = "missing-manifest", Files, Warning,
         "A folder in the registry has no agent.json.",
         "Every non-hidden folder of the registry root is an entry and needs `agent.json`. Folders whose names start with `.` or `_`, and `dist`, `target` and `node_modules`, are skipped. Add the manifest, or rename the folder with a leading `_` if it is not an entry.";
@@ -135,6 +135,9 @@ catalogue! {
     HomepageConflict = "homepage-conflict", Metadata, Warning,
         "homepage and website are both set and differ.",
         "`homepage` (from the RFD) is a synonym of `website`. Keep one, or make them equal.";
+    UnknownField = "unknown-field", Metadata, Warning,
+        "The manifest has a top-level field the format does not define.",
+        "The top level of the manifest format is open, as in the public registry: a field it does not define is accepted with this warning (naming the nearest known field when it looks like a typo, e.g. `licence` for `license`) and published as it is, after the known fields, sorted by name. Inside the format's objects (`distribution`, `auth`, `preview`, ...) an unknown field is a `schema` error.";
     PlatformUnknown = "platform-unknown", Distribution, Error,
         "A binary target uses an unknown platform key.",
         "Platform keys are `darwin-aarch64`, `darwin-x86_64`, `linux-aarch64`, `linux-x86_64`, `windows-aarch64`, `windows-x86_64`. Common spellings from other ecosystems (`linux-x64`, `darwin-arm64`, `macos-*`, `win32-*`) are reported with the right key.";

@@ -116,15 +116,6 @@ fn check_version(doc: &ManifestDoc, version: &str, sink: &mut Sink) {
     );
 }
 
-/// Newer-minor manifests are checked with unknown root fields as warnings.
-pub fn declares_newer_minor(doc: &ManifestDoc) -> bool {
-    let supported = semver::Version::parse(SCHEMA_VERSION).expect("valid");
-    doc.root
-        .get_str("schema_version")
-        .and_then(|v| semver::Version::parse(v).ok())
-        .is_some_and(|v| v.major == supported.major && v.minor > supported.minor)
-}
-
 fn check_schema_version(doc: &ManifestDoc, text: &str, sink: &mut Sink) {
     let supported = semver::Version::parse(SCHEMA_VERSION).expect("valid");
     match semver::Version::parse(text) {
