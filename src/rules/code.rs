@@ -71,7 +71,7 @@ impl Family {
 catalogue! {
     JsoncSyntax = "jsonc-syntax", Files, Error,
         "The file is not valid JSONC.",
-        "Manifests and the configuration file are JSONC: JSON plus `//` and `/* */` comments and trailing commas. Anything else (single quotes, unquoted keys, missing commas, hex numbers) is refused because every client reads the published output with a strict JSON parser. The finding points at the first token that could not be parsed; fix it and run again, later errors may appear once this one is gone.";
+        "Manifests and the configuration file are JSONC: JSON plus `//` and `/* */` comments and trailing commas. Anything else (single quotes, unquoted keys, missing commas, hex numbers, raw control characters such as a tab inside a string, which must be written `\\t`) is refused because every client reads the published output with a strict JSON parser. The finding points at the first token that could not be parsed; fix it and run again, later errors may appear once this one is gone.";
     DuplicateKey = "duplicate-key", Files, Error,
         "A key appears twice in one object.",
         "JSON parsers silently keep only one of two equal keys (most keep the last), so the value a reviewer reads may not be the one clients use. Remove one of the two occurrences; the finding points at the repeated key and names the line of the first.";
