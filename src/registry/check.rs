@@ -161,9 +161,10 @@ fn published_finding(
     patched: bool,
 ) -> crate::diagnostics::Diagnostic {
     let mut d = violation.finding(doc);
-    if doc.root.pointer(&violation.at).is_none() {
-        // Only in the output (a patch, the icon URL): point at the manifest's first brace
-        // rather than underlining the whole manifest.
+    let top = violation.at.split('/').nth(1).unwrap_or_default();
+    if !top.is_empty() && doc.root.pointer(&format!("/{top}")).is_none() {
+        // A field only the output has (set by a patch, the icon URL): point at the manifest's
+        // first brace rather than underlining the whole manifest.
         let start = doc.root.span.start;
         d = d.at(&doc.source, crate::source::Span::new(start, start + 1));
     }

@@ -131,10 +131,14 @@ pub fn violations(
             }
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
+                let pointer = format!("{path}/{}", escape_pointer(name));
+                if reported.contains(&pointer) {
+                    continue;
+                }
                 found.push(Violation {
                     at: path.clone(),
                     at_key: false,
-                    pointer: format!("{path}/{}", escape_pointer(name)),
+                    pointer,
                     message: format!("missing required field `{name}`"),
                     help: Some(format!("add `\"{name}\"` to this object")),
                 });
@@ -154,7 +158,7 @@ pub fn violations(
 
 /// `unknown-field` for every top-level key the manifest format does not define.
 fn check_unknown_fields(doc: &ManifestDoc, sink: &mut Sink) {
-    let known = known_fields(instance_root_schema());
+    let known = known_fields();
     for member in doc.root.unique_members() {
         if known.iter().any(|k| *k == member.key) {
             continue;
@@ -176,16 +180,16 @@ fn check_unknown_fields(doc: &ManifestDoc, sink: &mut Sink) {
     }
 }
 
-fn instance_root_schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| serde_json::from_str(AGENT_SCHEMA).expect("bundled schema is JSON"))
-}
-
-fn known_fields(schema: &Value) -> Vec<String> {
-    schema["properties"]
-        .as_object()
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default()
+/// The top-level fields of the manifest format (`agent.schema.json`'s properties).
+fn known_fields() -> &'static [String] {
+    static FIELDS: OnceLock<Vec<String>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let schema: Value = serde_json::from_str(AGENT_SCHEMA).expect("bundled schema is JSON");
+        schema["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    })
 }
 
 fn field_name(path: &str) -> String {
