@@ -160,7 +160,7 @@ pub fn violations(
 fn check_unknown_fields(doc: &ManifestDoc, sink: &mut Sink) {
     let known = known_fields();
     for member in doc.root.unique_members() {
-        if known.iter().any(|k| *k == member.key) {
+        if known.contains(&member.key) {
             continue;
         }
         let pointer = format!("/{}", escape_pointer(&member.key));
