@@ -117,8 +117,15 @@ fn run(args: &[&str], unprivileged: bool) -> Run {
 
 fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
     let mut command = Command::new(bin);
+    // Findings name paths as the registry was named: run inside it with `--registry .` so
+    // they read `<entry>/<file>`.
+    let mut args: Vec<&str> = args.to_vec();
+    if let Some(i) = args.iter().position(|a| *a == "--registry") {
+        command.current_dir(args[i + 1]);
+        args[i + 1] = ".";
+    }
     command
-        .args(args)
+        .args(&args)
         .env_remove("GITHUB_STEP_SUMMARY")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -516,11 +523,9 @@ fn an_empty_registry_hints_at_the_folder_meant() {
     std::fs::create_dir_all(repo.join("registry")).unwrap();
     std::fs::create_dir_all(repo.join("src")).unwrap();
     let message = usage_error(&repo);
-    let wanted = format!(
-        "it holds a `registry/` folder: pass --registry {}",
-        repo.join("registry").display()
-    );
-    assert!(message.contains(&wanted), "{message}");
+    // The harness runs inside the folder with `--registry .`.
+    let wanted = "it holds a `registry/` folder: pass --registry ./registry";
+    assert!(message.contains(wanted), "{message}");
 }
 
 #[test]

@@ -292,7 +292,7 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
 /// Inputs written at test time, keyed by code and case name. `root` is the copied registry;
 /// every generated case has one entry, `example-agent/`.
 ///
-/// - `file-link/fail`: `icon.svg` is a link to `../shared-icon.svg`, inside the registry
+/// - `file-link/fail`: `icon.svg` is a link to `../common-icon.svg`, inside the registry
 ///   (links are refused wherever they point; git could store them, but generated ones
 ///   survive every checkout and copy, including on Windows).
 /// - `file-link/fail-outside`: `agent.json` is moved out of the registry and linked back.
@@ -308,7 +308,7 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
 fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
     let entry = root.join("example-agent");
     match (code, case) {
-        ("file-link", "fail") => symlink("../shared-icon.svg", &entry.join("icon.svg")),
+        ("file-link", "fail") => symlink("../common-icon.svg", &entry.join("icon.svg")),
         ("file-link", "fail-outside") => {
             let outside = root.with_file_name("outside-agent.json");
             fs::rename(entry.join("agent.json"), &outside)?;

@@ -51,8 +51,9 @@ impl fmt::Display for SyntaxError {
 }
 
 /// Parse JSONC: `//` and `/* */` comments and trailing commas are allowed; everything else
-/// is strict JSON (no single quotes, unquoted keys, hex numbers or missing commas), because
-/// every client reads the published output with a strict JSON parser.
+/// is strict JSON (no single quotes, unquoted keys, hex numbers, missing commas or raw control
+/// characters in strings), because every client reads the published output with a strict JSON
+/// parser.
 pub fn parse(text: &str) -> Result<Node, SyntaxError> {
     let options = ParseOptions {
         allow_comments: true,
@@ -72,7 +73,13 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
     };
     match jsonc_parser::parse_to_ast(text, &collect, &options) {
         Ok(result) => match result.value {
-            Some(value) => Ok(convert(value)),
+            Some(value) => {
+                let node = convert(value);
+                match raw_control_character(&node, text) {
+                    Some(error) => Err(error),
+                    None => Ok(node),
+                }
+            }
             None => Err(SyntaxError {
                 span: Span::new(text.len(), text.len()),
                 message: "the file holds no JSON value".into(),
@@ -86,6 +93,46 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
             })
         }
     }
+}
+
+/// The first raw U+0000–U+001F inside a string literal (key or value): JSON requires them
+/// escaped, and jsonc-parser lets them through.
+fn raw_control_character(root: &Node, text: &str) -> Option<SyntaxError> {
+    let mut literals = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        match &node.value {
+            NodeValue::String(_) => literals.push(node.span),
+            NodeValue::Array(items) => stack.extend(items),
+            NodeValue::Object(members) => {
+                for member in members {
+                    literals.push(member.key_span);
+                    stack.push(&member.value);
+                }
+            }
+            _ => {}
+        }
+    }
+    let offset = literals
+        .into_iter()
+        .filter_map(|span| {
+            let raw = text.get(span.start..span.end)?;
+            raw.bytes().position(|b| b < 0x20).map(|i| span.start + i)
+        })
+        .min()?;
+    let byte = text.as_bytes()[offset];
+    let escape = match byte {
+        b'\t' => "\\t".to_string(),
+        b'\n' => "\\n".to_string(),
+        b'\r' => "\\r".to_string(),
+        other => format!("\\u{other:04x}"),
+    };
+    Some(SyntaxError {
+        span: Span::new(offset, offset + 1),
+        message: format!(
+            "raw control character U+{byte:04X} inside a string; JSON requires it escaped as `{escape}`"
+        ),
+    })
 }
 
 fn lowercase_first(s: &str) -> String {
@@ -331,6 +378,32 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?} should be refused");
         }
+    }
+
+    #[test]
+    fn raw_control_characters_in_strings_are_syntax_errors() {
+        for (text, at, escape) in [
+            ("{\"a\": \"x\ty\"}", 8, "`\\t`"),
+            ("{\"a\": [\"ok\", \"x\ny\"]}", 15, "`\\n`"),
+            ("{\"a\\u0001\u{1}\": 1}", 9, "`\\u0001`"),
+        ] {
+            let error = parse(text).expect_err(text);
+            assert_eq!(error.span, Span::new(at, at + 1), "{text:?}");
+            assert!(
+                error.message.contains(escape),
+                "{text:?}: {}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn escaped_control_characters_and_raw_ones_in_comments_are_accepted() {
+        let node = parse("{\n\t\"a\": \"x\\ty\\u0001\", // tab\there\n\"b\": \"\u{7f}\"}").unwrap();
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"a": "x\ty\u{1}", "b": "\u{7f}"})
+        );
     }
 
     #[test]

@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use super::config::base_url_problem;
 use super::output::{digest_hex, ownership_manifest, OWNERSHIP_FILE};
-use super::variants::{apply_patch, published_agent, Channel};
+use super::variants::{output_agent, published_agent, Channel};
 use super::Checked;
 use crate::manifest::MAX_ICON_BYTES;
-use crate::rules::{EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
+use crate::rules::{published_agent_validator, EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
 use crate::site::{self, SiteAgent, SiteOptions};
 
 /// `version` of the published registry files.
@@ -156,21 +156,6 @@ fn registry_document(agents: &[String]) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// Validator for one published agent: `registry.schema.json`'s agent definition.
-fn agent_output_validator() -> &'static jsonschema::Validator {
-    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
-    VALIDATOR.get_or_init(|| {
-        let mut schema: Value =
-            serde_json::from_str(REGISTRY_SCHEMA).expect("bundled schema is JSON");
-        let definitions = schema["definitions"].take();
-        let agent = serde_json::json!({"$ref": "#/definitions/agent", "definitions": definitions});
-        jsonschema::draft7::options()
-            .should_validate_formats(true)
-            .build(&agent)
-            .expect("bundled schema compiles")
-    })
-}
-
 /// Compose every file of the build in memory.
 pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildError> {
     let base = base_url(checked, options)?;
@@ -186,14 +171,11 @@ pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildErro
                 excluded.push(entry.id().to_string());
                 continue;
             }
-            let Some(mut agent) = published_agent(entry, &base, output.channel) else {
+            let Some(agent) = output_agent(entry, &base, output) else {
                 continue;
             };
-            for patch in output.patches.iter().filter(|p| p.id == entry.id()) {
-                apply_patch(&mut agent, patch);
-            }
             let agent = Value::Object(agent);
-            if let Some(error) = agent_output_validator().iter_errors(&agent).next() {
+            if let Some(error) = published_agent_validator().iter_errors(&agent).next() {
                 return Err(BuildError::InvalidOutput {
                     file: output.file.clone(),
                     message: format!(

@@ -1,13 +1,18 @@
 //! Checking a whole registry: every per-entry rule in parallel, then the registry-wide rules.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use rayon::prelude::*;
+use serde_json::Value;
 
+use super::variants::{output_agent, preview_wins, Channel};
 use super::{discover, Config, RegistryError};
-use crate::diagnostics::Report;
-use crate::rules::{self, check_entry, EntryReport, Quarantine, Sink};
+use crate::diagnostics::{Report, Severity};
+use crate::rules::{
+    self, check_entry, published_agent_validator, violations, Code, EntryReport, ManifestDoc,
+    Quarantine, Sink, Violation,
+};
 
 /// A checked registry: per-entry results plus everything needed to render and build.
 pub struct Checked {
@@ -30,7 +35,8 @@ pub fn check_registry(
         .entries
         .par_iter()
         .map(|dir| {
-            let report = check_entry(dir, &config.policy);
+            let mut report = check_entry(dir, &config.policy);
+            check_published(&mut report, &config);
             match only {
                 Some(set) if !set.contains(&dir.name) => EntryReport {
                     diagnostics: Vec::new(),
@@ -98,4 +104,143 @@ pub fn check_registry(
         entries,
         report,
     })
+}
+
+/// The agent as every output publishes it (preview resolved, patches applied, `icon` set)
+/// against `registry.schema.json`, as `build` checks it: what validates also builds. Each
+/// problem is reported once, in the manifest (through the preview block when the output
+/// serves it), naming the outputs; places where the manifest already has an error or a
+/// schema finding are not repeated.
+fn check_published(report: &mut EntryReport, config: &Config) {
+    let Some(doc) = &report.manifest else {
+        return;
+    };
+    let reported: BTreeSet<String> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.file == doc.source.path)
+        .filter(|d| d.severity == Severity::Error || d.code == Code::Schema.as_str())
+        .filter_map(|d| d.pointer.clone())
+        .collect();
+    let serves_preview = preview_wins(
+        doc.root.get_str("version").unwrap_or_default(),
+        doc.root
+            .pointer("/preview/version")
+            .and_then(|(node, _)| node.as_str())
+            .unwrap_or_default(),
+    );
+    let mut found: BTreeMap<Violation, (Vec<&str>, bool)> = BTreeMap::new();
+    for output in config.outputs.iter().filter(|o| o.publishes(report.id())) {
+        let Some(agent) = output_agent(report, &config.base_url, output) else {
+            continue;
+        };
+        let preview = output.channel == Channel::Preview && serves_preview;
+        let already = reported
+            .iter()
+            .filter_map(|p| published_pointer(p, preview))
+            .collect();
+        for mut v in violations(published_agent_validator(), &Value::Object(agent), &already) {
+            let patched = output
+                .patches
+                .iter()
+                .any(|p| p.id == report.id() && patch_touches(p, &v.pointer));
+            if preview {
+                v.at = manifest_pointer(&v.at);
+                v.pointer = manifest_pointer(&v.pointer);
+            }
+            let entry = found.entry(v).or_default();
+            entry.0.push(&output.file);
+            entry.1 |= patched;
+        }
+    }
+    let mut sink = Sink::new(&config.policy, Some(report.entry.name.clone()));
+    for (violation, (outputs, patched)) in found {
+        sink.push(published_finding(doc, &violation, &outputs, patched));
+    }
+    report.diagnostics.extend(sink.diagnostics);
+}
+
+fn published_finding(
+    doc: &ManifestDoc,
+    violation: &Violation,
+    outputs: &[&str],
+    patched: bool,
+) -> crate::diagnostics::Diagnostic {
+    let mut d = violation.finding(doc);
+    let top = violation.at.split('/').nth(1).unwrap_or_default();
+    if !top.is_empty() && doc.root.pointer(&format!("/{top}")).is_none() {
+        // A field only the output has (set by a patch, the icon URL): point at the manifest's
+        // first brace rather than underlining the whole manifest.
+        let start = doc.root.span.start;
+        d = d.at(&doc.source, crate::source::Span::new(start, start + 1));
+    }
+    d.message = format!("{} (as published in {})", d.message, outputs.join(", "));
+    if patched {
+        d.help = Some(format!(
+            "a patch of {} in acp-registry.jsonc sets this field; fix the patch",
+            outputs.join(", ")
+        ));
+    }
+    d
+}
+
+/// Whether `patch` sets or extends the field at `pointer` of the published agent.
+fn patch_touches(patch: &super::variants::Patch, pointer: &str) -> bool {
+    let top = pointer
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    patch
+        .set
+        .keys()
+        .any(|k| crate::manifest::escape_pointer(k) == top)
+        || (top == "distribution" && !patch.append_args.is_empty())
+}
+
+/// Whether the published agent's `pointer` comes from the preview block when it is served.
+fn from_preview(pointer: &str) -> bool {
+    ["/version", "/distribution"]
+        .iter()
+        .any(|f| pointer == *f || pointer.starts_with(&format!("{f}/")))
+}
+
+/// Where the manifest's `pointer` lands in the published agent (`None`: it is not published).
+fn published_pointer(pointer: &str, preview: bool) -> Option<String> {
+    match pointer.strip_prefix("/preview/") {
+        Some(rest) if preview => Some(format!("/{rest}")),
+        None if preview && from_preview(pointer) => None,
+        _ => Some(pointer.to_string()),
+    }
+}
+
+/// The inverse of [`published_pointer`] for a served preview.
+fn manifest_pointer(pointer: &str) -> String {
+    if from_preview(pointer) {
+        format!("/preview{pointer}")
+    } else {
+        pointer.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preview_pointers_map_both_ways_when_the_preview_is_served() {
+        assert_eq!(
+            published_pointer("/preview/distribution/npx", true).as_deref(),
+            Some("/distribution/npx")
+        );
+        assert_eq!(published_pointer("/distribution/npx", true), None);
+        assert_eq!(published_pointer("/name", true).as_deref(), Some("/name"));
+        assert_eq!(
+            published_pointer("/distribution/npx", false).as_deref(),
+            Some("/distribution/npx")
+        );
+        assert_eq!(manifest_pointer("/version"), "/preview/version");
+        assert_eq!(manifest_pointer("/versions"), "/versions");
+        assert_eq!(manifest_pointer("/bundled"), "/bundled");
+    }
 }

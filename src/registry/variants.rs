@@ -119,6 +119,20 @@ pub fn published_agent(
     Some(canonical_agent(agent))
 }
 
+/// The agent exactly as `output` publishes it: [`published_agent`] in the output's channel,
+/// then the output's patches for this id. `build` writes it; `validate` checks it.
+pub fn output_agent(
+    entry: &EntryReport,
+    base_url: &str,
+    output: &Output,
+) -> Option<Map<String, Value>> {
+    let mut agent = published_agent(entry, base_url, output.channel)?;
+    for patch in output.patches.iter().filter(|p| p.id == entry.id()) {
+        apply_patch(&mut agent, patch);
+    }
+    Some(agent)
+}
+
 /// Apply a patch (after preview resolution).
 pub fn apply_patch(agent: &mut Map<String, Value>, patch: &Patch) {
     for (kind, args) in &patch.append_args {

@@ -71,7 +71,7 @@ impl Family {
 catalogue! {
     JsoncSyntax = "jsonc-syntax", Files, Error,
         "The file is not valid JSONC.",
-        "Manifests and the configuration file are JSONC: JSON plus `//` and `/* */` comments and trailing commas. Anything else (single quotes, unquoted keys, missing commas, hex numbers) is refused because every client reads the published output with a strict JSON parser. The finding points at the first token that could not be parsed; fix it and run again, later errors may appear once this one is gone.";
+        "Manifests and the configuration file are JSONC: JSON plus `//` and `/* */` comments and trailing commas. Anything else (single quotes, unquoted keys, missing commas, hex numbers, raw control characters such as a tab inside a string, which must be written `\\t`) is refused because every client reads the published output with a strict JSON parser. The finding points at the first token that could not be parsed; fix it and run again, later errors may appear once this one is gone.";
     DuplicateKey = "duplicate-key", Files, Error,
         "A key appears twice in one object.",
         "JSON parsers silently keep only one of two equal keys (most keep the last), so the value a reviewer reads may not be the one clients use. Remove one of the two occurrences; the finding points at the repeated key and names the line of the first.";
@@ -92,7 +92,7 @@ catalogue! {
         "Limits protect clients and the build: `agent.json` at most 64 KiB, each icon at most 32 KiB, `README.md` at most 64 KiB. Files over the limit are not parsed. Shrink the file: optimise the SVG (remove metadata, round coordinates), shorten the README.";
     Schema = "schema", Files, Error,
         "The manifest violates the JSON Schema.",
-        "Every manifest is validated against `schemas/agent.schema.json` (JSON Schema draft-07, `format` checked). Each violation is reported once, at the offending value, or at the object missing a required field. Violations that a more specific rule already reports at the same place are not repeated. For a manifest declaring a newer minor `schema_version`, unknown top-level fields are warnings instead of errors.";
+        "Every manifest is validated against `schemas/agent.schema.json` (JSON Schema draft-07, `format` checked). Each violation is reported once, at the offending value, or at the object missing a required field. Violations that a more specific rule already reports at the same place are not repeated. Unknown top-level fields are `unknown-field` warnings. The agent as `build` publishes it in each output (preview resolved, patches applied, `icon` set) is also checked against `schemas/registry.schema.json`, so that whatever validates also builds; those findings name the output.";
     MissingManifest = "missing-manifest", Files, Warning,
         "A folder in the registry has no agent.json.",
         "Every non-hidden folder of the registry root is an entry and needs `agent.json`. Folders whose names start with `.` or `_`, and `dist`, `target` and `node_modules`, are skipped. Add the manifest, or rename the folder with a leading `_` if it is not an entry.";
@@ -100,8 +100,8 @@ catalogue! {
         "An entry folder holds a file that is not part of the layout.",
         "An entry folder may hold `agent.json`, `icon.svg`, `icon-light.svg`, `icon-dark.svg`, `README.md` and `skill/`. Anything else is not published and is probably a mistake (a stray build artefact, an icon with the wrong name). Remove it or move it out of the registry.";
     IdFormat = "id-format", Identity, Error,
-        "The id is not a lowercase slug.",
-        "`id` must match `^[a-z][a-z0-9-]*$`: a lowercase letter, then lowercase letters, digits and hyphens. Ids are used in URLs, file names and client settings.";
+        "The id is not a lowercase slug usable as a file name on every system.",
+        "`id` must match `^[a-z][a-z0-9-]*$`: a lowercase letter, then lowercase letters, digits and hyphens; at most 64 bytes; and not a Windows device name (`con`, `nul`, `aux`, `prn`, `com1`-`com9`, `lpt1`-`lpt9`). Ids are used in URLs, file and folder names and client settings, on every operating system.";
     IdMismatch = "id-mismatch", Identity, Error,
         "The id differs from the folder name.",
         "`id` must equal the name of the folder holding `agent.json`, so that paths and ids always agree. Rename the folder or change the id.";
@@ -141,6 +141,9 @@ catalogue! {
     HomepageConflict = "homepage-conflict", Metadata, Warning,
         "homepage and website are both set and differ.",
         "`homepage` (from the RFD) is a synonym of `website`. Keep one, or make them equal.";
+    UnknownField = "unknown-field", Metadata, Warning,
+        "The manifest has a top-level field the format does not define.",
+        "The top level of the manifest format is open, as in the public registry: a field it does not define is accepted with this warning (naming the nearest known field when it looks like a typo, e.g. `licence` for `license`) and published as it is, after the known fields, sorted by name. Inside the format's objects (`distribution`, `auth`, `preview`, ...) an unknown field is a `schema` error.";
     PlatformUnknown = "platform-unknown", Distribution, Error,
         "A binary target uses an unknown platform key.",
         "Platform keys are `darwin-aarch64`, `darwin-x86_64`, `linux-aarch64`, `linux-x86_64`, `windows-aarch64`, `windows-x86_64`. Common spellings from other ecosystems (`linux-x64`, `darwin-arm64`, `macos-*`, `win32-*`) are reported with the right key.";
@@ -161,7 +164,7 @@ catalogue! {
         "Pinning `sha256` lets clients verify downloads. Compute it with `sha256sum <archive>` (or `shasum -a 256` on macOS) on the exact file the URL serves.";
     VersionMismatch = "version-mismatch", Distribution, Error,
         "A distribution pins a different version than the manifest.",
-        "The version in binary archive URLs (`/download/vX.Y.Z/`, `/releases/...`, npm tarball names), the npx pin (`pkg@X.Y.Z`, scope-aware) and the uvx pin (`pkg==X.Y.Z` or `pkg@X.Y.Z`) must equal `version` (in the `preview` block: `preview.version`). Versions are compared as versions, so `2026.07.20` equals `2026.7.20`.";
+        "The version in binary archive URLs (`/download/vX.Y.Z/`, `/releases/...`, npm tarball names), the npx pin (`pkg@X.Y.Z`, scope-aware) and the uvx pin (`pkg==X.Y.Z` or `pkg@X.Y.Z`, extras such as `pkg[acp]==X.Y.Z` included) must equal `version` (in the `preview` block: `preview.version`). Versions are compared as versions, so `2026.07.20` equals `2026.7.20`.";
     LatestTag = "latest-tag", Distribution, Error,
         "A distribution points at a moving latest version.",
         "`@latest` or `/latest/` anywhere in a distribution makes installs change under users' feet and breaks reproducibility. Pin the exact version.";
@@ -170,7 +173,7 @@ catalogue! {
         "Without a pin, clients run whatever is newest at launch. Pin the version: `pkg@X.Y.Z` for npx, `pkg==X.Y.Z` for uvx.";
     PackageSpec = "package-spec", Distribution, Error,
         "An npx or uvx package spec is invalid.",
-        "npx packages are npm names (`name` or `@scope/name`, lowercase) with an exact `@X.Y.Z` version; uvx packages are PyPI names with `==X.Y.Z` (or `@X.Y.Z`). Version ranges (`^1.0.0`, `~1`, `>=1`), extras (`pkg[acp]`), URLs and paths are refused: launches must be reproducible.";
+        "npx packages are npm names (`name` or `@scope/name`, lowercase) with an exact `@X.Y.Z` version; uvx packages are PyPI names, optionally with extras (`pkg[acp]`, `pkg[acp,cli]`), with `==X.Y.Z` (or `@X.Y.Z`). Version ranges (`^1.0.0`, `~1`, `>=1`), URLs and paths are refused: launches must be reproducible.";
     EnvReserved = "env-reserved", Distribution, Error,
         "env sets a variable that clients drop or that would hijack the launch.",
         "Variables such as `PATH`, `HOME`, `LD_PRELOAD`, `LD_LIBRARY_PATH`, `DYLD_*`, `NODE_OPTIONS`, `PYTHONPATH`, `PYTHONHOME`, `GITHUB_*`, `RUNNER_*`, CA bundle variables (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`, `REQUESTS_CA_BUNDLE`, ...) and proxy settings change how every process starts or what it trusts. Clients drop them; the registry refuses them (case-insensitive).";

@@ -366,9 +366,11 @@ enum Ecosystem {
     PyPi,
 }
 
-/// An npx or uvx package spec split into name and version pin.
+/// An npx or uvx package spec split into name, extras (uvx: the text inside `[…]`) and
+/// version pin.
 struct PackageSpec<'a> {
     name: &'a str,
+    extras: Option<&'a str>,
     pin: Option<&'a str>,
 }
 
@@ -377,31 +379,31 @@ fn split_npm(spec: &str) -> PackageSpec<'_> {
     match spec[1.min(spec.len())..].rfind('@') {
         Some(i) => PackageSpec {
             name: &spec[..i + 1],
+            extras: None,
             pin: Some(&spec[i + 2..]),
         },
         None => PackageSpec {
             name: spec,
+            extras: None,
             pin: None,
         },
     }
 }
 
+/// `name[extra,…]==X.Y.Z` or `name[extra,…]@X.Y.Z`; an unclosed `[` stays in the name (and
+/// makes it invalid).
 fn split_pypi(spec: &str) -> PackageSpec<'_> {
-    if let Some((name, version)) = spec.split_once("==") {
-        return PackageSpec {
-            name,
-            pin: Some(version),
-        };
-    }
-    if let Some((name, version)) = spec.split_once('@') {
-        return PackageSpec {
-            name,
-            pin: Some(version),
-        };
-    }
+    let (requirement, pin) = match spec.split_once("==").or_else(|| spec.split_once('@')) {
+        Some((requirement, pin)) => (requirement, Some(pin)),
+        None => (spec, None),
+    };
+    let extras = requirement
+        .split_once('[')
+        .and_then(|(name, rest)| Some((name, rest.strip_suffix(']')?)));
     PackageSpec {
-        name: spec,
-        pin: None,
+        name: extras.map_or(requirement, |(name, _)| name),
+        extras: extras.map(|(_, extras)| extras),
+        pin,
     }
 }
 
@@ -422,6 +424,50 @@ fn valid_pypi_name(name: &str) -> bool {
     .is_match(name)
 }
 
+/// A range, a bad extra or a bad package name: the message, and a help when the default
+/// ("pin the exact version: …") does not fit.
+fn spec_shape_problem(
+    spec: &str,
+    parsed: &PackageSpec,
+    ecosystem: Ecosystem,
+) -> Option<(String, Option<String>)> {
+    let ranges = ["<", ">", "~=", "!=", ","];
+    let in_range = |part: &str| ranges.iter().any(|op| part.contains(op));
+    if ecosystem == Ecosystem::PyPi && (in_range(parsed.name) || parsed.pin.is_some_and(in_range)) {
+        return Some((format!("`{spec}` is a version range, not a pin"), None));
+    }
+    if let Some(bad) = parsed
+        .extras
+        .and_then(|e| e.split(',').find(|extra| !valid_pypi_name(extra)))
+    {
+        return Some((
+            format!("`{bad}` in `{spec}` is not a valid extra name"),
+            Some(
+                "extras are PyPI names separated by commas, without spaces: `pkg[acp,cli]==X.Y.Z`"
+                    .into(),
+            ),
+        ));
+    }
+    let (valid, registry, help) = match ecosystem {
+        Ecosystem::Npm => (
+            valid_npm_name(parsed.name),
+            "npm",
+            "npm names are lowercase: `name` or `@scope/name`, then `@X.Y.Z`",
+        ),
+        Ecosystem::PyPi => (
+            valid_pypi_name(parsed.name),
+            "PyPI",
+            "PyPI names are letters, digits, `.`, `_` and `-`, optionally `[extras]`, then `==X.Y.Z`",
+        ),
+    };
+    (!valid).then(|| {
+        (
+            format!("`{}` is not a valid {registry} package name", parsed.name),
+            Some(help.to_string()),
+        )
+    })
+}
+
 fn check_package(
     doc: &ManifestDoc,
     pointer: &str,
@@ -439,68 +485,16 @@ fn check_package(
         Ecosystem::Npm => ("npx", split_npm(spec)),
         Ecosystem::PyPi => ("uvx", split_pypi(spec)),
     };
+    let extras = parsed.extras.map(|e| format!("[{e}]")).unwrap_or_default();
     let pin_example = |version: &str| match ecosystem {
         Ecosystem::Npm => format!("{}@{version}", parsed.name),
-        Ecosystem::PyPi => format!(
-            "{}=={version}",
-            parsed.name.split('[').next().unwrap_or_default()
-        ),
+        Ecosystem::PyPi => format!("{}{extras}=={version}", parsed.name),
     };
     let want_text = expected.map_or("X.Y.Z", |(_, t)| t);
-    if ecosystem == Ecosystem::PyPi && parsed.name.contains('[') {
-        sink.push(
-            doc.at(
-                Code::PackageSpec,
-                &pointer,
-                format!("`{spec}` requests extras, which uvx launches cannot pin reliably"),
-            )
-            .help(format!(
-                "publish a package that needs no extras and use `{}`",
-                pin_example(want_text)
-            )),
-        );
-        return;
-    }
-    if ecosystem == Ecosystem::PyPi
-        && ["<", ">", "~=", "!=", ","]
-            .iter()
-            .any(|op| spec.contains(op))
-    {
-        sink.push(
-            doc.at(
-                Code::PackageSpec,
-                &pointer,
-                format!("`{spec}` is a version range, not a pin"),
-            )
-            .help(format!(
-                "pin the exact version: `{}`",
-                pin_example(want_text)
-            )),
-        );
-        return;
-    }
-    let name_ok = match ecosystem {
-        Ecosystem::Npm => valid_npm_name(parsed.name),
-        Ecosystem::PyPi => valid_pypi_name(parsed.name),
-    };
-    if !name_ok {
-        let registry = if ecosystem == Ecosystem::Npm {
-            "npm"
-        } else {
-            "PyPI"
-        };
-        sink.push(
-            doc.at(
-                Code::PackageSpec,
-                &pointer,
-                format!("`{}` is not a valid {registry} package name", parsed.name),
-            )
-            .help(if ecosystem == Ecosystem::Npm {
-                "npm names are lowercase: `name` or `@scope/name`, then `@X.Y.Z`"
-            } else {
-                "PyPI names are letters, digits, `.`, `_` and `-`, then `==X.Y.Z`"
-            }),
-        );
+    if let Some((message, help)) = spec_shape_problem(spec, &parsed, ecosystem) {
+        let help =
+            help.unwrap_or_else(|| format!("pin the exact version: `{}`", pin_example(want_text)));
+        sink.push(doc.at(Code::PackageSpec, &pointer, message).help(help));
         return;
     }
     let Some(pin) = parsed.pin else {
@@ -720,10 +714,10 @@ fn check_args_and_env(doc: &ManifestDoc, pointer: &str, target: &Node, sink: &mu
     }
 }
 
-/// `@scope/name@1.2.3` → `name`; `pkg==1.2` → `pkg`.
+/// `@scope/name@1.2.3` → `name`; `pkg[extra]==1.2` → `pkg`.
 fn package_basename(spec: &str) -> &str {
     let name = split_npm(spec).name;
-    let name = name.split("==").next().unwrap_or(name);
+    let name = name.split(['=', '[']).next().unwrap_or(name);
     name.rsplit('/').next().unwrap_or(name)
 }
 
@@ -771,5 +765,22 @@ mod tests {
         let s = split_npm("@google/gemini-cli");
         assert_eq!((s.name, s.pin), ("@google/gemini-cli", None));
         assert_eq!(package_basename("@qwen-code/qwen-code@0.20.1"), "qwen-code");
+    }
+
+    #[test]
+    fn pypi_specs_split_extras_from_name_and_pin() {
+        let s = split_pypi("fast-agent-acp[acp,cli]==0.9.20");
+        assert_eq!(
+            (s.name, s.extras, s.pin),
+            ("fast-agent-acp", Some("acp,cli"), Some("0.9.20"))
+        );
+        let s = split_pypi("kimi-cli[acp]@1.2.3");
+        assert_eq!(
+            (s.name, s.extras, s.pin),
+            ("kimi-cli", Some("acp"), Some("1.2.3"))
+        );
+        let s = split_pypi("pkg[acp==1.0.0");
+        assert_eq!((s.name, s.extras, s.pin), ("pkg[acp", None, Some("1.0.0")));
+        assert_eq!(package_basename("kimi-cli[acp]==1.2.3"), "kimi-cli");
     }
 }

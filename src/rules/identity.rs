@@ -2,7 +2,8 @@
 
 use super::versions::{PreviewVersion, Version};
 use super::{Code, ManifestDoc, Sink};
-use crate::diagnostics::Severity;
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::manifest::names::{matches_id_pattern, NameProblem, MAX_ID_LEN};
 use crate::manifest::SCHEMA_VERSION;
 
 pub use crate::manifest::names::is_valid_id;
@@ -26,16 +27,7 @@ fn slugify(id: &str) -> String {
 pub fn check(doc: &ManifestDoc, folder: &str, sink: &mut Sink) {
     if let Some(id) = doc.root.get_str("id") {
         if !is_valid_id(id) {
-            let mut d = doc.at(
-                Code::IdFormat,
-                "/id",
-                format!("id `{id}` is not a lowercase slug (`^[a-z][a-z0-9-]*$`)"),
-            );
-            let slug = slugify(id);
-            if is_valid_id(&slug) {
-                d = d.help(format!("use `{slug}` (and rename the folder to match)"));
-            }
-            sink.push(d);
+            sink.push(id_format(doc, id));
         }
         if id != folder {
             sink.push(
@@ -60,6 +52,47 @@ pub fn check(doc: &ManifestDoc, folder: &str, sink: &mut Sink) {
     }
 }
 
+/// Why `id` is refused: its length, then its characters, then a
+/// Windows device name (ids become file and folder names on every platform).
+fn id_format(doc: &ManifestDoc, id: &str) -> Diagnostic {
+    let rename = "(and rename the folder to match)";
+    if id.len() > MAX_ID_LEN {
+        let d = doc.at(
+            Code::IdFormat,
+            "/id",
+            format!(
+                "id `{id}` is {} bytes long, over the {MAX_ID_LEN}-byte limit",
+                id.len()
+            ),
+        );
+        return d.help(format!(
+            "shorten it to at most {MAX_ID_LEN} lowercase letters, digits and hyphens {rename}"
+        ));
+    }
+    if !matches_id_pattern(id) {
+        let d = doc.at(
+            Code::IdFormat,
+            "/id",
+            format!("id `{id}` is not a lowercase slug (`^[a-z][a-z0-9-]*$`)"),
+        );
+        let slug = slugify(id);
+        return if is_valid_id(&slug) {
+            d.help(format!("use `{slug}` {rename}"))
+        } else {
+            d
+        };
+    }
+    doc.at(
+        Code::IdFormat,
+        "/id",
+        format!(
+            "id `{id}` cannot be a file or folder name: {}",
+            NameProblem::WindowsReserved
+        ),
+    )
+    .help(format!("choose another id, e.g. `{id}-agent` {rename}"))
+}
+
 fn check_version(doc: &ManifestDoc, version: &str, sink: &mut Sink) {
     if Version::parse(version).is_some() {
         return;
@@ -81,15 +114,6 @@ fn check_version(doc: &ManifestDoc, version: &str, sink: &mut Sink) {
         )
         .help(help),
     );
-}
-
-/// Newer-minor manifests are checked with unknown root fields as warnings.
-pub fn declares_newer_minor(doc: &ManifestDoc) -> bool {
-    let supported = semver::Version::parse(SCHEMA_VERSION).expect("valid");
-    doc.root
-        .get_str("schema_version")
-        .and_then(|v| semver::Version::parse(v).ok())
-        .is_some_and(|v| v.major == supported.major && v.minor > supported.minor)
 }
 
 fn check_schema_version(doc: &ManifestDoc, text: &str, sink: &mut Sink) {
@@ -129,6 +153,45 @@ fn check_schema_version(doc: &ManifestDoc, text: &str, sink: &mut Sink) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn id_findings(id: &str) -> Vec<crate::diagnostics::Diagnostic> {
+        let text = format!("{{\"id\": \"{id}\"}}");
+        let doc = ManifestDoc {
+            root: crate::manifest::parse(&text).unwrap(),
+            source: crate::source::SourceFile::new("x/agent.json", text),
+        };
+        let policy = crate::rules::Policy::default();
+        let mut sink = Sink::new(&policy, None);
+        check(&doc, id, &mut sink);
+        sink.diagnostics
+    }
+
+    #[test]
+    fn reserved_and_too_long_ids_say_why_they_are_refused() {
+        let reserved = id_findings("con");
+        assert_eq!(reserved.len(), 1, "{reserved:?}");
+        assert!(
+            reserved[0]
+                .message
+                .contains("reserved device name on Windows"),
+            "{reserved:?}"
+        );
+        assert!(reserved[0]
+            .help
+            .as_deref()
+            .unwrap_or_default()
+            .contains("`con-agent`"));
+        let long = "a".repeat(MAX_ID_LEN + 1);
+        let too_long = id_findings(&long);
+        assert_eq!(too_long.len(), 1, "{too_long:?}");
+        assert!(
+            too_long[0]
+                .message
+                .contains("65 bytes long, over the 64-byte limit"),
+            "{too_long:?}"
+        );
+        assert!(id_findings(&"a".repeat(MAX_ID_LEN)).is_empty());
+    }
 
     #[test]
     fn slugify_suggests_valid_ids() {

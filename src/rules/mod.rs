@@ -26,7 +26,10 @@ pub use icons::check_icon;
 pub use metadata::url_problem;
 pub use policy::{Level, Policy, DEFAULT_REQUIRED_OS};
 pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
-pub use schema::{agent_validator, registry_validator, AGENT_SCHEMA, REGISTRY_SCHEMA};
+pub use schema::{
+    agent_validator, published_agent_validator, registry_validator, violations, Violation,
+    AGENT_SCHEMA, REGISTRY_SCHEMA,
+};
 pub use versions::{PreviewVersion, Version};
 
 use crate::diagnostics::{Diagnostic, Severity};
@@ -200,8 +203,7 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
             .filter_map(|d| d.pointer.clone())
             .collect();
         let instance = distribution::normalized_json(&doc.root);
-        let newer_minor = identity::declares_newer_minor(doc);
-        schema::check(doc, &instance, &reported, newer_minor, &mut sink);
+        schema::check(doc, &instance, &reported, &mut sink);
     }
     let icons = icons::check(entry, &listing, &mut sink, &mut sources);
     sources.extend(files::check_readme(entry, &listing, &mut sink));

@@ -9,7 +9,7 @@ use jsonschema::Validator;
 use serde_json::Value;
 
 use super::{nearest, Code, ManifestDoc, Sink};
-use crate::diagnostics::Severity;
+use crate::diagnostics::Diagnostic;
 use crate::manifest::{escape_pointer, PLATFORMS};
 
 pub const AGENT_SCHEMA: &str = include_str!("../../schemas/agent.schema.json");
@@ -33,93 +33,163 @@ pub fn registry_validator() -> &'static Validator {
     VALIDATOR.get_or_init(|| compile(REGISTRY_SCHEMA))
 }
 
+/// One published agent: `registry.schema.json`'s agent definition, as `build` applies it to
+/// every agent of every output and `validate` to every entry.
+pub fn published_agent_validator() -> &'static Validator {
+    static VALIDATOR: OnceLock<Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let mut schema: Value =
+            serde_json::from_str(REGISTRY_SCHEMA).expect("bundled schema is JSON");
+        let definitions = schema["definitions"].take();
+        let agent = serde_json::json!({"$ref": "#/definitions/agent", "definitions": definitions});
+        jsonschema::draft7::options()
+            .should_validate_formats(true)
+            .build(&agent)
+            .expect("bundled schema compiles")
+    })
+}
+
+/// One schema violation, ready to become a finding: `at` is where it points (the key when
+/// `at_key`), `pointer` the JSON pointer it reports.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Violation {
+    pub at: String,
+    pub at_key: bool,
+    pub pointer: String,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Violation {
+    /// The finding (code `schema`) at this violation's place in `doc`.
+    pub fn finding(&self, doc: &ManifestDoc) -> Diagnostic {
+        let d = if self.at_key {
+            doc.at_key(Code::Schema, &self.at, self.message.clone())
+        } else {
+            doc.at(Code::Schema, &self.at, self.message.clone())
+        };
+        let d = d.pointer(self.pointer.clone());
+        match &self.help {
+            Some(help) => d.help(help.clone()),
+            None => d,
+        }
+    }
+}
+
 /// Validate `instance` (the manifest as clients read it, with the legacy distribution form
 /// already normalised). `reported` holds pointers where a more specific rule already reported
-/// an error: the schema does not repeat those. A `uniqueItems` violation is also covered by an
-/// error on one of the array's items (tags-format points at the repeated tag).
-pub fn check(
-    doc: &ManifestDoc,
+/// an error: the schema does not repeat those. Unknown top-level fields are `unknown-field`
+/// warnings (the format's top level is open).
+pub fn check(doc: &ManifestDoc, instance: &Value, reported: &BTreeSet<String>, sink: &mut Sink) {
+    check_unknown_fields(doc, sink);
+    for violation in violations(agent_validator(), instance, reported) {
+        sink.push(violation.finding(doc));
+    }
+}
+
+/// Every violation of `validator` by `instance`, except those at a pointer in `reported` (for
+/// `uniqueItems`, also an error on one of the array's items: tags-format points at the
+/// repeated tag) and unknown platform keys, which platform-unknown owns.
+pub fn violations(
+    validator: &Validator,
     instance: &Value,
     reported: &BTreeSet<String>,
-    newer_minor_format: bool,
-    sink: &mut Sink,
-) {
-    let known_fields = known_fields(instance_root_schema());
-    for error in agent_validator().iter_errors(instance) {
+) -> Vec<Violation> {
+    let covered = |pointer: &str, kind: &ValidationErrorKind| {
+        reported.contains(pointer)
+            || (matches!(kind, ValidationErrorKind::UniqueItems)
+                && reported
+                    .iter()
+                    .any(|r| r.starts_with(pointer) && r[pointer.len()..].starts_with('/')))
+    };
+    // Most instances are valid: the boolean check is much cheaper than collecting errors.
+    if validator.is_valid(instance) {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for error in validator.iter_errors(instance) {
         let path = error.instance_path().as_str().to_string();
-        let covered = |pointer: &str, kind: &ValidationErrorKind| {
-            reported.contains(pointer)
-                || (matches!(kind, ValidationErrorKind::UniqueItems)
-                    && reported
-                        .iter()
-                        .any(|r| r.starts_with(pointer) && r[pointer.len()..].starts_with('/')))
-        };
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 for key in unexpected {
                     let pointer = format!("{path}/{}", escape_pointer(key));
-                    if reported.contains(&pointer) {
+                    let unknown_platform =
+                        path.ends_with("/binary") && !PLATFORMS.contains(&key.as_str());
+                    if reported.contains(&pointer) || unknown_platform {
                         continue;
                     }
-                    let in_binary = path.ends_with("/binary");
-                    if in_binary && !PLATFORMS.contains(&key.as_str()) {
-                        // platform-unknown owns unknown platform keys.
-                        continue;
-                    }
-                    let mut d =
-                        doc.at_key(Code::Schema, &pointer, format!("unknown field `{key}`"));
-                    let candidates: Vec<&str> = if path.is_empty() {
-                        known_fields.iter().map(String::as_str).collect()
-                    } else {
-                        Vec::new()
-                    };
-                    d = match nearest(key, candidates) {
-                        Some(n) => d.help(format!("did you mean `{n}`?")),
-                        None => {
-                            d.help("remove it; fields not in the manifest format are not published")
-                        }
-                    };
-                    if path.is_empty() && newer_minor_format {
-                        d.severity = Severity::Warning;
-                        d.message.push_str(
-                            " (allowed by the newer schema_version? this tool does not know it)",
-                        );
-                    }
-                    sink.push(d);
+                    found.push(Violation {
+                        at: pointer.clone(),
+                        at_key: true,
+                        pointer,
+                        message: format!("unknown field `{key}`"),
+                        help: Some(
+                            "remove it; fields not in the manifest format are not published".into(),
+                        ),
+                    });
                 }
             }
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
                 let pointer = format!("{path}/{}", escape_pointer(name));
-                let mut d = doc.at(
-                    Code::Schema,
-                    &path,
-                    format!("missing required field `{name}`"),
-                );
-                d.pointer = Some(pointer);
-                sink.push(d.help(format!("add `\"{name}\"` to this object")));
-            }
-            kind => {
-                if covered(&path, kind) {
+                if reported.contains(&pointer) {
                     continue;
                 }
-                let message = describe(kind, &path, error.instance());
-                sink.push(doc.at(Code::Schema, &path, message));
+                found.push(Violation {
+                    at: path.clone(),
+                    at_key: false,
+                    pointer,
+                    message: format!("missing required field `{name}`"),
+                    help: Some(format!("add `\"{name}\"` to this object")),
+                });
             }
+            kind if covered(&path, kind) => {}
+            kind => found.push(Violation {
+                message: describe(kind, &path, error.instance()),
+                at: path.clone(),
+                at_key: false,
+                pointer: path,
+                help: None,
+            }),
         }
+    }
+    found
+}
+
+/// `unknown-field` for every top-level key the manifest format does not define.
+fn check_unknown_fields(doc: &ManifestDoc, sink: &mut Sink) {
+    let known = known_fields();
+    for member in doc.root.unique_members() {
+        if known.contains(&member.key) {
+            continue;
+        }
+        let pointer = format!("/{}", escape_pointer(&member.key));
+        let published = "unknown fields are published as they are, after the known ones";
+        let help = match nearest(&member.key, known.iter().map(String::as_str)) {
+            Some(n) => format!("did you mean `{n}`? ({published})"),
+            None => format!("{published}; remove it if clients should not see it"),
+        };
+        sink.push(
+            doc.at_key(
+                Code::UnknownField,
+                &pointer,
+                format!("unknown field `{}`", member.key),
+            )
+            .help(help),
+        );
     }
 }
 
-fn instance_root_schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| serde_json::from_str(AGENT_SCHEMA).expect("bundled schema is JSON"))
-}
-
-fn known_fields(schema: &Value) -> Vec<String> {
-    schema["properties"]
-        .as_object()
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default()
+/// The top-level fields of the manifest format (`agent.schema.json`'s properties).
+fn known_fields() -> &'static [String] {
+    static FIELDS: OnceLock<Vec<String>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let schema: Value = serde_json::from_str(AGENT_SCHEMA).expect("bundled schema is JSON");
+        schema["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    })
 }
 
 fn field_name(path: &str) -> String {
@@ -141,6 +211,10 @@ fn describe(kind: &ValidationErrorKind, path: &str, instance: &Value) -> String 
             )
         }
         ValidationErrorKind::MinLength { .. } => format!("{field} must not be empty"),
+        ValidationErrorKind::MaxLength { limit } => {
+            format!("{field} is longer than {limit} characters")
+        }
+        ValidationErrorKind::Not { .. } => format!("{field} must not be {instance}"),
         ValidationErrorKind::Pattern { pattern } => {
             format!("{field} does not match the pattern `{pattern}`")
         }
@@ -192,5 +266,6 @@ mod tests {
     fn bundled_schemas_compile() {
         super::agent_validator();
         super::registry_validator();
+        super::published_agent_validator();
     }
 }

@@ -6,8 +6,8 @@
 //! files.
 //!
 //! Ground floor: imports only `std`, serde_json, minijinja, pulldown-cmark, ammonia, url,
-//! roxmltree, rayon and the constants of [`crate::manifest`]; the build calls this module, never
-//! the reverse.
+//! roxmltree, rayon and the constants and id predicate of [`crate::manifest`]; the build
+//! calls this module, never the reverse.
 //!
 //! Every string of an agent is treated as hostile:
 //! - templates are rendered with HTML autoescaping, and the only value marked safe is the
@@ -31,12 +31,14 @@ use minijinja::{AutoEscape, Environment, Value};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::manifest::names::is_valid_id;
 pub use model::safe_url;
 
 /// One agent to show, as the build hands it over.
 #[derive(Debug, Clone, Default)]
 pub struct SiteAgent {
-    /// The entry id (`^[a-z][a-z0-9-]*$`); used in paths and CSS class names.
+    /// The entry id (valid by [`crate::manifest::names::is_valid_id`]); used in paths and CSS
+    /// class names.
     pub id: String,
     /// The agent exactly as published in registry.json (canonical keys: id, name, version,
     /// description, repository, website, homepage, authors, license, license_url, icon
@@ -77,7 +79,7 @@ impl Default for SiteOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SiteError {
-    #[error("agent id `{0}` cannot be used in site paths: expected ^[a-z][a-z0-9-]*$")]
+    #[error("agent id `{0}` cannot be used in site paths: expected ^[a-z][a-z0-9-]*$, at most {max} bytes, not a Windows device name", max = crate::manifest::names::MAX_ID_LEN)]
     InvalidId(String),
     #[error("agent id `{0}` appears more than once")]
     DuplicateId(String),
@@ -116,7 +118,8 @@ pub fn render(
 ) -> Result<BTreeMap<String, Vec<u8>>, SiteError> {
     let mut seen = BTreeSet::new();
     for agent in agents {
-        if !model::is_safe_id(&agent.id) {
+        // The id becomes a path segment and a CSS class name: the registry's one id predicate.
+        if !is_valid_id(&agent.id) {
             return Err(SiteError::InvalidId(agent.id.clone()));
         }
         if !seen.insert(agent.id.as_str()) {
@@ -335,4 +338,36 @@ fn render_page(
             page: path.to_string(),
             source,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(id: &str) -> SiteAgent {
+        let manifest = serde_json::json!({
+            "id": id, "name": "A", "version": "1.0.0", "description": "d",
+            "distribution": {"npx": {"package": "a@1.0.0"}},
+        });
+        SiteAgent {
+            id: id.to_string(),
+            agent: manifest.as_object().cloned().unwrap_or_default(),
+            ..SiteAgent::default()
+        }
+    }
+
+    #[test]
+    fn ids_the_validator_refuses_are_refused_and_the_longest_valid_id_renders() {
+        let too_long = "a".repeat(crate::manifest::names::MAX_ID_LEN + 1);
+        for id in ["con", "lpt1", "nul", too_long.as_str()] {
+            let result = render(&[agent(id)], &SiteOptions::default());
+            assert!(
+                matches!(result, Err(SiteError::InvalidId(_))),
+                "{id:?} accepted"
+            );
+        }
+        let longest = "a".repeat(crate::manifest::names::MAX_ID_LEN);
+        let files = render(&[agent(&longest)], &SiteOptions::default()).unwrap();
+        assert!(files.contains_key(&format!("agents/{longest}/index.html")));
+    }
 }

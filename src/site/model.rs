@@ -36,14 +36,6 @@ pub const DEPLOY_LABELS: [(&str, &str); 3] = [
     ("uvx", "uvx (Python)"),
 ];
 
-/// Only `^[a-z][a-z0-9-]*$`: the id becomes a path segment and a CSS class name.
-pub fn is_safe_id(id: &str) -> bool {
-    let mut chars = id.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
-        && id.len() <= 128
-}
-
 /// An absolute `http`/`https` URL with a host and no credentials, re-serialised (which
 /// percent-encodes quotes, spaces and angle brackets); anything else is dropped.
 pub fn safe_url(raw: &str) -> Option<String> {
