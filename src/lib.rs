@@ -8,6 +8,7 @@ pub mod collab;
 pub mod commands;
 pub mod diagnostics;
 pub mod manifest;
+pub mod net;
 pub mod registry;
 pub mod rules;
 pub mod site;
