@@ -9,6 +9,7 @@ pub mod commands;
 pub mod diagnostics;
 pub mod manifest;
 pub mod net;
+pub mod online;
 pub mod registry;
 pub mod rules;
 pub mod site;
