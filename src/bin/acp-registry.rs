@@ -129,7 +129,11 @@ struct OnlineArgs {
     github_api: Option<String>,
     /// TEST ONLY: allow loopback addresses, over plain http too, so tests and benchmarks can
     /// use local servers. Relaxes nothing else; never use it on untrusted input.
-    #[arg(long, env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
     allow_loopback_for_tests: bool,
 }
 

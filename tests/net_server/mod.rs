@@ -98,18 +98,47 @@ pub struct Request {
 
 type Handler = dyn Fn(&Request, usize) -> Reply + Send + Sync;
 
-/// Scripted answers: `"METHOD /path"` to a sequence of replies (the last one repeats);
-/// anything else is a 404.
+/// Scripted answers: `"METHOD /path"` to a sequence of replies (the last one repeats); a
+/// HEAD without its own route answers like the GET route (without the body), as real
+/// servers do; anything else is a 404.
 pub fn routes(table: Vec<(&str, Vec<Reply>)>) -> impl Fn(&Request, usize) -> Reply + Send + Sync {
     let table: BTreeMap<String, Vec<Reply>> =
         table.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     move |request, nth| {
         let key = format!("{} {}", request.method, request.path);
-        match table.get(&key) {
+        let get = format!("GET {}", request.path);
+        let found = table.get(&key).or_else(|| {
+            (request.method == "HEAD")
+                .then(|| table.get(&get))
+                .flatten()
+        });
+        match found {
             Some(replies) => replies[nth.min(replies.len() - 1)].clone(),
             None => Reply::status(404),
         }
     }
+}
+
+/// Routes written in JSON: `{"METHOD /path": [reply, …]}` (see [`Reply::from_json`]).
+pub fn routes_from_json(
+    value: &serde_json::Value,
+) -> impl Fn(&Request, usize) -> Reply + Send + Sync {
+    let table = value
+        .as_object()
+        .map(|routes| {
+            routes
+                .iter()
+                .map(|(key, replies)| {
+                    let replies = match replies.as_array() {
+                        Some(list) => list.iter().map(Reply::from_json).collect(),
+                        None => vec![Reply::from_json(replies)],
+                    };
+                    (key.as_str(), replies)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    routes(table)
 }
 
 #[derive(Default)]
@@ -137,6 +166,14 @@ impl Server {
         handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,
     ) -> Server {
         let listener = std::net::TcpListener::bind((ip, 0)).expect("bind a loopback port");
+        Server::start_with(listener, handler)
+    }
+
+    /// Serve on a listener bound by the caller (who needed the address first).
+    pub fn start_with(
+        listener: std::net::TcpListener,
+        handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,
+    ) -> Server {
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
         let stats = Arc::new(Stats::default());
