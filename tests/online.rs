@@ -419,3 +419,31 @@ fn flags_override_the_configured_endpoints_and_exemptions_apply() {
         flagged.findings
     );
 }
+
+#[test]
+fn a_misspelt_or_malformed_online_setting_is_a_config_finding() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("acp-registry.jsonc"),
+        "{\n  \"online\": { \"npm_registy\": \"https://r.example\", \"pypi\": \"ftp://p.example\" }\n}\n",
+    )
+    .unwrap();
+    let run = validate(root.path(), &[]);
+    let found: Vec<(&str, &str)> = run
+        .findings
+        .iter()
+        .map(|f| (f.1.as_str(), f.2.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("config-invalid", "acp-registry.jsonc:2:15"),
+            ("config-invalid", "acp-registry.jsonc:2:59")
+        ]
+    );
+    assert!(
+        run.findings[0].3.contains("npm_registy"),
+        "{:?}",
+        run.findings[0]
+    );
+}

@@ -7,6 +7,7 @@
 //!   "exemptions": { "old-agent": ["license-url-missing"] },
 //!   "required_os": ["darwin", "linux", "windows"],
 //!   "publish_quarantined": true,
+//!   "online": { "npm_registry": "https://registry.npmjs.org", "pypi": "https://pypi.org" },
 //!   "outputs": [
 //!     { "file": "registry.json", "exclude": ["internal-agent"] },
 //!     { "file": "registry-preview.json", "channel": "preview",
