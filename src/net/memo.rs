@@ -8,8 +8,11 @@ use tokio::sync::OnceCell;
 
 use super::NetError;
 
+/// The shared slot of one key: filled once by whichever caller came first.
+type Cell<T> = Arc<OnceCell<Result<T, NetError>>>;
+
 pub(super) struct Memo<T> {
-    cells: Mutex<HashMap<String, Arc<OnceCell<Result<T, NetError>>>>>,
+    cells: Mutex<HashMap<String, Cell<T>>>,
 }
 
 impl<T> Default for Memo<T> {
