@@ -32,6 +32,10 @@ pub use retry::{backoff, retry_after};
 use guard::{Blocked, GuardedResolver};
 use memo::Memo;
 
+/// npm's abbreviated metadata (versions with their `deprecated`, a fraction of the full
+/// document's size) when the server has it, JSON otherwise (PyPI ignores the npm type).
+const DOCUMENT_ACCEPT: &str = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8";
+
 /// The environment variable behind the test-only loopback switch (`=1` turns it on).
 pub const TEST_ALLOW_LOOPBACK_ENV: &str = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK";
 
@@ -182,10 +186,6 @@ impl Client {
         })
     }
 
-    pub fn config(&self) -> &NetConfig {
-        &self.config
-    }
-
     /// Whether `url` answers 200: HEAD, then GET when HEAD is refused with 403 or 405.
     pub async fn probe(&self, url: &str) -> Result<Probed, NetError> {
         self.probes.once(url, self.probe_uncached(url)).await
@@ -220,7 +220,7 @@ impl Client {
             .send(
                 Method::GET,
                 parse(url)?,
-                Some("application/json"),
+                Some(DOCUMENT_ACCEPT),
                 self.config.timeout,
             )
             .await?;
