@@ -158,7 +158,11 @@ fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let temp = dir.join(format!(".{CACHE_FILE}.{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&temp)?;
+    // `create_new`: never write through a file or symlink already at the temporary name.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)?;
     file.write_all(bytes)?;
     file.sync_all()?;
     std::fs::rename(&temp, path)
