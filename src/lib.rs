@@ -11,6 +11,8 @@ pub mod commands;
 pub mod diagnostics;
 pub mod fs;
 pub mod manifest;
+pub mod net;
+pub mod online;
 pub mod registry;
 pub mod rules;
 pub mod site;

@@ -21,6 +21,14 @@
 //! Some inputs cannot (or should not) be committed: they are produced at test time by the
 //! generators in [`generate`], keyed by code and case name.
 //!
+//! Online codes: a case folder with `online.json` (`{"args": [...], "routes": {...}}`) runs
+//! against a scripted HTTP server on 127.0.0.1 started for the case (see `net_server`):
+//! `routes` maps `"METHOD /path"` to its replies, `{{server}}` in the copied files and in
+//! the routes becomes the server's `http://127.0.0.1:<port>`, and the run adds `args`,
+//! `--no-cache` and the test-only `ACP_REGISTRY_TEST_ALLOW_LOOPBACK=1`. Such cases switch
+//! the offline `archive-url` rule and `schema` off in their `acp-registry.jsonc`, since a
+//! local server speaks plain http (and online checks skip values already in error).
+//!
 //! Every case runs `acp-registry validate --registry . --format json` inside a fresh copy in
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
 
@@ -33,6 +41,8 @@ use std::sync::Mutex;
 
 use acp_registry::rules::Code;
 use serde_json::Value;
+
+mod net_server;
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
 
@@ -170,10 +180,15 @@ fn run_case(case: &Case) -> Result<(), String> {
 
     // From inside the copy with `--registry .`, finding paths are relative to the registry
     // root, as expected.txt writes them.
-    let output = Command::new(BIN)
+    let mut command = Command::new(BIN);
+    command
         .args(["validate", "--registry", ".", "--format", "json"])
         .current_dir(&registry)
-        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    // Kept alive until the run ends.
+    let _server = online_case(&case.dir, &registry, &mut command)
+        .map_err(|e| fail(format!("cannot set up the online case: {e}")))?;
+    let output = command
         .output()
         .map_err(|e| fail(format!("cannot run {BIN}: {e}")))?;
     let exit = output.status.code();
@@ -248,6 +263,47 @@ fn run_case(case: &Case) -> Result<(), String> {
     }
 }
 
+/// For a case with `online.json`: start its server, put the server's URL into the copied
+/// files and add the online arguments to `command`.
+fn online_case(
+    dir: &Path,
+    registry: &Path,
+    command: &mut Command,
+) -> std::io::Result<Option<net_server::Server>> {
+    let Ok(text) = fs::read_to_string(dir.join("online.json")) else {
+        return Ok(None);
+    };
+    let placeholder = "{{server}}";
+    // Bind first so the URL is known; the routes may mention it (redirects, tarball URLs).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let spec: Value = serde_json::from_str(&text.replace(placeholder, &base))
+        .map_err(|e| std::io::Error::other(format!("online.json: {e}")))?;
+    let server =
+        net_server::Server::start_with(listener, net_server::routes_from_json(&spec["routes"]));
+    replace_in_files(registry, placeholder, &base)?;
+    let args = spec["args"].as_array().cloned().unwrap_or_default();
+    command
+        .args(args.iter().filter_map(Value::as_str))
+        .arg("--no-cache")
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1");
+    Ok(Some(server))
+}
+
+fn replace_in_files(dir: &Path, from: &str, to: &str) -> std::io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            replace_in_files(&path, from, to)?;
+        } else if let Ok(text) = fs::read_to_string(&path) {
+            if text.contains(from) {
+                fs::write(&path, text.replace(from, to))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `(code, "<severity> <code> <file>[:<line>:<col>]")` for one JSON finding.
 fn finding_line(finding: &Value) -> (String, String) {
     let text = |key: &str| finding[key].as_str().unwrap_or("?").to_string();
@@ -266,7 +322,7 @@ fn indent(lines: &[&str]) -> String {
     lines.iter().map(|l| format!("\n    {l}")).collect()
 }
 
-/// Copy a case folder (without its `expected.txt`) to `to`.
+/// Copy a case folder (without its `expected.txt` and `online.json`) to `to`.
 fn copy_case(from: &Path, to: &Path) -> std::io::Result<()> {
     copy_dir(from, to, true)
 }
@@ -276,7 +332,7 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
     for entry in fs::read_dir(from)? {
         let entry = entry?;
         let name = entry.file_name();
-        if top && name == "expected.txt" {
+        if top && (name == "expected.txt" || name == "online.json") {
             continue;
         }
         let target = to.join(&name);

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acp_registry::commands::{self, build, exit, explain, validate};
+use acp_registry::commands::{self, build, exit, explain, online, validate};
 use acp_registry::diagnostics::escape;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -94,6 +94,66 @@ struct ValidateArgs {
     /// such as duplicate ids still see every entry).
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
+    #[command(flatten)]
+    online: OnlineArgs,
+}
+
+#[derive(Args)]
+#[command(next_help_heading = "Online checks")]
+struct OnlineArgs {
+    /// Also check over the network: archive URLs answer, npm and PyPI pins exist.
+    #[arg(long)]
+    online: bool,
+    /// Download every archive and compare its sha256 with the pin (implies --online).
+    #[arg(long)]
+    verify_archives: bool,
+    /// Largest archive --verify-archives downloads, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
+    archive_cap: u64,
+    /// Cache folder for online successes [default: the user's cache folder].
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// Neither read nor write the cache.
+    #[arg(long, conflicts_with = "cache")]
+    no_cache: bool,
+    /// Age in seconds after which a cached success is checked again.
+    #[arg(long, value_name = "SECONDS", default_value_t = 86_400)]
+    cache_max_age: u64,
+    /// npm registry base URL (overrides `online.npm_registry`).
+    #[arg(long, value_name = "URL")]
+    npm_registry: Option<String>,
+    /// PyPI base URL (overrides `online.pypi`).
+    #[arg(long, value_name = "URL")]
+    pypi_url: Option<String>,
+    /// GitHub API base URL (overrides `online.github_api`).
+    #[arg(long, value_name = "URL")]
+    github_api: Option<String>,
+    /// TEST ONLY: allow loopback addresses, over plain http too, so tests and benchmarks can
+    /// use local servers. Relaxes nothing else; never use it on untrusted input.
+    #[arg(
+        long,
+        env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    allow_loopback_for_tests: bool,
+}
+
+impl OnlineArgs {
+    fn flags(self) -> Option<online::Flags> {
+        (self.online || self.verify_archives).then(|| online::Flags {
+            verify_archives: self.verify_archives,
+            archive_cap_mib: self.archive_cap,
+            cache: self.cache,
+            no_cache: self.no_cache,
+            cache_max_age: std::time::Duration::from_secs(self.cache_max_age),
+            endpoints: acp_registry::online::EndpointOverrides {
+                npm: self.npm_registry,
+                pypi: self.pypi_url,
+                github_api: self.github_api,
+            },
+            allow_loopback_for_tests: self.allow_loopback_for_tests,
+        })
+    }
 }
 
 #[derive(Args)]
@@ -128,6 +188,7 @@ fn main() -> ExitCode {
                 deny_warnings: args.deny_warnings,
                 changed_since: args.changed_since,
                 color: commands::use_color(),
+                online: args.online.flags(),
             },
             &mut out,
         ),

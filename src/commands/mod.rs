@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod explain;
+pub mod online;
 pub mod validate;
 
 use std::io::IsTerminal;

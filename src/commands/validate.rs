@@ -1,4 +1,5 @@
-//! `acp-registry validate`: every offline rule on every entry, rendered in one format.
+//! `acp-registry validate`: every offline rule on every entry (and with `--online` the
+//! online rules), rendered in one format.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,8 @@ pub struct Options {
     pub deny_warnings: bool,
     pub changed_since: Option<String>,
     pub color: bool,
+    /// `--online` and its flags; `None` runs the offline rules only.
+    pub online: Option<super::online::Flags>,
 }
 
 /// Render `report` in `format`.
@@ -62,7 +65,11 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
         None => None,
     };
-    let mut report = check_registry(&options.registry, only.as_ref())?.report;
+    let mut checked = check_registry(&options.registry, only.as_ref())?;
+    if let Some(flags) = &options.online {
+        super::online::extend(&mut checked, only.as_ref(), flags)?;
+    }
+    let mut report = checked.report;
     report.relocate(&display_prefix(&options.registry, options.format));
     out.write_all(render(&report, options.format, options.color).as_bytes())?;
     if options.format == Format::Github {

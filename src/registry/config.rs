@@ -7,6 +7,7 @@
 //!   "exemptions": { "old-agent": ["license-url-missing"] },
 //!   "required_os": ["darwin", "linux", "windows"],
 //!   "publish_quarantined": true,
+//!   "online": { "npm_registry": "https://registry.npmjs.org", "pypi": "https://pypi.org" },
 //!   "outputs": [
 //!     { "file": "registry.json", "exclude": ["internal-agent"] },
 //!     { "file": "registry-preview.json", "channel": "preview",
@@ -25,6 +26,7 @@ use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::names::file_name_problem;
 use crate::manifest::{self, Node};
+use crate::online::EndpointOverrides;
 use crate::rules::{finding, nearest, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS};
 use crate::source::{SourceFile, Span};
 
@@ -32,8 +34,9 @@ pub const CONFIG_FILE: &str = "acp-registry.jsonc";
 /// Size limit of the configuration file (room for thousands of exemptions).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 8] = [
     "$schema",
+    "online",
     "base_url",
     "severity",
     "exemptions",
@@ -60,6 +63,8 @@ pub struct Config {
     pub source: Option<SourceFile>,
     /// Ids named in the file, with their spans, checked against the registry later.
     pub named_ids: Vec<(String, Span)>,
+    /// `online`: base URLs of npm, PyPI and the GitHub API (flags override them).
+    pub online: EndpointOverrides,
 }
 
 impl Default for Config {
@@ -71,6 +76,7 @@ impl Default for Config {
             outputs: Output::default_outputs(),
             source: None,
             named_ids: Vec::new(),
+            online: EndpointOverrides::default(),
         }
     }
 }
@@ -199,6 +205,7 @@ impl Config {
                 "severity" => read_severity(&mut reader, value, &mut config.policy),
                 "exemptions" => read_exemptions(&mut reader, value, &mut config),
                 "required_os" => read_required_os(&mut reader, value, &mut config.policy),
+                "online" => config.online = read_online(&mut reader, value),
                 "outputs" => {
                     let (outputs, ids) = read_outputs(&mut reader, value);
                     config.outputs = outputs;
@@ -231,6 +238,51 @@ impl Config {
             })
             .collect()
     }
+}
+
+/// `"online": {"npm_registry": URL, "pypi": URL, "github_api": URL}`. Plain http is accepted
+/// here (local mirrors); the network layer still refuses it outside tests.
+fn read_online(reader: &mut Reader, node: &Node) -> EndpointOverrides {
+    let mut out = EndpointOverrides::default();
+    let Some(members) = node.as_object() else {
+        reader.invalid(
+            node.span,
+            "online must be an object",
+            "write `{\"npm_registry\": \"https://…\", \"pypi\": \"https://…\", \"github_api\": \"https://…\"}`",
+        );
+        return out;
+    };
+    for member in members {
+        let slot = match member.key.as_str() {
+            "npm_registry" => &mut out.npm,
+            "pypi" => &mut out.pypi,
+            "github_api" => &mut out.github_api,
+            other => {
+                unknown_key(
+                    reader,
+                    other,
+                    member.key_span,
+                    &["npm_registry", "pypi", "github_api"],
+                );
+                continue;
+            }
+        };
+        match member.value.as_str().filter(|u| is_base_url(u)) {
+            Some(url) => *slot = Some(url.trim_end_matches('/').to_string()),
+            None => reader.invalid(
+                member.value.span,
+                format!("online.{} must be an absolute http(s) URL", member.key),
+                "write the service's base URL, e.g. `https://registry.npmjs.org`",
+            ),
+        }
+    }
+    out
+}
+
+fn is_base_url(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|u| {
+        matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.username().is_empty()
+    })
 }
 
 fn read_severity(reader: &mut Reader, node: &Node, policy: &mut Policy) {

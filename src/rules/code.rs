@@ -51,6 +51,7 @@ pub enum Family {
     Icons,
     Skills,
     Registry,
+    Online,
 }
 
 impl Family {
@@ -64,6 +65,7 @@ impl Family {
             Family::Icons => "Icons",
             Family::Skills => "Skills",
             Family::Registry => "Registry-wide and configuration",
+            Family::Online => "Online checks (`--online`)",
         }
     }
 }
@@ -237,6 +239,36 @@ catalogue! {
     ConfigUnknownId = "config-unknown-id", Registry, Warning,
         "acp-registry.jsonc names an id that is not in the registry.",
         "Exemptions and outputs name entry ids; an unknown id is usually a typo or a removed agent.";
+    ArchiveUnreachable = "archive-unreachable", Online, Error,
+        "A binary archive URL does not answer 200.",
+        "With `--online`, every binary `archive` URL of `distribution` (not of `preview`) is requested: HEAD, then GET when HEAD is refused with 403 or 405, following at most 5 redirects; it must end in 200. Timeouts, connection failures, 429 and 5xx are retried with backoff (honouring `Retry-After`) before this is reported. A 404 usually means the release asset was renamed or never uploaded.";
+    UrlRefused = "url-refused", Online, Error,
+        "A URL or one of its redirects leads off public https.",
+        "Online checks only talk `https` to public addresses: a URL, or any redirect hop, that is plain `http` or whose host is (or resolves to) a loopback, private, link-local, CGNAT, multicast or unspecified address is refused without being requested. CI runs the tool on untrusted pull requests, so a manifest must not be able to make it reach internal services. Publish the archive on a public https host.";
+    ArchiveTooLarge = "archive-too-large", Online, Error,
+        "An archive is larger than the download cap of --verify-archives.",
+        "`--verify-archives` downloads each archive to hash it, up to `--archive-cap` MiB (default 512). A larger archive (declared or streamed) is not hashed. Raise the cap if the archive really is that large.";
+    Sha256Mismatch = "sha256-mismatch", Online, Error,
+        "The pinned sha256 differs from the archive the URL serves.",
+        "`--verify-archives` downloads each archive and compares its sha256 with the pin. A mismatch means the pin is stale (the asset was re-uploaded) or the download was tampered with; clients refuse to install it. The finding points at the pin and gives the served digest; check the release before pasting it.";
+    ArchiveDigest = "archive-digest", Online, Note,
+        "The digest of an archive that pins no sha256, ready to paste.",
+        "`--verify-archives` hashes archives that have no `sha256` pin too and reports the digest as a fix-it, next to the offline `sha256-missing` warning. Paste it as `\"sha256\"` after checking that the URL serves the release you mean.";
+    NpmMissing = "npm-missing", Online, Error,
+        "The npx package or its pinned version does not exist on npm.",
+        "With `--online`, the npm registry's metadata document of each npx package is fetched (`GET <npm>/<name>`, scoped names URL-encoded). The package must exist and its `versions` must contain the pinned version. The npm base URL is configurable (`online.npm_registry`, `--npm-registry`).";
+    NpmDeprecated = "npm-deprecated", Online, Warning,
+        "The pinned npm version is deprecated.",
+        "npm marks a version deprecated (its `deprecated` message) when its authors want users to move on; clients show the warning on every launch. Pin a version that is not deprecated.";
+    PypiMissing = "pypi-missing", Online, Error,
+        "The uvx package or its pinned version does not exist on PyPI.",
+        "With `--online`, PyPI's JSON API (`GET <pypi>/pypi/<name>/json`) is asked for each uvx package. The package must exist and `releases` must list the pinned version with at least one file. The PyPI base URL is configurable (`online.pypi`, `--pypi-url`).";
+    PypiYanked = "pypi-yanked", Online, Error,
+        "The pinned PyPI version is yanked.",
+        "A release whose files are all yanked (PEP 592) is skipped by installers unless pinned exactly, and its authors withdrew it for a reason (shown in the finding). Pin a release that is not yanked.";
+    PackageUnreachable = "package-unreachable", Online, Error,
+        "npm or PyPI could not be asked about a package.",
+        "The package registry did not answer (timeout, connection failure, repeated 5xx or 429, a document that is not JSON) after retries, so the package could not be checked. Run again later, or check the configured base URL.";
 }
 
 impl fmt::Display for Code {

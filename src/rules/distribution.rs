@@ -407,6 +407,16 @@ fn split_pypi(spec: &str) -> PackageSpec<'_> {
     }
 }
 
+/// Name and version pin of an npx (`npm`) or uvx package spec, as the rules read it.
+pub fn package_name_and_pin(spec: &str, npm: bool) -> (&str, Option<&str>) {
+    let parsed = if npm {
+        split_npm(spec)
+    } else {
+        split_pypi(spec)
+    };
+    (parsed.name, parsed.pin)
+}
+
 fn valid_npm_name(name: &str) -> bool {
     static NAME: OnceLock<Regex> = OnceLock::new();
     NAME.get_or_init(|| {

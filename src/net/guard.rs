@@ -1,0 +1,220 @@
+//! Which URLs and addresses the client may reach: https only, public addresses only.
+//!
+//! Names are resolved by [`GuardedResolver`], which refuses a name as soon as one of its
+//! addresses is not public, so the address checked is the address connected to (a second,
+//! rebinding DNS answer is never consulted). IP literals in URLs never reach a resolver, so
+//! [`check_url`] refuses non-public ones before any request.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use url::{Host, Url};
+
+use super::NetError;
+
+/// Whether the client may connect to `ip`. `allow_loopback` is the test-only switch.
+pub fn permitted(ip: IpAddr, allow_loopback: bool) -> bool {
+    is_public(ip) || (allow_loopback && canonical(ip).is_loopback())
+}
+
+/// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// Globally routable unicast: not loopback, private, link-local, CGNAT, multicast,
+/// unspecified, broadcast, documentation, benchmarking or reserved.
+pub fn is_public(ip: IpAddr) -> bool {
+    match canonical(ip) {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => is_public_v6(v6),
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(a == 0
+        || a == 10
+        || a == 127
+        || (a == 100 && (64..128).contains(&b))
+        || (a == 169 && b == 254)
+        || (a == 172 && (16..32).contains(&b))
+        || (a == 192 && b == 168)
+        || (a == 192 && b == 0 && (c == 0 || c == 2))
+        || (a == 198 && (b == 18 || b == 19))
+        || (a == 198 && b == 51 && c == 100)
+        || (a == 203 && b == 0 && c == 113)
+        || a >= 224)
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let s = ip.segments();
+    let nat64 = s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0];
+    if nat64 {
+        return is_public_v4(Ipv4Addr::new(
+            (s[6] >> 8) as u8,
+            s[6] as u8,
+            (s[7] >> 8) as u8,
+            s[7] as u8,
+        ));
+    }
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || s[0..6] == [0, 0, 0, 0, 0, 0] // IPv4-compatible (deprecated)
+        || (s[0] & 0xff00) == 0xff00 // multicast
+        || (s[0] & 0xffc0) == 0xfe80 // link-local
+        || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
+        || (s[0] & 0xfe00) == 0xfc00 // unique local
+        || (s[0] == 0x2001 && s[1] == 0x0db8)) // documentation
+}
+
+/// Check a URL (the first one or a redirect target) before it is requested: `https`, or
+/// plain `http` to a loopback IP literal under the test-only switch; an IP-literal host must
+/// be permitted.
+pub fn check_url(url: &Url, allow_loopback: bool) -> Result<(), NetError> {
+    let literal = match url.host() {
+        Some(Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
+        Some(Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
+        Some(Host::Domain(_)) => None,
+        None => return Err(NetError::InvalidUrl(url.to_string())),
+    };
+    if let Some(ip) = literal {
+        if !permitted(ip, allow_loopback) {
+            return Err(NetError::Refused {
+                url: url.to_string(),
+                addr: ip,
+            });
+        }
+    }
+    let loopback_literal = literal.is_some_and(|ip| canonical(ip).is_loopback());
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if allow_loopback && loopback_literal => Ok(()),
+        _ => Err(NetError::NotHttps(url.to_string())),
+    }
+}
+
+/// Why the resolver refused a name; found again in reqwest's error chain by `classify`.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Blocked {
+    #[error("{host} resolves to the non-public address {addr}")]
+    Address { host: String, addr: IpAddr },
+    #[error("cannot resolve {host}: {reason}")]
+    Unresolved { host: String, reason: String },
+}
+
+/// The client's only resolver: a fixed hosts map first (tests inject one), then the system.
+pub(crate) struct GuardedResolver {
+    pub allow_loopback: bool,
+    pub hosts: Arc<BTreeMap<String, Vec<IpAddr>>>,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let host = name.as_str().to_ascii_lowercase();
+        let fixed = self.hosts.get(&host).cloned();
+        let allow_loopback = self.allow_loopback;
+        Box::pin(async move {
+            let addrs: Vec<IpAddr> = match fixed {
+                Some(addrs) => addrs,
+                None => tokio::net::lookup_host((host.as_str(), 0))
+                    .await
+                    .map_err(|e| Blocked::Unresolved {
+                        host: host.clone(),
+                        reason: e.to_string(),
+                    })?
+                    .map(|a| a.ip())
+                    .collect(),
+            };
+            if addrs.is_empty() {
+                return Err(Blocked::Unresolved {
+                    host,
+                    reason: "no addresses".into(),
+                }
+                .into());
+            }
+            if let Some(&addr) = addrs.iter().find(|a| !permitted(**a, allow_loopback)) {
+                return Err(Blocked::Address { host, addr }.into());
+            }
+            let addrs: Addrs = Box::new(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+            Ok(addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_and_special_addresses_are_not_public() {
+        for text in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "100.127.255.254",
+            "224.0.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "::1",
+            "::",
+            "fe80::1",
+            "fc00::1",
+            "fd12::1",
+            "ff02::1",
+            "::ffff:10.0.0.1",
+            "::ffff:127.0.0.1",
+            "64:ff9b::a00:1",
+            "2001:db8::1",
+        ] {
+            assert!(
+                !is_public(text.parse().unwrap()),
+                "{text} counted as public"
+            );
+        }
+        for text in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "172.32.0.1",
+            "100.128.0.1",
+            "2606:4700::1111",
+        ] {
+            assert!(
+                is_public(text.parse().unwrap()),
+                "{text} counted as non-public"
+            );
+        }
+    }
+
+    #[test]
+    fn the_test_switch_allows_loopback_only() {
+        assert!(permitted("127.0.0.9".parse().unwrap(), true));
+        assert!(permitted("::1".parse().unwrap(), true));
+        assert!(!permitted("127.0.0.1".parse().unwrap(), false));
+        assert!(!permitted("10.0.0.1".parse().unwrap(), true));
+        assert!(!permitted("169.254.169.254".parse().unwrap(), true));
+    }
+
+    #[test]
+    fn plain_http_needs_the_switch_and_a_loopback_literal() {
+        let check = |u: &str, allow| check_url(&Url::parse(u).unwrap(), allow);
+        assert!(check("https://example.com/a", false).is_ok());
+        assert!(check("http://example.com/a", false).is_err());
+        assert!(check("http://example.com/a", true).is_err());
+        assert!(check("http://localhost:8080/a", true).is_err());
+        assert!(check("http://127.0.0.1:8080/a", true).is_ok());
+        assert!(check("http://127.0.0.1:8080/a", false).is_err());
+        assert!(check("https://10.0.0.1/a", true).is_err());
+        assert!(check("https://[::ffff:192.168.0.1]/a", true).is_err());
+        assert!(check("ftp://example.com/a", true).is_err());
+    }
+}

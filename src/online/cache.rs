@@ -1,0 +1,202 @@
+//! The cache of online successes: one JSON file, `online-cache.json`, in the user's cache
+//! folder (or `--cache DIR`). Only successes are stored, each with the time it was seen and
+//! dropped after the maximum age; failures are always asked again. Archive digests are
+//! stored with the `ETag`/`Last-Modified` they were downloaded under and reused only while
+//! the server still announces the same one.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+pub const CACHE_FILE: &str = "online-cache.json";
+const FORMAT: &str = "acp-registry-online-cache/1";
+/// A cache file larger than this is not read (it is ours only if we could have written it).
+const MAX_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Seconds since the epoch when the success was seen.
+    pub at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validator: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct File {
+    format: String,
+    entries: BTreeMap<String, Entry>,
+}
+
+pub struct Cache {
+    /// `None`: disabled (`--no-cache`), or a file we must not overwrite.
+    path: Option<PathBuf>,
+    entries: BTreeMap<String, Entry>,
+    max_age: u64,
+    now: u64,
+    changed: bool,
+}
+
+/// The user's cache folder for this tool: `$XDG_CACHE_HOME`, `~/Library/Caches` on macOS,
+/// `%LOCALAPPDATA%` on Windows, else `~/.cache`.
+pub fn default_dir() -> Option<PathBuf> {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = if cfg!(windows) {
+        env("LOCALAPPDATA")
+    } else if let Some(xdg) = env("XDG_CACHE_HOME") {
+        Some(xdg)
+    } else if cfg!(target_os = "macos") {
+        env("HOME").map(|h| h.join("Library/Caches"))
+    } else {
+        env("HOME").map(|h| h.join(".cache"))
+    };
+    base.map(|b| b.join("acp-registry"))
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Cache {
+    pub fn disabled() -> Cache {
+        Cache {
+            path: None,
+            entries: BTreeMap::new(),
+            max_age: 0,
+            now: now(),
+            changed: false,
+        }
+    }
+
+    /// Open the cache in `dir`. A file that is not a regular file, too large, or not in our
+    /// format is left alone: the run goes on without a cache and says why.
+    pub fn open(dir: &Path, max_age: Duration) -> (Cache, Option<String>) {
+        let mut cache = Cache {
+            path: Some(dir.join(CACHE_FILE)),
+            max_age: max_age.as_secs(),
+            ..Cache::disabled()
+        };
+        let path = dir.join(CACHE_FILE);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return (cache, None); // no cache yet
+        };
+        let file = (meta.is_file() && meta.len() <= MAX_CACHE_BYTES)
+            .then(|| std::fs::read(&path).ok())
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice::<File>(&bytes).ok())
+            .filter(|f| f.format == FORMAT);
+        match file {
+            Some(file) => {
+                cache.entries = file.entries;
+                (cache, None)
+            }
+            None => {
+                cache.path = None;
+                let warning = format!(
+                    "{} is not an acp-registry cache file; it is left alone and this run is not cached (remove it or pass --cache DIR)",
+                    path.display()
+                );
+                (cache, Some(warning))
+            }
+        }
+    }
+
+    /// A success seen for `key` within the maximum age.
+    pub fn fresh(&self, key: &str) -> Option<&Entry> {
+        self.path.as_ref()?;
+        self.entries
+            .get(key)
+            .filter(|e| e.at <= self.now && self.now - e.at <= self.max_age)
+    }
+
+    /// Record a success.
+    pub fn put(&mut self, key: String, sha256: Option<String>, validator: Option<String>) {
+        if self.path.is_some() {
+            let at = self.now;
+            self.entries.insert(
+                key,
+                Entry {
+                    at,
+                    sha256,
+                    validator,
+                },
+            );
+            self.changed = true;
+        }
+    }
+
+    /// Write the file (expired entries dropped) through a temporary file and a rename.
+    pub fn save(&mut self) -> Result<(), String> {
+        let Some(path) = self.path.as_ref().filter(|_| self.changed) else {
+            return Ok(());
+        };
+        let (now, max_age) = (self.now, self.max_age);
+        self.entries
+            .retain(|_, e| e.at <= now && now - e.at <= max_age);
+        let file = File {
+            format: FORMAT.into(),
+            entries: std::mem::take(&mut self.entries),
+        };
+        let bytes = serde_json::to_vec(&file).expect("serialisable");
+        self.entries = file.entries;
+        write_replacing(path, &bytes)
+            .map_err(|e| format!("cannot write the cache {}: {e}", path.display()))
+    }
+}
+
+fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let temp = dir.join(format!(".{CACHE_FILE}.{}.tmp", std::process::id()));
+    // `create_new`: never write through a file or symlink already at the temporary name.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&temp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn successes_survive_a_save_and_expire_with_age() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cache, warning) = Cache::open(dir.path(), Duration::from_secs(60));
+        assert!(warning.is_none());
+        cache.put("probe https://a".into(), None, None);
+        cache.save().unwrap();
+        let (cache, _) = Cache::open(dir.path(), Duration::from_secs(60));
+        assert!(cache.fresh("probe https://a").is_some());
+        let (mut old, _) = Cache::open(dir.path(), Duration::from_secs(60));
+        old.now += 61;
+        assert!(old.fresh("probe https://a").is_none());
+    }
+
+    #[test]
+    fn a_foreign_file_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CACHE_FILE), "not ours").unwrap();
+        let (mut cache, warning) = Cache::open(dir.path(), Duration::from_secs(60));
+        assert!(warning.unwrap().contains("left alone"));
+        cache.put("probe https://a".into(), None, None);
+        cache.save().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(CACHE_FILE)).unwrap(),
+            "not ours"
+        );
+    }
+}

@@ -1,0 +1,296 @@
+//! One async check per target, each turning network answers into findings.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::task::JoinSet;
+
+use super::packages::{self, Verdict};
+use super::{Cache, Options, Progress, Target};
+use crate::diagnostics::Diagnostic;
+use crate::net::{Client, NetError};
+use crate::rules::{Code, ManifestDoc};
+
+pub(super) struct Context {
+    pub client: Client,
+    pub cache: Mutex<Cache>,
+    pub options: Options,
+}
+
+impl Context {
+    fn cached(&self, key: &str) -> Option<super::cache::Entry> {
+        self.cache.lock().expect("cache").fresh(key).cloned()
+    }
+
+    fn remember(&self, key: String, sha256: Option<String>, validator: Option<String>) {
+        self.cache
+            .lock()
+            .expect("cache")
+            .put(key, sha256, validator);
+    }
+}
+
+type Job = (String, Arc<ManifestDoc>, Target);
+
+/// Run every job concurrently (the client enforces the limits); results come back sorted
+/// by entry so nothing depends on completion order.
+pub(super) async fn run_all(
+    context: Arc<Context>,
+    jobs: Vec<Job>,
+    progress: Arc<dyn Progress>,
+) -> Vec<(String, Vec<Diagnostic>)> {
+    let mut set = JoinSet::new();
+    for (index, (entry, doc, target)) in jobs.into_iter().enumerate() {
+        let (context, progress) = (context.clone(), progress.clone());
+        set.spawn(async move {
+            progress.working(&target.host(&context.options.endpoints));
+            let findings = match &target {
+                Target::Archive { .. } => archive(&context, &doc, &target).await,
+                Target::Package { .. } => package(&context, &doc, &target).await,
+            };
+            progress.done();
+            (index, entry, findings)
+        });
+    }
+    let mut results = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        // A panicking check loses its findings, never the run.
+        if let Ok(result) = joined {
+            results.push(result);
+        }
+    }
+    results.sort_by_key(|(index, _, _)| *index);
+    results
+        .into_iter()
+        .map(|(_, entry, f)| (entry, f))
+        .collect()
+}
+
+/// Text from a server, made safe to quote in a finding: one line, no control characters,
+/// at most 200 characters.
+fn quote_remote(text: &str) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let clean = clean.split_whitespace().collect::<Vec<_>>().join(" ");
+    match clean.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &clean[..i]),
+        None => clean,
+    }
+}
+
+async fn archive(context: &Context, doc: &ManifestDoc, target: &Target) -> Vec<Diagnostic> {
+    let Target::Archive {
+        platform,
+        pointer,
+        url,
+        sha256,
+    } = target
+    else {
+        return Vec::new();
+    };
+    let at = format!("{pointer}/archive");
+    let probe_key = format!("probe {url}");
+    let verify = context.options.verify_archives;
+    if !verify && context.cached(&probe_key).is_some() {
+        return Vec::new();
+    }
+    let probed = match context.client.probe(url).await {
+        Ok(probed) => probed,
+        Err(error) => return vec![unreachable(doc, &at, url, &error)],
+    };
+    context.remember(probe_key, None, None);
+    if !verify {
+        return Vec::new();
+    }
+    let digest_key = format!("sha256 {url}");
+    let cached = context
+        .cached(&digest_key)
+        .filter(|e| e.validator.is_some() && e.validator == probed.validator)
+        .and_then(|e| e.sha256);
+    let actual = match cached {
+        Some(digest) => digest,
+        None => match context
+            .client
+            .download(url, context.options.archive_cap)
+            .await
+        {
+            Ok(download) => {
+                if download.validator.is_some() {
+                    context.remember(
+                        digest_key,
+                        Some(download.sha256.clone()),
+                        download.validator,
+                    );
+                }
+                download.sha256
+            }
+            Err(error) => return vec![unreachable(doc, &at, url, &error)],
+        },
+    };
+    match sha256 {
+        Some(pin) if *pin == actual => Vec::new(),
+        Some(pin) => vec![doc
+            .at(
+                Code::Sha256Mismatch,
+                &format!("{pointer}/sha256"),
+                format!("`{platform}` pins sha256 {pin}, but `{url}` serves {actual}"),
+            )
+            .help(format!(
+                "if the release was re-uploaded on purpose, pin `\"sha256\": \"{actual}\"`"
+            ))],
+        None => vec![doc
+            .at(
+                Code::ArchiveDigest,
+                &at,
+                format!("`{platform}` archive has sha256 {actual}"),
+            )
+            .help(format!("pin it: `\"sha256\": \"{actual}\"`"))],
+    }
+}
+
+/// The finding for an archive URL that could not be checked.
+fn unreachable(doc: &ManifestDoc, at: &str, url: &str, error: &NetError) -> Diagnostic {
+    match error {
+        e if e.is_refused() => doc
+            .at(
+                Code::UrlRefused,
+                at,
+                format!("archive `{url}` is refused: {e}"),
+            )
+            .help("archive URLs and every redirect must stay on public https hosts"),
+        NetError::TooLarge { cap } => doc
+            .at(
+                Code::ArchiveTooLarge,
+                at,
+                format!(
+                    "archive `{url}` is larger than the {} MiB download cap",
+                    cap >> 20
+                ),
+            )
+            .help("raise --archive-cap (MiB) if the archive really is that large"),
+        e => doc
+            .at(
+                Code::ArchiveUnreachable,
+                at,
+                format!("archive `{url}` does not answer 200: {e}"),
+            )
+            .help("check that the release asset exists and is public at this URL"),
+    }
+}
+
+async fn package(context: &Context, doc: &ManifestDoc, target: &Target) -> Vec<Diagnostic> {
+    let Target::Package {
+        npm,
+        pointer,
+        name,
+        version,
+    } = target
+    else {
+        return Vec::new();
+    };
+    let endpoints = &context.options.endpoints;
+    let (service, url) = if *npm {
+        ("npm", packages::npm_url(&endpoints.npm, name))
+    } else {
+        ("PyPI", packages::pypi_url(&endpoints.pypi, name))
+    };
+    let key = format!("{service} {url}#{}", version.as_deref().unwrap_or(""));
+    if context.cached(&key).is_some() {
+        return Vec::new();
+    }
+    let document = match context.client.document(&url).await {
+        Ok(document) => document,
+        Err(error) => {
+            return vec![doc
+                .at(
+                    Code::PackageUnreachable,
+                    pointer,
+                    format!("cannot ask {service} about `{name}` (`{url}`): {error}"),
+                )
+                .help("run again later, or check the configured registry base URL")]
+        }
+    };
+    let verdict = if *npm {
+        packages::npm_verdict(document.as_deref(), version.as_deref())
+    } else {
+        packages::pypi_verdict(document.as_deref(), version.as_deref())
+    };
+    let finding = package_finding(doc, pointer, *npm, name, version.as_deref(), verdict);
+    if finding.is_none() {
+        context.remember(key, None, None);
+    }
+    finding.into_iter().collect()
+}
+
+fn package_finding(
+    doc: &ManifestDoc,
+    pointer: &str,
+    npm: bool,
+    name: &str,
+    version: Option<&str>,
+    verdict: Verdict,
+) -> Option<Diagnostic> {
+    let (service, missing) = if npm {
+        ("npm", Code::NpmMissing)
+    } else {
+        ("PyPI", Code::PypiMissing)
+    };
+    let version = version.unwrap_or_default();
+    let finding = match verdict {
+        Verdict::Ok => return None,
+        Verdict::NoPackage => doc
+            .at(
+                missing,
+                pointer,
+                format!("{service} has no package `{name}`"),
+            )
+            .help("check the package name, or publish the package first"),
+        Verdict::NoVersion { latest } => {
+            let help = match latest {
+                Some(latest) => format!(
+                    "pin a published version; the latest is {}",
+                    quote_remote(&latest)
+                ),
+                None => "pin a published version".to_string(),
+            };
+            doc.at(
+                missing,
+                pointer,
+                format!("{service} package `{name}` has no version {version}"),
+            )
+            .help(help)
+        }
+        Verdict::NoFiles => doc
+            .at(
+                missing,
+                pointer,
+                format!("PyPI release `{name}=={version}` has no files to install"),
+            )
+            .help("upload the release's files, or pin a release that has them"),
+        Verdict::Deprecated(message) => doc
+            .at(
+                Code::NpmDeprecated,
+                pointer,
+                format!(
+                    "`{name}@{version}` is deprecated on npm: {}",
+                    quote_remote(&message)
+                ),
+            )
+            .help("pin a version that is not deprecated"),
+        Verdict::Yanked(reason) => doc
+            .at(
+                Code::PypiYanked,
+                pointer,
+                match reason {
+                    Some(reason) => format!(
+                        "`{name}=={version}` is yanked on PyPI: {}",
+                        quote_remote(&reason)
+                    ),
+                    None => format!("`{name}=={version}` is yanked on PyPI"),
+                },
+            )
+            .help("pin a release that is not yanked"),
+    };
+    Some(finding)
+}

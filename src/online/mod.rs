@@ -1,0 +1,237 @@
+//! The online rules of `validate --online`: binary archive URLs answer, npm and PyPI pins
+//! exist (and are not deprecated or yanked), and with `--verify-archives` archives match
+//! their `sha256` pin. All HTTP goes through [`crate::net`]; findings are ordinary
+//! [`Diagnostic`]s pointing at the URL or package value in `agent.json`, filtered through
+//! the registry's [`Policy`] like every offline finding.
+
+pub mod cache;
+mod checks;
+pub mod packages;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::net::{Client, NetConfig, NetError};
+use crate::rules::{package_name_and_pin, targets, EntryReport, ManifestDoc, Policy, Sink};
+
+pub use cache::Cache;
+
+pub const DEFAULT_NPM_REGISTRY: &str = "https://registry.npmjs.org";
+pub const DEFAULT_PYPI: &str = "https://pypi.org";
+pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
+pub const DEFAULT_ARCHIVE_CAP_MIB: u64 = 512;
+
+/// Base URLs of the services the online tier asks; configurable so the same code runs
+/// against local servers. (`github_api` is for `verify`, `update` and `pack`.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoints {
+    pub npm: String,
+    pub pypi: String,
+    pub github_api: String,
+}
+
+impl Default for Endpoints {
+    fn default() -> Self {
+        Self {
+            npm: DEFAULT_NPM_REGISTRY.into(),
+            pypi: DEFAULT_PYPI.into(),
+            github_api: DEFAULT_GITHUB_API.into(),
+        }
+    }
+}
+
+/// The `online` object of `acp-registry.jsonc`: endpoints that flags may override.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EndpointOverrides {
+    pub npm: Option<String>,
+    pub pypi: Option<String>,
+    pub github_api: Option<String>,
+}
+
+impl EndpointOverrides {
+    /// `self` over `base`.
+    pub fn apply(&self, base: Endpoints) -> Endpoints {
+        Endpoints {
+            npm: self.npm.clone().unwrap_or(base.npm),
+            pypi: self.pypi.clone().unwrap_or(base.pypi),
+            github_api: self.github_api.clone().unwrap_or(base.github_api),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub net: NetConfig,
+    pub endpoints: Endpoints,
+    pub verify_archives: bool,
+    /// Largest archive `--verify-archives` downloads, in bytes.
+    pub archive_cap: u64,
+    /// Cache folder; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+    pub max_age: Duration,
+}
+
+/// Told about the run as it goes (the command draws a progress bar with it).
+pub trait Progress: Send + Sync {
+    fn start(&self, total: usize);
+    /// A check of a URL on `host` begins.
+    fn working(&self, host: &str);
+    fn done(&self);
+}
+
+/// Progress that shows nothing.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn start(&self, _: usize) {}
+    fn working(&self, _: &str) {}
+    fn done(&self) {}
+}
+
+/// Findings, plus problems of the run itself (the cache) that are not about the registry.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub diagnostics: Vec<Diagnostic>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OnlineError {
+    #[error("cannot start the network runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(#[from] NetError),
+}
+
+/// One thing to ask the network about, in one manifest.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    Archive {
+        platform: String,
+        /// JSON pointer of the platform's target object.
+        pointer: String,
+        url: String,
+        sha256: Option<String>,
+    },
+    Package {
+        npm: bool,
+        pointer: String,
+        name: String,
+        version: Option<String>,
+    },
+}
+
+impl Target {
+    fn host(&self, endpoints: &Endpoints) -> String {
+        let url = match self {
+            Target::Archive { url, .. } => url,
+            Target::Package { npm: true, .. } => &endpoints.npm,
+            Target::Package { .. } => &endpoints.pypi,
+        };
+        url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+}
+
+/// The stable distribution's archives and packages of one manifest (preview artefacts are
+/// not probed), leaving out values the offline rules already reported as errors.
+pub(crate) fn collect(doc: &ManifestDoc, offline: &[Diagnostic]) -> Vec<Target> {
+    let reported: BTreeSet<&str> = offline
+        .iter()
+        .filter(|d| d.severity == Severity::Error && d.file == doc.source.path)
+        .filter_map(|d| d.pointer.as_deref())
+        .collect();
+    let Some(dist) = doc.root.get("distribution") else {
+        return Vec::new();
+    };
+    let found = targets(dist, "/distribution");
+    let mut out = Vec::new();
+    for (pointer, platform, node) in &found.binary {
+        let Some(url) = node.get_str("archive") else {
+            continue;
+        };
+        if reported.contains(format!("{pointer}/archive").as_str()) {
+            continue;
+        }
+        out.push(Target::Archive {
+            platform: platform.to_string(),
+            pointer: pointer.clone(),
+            url: url.to_string(),
+            sha256: node.get_str("sha256").map(str::to_ascii_lowercase),
+        });
+    }
+    for (npm, node) in [(true, found.npx), (false, found.uvx)] {
+        let pointer = format!("/distribution/{}/package", if npm { "npx" } else { "uvx" });
+        let Some(spec) = node.and_then(|n| n.get_str("package")) else {
+            continue;
+        };
+        if reported.contains(pointer.as_str()) {
+            continue;
+        }
+        let (name, pin) = package_name_and_pin(spec, npm);
+        out.push(Target::Package {
+            npm,
+            pointer,
+            name: name.to_string(),
+            version: pin.map(str::to_string),
+        });
+    }
+    out
+}
+
+/// Run the online rules on `entries` (only those in `only`, when given).
+pub fn check(
+    entries: &[EntryReport],
+    only: Option<&BTreeSet<String>>,
+    policy: &Policy,
+    options: &Options,
+    progress: Arc<dyn Progress>,
+) -> Result<Outcome, OnlineError> {
+    let mut outcome = Outcome::default();
+    let cache = match &options.cache_dir {
+        Some(dir) => {
+            let (cache, warning) = Cache::open(dir, options.max_age);
+            outcome.warnings.extend(warning);
+            cache
+        }
+        None => Cache::disabled(),
+    };
+    let mut jobs = Vec::new();
+    for entry in entries {
+        if only.is_some_and(|set| !set.contains(&entry.entry.name)) {
+            continue;
+        }
+        let Some(doc) = &entry.manifest else { continue };
+        let doc = Arc::new(doc.clone());
+        for target in collect(&doc, &entry.diagnostics) {
+            jobs.push((entry.entry.name.clone(), doc.clone(), target));
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let context = Arc::new(checks::Context {
+        client: Client::new(options.net.clone())?,
+        cache: Mutex::new(cache),
+        options: options.clone(),
+    });
+    progress.start(jobs.len());
+    let results = runtime.block_on(checks::run_all(context.clone(), jobs, progress));
+    if let Err(warning) = context.cache.lock().expect("cache").save() {
+        outcome.warnings.push(warning);
+    }
+    for (entry, findings) in results {
+        let mut sink = Sink::new(policy, Some(entry));
+        for finding in findings {
+            sink.push(finding);
+        }
+        outcome.diagnostics.extend(sink.diagnostics);
+    }
+    Ok(outcome)
+}

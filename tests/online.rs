@@ -1,0 +1,459 @@
+//! `validate --online` end to end: the binary against scripted servers on 127.0.0.1.
+
+mod net_server;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use net_server::{routes, Reply, Server};
+use serde_json::{json, Value};
+
+const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
+const ARCHIVE: &str = "/releases/download/v1.0.0/agent-linux-x86_64.tar.gz";
+const NPM_DOC_PATH: &str = "/npm/@example%2fagent";
+
+/// The offline rules that refuse a local server's plain http are switched off, as in the
+/// online rule cases.
+fn config(server: &str) -> String {
+    json!({
+        "severity": {"archive-url": "off", "schema": "off", "platform-coverage": "off"},
+        "online": {"npm_registry": format!("{server}/npm"), "pypi": format!("{server}/pypi-api")}
+    })
+    .to_string()
+}
+
+fn manifest(id: &str, distribution: Value) -> Value {
+    json!({
+        "id": id, "name": "Example Agent", "version": "1.0.0",
+        "description": "A coding agent that reads, edits and runs code in a project.",
+        "repository": "https://github.com/example/example-agent", "authors": ["Example Inc."],
+        "license": "MIT", "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",
+        "distribution": distribution
+    })
+}
+
+fn binary(url: &str, sha256: Option<&str>) -> Value {
+    let mut target = json!({"archive": url, "cmd": "./agent"});
+    if let Some(sha) = sha256 {
+        target["sha256"] = json!(sha);
+    }
+    json!({"binary": {"linux-x86_64": target}})
+}
+
+fn write_entry(root: &Path, manifest: &Value) {
+    let dir = root.join(manifest["id"].as_str().unwrap());
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("agent.json"),
+        serde_json::to_string_pretty(manifest).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("icon.svg"), ICON).unwrap();
+}
+
+fn registry(server: &str, manifests: &[Value]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("acp-registry.jsonc"), config(server)).unwrap();
+    for m in manifests {
+        write_entry(dir.path(), m);
+    }
+    dir
+}
+
+struct Run {
+    code: i32,
+    /// (severity, code, file:line:col, message)
+    findings: Vec<(String, String, String, String)>,
+    stderr: String,
+}
+
+/// `validate --format json` with `args`, the test-only loopback switch on.
+fn validate(root: &Path, args: &[&str]) -> Run {
+    validate_with(root, args, true)
+}
+
+fn validate_with(root: &Path, args: &[&str], allow_loopback: bool) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
+    // Inside the registry with `--registry .`, findings name `<entry>/agent.json`.
+    command
+        .args(["validate", "--registry", ".", "--format", "json"])
+        .current_dir(root)
+        .args(args)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("ACP_REGISTRY_TEST_ALLOW_LOOPBACK");
+    if allow_loopback {
+        command.env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1");
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let doc: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&output.stderr)));
+    let text = |f: &Value, k: &str| f[k].as_str().unwrap_or_default().to_string();
+    let findings = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let place = format!("{}:{}:{}", text(f, "file"), f["line"], f["column"]);
+            (
+                text(f, "severity"),
+                text(f, "code"),
+                place,
+                text(f, "message"),
+            )
+        })
+        .collect();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        findings,
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn codes(run: &Run) -> Vec<&str> {
+    run.findings
+        .iter()
+        .map(|f| f.1.as_str())
+        .filter(|c| !c.contains("sha256-missing"))
+        .collect()
+}
+
+fn npm_doc() -> Value {
+    json!({"name": "@example/agent", "dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": {}}})
+}
+
+#[test]
+fn a_second_run_is_answered_from_the_cache() {
+    let server = Server::start(routes(vec![
+        (&format!("HEAD {ARCHIVE}"), vec![Reply::status(200)]),
+        (NPM_DOC_PATH, vec![]),
+        (
+            &format!("GET {NPM_DOC_PATH}"),
+            vec![Reply::json(&npm_doc())],
+        ),
+    ]));
+    let base = server.url("");
+    let root = registry(
+        &base,
+        &[
+            manifest(
+                "archive-agent",
+                binary(&server.url(ARCHIVE), Some(&"a".repeat(64))),
+            ),
+            manifest(
+                "npm-agent",
+                json!({"npx": {"package": "@example/agent@1.0.0"}}),
+            ),
+        ],
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let args = ["--online", "--cache", cache.path().to_str().unwrap()];
+    let first = validate(root.path(), &args);
+    assert_eq!((first.code, codes(&first)), (0, vec![]), "{}", first.stderr);
+    assert_eq!(server.requests().len(), 2);
+    let second = validate(root.path(), &args);
+    assert_eq!((second.code, codes(&second)), (0, vec![]));
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the second run asked again: {:?}",
+        server.requests()
+    );
+    // --no-cache asks again.
+    validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[test]
+fn failures_are_never_cached() {
+    let server = Server::start(routes(vec![]));
+    let root = registry(
+        &server.url(""),
+        &[manifest(
+            "gone-agent",
+            binary(&server.url(ARCHIVE), Some(&"a".repeat(64))),
+        )],
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let args = ["--online", "--cache", cache.path().to_str().unwrap()];
+    for run in 1..=2 {
+        let result = validate(root.path(), &args);
+        assert_eq!(codes(&result), ["archive-unreachable"]);
+        assert_eq!(server.requests().len(), run);
+    }
+}
+
+#[test]
+fn a_cached_digest_is_reused_while_the_etag_holds() {
+    let body = b"archive bytes".to_vec();
+    let etag = std::sync::Arc::new(std::sync::Mutex::new("\"v1\"".to_string()));
+    let current = etag.clone();
+    let served = body.clone();
+    let server = Server::start(move |_: &net_server::Request, _| {
+        Reply::body(200, served.clone()).header("etag", &current.lock().unwrap())
+    });
+    let root = registry(
+        &server.url(""),
+        &[manifest("pinned-agent", binary(&server.url(ARCHIVE), None))],
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "--verify-archives",
+        "--cache",
+        cache.path().to_str().unwrap(),
+    ];
+    let first = validate(root.path(), &args);
+    assert_eq!(codes(&first), ["archive-digest"]);
+    assert_eq!(
+        server.requests(),
+        [format!("HEAD {ARCHIVE}"), format!("GET {ARCHIVE}")]
+    );
+    let second = validate(root.path(), &args);
+    assert_eq!(first.findings, second.findings);
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "only a HEAD: {:?}",
+        server.requests()
+    );
+    *etag.lock().unwrap() = "\"v2\"".into();
+    validate(root.path(), &args);
+    assert_eq!(server.requests().last().unwrap(), &format!("GET {ARCHIVE}"));
+}
+
+#[test]
+fn duplicate_archive_urls_are_requested_once_per_run() {
+    let server = Server::start(routes(vec![(
+        &format!("HEAD {ARCHIVE}"),
+        vec![Reply::status(200)],
+    )]));
+    let url = server.url(ARCHIVE);
+    let root = registry(
+        &server.url(""),
+        &[
+            manifest("first-agent", binary(&url, Some(&"a".repeat(64)))),
+            manifest("second-agent", binary(&url, Some(&"a".repeat(64)))),
+        ],
+    );
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(run.code, 0, "{:?}", run.findings);
+    assert_eq!(server.requests(), [format!("HEAD {ARCHIVE}")]);
+}
+
+#[test]
+fn preview_artefacts_are_not_probed() {
+    let server = Server::start(routes(vec![(
+        &format!("HEAD {ARCHIVE}"),
+        vec![Reply::status(200)],
+    )]));
+    let mut m = manifest(
+        "preview-agent",
+        binary(&server.url(ARCHIVE), Some(&"a".repeat(64))),
+    );
+    m["preview"] = json!({
+        "version": "1.1.0-preview.1",
+        "distribution": binary(&server.url("/releases/download/v1.1.0-preview.1/agent.tar.gz"), Some(&"b".repeat(64)))
+    });
+    let root = registry(&server.url(""), &[m]);
+    validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(server.requests(), [format!("HEAD {ARCHIVE}")]);
+}
+
+fn git(root: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn with_changed_since_only_changed_entries_go_online() {
+    let server = Server::start(|_: &net_server::Request, _| Reply::status(200));
+    let root = registry(
+        &server.url(""),
+        &[
+            manifest(
+                "old-agent",
+                binary(&server.url("/old.tar.gz"), Some(&"a".repeat(64))),
+            ),
+            manifest(
+                "new-agent",
+                binary(&server.url("/new.tar.gz"), Some(&"a".repeat(64))),
+            ),
+        ],
+    );
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "base"]);
+    write_entry(
+        root.path(),
+        &manifest(
+            "new-agent",
+            binary(&server.url("/newer.tar.gz"), Some(&"a".repeat(64))),
+        ),
+    );
+    let run = validate(
+        root.path(),
+        &["--online", "--no-cache", "--changed-since", "HEAD"],
+    );
+    assert_eq!(run.code, 0, "{:?} {}", run.findings, run.stderr);
+    assert_eq!(server.requests(), ["HEAD /newer.tar.gz"]);
+}
+
+#[test]
+fn without_network_the_run_ends_promptly_with_coded_findings() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let root = registry(
+        &dead,
+        &[
+            manifest(
+                "closed-agent",
+                binary(&format!("{dead}{ARCHIVE}"), Some(&"a".repeat(64))),
+            ),
+            manifest(
+                "nowhere-agent",
+                binary(
+                    &format!("https://downloads.invalid{ARCHIVE}"),
+                    Some(&"a".repeat(64)),
+                ),
+            ),
+            manifest(
+                "npm-agent",
+                json!({"npx": {"package": "@example/agent@1.0.0"}}),
+            ),
+            manifest(
+                "pypi-agent",
+                json!({"uvx": {"package": "example-agent==1.0.0"}}),
+            ),
+        ],
+    );
+    let start = Instant::now();
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        codes(&run),
+        [
+            "archive-unreachable",
+            "archive-unreachable",
+            "package-unreachable",
+            "package-unreachable"
+        ],
+        "{:?}",
+        run.findings
+    );
+    assert!(
+        run.findings[1]
+            .3
+            .contains("cannot resolve downloads.invalid"),
+        "{:?}",
+        run.findings[1]
+    );
+}
+
+#[test]
+fn loopback_servers_are_refused_without_the_test_switch() {
+    let server = Server::start(|_: &net_server::Request, _| Reply::status(200));
+    let root = registry(
+        &server.url(""),
+        &[manifest(
+            "local-agent",
+            binary(&server.url(ARCHIVE), Some(&"a".repeat(64))),
+        )],
+    );
+    let run = validate_with(root.path(), &["--online", "--no-cache"], false);
+    assert_eq!(codes(&run), ["url-refused"]);
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn flags_override_the_configured_endpoints_and_exemptions_apply() {
+    let server = Server::start(routes(vec![(
+        &format!("GET {NPM_DOC_PATH}"),
+        vec![Reply::json(&npm_doc())],
+    )]));
+    let root = registry(
+        "http://127.0.0.1:1",
+        &[
+            manifest(
+                "npm-agent",
+                json!({"npx": {"package": "@example/agent@1.0.0"}}),
+            ),
+            manifest(
+                "exempt-agent",
+                json!({"npx": {"package": "@example/agent@1.0.0"}}),
+            ),
+        ],
+    );
+    let mut config: Value = serde_json::from_str(&config("http://127.0.0.1:1")).unwrap();
+    config["exemptions"] = json!({"exempt-agent": ["package-unreachable"]});
+    std::fs::write(root.path().join("acp-registry.jsonc"), config.to_string()).unwrap();
+    let configured = validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(
+        configured
+            .findings
+            .iter()
+            .map(|f| (f.1.as_str(), f.2.split('/').next().unwrap()))
+            .collect::<Vec<_>>(),
+        [("package-unreachable", "npm-agent")]
+    );
+    let npm = server.url("/npm");
+    let flagged = validate(
+        root.path(),
+        &["--online", "--no-cache", "--npm-registry", &npm],
+    );
+    assert_eq!(
+        codes(&flagged),
+        Vec::<&str>::new(),
+        "{:?}",
+        flagged.findings
+    );
+}
+
+#[test]
+fn a_misspelt_or_malformed_online_setting_is_a_config_finding() {
+    // One entry, so the folder is a registry; only the configuration findings are compared.
+    let root = registry(
+        "http://127.0.0.1:1",
+        &[manifest(
+            "npm-agent",
+            json!({"npx": {"package": "@example/agent@1.0.0"}}),
+        )],
+    );
+    std::fs::write(
+        root.path().join("acp-registry.jsonc"),
+        "{\n  \"online\": { \"npm_registy\": \"https://r.example\", \"pypi\": \"ftp://p.example\" }\n}\n",
+    )
+    .unwrap();
+    let run = validate(root.path(), &[]);
+    let found: Vec<(&str, &str)> = run
+        .findings
+        .iter()
+        .map(|f| (f.1.as_str(), f.2.as_str()))
+        .filter(|(code, _)| code.starts_with("config-"))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("config-invalid", "acp-registry.jsonc:2:15"),
+            ("config-invalid", "acp-registry.jsonc:2:59")
+        ]
+    );
+    assert!(
+        run.findings
+            .iter()
+            .any(|f| f.1 == "config-invalid" && f.3.contains("npm_registy")),
+        "{:?}",
+        run.findings[0]
+    );
+}
