@@ -219,15 +219,17 @@ fn classify(base: &Path, parts: &[&std::ffi::OsStr], failed: usize, error: io::E
 pub fn open_path(path: &Path) -> Result<File, ReadError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
-    let file = no_follow(&mut options).open(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => ReadError::NotFound,
-        _ => match kind(path) {
-            Ok(Some(Kind::Link)) => ReadError::Link {
-                rel: path.file_name().map(PathBuf::from).unwrap_or_default(),
+    let file = no_follow(&mut options)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => ReadError::NotFound,
+            _ => match kind(path) {
+                Ok(Some(Kind::Link)) => ReadError::Link {
+                    rel: path.file_name().map(PathBuf::from).unwrap_or_default(),
+                },
+                _ => ReadError::Io(e),
             },
-            _ => ReadError::Io(e),
-        },
-    })?;
+        })?;
     regular(file)
 }
 

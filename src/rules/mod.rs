@@ -24,7 +24,7 @@ pub use code::{explain, nearest, rule_metadata, rules_markdown, Code, Family, Un
 pub use distribution::{normalized_json, package_name_and_pin, targets, Targets};
 pub use icons::check_icon;
 pub use metadata::url_problem;
-pub use policy::{Level, Policy, DEFAULT_REQUIRED_OS};
+pub use policy::{is_enforced, Level, Policy, DEFAULT_REQUIRED_OS, ENFORCED};
 pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::{
     agent_validator, published_agent_validator, registry_validator, violations, Violation,
