@@ -169,23 +169,11 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
     let mut sources = Vec::new();
     let Some(listing) = files::list_entry(entry, &mut sink) else {
         // The folder could not be listed: reported as unreadable, not as missing its manifest.
-        return EntryReport {
-            entry: entry.clone(),
-            manifest: None,
-            icons: Vec::new(),
-            diagnostics: sink.diagnostics,
-            sources,
-        };
+        return without_manifest(entry, sink);
     };
     if !listing.files.contains("agent.json") {
         files::load_manifest(entry, &mut sink); // reports missing-manifest
-        return EntryReport {
-            entry: entry.clone(),
-            manifest: None,
-            icons: Vec::new(),
-            diagnostics: sink.diagnostics,
-            sources,
-        };
+        return without_manifest(entry, sink);
     }
     let manifest = files::load_manifest(entry, &mut sink);
     if let Some(doc) = &manifest {
@@ -214,6 +202,17 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
         icons,
         diagnostics: sink.diagnostics,
         sources,
+    }
+}
+
+/// The report of an entry whose manifest could not even be looked for or is missing.
+fn without_manifest(entry: &EntryDir, sink: Sink) -> EntryReport {
+    EntryReport {
+        entry: entry.clone(),
+        manifest: None,
+        icons: Vec::new(),
+        diagnostics: sink.diagnostics,
+        sources: Vec::new(),
     }
 }
 
