@@ -3,6 +3,7 @@
 //! Ground floor: imports only the shared `source` positions.
 
 pub mod edit;
+pub mod distribution;
 pub mod jsonc;
 pub mod names;
 pub mod order;
