@@ -108,6 +108,11 @@ struct ValidateArgs {
     /// such as duplicate ids still see every entry).
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
+    /// Apply the fixes that are certain (platform key spellings, http to https, `api_key` to
+    /// `env_var`, the ignored `icon` field, digests found by --verify-archives), comments
+    /// kept; then report what still needs a person.
+    #[arg(long)]
+    fix: bool,
     #[command(flatten)]
     online: OnlineArgs,
 }
@@ -203,6 +208,7 @@ fn main() -> ExitCode {
                 changed_since: args.changed_since,
                 color: commands::use_color(),
                 online: args.online.flags(),
+                fix: args.fix,
             },
             &mut out,
         ),

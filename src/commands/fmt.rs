@@ -76,7 +76,8 @@ fn target(path: &Path) -> anyhow::Result<Target> {
     })
 }
 
-fn join_display(root: &str, rel: &str) -> String {
+/// `rel` (a `/`-separated path) under the displayed registry root.
+pub(crate) fn join_display(root: &str, rel: &str) -> String {
     match root {
         "" => rel.to_string(),
         _ if root.ends_with('/') => format!("{root}{rel}"),
