@@ -75,17 +75,12 @@ impl Editor {
         self.text
     }
 
-    /// The plain value at `pointer`, if any.
-    pub fn get(&self, pointer: &str) -> Option<Value> {
-        let root = jsonc::parse(&self.text).ok()?;
-        Some(root.pointer(pointer)?.0.to_json())
-    }
-
     pub fn set_string(&mut self, pointer: &str, value: &str) -> Result<(), EditError> {
         self.set_value(pointer, &Value::String(value.to_string()))
     }
 
-    /// Replace the existing value at `pointer` (the empty pointer is the whole document).
+    /// Replace the existing value at `pointer` (the empty pointer is the whole document);
+    /// comments inside the old value go with it, every other byte stays.
     pub fn set_value(&mut self, pointer: &str, value: &Value) -> Result<(), EditError> {
         let steps = tokens(pointer)?;
         self.edit(|root| {
