@@ -443,6 +443,7 @@ mod parity {
                 changed_since: None,
                 color: false,
                 online: None,
+                fix: false,
             },
             &mut findings,
         )

@@ -53,6 +53,7 @@ fn help_texts() {
         &["build", "--help"],
         &["site", "--help"],
         &["explain", "--help"],
+        &["fmt", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);

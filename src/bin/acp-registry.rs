@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acp_registry::commands::{self, build, exit, explain, online, validate};
+use acp_registry::commands::{self, build, exit, explain, fmt, online, validate};
 use acp_registry::diagnostics::escape;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -33,6 +33,20 @@ enum Command {
     Site(SiteArgs),
     /// Print the documentation of a rule code.
     Explain(ExplainArgs),
+    /// Rewrite manifests in the canonical layout, keeping every comment.
+    Fmt(FmtArgs),
+}
+
+#[derive(Args)]
+struct FmtArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// Write nothing: list the manifests that would change and exit 1 if any would.
+    #[arg(long)]
+    check: bool,
+    /// Entry folders or agent.json files [default: every entry of --registry].
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -94,6 +108,11 @@ struct ValidateArgs {
     /// such as duplicate ids still see every entry).
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
+    /// Apply the fixes that are certain (platform key spellings, http to https, `api_key` to
+    /// `env_var`, the ignored `icon` field, digests found by --verify-archives), comments
+    /// kept; then report what still needs a person.
+    #[arg(long)]
+    fix: bool,
     #[command(flatten)]
     online: OnlineArgs,
 }
@@ -189,6 +208,7 @@ fn main() -> ExitCode {
                 changed_since: args.changed_since,
                 color: commands::use_color(),
                 online: args.online.flags(),
+                fix: args.fix,
             },
             &mut out,
         ),
@@ -214,6 +234,15 @@ fn main() -> ExitCode {
                 check: args.check,
                 color: commands::use_color_stderr(),
             },
+            &mut std::io::stderr(),
+        ),
+        Command::Fmt(args) => fmt::run(
+            &fmt::Options {
+                registry: args.registry.registry,
+                paths: args.paths,
+                check: args.check,
+            },
+            &mut out,
             &mut std::io::stderr(),
         ),
         Command::Explain(args) => {

@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod explain;
+pub mod fmt;
 pub mod online;
 pub mod validate;
 

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod check;
 pub mod config;
+pub mod fix;
 pub mod git;
 pub mod output;
 pub mod variants;
