@@ -53,6 +53,9 @@ fn help_texts() {
         &["build", "--help"],
         &["site", "--help"],
         &["explain", "--help"],
+        &["new", "--help"],
+        &["completions", "--help"],
+        &["man", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);

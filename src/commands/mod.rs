@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod explain;
+pub mod new;
 pub mod online;
 pub mod validate;
 

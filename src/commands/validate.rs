@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{display_root, exit};
 use crate::diagnostics::{self, Report, Severity};
-use crate::registry::{check_registry, git};
+use crate::registry::{check_registry, git, select};
 use crate::rules;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -24,6 +24,8 @@ pub struct Options {
     pub format: Format,
     pub deny_warnings: bool,
     pub changed_since: Option<String>,
+    /// Files or entry folders named on the command line: only their entries are reported.
+    pub paths: Vec<PathBuf>,
     pub color: bool,
     /// `--online` and its flags; `None` runs the offline rules only.
     pub online: Option<super::online::Flags>,
@@ -63,6 +65,9 @@ fn display_prefix(registry: &Path, format: Format) -> String {
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let only = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
+        None if !options.paths.is_empty() => {
+            select::entries_holding(&options.registry, &options.paths)?
+        }
         None => None,
     };
     let mut checked = check_registry(&options.registry, only.as_ref())?;
