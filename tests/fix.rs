@@ -170,8 +170,7 @@ fn verify_archives_pins_the_digest_it_found_after_cmd() {
         ),
     ]));
     let dir = tempfile::tempdir().unwrap();
-    let config =
-        r#"{"severity": {"archive-url": "off", "schema": "off", "platform-coverage": "off"}}"#;
+    let config = r#"{"severity": {"platform-coverage": "off"}}"#;
     std::fs::write(dir.path().join("acp-registry.jsonc"), config).unwrap();
     copy_dir(
         &repo_root().join("registry/goose"),
@@ -196,7 +195,8 @@ fn verify_archives_pins_the_digest_it_found_after_cmd() {
   }}
 }}
 "#,
-        server.url(ARCHIVE)
+        // https, as the rules require: the test-only loopback switch fetches it over http.
+        server.url(ARCHIVE).replacen("http://", "https://", 1)
     );
     std::fs::write(dir.path().join("example-agent/agent.json"), &text).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))

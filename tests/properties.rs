@@ -441,6 +441,7 @@ mod parity {
                 format: validate::Format::Json,
                 deny_warnings: false,
                 changed_since: None,
+                paths: Vec::new(),
                 color: false,
                 online: None,
                 fix: false,

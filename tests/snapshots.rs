@@ -54,6 +54,9 @@ fn help_texts() {
         &["site", "--help"],
         &["explain", "--help"],
         &["fmt", "--help"],
+        &["new", "--help"],
+        &["completions", "--help"],
+        &["man", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);

@@ -4,6 +4,7 @@
 pub mod build;
 pub mod explain;
 pub mod fmt;
+pub mod new;
 pub mod online;
 pub mod validate;
 

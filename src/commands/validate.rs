@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{display_root, exit};
 use crate::diagnostics::{self, escape, Report, Severity};
-use crate::registry::{check_registry, fix, git};
+use crate::registry::{check_registry, fix, git, select};
 use crate::rules;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -25,6 +25,8 @@ pub struct Options {
     pub format: Format,
     pub deny_warnings: bool,
     pub changed_since: Option<String>,
+    /// Files or entry folders named on the command line: only their entries are reported.
+    pub paths: Vec<PathBuf>,
     pub color: bool,
     /// `--online` and its flags; `None` runs the offline rules only.
     pub online: Option<super::online::Flags>,
@@ -107,6 +109,9 @@ fn fix(
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let only = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
+        None if !options.paths.is_empty() => {
+            select::entries_holding(&options.registry, &options.paths)?
+        }
         None => None,
     };
     let mut report = check(options, only.as_ref())?;

@@ -2,8 +2,8 @@
 //!
 //! Ground floor: imports only the shared `source` positions.
 
-pub mod edit;
 pub mod distribution;
+pub mod edit;
 pub mod jsonc;
 pub mod names;
 pub mod order;
