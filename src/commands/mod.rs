@@ -3,8 +3,10 @@
 
 pub mod build;
 pub mod explain;
+pub mod matrix;
 pub mod online;
 pub mod validate;
+pub mod verify;
 
 use std::io::IsTerminal;
 use std::path::{Component, Path};
