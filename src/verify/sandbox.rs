@@ -13,19 +13,38 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Variables passed through from the verifier's environment: what finding programs and
-/// decoding text need (`PATH` to find node, npx and uvx; the locale), and on Windows what
-/// processes need to start at all. Everything else (tokens, CI variables, proxies, the
-/// user's HOME) stays out.
-const ALLOWED: [&str; 9] = [
+/// decoding text need (`PATH` to find node, npx and uvx; the locale), how this machine
+/// reaches the network (proxies, the CA bundle it trusts and an npm mirror: an editor's
+/// agents inherit them, and npx cannot install behind an intercepting proxy without them;
+/// manifests may not set them, `env-reserved`), and on Windows what processes need to start
+/// at all. Everything else (tokens, CI variables, the user's HOME and npm configuration)
+/// stays out.
+const ALLOWED: [&str; 25] = [
     "PATH",
     "LANG",
     "LC_ALL",
     "LC_CTYPE",
     "LC_MESSAGES",
     "TZ",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "npm_config_registry",
+    "npm_config_cafile",
+    "npm_config_proxy",
+    "npm_config_https_proxy",
     "SYSTEMROOT",
     "COMSPEC",
     "PATHEXT",
+    "WINDIR",
+    "PROGRAMDATA",
 ];
 
 /// The variable marking every process of one sandbox (inherited across fork, exec, setsid).
@@ -122,6 +141,15 @@ impl Sandbox {
             (MARKER, self.token.clone()),
         ];
         env.extend(fixed.into_iter().map(|(k, v)| (k.to_string(), v)));
+        // npm reads neither variable; pointed at the bundle the machine names, it trusts
+        // what node and the other tools trust here.
+        if !env.contains_key("npm_config_cafile") {
+            let bundle = env
+                .get("NODE_EXTRA_CA_CERTS")
+                .or_else(|| env.get("SSL_CERT_FILE"))
+                .cloned();
+            env.extend(bundle.map(|b| ("npm_config_cafile".to_string(), b)));
+        }
         for (key, value) in manifest_env {
             if !crate::rules::reserved_env(key) && !env.contains_key(key) {
                 env.insert(key.clone(), value.clone());
