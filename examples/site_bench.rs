@@ -200,6 +200,7 @@ fn agents(count: usize) -> Vec<SiteAgent> {
                 id,
                 agent,
                 preview,
+                verification: None,
             }
         })
         .collect()

@@ -368,6 +368,7 @@ mod parity {
                 site_only: false,
                 check: false,
                 color: false,
+                matrix: None,
             },
             &mut log,
         );

@@ -53,6 +53,8 @@ fn help_texts() {
         &["build", "--help"],
         &["site", "--help"],
         &["explain", "--help"],
+        &["verify", "--help"],
+        &["matrix", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);

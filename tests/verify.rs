@@ -119,7 +119,8 @@ fn run(root: &Path, args: &[&str]) -> Run {
 }
 
 fn verify_json(root: &Path, extra: &[&str]) -> Run {
-    let mut args = vec!["verify", "--format", "json", "--timeout", "5"];
+    // Generous: a loaded CI machine must not turn a slow start into a timeout.
+    let mut args = vec!["verify", "--format", "json", "--timeout", "30"];
     args.extend(extra);
     run(root, &args)
 }
@@ -389,7 +390,7 @@ fn the_terminal_report_has_one_line_per_agent_and_distribution() {
         manifest("good", &server, "well-behaved", json!({})),
         manifest("bad", &server, "exit", json!({})),
     ]);
-    let run = run(&reg.root, &["verify", "--timeout", "5"]);
+    let run = run(&reg.root, &["verify", "--timeout", "30"]);
     let lines: Vec<&str> = run.stdout.lines().take(2).collect();
     assert!(lines[0].starts_with("✗ bad binary ("), "{}", run.stdout);
     assert!(lines[0].contains("agent-launch"));
@@ -402,7 +403,7 @@ fn matrix_probes_the_session_methods_and_changed_only_reuses_unchanged_rows() {
     let reg = registry(&[manifest("good", &server, "well-behaved", json!({}))]);
     let out = reg.root.parent().unwrap().join("matrix.json");
     let out_arg = out.to_str().unwrap().to_string();
-    let first = run(&reg.root, &["matrix", "--timeout", "5", "--out", &out_arg]);
+    let first = run(&reg.root, &["matrix", "--timeout", "30", "--out", &out_arg]);
     assert_eq!(first.code, 0, "{}", first.stdout);
     let matrix: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let methods = &matrix["agents"][0]["methods"];
@@ -432,4 +433,81 @@ fn matrix_refuses_to_overwrite_a_file_it_did_not_write() {
     let run = run(&reg.root, &["matrix", "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, 2);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "my notes");
+}
+
+#[test]
+fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current() {
+    let server = server();
+    let reg = registry(&[manifest(
+        "good",
+        &server,
+        "well-behaved",
+        json!({"license": "MIT"}),
+    )]);
+    let matrix = reg.root.parent().unwrap().join("matrix.json");
+    let matrix_arg = matrix.to_str().unwrap().to_string();
+    assert_eq!(
+        run(
+            &reg.root,
+            &["matrix", "--timeout", "30", "--out", &matrix_arg]
+        )
+        .code,
+        0
+    );
+    // Build publishes only https URLs (the run above needed the local http server), and the
+    // entry is minimal: silence what build would refuse it for.
+    let path = reg.root.join("good/agent.json");
+    let published = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(&server.url("/agent"), "https://example.com/agent-1.0.0");
+    std::fs::write(&path, published).unwrap();
+    let off = [
+        "archive-url",
+        "version-mismatch",
+        "schema",
+        "icon-missing",
+        "platform-coverage",
+        "license-url-missing",
+        "sha256-missing",
+    ];
+    let severity: serde_json::Map<String, Value> =
+        off.iter().map(|c| (c.to_string(), json!("off"))).collect();
+    std::fs::write(
+        reg.root.join("acp-registry.jsonc"),
+        json!({"severity": severity}).to_string(),
+    )
+    .unwrap();
+    let build = |out: &str| {
+        let output = Command::new(BIN)
+            .args([
+                "build",
+                "--registry",
+                ".",
+                "--out",
+                out,
+                "--matrix",
+                &matrix_arg,
+            ])
+            .current_dir(&reg.root)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        std::fs::read_to_string(reg.root.join(out).join("site/agents/good/index.html")).unwrap()
+    };
+    let page = build("../dist");
+    assert!(page.contains("<dt>Verified</dt>"), "{page}");
+    assert!(
+        page.contains("<li><code>session/list</code></li>"),
+        "{page}"
+    );
+    // A new version was not verified: its page shows nothing of the old run.
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"1.0.0\"", "\"1.1.0\"");
+    std::fs::write(&path, text).unwrap();
+    assert!(!build("../dist2").contains("<dt>Verified</dt>"));
 }

@@ -164,6 +164,9 @@ struct BuildArgs {
     /// Write nothing: rebuild in memory and exit 1 if the output folder differs.
     #[arg(long)]
     check: bool,
+    /// Show the results of `acp-registry matrix` (a matrix.json) on the site.
+    #[arg(long, value_name = "FILE")]
+    matrix: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -314,6 +317,7 @@ fn main() -> ExitCode {
                 site_only: false,
                 check: args.check,
                 color: commands::use_color_stderr(),
+                matrix: args.matrix,
             },
             &mut std::io::stderr(),
         ),
@@ -326,6 +330,7 @@ fn main() -> ExitCode {
                 site_only: true,
                 check: args.check,
                 color: commands::use_color_stderr(),
+                matrix: None,
             },
             &mut std::io::stderr(),
         ),
