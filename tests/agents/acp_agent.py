@@ -6,7 +6,9 @@ notification and a request before its response), silent (never answers), exit (e
 once with code 3), grandchild (starts a grandchild that calls setsid and ignores SIGTERM,
 writes its pid to $PID_FILE), orphan (the same through a parent that exits, so the
 grandchild is reparented), contradict (advertises no loadSession), v2 (answers protocol
-version 2), no-auth (offers no sign-in method), env (echoes its environment to $ENV_FILE).
+version 2), no-auth (offers no sign-in method), env (echoes its environment to $ENV_FILE),
+replay (answers initialize with the `result` of the recorded answer in $ANSWER_FILE, such
+as tests/fixtures/acp/*.json).
 """
 import json
 import os
@@ -52,6 +54,9 @@ def spawn_grandchild(through_orphan):
 
 
 def initialize_result():
+    if mode == "replay":
+        with open(os.environ["ANSWER_FILE"]) as f:
+            return json.load(f)["result"]
     caps = {"loadSession": mode != "contradict", "sessionCapabilities": {"list": {}}}
     auth = [] if mode == "no-auth" else [{"id": "login", "name": "Log in"}]
     return {
