@@ -185,7 +185,13 @@ fn notifications_are_skipped_and_agent_requests_answered_with_an_error() {
     let server = server();
     let reg = registry(&[manifest("chatty", &server, "chatty", json!({}))]);
     let run = verify_json(&reg.root, &[]);
+    // The agent exits with code 4 unless its request got an error response.
     assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+    assert_eq!(run.json["agents"][0]["notifications"], 1);
+    assert_eq!(
+        run.json["agents"][0]["agent_requests"],
+        json!(["fs/read_text_file"])
+    );
 }
 
 #[test]

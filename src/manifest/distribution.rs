@@ -33,10 +33,6 @@ impl Kind {
             Kind::Uvx => "uvx",
         }
     }
-
-    pub fn parse(text: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == text)
-    }
 }
 
 impl std::fmt::Display for Kind {

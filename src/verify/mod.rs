@@ -113,6 +113,10 @@ pub struct AgentResult {
     /// The raw `initialize` result.
     pub initialize: Option<Value>,
     pub stderr_tail: Option<String>,
+    /// Notifications the agent sent, and the methods of requests it sent us (each answered
+    /// with a JSON-RPC error).
+    pub notifications: usize,
+    pub agent_requests: Vec<String>,
     /// `matrix`: `session/new` and each probe.
     pub probes: Vec<matrix::Probe>,
     #[serde(skip)]
@@ -347,6 +351,8 @@ fn blank(job: &Job, status: Status, reason: Option<String>) -> AgentResult {
         advertised: Vec::new(),
         initialize: None,
         stderr_tail: None,
+        notifications: 0,
+        agent_requests: Vec::new(),
         probes: Vec::new(),
         fingerprint: job.fingerprint.clone(),
     }
@@ -468,9 +474,36 @@ async fn launch_and_check(
         .await;
     }
     protocol_findings(doc, pointer, &agent, findings);
+    result.notifications = agent.notifications;
+    result.agent_requests = agent.agent_requests.clone();
     let tail = agent.stderr_tail();
+    if !tail.trim().is_empty() {
+        with_stderr(findings, &tail);
+    }
     result.stderr_tail = (!tail.is_empty()).then_some(tail);
     agent.shutdown(&sandbox.token, GRACE).await;
+}
+
+/// Add the end of the agent's stderr to launch and timeout findings: usually the reason.
+fn with_stderr(findings: &mut [Diagnostic], tail: &str) {
+    const SHOWN: usize = 300;
+    let flat = tail.split_whitespace().collect::<Vec<_>>().join(" ");
+    let start = flat
+        .char_indices()
+        .rev()
+        .nth(SHOWN - 1)
+        .map_or(0, |(i, _)| i);
+    let end = &flat[start..];
+    for finding in findings.iter_mut() {
+        if finding.code == Code::AgentLaunch.as_str() || finding.code == Code::AgentTimeout.as_str()
+        {
+            finding.message = format!(
+                "{}; its stderr ends: {}{end}",
+                finding.message,
+                if start > 0 { "…" } else { "" }
+            );
+        }
+    }
 }
 
 fn env_of(job: &Job) -> BTreeMap<String, String> {

@@ -3,7 +3,7 @@
 
 Modes: well-behaved (default), stdout-log (a log line on stdout first), chatty (a
 notification and a request before its response), silent (never answers), exit (exits at
-once with code 3), grandchild (starts a grandchild that calls setsid and ignores SIGTERM,
+once with code 3, saying why on stderr), grandchild (starts a grandchild that calls setsid and ignores SIGTERM,
 writes its pid to $PID_FILE), orphan (the same through a parent that exits, so the
 grandchild is reparented), contradict (advertises no loadSession), v2 (answers protocol
 version 2), no-auth (offers no sign-in method), env (echoes its environment to $ENV_FILE),
@@ -96,6 +96,7 @@ def answer(request):
 
 def main():
     if mode == "exit":
+        sys.stderr.write("fatal: this build has no ACP mode\n")
         sys.exit(3)
     if mode in ("grandchild", "orphan"):
         spawn_grandchild(mode == "orphan")
