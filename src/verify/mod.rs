@@ -157,7 +157,7 @@ enum Plan {
     Run,
     NotTested(String),
     Skipped(String),
-    Reuse(matrix::Row),
+    Reuse(Box<matrix::Row>),
 }
 
 #[derive(Clone)]
@@ -234,7 +234,7 @@ fn plan(checked: &Checked, options: &Options) -> Vec<Job> {
             let plan = if let Some(reason) = quarantined {
                 Plan::Skipped(format!("quarantined: {reason}"))
             } else if let Some(row) = reuse {
-                Plan::Reuse(row.clone())
+                Plan::Reuse(Box::new(row.clone()))
             } else {
                 runnable(kind, &dist, platform, path.as_deref())
             };
