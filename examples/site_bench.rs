@@ -53,7 +53,7 @@ const CAPABILITIES: [&str; 10] = [
     "session/cancel",
     "session/load",
     "session/set_mode",
-    "session/set_model",
+    "session/set_config_option",
     "session/list",
     "terminal/create",
     "fs/read_text_file",
@@ -200,6 +200,7 @@ fn agents(count: usize) -> Vec<SiteAgent> {
                 id,
                 agent,
                 preview,
+                verification: None,
             }
         })
         .collect()

@@ -16,7 +16,8 @@
     { name: 'protocol', multi: false, match: 'eq', field: 'protocol' },
     { name: 'license', multi: false, match: 'eq', field: 'license' },
     { name: 'cap', multi: true, match: 'all', field: 'capabilities' },
-    { name: 'tag', multi: true, match: 'all', field: 'tags' }
+    { name: 'tag', multi: true, match: 'all', field: 'tags' },
+    { name: 'verified', multi: true, match: 'any', field: 'verified' }
   ];
   var AGENT_HREF = /^agents\/[a-z][a-z0-9-]*\/index\.html$/;
 

@@ -362,8 +362,14 @@ mod parity {
         let lowered = (
             prop::sample::subsequence(
                 vec![
-                    "id-mismatch", "version-format", "platform-unknown", "url-format",
-                    "distribution-legacy", "preview-version", "unknown-field", "license-unknown",
+                    "id-mismatch",
+                    "version-format",
+                    "platform-unknown",
+                    "url-format",
+                    "distribution-legacy",
+                    "preview-version",
+                    "unknown-field",
+                    "license-unknown",
                 ],
                 0..3,
             ),
@@ -462,6 +468,7 @@ mod parity {
                 site_only: false,
                 check: false,
                 color: false,
+                matrix: None,
             },
             &mut log,
         );

@@ -28,6 +28,13 @@
 //! the test-only `ACP_REGISTRY_TEST_ALLOW_LOOPBACK=1`), and the run adds `args` and
 //! `--no-cache`.
 //!
+//! Launch codes (`verify`): an `online.json` with `"command": "verify"` runs `acp-registry
+//! verify` instead of `validate` (same JSON findings, same expected.txt). The copy gets the
+//! scriptable test agent at `_agents/acp-agent` (folders starting with `_` are not entries),
+//! and a reply may say `"body_path": "<path in the copy>"` to serve that file's bytes, so
+//! manifests point their archive at `{{server}}/…` and pick the agent's behaviour with
+//! `args` (`["--mode", "silent"]`, see `tests/agents/acp_agent.py`).
+//!
 //! Every case runs `acp-registry validate --registry . --format json` inside a fresh copy in
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
 
@@ -174,6 +181,16 @@ fn run_case(case: &Case) -> Result<(), String> {
     let temp = tempfile::tempdir().map_err(|e| fail(format!("cannot create a temp dir: {e}")))?;
     let registry = temp.path().join("registry");
     copy_case(&case.dir, &registry).map_err(|e| fail(format!("cannot copy the case: {e}")))?;
+    let subcommand = online_command(&case.dir);
+    if subcommand == "verify" {
+        let agents = registry.join("_agents");
+        fs::create_dir_all(&agents).map_err(|e| fail(e.to_string()))?;
+        fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/acp_agent.py"),
+            agents.join("acp-agent"),
+        )
+        .map_err(|e| fail(format!("cannot copy the test agent: {e}")))?;
+    }
     generate(case.code.as_str(), &case.name, &registry)
         .map_err(|e| fail(format!("cannot generate inputs: {e}")))?;
 
@@ -181,7 +198,7 @@ fn run_case(case: &Case) -> Result<(), String> {
     // root, as expected.txt writes them.
     let mut command = Command::new(BIN);
     command
-        .args(["validate", "--registry", ".", "--format", "json"])
+        .args([subcommand.as_str(), "--registry", ".", "--format", "json"])
         .current_dir(&registry)
         .env_remove("GITHUB_STEP_SUMMARY");
     // Kept alive until the run ends.
@@ -262,6 +279,36 @@ fn run_case(case: &Case) -> Result<(), String> {
     }
 }
 
+/// The subcommand a case runs: `online.json`'s `command`, else `validate`.
+fn online_command(dir: &Path) -> String {
+    fs::read_to_string(dir.join("online.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|spec| spec["command"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "validate".into())
+}
+
+/// Replies with `body_path` get the bytes of that file of the copied registry.
+fn load_bodies(routes: &mut Value, registry: &Path) -> std::io::Result<()> {
+    let Some(routes) = routes.as_object_mut() else {
+        return Ok(());
+    };
+    for replies in routes.values_mut() {
+        let list = match replies {
+            Value::Array(list) => list.iter_mut().collect::<Vec<_>>(),
+            one => vec![one],
+        };
+        for reply in list {
+            if let Some(path) = reply["body_path"].as_str() {
+                let bytes = fs::read(registry.join(path))?;
+                reply["body_hex"] =
+                    Value::String(bytes.iter().map(|b| format!("{b:02x}")).collect());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// For a case with `online.json`: start its server, put the server's URL into the copied
 /// files and add the online arguments to `command`.
 fn online_case(
@@ -278,8 +325,9 @@ fn online_case(
     // `https`, as every rule requires: the test-only loopback switch fetches an https URL of
     // a loopback address over plain http, which is all the local server speaks.
     let base = format!("https://{}", listener.local_addr()?);
-    let spec: Value = serde_json::from_str(&text.replace(placeholder, &base))
+    let mut spec: Value = serde_json::from_str(&text.replace(placeholder, &base))
         .map_err(|e| std::io::Error::other(format!("online.json: {e}")))?;
+    load_bodies(&mut spec["routes"], registry)?;
     let server =
         net_server::Server::start_with(listener, net_server::routes_from_json(&spec["routes"]));
     replace_in_files(registry, placeholder, &base)?;
@@ -362,6 +410,8 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
 /// - `file-too-large/{fail,pass}`: `icon.svg` of 32 KiB + 1 byte / exactly 32 KiB (the limit
 ///   is inclusive), so no large file is committed.
 /// - `skill-too-large/{fail,pass}`: `skill/` padded to 1 MiB + 1 byte / exactly 1 MiB.
+/// - `archive-unsafe/{fail,pass}`: `_archives/agent.tar.gz` holding the test agent as
+///   `../escaped-agent` / `bin/acp-agent` (a hostile archive is better built than committed).
 fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
     let entry = root.join("example-agent");
     match (code, case) {
@@ -384,8 +434,34 @@ fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
         ("file-too-large", "pass") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT),
         ("skill-too-large", "fail") => pad_folder(&entry.join("skill"), SKILL_LIMIT + 1),
         ("skill-too-large", "pass") => pad_folder(&entry.join("skill"), SKILL_LIMIT),
+        ("archive-unsafe", "fail") => write_tar_gz(
+            &root.join("_archives/agent.tar.gz"),
+            "../escaped-agent",
+            root,
+        ),
+        ("archive-unsafe", "pass") => {
+            write_tar_gz(&root.join("_archives/agent.tar.gz"), "bin/acp-agent", root)
+        }
         _ => Ok(()),
     }
+}
+
+/// A `.tar.gz` at `path` holding the test agent under the entry name `name` (written into
+/// the raw header, since the tar crate refuses `..` itself).
+fn write_tar_gz(path: &Path, name: &str, root: &Path) -> std::io::Result<()> {
+    let script = fs::read(root.join("_agents/acp-agent"))?;
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    let mut header = tar::Header::new_gnu();
+    header.set_size(script.len() as u64);
+    header.set_mode(0o755);
+    header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+    header.set_cksum();
+    builder.append(&header, script.as_slice())?;
+    fs::create_dir_all(path.parent().expect("a folder"))?;
+    fs::write(path, builder.into_inner()?.finish()?)
 }
 
 /// A symbolic link at `path` to `target` (relative targets resolve from the link's folder).

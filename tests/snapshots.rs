@@ -57,6 +57,8 @@ fn help_texts() {
         &["new", "--help"],
         &["completions", "--help"],
         &["man", "--help"],
+        &["verify", "--help"],
+        &["matrix", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acp_registry::commands::{self, build, exit, explain, fmt, new, online, validate};
+use acp_registry::commands::{
+    self, build, exit, explain, fmt, matrix, new, online, validate, verify,
+};
 use acp_registry::diagnostics::escape;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -41,6 +43,11 @@ enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `acp-registry man | man -l -`.
     Man,
+    /// Launch agents as an editor would and check their ACP `initialize` answer.
+    Verify(VerifyArgs),
+    /// Verify, then open a session and probe the session methods; write matrix.json and
+    /// matrix.md.
+    Matrix(MatrixArgs),
 }
 
 #[derive(Args)]
@@ -79,6 +86,114 @@ struct CompletionsArgs {
     shell: clap_complete::Shell,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum KindArg {
+    Binary,
+    Npx,
+    Uvx,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// Only these agent ids (comma-separated); quarantined ids named here are run.
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    agent: Option<Vec<String>>,
+    /// Only these distribution kinds (comma-separated).
+    #[arg(
+        long = "type",
+        value_enum,
+        value_name = "KIND,...",
+        value_delimiter = ','
+    )]
+    kind: Option<Vec<KindArg>>,
+    /// Only entries whose files changed since this git revision.
+    #[arg(long, value_name = "REV")]
+    changed_since: Option<String>,
+    /// Agents run at once (the report order does not depend on it).
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 1)]
+    jobs: usize,
+    /// Seconds to wait for each ACP answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    timeout: u64,
+    /// Fail when a distribution cannot be tested on this machine.
+    #[arg(long)]
+    require_tested: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: FormatArg,
+    /// Cache folder for downloaded archives [default: the user's cache folder].
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// Neither read nor write the archive cache.
+    #[arg(long, conflicts_with = "cache")]
+    no_cache: bool,
+    /// Largest archive downloaded, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
+    archive_cap: u64,
+    /// TEST ONLY: allow loopback addresses, over plain http too, so tests can serve
+    /// archives locally. Never use it on untrusted input.
+    #[arg(
+        long,
+        env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    allow_loopback_for_tests: bool,
+}
+
+impl VerifyArgs {
+    fn options(self) -> verify::Options {
+        verify::Options {
+            registry: self.registry.registry,
+            agents: self.agent,
+            kinds: self.kind.map(|kinds| {
+                kinds
+                    .into_iter()
+                    .map(|k| match k {
+                        KindArg::Binary => acp_registry::manifest::distribution::Kind::Binary,
+                        KindArg::Npx => acp_registry::manifest::distribution::Kind::Npx,
+                        KindArg::Uvx => acp_registry::manifest::distribution::Kind::Uvx,
+                    })
+                    .collect()
+            }),
+            changed_since: self.changed_since,
+            jobs: self.jobs,
+            timeout: std::time::Duration::from_secs(self.timeout),
+            require_tested: self.require_tested,
+            format: self.format.into(),
+            color: commands::use_color(),
+            cache: self.cache,
+            no_cache: self.no_cache,
+            archive_cap_mib: self.archive_cap,
+            allow_loopback_for_tests: self.allow_loopback_for_tests,
+        }
+    }
+}
+
+#[derive(Args)]
+struct MatrixArgs {
+    #[command(flatten)]
+    verify: VerifyArgs,
+    /// The matrix.json to write; matrix.md is written beside it.
+    #[arg(long, value_name = "FILE", default_value = "matrix.json")]
+    out: PathBuf,
+    /// Keep the rows of the existing --out whose version and distribution did not change.
+    #[arg(long)]
+    changed_only: bool,
+}
+
+impl From<FormatArg> for validate::Format {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Human => validate::Format::Human,
+            FormatArg::Json => validate::Format::Json,
+            FormatArg::Github => validate::Format::Github,
+            FormatArg::Sarif => validate::Format::Sarif,
+        }
+    }
+}
+
 #[derive(Args)]
 struct BuildArgs {
     #[command(flatten)]
@@ -95,6 +210,9 @@ struct BuildArgs {
     /// Write nothing: rebuild in memory and exit 1 if the output folder differs.
     #[arg(long)]
     check: bool,
+    /// Show the results of `acp-registry matrix` (a matrix.json) on the site.
+    #[arg(long, value_name = "FILE")]
+    matrix: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -259,6 +377,7 @@ fn main() -> ExitCode {
                 site_only: false,
                 check: args.check,
                 color: commands::use_color_stderr(),
+                matrix: args.matrix,
             },
             &mut std::io::stderr(),
         ),
@@ -271,6 +390,7 @@ fn main() -> ExitCode {
                 site_only: true,
                 check: args.check,
                 color: commands::use_color_stderr(),
+                matrix: None,
             },
             &mut std::io::stderr(),
         ),
@@ -282,6 +402,15 @@ fn main() -> ExitCode {
             },
             &mut out,
             &mut std::io::stderr(),
+        ),
+        Command::Verify(args) => verify::run(&args.options(), &mut out),
+        Command::Matrix(args) => matrix::run(
+            &matrix::Options {
+                common: args.verify.options(),
+                out: args.out,
+                changed_only: args.changed_only,
+            },
+            &mut out,
         ),
         Command::Explain(args) => {
             let request = match (args.list, args.markdown, args.code) {

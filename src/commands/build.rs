@@ -21,6 +21,37 @@ pub struct Options {
     pub site_only: bool,
     pub check: bool,
     pub color: bool,
+    /// `--matrix`: a `matrix.json` whose results the site shows.
+    pub matrix: Option<PathBuf>,
+}
+
+/// One verification per id from a matrix: its first passing row (binary, npx, uvx), else
+/// its first row.
+fn verifications(
+    matrix: &crate::verify::matrix::Matrix,
+) -> std::collections::BTreeMap<String, (String, crate::site::Verification)> {
+    let mut out = std::collections::BTreeMap::new();
+    for row in &matrix.agents {
+        let passed = row.status == "passed";
+        let better = out
+            .get(&row.id)
+            .is_none_or(|(_, v): &(String, crate::site::Verification)| passed && !v.passed);
+        if better {
+            let verification = crate::site::Verification {
+                verified: row.verified.clone(),
+                passed,
+                protocol_version: row.protocol_version,
+                sign_in: row
+                    .auth_methods
+                    .iter()
+                    .map(|a| (a.name.clone(), a.kind.clone()))
+                    .collect(),
+                session_methods: row.supported(),
+            };
+            out.insert(row.id.clone(), (row.version.clone(), verification));
+        }
+    }
+    out
 }
 
 fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) -> String {
@@ -83,6 +114,10 @@ pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
         &BuildOptions {
             base_url: options.base_url.clone(),
             site: options.site || options.site_only,
+            verifications: match &options.matrix {
+                Some(path) => verifications(&crate::verify::matrix::read(path)?),
+                None => Default::default(),
+            },
         },
     )?;
     let plan = if options.site_only {

@@ -4,9 +4,11 @@
 pub mod build;
 pub mod explain;
 pub mod fmt;
+pub mod matrix;
 pub mod new;
 pub mod online;
 pub mod validate;
+pub mod verify;
 
 use std::io::IsTerminal;
 use std::path::{Component, Path};

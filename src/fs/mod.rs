@@ -15,6 +15,8 @@
 //!
 //! Platforms without `openat` check every component with `symlink_metadata` instead.
 
+pub mod archive;
+
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::File;

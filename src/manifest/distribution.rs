@@ -13,7 +13,10 @@ use super::{DISTRIBUTION_KINDS, PLATFORMS};
 use crate::source::Span;
 
 /// How a distribution launches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     Binary,
     Npx,
@@ -29,10 +32,6 @@ impl Kind {
             Kind::Npx => "npx",
             Kind::Uvx => "uvx",
         }
-    }
-
-    pub fn parse(text: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 }
 

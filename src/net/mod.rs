@@ -19,6 +19,7 @@ mod retry;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -272,6 +273,65 @@ impl Client {
         let validator = validator(held.response.headers());
         let mut hasher = Sha256::new();
         let size = read_body(held.response, cap, |chunk| hasher.update(chunk)).await?;
+        Ok(Download {
+            sha256: hex(&hasher.finalize()),
+            size,
+            validator,
+        })
+    }
+
+    /// Download `url` into the new file `dest` (at most `cap` bytes), hashing it as it
+    /// streams; one attempt per retry, the file truncated before each. Not memoised: the
+    /// caller owns `dest`.
+    pub async fn download_to(
+        &self,
+        url: &str,
+        cap: u64,
+        dest: &Path,
+    ) -> Result<Download, NetError> {
+        let url = parse(url)?;
+        let mut attempt = 0;
+        loop {
+            match self.download_file_once(url.clone(), cap, dest).await {
+                Err(e) if e.retryable() && attempt < self.config.retries => {
+                    tokio::time::sleep(backoff(self.config.backoff_base, attempt)).await;
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    async fn download_file_once(
+        &self,
+        url: Url,
+        cap: u64,
+        dest: &Path,
+    ) -> Result<Download, NetError> {
+        use std::io::Write;
+        let timeout = self.config.download_timeout;
+        let (held, _) = self.send(Method::GET, url, None, timeout).await?;
+        let status = held.response.status().as_u16();
+        if status != 200 {
+            return Err(NetError::Status(status));
+        }
+        let validator = validator(held.response.headers());
+        let file_error =
+            |e: std::io::Error| NetError::Body(format!("cannot write {}: {e}", dest.display()));
+        let mut file = std::fs::File::create(dest).map_err(file_error)?;
+        let mut hasher = Sha256::new();
+        let mut failed = None;
+        let size = read_body(held.response, cap, |chunk| {
+            hasher.update(chunk);
+            if failed.is_none() {
+                failed = file.write_all(chunk).err();
+            }
+        })
+        .await?;
+        if let Some(e) = failed {
+            return Err(file_error(e));
+        }
+        file.sync_all().map_err(file_error)?;
         Ok(Download {
             sha256: hex(&hasher.finalize()),
             size,

@@ -69,6 +69,9 @@ pub struct BuildOptions {
     /// Overrides the configuration's `base_url`.
     pub base_url: Option<String>,
     pub site: bool,
+    /// `build --matrix`: per id, the version that was verified and what was found; shown
+    /// only while the published version is still that one.
+    pub verifications: BTreeMap<String, (String, site::Verification)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,7 +220,15 @@ pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildErro
         REGISTRY_SCHEMA.as_bytes().to_vec(),
     );
     if options.site {
-        let agents = site_agents(checked, &base)?;
+        let mut agents = site_agents(checked, &base)?;
+        for agent in &mut agents {
+            let version = agent.agent.get("version").and_then(|v| v.as_str());
+            agent.verification = options
+                .verifications
+                .get(&agent.id)
+                .filter(|(verified, _)| Some(verified.as_str()) == version)
+                .map(|(_, v)| v.clone());
+        }
         let registry_json = checked
             .config
             .outputs
@@ -351,6 +362,7 @@ pub fn site_agents(checked: &Checked, base_url: &str) -> Result<Vec<SiteAgent>, 
             readme,
             icons,
             quarantine: checked.quarantine.ids.get(entry.id()).cloned(),
+            verification: None,
         });
     }
     Ok(agents)

@@ -36,9 +36,10 @@ pub const CONFIG_FILE: &str = "acp-registry.jsonc";
 /// Size limit of the configuration file (room for thousands of exemptions).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
     "$schema",
     "online",
+    "verify",
     "base_url",
     "severity",
     "exemptions",
@@ -74,6 +75,8 @@ pub struct Config {
     pub named_ids: Vec<(String, Span)>,
     /// `online`: base URLs of npm, PyPI and the GitHub API (flags override them).
     pub online: EndpointOverrides,
+    /// `verify.auth_types`: auth types an agent must offer one of (`None`: the default).
+    pub verify_auth_types: Option<Vec<String>>,
 }
 
 impl Default for Config {
@@ -86,6 +89,7 @@ impl Default for Config {
             source: None,
             named_ids: Vec::new(),
             online: EndpointOverrides::default(),
+            verify_auth_types: None,
         }
     }
 }
@@ -224,6 +228,7 @@ impl Config {
                 "exemptions" => read_exemptions(&mut reader, value, &mut config),
                 "required_os" => read_required_os(&mut reader, value, &mut config.policy),
                 "online" => config.online = read_online(&mut reader, value),
+                "verify" => config.verify_auth_types = read_verify(&mut reader, value),
                 "outputs" => {
                     let (outputs, ids) = read_outputs(&mut reader, value);
                     config.outputs = outputs;
@@ -293,6 +298,41 @@ fn read_online(reader: &mut Reader, node: &Node) -> EndpointOverrides {
                 "write the service's base URL, e.g. `https://registry.npmjs.org`",
             ),
         }
+    }
+    out
+}
+
+/// `"verify": {"auth_types": ["agent", "terminal"]}` (an empty list accepts any answer).
+fn read_verify(reader: &mut Reader, node: &Node) -> Option<Vec<String>> {
+    const TYPES: [&str; 3] = ["agent", "terminal", "env_var"];
+    let help =
+        "write `{\"auth_types\": [\"agent\", \"terminal\"]}` (types: agent, terminal, env_var)";
+    let Some(members) = node.as_object() else {
+        reader.invalid(node.span, "verify must be an object", help);
+        return None;
+    };
+    let mut out = None;
+    for member in members {
+        if member.key != "auth_types" {
+            unknown_key(reader, &member.key, member.key_span, &["auth_types"]);
+            continue;
+        }
+        let items = member.value.as_array().unwrap_or_default();
+        let valid: Vec<String> = items
+            .iter()
+            .filter_map(|i| i.as_str())
+            .filter(|t| TYPES.contains(t))
+            .map(str::to_string)
+            .collect();
+        if member.value.as_array().is_none() || valid.len() != items.len() {
+            reader.invalid(
+                member.value.span,
+                "verify.auth_types must be a list of auth types",
+                help,
+            );
+            continue;
+        }
+        out = Some(valid);
     }
     out
 }

@@ -52,6 +52,7 @@ pub enum Family {
     Skills,
     Registry,
     Online,
+    Verify,
 }
 
 impl Family {
@@ -66,6 +67,7 @@ impl Family {
             Family::Skills => "Skills",
             Family::Registry => "Registry-wide and configuration",
             Family::Online => "Online checks (`--online`)",
+            Family::Verify => "Launch checks (`verify`, `matrix`)",
         }
     }
 }
@@ -269,6 +271,30 @@ catalogue! {
     PackageUnreachable = "package-unreachable", Online, Error,
         "npm or PyPI could not be asked about a package.",
         "The package registry did not answer (timeout, connection failure, repeated 5xx or 429, a document that is not JSON) after retries, so the package could not be checked. Run again later, or check the configured base URL.";
+    AgentLaunch = "agent-launch", Verify, Error,
+        "The agent could not be fetched, unpacked or started, or exited before answering.",
+        "`verify` launches every distribution the way an editor does: it downloads the platform's archive (or installs the npx package into a private cache), unpacks it, runs `cmd` with the manifest's `args` and `env` in a fresh sandbox, and sends `initialize`. This finding says which step failed: the download, `cmd` missing from the archive, npx unable to install the package, or the process exiting before it answered (its exit code and the end of its stderr are in the message). Run the launch command from the site's snippet on a clean machine and fix the distribution.";
+    AgentTimeout = "agent-timeout", Verify, Error,
+        "The agent did not answer `initialize` in time.",
+        "The agent started but sent no response to `initialize` within the deadline (`verify --timeout`, 60 s by default). Editors give up the same way. Common causes: the ACP mode needs an argument (`--acp`, `acp`) the manifest does not pass, the agent waits for input on a terminal, or it writes its answer without a newline. The end of its stderr is in the message.";
+    AgentProtocol = "agent-protocol", Verify, Error,
+        "The agent broke the ACP wire protocol.",
+        "ACP is newline-delimited JSON-RPC 2.0 on stdio: every stdout line must be one JSON-RPC message. A log line on stdout, a malformed message, a response to an id never sent, an error answer to `initialize` or an answer that is not an `InitializeResponse` breaks clients that read stdout strictly. Log to stderr instead, and answer `initialize` with `protocolVersion`, `agentCapabilities` and `authMethods`.";
+    AgentProtocolVersion = "agent-protocol-version", Verify, Error,
+        "The agent answered a protocol version the client did not ask for.",
+        "`verify` asks for ACP version 1. An agent that supports it must answer `protocolVersion: 1`; answering another version tells the client to disconnect. Answer the version the client asked for when you support it.";
+    AgentAuth = "agent-auth", Verify, Error,
+        "The agent offers no sign-in method the auth policy accepts.",
+        "By default an agent must offer at least one `authMethods` entry of type `agent` (also when `type` is absent) or `terminal`; a `_meta` key `agent-auth` or `terminal-auth` counts as that type. Editors can only sign users in through those. The accepted types are set with `verify.auth_types` in `acp-registry.jsonc` (an empty list accepts any answer), and ids can be exempted with `exemptions`. `verify` sends `clientCapabilities.auth.terminal: true` and `_meta: {\"terminal-auth\": true}`, so agents that advertise terminal login only when asked do so.";
+    AgentManifestMismatch = "agent-manifest-mismatch", Verify, Error,
+        "The manifest claims something the agent's `initialize` answer contradicts.",
+        "`protocol_version`, `capabilities` and `auth` in `agent.json` are published to users; `verify` compares them with what the agent really answers: a declared `session/load` without `agentCapabilities.loadSession`, `session/list`, `session/resume`, `session/close`, `session/delete` or `session/fork` without its `sessionCapabilities` entry, another protocol version, or an `auth` method whose id the agent does not offer (or offers with another type). Fix the manifest, or the agent.";
+    AgentNotTested = "agent-not-tested", Verify, Note,
+        "A distribution could not be launched on this machine.",
+        "A binary distribution without a build for the machine's platform, or an `npx`/`uvx` distribution when `npx` or `uvx` is not installed, is reported as not tested rather than passed. `verify --require-tested` makes this an error, for CI runners that must cover everything.";
+    ArchiveUnsafe = "archive-unsafe", Verify, Error,
+        "The archive holds something unsafe to unpack and was refused.",
+        "Archives are unpacked into a fresh folder, and refused as a whole (nothing is left on disk) when an entry has an absolute path or `..`, is a link or hard link leading out of the folder or a device or FIFO, when an entry would be written through a link, or when the archive unpacks to more than the size cap (a decompression bomb). Rebuild the archive with plain relative paths.";
 }
 
 impl fmt::Display for Code {

@@ -575,7 +575,7 @@ fn check_package(
 }
 
 /// Environment variables clients drop or that change how a process starts or what it trusts.
-fn reserved_env(name: &str) -> bool {
+pub fn reserved_env(name: &str) -> bool {
     const EXACT: [&str; 27] = [
         "PATH",
         "HOME",

@@ -7,31 +7,12 @@ use super::{nearest, Code, ManifestDoc, Sink};
 use crate::diagnostics::{Fix, FixEdit, Severity};
 use crate::manifest::NodeValue;
 
-/// ACP methods an agent or client can implement (ACP v1 and its stabilised extensions).
-pub const KNOWN_CAPABILITIES: [&str; 22] = [
-    "authenticate",
-    "fs/read_text_file",
-    "fs/write_text_file",
-    "initialize",
-    "session/cancel",
-    "session/close",
-    "session/fork",
-    "session/list",
-    "session/load",
-    "session/new",
-    "session/prompt",
-    "session/request_permission",
-    "session/resume",
-    "session/set_config_option",
-    "session/set_mode",
-    "session/set_model",
-    "session/update",
-    "terminal/create",
-    "terminal/kill",
-    "terminal/output",
-    "terminal/release",
-    "terminal/wait_for_exit",
-];
+/// ACP methods an agent or client can implement: the method names of the
+/// `agent-client-protocol-schema` crate, so the catalogue follows the protocol.
+fn known_capabilities() -> &'static [String] {
+    static KNOWN: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(crate::acp::methods::all_methods)
+}
 
 /// Highest ACP protocol major version known today.
 pub const LATEST_PROTOCOL_VERSION: u64 = 1;
@@ -162,13 +143,13 @@ fn check_capabilities(doc: &ManifestDoc, sink: &mut Sink) {
     };
     for (i, item) in items.iter().enumerate() {
         let Some(name) = item.as_str() else { continue };
-        if !KNOWN_CAPABILITIES.contains(&name) {
+        if !known_capabilities().iter().any(|k| k == name) {
             let mut d = doc.at(
                 Code::CapabilityUnknown,
                 &format!("/capabilities/{i}"),
                 format!("`{name}` is not a known ACP method"),
             );
-            if let Some(n) = nearest(name, KNOWN_CAPABILITIES) {
+            if let Some(n) = nearest(name, known_capabilities().iter().map(String::as_str)) {
                 d = d.help(format!("did you mean `{n}`?"));
             }
             sink.push(d);

@@ -56,6 +56,23 @@ pub struct SiteAgent {
     pub icons: BTreeMap<String, Vec<u8>>,
     /// Quarantine reason, when the id is quarantined (show a notice).
     pub quarantine: Option<String>,
+    /// What `acp-registry matrix` found when it launched the agent (`build --matrix`).
+    pub verification: Option<Verification>,
+}
+
+/// One agent's row of a `matrix.json`, as the site shows it (hostile strings: they come
+/// from the agent's answer).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Verification {
+    /// When it was verified (`YYYY-MM-DD…` UTC).
+    pub verified: String,
+    /// Whether the launch passed every check.
+    pub passed: bool,
+    pub protocol_version: Option<u64>,
+    /// Sign-in methods the agent offered: name and type.
+    pub sign_in: Vec<(String, String)>,
+    /// Session methods that answered with success.
+    pub session_methods: Vec<String>,
 }
 
 /// Site-wide settings.

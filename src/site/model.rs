@@ -123,6 +123,10 @@ pub struct Card {
     pub protocol: Option<String>,
     pub quarantined: bool,
     pub preview: Option<String>,
+    /// `["verified"]` when `matrix` verified the agent (the filter's value), else empty and
+    /// left out of `agents.json`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub verified: Vec<String>,
 }
 
 static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
@@ -221,6 +225,12 @@ pub fn card(agent: &SiteAgent, icon_class: &str) -> Card {
         capabilities: string_list(a, "capabilities"),
         protocol: string_field(a, "protocol_version"),
         quarantined: agent.quarantine.is_some(),
+        verified: agent
+            .verification
+            .as_ref()
+            .filter(|v| v.passed)
+            .map(|_| vec!["verified".to_string()])
+            .unwrap_or_default(),
         preview: agent
             .preview
             .as_ref()
@@ -247,6 +257,8 @@ pub struct Facets {
     pub license: Vec<FacetValue>,
     pub cap: Vec<FacetValue>,
     pub tag: Vec<FacetValue>,
+    /// Offered only when some agent was verified by `matrix`.
+    pub verified: Vec<FacetValue>,
 }
 
 /// Most values a facet lists in the form.
@@ -313,6 +325,11 @@ pub fn facets(cards: &[Card]) -> Facets {
         license: facet(cards.iter().filter_map(|c| c.license.as_ref()), &[], false),
         cap: facet(cards.iter().flat_map(|c| c.capabilities.iter()), &[], false),
         tag: facet(cards.iter().flat_map(|c| c.tags.iter()), &[], false),
+        verified: facet(
+            cards.iter().flat_map(|c| c.verified.iter()),
+            &[("verified", "Launched and answered ACP")],
+            true,
+        ),
     }
 }
 
@@ -468,6 +485,8 @@ pub struct Page {
     pub other: Vec<(String, String)>,
     /// Sanitised README HTML (the only value rendered unescaped).
     pub readme: Option<String>,
+    /// What `matrix` found, when the build was given one.
+    pub verification: Option<super::Verification>,
 }
 
 fn link(map: &Map<String, Value>, key: &str) -> Option<Link> {
@@ -608,5 +627,6 @@ pub fn page(agent: &SiteAgent, card: &Card) -> Page {
         channels,
         other,
         readme: agent.readme.as_deref().map(markdown::render),
+        verification: agent.verification.clone(),
     }
 }

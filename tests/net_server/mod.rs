@@ -67,7 +67,7 @@ impl Reply {
         self
     }
 
-    /// A reply described in JSON (`status`, `headers`, `body` text, `json` value, `delay_ms`,
+    /// A reply described in JSON (`status`, `headers`, `body` text, `json` value, `body_hex` bytes, `delay_ms`,
     /// `content_length`, `reset`), as written in the online rule cases.
     pub fn from_json(value: &serde_json::Value) -> Reply {
         let mut reply = Reply::status(value["status"].as_u64().unwrap_or(200) as u16);
@@ -81,6 +81,11 @@ impl Reply {
         }
         if !value["json"].is_null() {
             reply.body = value["json"].to_string().into_bytes();
+        }
+        if let Some(hex) = value["body_hex"].as_str() {
+            reply.body = (0..hex.len() / 2)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex body"))
+                .collect();
         }
         reply.delay = Duration::from_millis(value["delay_ms"].as_u64().unwrap_or(0));
         reply.content_length = value["content_length"].as_u64();

@@ -168,6 +168,7 @@ pub fn hostile_agent() -> SiteAgent {
             br#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16" onload="alert('icon')"><script>alert('icon script')</script><a href="javascript:alert(1)"><path d="M0 0h16v16z" fill="currentColor"/></a><path d="M1 1h14" stroke="currentColor" style="stroke:url(https://evil.example/x)"/></svg>"#.to_vec(),
         )]),
         quarantine: Some("<script>alert('quarantine')</script>".to_string()),
+        verification: None,
     }
 }
 

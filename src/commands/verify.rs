@@ -1,0 +1,142 @@
+//! `acp-registry verify`: launch each agent's distributions as an editor would and check its
+//! `initialize` answer; one line per agent and distribution, then the findings in the
+//! chosen format.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::validate::{self, Format};
+use super::{display_root, exit};
+use crate::diagnostics::escape;
+use crate::manifest::distribution::Kind;
+use crate::net::NetConfig;
+use crate::registry::{check_registry, git, Checked};
+use crate::verify::{self, AgentResult, Outcome, Status};
+
+/// Flags shared by `verify` and `matrix`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub registry: PathBuf,
+    pub agents: Option<Vec<String>>,
+    pub kinds: Option<Vec<Kind>>,
+    pub changed_since: Option<String>,
+    pub jobs: usize,
+    pub timeout: Duration,
+    pub require_tested: bool,
+    pub format: Format,
+    pub color: bool,
+    /// Archive cache folder; `None` with `no_cache` false: the user's cache folder.
+    pub cache: Option<PathBuf>,
+    pub no_cache: bool,
+    pub archive_cap_mib: u64,
+    pub allow_loopback_for_tests: bool,
+}
+
+/// The library options of a run, and the checked registry it runs on.
+pub fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Options)> {
+    let changed = match &options.changed_since {
+        Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
+        None => None,
+    };
+    let checked = check_registry(&options.registry, None)?;
+    let agents: Option<BTreeSet<String>> =
+        options.agents.as_ref().map(|a| a.iter().cloned().collect());
+    if let Some(agents) = &agents {
+        let known: BTreeSet<&str> = checked.entries.iter().map(|e| e.id()).collect();
+        if let Some(unknown) = agents.iter().find(|a| !known.contains(a.as_str())) {
+            anyhow::bail!(
+                "--agent {unknown}: no entry of {} has this id",
+                options.registry.display()
+            );
+        }
+    }
+    let mut run = verify::Options {
+        agents,
+        kinds: options.kinds.as_ref().map(|k| k.iter().copied().collect()),
+        changed,
+        jobs: options.jobs.max(1),
+        timeout: options.timeout,
+        require_tested: options.require_tested,
+        net: NetConfig {
+            allow_loopback: options.allow_loopback_for_tests,
+            ..NetConfig::default()
+        },
+        cache_dir: match (&options.cache, options.no_cache) {
+            (_, true) => None,
+            (Some(dir), false) => Some(dir.clone()),
+            (None, false) => crate::online::cache::default_dir(),
+        },
+        archive_cap: options.archive_cap_mib.saturating_mul(1024 * 1024),
+        ..verify::Options::default()
+    };
+    if let Some(types) = &checked.config.verify_auth_types {
+        run.auth_types = types.iter().cloned().collect();
+    }
+    Ok((checked, run))
+}
+
+pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let (checked, run) = prepare(options)?;
+    let mut outcome = verify::run(&checked, &run)?;
+    write(&mut outcome, options, out)?;
+    Ok(if outcome.report.has_errors() {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}
+
+/// The per-agent lines and the findings, in `options.format`.
+pub fn write(outcome: &mut Outcome, options: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
+    outcome.report.relocate(&display_root(&options.registry));
+    match options.format {
+        Format::Json => {
+            let mut document: serde_json::Value =
+                serde_json::from_str(&validate::render(&outcome.report, Format::Json, false))?;
+            document["agents"] = serde_json::to_value(&outcome.results)?;
+            let mut text = serde_json::to_string_pretty(&document)?;
+            text.push('\n');
+            out.write_all(text.as_bytes())?;
+        }
+        Format::Human => {
+            for result in &outcome.results {
+                writeln!(out, "{}", line(result))?;
+            }
+            out.write_all(
+                validate::render(&outcome.report, Format::Human, options.color).as_bytes(),
+            )?;
+        }
+        format => out.write_all(validate::render(&outcome.report, format, false).as_bytes())?,
+    }
+    Ok(())
+}
+
+/// `✓ id npx 1.2 s`, `✗ id binary (linux-x86_64) 60.0 s: agent-timeout: …`, `- id uvx: not tested: …`.
+pub fn line(result: &AgentResult) -> String {
+    let mark = match result.status {
+        Status::Passed => "✓",
+        Status::Failed => "✗",
+        Status::NotTested | Status::Skipped | Status::Reused => "-",
+    };
+    let platform = result
+        .platform
+        .as_ref()
+        .map_or(String::new(), |p| format!(" ({p})"));
+    let time = match result.status {
+        Status::Passed | Status::Failed => format!(" {:.1} s", result.total_seconds),
+        _ => String::new(),
+    };
+    let why = match (result.status, &result.reason) {
+        (Status::NotTested, Some(r)) => format!(": not tested: {r}"),
+        (Status::Skipped, Some(r)) => format!(": skipped: {r}"),
+        (_, Some(r)) => format!(": {r}"),
+        (_, None) => String::new(),
+    };
+    let text = format!(
+        "{mark} {} {}{platform}{time}{why}",
+        result.id, result.distribution
+    );
+    escape::terminal(&text).into_owned()
+}

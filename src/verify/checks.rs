@@ -1,0 +1,178 @@
+//! Judging an `initialize` answer: the protocol version, the auth policy, and what the
+//! manifest claims (`protocol_version`, `capabilities`, `auth`) against what the agent said.
+
+use std::collections::BTreeSet;
+
+use crate::acp::methods::{InitializeAnswer, ADVERTISED_SESSION_METHODS, PROTOCOL_VERSION};
+use crate::diagnostics::Diagnostic;
+use crate::manifest::NodeValue;
+use crate::rules::{Code, ManifestDoc};
+
+/// Auth types an agent must offer one of, by default.
+pub const DEFAULT_AUTH_TYPES: [&str; 2] = ["agent", "terminal"];
+
+/// Every finding about one answer; `pointer` is the distribution that was launched.
+pub fn check(
+    doc: &ManifestDoc,
+    pointer: &str,
+    answer: &InitializeAnswer,
+    auth_types: &BTreeSet<String>,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if answer.protocol_version != Some(u64::from(PROTOCOL_VERSION)) {
+        let got = answer
+            .raw
+            .get("protocolVersion")
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        out.push(
+            doc.at(
+                Code::AgentProtocolVersion,
+                pointer,
+                format!(
+                    "asked for ACP protocol version {PROTOCOL_VERSION}, the agent answered {got}"
+                ),
+            )
+            .help(format!(
+                "answer `\"protocolVersion\": {PROTOCOL_VERSION}` when the client asks for it"
+            )),
+        );
+    }
+    if let Some(d) = auth_policy(doc, pointer, answer, auth_types) {
+        out.push(d);
+    }
+    out.extend(manifest_claims(doc, answer));
+    out
+}
+
+fn auth_policy(
+    doc: &ManifestDoc,
+    pointer: &str,
+    answer: &InitializeAnswer,
+    auth_types: &BTreeSet<String>,
+) -> Option<Diagnostic> {
+    if auth_types.is_empty()
+        || answer
+            .auth
+            .iter()
+            .any(|a| !a.counts_as().is_disjoint(auth_types))
+    {
+        return None;
+    }
+    let wanted = auth_types
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let offered = if answer.auth.is_empty() {
+        "none".to_string()
+    } else {
+        answer
+            .auth
+            .iter()
+            .map(|a| format!("`{}` ({})", a.id, a.kind))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(
+        doc.at(
+            Code::AgentAuth,
+            pointer,
+            format!("the agent offers no sign-in method of type {wanted} (authMethods: {offered})"),
+        )
+        .help("offer an `agent` or `terminal` auth method, or set `verify.auth_types` / an exemption in acp-registry.jsonc"),
+    )
+}
+
+fn manifest_claims(doc: &ManifestDoc, answer: &InitializeAnswer) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(node) = doc.root.get("protocol_version") {
+        let declared = match &node.value {
+            NodeValue::Number(raw) => raw.parse::<u64>().ok(),
+            _ => None,
+        };
+        if declared.is_some() && declared != answer.protocol_version {
+            out.push(mismatch(
+                doc,
+                "/protocol_version",
+                format!(
+                    "the manifest declares protocol_version {}, the agent answered {}",
+                    declared.unwrap_or_default(),
+                    answer
+                        .protocol_version
+                        .map_or("no integer".into(), |v| v.to_string())
+                ),
+            ));
+        }
+    }
+    for (i, item) in doc
+        .root
+        .get("capabilities")
+        .and_then(|c| c.as_array())
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let Some(method) = item.as_str() else {
+            continue;
+        };
+        if ADVERTISED_SESSION_METHODS.contains(&method) && !answer.session_methods.contains(method)
+        {
+            out.push(mismatch(doc, &format!("/capabilities/{i}"), format!(
+                "the manifest declares `{method}`, the agent's initialize answer does not advertise it ({})",
+                advertisement(method)
+            )));
+        }
+    }
+    out.extend(auth_claims(doc, answer));
+    out
+}
+
+fn auth_claims(doc: &ManifestDoc, answer: &InitializeAnswer) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let methods = doc
+        .root
+        .get("auth")
+        .and_then(|a| a.as_array())
+        .unwrap_or_default();
+    for (i, method) in methods.iter().enumerate() {
+        let kind = method.get_str("type").unwrap_or("agent");
+        let (Some(id), true) = (method.get_str("id"), matches!(kind, "agent" | "terminal")) else {
+            continue;
+        };
+        let pointer = format!("/auth/{i}");
+        match answer.auth.iter().find(|a| a.id == id) {
+            None => out.push(mismatch(
+                doc,
+                &pointer,
+                format!("the manifest lists auth method `{id}`, the agent does not offer it"),
+            )),
+            Some(offered) if !offered.counts_as().contains(kind) => out.push(mismatch(
+                doc,
+                &pointer,
+                format!(
+                "the manifest lists auth method `{id}` as `{kind}`, the agent offers it as `{}`",
+                offered.kind
+            ),
+            )),
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+fn advertisement(method: &str) -> &'static str {
+    match method {
+        "session/load" => "agentCapabilities.loadSession",
+        "session/list" => "agentCapabilities.sessionCapabilities.list",
+        "session/resume" => "agentCapabilities.sessionCapabilities.resume",
+        "session/close" => "agentCapabilities.sessionCapabilities.close",
+        "session/delete" => "agentCapabilities.sessionCapabilities.delete",
+        _ => "agentCapabilities.sessionCapabilities.fork",
+    }
+}
+
+fn mismatch(doc: &ManifestDoc, pointer: &str, message: String) -> Diagnostic {
+    doc.at(Code::AgentManifestMismatch, pointer, message)
+        .help("make the manifest say what the agent answers, or fix the agent")
+}

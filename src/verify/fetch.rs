@@ -1,0 +1,224 @@
+//! Getting an agent ready to launch: a binary target's archive downloaded through
+//! [`crate::net`] (size-capped, kept in a cache by its pinned sha256), checked, unpacked by
+//! [`crate::fs::archive`] and its `cmd` resolved; an npx package installed into the run's
+//! private npm cache first, so starting it afterwards measures the start alone.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::fs::archive::{self, ArchiveError, Format};
+use crate::manifest::distribution::{BinaryTarget, Package};
+use crate::net::{Client, NetError};
+
+/// What went wrong before the agent could start; each maps to one finding.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("cannot download {url}: {error}")]
+    Download { url: String, error: NetError },
+    #[error("the archive's sha256 is {actual}, the manifest pins {expected}")]
+    Sha256 { expected: String, actual: String },
+    #[error("{0}")]
+    Unsafe(ArchiveError),
+    #[error("{0}")]
+    Unpack(ArchiveError),
+    #[error("{0}")]
+    Cmd(String),
+    #[error("{0}")]
+    Install(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// A ready program, and how long getting it took.
+#[derive(Debug)]
+pub struct Ready {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub fetch_seconds: f64,
+}
+
+/// Download, check and unpack a binary target into `dest` (a fresh path).
+pub async fn binary(
+    client: &Client,
+    target: &BinaryTarget,
+    cache: Option<&Path>,
+    scratch: &Path,
+    dest: &Path,
+    cap: u64,
+) -> Result<Ready, FetchError> {
+    let started = Instant::now();
+    let url = target.archive.clone().unwrap_or_default();
+    let pinned = target.sha256.as_deref().map(str::to_ascii_lowercase);
+    let file = download(client, &url, pinned.as_deref(), cache, scratch, cap).await?;
+    let raw_name = raw_name(&url);
+    let format = Format::of(&url);
+    let limits = archive::Limits::default();
+    let (file_c, dest_c) = (file.clone(), dest.to_path_buf());
+    tokio::task::spawn_blocking(move || {
+        archive::extract(&file_c, format, &dest_c, &raw_name, limits)
+    })
+    .await
+    .map_err(|e| FetchError::Io(e.to_string()))?
+    .map_err(|e| match e {
+        ArchiveError::Io { .. } | ArchiveError::Corrupt(_) => FetchError::Unpack(e),
+        other => FetchError::Unsafe(other),
+    })?;
+    let cmd = target.cmd.clone().unwrap_or_default();
+    let program = archive::resolve_cmd(dest, &cmd).map_err(FetchError::Cmd)?;
+    Ok(Ready {
+        program,
+        args: target.args.clone(),
+        fetch_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The file name a raw executable gets: the URL's last segment.
+fn raw_name(url: &str) -> String {
+    let name = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .rsplit('/')
+        .next()
+        .unwrap_or("");
+    if name.is_empty() || name.starts_with('.') {
+        "agent".into()
+    } else {
+        name.into()
+    }
+}
+
+/// The archive on disk: from the cache when a pinned digest is there and still matches,
+/// else downloaded (into the cache under its digest when pinned and matching).
+async fn download(
+    client: &Client,
+    url: &str,
+    pinned: Option<&str>,
+    cache: Option<&Path>,
+    scratch: &Path,
+    cap: u64,
+) -> Result<PathBuf, FetchError> {
+    let io = |e: std::io::Error| FetchError::Io(e.to_string());
+    let cached = match (cache, pinned) {
+        (Some(dir), Some(sha)) if is_hex64(sha) => Some(dir.join(sha)),
+        _ => None,
+    };
+    if let Some(path) = &cached {
+        if sha256_of(path).is_some_and(|actual| Some(actual.as_str()) == pinned) {
+            return Ok(path.clone());
+        }
+    }
+    std::fs::create_dir_all(scratch).map_err(io)?;
+    let partial = scratch.join(format!(".download-{:016x}", fastrand::u64(..)));
+    let result = client.download_to(url, cap, &partial).await;
+    let download = match result {
+        Ok(d) => d,
+        Err(error) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(FetchError::Download {
+                url: url.into(),
+                error,
+            });
+        }
+    };
+    if let Some(expected) = pinned {
+        if download.sha256 != expected {
+            let _ = std::fs::remove_file(&partial);
+            return Err(FetchError::Sha256 {
+                expected: expected.into(),
+                actual: download.sha256,
+            });
+        }
+    }
+    match cached {
+        Some(path) if std::fs::create_dir_all(path.parent().unwrap_or(scratch)).is_ok() => {
+            // A rename within one file system when the cache and the run share it; a copy
+            // otherwise. The digest names the content, so a concurrent writer writes the same.
+            if std::fs::rename(&partial, &path).is_err() {
+                std::fs::copy(&partial, &path).map_err(io)?;
+                let _ = std::fs::remove_file(&partial);
+            }
+            Ok(path)
+        }
+        _ => Ok(partial),
+    }
+}
+
+fn is_hex64(s: &str) -> bool {
+    s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+fn sha256_of(path: &Path) -> Option<String> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).ok()?;
+    Some(
+        hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
+}
+
+/// A program on `PATH` (as the sandbox's environment gives it).
+pub fn on_path(program: &str, path: Option<&str>) -> Option<PathBuf> {
+    let exts: Vec<String> = if cfg!(windows) {
+        vec![".exe".into(), ".cmd".into(), ".bat".into(), String::new()]
+    } else {
+        vec![String::new()]
+    };
+    std::env::split_paths(path?).find_map(|dir| {
+        exts.iter()
+            .map(|ext| dir.join(format!("{program}{ext}")))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Install an npx package into the run's npm cache (`npx --yes --package <spec> -- node
+/// --version`), so the launch that follows starts from a warm cache.
+pub async fn npx_install(
+    npx: &Path,
+    package: &Package,
+    env: &std::collections::BTreeMap<String, String>,
+    cwd: &Path,
+    timeout: std::time::Duration,
+) -> Result<f64, FetchError> {
+    let started = Instant::now();
+    let spec = package.spec.clone().unwrap_or_default();
+    let mut command = tokio::process::Command::new(npx);
+    command
+        .args(["--yes", "--package", &spec, "--", "node", "--version"])
+        .env_clear()
+        .envs(env)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(timeout, command.output())
+        .await
+        .map_err(|_| {
+            FetchError::Install(format!(
+                "installing `{spec}` took longer than {} s",
+                timeout.as_secs()
+            ))
+        })?
+        .map_err(|e| FetchError::Install(format!("cannot run npx: {e}")))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: String = stderr
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ");
+        return Err(FetchError::Install(format!(
+            "`npx` could not install `{spec}`: {tail}"
+        )));
+    }
+    Ok(started.elapsed().as_secs_f64())
+}

@@ -1,0 +1,406 @@
+//! `matrix`: after `initialize`, `session/new` in a scratch workspace, then one probe of
+//! each optional session method the schema crate lists (stable ones, then the unstable
+//! `session/fork`, the ones that end the session last), each answer classified. The rows
+//! are written as `matrix.json` (read back by `build --matrix` and `--changed-only`) and
+//! `matrix.md`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::session::{Agent, Answer};
+use super::{AgentResult, Status};
+use crate::acp::error_codes;
+use crate::acp::methods::{self, OfferedAuth};
+use crate::manifest::distribution::Kind;
+
+/// `matrix.json` format version.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// How a probe was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    Success,
+    MethodNotFound,
+    AuthRequired,
+    InvalidParams,
+    NotFound,
+    OtherError,
+    NoResponse,
+    ProcessExited,
+}
+
+impl Class {
+    pub const ALL: [Class; 8] = [
+        Class::Success,
+        Class::MethodNotFound,
+        Class::AuthRequired,
+        Class::InvalidParams,
+        Class::NotFound,
+        Class::OtherError,
+        Class::NoResponse,
+        Class::ProcessExited,
+    ];
+
+    pub fn of(answer: &Answer) -> Class {
+        match answer {
+            Answer::Result(_) => Class::Success,
+            Answer::Error(e) => match e.code {
+                error_codes::METHOD_NOT_FOUND => Class::MethodNotFound,
+                error_codes::AUTH_REQUIRED => Class::AuthRequired,
+                error_codes::INVALID_PARAMS => Class::InvalidParams,
+                error_codes::RESOURCE_NOT_FOUND => Class::NotFound,
+                _ => Class::OtherError,
+            },
+            Answer::NoResponse => Class::NoResponse,
+            Answer::Exited(_) => Class::ProcessExited,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Success => "success",
+            Class::MethodNotFound => "method not found",
+            Class::AuthRequired => "auth required",
+            Class::InvalidParams => "invalid params",
+            Class::NotFound => "not found",
+            Class::OtherError => "other error",
+            Class::NoResponse => "no response",
+            Class::ProcessExited => "process exited",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probe {
+    pub method: String,
+    pub class: Class,
+}
+
+/// What `session/new` gave that later probes need.
+#[derive(Default)]
+struct SessionFacts {
+    id: Option<String>,
+    mode: Option<String>,
+    config: Option<(String, Value)>,
+}
+
+fn facts(result: &Value) -> SessionFacts {
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    let mode = result
+        .pointer("/modes/currentModeId")
+        .and_then(text)
+        .or_else(|| result.pointer("/modes/availableModes/0/id").and_then(text));
+    let config = result
+        .get("configOptions")
+        .and_then(Value::as_array)
+        .and_then(|options| options.first())
+        .and_then(|o| {
+            Some((
+                text(o.get("id")?)?,
+                o.get("currentValue").cloned().unwrap_or(Value::Null),
+            ))
+        });
+    SessionFacts {
+        id: result.get("sessionId").and_then(text),
+        mode,
+        config,
+    }
+}
+
+/// Params of one probe: the session from `session/new` (or a placeholder, so the answer
+/// still tells "method not found" from the rest), the workspace as `cwd`.
+fn params(method: &str, facts: &SessionFacts, cwd: &str) -> Value {
+    let session = facts
+        .id
+        .clone()
+        .unwrap_or_else(|| "acp-registry-probe".into());
+    match method {
+        "session/list" => json!({}),
+        "session/load" => json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+        "session/resume" | "session/fork" => {
+            json!({"sessionId": session, "cwd": cwd, "mcpServers": []})
+        }
+        "session/set_mode" => {
+            json!({"sessionId": session, "modeId": facts.mode.clone().unwrap_or_else(|| "default".into())})
+        }
+        "session/set_config_option" => {
+            let (id, value) = facts
+                .config
+                .clone()
+                .unwrap_or(("model".into(), Value::Null));
+            json!({"sessionId": session, "configId": id, "value": value})
+        }
+        _ => json!({"sessionId": session}),
+    }
+}
+
+/// `session/new`, then every probe (`session/load` only when the agent advertised
+/// `loadSession`), each under `timeout`; once the process is gone the rest are classified
+/// as exited without being sent.
+pub async fn probe(
+    agent: &mut Agent,
+    workspace: &Path,
+    timeout: Duration,
+    loads: bool,
+) -> Vec<Probe> {
+    let cwd = workspace.display().to_string();
+    let new = agent
+        .request(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": []}),
+            timeout,
+        )
+        .await;
+    let facts = match &new {
+        Answer::Result(result) => facts(result),
+        _ => SessionFacts::default(),
+    };
+    let mut exited = matches!(new, Answer::Exited(_));
+    let mut out = vec![Probe {
+        method: "session/new".into(),
+        class: Class::of(&new),
+    }];
+    for method in methods::probed_session_methods() {
+        if method == "session/load" && !loads {
+            continue;
+        }
+        let class = if exited {
+            Class::ProcessExited
+        } else {
+            let answer = agent
+                .request(&method, params(&method, &facts, &cwd), timeout)
+                .await;
+            exited = matches!(answer, Answer::Exited(_));
+            Class::of(&answer)
+        };
+        out.push(Probe { method, class });
+    }
+    out
+}
+
+/// One row of `matrix.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub id: String,
+    pub version: String,
+    pub distribution: Kind,
+    /// Identifies the distribution as written, for `--changed-only`.
+    pub fingerprint: String,
+    /// UTC time of the run that produced the row.
+    pub verified: String,
+    pub status: String,
+    pub protocol_version: Option<u64>,
+    pub agent_info: Option<Value>,
+    pub auth_methods: Vec<OfferedAuth>,
+    pub methods: BTreeMap<String, Class>,
+}
+
+impl Row {
+    pub fn from_result(result: &AgentResult, verified: &str) -> Row {
+        Row {
+            id: result.id.clone(),
+            version: result.version.clone(),
+            distribution: result.distribution,
+            fingerprint: result.fingerprint.clone(),
+            verified: verified.to_string(),
+            status: serde_json::to_value(result.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            protocol_version: result.protocol_version,
+            agent_info: result
+                .initialize
+                .as_ref()
+                .and_then(|i| i.get("agentInfo"))
+                .cloned(),
+            auth_methods: result.auth_methods.clone(),
+            methods: result
+                .probes
+                .iter()
+                .map(|p| (p.method.clone(), p.class))
+                .collect(),
+        }
+    }
+
+    /// Fill a reused result from this row.
+    pub fn restore(&self, result: &mut AgentResult) {
+        result.protocol_version = self.protocol_version;
+        result.auth_methods = self.auth_methods.clone();
+        result.probes = self
+            .methods
+            .iter()
+            .map(|(m, c)| Probe {
+                method: m.clone(),
+                class: *c,
+            })
+            .collect();
+    }
+
+    /// Session methods that answered with success (`session/new` left out).
+    pub fn supported(&self) -> Vec<String> {
+        self.methods
+            .iter()
+            .filter(|(m, c)| **c == Class::Success && m.as_str() != "session/new")
+            .map(|(m, _)| m.clone())
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Matrix {
+    pub version: u64,
+    pub agents: Vec<Row>,
+}
+
+/// Rows of the results that ran (or were reused), sorted by id and distribution; a reused
+/// row keeps its date.
+pub fn matrix(results: &[AgentResult], previous: &[Row], now: &str) -> Matrix {
+    let mut agents: Vec<Row> = results
+        .iter()
+        .filter_map(|r| match r.status {
+            Status::Reused => previous
+                .iter()
+                .find(|p| p.id == r.id && p.distribution == r.distribution)
+                .cloned(),
+            Status::Passed | Status::Failed => Some(Row::from_result(r, now)),
+            Status::NotTested | Status::Skipped => None,
+        })
+        .collect();
+    agents.sort_by(|a, b| (&a.id, a.distribution).cmp(&(&b.id, b.distribution)));
+    Matrix {
+        version: FORMAT_VERSION,
+        agents,
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct MatrixError {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Read a `matrix.json` (capped, no links followed).
+pub fn read(path: &Path) -> Result<Matrix, MatrixError> {
+    let err = |reason: String| MatrixError {
+        path: path.display().to_string(),
+        reason,
+    };
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| err("not a file name".into()))?;
+    let bytes = crate::fs::read_capped(parent, Path::new(name), 64 * 1024 * 1024)
+        .map_err(|e| err(e.to_string()))?;
+    let matrix: Matrix =
+        serde_json::from_slice(&bytes).map_err(|e| err(format!("not a matrix.json: {e}")))?;
+    if matrix.version != FORMAT_VERSION {
+        return Err(err(format!(
+            "format version {} is not {FORMAT_VERSION}",
+            matrix.version
+        )));
+    }
+    Ok(matrix)
+}
+
+/// The first line of every `matrix.md` (how `matrix` recognises its own file).
+pub const MARKDOWN_HEADING: &str = "# ACP session support";
+
+/// `matrix.md`: a table per agent, then how many agents gave each answer per method.
+pub fn markdown(matrix: &Matrix) -> String {
+    use crate::diagnostics::escape::markdown_cell;
+    let methods: Vec<String> = std::iter::once("session/new".to_string())
+        .chain(methods::probed_session_methods())
+        .collect();
+    let mut out = format!("{MARKDOWN_HEADING}\n\n");
+    for row in &matrix.agents {
+        out.push_str(&format!(
+            "## {} {} ({})\n\nVerified {}, protocol version {}, sign-in: {}.\n\n| method | answer |\n|---|---|\n",
+            markdown_cell(&row.id),
+            markdown_cell(&row.version),
+            row.distribution,
+            markdown_cell(&row.verified),
+            row.protocol_version.map_or("?".into(), |v| v.to_string()),
+            if row.auth_methods.is_empty() { "none".to_string() } else {
+                row.auth_methods.iter().map(|a| format!("{} ({})", markdown_cell(&a.name), markdown_cell(&a.kind))).collect::<Vec<_>>().join(", ")
+            },
+        ));
+        for method in &methods {
+            let class = row.methods.get(method).map_or("not probed", |c| c.label());
+            out.push_str(&format!("| `{method}` | {class} |\n"));
+        }
+        out.push('\n');
+    }
+    out.push_str("## Summary\n\n| method |");
+    for class in Class::ALL {
+        out.push_str(&format!(" {} |", class.label()));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(Class::ALL.len()));
+    out.push('\n');
+    for method in &methods {
+        out.push_str(&format!("| `{method}` |"));
+        for class in Class::ALL {
+            let n = matrix
+                .agents
+                .iter()
+                .filter(|r| r.methods.get(method) == Some(&class))
+                .count();
+            out.push_str(&format!(" {n} |"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acp::RpcError;
+
+    #[test]
+    fn answers_are_classified_by_json_rpc_code() {
+        let err = |code| {
+            Answer::Error(RpcError {
+                code,
+                message: String::new(),
+                data: None,
+            })
+        };
+        assert_eq!(Class::of(&Answer::Result(json!({}))), Class::Success);
+        assert_eq!(Class::of(&err(-32601)), Class::MethodNotFound);
+        assert_eq!(Class::of(&err(-32000)), Class::AuthRequired);
+        assert_eq!(Class::of(&err(-32602)), Class::InvalidParams);
+        assert_eq!(Class::of(&err(-32002)), Class::NotFound);
+        assert_eq!(Class::of(&err(-1)), Class::OtherError);
+        assert_eq!(Class::of(&Answer::NoResponse), Class::NoResponse);
+        assert_eq!(Class::of(&Answer::Exited(Some(1))), Class::ProcessExited);
+    }
+
+    #[test]
+    fn probes_use_what_session_new_answered() {
+        let facts = facts(
+            &json!({"sessionId": "s1", "modes": {"currentModeId": "ask", "availableModes": [{"id": "code"}]}, "configOptions": [{"id": "model", "currentValue": "m"}]}),
+        );
+        assert_eq!(
+            params("session/set_mode", &facts, "/w"),
+            json!({"sessionId": "s1", "modeId": "ask"})
+        );
+        assert_eq!(
+            params("session/set_config_option", &facts, "/w"),
+            json!({"sessionId": "s1", "configId": "model", "value": "m"})
+        );
+        assert_eq!(
+            params("session/close", &SessionFacts::default(), "/w"),
+            json!({"sessionId": "acp-registry-probe"})
+        );
+    }
+}

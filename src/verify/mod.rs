@@ -1,0 +1,748 @@
+//! `verify` and `matrix`: launch each distribution as an editor would and speak ACP to it.
+//!
+//! One job per agent and distribution kind, planned in registry order: a binary target is
+//! fetched for this machine's platform ([`fetch`]), an npx package installed into the run's
+//! npm cache; the agent runs in a [`sandbox`] and is sent `initialize` ([`session`]); the
+//! answer is judged ([`checks`]) and, for `matrix`, the session methods are probed
+//! ([`matrix`]). Jobs run `jobs` at a time; results come back in plan order, so the report
+//! is the same whatever finished first. Findings are ordinary [`Diagnostic`]s at the
+//! distribution's place in `agent.json`, through the registry's policy.
+
+pub mod checks;
+pub mod fetch;
+pub mod matrix;
+pub mod sandbox;
+pub mod session;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::acp::methods::{self, OfferedAuth};
+use crate::diagnostics::{Diagnostic, Report, Severity};
+use crate::manifest::distribution::{current_platform, Distribution, Kind};
+use crate::net::{Client, NetConfig};
+use crate::registry::Checked;
+use crate::rules::{Code, ManifestDoc, Policy, Sink};
+use session::{Agent, Answer};
+
+/// Grace between SIGTERM and SIGKILL at the end of each agent.
+const GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--agent`: only these ids (quarantined ones included).
+    pub agents: Option<BTreeSet<String>>,
+    /// `--type`: only these kinds.
+    pub kinds: Option<BTreeSet<Kind>>,
+    /// `--changed-since`: only these entry folders.
+    pub changed: Option<BTreeSet<String>>,
+    pub jobs: usize,
+    /// Deadline of each ACP request.
+    pub timeout: Duration,
+    /// Deadline of an npx install.
+    pub install_timeout: Duration,
+    pub require_tested: bool,
+    pub net: NetConfig,
+    /// Where downloaded archives are kept by digest; `None`: inside the run only.
+    pub cache_dir: Option<PathBuf>,
+    pub archive_cap: u64,
+    /// Auth types the policy accepts (empty: any).
+    pub auth_types: BTreeSet<String>,
+    /// Also open a session and probe the session methods (`matrix`).
+    pub probe: bool,
+    /// `matrix --changed-only`: rows to reuse when version and distribution are unchanged.
+    pub reuse: Vec<matrix::Row>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            agents: None,
+            kinds: None,
+            changed: None,
+            jobs: 1,
+            timeout: Duration::from_secs(60),
+            install_timeout: Duration::from_secs(600),
+            require_tested: false,
+            net: NetConfig::default(),
+            cache_dir: None,
+            archive_cap: 512 * 1024 * 1024,
+            auth_types: checks::DEFAULT_AUTH_TYPES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            probe: false,
+            reuse: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Passed,
+    Failed,
+    NotTested,
+    Skipped,
+    /// `matrix --changed-only`: the previous row was kept.
+    Reused,
+}
+
+/// One agent and distribution: what happened, how long it took, what the agent answered.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentResult {
+    pub id: String,
+    pub version: String,
+    pub distribution: Kind,
+    pub platform: Option<String>,
+    pub status: Status,
+    /// Why it was skipped or not tested, or the first error.
+    pub reason: Option<String>,
+    pub fetch_seconds: Option<f64>,
+    pub start_seconds: Option<f64>,
+    pub total_seconds: f64,
+    pub protocol_version: Option<u64>,
+    pub auth_methods: Vec<OfferedAuth>,
+    /// Optional session methods the `initialize` answer advertises.
+    pub advertised: Vec<String>,
+    /// The raw `initialize` result.
+    pub initialize: Option<Value>,
+    pub stderr_tail: Option<String>,
+    /// Notifications the agent sent, and the methods of requests it sent us (each answered
+    /// with a JSON-RPC error).
+    pub notifications: usize,
+    pub agent_requests: Vec<String>,
+    /// `matrix`: `session/new` and each probe.
+    pub probes: Vec<matrix::Probe>,
+    #[serde(skip)]
+    pub fingerprint: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub results: Vec<AgentResult>,
+    pub report: Report,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(#[from] crate::net::NetError),
+    #[error("cannot create the run folder {path}: {source}")]
+    RunDir {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl Kind {
+    fn in_manifest(self, dist: &Distribution) -> bool {
+        match self {
+            Kind::Binary => !dist.binary.is_empty(),
+            kind => dist.package(kind).is_some(),
+        }
+    }
+}
+
+/// What one job will do.
+#[derive(Debug, Clone)]
+enum Plan {
+    Run,
+    NotTested(String),
+    Skipped(String),
+    Reuse(Box<matrix::Row>),
+}
+
+#[derive(Clone)]
+struct Job {
+    id: String,
+    version: String,
+    kind: Kind,
+    doc: Arc<ManifestDoc>,
+    dist: Arc<Distribution>,
+    plan: Plan,
+    fingerprint: String,
+}
+
+/// Verify the checked registry's entries.
+pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
+    sandbox::become_subreaper();
+    let jobs = plan(checked, options);
+    let run_dir = std::env::temp_dir().join(format!(
+        "acp-registry-verify-{}-{:08x}",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    std::fs::create_dir(&run_dir).map_err(|source| VerifyError::RunDir {
+        path: run_dir.display().to_string(),
+        source,
+    })?;
+    let result = run_jobs(jobs, options, &run_dir);
+    remove_tree(&run_dir);
+    let results = result?;
+    Ok(report(checked, results, options))
+}
+
+fn plan(checked: &Checked, options: &Options) -> Vec<Job> {
+    let platform = current_platform();
+    let path = std::env::var("PATH").ok();
+    let mut jobs = Vec::new();
+    for entry in &checked.entries {
+        let Some(doc) = &entry.manifest else { continue };
+        let id = entry.id().to_string();
+        if options.agents.as_ref().is_some_and(|a| !a.contains(&id))
+            || options
+                .changed
+                .as_ref()
+                .is_some_and(|c| !c.contains(&entry.entry.name))
+        {
+            continue;
+        }
+        let quarantined = checked
+            .quarantine
+            .ids
+            .get(&id)
+            .filter(|_| options.agents.is_none());
+        let dist = doc
+            .root
+            .get("distribution")
+            .map(|d| Distribution::from_node(d, "/distribution"))
+            .unwrap_or_default();
+        let dist = Arc::new(dist);
+        let doc = Arc::new(doc.clone());
+        let version = doc.root.get_str("version").unwrap_or_default().to_string();
+        for kind in Kind::ALL {
+            if !kind.in_manifest(&dist)
+                || options.kinds.as_ref().is_some_and(|k| !k.contains(&kind))
+            {
+                continue;
+            }
+            let fingerprint = fingerprint(&doc, kind);
+            let reuse = options.reuse.iter().find(|r| {
+                r.id == id
+                    && r.distribution == kind
+                    && r.version == version
+                    && r.fingerprint == fingerprint
+            });
+            let plan = if let Some(reason) = quarantined {
+                Plan::Skipped(format!("quarantined: {reason}"))
+            } else if let Some(row) = reuse {
+                Plan::Reuse(Box::new(row.clone()))
+            } else {
+                runnable(kind, &dist, platform, path.as_deref())
+            };
+            jobs.push(Job {
+                id: id.clone(),
+                version: version.clone(),
+                kind,
+                doc: doc.clone(),
+                dist: dist.clone(),
+                plan,
+                fingerprint,
+            });
+        }
+    }
+    jobs
+}
+
+/// Whether this machine can launch `kind`: a build for its platform, or the launcher.
+fn runnable(kind: Kind, dist: &Distribution, platform: Option<&str>, path: Option<&str>) -> Plan {
+    match kind {
+        Kind::Binary => match platform {
+            Some(p) if dist.target(p).is_some() => Plan::Run,
+            Some(p) => Plan::NotTested(format!("no binary build for {p}")),
+            None => Plan::NotTested("this machine's platform has no platform key".into()),
+        },
+        launcher => match fetch::on_path(launcher.as_str(), path) {
+            Some(_) => Plan::Run,
+            None => Plan::NotTested(format!("`{launcher}` is not installed on this machine")),
+        },
+    }
+}
+
+/// What identifies a distribution for `matrix --changed-only`: its JSON, keys as written.
+fn fingerprint(doc: &ManifestDoc, kind: Kind) -> String {
+    use sha2::{Digest, Sha256};
+    let dist = doc
+        .root
+        .get("distribution")
+        .map(|d| d.to_json())
+        .unwrap_or_default();
+    let part = match kind {
+        Kind::Binary => dist.get("binary").cloned().unwrap_or_default(),
+        kind => dist.get(kind.as_str()).cloned().unwrap_or_default(),
+    };
+    let digest = Sha256::digest(part.to_string().as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+fn run_jobs(
+    jobs: Vec<Job>,
+    options: &Options,
+    run_dir: &Path,
+) -> Result<Vec<(Job, AgentResult, Vec<Diagnostic>)>, VerifyError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(VerifyError::Runtime)?;
+    let client = Arc::new(Client::new(options.net.clone())?);
+    let shared = sandbox::Shared::create(run_dir).map_err(|source| VerifyError::RunDir {
+        path: run_dir.display().to_string(),
+        source,
+    })?;
+    let context = Arc::new(Context {
+        client,
+        shared,
+        options: options.clone(),
+        run_dir: run_dir.to_path_buf(),
+    });
+    let permits = Arc::new(tokio::sync::Semaphore::new(options.jobs.max(1)));
+    runtime.block_on(async move {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .enumerate()
+            .map(|(n, job)| {
+                let (context, permits) = (context.clone(), permits.clone());
+                tokio::spawn(async move {
+                    let _permit = permits.acquire_owned().await.expect("semaphore");
+                    let (result, findings) = run_job(&context, &job, n).await;
+                    (job, result, findings)
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for handle in handles {
+            out.push(handle.await.expect("verify job"));
+        }
+        Ok(out)
+    })
+}
+
+struct Context {
+    client: Arc<Client>,
+    shared: sandbox::Shared,
+    options: Options,
+    run_dir: PathBuf,
+}
+
+fn blank(job: &Job, status: Status, reason: Option<String>) -> AgentResult {
+    AgentResult {
+        id: job.id.clone(),
+        version: job.version.clone(),
+        distribution: job.kind,
+        platform: (job.kind == Kind::Binary)
+            .then(|| current_platform().map(str::to_string))
+            .flatten(),
+        status,
+        reason,
+        fetch_seconds: None,
+        start_seconds: None,
+        total_seconds: 0.0,
+        protocol_version: None,
+        auth_methods: Vec::new(),
+        advertised: Vec::new(),
+        initialize: None,
+        stderr_tail: None,
+        notifications: 0,
+        agent_requests: Vec::new(),
+        probes: Vec::new(),
+        fingerprint: job.fingerprint.clone(),
+    }
+}
+
+fn pointer_of(job: &Job) -> String {
+    match job.kind {
+        Kind::Binary => current_platform()
+            .and_then(|p| job.dist.target(p))
+            .map_or("/distribution/binary".into(), |t| t.pointer.clone()),
+        kind => job
+            .dist
+            .package(kind)
+            .map_or("/distribution".into(), |p| p.pointer.clone()),
+    }
+}
+
+async fn run_job(context: &Context, job: &Job, n: usize) -> (AgentResult, Vec<Diagnostic>) {
+    let doc = &job.doc;
+    let pointer = pointer_of(job);
+    match &job.plan {
+        Plan::Skipped(reason) => {
+            return (
+                blank(job, Status::Skipped, Some(reason.clone())),
+                Vec::new(),
+            )
+        }
+        Plan::Reuse(row) => {
+            let mut result = blank(
+                job,
+                Status::Reused,
+                Some("unchanged since the last matrix".into()),
+            );
+            row.restore(&mut result);
+            return (result, Vec::new());
+        }
+        Plan::NotTested(reason) => {
+            let finding = doc.at(
+                Code::AgentNotTested,
+                &pointer,
+                format!("{} not tested: {reason}", job.kind),
+            );
+            return (
+                blank(job, Status::NotTested, Some(reason.clone())),
+                vec![finding],
+            );
+        }
+        Plan::Run => {}
+    }
+    let started = Instant::now();
+    let mut result = blank(job, Status::Passed, None);
+    let mut findings = Vec::new();
+    let dir = context
+        .run_dir
+        .join(format!("{n:04}-{}-{}", job.id, job.kind));
+    launch_and_check(context, job, &dir, &pointer, &mut result, &mut findings).await;
+    result.total_seconds = started.elapsed().as_secs_f64();
+    (result, findings)
+}
+
+/// Fetch, start, `initialize`, judge, probe; findings pushed as they arise.
+async fn launch_and_check(
+    context: &Context,
+    job: &Job,
+    dir: &Path,
+    pointer: &str,
+    result: &mut AgentResult,
+    findings: &mut Vec<Diagnostic>,
+) {
+    let doc = &job.doc;
+    let sandbox = match std::fs::create_dir_all(dir)
+        .and_then(|()| sandbox::Sandbox::create(&dir.join("sandbox")))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            findings.push(doc.at(
+                Code::AgentLaunch,
+                pointer,
+                format!("cannot create the sandbox: {e}"),
+            ));
+            return;
+        }
+    };
+    let ready = match prepare(context, job, dir, &sandbox).await {
+        Ok(ready) => ready,
+        Err(finding) => {
+            findings.push(*finding);
+            return;
+        }
+    };
+    result.fetch_seconds = Some(ready.fetch_seconds);
+    let env = sandbox.environment(&context.shared, &env_of(job));
+    let begun = Instant::now();
+    let mut agent = match Agent::spawn(&ready.program, &ready.args, &env, &sandbox.workspace) {
+        Ok(agent) => agent,
+        Err(e) => {
+            findings.push(doc.at(
+                Code::AgentLaunch,
+                pointer,
+                format!("cannot start `{}`: {e}", ready.program.display()),
+            ));
+            return;
+        }
+    };
+    let params = methods::initialize_params("acp-registry", env!("CARGO_PKG_VERSION"));
+    let answer = agent
+        .request("initialize", params, context.options.timeout)
+        .await;
+    result.start_seconds = Some(begun.elapsed().as_secs_f64());
+    judge(context, job, pointer, &answer, result, findings);
+    if context.options.probe && matches!(answer, Answer::Result(_)) {
+        let loads = result.advertised.iter().any(|m| m == "session/load");
+        result.probes = matrix::probe(
+            &mut agent,
+            &sandbox.workspace,
+            context.options.timeout,
+            loads,
+        )
+        .await;
+    }
+    protocol_findings(doc, pointer, &agent, findings);
+    result.notifications = agent.notifications;
+    result.agent_requests = agent.agent_requests.clone();
+    let tail = agent.stderr_tail();
+    if !tail.trim().is_empty() {
+        with_stderr(findings, &tail);
+    }
+    result.stderr_tail = (!tail.is_empty()).then_some(tail);
+    agent.shutdown(&sandbox.token, GRACE).await;
+}
+
+/// Add the end of the agent's stderr to launch and timeout findings: usually the reason.
+fn with_stderr(findings: &mut [Diagnostic], tail: &str) {
+    const SHOWN: usize = 300;
+    let flat = tail.split_whitespace().collect::<Vec<_>>().join(" ");
+    let start = flat
+        .char_indices()
+        .rev()
+        .nth(SHOWN - 1)
+        .map_or(0, |(i, _)| i);
+    let end = &flat[start..];
+    for finding in findings.iter_mut() {
+        if finding.code == Code::AgentLaunch.as_str() || finding.code == Code::AgentTimeout.as_str()
+        {
+            finding.message = format!(
+                "{}; its stderr ends: {}{end}",
+                finding.message,
+                if start > 0 { "…" } else { "" }
+            );
+        }
+    }
+}
+
+fn env_of(job: &Job) -> BTreeMap<String, String> {
+    match job.kind {
+        Kind::Binary => current_platform()
+            .and_then(|p| job.dist.target(p))
+            .map(|t| t.env.clone())
+            .unwrap_or_default(),
+        kind => job
+            .dist
+            .package(kind)
+            .map(|p| p.env.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// The program to run, fetched; or the finding saying why not.
+async fn prepare(
+    context: &Context,
+    job: &Job,
+    dir: &Path,
+    sandbox: &sandbox::Sandbox,
+) -> Result<fetch::Ready, Box<Diagnostic>> {
+    let doc = &job.doc;
+    let options = &context.options;
+    match job.kind {
+        Kind::Binary => {
+            let target = current_platform()
+                .and_then(|p| job.dist.target(p))
+                .expect("planned");
+            let cache = options.cache_dir.as_ref().map(|d| d.join("archives"));
+            fetch::binary(
+                &context.client,
+                target,
+                cache.as_deref(),
+                dir,
+                &dir.join("unpacked"),
+                options.archive_cap,
+            )
+            .await
+            .map_err(|e| Box::new(fetch_finding(doc, target, e)))
+        }
+        kind => {
+            let package = job.dist.package(kind).expect("planned");
+            let launch = package.launch();
+            let env = sandbox.environment(&context.shared, &package.env);
+            let program = fetch::on_path(&launch.program, env.get("PATH").map(String::as_str))
+                .expect("planned");
+            let fetch_seconds = if kind == Kind::Npx {
+                fetch::npx_install(
+                    &program,
+                    package,
+                    &env,
+                    &sandbox.workspace,
+                    options.install_timeout,
+                )
+                .await
+                .map_err(|e| {
+                    Box::new(doc.at(
+                        Code::AgentLaunch,
+                        &format!("{}/package", package.pointer),
+                        e.to_string(),
+                    ))
+                })?
+            } else {
+                0.0
+            };
+            Ok(fetch::Ready {
+                program,
+                args: launch.args,
+                fetch_seconds,
+            })
+        }
+    }
+}
+
+fn fetch_finding(
+    doc: &ManifestDoc,
+    target: &crate::manifest::distribution::BinaryTarget,
+    error: fetch::FetchError,
+) -> Diagnostic {
+    use fetch::FetchError;
+    let at = |field: &str| format!("{}/{field}", target.pointer);
+    match &error {
+        FetchError::Sha256 { .. } => doc.at(Code::Sha256Mismatch, &at("sha256"), error.to_string())
+            .help("pin the sha256 of the archive the URL serves, or restore the archive that was pinned"),
+        FetchError::Unsafe(_) => doc.at(Code::ArchiveUnsafe, &at("archive"), error.to_string())
+            .help("rebuild the archive with plain relative paths and no links leading out"),
+        FetchError::Cmd(_) => doc.at(Code::AgentLaunch, &at("cmd"), error.to_string())
+            .help("set `cmd` to the executable's path inside the archive"),
+        _ => doc.at(Code::AgentLaunch, &at("archive"), error.to_string()),
+    }
+}
+
+/// Turn the `initialize` answer into findings and result fields.
+fn judge(
+    context: &Context,
+    job: &Job,
+    pointer: &str,
+    answer: &Answer,
+    result: &mut AgentResult,
+    findings: &mut Vec<Diagnostic>,
+) {
+    let doc = &job.doc;
+    let secs = context.options.timeout.as_secs();
+    match answer {
+        Answer::Result(value) => match methods::read_initialize(value) {
+            Ok(read) => {
+                result.protocol_version = read.protocol_version;
+                result.auth_methods = read.auth.clone();
+                result.advertised = read.session_methods.iter().cloned().collect();
+                result.initialize = Some(value.clone());
+                findings.extend(checks::check(
+                    doc,
+                    pointer,
+                    &read,
+                    &context.options.auth_types,
+                ));
+            }
+            Err(why) => {
+                result.initialize = Some(value.clone());
+                findings.push(doc.at(Code::AgentProtocol, pointer, format!("initialize: {why}")));
+            }
+        },
+        Answer::Error(error) => findings.push(doc.at(
+            Code::AgentProtocol,
+            pointer,
+            format!(
+                "the agent answered initialize with error {}: {}",
+                error.code, error.message
+            ),
+        )),
+        Answer::NoResponse => findings.push(
+            doc.at(
+                Code::AgentTimeout,
+                pointer,
+                format!("no answer to initialize within {secs} s"),
+            )
+            .help("check that `args` start the ACP mode and that the answer ends with a newline"),
+        ),
+        Answer::Exited(code) => findings.push(doc.at(
+            Code::AgentLaunch,
+            pointer,
+            format!(
+                "the agent exited{} before answering initialize",
+                code.map_or(String::new(), |c| format!(" with code {c}"))
+            ),
+        )),
+    }
+}
+
+/// Non-JSON stdout lines and stray responses (the first few; the count says the rest).
+fn protocol_findings(
+    doc: &ManifestDoc,
+    pointer: &str,
+    agent: &Agent,
+    findings: &mut Vec<Diagnostic>,
+) {
+    const SHOWN: usize = 3;
+    for why in agent.violations.iter().take(SHOWN) {
+        findings.push(
+            doc.at(Code::AgentProtocol, pointer, why.clone())
+                .help("stdout carries only JSON-RPC messages, one per line; write logs to stderr"),
+        );
+    }
+    if agent.violations.len() > SHOWN {
+        findings.push(doc.at(
+            Code::AgentProtocol,
+            pointer,
+            format!(
+                "{} more protocol violations",
+                agent.violations.len() - SHOWN
+            ),
+        ));
+    }
+}
+
+/// Apply the policy, decide each status, and gather the findings into one report.
+fn report(
+    checked: &Checked,
+    results: Vec<(Job, AgentResult, Vec<Diagnostic>)>,
+    options: &Options,
+) -> Outcome {
+    let policy: &Policy = &checked.config.policy;
+    let mut outcome = Outcome::default();
+    let mut ids = BTreeSet::new();
+    for (job, mut result, findings) in results {
+        let mut sink = Sink::new(policy, Some(job.id.clone()));
+        for mut finding in findings {
+            if options.require_tested && finding.code == Code::AgentNotTested.as_str() {
+                finding.severity = Severity::Error;
+            }
+            sink.push(finding);
+        }
+        let first_error = sink
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error);
+        if let Some(error) = first_error {
+            if result.status == Status::Passed {
+                result.status = Status::Failed;
+                result.reason = Some(format!("{}: {}", error.code, error.message));
+            }
+        }
+        if !sink.diagnostics.is_empty() {
+            outcome
+                .report
+                .sources
+                .insert(job.doc.source.path.clone(), job.doc.source.clone());
+        }
+        ids.insert(job.id.clone());
+        outcome.report.diagnostics.extend(sink.diagnostics);
+        outcome.results.push(result);
+    }
+    outcome.report.entries = ids.len();
+    outcome.report.finish();
+    outcome
+}
+
+/// Remove the run folder we created, making read-only folders (npm and Go caches write
+/// some) writable first when a plain removal fails. Links are removed, never followed.
+fn remove_tree(dir: &Path) {
+    if std::fs::remove_dir_all(dir).is_ok() {
+        return;
+    }
+    fn writable(dir: &Path) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+        if let Ok(read) = std::fs::read_dir(dir) {
+            for entry in read.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    writable(&entry.path());
+                }
+            }
+        }
+    }
+    writable(dir);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,518 @@
+//! `verify` and `matrix` end to end, against the scriptable test agent
+//! `tests/agents/acp_agent.py` served by a local HTTP server as a raw binary (or inside a
+//! `.tar.gz`), run with `--registry .` inside a generated registry.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+mod net_server;
+use net_server::{Reply, Server};
+
+const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
+
+fn agent_script() -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/acp_agent.py")).unwrap()
+}
+
+fn tar_gz(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    for (path, data, mode) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(*mode);
+        header.set_cksum();
+        builder.append_data(&mut header, path, *data).unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+/// A server with the agent as `/agent` and as `bin/acp-agent` in `/agent.tar.gz`.
+fn server() -> Server {
+    let script = agent_script();
+    let archive = tar_gz(&[("bin/acp-agent", &script, 0o644)]);
+    Server::start(move |request, _| match request.path.as_str() {
+        "/agent" => Reply::body(200, script.clone()),
+        "/agent.tar.gz" => Reply::body(200, archive.clone()),
+        _ => Reply::status(404),
+    })
+}
+
+/// A manifest whose binary distribution runs the test agent in `mode` on every platform.
+fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
+    let target = json!({"archive": server.url("/agent"), "cmd": "agent", "args": ["--mode", mode]});
+    let binary: serde_json::Map<String, Value> = [
+        "linux-x86_64",
+        "linux-aarch64",
+        "darwin-aarch64",
+        "darwin-x86_64",
+    ]
+    .iter()
+    .map(|p| (p.to_string(), target.clone()))
+    .collect();
+    let mut doc = json!({
+        "id": id, "name": id, "version": "1.0.0", "description": "A test agent.",
+        "distribution": {"binary": binary},
+    });
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        doc[k] = v;
+    }
+    doc
+}
+
+struct Registry {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+fn registry(entries: &[Value]) -> Registry {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("registry");
+    for entry in entries {
+        let folder = root.join(entry["id"].as_str().unwrap());
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("agent.json"),
+            serde_json::to_string_pretty(entry).unwrap(),
+        )
+        .unwrap();
+    }
+    Registry { _dir: dir, root }
+}
+
+fn set_env(doc: &mut Value, key: &str, value: &str) {
+    for target in doc["distribution"]["binary"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        target["env"][key] = json!(value);
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    json: Value,
+}
+
+fn run(root: &Path, args: &[&str]) -> Run {
+    let output = Command::new(BIN)
+        .args(args)
+        .args(["--registry", ".", "--no-cache"])
+        .current_dir(root)
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .env("GITHUB_TOKEN", "secret-token")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        stdout: stdout + &String::from_utf8_lossy(&output.stderr),
+    }
+}
+
+fn verify_json(root: &Path, extra: &[&str]) -> Run {
+    // Generous: a loaded CI machine must not turn a slow start into a timeout.
+    let mut args = vec!["verify", "--format", "json", "--timeout", "30"];
+    args.extend(extra);
+    run(root, &args)
+}
+
+fn codes(run: &Run) -> Vec<String> {
+    run.json["findings"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .map(|d| d["code"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_well_behaved_agent_passes_and_its_answer_is_recorded() {
+    let server = server();
+    let reg = registry(&[manifest("good", &server, "well-behaved", json!({}))]);
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let agent = &run.json["agents"][0];
+    assert_eq!(agent["status"], "passed", "{}", run.stdout);
+    assert_eq!(agent["protocol_version"], 1);
+    assert_eq!(agent["initialize"]["agentInfo"]["name"], "test-agent");
+    assert_eq!(agent["auth_methods"][0]["type"], "agent");
+    assert!(codes(&run).is_empty(), "{:?}", codes(&run));
+}
+
+#[test]
+fn a_tar_gz_is_unpacked_and_cmd_inside_it_is_made_executable() {
+    let server = server();
+    let mut doc = manifest("packed", &server, "well-behaved", json!({}));
+    for target in doc["distribution"]["binary"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        target["archive"] = json!(server.url("/agent.tar.gz"));
+        target["cmd"] = json!("./bin/acp-agent");
+    }
+    let reg = registry(&[doc]);
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+}
+
+#[test]
+fn a_log_line_on_stdout_is_a_protocol_violation() {
+    let server = server();
+    let reg = registry(&[manifest("logger", &server, "stdout-log", json!({}))]);
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(codes(&run), ["agent-protocol"]);
+    assert!(run.json["findings"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Starting test agent"));
+}
+
+#[test]
+fn notifications_are_skipped_and_agent_requests_answered_with_an_error() {
+    let server = server();
+    let reg = registry(&[manifest("chatty", &server, "chatty", json!({}))]);
+    let run = verify_json(&reg.root, &[]);
+    // The agent exits with code 4 unless its request got an error response.
+    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+    assert_eq!(run.json["agents"][0]["notifications"], 1);
+    assert_eq!(
+        run.json["agents"][0]["agent_requests"],
+        json!(["fs/read_text_file"])
+    );
+}
+
+#[test]
+fn an_agent_that_never_answers_times_out() {
+    let server = server();
+    let reg = registry(&[manifest("silent", &server, "silent", json!({}))]);
+    let run = run(&reg.root, &["verify", "--format", "json", "--timeout", "1"]);
+    assert_eq!(codes(&run), ["agent-timeout"], "{}", run.stdout);
+}
+
+#[test]
+fn an_agent_that_exits_at_once_is_a_launch_failure_with_its_exit_code() {
+    let server = server();
+    let reg = registry(&[manifest("quitter", &server, "exit", json!({}))]);
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(codes(&run), ["agent-launch"]);
+    assert!(
+        run.json["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("code 3"),
+        "{}",
+        run.stdout
+    );
+}
+
+fn alive(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+    // Gone, or a zombie nobody reaps any more (not ours: the verifier has exited).
+    stat.is_ok_and(|s| !s.contains(") Z ")) && unsafe { libc::kill(pid, 0) } == 0
+}
+
+fn grandchild_is_gone(mode: &str) {
+    let server = server();
+    let pid_file = tempfile::tempdir().unwrap();
+    let pid_path = pid_file.path().join("pid");
+    let mut doc = manifest("spawner", &server, mode, json!({}));
+    set_env(&mut doc, "PID_FILE", pid_path.to_str().unwrap());
+    let reg = registry(&[doc]);
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+    let pid: i32 = std::fs::read_to_string(&pid_path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!alive(pid), "grandchild {pid} survived verify");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_grandchild_that_calls_setsid_and_ignores_sigterm_is_killed() {
+    grandchild_is_gone("grandchild");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_orphaned_grandchild_reparented_to_the_verifier_is_killed() {
+    grandchild_is_gone("orphan");
+}
+
+#[test]
+fn capabilities_that_contradict_the_manifest_are_reported_at_the_claim() {
+    let server = server();
+    let doc = manifest(
+        "liar",
+        &server,
+        "contradict",
+        json!({"capabilities": ["session/load", "session/list"], "protocol_version": 1}),
+    );
+    let reg = registry(&[doc]);
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(codes(&run), ["agent-manifest-mismatch"], "{}", run.stdout);
+    assert_eq!(run.json["findings"][0]["pointer"], "/capabilities/0");
+}
+
+#[test]
+fn answering_protocol_version_2_is_reported() {
+    let server = server();
+    let reg = registry(&[manifest("future", &server, "v2", json!({}))]);
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(codes(&run), ["agent-protocol-version"], "{}", run.stdout);
+}
+
+#[test]
+fn no_sign_in_method_fails_the_auth_policy_unless_the_configuration_allows_it() {
+    let server = server();
+    let reg = registry(&[manifest("open", &server, "no-auth", json!({}))]);
+    assert_eq!(codes(&verify_json(&reg.root, &[])), ["agent-auth"]);
+    std::fs::write(
+        reg.root.join("acp-registry.jsonc"),
+        r#"{"verify": {"auth_types": []}}"#,
+    )
+    .unwrap();
+    assert!(codes(&verify_json(&reg.root, &[])).is_empty());
+    std::fs::write(
+        reg.root.join("acp-registry.jsonc"),
+        r#"{"exemptions": {"open": ["agent-auth"]}}"#,
+    )
+    .unwrap();
+    assert!(codes(&verify_json(&reg.root, &[])).is_empty());
+}
+
+#[test]
+fn the_sandbox_has_a_fresh_home_and_only_allowed_variables() {
+    let server = server();
+    let out = tempfile::tempdir().unwrap();
+    let env_path = out.path().join("env.json");
+    let mut doc = manifest("env", &server, "env", json!({}));
+    set_env(&mut doc, "ENV_FILE", env_path.to_str().unwrap());
+    set_env(&mut doc, "LD_PRELOAD", "/evil.so");
+    set_env(&mut doc, "AGENT_FLAG", "on");
+    let reg = registry(&[doc]);
+    verify_json(&reg.root, &[]);
+    let env: Value = serde_json::from_str(&std::fs::read_to_string(&env_path).unwrap()).unwrap();
+    assert_eq!(env["AGENT_FLAG"], "on");
+    assert!(env.get("LD_PRELOAD").is_none());
+    assert!(env.get("GITHUB_TOKEN").is_none());
+    let home = env["HOME"].as_str().unwrap();
+    assert_ne!(Some(home.to_string()), std::env::var("HOME").ok());
+    assert!(env["npm_config_cache"]
+        .as_str()
+        .unwrap()
+        .contains("acp-registry-verify-"));
+    // The sandbox is gone with the run.
+    assert!(!Path::new(home).exists());
+}
+
+#[test]
+fn parallel_runs_report_in_the_same_order_as_serial_ones() {
+    let server = server();
+    let entries: Vec<Value> = ["delta", "alpha", "charlie", "bravo"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            manifest(
+                id,
+                &server,
+                if i % 2 == 0 {
+                    "well-behaved"
+                } else {
+                    "no-auth"
+                },
+                json!({}),
+            )
+        })
+        .collect();
+    let reg = registry(&entries);
+    let one = verify_json(&reg.root, &["-j", "1"]);
+    let four = verify_json(&reg.root, &["-j", "4"]);
+    let ids = |r: &Run| {
+        r.json["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&one), ["alpha", "bravo", "charlie", "delta"]);
+    assert_eq!(ids(&one), ids(&four));
+    assert_eq!(one.json["findings"], four.json["findings"]);
+}
+
+#[test]
+fn a_platform_without_a_build_is_not_tested_and_require_tested_fails_it() {
+    let server = server();
+    let mut doc = manifest("windows-only", &server, "well-behaved", json!({}));
+    doc["distribution"]["binary"] =
+        json!({"windows-x86_64": {"archive": server.url("/agent"), "cmd": "agent.exe"}});
+    let reg = registry(&[doc]);
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(
+        (run.code, codes(&run)),
+        (0, vec!["agent-not-tested".to_string()])
+    );
+    assert_eq!(run.json["agents"][0]["status"], "not-tested");
+    let strict = verify_json(&reg.root, &["--require-tested"]);
+    assert_eq!(strict.code, 1);
+    assert_eq!(strict.json["findings"][0]["severity"], "error");
+}
+
+#[test]
+fn quarantined_agents_are_skipped_unless_named() {
+    let server = server();
+    let reg = registry(&[manifest("held", &server, "exit", json!({}))]);
+    std::fs::write(
+        reg.root.join("quarantine.json"),
+        r#"{"held": "broken release"}"#,
+    )
+    .unwrap();
+    let run = verify_json(&reg.root, &[]);
+    assert_eq!(run.json["agents"][0]["status"], "skipped");
+    assert_eq!(run.code, 0);
+    let named = verify_json(&reg.root, &["--agent", "held"]);
+    assert_eq!(codes(&named), ["agent-launch"]);
+}
+
+#[test]
+fn the_terminal_report_has_one_line_per_agent_and_distribution() {
+    let server = server();
+    let reg = registry(&[
+        manifest("good", &server, "well-behaved", json!({})),
+        manifest("bad", &server, "exit", json!({})),
+    ]);
+    let run = run(&reg.root, &["verify", "--timeout", "30"]);
+    let lines: Vec<&str> = run.stdout.lines().take(2).collect();
+    assert!(lines[0].starts_with("✗ bad binary ("), "{}", run.stdout);
+    assert!(lines[0].contains("agent-launch"));
+    assert!(lines[1].starts_with("✓ good binary ("), "{}", run.stdout);
+}
+
+#[test]
+fn matrix_probes_the_session_methods_and_changed_only_reuses_unchanged_rows() {
+    let server = server();
+    let reg = registry(&[manifest("good", &server, "well-behaved", json!({}))]);
+    let out = reg.root.parent().unwrap().join("matrix.json");
+    let out_arg = out.to_str().unwrap().to_string();
+    let first = run(&reg.root, &["matrix", "--timeout", "30", "--out", &out_arg]);
+    assert_eq!(first.code, 0, "{}", first.stdout);
+    let matrix: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let methods = &matrix["agents"][0]["methods"];
+    assert_eq!(methods["session/new"], "success");
+    assert_eq!(methods["session/list"], "success");
+    assert_eq!(methods["session/load"], "not-found");
+    assert_eq!(methods["session/set_mode"], "success");
+    assert_eq!(methods["session/fork"], "method-not-found");
+    assert_eq!(methods["session/delete"], "method-not-found");
+    let md = std::fs::read_to_string(out.with_extension("md")).unwrap();
+    assert!(md.contains("| `session/list` | success |"), "{md}");
+    // Unchanged: the row (and its date) is kept without launching; the agent now fails.
+    let verified = matrix["agents"][0]["verified"].clone();
+    let again = run(&reg.root, &["matrix", "--changed-only", "--out", &out_arg]);
+    assert!(again.stdout.contains("- good binary"), "{}", again.stdout);
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(kept["agents"][0]["verified"], verified);
+    assert_eq!(kept["agents"][0]["methods"], matrix["agents"][0]["methods"]);
+}
+
+#[test]
+fn matrix_refuses_to_overwrite_a_file_it_did_not_write() {
+    let server = server();
+    let reg = registry(&[manifest("good", &server, "well-behaved", json!({}))]);
+    let out = reg.root.parent().unwrap().join("notes.json");
+    std::fs::write(&out, "my notes").unwrap();
+    let run = run(&reg.root, &["matrix", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 2);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "my notes");
+}
+
+#[test]
+fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current() {
+    let server = server();
+    let reg = registry(&[manifest(
+        "good",
+        &server,
+        "well-behaved",
+        json!({"license": "MIT"}),
+    )]);
+    let matrix = reg.root.parent().unwrap().join("matrix.json");
+    let matrix_arg = matrix.to_str().unwrap().to_string();
+    assert_eq!(
+        run(
+            &reg.root,
+            &["matrix", "--timeout", "30", "--out", &matrix_arg]
+        )
+        .code,
+        0
+    );
+    // Build publishes only https URLs (the run above needed the local http server), and the
+    // entry is minimal: silence what build would refuse it for.
+    let path = reg.root.join("good/agent.json");
+    let published = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(&server.url("/agent"), "https://example.com/agent-1.0.0");
+    std::fs::write(&path, published).unwrap();
+    let off = [
+        "archive-url",
+        "version-mismatch",
+        "icon-missing",
+        "platform-coverage",
+        "license-url-missing",
+        "sha256-missing",
+    ];
+    let severity: serde_json::Map<String, Value> =
+        off.iter().map(|c| (c.to_string(), json!("off"))).collect();
+    std::fs::write(
+        reg.root.join("acp-registry.jsonc"),
+        json!({"severity": severity}).to_string(),
+    )
+    .unwrap();
+    let build = |out: &str| {
+        let output = Command::new(BIN)
+            .args([
+                "build",
+                "--registry",
+                ".",
+                "--out",
+                out,
+                "--matrix",
+                &matrix_arg,
+            ])
+            .current_dir(&reg.root)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        std::fs::read_to_string(reg.root.join(out).join("site/agents/good/index.html")).unwrap()
+    };
+    let page = build("../dist");
+    assert!(page.contains("<dt>Verified</dt>"), "{page}");
+    assert!(
+        page.contains("<li><code>session/list</code></li>"),
+        "{page}"
+    );
+    // A new version was not verified: its page shows nothing of the old run.
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"1.0.0\"", "\"1.1.0\"");
+    std::fs::write(&path, text).unwrap();
+    assert!(!build("../dist2").contains("<dt>Verified</dt>"));
+}
