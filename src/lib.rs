@@ -18,3 +18,4 @@ pub mod registry;
 pub mod rules;
 pub mod site;
 pub mod source;
+pub mod update;

@@ -145,6 +145,14 @@ pub struct Download {
     pub validator: Option<String>,
 }
 
+/// One answer of [`Client::api_page`]: the body only when the status is 200.
+#[derive(Debug, Clone)]
+pub struct ApiPage {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Option<serde_json::Value>,
+}
+
 /// A response holding the permits of the attempt that produced it.
 struct Held {
     response: Response,
@@ -241,6 +249,41 @@ impl Client {
         Ok(Some(Arc::new(value)))
     }
 
+    /// One page of a JSON API (GitHub's) with its status and headers, never memoised (a
+    /// rate-limited page is asked again). `bearer` goes only to the first URL's host, never
+    /// across a redirect to another one. The body is read only on 200.
+    pub async fn api_page(
+        &self,
+        url: &str,
+        accept: &str,
+        bearer: Option<&str>,
+    ) -> Result<ApiPage, NetError> {
+        let url = parse(url)?;
+        let auth = bearer.map(|token| (url.host_str().unwrap_or_default().to_string(), token));
+        let (held, _) = self
+            .send_with(Method::GET, url, Some(accept), self.config.timeout, auth)
+            .await?;
+        let status = held.response.status().as_u16();
+        let headers = held.response.headers().clone();
+        let mut body = None;
+        if status == 200 {
+            let mut bytes = Vec::new();
+            read_body(held.response, self.config.document_cap, |chunk| {
+                bytes.extend_from_slice(chunk)
+            })
+            .await?;
+            body = Some(
+                serde_json::from_slice(&bytes)
+                    .map_err(|e| NetError::Body(format!("not JSON: {e}")))?,
+            );
+        }
+        Ok(ApiPage {
+            status,
+            headers,
+            body,
+        })
+    }
+
     /// Download `url` (at most `cap` bytes), hashing it as it streams.
     pub async fn download(&self, url: &str, cap: u64) -> Result<Download, NetError> {
         self.downloads
@@ -287,13 +330,31 @@ impl Client {
         accept: Option<&str>,
         timeout: Duration,
     ) -> Result<(Held, Url), NetError> {
+        self.send_with(method, url, accept, timeout, None).await
+    }
+
+    /// [`Client::send`] with a bearer token for one host (`auth`: host, token).
+    async fn send_with(
+        &self,
+        method: Method,
+        url: Url,
+        accept: Option<&str>,
+        timeout: Duration,
+        auth: Option<(String, &str)>,
+    ) -> Result<(Held, Url), NetError> {
         let mut method = method;
         let mut current = url;
         let mut seen = vec![current.clone()];
         for _ in 0..=self.config.max_redirects {
             check_url(&current, self.config.allow_loopback)?;
             let wire = guard::wire_url(&current, self.config.allow_loopback);
-            let held = self.attempts(&method, &wire, accept, timeout).await?;
+            let bearer = auth
+                .as_ref()
+                .filter(|(host, _)| current.host_str() == Some(host.as_str()))
+                .map(|(_, token)| *token);
+            let held = self
+                .attempts(&method, &wire, accept, bearer, timeout)
+                .await?;
             let status = held.response.status().as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {
                 return Ok((held, current));
@@ -324,6 +385,7 @@ impl Client {
         method: &Method,
         url: &Url,
         accept: Option<&str>,
+        bearer: Option<&str>,
         timeout: Duration,
     ) -> Result<Held, NetError> {
         let mut attempt = 0;
@@ -335,6 +397,9 @@ impl Client {
                 .timeout(timeout);
             if let Some(accept) = accept {
                 request = request.header(ACCEPT, accept);
+            }
+            if let Some(token) = bearer {
+                request = request.bearer_auth(token);
             }
             let last = attempt >= self.config.retries;
             let delay = match request.send().await {
