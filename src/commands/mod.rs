@@ -6,6 +6,7 @@ pub mod explain;
 pub mod fmt;
 pub mod new;
 pub mod online;
+pub mod update;
 pub mod validate;
 
 use std::io::IsTerminal;
