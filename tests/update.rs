@@ -14,14 +14,21 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
-const RELEASES: &str = "/api/repos/example/agent/releases?per_page=100&page=1";
+const RELEASES: &str = "GET /api/repos/example/agent/releases?per_page=100&page=1";
 
-/// `https://127.0.0.1:PORT<path>`: the test-only loopback switch fetches it over http.
-fn https(server: &Server, path: &str) -> String {
-    server.url(path).replacen("http://", "https://", 1)
+/// A loopback listener and its base URL `https://127.0.0.1:PORT` (the test-only loopback
+/// switch fetches it over http), so answers can name the server before it starts.
+fn listener() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("https://{}", listener.local_addr().unwrap());
+    (listener, base)
 }
 
-fn registry(server: &Server, entries: &[(&str, String)]) -> tempfile::TempDir {
+fn https(base: &str, path: &str) -> String {
+    format!("{base}{path}")
+}
+
+fn registry(server: &str, entries: &[(&str, String)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let config = json!({
         "severity": {"platform-coverage": "off"},
@@ -60,7 +67,7 @@ fn asset_path(tag: &str, file: &str) -> String {
     format!("/example/agent/releases/download/{tag}/{file}")
 }
 
-fn binary(server: &Server, tag: &str, file: &str, sha256: Option<&str>) -> Value {
+fn binary(server: &str, tag: &str, file: &str, sha256: Option<&str>) -> Value {
     let mut target = json!({"archive": https(server, &asset_path(tag, file)), "cmd": "./agent"});
     if let Some(sha) = sha256 {
         target["sha256"] = json!(sha);
@@ -72,7 +79,7 @@ fn npm_doc(versions: Value) -> Reply {
     Reply::json(&json!({"name": "x", "dist-tags": {"latest": "0.0.0"}, "versions": versions}))
 }
 
-fn release(server: &Server, tag: &str, assets: &[(&str, Option<&str>)]) -> Value {
+fn release(server: &str, tag: &str, assets: &[(&str, Option<&str>)]) -> Value {
     let assets: Vec<Value> = assets
         .iter()
         .map(|(name, digest)| {
@@ -169,7 +176,7 @@ fn each_distribution_type_is_offered_its_newest_release_without_prereleases_depr
         }
     });
     let root = registry(
-        &server,
+        &server.url("").replacen("http://", "https://", 1),
         &[
             ("npm-agent", manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))),
             ("py-agent", manifest("py-agent", "1.0.0", json!({"uvx": {"package": "py-agent[cli]==1.0.0"}}))),
@@ -194,4 +201,83 @@ fn each_distribution_type_is_offered_its_newest_release_without_prereleases_depr
     assert!(read(root.path(), "py-agent").contains("\"py-agent[cli]==1.0.5\""));
     let (code, doc) = json_run(root.path(), &[]);
     assert_eq!((code, doc["up_to_date"].clone()), (0, json!(["npm-agent", "py-agent"])));
+}
+
+/// A JSONC manifest with comments and two binary targets pinned by sha256.
+fn commented(server: &str, tag: &str, version: &str) -> String {
+    let url = |file: &str| https(server, &asset_path(tag, &format!("agent-{version}-{file}")));
+    format!(
+        r#"{{
+  // Kept by hand: the updater must not touch this comment.
+  "id": "bin-agent",
+  "name": "Example Agent",
+  "version": "{version}", // the stable release
+  "description": "A coding agent that reads, edits and runs code in a project.",
+  "repository": "https://github.com/example/agent",
+  "authors": ["Example Inc."],
+  "license": "MIT",
+  "license_url": "https://github.com/example/agent/blob/main/LICENSE",
+  "distribution": {{
+    "binary": {{
+      /* Linux first */
+      "linux-x86_64":   {{ "archive": "{linux}", "cmd": "./agent", "sha256": "{zero}" }},
+      "darwin-aarch64": {{
+        "archive": "{darwin}",
+        "cmd": "./agent",
+        "sha256": "{zero}",
+      }},
+    }},
+  }},
+}}
+"#,
+        linux = url("linux.tar.gz"),
+        darwin = url("darwin.tar.gz"),
+        zero = "0".repeat(64),
+    )
+}
+
+#[test]
+fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_must_change() {
+    let linux_sha = "ab".repeat(32);
+    let darwin_bytes = b"darwin archive bytes".to_vec();
+    let (addr, base) = listener();
+    let mut page1 = json!([
+        release(&base, "v3.0.0", &[]),
+        release(&base, "v2.0.0", &[]),
+        release(&base, "v1.0.0", &[]),
+    ]);
+    page1[0]["draft"] = json!(true);
+    page1[1]["prerelease"] = json!(true);
+    let page2 = json!([release(
+        &base,
+        "v1.2",
+        &[("agent-1.2.0-linux.tar.gz", Some(&linux_sha)), ("agent-1.2.0-darwin.tar.gz", None)]
+    )]);
+    let next = format!("<{base}/api/repos/example/agent/releases?per_page=100&page=2>; rel=\"next\"");
+    let server = Server::start_with(
+        addr,
+        routes(vec![
+            (RELEASES, vec![Reply::json(&page1).header("link", &next)]),
+            ("GET /api/repos/example/agent/releases?per_page=100&page=2", vec![Reply::json(&page2)]),
+            (
+                "GET /example/agent/releases/download/v1.2/agent-1.2.0-darwin.tar.gz",
+                vec![Reply::body(200, darwin_bytes.clone())],
+            ),
+        ]),
+    );
+    let original = commented(&base, "v1.0.0", "1.0.0");
+    let root = registry(&base, &[("bin-agent", original.clone())]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(updates(&doc), [("bin-agent".into(), "1.0.0".into(), "1.2.0".into())]);
+    let zero = "0".repeat(64);
+    let expected = original
+        .replace("\"version\": \"1.0.0\"", "\"version\": \"1.2.0\"")
+        .replace("/v1.0.0/agent-1.0.0-", "/v1.2/agent-1.2.0-")
+        .replacen(&zero, &linux_sha, 1)
+        .replacen(&zero, &sha(&darwin_bytes), 1);
+    assert_eq!(read(root.path(), "bin-agent"), expected);
+    assert!(server
+        .requests()
+        .contains(&"GET /api/repos/example/agent/releases?per_page=100&page=2".to_string()));
 }
