@@ -281,3 +281,204 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
         .requests()
         .contains(&"GET /api/repos/example/agent/releases?per_page=100&page=2".to_string()));
 }
+
+/// An entry launched with npx and a GitHub binary, both at `version`.
+fn mixed(base: &str, version: &str) -> String {
+    let mut dist = binary(base, &format!("v{version}"), "agent-linux.tar.gz", None);
+    dist["npx"] = json!({"package": format!("mixed@{version}")});
+    manifest("mixed", version, dist)
+}
+
+#[test]
+fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
+    let (addr, base) = listener();
+    let releases = json!([
+        release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)]),
+        release(&base, "v1.0.0", &[("agent-linux.tar.gz", None)]),
+    ]);
+    let server = Server::start_with(
+        addr,
+        routes(vec![
+            ("GET /npm/mixed", vec![npm_doc(json!({"1.0.0": {}, "1.1.0": {}, "1.2.0": {}}))]),
+            (RELEASES, vec![Reply::json(&releases)]),
+        ]),
+    );
+    let root = registry(&base, &[("mixed", mixed(&base, "1.0.0"))]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(updates(&doc), [("mixed".into(), "1.0.0".into(), "1.1.0".into())]);
+    assert_eq!(
+        messages(&doc, "warnings"),
+        ["mixed: the sources' highest versions differ: npm `mixed` 1.2.0, GitHub releases of example/agent 1.1.0"]
+    );
+    assert_eq!(read(root.path(), "mixed"), mixed(&base, "1.1.0"));
+    drop(server);
+}
+
+#[test]
+fn a_lower_candidate_is_reported_and_never_applied() {
+    let server = Server::start(routes(vec![(
+        "GET /npm/npm-agent",
+        vec![npm_doc(json!({"0.9.0": {}, "1.0.0": {"deprecated": "gone"}}))],
+    )]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let original = manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"));
+    let root = registry(&base, &[("npm-agent", original.clone())]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!((code, updates(&doc)), (0, vec![]));
+    assert_eq!(
+        messages(&doc, "warnings"),
+        ["npm-agent: the newest version every source offers, 0.9.0, is lower than 1.0.0; not applied"]
+    );
+    assert_eq!(read(root.path(), "npm-agent"), original);
+}
+
+#[test]
+fn the_preview_channel_takes_the_highest_preview_counter_and_edits_only_the_preview_block() {
+    let server = Server::start(routes(vec![(
+        "GET /npm/npm-agent",
+        vec![npm_doc(json!({
+            "1.0.0": {}, "1.1.0-preview.2": {}, "1.1.0-preview.10": {}, "1.1.0-preview.9": {},
+            "1.1.0-beta.20": {}, "1.1.0-preview.11": {"deprecated": "broken"}
+        }))],
+    )]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let with_preview = |preview: &str| {
+        let mut value: Value =
+            serde_json::from_str(&manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))).unwrap();
+        value["preview"] = json!({"version": preview, "distribution": npx(&format!("npm-agent@{preview}"))});
+        serde_json::to_string_pretty(&value).unwrap() + "\n"
+    };
+    let root = registry(&base, &[("npm-agent", with_preview("1.1.0-preview.2"))]);
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!((code, doc["up_to_date"].clone()), (0, json!(["npm-agent"])));
+    let (code, doc) = json_run(root.path(), &["--channel", "preview", "--apply"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(
+        updates(&doc),
+        [("npm-agent".into(), "1.1.0-preview.2".into(), "1.1.0-preview.10".into())]
+    );
+    assert_eq!(read(root.path(), "npm-agent"), with_preview("1.1.0-preview.10"));
+}
+
+#[test]
+fn a_failed_revalidation_restores_the_file_byte_for_byte() {
+    let (addr, base) = listener();
+    // The release lists an asset whose URL still names the old tag: the edited entry would
+    // fail `version-mismatch`.
+    let mut stale = release(&base, "v1.1.0", &[("agent-linux.tar.gz", Some(&"cd".repeat(32)))]);
+    stale["assets"][0]["browser_download_url"] =
+        json!(https(&base, &asset_path("v1.0.0", "agent-linux.tar.gz")));
+    let server = Server::start_with(addr, routes(vec![(RELEASES, vec![Reply::json(&json!([stale]))])]));
+    let original = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
+    );
+    let root = registry(&base, &[("bin-agent", original.clone())]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 1, "{doc}");
+    let errors = messages(&doc, "errors");
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("bin-agent: the entry does not validate at 1.1.0 (version-mismatch:")
+            && errors[0].ends_with("the file is restored"),
+        "{errors:?}"
+    );
+    assert_eq!(read(root.path(), "bin-agent"), original);
+    let leftovers: Vec<_> = std::fs::read_dir(root.path().join("bin-agent")).unwrap().collect();
+    assert_eq!(leftovers.len(), 2, "only agent.json and icon.svg remain");
+    drop(server);
+}
+
+fn epoch() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+fn rate_limited(reset: u64) -> Reply {
+    Reply::body(403, "{\"message\": \"API rate limit exceeded\"}")
+        .header("x-ratelimit-remaining", "0")
+        .header("x-ratelimit-reset", &reset.to_string())
+}
+
+#[test]
+fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
+    let (addr, base) = listener();
+    let releases = json!([release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)])]);
+    let server = Server::start_with(
+        addr,
+        routes(vec![(RELEASES, vec![rate_limited(epoch()), Reply::json(&releases)])]),
+    );
+    let entry = manifest("bin-agent", "1.0.0", binary(&base, "v1.0.0", "agent-linux.tar.gz", None));
+    let root = registry(&base, &[("bin-agent", entry)]);
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!(code, 2, "{doc}");
+    assert_eq!(updates(&doc), [("bin-agent".into(), "1.0.0".into(), "1.1.0".into())]);
+    assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
+
+    let (addr, base) = listener();
+    let server = Server::start_with(addr, routes(vec![(RELEASES, vec![rate_limited(epoch() + 3600)])]));
+    let entry = manifest("bin-agent", "1.0.0", binary(&base, "v1.0.0", "agent-linux.tar.gz", None));
+    let root = registry(&base, &[("bin-agent", entry)]);
+    let run = update(root.path(), &["--rate-limit-wait", "5"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("error: bin-agent: GitHub releases of example/agent: GitHub API rate limit reached, it resets in 3601 s")
+            || run.stdout.contains("it resets in 3600 s"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("set GITHUB_TOKEN"), "{}", run.stdout);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    drop(server);
+}
+
+#[test]
+fn github_token_authorises_api_requests_only() {
+    let (addr, base) = listener();
+    let releases = json!([release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)])]);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let server = Server::start_with(addr, move |request: &Request, _| {
+        log.lock().unwrap().push((request.path.clone(), request.header("authorization").map(str::to_string)));
+        match (request.path.as_str(), request.header("authorization")) {
+            (p, Some("Bearer s3cret")) if p.starts_with("/api/") => Reply::json(&releases),
+            (p, _) if p.starts_with("/api/") => Reply::status(401),
+            _ => Reply::body(200, "archive"),
+        }
+    });
+    let entry = manifest("bin-agent", "1.0.0", binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))));
+    let root = registry(&base, &[("bin-agent", entry)]);
+    let run = update_env(root.path(), &["--apply"], &[("GITHUB_TOKEN", "s3cret")]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(read(root.path(), "bin-agent").contains(&sha(b"archive")));
+    let seen = seen.lock().unwrap();
+    assert!(seen.iter().all(|(path, auth)| path.starts_with("/api/") == auth.is_some()), "{seen:?}");
+    drop(server);
+}
+
+#[test]
+fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source() {
+    let server = Server::start(routes(vec![("GET /npm/npm-agent", vec![npm_doc(json!({"2.0.0": {}}))])]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let elsewhere = json!({"binary": {"linux-x86_64": {
+        "archive": "https://downloads.example.com/agent/v1.0.0/agent.tar.gz", "cmd": "./agent"}}});
+    let root = registry(
+        &base,
+        &[
+            ("npm-agent", manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))),
+            ("elsewhere", manifest("elsewhere", "1.0.0", elsewhere)),
+        ],
+    );
+    std::fs::write(root.path().join("quarantine.json"), "{\"npm-agent\": \"broken upstream\"}").unwrap();
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!((code, updates(&doc)), (0, vec![]));
+    assert_eq!(
+        messages(&doc, "skipped"),
+        [
+            "elsewhere: no update source: the binaries are not releases of `repository` on GitHub",
+            "npm-agent: quarantined: broken upstream"
+        ]
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
