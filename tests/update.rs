@@ -482,3 +482,70 @@ fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source(
     );
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
+
+/// Every file under `dir` with its bytes, by relative path.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for item in std::fs::read_dir(&folder).unwrap() {
+            let path = item.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn runs_over_the_bundled_registry_are_deterministic() {
+    // Every package and repository answers with a newer stable and preview version; GitHub
+    // releases carry no assets, so binary entries fail the same way each time.
+    let server = Server::start(|request: &Request, _| {
+        let path = request.path.as_str();
+        if path.starts_with("/npm/") {
+            npm_doc(json!({"0.1.0": {}, "999.1.0-preview.1": {}, "999.1.0": {}}))
+        } else if path.starts_with("/pypi-api/pypi/") {
+            Reply::json(&json!({"info": {}, "releases": {"999.1.0": [{"yanked": false}]}}))
+        } else if path.starts_with("/api/repos/") {
+            Reply::json(&json!([{"tag_name": "v999.1.0", "draft": false, "prerelease": false, "assets": []}]))
+        } else {
+            Reply::status(404)
+        }
+    });
+    let base = server.url("").replacen("http://", "https://", 1);
+    let flags = |apply: bool| {
+        let mut args = vec![
+            "--npm-registry".to_string(), format!("{base}/npm"),
+            "--pypi-url".into(), format!("{base}/pypi-api"),
+            "--github-api".into(), format!("{base}/api"),
+        ];
+        if apply {
+            args.push("--apply".into());
+        }
+        args
+    };
+    let copies: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    for copy in &copies {
+        common::copy_dir(&common::repo_root().join("registry"), copy.path());
+    }
+    let original = tree(copies[0].path());
+    let run = |dir: &Path, apply: bool| {
+        let args = flags(apply);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        update(dir, &args)
+    };
+    let (first, second) = (run(copies[0].path(), false), run(copies[0].path(), false));
+    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(tree(copies[0].path()), original, "without --apply nothing changes");
+    assert!(first.stdout.contains("update available: cline 3.0.46 -> 999.1.0"), "{}", first.stdout);
+    let (b, c) = (run(copies[1].path(), true), run(copies[2].path(), true));
+    assert_eq!((b.code, &b.stdout), (c.code, &c.stdout));
+    assert!(b.stdout.contains("updated: cline 3.0.46 -> 999.1.0"), "{}", b.stdout);
+    assert_eq!(tree(copies[1].path()), tree(copies[2].path()));
+    assert_ne!(tree(copies[1].path()), original);
+}
