@@ -43,7 +43,19 @@ struct Document<'a> {
     outcome: &'a Outcome,
 }
 
+/// Exit 1 on any failure, also of the run itself (exit 2 means "updates available").
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+    match run_update(options, out) {
+        Ok(code) => Ok(code),
+        Err(error) => {
+            let _ = out.flush();
+            eprintln!("error: {}", escape::terminal(&format!("{error:#}")));
+            Ok(1)
+        }
+    }
+}
+
+fn run_update(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
     let mut outcome = update::run(
         &options.registry,
