@@ -153,36 +153,58 @@ fn messages(doc: &Value, list: &str) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|n| format!("{}: {}", n["id"].as_str().unwrap(), n["message"].as_str().unwrap()))
+        .map(|n| {
+            format!(
+                "{}: {}",
+                n["id"].as_str().unwrap(),
+                n["message"].as_str().unwrap()
+            )
+        })
         .collect()
 }
 
 fn sha(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[test]
 fn each_distribution_type_is_offered_its_newest_release_without_prereleases_deprecated_or_yanked() {
-    let server = Server::start(|request: &Request, _| {
-        match request.path.as_str() {
-            "/npm/npm-agent" => npm_doc(json!({
-                "1.0.0": {}, "1.1.0": {}, "1.2.0-beta.1": {}, "1.3.0": {"deprecated": "broken"}
-            })),
-            "/pypi-api/pypi/py-agent/json" => Reply::json(&json!({"info": {"version": "1.1.0"}, "releases": {
+    let server = Server::start(|request: &Request, _| match request.path.as_str() {
+        "/npm/npm-agent" => npm_doc(json!({
+            "1.0.0": {}, "1.1.0": {}, "1.2.0-beta.1": {}, "1.3.0": {"deprecated": "broken"}
+        })),
+        "/pypi-api/pypi/py-agent/json" => {
+            Reply::json(&json!({"info": {"version": "1.1.0"}, "releases": {
                 "1.0.0": [{"yanked": false}], "1.0.5": [{"yanked": true}, {"yanked": false}],
                 "1.1.0": [{"yanked": true, "yanked_reason": "bad"}], "1.2.0": []
-            }})),
-            _ => Reply::status(404),
+            }}))
         }
+        _ => Reply::status(404),
     });
     let root = registry(
         &server.url("").replacen("http://", "https://", 1),
         &[
-            ("npm-agent", manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))),
-            ("py-agent", manifest("py-agent", "1.0.0", json!({"uvx": {"package": "py-agent[cli]==1.0.0"}}))),
+            (
+                "npm-agent",
+                manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0")),
+            ),
+            (
+                "py-agent",
+                manifest(
+                    "py-agent",
+                    "1.0.0",
+                    json!({"uvx": {"package": "py-agent[cli]==1.0.0"}}),
+                ),
+            ),
         ],
     );
-    let before = (read(root.path(), "npm-agent"), read(root.path(), "py-agent"));
+    let before = (
+        read(root.path(), "npm-agent"),
+        read(root.path(), "py-agent"),
+    );
     let (code, doc) = json_run(root.path(), &[]);
     assert_eq!(code, 2, "{doc}");
     assert_eq!(
@@ -194,13 +216,22 @@ fn each_distribution_type_is_offered_its_newest_release_without_prereleases_depr
     );
     assert_eq!(doc["updates"][0]["file"], "npm-agent/agent.json");
     // Without --apply nothing is written.
-    assert_eq!((read(root.path(), "npm-agent"), read(root.path(), "py-agent")), before);
+    assert_eq!(
+        (
+            read(root.path(), "npm-agent"),
+            read(root.path(), "py-agent")
+        ),
+        before
+    );
     let (code, _) = json_run(root.path(), &["--apply"]);
     assert_eq!(code, 0);
     assert!(read(root.path(), "npm-agent").contains("\"npm-agent@1.1.0\""));
     assert!(read(root.path(), "py-agent").contains("\"py-agent[cli]==1.0.5\""));
     let (code, doc) = json_run(root.path(), &[]);
-    assert_eq!((code, doc["up_to_date"].clone()), (0, json!(["npm-agent", "py-agent"])));
+    assert_eq!(
+        (code, doc["up_to_date"].clone()),
+        (0, json!(["npm-agent", "py-agent"]))
+    );
 }
 
 /// A JSONC manifest with comments and two binary targets pinned by sha256.
@@ -251,14 +282,21 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
     let page2 = json!([release(
         &base,
         "v1.2",
-        &[("agent-1.2.0-linux.tar.gz", Some(&linux_sha)), ("agent-1.2.0-darwin.tar.gz", None)]
+        &[
+            ("agent-1.2.0-linux.tar.gz", Some(&linux_sha)),
+            ("agent-1.2.0-darwin.tar.gz", None)
+        ]
     )]);
-    let next = format!("<{base}/api/repos/example/agent/releases?per_page=100&page=2>; rel=\"next\"");
+    let next =
+        format!("<{base}/api/repos/example/agent/releases?per_page=100&page=2>; rel=\"next\"");
     let server = Server::start_with(
         addr,
         routes(vec![
             (RELEASES, vec![Reply::json(&page1).header("link", &next)]),
-            ("GET /api/repos/example/agent/releases?per_page=100&page=2", vec![Reply::json(&page2)]),
+            (
+                "GET /api/repos/example/agent/releases?per_page=100&page=2",
+                vec![Reply::json(&page2)],
+            ),
             (
                 "GET /example/agent/releases/download/v1.2/agent-1.2.0-darwin.tar.gz",
                 vec![Reply::body(200, darwin_bytes.clone())],
@@ -269,7 +307,10 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
     let root = registry(&base, &[("bin-agent", original.clone())]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
     assert_eq!(code, 0, "{doc}");
-    assert_eq!(updates(&doc), [("bin-agent".into(), "1.0.0".into(), "1.2.0".into())]);
+    assert_eq!(
+        updates(&doc),
+        [("bin-agent".into(), "1.0.0".into(), "1.2.0".into())]
+    );
     let zero = "0".repeat(64);
     let expected = original
         .replace("\"version\": \"1.0.0\"", "\"version\": \"1.2.0\"")
@@ -299,14 +340,20 @@ fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
     let server = Server::start_with(
         addr,
         routes(vec![
-            ("GET /npm/mixed", vec![npm_doc(json!({"1.0.0": {}, "1.1.0": {}, "1.2.0": {}}))]),
+            (
+                "GET /npm/mixed",
+                vec![npm_doc(json!({"1.0.0": {}, "1.1.0": {}, "1.2.0": {}}))],
+            ),
             (RELEASES, vec![Reply::json(&releases)]),
         ]),
     );
     let root = registry(&base, &[("mixed", mixed(&base, "1.0.0"))]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
     assert_eq!(code, 0, "{doc}");
-    assert_eq!(updates(&doc), [("mixed".into(), "1.0.0".into(), "1.1.0".into())]);
+    assert_eq!(
+        updates(&doc),
+        [("mixed".into(), "1.0.0".into(), "1.1.0".into())]
+    );
     assert_eq!(
         messages(&doc, "warnings"),
         ["mixed: the sources' highest versions differ: npm `mixed` 1.2.0, GitHub releases of example/agent 1.1.0"]
@@ -319,7 +366,9 @@ fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
 fn a_lower_candidate_is_reported_and_never_applied() {
     let server = Server::start(routes(vec![(
         "GET /npm/npm-agent",
-        vec![npm_doc(json!({"0.9.0": {}, "1.0.0": {"deprecated": "gone"}}))],
+        vec![npm_doc(
+            json!({"0.9.0": {}, "1.0.0": {"deprecated": "gone"}}),
+        )],
     )]));
     let base = server.url("").replacen("http://", "https://", 1);
     let original = manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"));
@@ -346,7 +395,8 @@ fn the_preview_channel_takes_the_highest_preview_counter_and_edits_only_the_prev
     let with_preview = |preview: &str| {
         let mut value: Value =
             serde_json::from_str(&manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))).unwrap();
-        value["preview"] = json!({"version": preview, "distribution": npx(&format!("npm-agent@{preview}"))});
+        value["preview"] =
+            json!({"version": preview, "distribution": npx(&format!("npm-agent@{preview}"))});
         serde_json::to_string_pretty(&value).unwrap() + "\n"
     };
     let root = registry(&base, &[("npm-agent", with_preview("1.1.0-preview.2"))]);
@@ -356,9 +406,16 @@ fn the_preview_channel_takes_the_highest_preview_counter_and_edits_only_the_prev
     assert_eq!(code, 0, "{doc}");
     assert_eq!(
         updates(&doc),
-        [("npm-agent".into(), "1.1.0-preview.2".into(), "1.1.0-preview.10".into())]
+        [(
+            "npm-agent".into(),
+            "1.1.0-preview.2".into(),
+            "1.1.0-preview.10".into()
+        )]
     );
-    assert_eq!(read(root.path(), "npm-agent"), with_preview("1.1.0-preview.10"));
+    assert_eq!(
+        read(root.path(), "npm-agent"),
+        with_preview("1.1.0-preview.10")
+    );
 }
 
 #[test]
@@ -366,10 +423,17 @@ fn a_failed_revalidation_restores_the_file_byte_for_byte() {
     let (addr, base) = listener();
     // The release lists an asset whose URL still names the old tag: the edited entry would
     // fail `version-mismatch`.
-    let mut stale = release(&base, "v1.1.0", &[("agent-linux.tar.gz", Some(&"cd".repeat(32)))]);
+    let mut stale = release(
+        &base,
+        "v1.1.0",
+        &[("agent-linux.tar.gz", Some(&"cd".repeat(32)))],
+    );
     stale["assets"][0]["browser_download_url"] =
         json!(https(&base, &asset_path("v1.0.0", "agent-linux.tar.gz")));
-    let server = Server::start_with(addr, routes(vec![(RELEASES, vec![Reply::json(&json!([stale]))])]));
+    let server = Server::start_with(
+        addr,
+        routes(vec![(RELEASES, vec![Reply::json(&json!([stale]))])]),
+    );
     let original = manifest(
         "bin-agent",
         "1.0.0",
@@ -386,13 +450,18 @@ fn a_failed_revalidation_restores_the_file_byte_for_byte() {
         "{errors:?}"
     );
     assert_eq!(read(root.path(), "bin-agent"), original);
-    let leftovers: Vec<_> = std::fs::read_dir(root.path().join("bin-agent")).unwrap().collect();
+    let leftovers: Vec<_> = std::fs::read_dir(root.path().join("bin-agent"))
+        .unwrap()
+        .collect();
     assert_eq!(leftovers.len(), 2, "only agent.json and icon.svg remain");
     drop(server);
 }
 
 fn epoch() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 fn rate_limited(reset: u64) -> Reply {
@@ -407,18 +476,35 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     let releases = json!([release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)])]);
     let server = Server::start_with(
         addr,
-        routes(vec![(RELEASES, vec![rate_limited(epoch()), Reply::json(&releases)])]),
+        routes(vec![(
+            RELEASES,
+            vec![rate_limited(epoch()), Reply::json(&releases)],
+        )]),
     );
-    let entry = manifest("bin-agent", "1.0.0", binary(&base, "v1.0.0", "agent-linux.tar.gz", None));
+    let entry = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+    );
     let root = registry(&base, &[("bin-agent", entry)]);
     let (code, doc) = json_run(root.path(), &[]);
     assert_eq!(code, 2, "{doc}");
-    assert_eq!(updates(&doc), [("bin-agent".into(), "1.0.0".into(), "1.1.0".into())]);
+    assert_eq!(
+        updates(&doc),
+        [("bin-agent".into(), "1.0.0".into(), "1.1.0".into())]
+    );
     assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
 
     let (addr, base) = listener();
-    let server = Server::start_with(addr, routes(vec![(RELEASES, vec![rate_limited(epoch() + 3600)])]));
-    let entry = manifest("bin-agent", "1.0.0", binary(&base, "v1.0.0", "agent-linux.tar.gz", None));
+    let server = Server::start_with(
+        addr,
+        routes(vec![(RELEASES, vec![rate_limited(epoch() + 3600)])]),
+    );
+    let entry = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+    );
     let root = registry(&base, &[("bin-agent", entry)]);
     let run = update(root.path(), &["--rate-limit-wait", "5"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
@@ -440,37 +526,58 @@ fn github_token_authorises_api_requests_only() {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
     let server = Server::start_with(addr, move |request: &Request, _| {
-        log.lock().unwrap().push((request.path.clone(), request.header("authorization").map(str::to_string)));
+        log.lock().unwrap().push((
+            request.path.clone(),
+            request.header("authorization").map(str::to_string),
+        ));
         match (request.path.as_str(), request.header("authorization")) {
             (p, Some("Bearer s3cret")) if p.starts_with("/api/") => Reply::json(&releases),
             (p, _) if p.starts_with("/api/") => Reply::status(401),
             _ => Reply::body(200, "archive"),
         }
     });
-    let entry = manifest("bin-agent", "1.0.0", binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))));
+    let entry = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
+    );
     let root = registry(&base, &[("bin-agent", entry)]);
     let run = update_env(root.path(), &["--apply"], &[("GITHUB_TOKEN", "s3cret")]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(read(root.path(), "bin-agent").contains(&sha(b"archive")));
     let seen = seen.lock().unwrap();
-    assert!(seen.iter().all(|(path, auth)| path.starts_with("/api/") == auth.is_some()), "{seen:?}");
+    assert!(
+        seen.iter()
+            .all(|(path, auth)| path.starts_with("/api/") == auth.is_some()),
+        "{seen:?}"
+    );
     drop(server);
 }
 
 #[test]
 fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source() {
-    let server = Server::start(routes(vec![("GET /npm/npm-agent", vec![npm_doc(json!({"2.0.0": {}}))])]));
+    let server = Server::start(routes(vec![(
+        "GET /npm/npm-agent",
+        vec![npm_doc(json!({"2.0.0": {}}))],
+    )]));
     let base = server.url("").replacen("http://", "https://", 1);
     let elsewhere = json!({"binary": {"linux-x86_64": {
         "archive": "https://downloads.example.com/agent/v1.0.0/agent.tar.gz", "cmd": "./agent"}}});
     let root = registry(
         &base,
         &[
-            ("npm-agent", manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))),
+            (
+                "npm-agent",
+                manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0")),
+            ),
             ("elsewhere", manifest("elsewhere", "1.0.0", elsewhere)),
         ],
     );
-    std::fs::write(root.path().join("quarantine.json"), "{\"npm-agent\": \"broken upstream\"}").unwrap();
+    std::fs::write(
+        root.path().join("quarantine.json"),
+        "{\"npm-agent\": \"broken upstream\"}",
+    )
+    .unwrap();
     let (code, doc) = json_run(root.path(), &[]);
     assert_eq!((code, updates(&doc)), (0, vec![]));
     assert_eq!(
@@ -493,7 +600,11 @@ fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                let rel = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 out.insert(rel, std::fs::read(&path).unwrap());
             }
         }
@@ -512,7 +623,9 @@ fn runs_over_the_bundled_registry_are_deterministic() {
         } else if path.starts_with("/pypi-api/pypi/") {
             Reply::json(&json!({"info": {}, "releases": {"999.1.0": [{"yanked": false}]}}))
         } else if path.starts_with("/api/repos/") {
-            Reply::json(&json!([{"tag_name": "v999.1.0", "draft": false, "prerelease": false, "assets": []}]))
+            Reply::json(
+                &json!([{"tag_name": "v999.1.0", "draft": false, "prerelease": false, "assets": []}]),
+            )
         } else {
             Reply::status(404)
         }
@@ -520,9 +633,12 @@ fn runs_over_the_bundled_registry_are_deterministic() {
     let base = server.url("").replacen("http://", "https://", 1);
     let flags = |apply: bool| {
         let mut args = vec![
-            "--npm-registry".to_string(), format!("{base}/npm"),
-            "--pypi-url".into(), format!("{base}/pypi-api"),
-            "--github-api".into(), format!("{base}/api"),
+            "--npm-registry".to_string(),
+            format!("{base}/npm"),
+            "--pypi-url".into(),
+            format!("{base}/pypi-api"),
+            "--github-api".into(),
+            format!("{base}/api"),
         ];
         if apply {
             args.push("--apply".into());
@@ -541,11 +657,52 @@ fn runs_over_the_bundled_registry_are_deterministic() {
     };
     let (first, second) = (run(copies[0].path(), false), run(copies[0].path(), false));
     assert_eq!(first.stdout, second.stdout);
-    assert_eq!(tree(copies[0].path()), original, "without --apply nothing changes");
-    assert!(first.stdout.contains("update available: cline 3.0.46 -> 999.1.0"), "{}", first.stdout);
+    assert_eq!(
+        tree(copies[0].path()),
+        original,
+        "without --apply nothing changes"
+    );
+    assert!(
+        first
+            .stdout
+            .contains("update available: cline 3.0.46 -> 999.1.0"),
+        "{}",
+        first.stdout
+    );
     let (b, c) = (run(copies[1].path(), true), run(copies[2].path(), true));
     assert_eq!((b.code, &b.stdout), (c.code, &c.stdout));
-    assert!(b.stdout.contains("updated: cline 3.0.46 -> 999.1.0"), "{}", b.stdout);
+    assert!(
+        b.stdout.contains("updated: cline 3.0.46 -> 999.1.0"),
+        "{}",
+        b.stdout
+    );
     assert_eq!(tree(copies[1].path()), tree(copies[2].path()));
     assert_ne!(tree(copies[1].path()), original);
+}
+
+#[test]
+fn agent_selects_entries_and_an_unknown_id_is_an_error() {
+    let server = Server::start(routes(vec![
+        ("GET /npm/one", vec![npm_doc(json!({"1.1.0": {}}))]),
+        ("GET /npm/two", vec![npm_doc(json!({"1.1.0": {}}))]),
+    ]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let root = registry(
+        &base,
+        &[
+            ("one", manifest("one", "1.0.0", npx("one@1.0.0"))),
+            ("two", manifest("two", "1.0.0", npx("two@1.0.0"))),
+        ],
+    );
+    let (code, doc) = json_run(root.path(), &["--agent", "two"]);
+    assert_eq!(
+        (code, updates(&doc)),
+        (2, vec![("two".into(), "1.0.0".into(), "1.1.0".into())])
+    );
+    assert_eq!(server.requests(), ["GET /npm/two"]);
+    let (code, doc) = json_run(root.path(), &["--agent", "two,three"]);
+    assert_eq!(
+        (code, messages(&doc, "errors")),
+        (1, vec!["three: no entry has this id".to_string()])
+    );
 }

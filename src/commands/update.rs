@@ -110,8 +110,19 @@ fn exit_code(outcome: &Outcome) -> u8 {
 fn text(outcome: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
     let t = |s: &str| escape::terminal(s).into_owned();
     for u in &outcome.updates {
-        let verb = if u.applied { "updated" } else { "update available" };
-        writeln!(out, "{verb}: {} {} -> {} ({})", t(&u.id), t(&u.from), t(&u.to), t(&u.file))?;
+        let verb = if u.applied {
+            "updated"
+        } else {
+            "update available"
+        };
+        writeln!(
+            out,
+            "{verb}: {} {} -> {} ({})",
+            t(&u.id),
+            t(&u.from),
+            t(&u.to),
+            t(&u.file)
+        )?;
     }
     let lines = |label: &str, notes: &[Note], out: &mut dyn Write| -> std::io::Result<()> {
         for n in notes {

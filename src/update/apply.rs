@@ -70,7 +70,10 @@ pub(super) async fn apply(
     offers: &[Offer],
 ) -> Result<(), String> {
     let report = candidate.report;
-    let doc = report.manifest.as_ref().expect("candidates have a manifest");
+    let doc = report
+        .manifest
+        .as_ref()
+        .expect("candidates have a manifest");
     let edits = edits(context, candidate, to, offers).await?;
     let mut editor = Editor::parse(&doc.source.text).map_err(|e| e.to_string())?;
     for (pointer, value) in &edits {
@@ -139,7 +142,10 @@ fn pin_edit(package: &Package, npm: bool, new: &str) -> Option<(String, String)>
     let spec = package.spec.as_deref()?;
     let (_, pin) = package_name_and_pin(spec, npm);
     let kept = &spec[..spec.len() - pin?.len()];
-    Some((format!("{}/package", package.pointer), format!("{kept}{new}")))
+    Some((
+        format!("{}/package", package.pointer),
+        format!("{kept}{new}"),
+    ))
 }
 
 /// The target's new archive URL (the release's asset named like the old file with the new
@@ -153,7 +159,9 @@ async fn archive_edits(
 ) -> Result<Vec<(String, String)>, String> {
     let (_, _, _, tag, file) = asset_path(target).expect("checked by github_repository");
     let archive = target.archive.as_deref().unwrap_or_default();
-    let path = url::Url::parse(archive).map(|u| u.path().to_string()).unwrap_or_default();
+    let path = url::Url::parse(archive)
+        .map(|u| u.path().to_string())
+        .unwrap_or_default();
     let old = url_versions(&path)
         .into_iter()
         .next()
@@ -217,9 +225,21 @@ mod tests {
 
     #[test]
     fn file_name_versions_are_replaced_whole() {
-        assert_eq!(replace_version("agent-1.0.0-linux.tar.gz", "1.0.0", "1.1.0"), "agent-1.1.0-linux.tar.gz");
-        assert_eq!(replace_version("agent-11.0.0.zip", "1.0.0", "2.0.0"), "agent-11.0.0.zip");
-        assert_eq!(replace_version("agent-1.0.01.zip", "1.0.0", "2.0.0"), "agent-1.0.01.zip");
-        assert_eq!(replace_version("agent-linux.tar.gz", "1.0.0", "2.0.0"), "agent-linux.tar.gz");
+        assert_eq!(
+            replace_version("agent-1.0.0-linux.tar.gz", "1.0.0", "1.1.0"),
+            "agent-1.1.0-linux.tar.gz"
+        );
+        assert_eq!(
+            replace_version("agent-11.0.0.zip", "1.0.0", "2.0.0"),
+            "agent-11.0.0.zip"
+        );
+        assert_eq!(
+            replace_version("agent-1.0.01.zip", "1.0.0", "2.0.0"),
+            "agent-1.0.01.zip"
+        );
+        assert_eq!(
+            replace_version("agent-linux.tar.gz", "1.0.0", "2.0.0"),
+            "agent-linux.tar.gz"
+        );
     }
 }

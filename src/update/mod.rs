@@ -136,13 +136,18 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
     }
     for report in &checked.entries {
         if !options.agents.is_empty()
-            && !options.agents.iter().any(|a| *a == report.entry.name || a == report.id())
+            && !options
+                .agents
+                .iter()
+                .any(|a| *a == report.entry.name || a == report.id())
         {
             continue;
         }
         match candidate(&checked, report, &context) {
             Err(reason) => outcome.skipped.push(note(report, reason)),
-            Ok(candidate) => runtime.block_on(update_entry(root, &context, &candidate, &mut outcome)),
+            Ok(candidate) => {
+                runtime.block_on(update_entry(root, &context, &candidate, &mut outcome))
+            }
         }
     }
     outcome.errors.sort_by(|a, b| a.id.cmp(&b.id));
@@ -183,9 +188,10 @@ fn candidate<'a>(
         .diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error);
-    let doc = report.manifest.as_ref().filter(|_| !errors).ok_or(
-        "the entry has validation errors; run `acp-registry validate` and fix them first",
-    )?;
+    let doc =
+        report.manifest.as_ref().filter(|_| !errors).ok_or(
+            "the entry has validation errors; run `acp-registry validate` and fix them first",
+        )?;
     let base = match context.options.channel {
         Channel::Stable => "",
         Channel::Preview => "/preview",
@@ -204,8 +210,9 @@ fn candidate<'a>(
     let github = match dist.binary.is_empty() {
         true => None,
         false => Some(
-            apply::github_repository(doc, &dist, &context.endpoints.github_api)
-                .ok_or("no update source: the binaries are not releases of `repository` on GitHub")?,
+            apply::github_repository(doc, &dist, &context.endpoints.github_api).ok_or(
+                "no update source: the binaries are not releases of `repository` on GitHub",
+            )?,
         ),
     };
     if github.is_none() && dist.npx.is_none() && dist.uvx.is_none() {

@@ -50,7 +50,11 @@ pub fn select(current: PreviewVersion, offers: &[Offer], channel: Channel) -> Se
     });
     let common = offers.first().and_then(|first| {
         on_channel(first, channel)
-            .filter(|v| offers[1..].iter().all(|o| on_channel(o, channel).any(|w| w == *v)))
+            .filter(|v| {
+                offers[1..]
+                    .iter()
+                    .all(|o| on_channel(o, channel).any(|w| w == *v))
+            })
             .max()
     });
     let decision = match common {
@@ -70,7 +74,10 @@ mod tests {
     fn offer(name: &str, versions: &[&str]) -> Offer {
         Offer {
             name: name.into(),
-            versions: versions.iter().map(|v| PreviewVersion::parse(v).unwrap()).collect(),
+            versions: versions
+                .iter()
+                .map(|v| PreviewVersion::parse(v).unwrap())
+                .collect(),
             releases: BTreeMap::new(),
         }
     }
@@ -81,7 +88,10 @@ mod tests {
 
     #[test]
     fn stable_takes_the_highest_version_every_source_offers() {
-        let offers = [offer("npm", &["1.0.0", "1.1.0", "1.2.0"]), offer("gh", &["1.0.0", "1.1.0"])];
+        let offers = [
+            offer("npm", &["1.0.0", "1.1.0", "1.2.0"]),
+            offer("gh", &["1.0.0", "1.1.0"]),
+        ];
         let s = select(v("1.0.0"), &offers, Channel::Stable);
         assert_eq!(s.decision, Decision::Update(v("1.1.0")));
         assert_eq!(
@@ -92,8 +102,14 @@ mod tests {
 
     #[test]
     fn stable_ignores_previews_and_preview_sees_both() {
-        let offers = [offer("npm", &["1.0.0", "1.1.0-preview.2", "1.1.0-preview.10"])];
-        assert_eq!(select(v("1.0.0"), &offers, Channel::Stable).decision, Decision::UpToDate);
+        let offers = [offer(
+            "npm",
+            &["1.0.0", "1.1.0-preview.2", "1.1.0-preview.10"],
+        )];
+        assert_eq!(
+            select(v("1.0.0"), &offers, Channel::Stable).decision,
+            Decision::UpToDate
+        );
         assert_eq!(
             select(v("1.0.0"), &offers, Channel::Preview).decision,
             Decision::Update(v("1.1.0-preview.10"))
@@ -108,8 +124,14 @@ mod tests {
     #[test]
     fn a_lower_candidate_is_a_downgrade_and_no_overlap_is_reported() {
         let offers = [offer("npm", &["1.0.0"])];
-        assert_eq!(select(v("2.0.0"), &offers, Channel::Stable).decision, Decision::Downgrade(v("1.0.0")));
+        assert_eq!(
+            select(v("2.0.0"), &offers, Channel::Stable).decision,
+            Decision::Downgrade(v("1.0.0"))
+        );
         let apart = [offer("npm", &["1.0.0"]), offer("gh", &["2.0.0"])];
-        assert_eq!(select(v("1.0.0"), &apart, Channel::Stable).decision, Decision::NoCommon);
+        assert_eq!(
+            select(v("1.0.0"), &apart, Channel::Stable).decision,
+            Decision::NoCommon
+        );
     }
 }

@@ -102,9 +102,9 @@ pub async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, S
     let versions = releases
         .iter()
         .filter(|(_, files)| {
-            files.as_array().is_some_and(|files| {
-                files.iter().any(|f| f["yanked"].as_bool() != Some(true))
-            })
+            files
+                .as_array()
+                .is_some_and(|files| files.iter().any(|f| f["yanked"].as_bool() != Some(true)))
         })
         .filter_map(|(key, _)| pypi_version(key))
         .collect();
@@ -162,7 +162,9 @@ pub async fn github(
     let mut releases = BTreeMap::new();
     for _ in 0..MAX_PAGES {
         let (body, next) = page(client, github, &url, &name).await?;
-        let items = body.as_array().ok_or_else(|| SourceError::Shape(name.clone()))?;
+        let items = body
+            .as_array()
+            .ok_or_else(|| SourceError::Shape(name.clone()))?;
         for item in items {
             if let Some((version, release)) = release(item) {
                 // Two tags naming one version (`v1.2` and `v1.2.0`): the first listed wins.
@@ -170,6 +172,10 @@ pub async fn github(
             }
         }
         match next {
+            // The token goes wherever the next page is: only under the configured API.
+            Some(next) if !next.starts_with(github.api.trim_end_matches('/')) => {
+                return Err(SourceError::Shape(name))
+            }
             Some(next) => url = next,
             None => {
                 let versions = releases.keys().copied().collect();
@@ -233,8 +239,7 @@ pub fn rate_limit_delay(headers: &HeaderMap, now: SystemTime) -> Duration {
     if let Some(delay) = header(headers, "retry-after").and_then(|v| retry_after(v, now)) {
         return delay;
     }
-    if let Some(reset) = header(headers, "x-ratelimit-reset").and_then(|v| v.trim().parse().ok())
-    {
+    if let Some(reset) = header(headers, "x-ratelimit-reset").and_then(|v| v.trim().parse().ok()) {
         let now = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         return Duration::from_secs(u64::saturating_sub(reset, now) + 1);
     }
@@ -326,7 +331,9 @@ mod tests {
 
     #[test]
     fn drafts_and_non_preview_prereleases_serve_nothing() {
-        let r = |draft, pre, tag| release(&json!({"tag_name": tag, "draft": draft, "prerelease": pre, "assets": []}));
+        let r = |draft, pre, tag| {
+            release(&json!({"tag_name": tag, "draft": draft, "prerelease": pre, "assets": []}))
+        };
         assert!(r(true, false, "v1.0.0").is_none());
         assert!(r(false, true, "v1.0.0-rc.1").is_none());
         assert!(r(false, true, "v1.0.0").is_none());
@@ -343,7 +350,10 @@ mod tests {
                 .parse()
                 .unwrap(),
         );
-        assert_eq!(next_link(&headers).as_deref(), Some("https://api.example/x?page=3"));
+        assert_eq!(
+            next_link(&headers).as_deref(),
+            Some("https://api.example/x?page=3")
+        );
     }
 
     #[test]
@@ -360,7 +370,10 @@ mod tests {
 
     #[test]
     fn pypi_rc_releases_are_previews() {
-        assert_eq!(pypi_version("1.2.0rc3").map(|v| v.to_string()).as_deref(), Some("1.2.0-preview.3"));
+        assert_eq!(
+            pypi_version("1.2.0rc3").map(|v| v.to_string()).as_deref(),
+            Some("1.2.0-preview.3")
+        );
         assert_eq!(pypi_version("1.2.0b1"), None);
     }
 }
