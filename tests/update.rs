@@ -517,6 +517,23 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     assert!(run.stdout.contains("set GITHUB_TOKEN"), "{}", run.stdout);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     drop(server);
+
+    // A secondary limit (429 with retry-after) is judged at once, not retried blindly.
+    let (addr, base) = listener();
+    let limited = Reply::status(429).header("retry-after", "3600");
+    let server = Server::start_with(addr, routes(vec![(RELEASES, vec![limited])]));
+    let entry = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+    );
+    let root = registry(&base, &[("bin-agent", entry)]);
+    let started = std::time::Instant::now();
+    let run = update(root.path(), &["--rate-limit-wait", "5"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("it resets in 3600 s"), "{}", run.stdout);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[test]

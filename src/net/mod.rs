@@ -153,6 +153,19 @@ pub struct ApiPage {
     pub body: Option<serde_json::Value>,
 }
 
+/// What an API request adds: a bearer token for one host (host, token).
+struct ApiRequest<'a> {
+    bearer: Option<(String, &'a str)>,
+}
+
+/// The headers of one hop and whether a 429 is retried here.
+#[derive(Clone, Copy)]
+struct Hop<'a> {
+    accept: Option<&'a str>,
+    bearer: Option<&'a str>,
+    retry_429: bool,
+}
+
 /// A response holding the permits of the attempt that produced it.
 struct Held {
     response: Response,
@@ -251,7 +264,8 @@ impl Client {
 
     /// One page of a JSON API (GitHub's) with its status and headers, never memoised (a
     /// rate-limited page is asked again). `bearer` goes only to the first URL's host, never
-    /// across a redirect to another one. The body is read only on 200.
+    /// across a redirect to another one. A 429 is returned at once, not retried: the caller
+    /// reads the API's own rate-limit headers. The body is read only on 200.
     pub async fn api_page(
         &self,
         url: &str,
@@ -259,9 +273,17 @@ impl Client {
         bearer: Option<&str>,
     ) -> Result<ApiPage, NetError> {
         let url = parse(url)?;
-        let auth = bearer.map(|token| (url.host_str().unwrap_or_default().to_string(), token));
+        let auth = ApiRequest {
+            bearer: bearer.map(|token| (url.host_str().unwrap_or_default().to_string(), token)),
+        };
         let (held, _) = self
-            .send_with(Method::GET, url, Some(accept), self.config.timeout, auth)
+            .send_with(
+                Method::GET,
+                url,
+                Some(accept),
+                self.config.timeout,
+                Some(auth),
+            )
             .await?;
         let status = held.response.status().as_u16();
         let headers = held.response.headers().clone();
@@ -333,14 +355,14 @@ impl Client {
         self.send_with(method, url, accept, timeout, None).await
     }
 
-    /// [`Client::send`] with a bearer token for one host (`auth`: host, token).
+    /// [`Client::send`], for an API request when `api` is given.
     async fn send_with(
         &self,
         method: Method,
         url: Url,
         accept: Option<&str>,
         timeout: Duration,
-        auth: Option<(String, &str)>,
+        api: Option<ApiRequest<'_>>,
     ) -> Result<(Held, Url), NetError> {
         let mut method = method;
         let mut current = url;
@@ -348,13 +370,17 @@ impl Client {
         for _ in 0..=self.config.max_redirects {
             check_url(&current, self.config.allow_loopback)?;
             let wire = guard::wire_url(&current, self.config.allow_loopback);
-            let bearer = auth
+            let bearer = api
                 .as_ref()
+                .and_then(|a| a.bearer.as_ref())
                 .filter(|(host, _)| current.host_str() == Some(host.as_str()))
                 .map(|(_, token)| *token);
-            let held = self
-                .attempts(&method, &wire, accept, bearer, timeout)
-                .await?;
+            let hop = Hop {
+                accept,
+                bearer,
+                retry_429: api.is_none(),
+            };
+            let held = self.attempts(&method, &wire, hop, timeout).await?;
             let status = held.response.status().as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {
                 return Ok((held, current));
@@ -384,8 +410,7 @@ impl Client {
         &self,
         method: &Method,
         url: &Url,
-        accept: Option<&str>,
-        bearer: Option<&str>,
+        hop: Hop<'_>,
         timeout: Duration,
     ) -> Result<Held, NetError> {
         let mut attempt = 0;
@@ -395,10 +420,10 @@ impl Client {
                 .http
                 .request(method.clone(), url.clone())
                 .timeout(timeout);
-            if let Some(accept) = accept {
+            if let Some(accept) = hop.accept {
                 request = request.header(ACCEPT, accept);
             }
-            if let Some(token) = bearer {
+            if let Some(token) = hop.bearer {
                 request = request.bearer_auth(token);
             }
             let last = attempt >= self.config.retries;
@@ -406,7 +431,8 @@ impl Client {
                 Ok(response) => {
                     self.check_peer(url, &response)?;
                     let status = response.status().as_u16();
-                    if last || !retry::retryable_status(status) {
+                    let retry = retry::retryable_status(status) && (hop.retry_429 || status != 429);
+                    if last || !retry {
                         return Ok(Held {
                             response,
                             _permits: permits,
