@@ -18,4 +18,5 @@ pub mod registry;
 pub mod rules;
 pub mod site;
 pub mod source;
+pub mod update;
 pub mod verify;

@@ -55,6 +55,7 @@ fn help_texts() {
         &["explain", "--help"],
         &["fmt", "--help"],
         &["new", "--help"],
+        &["update", "--help"],
         &["completions", "--help"],
         &["man", "--help"],
         &["verify", "--help"],

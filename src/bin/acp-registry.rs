@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    self, build, exit, explain, fmt, matrix, new, online, validate, verify,
+    self, build, exit, explain, fmt, matrix, new, online, update, validate, verify,
 };
 use acp_registry::diagnostics::escape;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -39,6 +39,8 @@ enum Command {
     Fmt(FmtArgs),
     /// Scaffold a new entry: a commented agent.json, a placeholder icon and a README.
     New(NewArgs),
+    /// Move entries to the newest version npm, PyPI and GitHub releases serve (never down).
+    Update(UpdateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or PowerShell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `acp-registry man | man -l -`.
@@ -78,6 +80,63 @@ struct NewArgs {
     /// Per-platform archives (placeholders for macOS, Linux and Windows).
     #[arg(long, group = "launch")]
     binary: bool,
+}
+
+#[derive(Args)]
+#[command(
+    after_help = "Exit codes: 0 nothing to do (or every update applied), 2 updates available but not \
+applied, 1 errors (the message names the entry and the source)."
+)]
+struct UpdateArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// Only these entry ids (comma-separated or repeated) [default: every entry].
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    agent: Vec<String>,
+    /// The version followed: `version` (stable) or the `preview` block.
+    #[arg(long, value_enum, default_value = "stable")]
+    channel: ChannelArg,
+    /// Write the updates (comments and layout kept); each entry is re-validated and restored
+    /// on failure.
+    #[arg(long)]
+    apply: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: UpdateFormatArg,
+    /// Longest GitHub rate-limit reset to wait for, in seconds; longer ones are reported.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    rate_limit_wait: u64,
+    /// Largest archive downloaded to hash when a release publishes no digest, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
+    archive_cap: u64,
+    /// npm registry base URL (overrides `online.npm_registry`).
+    #[arg(long, value_name = "URL")]
+    npm_registry: Option<String>,
+    /// PyPI base URL (overrides `online.pypi`).
+    #[arg(long, value_name = "URL")]
+    pypi_url: Option<String>,
+    /// GitHub API base URL (overrides `online.github_api`).
+    #[arg(long, value_name = "URL")]
+    github_api: Option<String>,
+    /// TEST ONLY: allow loopback addresses, over plain http too (see `validate`).
+    #[arg(
+        long,
+        env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    allow_loopback_for_tests: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ChannelArg {
+    Stable,
+    Preview,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum UpdateFormatArg {
+    Text,
+    Json,
 }
 
 #[derive(Args)]
@@ -433,6 +492,33 @@ fn main() -> ExitCode {
                     _ => new::Launch::Binary,
                 },
                 color: commands::use_color(),
+            },
+            &mut out,
+        ),
+        Command::Update(args) => update::run(
+            &update::Options {
+                registry: args.registry.registry,
+                agents: args.agent,
+                channel: match args.channel {
+                    ChannelArg::Stable => acp_registry::update::Channel::Stable,
+                    ChannelArg::Preview => acp_registry::update::Channel::Preview,
+                },
+                apply: args.apply,
+                format: match args.format {
+                    UpdateFormatArg::Text => update::Format::Text,
+                    UpdateFormatArg::Json => update::Format::Json,
+                },
+                rate_limit_wait: std::time::Duration::from_secs(args.rate_limit_wait),
+                online: online::Flags {
+                    archive_cap_mib: args.archive_cap,
+                    endpoints: acp_registry::online::EndpointOverrides {
+                        npm: args.npm_registry,
+                        pypi: args.pypi_url,
+                        github_api: args.github_api,
+                    },
+                    allow_loopback_for_tests: args.allow_loopback_for_tests,
+                    ..online::Flags::default()
+                },
             },
             &mut out,
         ),

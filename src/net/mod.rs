@@ -146,6 +146,27 @@ pub struct Download {
     pub validator: Option<String>,
 }
 
+/// One answer of [`Client::api_page`]: the body only when the status is 200.
+#[derive(Debug, Clone)]
+pub struct ApiPage {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Option<serde_json::Value>,
+}
+
+/// What an API request adds: a bearer token for one host (host, token).
+struct ApiRequest<'a> {
+    bearer: Option<(String, &'a str)>,
+}
+
+/// The headers of one hop and whether a 429 is retried here.
+#[derive(Clone, Copy)]
+struct Hop<'a> {
+    accept: Option<&'a str>,
+    bearer: Option<&'a str>,
+    retry_429: bool,
+}
+
 /// A response holding the permits of the attempt that produced it.
 struct Held {
     response: Response,
@@ -240,6 +261,50 @@ impl Client {
         let value =
             serde_json::from_slice(&body).map_err(|e| NetError::Body(format!("not JSON: {e}")))?;
         Ok(Some(Arc::new(value)))
+    }
+
+    /// One page of a JSON API (GitHub's) with its status and headers, never memoised (a
+    /// rate-limited page is asked again). `bearer` goes only to the first URL's host, never
+    /// across a redirect to another one. A 429 is returned at once, not retried: the caller
+    /// reads the API's own rate-limit headers. The body is read only on 200.
+    pub async fn api_page(
+        &self,
+        url: &str,
+        accept: &str,
+        bearer: Option<&str>,
+    ) -> Result<ApiPage, NetError> {
+        let url = parse(url)?;
+        let auth = ApiRequest {
+            bearer: bearer.map(|token| (url.host_str().unwrap_or_default().to_string(), token)),
+        };
+        let (held, _) = self
+            .send_with(
+                Method::GET,
+                url,
+                Some(accept),
+                self.config.timeout,
+                Some(auth),
+            )
+            .await?;
+        let status = held.response.status().as_u16();
+        let headers = held.response.headers().clone();
+        let mut body = None;
+        if status == 200 {
+            let mut bytes = Vec::new();
+            read_body(held.response, self.config.document_cap, |chunk| {
+                bytes.extend_from_slice(chunk)
+            })
+            .await?;
+            body = Some(
+                serde_json::from_slice(&bytes)
+                    .map_err(|e| NetError::Body(format!("not JSON: {e}")))?,
+            );
+        }
+        Ok(ApiPage {
+            status,
+            headers,
+            body,
+        })
     }
 
     /// Download `url` (at most `cap` bytes), hashing it as it streams.
@@ -347,13 +412,35 @@ impl Client {
         accept: Option<&str>,
         timeout: Duration,
     ) -> Result<(Held, Url), NetError> {
+        self.send_with(method, url, accept, timeout, None).await
+    }
+
+    /// [`Client::send`], for an API request when `api` is given.
+    async fn send_with(
+        &self,
+        method: Method,
+        url: Url,
+        accept: Option<&str>,
+        timeout: Duration,
+        api: Option<ApiRequest<'_>>,
+    ) -> Result<(Held, Url), NetError> {
         let mut method = method;
         let mut current = url;
         let mut seen = vec![current.clone()];
         for _ in 0..=self.config.max_redirects {
             check_url(&current, self.config.allow_loopback)?;
             let wire = guard::wire_url(&current, self.config.allow_loopback);
-            let held = self.attempts(&method, &wire, accept, timeout).await?;
+            let bearer = api
+                .as_ref()
+                .and_then(|a| a.bearer.as_ref())
+                .filter(|(host, _)| current.host_str() == Some(host.as_str()))
+                .map(|(_, token)| *token);
+            let hop = Hop {
+                accept,
+                bearer,
+                retry_429: api.is_none(),
+            };
+            let held = self.attempts(&method, &wire, hop, timeout).await?;
             let status = held.response.status().as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {
                 return Ok((held, current));
@@ -383,7 +470,7 @@ impl Client {
         &self,
         method: &Method,
         url: &Url,
-        accept: Option<&str>,
+        hop: Hop<'_>,
         timeout: Duration,
     ) -> Result<Held, NetError> {
         let mut attempt = 0;
@@ -393,15 +480,19 @@ impl Client {
                 .http
                 .request(method.clone(), url.clone())
                 .timeout(timeout);
-            if let Some(accept) = accept {
+            if let Some(accept) = hop.accept {
                 request = request.header(ACCEPT, accept);
+            }
+            if let Some(token) = hop.bearer {
+                request = request.bearer_auth(token);
             }
             let last = attempt >= self.config.retries;
             let delay = match request.send().await {
                 Ok(response) => {
                     self.check_peer(url, &response)?;
                     let status = response.status().as_u16();
-                    if last || !retry::retryable_status(status) {
+                    let retry = retry::retryable_status(status) && (hop.retry_429 || status != 429);
+                    if last || !retry {
                         return Ok(Held {
                             response,
                             _permits: permits,

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 pub use code::{explain, nearest, rule_metadata, rules_markdown, Code, Family, UnknownCode};
-pub use distribution::{normalized_json, package_name_and_pin, reserved_env, targets, Targets};
+pub use distribution::{
+    normalized_json, package_name_and_pin, reserved_env, targets, url_versions, Targets,
+};
 pub use icons::check_icon;
 pub use metadata::url_problem;
 pub use policy::{is_enforced, Level, Policy, DEFAULT_REQUIRED_OS, ENFORCED};

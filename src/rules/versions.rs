@@ -68,6 +68,18 @@ impl Ord for PreviewVersion {
     }
 }
 
+impl std::fmt::Display for PreviewVersion {
+    /// The canonical text: numbers without leading zeros (`2026.07.20` is `2026.7.20`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Version(x, y, z) = self.base;
+        write!(f, "{x}.{y}.{z}")?;
+        match self.preview {
+            Some(n) => write!(f, "-preview.{n}"),
+            None => Ok(()),
+        }
+    }
+}
+
 impl PartialOrd for PreviewVersion {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))

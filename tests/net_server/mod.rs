@@ -99,6 +99,17 @@ impl Reply {
 pub struct Request {
     pub method: String,
     pub path: String,
+    /// Header names lower-cased, in the order sent.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 type Handler = dyn Fn(&Request, usize) -> Reply + Send + Sync;
@@ -278,10 +289,16 @@ async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
         if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
             buffer.drain(..end + 4);
-            let mut words = head.lines().next()?.split(' ');
+            let mut lines = head.lines();
+            let mut words = lines.next()?.split(' ');
+            let headers = lines
+                .filter_map(|line| line.split_once(':'))
+                .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+                .collect();
             return Some(Request {
                 method: words.next()?.to_string(),
                 path: words.next()?.to_string(),
+                headers,
             });
         }
         let mut chunk = [0u8; 4096];

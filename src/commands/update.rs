@@ -1,0 +1,150 @@
+//! `acp-registry update`: run [`crate::update`] and print what it found, as text or JSON.
+//! Exit codes: 0 nothing to do (or everything applied), 2 updates available but not applied,
+//! 1 errors.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::display_root;
+use super::online::Flags;
+use crate::diagnostics::escape;
+use crate::net::NetConfig;
+use crate::update::{self, Channel, Note, Outcome};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub registry: PathBuf,
+    pub agents: Vec<String>,
+    pub channel: Channel,
+    pub apply: bool,
+    pub format: Format,
+    /// The endpoints, archive cap and test-only loopback switch of the online flags.
+    pub online: Flags,
+    pub rate_limit_wait: Duration,
+}
+
+/// The `--format json` document.
+#[derive(Serialize)]
+struct Document<'a> {
+    version: u32,
+    channel: Channel,
+    apply: bool,
+    exit_code: u8,
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+}
+
+/// Exit 1 on any failure, also of the run itself (exit 2 means "updates available").
+pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+    match run_update(options, out) {
+        Ok(code) => Ok(code),
+        Err(error) => {
+            let _ = out.flush();
+            eprintln!("error: {}", escape::terminal(&format!("{error:#}")));
+            Ok(1)
+        }
+    }
+}
+
+fn run_update(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
+    let mut outcome = update::run(
+        &options.registry,
+        &update::Options {
+            channel: options.channel,
+            agents: options.agents.clone(),
+            apply: options.apply,
+            net: NetConfig {
+                allow_loopback: options.online.allow_loopback_for_tests,
+                ..NetConfig::default()
+            },
+            endpoints: options.online.endpoints.clone(),
+            github_token: token,
+            rate_limit_wait: options.rate_limit_wait,
+            archive_cap: options.online.archive_cap_mib.saturating_mul(1024 * 1024),
+        },
+    )?;
+    let root = display_root(&options.registry);
+    for update in &mut outcome.updates {
+        if !root.is_empty() {
+            update.file = format!("{root}/{}", update.file);
+        }
+    }
+    let code = exit_code(&outcome);
+    match options.format {
+        Format::Json => {
+            let document = Document {
+                version: 1,
+                channel: options.channel,
+                apply: options.apply,
+                exit_code: code,
+                outcome: &outcome,
+            };
+            serde_json::to_writer_pretty(&mut *out, &document)?;
+            writeln!(out)?;
+        }
+        Format::Text => text(&outcome, out)?,
+    }
+    Ok(code)
+}
+
+fn exit_code(outcome: &Outcome) -> u8 {
+    if !outcome.errors.is_empty() {
+        1
+    } else if outcome.updates.iter().any(|u| !u.applied) {
+        2
+    } else {
+        0
+    }
+}
+
+fn text(outcome: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
+    let t = |s: &str| escape::terminal(s).into_owned();
+    for u in &outcome.updates {
+        let verb = if u.applied {
+            "updated"
+        } else {
+            "update available"
+        };
+        writeln!(
+            out,
+            "{verb}: {} {} -> {} ({})",
+            t(&u.id),
+            t(&u.from),
+            t(&u.to),
+            t(&u.file)
+        )?;
+    }
+    let lines = |label: &str, notes: &[Note], out: &mut dyn Write| -> std::io::Result<()> {
+        for n in notes {
+            writeln!(out, "{label}: {}: {}", t(&n.id), t(&n.message))?;
+        }
+        Ok(())
+    };
+    lines("warning", &outcome.warnings, out)?;
+    lines("error", &outcome.errors, out)?;
+    lines("skipped", &outcome.skipped, out)?;
+    if !outcome.up_to_date.is_empty() {
+        let ids: Vec<String> = outcome.up_to_date.iter().map(|i| t(i)).collect();
+        writeln!(out, "up to date: {}", ids.join(", "))?;
+    }
+    let pending = outcome.updates.iter().filter(|u| !u.applied).count();
+    writeln!(
+        out,
+        "{} update(s), {} applied, {pending} not applied, {} error(s), {} up to date, {} skipped",
+        outcome.updates.len(),
+        outcome.updates.len() - pending,
+        outcome.errors.len(),
+        outcome.up_to_date.len(),
+        outcome.skipped.len()
+    )
+}

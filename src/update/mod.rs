@@ -1,0 +1,294 @@
+//! `acp-registry update`: move entries to the newest version their sources serve, without
+//! ever downgrading, and apply the change through the comment-keeping editor.
+//!
+//! For each entry (quarantined ones skipped): the sources its distribution declares
+//! ([`sources`]: npm for `npx`, PyPI for `uvx`, GitHub releases of `repository` for binary
+//! targets), the highest version all of them offer on the channel ([`select`]), then with
+//! `apply` the edits ([`apply`]): only the strings that must change, `sha256` pins refreshed,
+//! the entry re-validated and the file restored on any failure. All HTTP goes through
+//! [`crate::net`].
+
+mod apply;
+pub mod select;
+pub mod sources;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::diagnostics::Severity;
+use crate::manifest::distribution::Distribution;
+use crate::net::{Client, NetConfig, NetError};
+use crate::online::{EndpointOverrides, Endpoints};
+use crate::registry::{check_registry, Checked, RegistryError};
+use crate::rules::{display_path, package_name_and_pin, EntryReport, PreviewVersion};
+use select::Decision;
+use sources::{Offer, SourceError};
+
+/// Which version an entry follows: its `version`, or its `preview` block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    Stable,
+    Preview,
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub channel: Channel,
+    /// Entry ids (or folder names) to update; empty for every entry.
+    pub agents: Vec<String>,
+    pub apply: bool,
+    pub net: NetConfig,
+    /// Flags over the configuration's `online` object over the defaults.
+    pub endpoints: EndpointOverrides,
+    /// `GITHUB_TOKEN`, sent to the GitHub API only.
+    pub github_token: Option<String>,
+    /// Longest GitHub rate-limit reset waited for; longer ones are reported.
+    pub rate_limit_wait: Duration,
+    /// Largest archive downloaded to hash when a release publishes no digest, in bytes.
+    pub archive_cap: u64,
+}
+
+/// One entry that can move to a newer version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Update {
+    pub id: String,
+    /// The manifest, relative to the registry root.
+    pub file: String,
+    pub from: String,
+    pub to: String,
+    pub applied: bool,
+}
+
+/// A message about one entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub id: String,
+    pub message: String,
+}
+
+/// The result of a run, every list sorted by id.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    pub updates: Vec<Update>,
+    pub errors: Vec<Note>,
+    pub warnings: Vec<Note>,
+    pub up_to_date: Vec<String>,
+    pub skipped: Vec<Note>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError {
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error("cannot start the network runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(#[from] NetError),
+}
+
+/// Everything an entry's update needs from the run.
+struct Context {
+    client: Client,
+    endpoints: Endpoints,
+    github: sources::GitHub,
+    options: Options,
+}
+
+/// An entry with something to ask the sources about.
+struct Candidate<'a> {
+    report: &'a EntryReport,
+    /// `""` (stable) or `"/preview"`: where `version` and `distribution` are.
+    base: &'static str,
+    current: PreviewVersion,
+    dist: Distribution,
+    github: Option<(String, String)>,
+}
+
+pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
+    let checked = check_registry(root, None)?;
+    let endpoints = options
+        .endpoints
+        .apply(checked.config.online.apply(Endpoints::default()));
+    let context = Context {
+        client: Client::new(options.net.clone())?,
+        github: sources::GitHub {
+            api: endpoints.github_api.clone(),
+            token: options.github_token.clone(),
+            rate_limit_wait: options.rate_limit_wait,
+        },
+        endpoints,
+        options: options.clone(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut outcome = Outcome::default();
+    for id in unknown_agents(&checked, &options.agents) {
+        outcome.errors.push(Note {
+            id,
+            message: "no entry has this id".into(),
+        });
+    }
+    for report in &checked.entries {
+        if !options.agents.is_empty()
+            && !options
+                .agents
+                .iter()
+                .any(|a| *a == report.entry.name || a == report.id())
+        {
+            continue;
+        }
+        match candidate(&checked, report, &context) {
+            Err(reason) => outcome.skipped.push(note(report, reason)),
+            Ok(candidate) => {
+                runtime.block_on(update_entry(root, &context, &candidate, &mut outcome))
+            }
+        }
+    }
+    outcome.errors.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(outcome)
+}
+
+fn unknown_agents(checked: &Checked, agents: &[String]) -> Vec<String> {
+    let known: BTreeSet<&str> = checked
+        .entries
+        .iter()
+        .flat_map(|e| [e.entry.name.as_str(), e.id()])
+        .collect();
+    let wanted: BTreeSet<&String> = agents.iter().collect();
+    wanted
+        .into_iter()
+        .filter(|a| !known.contains(a.as_str()))
+        .cloned()
+        .collect()
+}
+
+fn note(report: &EntryReport, message: impl Into<String>) -> Note {
+    Note {
+        id: report.id().to_string(),
+        message: message.into(),
+    }
+}
+
+/// The entry's channel and sources, or why it is skipped.
+fn candidate<'a>(
+    checked: &Checked,
+    report: &'a EntryReport,
+    context: &Context,
+) -> Result<Candidate<'a>, String> {
+    if let Some(reason) = checked.quarantine.ids.get(report.id()) {
+        return Err(format!("quarantined: {reason}"));
+    }
+    let errors = report
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Error);
+    let doc =
+        report.manifest.as_ref().filter(|_| !errors).ok_or(
+            "the entry has validation errors; run `acp-registry validate` and fix them first",
+        )?;
+    let base = match context.options.channel {
+        Channel::Stable => "",
+        Channel::Preview => "/preview",
+    };
+    let version = doc
+        .root
+        .pointer(&format!("{base}/version"))
+        .and_then(|(n, _)| n.as_str())
+        .and_then(PreviewVersion::parse)
+        .ok_or("no preview block")?;
+    let dist = doc
+        .root
+        .pointer(&format!("{base}/distribution"))
+        .map(|(n, _)| Distribution::from_node(n, &format!("{base}/distribution")))
+        .unwrap_or_default();
+    let github = match dist.binary.is_empty() {
+        true => None,
+        false => Some(
+            apply::github_repository(doc, &dist, &context.endpoints.github_api).ok_or(
+                "no update source: the binaries are not releases of `repository` on GitHub",
+            )?,
+        ),
+    };
+    if github.is_none() && dist.npx.is_none() && dist.uvx.is_none() {
+        return Err("no update source".into());
+    }
+    Ok(Candidate {
+        report,
+        base,
+        current: version,
+        dist,
+        github,
+    })
+}
+
+/// Ask every source of the entry, in a fixed order (npm, PyPI, GitHub).
+async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offer>, SourceError> {
+    let client = &context.client;
+    let mut offers = Vec::new();
+    if let Some(spec) = candidate.dist.npx.as_ref().and_then(|p| p.spec.as_deref()) {
+        let (name, _) = package_name_and_pin(spec, true);
+        offers.push(sources::npm(client, &context.endpoints.npm, name).await?);
+    }
+    if let Some(spec) = candidate.dist.uvx.as_ref().and_then(|p| p.spec.as_deref()) {
+        let (name, _) = package_name_and_pin(spec, false);
+        let name = name.split_once('[').map_or(name, |(n, _)| n);
+        offers.push(sources::pypi(client, &context.endpoints.pypi, name).await?);
+    }
+    if let Some((owner, repo)) = &candidate.github {
+        offers.push(sources::github(client, &context.github, owner, repo).await?);
+    }
+    Ok(offers)
+}
+
+async fn update_entry(
+    root: &Path,
+    context: &Context,
+    candidate: &Candidate<'_>,
+    outcome: &mut Outcome,
+) {
+    let report = candidate.report;
+    let offers = match offers(context, candidate).await {
+        Ok(offers) => offers,
+        Err(error) => return outcome.errors.push(note(report, error.to_string())),
+    };
+    let selection = select::select(candidate.current, &offers, context.options.channel);
+    if let Some(mismatch) = selection.mismatch {
+        outcome.warnings.push(note(report, mismatch));
+    }
+    let to = match selection.decision {
+        Decision::UpToDate => return outcome.up_to_date.push(report.id().to_string()),
+        Decision::NoCommon => {
+            return outcome
+                .errors
+                .push(note(report, "no version is offered by every source"))
+        }
+        Decision::Downgrade(best) => {
+            let message = format!(
+                "the newest version every source offers, {best}, is lower than {}; not applied",
+                candidate.current
+            );
+            return outcome.warnings.push(note(report, message));
+        }
+        Decision::Update(to) => to,
+    };
+    let mut update = Update {
+        id: report.id().to_string(),
+        file: display_path(&report.entry, "agent.json"),
+        from: candidate.current.to_string(),
+        to: to.to_string(),
+        applied: false,
+    };
+    if context.options.apply {
+        match apply::apply(root, context, candidate, to, &offers).await {
+            Ok(()) => update.applied = true,
+            Err(message) => outcome.errors.push(note(report, message)),
+        }
+    }
+    outcome.updates.push(update);
+}

@@ -1,0 +1,725 @@
+//! `acp-registry update` end to end: the binary against local servers answering like npm,
+//! PyPI and the GitHub API (their real response shapes), inside the registry with
+//! `--registry .`.
+
+mod common;
+mod net_server;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use net_server::{routes, Reply, Request, Server};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
+const RELEASES: &str = "GET /api/repos/example/agent/releases?per_page=100&page=1";
+
+/// A loopback listener and its base URL `https://127.0.0.1:PORT` (the test-only loopback
+/// switch fetches it over http), so answers can name the server before it starts.
+fn listener() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("https://{}", listener.local_addr().unwrap());
+    (listener, base)
+}
+
+fn https(base: &str, path: &str) -> String {
+    format!("{base}{path}")
+}
+
+fn registry(server: &str, entries: &[(&str, String)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({
+        "severity": {"platform-coverage": "off"},
+        "online": {
+            "npm_registry": https(server, "/npm"),
+            "pypi": https(server, "/pypi-api"),
+            "github_api": https(server, "/api"),
+        }
+    });
+    std::fs::write(dir.path().join("acp-registry.jsonc"), config.to_string()).unwrap();
+    for (id, text) in entries {
+        let entry = dir.path().join(id);
+        std::fs::create_dir_all(&entry).unwrap();
+        std::fs::write(entry.join("agent.json"), text).unwrap();
+        std::fs::write(entry.join("icon.svg"), ICON).unwrap();
+    }
+    dir
+}
+
+fn manifest(id: &str, version: &str, distribution: Value) -> String {
+    let value = json!({
+        "id": id, "name": "Example Agent", "version": version,
+        "description": "A coding agent that reads, edits and runs code in a project.",
+        "repository": "https://github.com/example/agent", "authors": ["Example Inc."],
+        "license": "MIT", "license_url": "https://github.com/example/agent/blob/main/LICENSE",
+        "distribution": distribution
+    });
+    serde_json::to_string_pretty(&value).unwrap() + "\n"
+}
+
+fn npx(spec: &str) -> Value {
+    json!({"npx": {"package": spec}})
+}
+
+fn asset_path(tag: &str, file: &str) -> String {
+    format!("/example/agent/releases/download/{tag}/{file}")
+}
+
+fn binary(server: &str, tag: &str, file: &str, sha256: Option<&str>) -> Value {
+    let mut target = json!({"archive": https(server, &asset_path(tag, file)), "cmd": "./agent"});
+    if let Some(sha) = sha256 {
+        target["sha256"] = json!(sha);
+    }
+    json!({"binary": {"linux-x86_64": target}})
+}
+
+fn npm_doc(versions: Value) -> Reply {
+    Reply::json(&json!({"name": "x", "dist-tags": {"latest": "0.0.0"}, "versions": versions}))
+}
+
+fn release(server: &str, tag: &str, assets: &[(&str, Option<&str>)]) -> Value {
+    let assets: Vec<Value> = assets
+        .iter()
+        .map(|(name, digest)| {
+            json!({
+                "name": name, "browser_download_url": https(server, &asset_path(tag, name)),
+                "size": 4, "content_type": "application/gzip",
+                "digest": digest.map(|d| format!("sha256:{d}")),
+            })
+        })
+        .collect();
+    json!({"tag_name": tag, "name": tag, "draft": false, "prerelease": false,
+           "published_at": "2026-01-01T00:00:00Z", "assets": assets})
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn update(root: &Path, args: &[&str]) -> Run {
+    update_env(root, args, &[])
+}
+
+fn update_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
+    command
+        .current_dir(root)
+        .args(["update", "--registry", "."])
+        .args(args)
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .env_remove("GITHUB_TOKEN");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn json_run(root: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    let run = update(root, &all);
+    let value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    (run.code, value)
+}
+
+fn read(root: &Path, id: &str) -> String {
+    std::fs::read_to_string(root.join(id).join("agent.json")).unwrap()
+}
+
+fn updates(doc: &Value) -> Vec<(String, String, String)> {
+    doc["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            let s = |k: &str| u[k].as_str().unwrap().to_string();
+            (s("id"), s("from"), s("to"))
+        })
+        .collect()
+}
+
+fn messages(doc: &Value, list: &str) -> Vec<String> {
+    doc[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            format!(
+                "{}: {}",
+                n["id"].as_str().unwrap(),
+                n["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn sha(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn each_distribution_type_is_offered_its_newest_release_without_prereleases_deprecated_or_yanked() {
+    let server = Server::start(|request: &Request, _| match request.path.as_str() {
+        "/npm/npm-agent" => npm_doc(json!({
+            "1.0.0": {}, "1.1.0": {}, "1.2.0-beta.1": {}, "1.3.0": {"deprecated": "broken"}
+        })),
+        "/pypi-api/pypi/py-agent/json" => {
+            Reply::json(&json!({"info": {"version": "1.1.0"}, "releases": {
+                "1.0.0": [{"yanked": false}], "1.0.5": [{"yanked": true}, {"yanked": false}],
+                "1.1.0": [{"yanked": true, "yanked_reason": "bad"}], "1.2.0": []
+            }}))
+        }
+        _ => Reply::status(404),
+    });
+    let root = registry(
+        &server.url("").replacen("http://", "https://", 1),
+        &[
+            (
+                "npm-agent",
+                manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0")),
+            ),
+            (
+                "py-agent",
+                manifest(
+                    "py-agent",
+                    "1.0.0",
+                    json!({"uvx": {"package": "py-agent[cli]==1.0.0"}}),
+                ),
+            ),
+        ],
+    );
+    let before = (
+        read(root.path(), "npm-agent"),
+        read(root.path(), "py-agent"),
+    );
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!(code, 2, "{doc}");
+    assert_eq!(
+        updates(&doc),
+        [
+            ("npm-agent".into(), "1.0.0".into(), "1.1.0".into()),
+            ("py-agent".into(), "1.0.0".into(), "1.0.5".into())
+        ]
+    );
+    assert_eq!(doc["updates"][0]["file"], "npm-agent/agent.json");
+    // Without --apply nothing is written.
+    assert_eq!(
+        (
+            read(root.path(), "npm-agent"),
+            read(root.path(), "py-agent")
+        ),
+        before
+    );
+    let (code, _) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0);
+    assert!(read(root.path(), "npm-agent").contains("\"npm-agent@1.1.0\""));
+    assert!(read(root.path(), "py-agent").contains("\"py-agent[cli]==1.0.5\""));
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!(
+        (code, doc["up_to_date"].clone()),
+        (0, json!(["npm-agent", "py-agent"]))
+    );
+}
+
+/// A JSONC manifest with comments and two binary targets pinned by sha256.
+fn commented(server: &str, tag: &str, version: &str) -> String {
+    let url = |file: &str| https(server, &asset_path(tag, &format!("agent-{version}-{file}")));
+    format!(
+        r#"{{
+  // Kept by hand: the updater must not touch this comment.
+  "id": "bin-agent",
+  "name": "Example Agent",
+  "version": "{version}", // the stable release
+  "description": "A coding agent that reads, edits and runs code in a project.",
+  "repository": "https://github.com/example/agent",
+  "authors": ["Example Inc."],
+  "license": "MIT",
+  "license_url": "https://github.com/example/agent/blob/main/LICENSE",
+  "distribution": {{
+    "binary": {{
+      /* Linux first */
+      "linux-x86_64":   {{ "archive": "{linux}", "cmd": "./agent", "sha256": "{zero}" }},
+      "darwin-aarch64": {{
+        "archive": "{darwin}",
+        "cmd": "./agent",
+        "sha256": "{zero}",
+      }},
+    }},
+  }},
+}}
+"#,
+        linux = url("linux.tar.gz"),
+        darwin = url("darwin.tar.gz"),
+        zero = "0".repeat(64),
+    )
+}
+
+#[test]
+fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_must_change() {
+    let linux_sha = "ab".repeat(32);
+    let darwin_bytes = b"darwin archive bytes".to_vec();
+    let (addr, base) = listener();
+    let mut page1 = json!([
+        release(&base, "v3.0.0", &[]),
+        release(&base, "v2.0.0", &[]),
+        release(&base, "v1.0.0", &[]),
+    ]);
+    page1[0]["draft"] = json!(true);
+    page1[1]["prerelease"] = json!(true);
+    let page2 = json!([release(
+        &base,
+        "v1.2",
+        &[
+            ("agent-1.2.0-linux.tar.gz", Some(&linux_sha)),
+            ("agent-1.2.0-darwin.tar.gz", None)
+        ]
+    )]);
+    let next =
+        format!("<{base}/api/repos/example/agent/releases?per_page=100&page=2>; rel=\"next\"");
+    let server = Server::start_with(
+        addr,
+        routes(vec![
+            (RELEASES, vec![Reply::json(&page1).header("link", &next)]),
+            (
+                "GET /api/repos/example/agent/releases?per_page=100&page=2",
+                vec![Reply::json(&page2)],
+            ),
+            (
+                "GET /example/agent/releases/download/v1.2/agent-1.2.0-darwin.tar.gz",
+                vec![Reply::body(200, darwin_bytes.clone())],
+            ),
+        ]),
+    );
+    let original = commented(&base, "v1.0.0", "1.0.0");
+    let root = registry(&base, &[("bin-agent", original.clone())]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(
+        updates(&doc),
+        [("bin-agent".into(), "1.0.0".into(), "1.2.0".into())]
+    );
+    let zero = "0".repeat(64);
+    let expected = original
+        .replace("\"version\": \"1.0.0\"", "\"version\": \"1.2.0\"")
+        .replace("/v1.0.0/agent-1.0.0-", "/v1.2/agent-1.2.0-")
+        .replacen(&zero, &linux_sha, 1)
+        .replacen(&zero, &sha(&darwin_bytes), 1);
+    assert_eq!(read(root.path(), "bin-agent"), expected);
+    assert!(server
+        .requests()
+        .contains(&"GET /api/repos/example/agent/releases?per_page=100&page=2".to_string()));
+}
+
+/// An entry launched with npx and a GitHub binary, both at `version`.
+fn mixed(base: &str, version: &str) -> String {
+    let mut dist = binary(base, &format!("v{version}"), "agent-linux.tar.gz", None);
+    dist["npx"] = json!({"package": format!("mixed@{version}")});
+    manifest("mixed", version, dist)
+}
+
+#[test]
+fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
+    let (addr, base) = listener();
+    let releases = json!([
+        release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)]),
+        release(&base, "v1.0.0", &[("agent-linux.tar.gz", None)]),
+    ]);
+    let server = Server::start_with(
+        addr,
+        routes(vec![
+            (
+                "GET /npm/mixed",
+                vec![npm_doc(json!({"1.0.0": {}, "1.1.0": {}, "1.2.0": {}}))],
+            ),
+            (RELEASES, vec![Reply::json(&releases)]),
+        ]),
+    );
+    let root = registry(&base, &[("mixed", mixed(&base, "1.0.0"))]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(
+        updates(&doc),
+        [("mixed".into(), "1.0.0".into(), "1.1.0".into())]
+    );
+    assert_eq!(
+        messages(&doc, "warnings"),
+        ["mixed: the sources' highest versions differ: npm `mixed` 1.2.0, GitHub releases of example/agent 1.1.0"]
+    );
+    assert_eq!(read(root.path(), "mixed"), mixed(&base, "1.1.0"));
+    drop(server);
+}
+
+#[test]
+fn a_lower_candidate_is_reported_and_never_applied() {
+    let server = Server::start(routes(vec![(
+        "GET /npm/npm-agent",
+        vec![npm_doc(
+            json!({"0.9.0": {}, "1.0.0": {"deprecated": "gone"}}),
+        )],
+    )]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let original = manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"));
+    let root = registry(&base, &[("npm-agent", original.clone())]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!((code, updates(&doc)), (0, vec![]));
+    assert_eq!(
+        messages(&doc, "warnings"),
+        ["npm-agent: the newest version every source offers, 0.9.0, is lower than 1.0.0; not applied"]
+    );
+    assert_eq!(read(root.path(), "npm-agent"), original);
+}
+
+#[test]
+fn the_preview_channel_takes_the_highest_preview_counter_and_edits_only_the_preview_block() {
+    let server = Server::start(routes(vec![(
+        "GET /npm/npm-agent",
+        vec![npm_doc(json!({
+            "1.0.0": {}, "1.1.0-preview.2": {}, "1.1.0-preview.10": {}, "1.1.0-preview.9": {},
+            "1.1.0-beta.20": {}, "1.1.0-preview.11": {"deprecated": "broken"}
+        }))],
+    )]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let with_preview = |preview: &str| {
+        let mut value: Value =
+            serde_json::from_str(&manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))).unwrap();
+        value["preview"] =
+            json!({"version": preview, "distribution": npx(&format!("npm-agent@{preview}"))});
+        serde_json::to_string_pretty(&value).unwrap() + "\n"
+    };
+    let root = registry(&base, &[("npm-agent", with_preview("1.1.0-preview.2"))]);
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!((code, doc["up_to_date"].clone()), (0, json!(["npm-agent"])));
+    let (code, doc) = json_run(root.path(), &["--channel", "preview", "--apply"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(
+        updates(&doc),
+        [(
+            "npm-agent".into(),
+            "1.1.0-preview.2".into(),
+            "1.1.0-preview.10".into()
+        )]
+    );
+    assert_eq!(
+        read(root.path(), "npm-agent"),
+        with_preview("1.1.0-preview.10")
+    );
+}
+
+#[test]
+fn a_failed_revalidation_restores_the_file_byte_for_byte() {
+    let (addr, base) = listener();
+    // The release lists an asset whose URL still names the old tag: the edited entry would
+    // fail `version-mismatch`.
+    let mut stale = release(
+        &base,
+        "v1.1.0",
+        &[("agent-linux.tar.gz", Some(&"cd".repeat(32)))],
+    );
+    stale["assets"][0]["browser_download_url"] =
+        json!(https(&base, &asset_path("v1.0.0", "agent-linux.tar.gz")));
+    let server = Server::start_with(
+        addr,
+        routes(vec![(RELEASES, vec![Reply::json(&json!([stale]))])]),
+    );
+    let original = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
+    );
+    let root = registry(&base, &[("bin-agent", original.clone())]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 1, "{doc}");
+    let errors = messages(&doc, "errors");
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("bin-agent: the entry does not validate at 1.1.0 (version-mismatch:")
+            && errors[0].ends_with("the file is restored"),
+        "{errors:?}"
+    );
+    assert_eq!(read(root.path(), "bin-agent"), original);
+    let leftovers: Vec<_> = std::fs::read_dir(root.path().join("bin-agent"))
+        .unwrap()
+        .collect();
+    assert_eq!(leftovers.len(), 2, "only agent.json and icon.svg remain");
+    drop(server);
+}
+
+fn epoch() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn rate_limited(reset: u64) -> Reply {
+    Reply::body(403, "{\"message\": \"API rate limit exceeded\"}")
+        .header("x-ratelimit-remaining", "0")
+        .header("x-ratelimit-reset", &reset.to_string())
+}
+
+#[test]
+fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
+    let (addr, base) = listener();
+    let releases = json!([release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)])]);
+    let server = Server::start_with(
+        addr,
+        routes(vec![(
+            RELEASES,
+            vec![rate_limited(epoch()), Reply::json(&releases)],
+        )]),
+    );
+    let entry = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+    );
+    let root = registry(&base, &[("bin-agent", entry)]);
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!(code, 2, "{doc}");
+    assert_eq!(
+        updates(&doc),
+        [("bin-agent".into(), "1.0.0".into(), "1.1.0".into())]
+    );
+    assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
+
+    let (addr, base) = listener();
+    let server = Server::start_with(
+        addr,
+        routes(vec![(RELEASES, vec![rate_limited(epoch() + 3600)])]),
+    );
+    let entry = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+    );
+    let root = registry(&base, &[("bin-agent", entry)]);
+    let run = update(root.path(), &["--rate-limit-wait", "5"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("error: bin-agent: GitHub releases of example/agent: GitHub API rate limit reached, it resets in 3601 s")
+            || run.stdout.contains("it resets in 3600 s"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("set GITHUB_TOKEN"), "{}", run.stdout);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    drop(server);
+
+    // A secondary limit (429 with retry-after) is judged at once, not retried blindly.
+    let (addr, base) = listener();
+    let limited = Reply::status(429).header("retry-after", "3600");
+    let server = Server::start_with(addr, routes(vec![(RELEASES, vec![limited])]));
+    let entry = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+    );
+    let root = registry(&base, &[("bin-agent", entry)]);
+    let started = std::time::Instant::now();
+    let run = update(root.path(), &["--rate-limit-wait", "5"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("it resets in 3600 s"), "{}", run.stdout);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn github_token_authorises_api_requests_only() {
+    let (addr, base) = listener();
+    let releases = json!([release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)])]);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let server = Server::start_with(addr, move |request: &Request, _| {
+        log.lock().unwrap().push((
+            request.path.clone(),
+            request.header("authorization").map(str::to_string),
+        ));
+        match (request.path.as_str(), request.header("authorization")) {
+            (p, Some("Bearer s3cret")) if p.starts_with("/api/") => Reply::json(&releases),
+            (p, _) if p.starts_with("/api/") => Reply::status(401),
+            _ => Reply::body(200, "archive"),
+        }
+    });
+    let entry = manifest(
+        "bin-agent",
+        "1.0.0",
+        binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
+    );
+    let root = registry(&base, &[("bin-agent", entry)]);
+    let run = update_env(root.path(), &["--apply"], &[("GITHUB_TOKEN", "s3cret")]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(read(root.path(), "bin-agent").contains(&sha(b"archive")));
+    let seen = seen.lock().unwrap();
+    assert!(
+        seen.iter()
+            .all(|(path, auth)| path.starts_with("/api/") == auth.is_some()),
+        "{seen:?}"
+    );
+    drop(server);
+}
+
+#[test]
+fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source() {
+    let server = Server::start(routes(vec![(
+        "GET /npm/npm-agent",
+        vec![npm_doc(json!({"2.0.0": {}}))],
+    )]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let elsewhere = json!({"binary": {"linux-x86_64": {
+        "archive": "https://downloads.example.com/agent/v1.0.0/agent.tar.gz", "cmd": "./agent"}}});
+    let root = registry(
+        &base,
+        &[
+            (
+                "npm-agent",
+                manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0")),
+            ),
+            ("elsewhere", manifest("elsewhere", "1.0.0", elsewhere)),
+        ],
+    );
+    std::fs::write(
+        root.path().join("quarantine.json"),
+        "{\"npm-agent\": \"broken upstream\"}",
+    )
+    .unwrap();
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!((code, updates(&doc)), (0, vec![]));
+    assert_eq!(
+        messages(&doc, "skipped"),
+        [
+            "elsewhere: no update source: the binaries are not releases of `repository` on GitHub",
+            "npm-agent: quarantined: broken upstream"
+        ]
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+/// Every file under `dir` with its bytes, by relative path.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for item in std::fs::read_dir(&folder).unwrap() {
+            let path = item.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn runs_over_the_bundled_registry_are_deterministic() {
+    // Every package and repository answers with a newer stable and preview version; GitHub
+    // releases carry no assets, so binary entries fail the same way each time.
+    let server = Server::start(|request: &Request, _| {
+        let path = request.path.as_str();
+        if path.starts_with("/npm/") {
+            npm_doc(json!({"0.1.0": {}, "999.1.0-preview.1": {}, "999.1.0": {}}))
+        } else if path.starts_with("/pypi-api/pypi/") {
+            Reply::json(&json!({"info": {}, "releases": {"999.1.0": [{"yanked": false}]}}))
+        } else if path.starts_with("/api/repos/") {
+            Reply::json(
+                &json!([{"tag_name": "v999.1.0", "draft": false, "prerelease": false, "assets": []}]),
+            )
+        } else {
+            Reply::status(404)
+        }
+    });
+    let base = server.url("").replacen("http://", "https://", 1);
+    let flags = |apply: bool| {
+        let mut args = vec![
+            "--npm-registry".to_string(),
+            format!("{base}/npm"),
+            "--pypi-url".into(),
+            format!("{base}/pypi-api"),
+            "--github-api".into(),
+            format!("{base}/api"),
+        ];
+        if apply {
+            args.push("--apply".into());
+        }
+        args
+    };
+    let copies: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    for copy in &copies {
+        common::copy_dir(&common::repo_root().join("registry"), copy.path());
+    }
+    let original = tree(copies[0].path());
+    let run = |dir: &Path, apply: bool| {
+        let args = flags(apply);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        update(dir, &args)
+    };
+    let (first, second) = (run(copies[0].path(), false), run(copies[0].path(), false));
+    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(
+        tree(copies[0].path()),
+        original,
+        "without --apply nothing changes"
+    );
+    assert!(
+        first
+            .stdout
+            .contains("update available: cline 3.0.46 -> 999.1.0"),
+        "{}",
+        first.stdout
+    );
+    let (b, c) = (run(copies[1].path(), true), run(copies[2].path(), true));
+    assert_eq!((b.code, &b.stdout), (c.code, &c.stdout));
+    assert!(
+        b.stdout.contains("updated: cline 3.0.46 -> 999.1.0"),
+        "{}",
+        b.stdout
+    );
+    assert_eq!(tree(copies[1].path()), tree(copies[2].path()));
+    assert_ne!(tree(copies[1].path()), original);
+}
+
+#[test]
+fn agent_selects_entries_and_an_unknown_id_is_an_error() {
+    let server = Server::start(routes(vec![
+        ("GET /npm/one", vec![npm_doc(json!({"1.1.0": {}}))]),
+        ("GET /npm/two", vec![npm_doc(json!({"1.1.0": {}}))]),
+    ]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let root = registry(
+        &base,
+        &[
+            ("one", manifest("one", "1.0.0", npx("one@1.0.0"))),
+            ("two", manifest("two", "1.0.0", npx("two@1.0.0"))),
+        ],
+    );
+    let (code, doc) = json_run(root.path(), &["--agent", "two"]);
+    assert_eq!(
+        (code, updates(&doc)),
+        (2, vec![("two".into(), "1.0.0".into(), "1.1.0".into())])
+    );
+    assert_eq!(server.requests(), ["GET /npm/two"]);
+    let (code, doc) = json_run(root.path(), &["--agent", "two,three"]);
+    assert_eq!(
+        (code, messages(&doc, "errors")),
+        (1, vec!["three: no entry has this id".to_string()])
+    );
+}
