@@ -13,6 +13,7 @@ pub mod fs;
 pub mod manifest;
 pub mod net;
 pub mod online;
+pub mod pack;
 pub mod registry;
 pub mod rules;
 pub mod site;

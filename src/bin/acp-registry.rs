@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acp_registry::commands::{self, build, exit, explain, online, validate};
+use acp_registry::commands::{self, build, exit, explain, online, pack, validate};
 use acp_registry::diagnostics::escape;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -33,6 +33,40 @@ enum Command {
     Site(SiteArgs),
     /// Print the documentation of a rule code.
     Explain(ExplainArgs),
+    /// Build one platform's release archive of an entry and record it in its agent.json.
+    Pack(PackArgs),
+}
+
+#[derive(Args)]
+struct PackArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// The entry id, e.g. `agent-collaboration-protocol`.
+    id: String,
+    /// The Rust target triple the binary was built for, e.g. `x86_64-unknown-linux-musl`.
+    #[arg(long, value_name = "TRIPLE")]
+    target: String,
+    /// The built executable to ship (optional with --check: then the archive is compared
+    /// with the manifest only).
+    #[arg(long, value_name = "PATH", required_unless_present = "check")]
+    binary: Option<PathBuf>,
+    /// The release version, X.Y.Z (with --check, the manifest's by default).
+    #[arg(long, value_name = "X.Y.Z", required_unless_present = "check")]
+    version: Option<String>,
+    /// Archives are published at <URL>/v<version>/<file> [default: the current archive
+    /// URL's folder, else the repository's GitHub releases].
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The licence file bundled as LICENSE.
+    #[arg(long, value_name = "FILE", default_value = "LICENSE")]
+    license: PathBuf,
+    /// Output folder; archives go to <DIR>/v<version>/.
+    #[arg(long, value_name = "DIR", default_value = "dist/packages")]
+    out: PathBuf,
+    /// Write nothing: exit 1 unless the archive in --out is the one agent.json records (and,
+    /// with --binary, the one these inputs build).
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args)]
@@ -215,6 +249,23 @@ fn main() -> ExitCode {
                 color: commands::use_color_stderr(),
             },
             &mut std::io::stderr(),
+        ),
+        Command::Pack(args) => pack::run(
+            &pack::Options {
+                pack: acp_registry::pack::PackOptions {
+                    registry: args.registry.registry,
+                    id: args.id,
+                    target: args.target,
+                    binary: args.binary,
+                    version: args.version,
+                    base_url: args.base_url,
+                    license: args.license,
+                    out: args.out,
+                    mtime: pack::source_date_epoch(),
+                },
+                check: args.check,
+            },
+            &mut out,
         ),
         Command::Explain(args) => {
             let request = if args.list {

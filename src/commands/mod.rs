@@ -4,6 +4,7 @@
 pub mod build;
 pub mod explain;
 pub mod online;
+pub mod pack;
 pub mod validate;
 
 use std::io::IsTerminal;
