@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use acp_registry::collab::{
-    self, model, AppendOptions, CollabError, InitOptions, WaitOptions, WaitOutcome,
+    self, model, AppendOptions, CollabError, InitOptions, Invocation, WaitOptions, WaitOutcome,
 };
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -210,19 +210,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(e) => report(&e, "append"),
             }
         }
-        Command::Next(a) => match collab::next_action(&a.folder, &a.participant) {
-            Ok(next) => {
-                stdout.write_all(next.render().as_bytes())?;
-                next.exit_code as u8
+        Command::Next(a) => {
+            match collab::next_action_with(&a.folder, &a.participant, &invocation()) {
+                Ok(next) => {
+                    stdout.write_all(next.render().as_bytes())?;
+                    next.exit_code as u8
+                }
+                Err(e) => report(&e, "next"),
             }
-            Err(e) => report(&e, "next"),
-        },
+        }
         Command::Wait(a) => {
             let opts = WaitOptions {
                 folder: a.folder,
                 participant: a.participant,
                 interval: a.interval,
                 timeout: a.timeout,
+                invocation: invocation(),
             };
             match collab::wait_for_turn(&opts, &mut stdout) {
                 Ok(WaitOutcome::Ready { next_error, .. }) => {
@@ -254,11 +257,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
+/// How follow-up commands are printed: the skill's launchers set `ACP_COLLAB_SCRIPTS` to
+/// their folder, so an agent that runs them is shown launcher commands.
+fn invocation() -> Invocation {
+    match std::env::var_os("ACP_COLLAB_SCRIPTS") {
+        Some(dir) if !dir.is_empty() => Invocation::Scripts(dir.into()),
+        _ => Invocation::Binary,
+    }
+}
+
 /// Prints a library failure as docs/collab-protocol.md#conventions shapes it and returns exit 2.
 fn report(e: &CollabError, subcommand: &str) -> u8 {
     match e {
         CollabError::Usage(msg) => print_usage_error(subcommand, msg),
         CollabError::Protocol(msg) => eprintln!("error: {msg}"),
+        CollabError::Flags(problems) => {
+            eprintln!("error: {e}");
+            for p in problems {
+                eprintln!("  --{}: {}", p.flag, p.hint);
+            }
+        }
     }
     2
 }

@@ -75,7 +75,7 @@ fn tar_gz(entries: &Entries, mtime: u64) -> std::io::Result<Vec<u8>> {
     let gz = GzBuilder::new()
         .mtime(0)
         .operating_system(255)
-        .write(Vec::new(), Compression::best());
+        .write(Vec::new(), Compression::default());
     let mut tar = tar::Builder::new(gz);
     for (path, entry) in ordered(entries) {
         let mut header = tar::Header::new_ustar();
@@ -112,7 +112,7 @@ fn zip(entries: &Entries) -> std::io::Result<Vec<u8>> {
     let options = |mode: u32| {
         SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated)
-            .compression_level(Some(9))
+            .compression_level(Some(6))
             .last_modified_time(zip::DateTime::default())
             .system(zip::System::Unix)
             .unix_permissions(mode)
