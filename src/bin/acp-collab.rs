@@ -41,6 +41,26 @@ enum Command {
         args_override_self = true
     )]
     Validate(ValidateArgs),
+    /// Show where a collaboration stands: phase, owner, who is awaited, the last events and
+    /// open readiness questions
+    #[command(args_override_self = true)]
+    Status(ValidateArgs),
+    /// Print the event log, optionally only the events after a seq
+    #[command(args_override_self = true)]
+    Log(LogArgs),
+}
+
+#[derive(Args)]
+struct LogArgs {
+    /// The collaboration folder
+    #[arg(long)]
+    folder: String,
+    /// Only events with a seq above N
+    #[arg(long, value_name = "N")]
+    since: Option<i64>,
+    /// Output format (json: one JSON object per line)
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
 }
 
 #[derive(Args)]
@@ -251,6 +271,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 result.exit_code() as u8
             }
             Err(e) => report(&e, "validate"),
+        },
+        Command::Status(a) => match collab::status(&a.folder) {
+            Ok(status) => {
+                stdout.write_all(
+                    match a.format {
+                        Format::Text => status.render_text(),
+                        Format::Json => status.render_json(),
+                    }
+                    .as_bytes(),
+                )?;
+                0
+            }
+            Err(e) => report(&e, "status"),
+        },
+        Command::Log(a) => match collab::log(&a.folder, a.since) {
+            Ok(events) => {
+                stdout.write_all(
+                    match a.format {
+                        Format::Text => collab::status::render_log_text(&events),
+                        Format::Json => collab::status::render_log_json(&events),
+                    }
+                    .as_bytes(),
+                )?;
+                0
+            }
+            Err(e) => report(&e, "log"),
         },
     };
     stdout.flush()?;

@@ -24,6 +24,7 @@ pub mod paths;
 pub mod protocol;
 pub mod pyfmt;
 pub mod state;
+pub mod status;
 pub mod templates;
 pub mod time;
 pub mod validate;
@@ -33,6 +34,7 @@ pub use append::{append, AppendOptions, Appended};
 pub use guide::Invocation;
 pub use init::{init, InitOptions, InitOutcome};
 pub use next::{next_action, next_action_with, NextAction};
+pub use status::{log, status, Status};
 pub use validate::{validate, Report};
 pub use wait::{wait_for_turn, WaitOptions, WaitOutcome};
 
