@@ -48,6 +48,34 @@ enum Command {
     /// Print the event log, optionally only the events after a seq
     #[command(args_override_self = true)]
     Log(LogArgs),
+    /// Install the collaboration skill for an agent
+    #[command(subcommand)]
+    Skill(SkillCommand),
+}
+
+#[derive(Subcommand)]
+enum SkillCommand {
+    /// Copy the skill where an agent reads skills, its scripts running this acp-collab
+    Install(SkillInstallArgs),
+}
+
+#[derive(Args)]
+struct SkillInstallArgs {
+    /// The agent (see --list)
+    #[arg(long, default_value = "claude-code")]
+    agent: String,
+    /// Install for the user, below the home folder (the default)
+    #[arg(long, conflicts_with = "project")]
+    global: bool,
+    /// Install into this project folder instead
+    #[arg(long, value_name = "DIR")]
+    project: Option<std::path::PathBuf>,
+    /// Replace a different skill folder of the same name
+    #[arg(long)]
+    force: bool,
+    /// List the known agents and their skill folders
+    #[arg(long)]
+    list: bool,
 }
 
 #[derive(Args)]
@@ -285,6 +313,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Err(e) => report(&e, "status"),
         },
+        Command::Skill(SkillCommand::Install(a)) => {
+            if a.list {
+                stdout.write_all(collab::skill::list().as_bytes())?;
+                0
+            } else {
+                skill_install(a, &mut stdout)?
+            }
+        }
         Command::Log(a) => match collab::log(&a.folder, a.since) {
             Ok(events) => {
                 stdout.write_all(
@@ -301,6 +337,44 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     stdout.flush()?;
     Ok(ExitCode::from(code))
+}
+
+fn skill_install(a: SkillInstallArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    use collab::skill::{install, InstallOptions, Scope};
+    let scope = match a.project {
+        Some(dir) => Scope::Project(dir),
+        None => {
+            let home = std::env::var_os("HOME")
+                .or_else(|| std::env::var_os("USERPROFILE"))
+                .filter(|h| !h.is_empty())
+                .ok_or_else(|| anyhow::anyhow!("HOME is not set; pass --project DIR"))?;
+            Scope::Global(home.into())
+        }
+    };
+    let binary = std::env::current_exe()?;
+    let opts = InstallOptions {
+        agent: a.agent,
+        scope,
+        binary: binary.canonicalize().unwrap_or(binary),
+        force: a.force,
+    };
+    Ok(match install(&opts) {
+        Ok(done) => {
+            let verb = if done.changed {
+                "installed"
+            } else {
+                "already installed"
+            };
+            writeln!(
+                out,
+                "{verb}: {} (scripts run {})",
+                done.dir.display(),
+                opts.binary.display()
+            )?;
+            0
+        }
+        Err(e) => report(&e, "skill"),
+    })
 }
 
 /// How follow-up commands are printed: the skill's launchers set `ACP_COLLAB_SCRIPTS` to

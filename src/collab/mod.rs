@@ -23,6 +23,7 @@ pub mod next;
 pub mod paths;
 pub mod protocol;
 pub mod pyfmt;
+pub mod skill;
 pub mod state;
 pub mod status;
 pub mod templates;
