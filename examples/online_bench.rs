@@ -43,11 +43,6 @@ fn arg(name: &str, default: u64) -> u64 {
 
 /// A registry whose archive URLs go round-robin over the servers.
 fn write_registry(root: &std::path::Path, servers: &[Server], urls: usize) {
-    std::fs::write(
-        root.join("acp-registry.jsonc"),
-        r#"{ "severity": { "archive-url": "off", "schema": "off" } }"#,
-    )
-    .unwrap();
     for entry in 0..urls.div_ceil(PLATFORMS.len()) {
         let id = format!("agent-{entry:05}");
         let mut binary = serde_json::Map::new();
@@ -57,7 +52,10 @@ fn write_registry(root: &std::path::Path, servers: &[Server], urls: usize) {
                 break;
             }
             let server = &servers[n % servers.len()];
-            let url = server.url(&format!("/releases/download/v1.0.0/{id}-{platform}.tar.gz"));
+            // https, as the rules require; the test-only loopback switch fetches it over http.
+            let url = server
+                .url(&format!("/releases/download/v1.0.0/{id}-{platform}.tar.gz"))
+                .replacen("http://", "https://", 1);
             binary.insert(
                 platform.to_string(),
                 json!({"archive": url, "cmd": "./agent", "sha256": "a".repeat(64)}),

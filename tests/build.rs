@@ -795,7 +795,7 @@ fn every_published_icon_passes_the_icon_rules() {
 }
 
 #[test]
-fn an_unsafe_icon_is_not_published_even_when_the_config_silences_icon_unsafe() {
+fn an_unsafe_icon_is_not_published_when_the_config_tries_to_silence_icon_unsafe() {
     let dir = tempfile::tempdir().unwrap();
     let registry = dir.path().join("registry");
     copy_dir(&repo_root().join("tests/rules/icon-unsafe/fail"), &registry);
@@ -807,7 +807,14 @@ fn an_unsafe_icon_is_not_published_even_when_the_config_silences_icon_unsafe() {
     .unwrap();
     let out = dir.path().join("dist");
     let run = build(&registry, &out, &[]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    // The configuration cannot silence it: the setting is itself an error, and the icon's
+    // finding stays.
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`icon-unsafe` cannot be lowered"),
+        "{}",
+        run.stderr
+    );
     assert!(
         run.stderr.contains("example-agent/icon.svg:5:14")
             && run.stderr.contains("points outside the icon"),

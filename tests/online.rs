@@ -13,11 +13,10 @@ const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" heigh
 const ARCHIVE: &str = "/releases/download/v1.0.0/agent-linux-x86_64.tar.gz";
 const NPM_DOC_PATH: &str = "/npm/@example%2fagent";
 
-/// The offline rules that refuse a local server's plain http are switched off, as in the
-/// online rule cases.
+/// One platform is enough for these entries.
 fn config(server: &str) -> String {
     json!({
-        "severity": {"archive-url": "off", "schema": "off", "platform-coverage": "off"},
+        "severity": {"platform-coverage": "off"},
         "online": {"npm_registry": format!("{server}/npm"), "pypi": format!("{server}/pypi-api")}
     })
     .to_string()
@@ -33,7 +32,10 @@ fn manifest(id: &str, distribution: Value) -> Value {
     })
 }
 
+/// A binary distribution of `url` written as `https`, as every rule requires: the test-only
+/// loopback switch fetches it from the local server over plain http.
 fn binary(url: &str, sha256: Option<&str>) -> Value {
+    let url = url.replacen("http://", "https://", 1);
     let mut target = json!({"archive": url, "cmd": "./agent"});
     if let Some(sha) = sha256 {
         target["sha256"] = json!(sha);

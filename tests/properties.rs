@@ -214,6 +214,8 @@ mod parity {
         let binary_version = version.clone();
         prop_oneof![
             pin.clone().prop_map(|p| json!({"npx": {"package": format!("example-agent@{p}")}})),
+            // Only the schema knows this key is not part of an npx distribution.
+            pin.clone().prop_map(|p| json!({"npx": {"package": format!("example-agent@{p}"), "foo": 1}})),
             (pin, extras).prop_map(|(p, e)| json!({"uvx": {"package": format!("example-agent{e}=={p}")}})),
             (platforms, any::<bool>(), any::<bool>()).prop_map(move |(platforms, sha, legacy)| {
                 let mut targets = Map::new();
@@ -326,9 +328,96 @@ mod parity {
         )
     }
 
+    const FIRST_ENTRY: &str = "first-entry-id";
+
+    /// An optional `acp-registry.jsonc`: base URL, output names, patches and severity
+    /// overrides, each mostly valid and sometimes not.
+    fn config() -> impl Strategy<Value = Option<String>> {
+        let base_url = prop_oneof![
+            6 => Just("https://cdn.example.com/registry/v1"),
+            1 => Just("http://cdn.example.com/r"),
+            1 => Just("https://cdn.example.com/a b"),
+            1 => Just("https://cdn.example.com/r?v=1"),
+            1 => Just("cdn.example.com"),
+        ];
+        let file = prop_oneof![
+            6 => Just("registry-for-x.json"),
+            1 => Just("nul.json"),
+            1 => Just("a/b.json"),
+            1 => Just("x\u{1}.json"),
+            1 => Just("Registry.json"),
+            1 => Just("registry.json"),
+        ];
+        let patch = prop_oneof![
+            Just(json!({"append_args": {"npx": ["--client=x"]}})),
+            Just(json!({"append_args": {"uvx": ["--acp"]}})),
+            Just(json!({"set": {"bundled": true}})),
+            Just(json!({"set": {"name": ""}})),
+            Just(json!({"set": {"version": "x"}})),
+            Just(json!({"set": {"distribution": 1}})),
+            Just(json!({"set": {"x-vendor": {"a": 1}}})),
+        ];
+        let lowered = prop::sample::subsequence(
+            vec![
+                "schema",
+                "id-format",
+                "id-mismatch",
+                "jsonc-syntax",
+                "icon-unsafe",
+                "icon-xml",
+                "icon-root",
+                "version-format",
+                "platform-unknown",
+                "duplicate-id",
+                "url-format",
+                "distribution-legacy",
+                "preview-version",
+                "unknown-field",
+                "file-link",
+            ],
+            0..4,
+        );
+        let level = prop::sample::select(vec!["warning", "note", "off"]);
+        prop::option::weighted(
+            0.6,
+            (
+                prop::option::of(base_url),
+                prop::option::of((file, prop::option::of(patch), any::<bool>())),
+                lowered,
+                level,
+            )
+                .prop_map(|(base_url, output, lowered, level)| {
+                    let mut config = Map::new();
+                    if let Some(url) = base_url {
+                        config.insert("base_url".into(), json!(url));
+                    }
+                    if let Some((file, patch, preview)) = output {
+                        let mut extra = json!({"file": file});
+                        if preview {
+                            extra["channel"] = json!("preview");
+                        }
+                        if let Some(mut patch) = patch {
+                            // The first entry's folder, filled in when the registry is written.
+                            patch["id"] = json!(FIRST_ENTRY);
+                            extra["patches"] = json!([patch]);
+                        }
+                        config.insert("outputs".into(), json!([{"file": "registry.json"}, extra]));
+                    }
+                    if !lowered.is_empty() {
+                        let severity: Map<String, Value> = lowered
+                            .into_iter()
+                            .map(|code| (code.to_string(), json!(level)))
+                            .collect();
+                        config.insert("severity".into(), Value::Object(severity));
+                    }
+                    serde_json::to_string_pretty(&Value::Object(config)).expect("serialises")
+                }),
+        )
+    }
+
     /// Validate the registry, and when that exits 0, build it: the build must exit 0 too.
     /// Returns whether the registry validated.
-    fn validate_then_build(entries: &[Entry]) -> Result<bool, TestCaseError> {
+    fn validate_then_build(entries: &[Entry], config: Option<&str>) -> Result<bool, TestCaseError> {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = dir.path().join("registry");
         std::fs::create_dir(&root).expect("registry folder");
@@ -340,6 +429,10 @@ mod parity {
             for (name, text) in &entry.files {
                 std::fs::write(folder.join(name), text).expect("write");
             }
+        }
+        if let Some(config) = config {
+            let config = config.replace(FIRST_ENTRY, &entries[0].folder);
+            std::fs::write(root.join("acp-registry.jsonc"), config).expect("write config");
         }
         let mut findings = Vec::new();
         let validated = validate::run(
@@ -382,16 +475,16 @@ mod parity {
 
     #[test]
     fn registries_that_validate_also_build() {
-        const CASES: u32 = 128;
+        const CASES: u32 = 256;
         let validated = AtomicUsize::new(0);
         let mut runner = TestRunner::new(Config {
             cases: CASES,
             failure_persistence: None,
             ..Config::default()
         });
-        let registries = prop::collection::vec(entry(), 1..=3);
-        let result = runner.run(&registries, |entries| {
-            if validate_then_build(&entries)? {
+        let registries = (prop::collection::vec(entry(), 1..=3), config());
+        let result = runner.run(&registries, |(entries, config)| {
+            if validate_then_build(&entries, config.as_deref())? {
                 validated.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())

@@ -24,10 +24,9 @@
 //! Online codes: a case folder with `online.json` (`{"args": [...], "routes": {...}}`) runs
 //! against a scripted HTTP server on 127.0.0.1 started for the case (see `net_server`):
 //! `routes` maps `"METHOD /path"` to its replies, `{{server}}` in the copied files and in
-//! the routes becomes the server's `http://127.0.0.1:<port>`, and the run adds `args`,
-//! `--no-cache` and the test-only `ACP_REGISTRY_TEST_ALLOW_LOOPBACK=1`. Such cases switch
-//! the offline `archive-url` rule and `schema` off in their `acp-registry.jsonc`, since a
-//! local server speaks plain http (and online checks skip values already in error).
+//! the routes becomes the server's `https://127.0.0.1:<port>` (fetched over plain http under
+//! the test-only `ACP_REGISTRY_TEST_ALLOW_LOOPBACK=1`), and the run adds `args` and
+//! `--no-cache`.
 //!
 //! Every case runs `acp-registry validate --registry . --format json` inside a fresh copy in
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
@@ -276,7 +275,9 @@ fn online_case(
     let placeholder = "{{server}}";
     // Bind first so the URL is known; the routes may mention it (redirects, tarball URLs).
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let base = format!("http://{}", listener.local_addr()?);
+    // `https`, as every rule requires: the test-only loopback switch fetches an https URL of
+    // a loopback address over plain http, which is all the local server speaks.
+    let base = format!("https://{}", listener.local_addr()?);
     let spec: Value = serde_json::from_str(&text.replace(placeholder, &base))
         .map_err(|e| std::io::Error::other(format!("online.json: {e}")))?;
     let server =

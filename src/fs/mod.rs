@@ -214,6 +214,35 @@ fn classify(base: &Path, parts: &[&std::ffi::OsStr], failed: usize, error: io::E
     }
 }
 
+/// Open the regular file at `path` for reading without following a final link or blocking;
+/// for paths whose folders the caller has already checked (listed without following links).
+pub fn open_path(path: &Path) -> Result<File, ReadError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    let file = no_follow(&mut options)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => ReadError::NotFound,
+            _ => match kind(path) {
+                Ok(Some(Kind::Link)) => ReadError::Link {
+                    rel: path.file_name().map(PathBuf::from).unwrap_or_default(),
+                },
+                _ => ReadError::Io(e),
+            },
+        })?;
+    regular(file)
+}
+
+impl From<ReadError> for io::Error {
+    fn from(error: ReadError) -> io::Error {
+        match error {
+            ReadError::Io(e) => e,
+            ReadError::NotFound => io::Error::new(io::ErrorKind::NotFound, error.to_string()),
+            other => io::Error::other(other.to_string()),
+        }
+    }
+}
+
 /// Options for opening a file of an untrusted tree for writing: a final link is not followed
 /// and opening never blocks (a FIFO without a reader fails instead). Check the handle with
 /// [`regular`] before writing.

@@ -2,8 +2,10 @@
 //!
 //! Ground floor: imports only the shared `source` positions.
 
+pub mod edit;
 pub mod jsonc;
 pub mod names;
+pub mod order;
 pub mod svg;
 
 pub use jsonc::{escape_pointer, parse, Member, Node, NodeValue, SyntaxError};

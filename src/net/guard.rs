@@ -99,6 +99,25 @@ pub fn check_url(url: &Url, allow_loopback: bool) -> Result<(), NetError> {
     }
 }
 
+/// The URL actually requested: under the test-only switch an `https` URL of a loopback IP
+/// literal goes to the local test server over plain http; every other URL is unchanged.
+pub(crate) fn wire_url(url: &Url, allow_loopback: bool) -> Url {
+    let loopback_literal = match url.host() {
+        Some(Host::Ipv4(v4)) => canonical(IpAddr::V4(v4)).is_loopback(),
+        Some(Host::Ipv6(v6)) => canonical(IpAddr::V6(v6)).is_loopback(),
+        _ => false,
+    };
+    let mut wire = url.clone();
+    if allow_loopback && loopback_literal && url.scheme() == "https" {
+        // An explicit port stays; the default https port is kept as written.
+        let port = url.port_or_known_default();
+        if wire.set_scheme("http").is_ok() {
+            let _ = wire.set_port(port);
+        }
+    }
+    wire
+}
+
 /// Why the resolver refused a name; found again in reqwest's error chain by `classify`.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Blocked {
@@ -216,5 +235,21 @@ mod tests {
         assert!(check("https://10.0.0.1/a", true).is_err());
         assert!(check("https://[::ffff:192.168.0.1]/a", true).is_err());
         assert!(check("ftp://example.com/a", true).is_err());
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_https_under_the_test_switch_goes_over_http() {
+        let local = Url::parse("https://127.0.0.1:8443/a?b").unwrap();
+        assert_eq!(wire_url(&local, true).as_str(), "http://127.0.0.1:8443/a?b");
+        assert_eq!(wire_url(&local, false), local);
+        let public = Url::parse("https://example.com/a").unwrap();
+        assert_eq!(wire_url(&public, true), public);
+        let default_port = Url::parse("https://[::1]/x").unwrap();
+        assert_eq!(wire_url(&default_port, true).as_str(), "http://[::1]:443/x");
     }
 }

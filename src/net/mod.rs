@@ -9,7 +9,9 @@
 //!   hosts, and again on the address a response actually came from. Bodies are streamed
 //!   under a size cap. No proxy from the environment (it would bypass the resolver).
 //! - [`NetConfig::allow_loopback`] is a test-only switch: it admits 127.0.0.0/8 and ::1
-//!   (over plain http too) so tests and benchmarks can use local servers, nothing else.
+//!   over plain http (an `https://` URL of a loopback IP literal is fetched over http, so
+//!   test manifests keep the https URLs every rule requires) so tests and benchmarks can use
+//!   local servers, nothing else.
 
 mod guard;
 mod memo;
@@ -290,7 +292,8 @@ impl Client {
         let mut seen = vec![current.clone()];
         for _ in 0..=self.config.max_redirects {
             check_url(&current, self.config.allow_loopback)?;
-            let held = self.attempts(&method, &current, accept, timeout).await?;
+            let wire = guard::wire_url(&current, self.config.allow_loopback);
+            let held = self.attempts(&method, &wire, accept, timeout).await?;
             let status = held.response.status().as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {
                 return Ok((held, current));

@@ -87,12 +87,13 @@ impl Cache {
             ..Cache::disabled()
         };
         let path = dir.join(CACHE_FILE);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return (cache, None); // no cache yet
+        let bytes = match crate::fs::open_path(&path)
+            .and_then(|file| crate::fs::read_limited(file, MAX_CACHE_BYTES))
+        {
+            Err(crate::fs::ReadError::NotFound) => return (cache, None), // no cache yet
+            read => read.ok(),
         };
-        let file = (meta.is_file() && meta.len() <= MAX_CACHE_BYTES)
-            .then(|| std::fs::read(&path).ok())
-            .flatten()
+        let file = bytes
             .and_then(|bytes| serde_json::from_slice::<File>(&bytes).ok())
             .filter(|f| f.format == FORMAT);
         match file {

@@ -27,7 +27,9 @@ use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::names::file_name_problem;
 use crate::manifest::{self, Node};
 use crate::online::EndpointOverrides;
-use crate::rules::{finding, nearest, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS};
+use crate::rules::{
+    finding, is_enforced, nearest, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
+};
 use crate::source::{SourceFile, Span};
 
 pub const CONFIG_FILE: &str = "acp-registry.jsonc";
@@ -92,6 +94,15 @@ impl Reader<'_> {
             finding(Code::ConfigInvalid, message)
                 .at(self.source, span)
                 .help(help),
+        );
+    }
+
+    /// `code` is enforced by `build`: the override is refused (and ignored).
+    fn enforced(&mut self, code: Code, span: Span, what: &str) {
+        self.invalid(
+            span,
+            format!("`{code}` cannot be {what}: `build` refuses what it reports whatever the configuration says"),
+            "remove this setting and fix the findings instead; `acp-registry explain config-invalid` lists the codes that stay errors",
         );
     }
 
@@ -312,6 +323,10 @@ fn read_severity(reader: &mut Reader, node: &Node, policy: &mut Policy) {
                 continue;
             }
         };
+        if is_enforced(code) && level != Level::On(Severity::Error) {
+            reader.enforced(code, member.value.span, "lowered");
+            continue;
+        }
         policy.severity.insert(code, level);
     }
 }
@@ -345,11 +360,13 @@ fn read_exemptions(reader: &mut Reader, node: &Node, config: &mut Config) {
             .or_default();
         for item in items {
             match item.as_str() {
-                Some(name) => {
-                    if let Some(code) = reader.code(name, item.span) {
+                Some(name) => match reader.code(name, item.span) {
+                    Some(code) if is_enforced(code) => reader.enforced(code, item.span, "exempted"),
+                    Some(code) => {
                         codes.insert(code);
                     }
-                }
+                    None => {}
+                },
                 None => reader.invalid(
                     item.span,
                     "a rule code must be a string",

@@ -16,6 +16,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::build::{io, BuildError};
+use crate::diagnostics::escape;
+use crate::fs::{self, Kind};
 
 /// The ownership manifest written at the top of every output folder (and of `site/`).
 pub const OWNERSHIP_FILE: &str = ".acp-registry-output.json";
@@ -67,65 +69,27 @@ fn read_listing(dir: &Path) -> Option<BTreeMap<String, String>> {
         .collect()
 }
 
-// --- reading without following links ---------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    File,
-    Dir,
-    Link,
-    /// FIFO, socket or device.
-    Special,
-}
+// --- reading without following links (through `crate::fs`) ----------------------------
 
 /// The entries of `dir`, sorted by name, with their own type (links are not followed).
 fn entries(dir: &Path) -> std::io::Result<Vec<(OsString, Kind)>> {
-    let mut list = Vec::new();
-    for item in std::fs::read_dir(dir)? {
-        let item = item?;
-        let kind = item.file_type()?;
-        let kind = if kind.is_symlink() {
-            Kind::Link
-        } else if kind.is_dir() {
-            Kind::Dir
-        } else if kind.is_file() {
-            Kind::File
-        } else {
-            Kind::Special
-        };
-        list.push((item.file_name(), kind));
-    }
-    list.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(list)
-}
-
-/// Open a regular file without following a link or blocking on a FIFO.
-fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    Ok(file)
+    Ok(fs::list_dir(dir)?
+        .into_iter()
+        .map(|child| (child.name, child.kind))
+        .collect())
 }
 
 /// At most `limit` bytes of a regular file; `None` when it is longer.
 fn read_capped(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
-    let mut bytes = Vec::new();
-    open_regular(path)?
-        .take(limit + 1)
-        .read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+    match fs::read_limited(fs::open_path(path)?, limit) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(fs::ReadError::TooLarge { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn file_digest(path: &Path) -> std::io::Result<String> {
-    let mut file = open_regular(path)?;
+    let mut file = fs::open_path(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0; 64 * 1024];
     loop {
@@ -136,17 +100,9 @@ fn file_digest(path: &Path) -> std::io::Result<String> {
     }
 }
 
-/// A path as it may be shown on a terminal or in a CI log: control characters escaped.
+/// A path as it may be shown on a terminal or in a CI log.
 fn shown(path: &str) -> String {
-    path.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    escape::terminal(path).into_owned()
 }
 
 fn join(prefix: &str, name: &str) -> String {
@@ -323,7 +279,7 @@ fn judge(
         removable(&path, kind, &display, problems);
         match kind {
             Kind::Link => problems.foreign(&display, "a symbolic link"),
-            Kind::Special => problems.foreign(&display, "not a regular file"),
+            Kind::Special(_) => problems.foreign(&display, "not a regular file"),
             Kind::Dir if read_listing(&path).is_some() => judge_folder(&path, &display, problems)?,
             Kind::Dir => judge(&path, &rel, listing, &display, problems)?,
             Kind::File if rel == OWNERSHIP_FILE => {}
@@ -349,7 +305,7 @@ fn removable(path: &Path, kind: Kind, display: &str, problems: &mut Problems) {
         let mode = match kind {
             Kind::Dir => libc::W_OK | libc::X_OK,
             Kind::File => libc::W_OK,
-            Kind::Link | Kind::Special => return,
+            Kind::Link | Kind::Special(_) => return,
         };
         let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
             return;
@@ -439,7 +395,7 @@ fn leftover_is_ours(dir: &Path) -> bool {
                     listing.keys().any(|k| k.starts_with(&prefix))
                         && all_listed(&dir.join(name), &rel, listing)
                 }
-                Kind::Link | Kind::Special => false,
+                Kind::Link | Kind::Special(_) => false,
             }
         })
     }

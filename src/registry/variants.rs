@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::manifest::{FIELD_ORDER, PLATFORMS};
+use crate::manifest::order::key_order;
+use crate::manifest::FIELD_ORDER;
 use crate::rules::{normalized_json, EntryReport, PreviewVersion, Version};
 
 /// Which version of each entry an output serves.
@@ -162,9 +163,6 @@ pub fn apply_patch(agent: &mut Map<String, Value>, patch: &Patch) {
     *agent = canonical;
 }
 
-const TARGET_ORDER: [&str; 5] = ["archive", "cmd", "args", "env", "sha256"];
-const PACKAGE_ORDER: [&str; 3] = ["package", "args", "env"];
-const AUTH_ORDER: [&str; 7] = ["type", "id", "name", "description", "args", "env", "vars"];
 const AGENT_EXTRA_ORDER: [(&str, &str); 1] = [("icons", "icon")];
 
 /// Rebuild `map` with `order` first and every other key after, sorted; values are
@@ -189,37 +187,43 @@ fn ordered(
     out
 }
 
-/// Any other object: keys sorted, recursively.
-fn sorted(value: Value) -> Value {
+/// `value` with every object below `path` in the order `manifest::order` gives its place.
+fn canonical_value(value: Value, path: &mut Vec<String>) -> Value {
     match value {
-        Value::Object(map) => Value::Object(ordered(map, &[], |_, v| sorted(v))),
-        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        Value::Object(map) => Value::Object(canonical_object(map, path, &[])),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| within(path, i.to_string(), |path| canonical_value(item, path)))
+                .collect(),
+        ),
         other => other,
     }
 }
 
-fn object(value: Value, f: impl FnOnce(Map<String, Value>) -> Map<String, Value>) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(f(map)),
-        other => sorted(other),
-    }
-}
-
-fn canonical_target(value: Value, order: &'static [&'static str]) -> Value {
-    object(value, |m| ordered(m, order, |_, v| sorted(v)))
-}
-
-fn canonical_distribution(value: Value) -> Value {
-    object(value, |m| {
-        ordered(m, &["binary", "npx", "uvx"], |key, v| match key {
-            "binary" => object(v, |platforms| {
-                ordered(platforms, &PLATFORMS, |_, t| {
-                    canonical_target(t, &TARGET_ORDER)
-                })
-            }),
-            _ => canonical_target(v, &PACKAGE_ORDER),
-        })
+fn canonical_object(
+    map: Map<String, Value>,
+    path: &mut Vec<String>,
+    order: &[&str],
+) -> Map<String, Value> {
+    let steps: Vec<&str> = path.iter().map(String::as_str).collect();
+    let listed = if order.is_empty() {
+        key_order(&steps).0
+    } else {
+        order
+    };
+    let listed = listed.to_vec();
+    ordered(map, &listed, |key, value| {
+        within(path, key.to_string(), |path| canonical_value(value, path))
     })
+}
+
+fn within<T>(path: &mut Vec<String>, step: String, f: impl FnOnce(&mut Vec<String>) -> T) -> T {
+    path.push(step);
+    let out = f(path);
+    path.pop();
+    out
 }
 
 /// The agent's keys in the canonical order (`docs/format.md#build-outputs`), unknown keys after, sorted.
@@ -233,20 +237,7 @@ pub fn canonical_agent(agent: Map<String, Value>) -> Map<String, Value> {
             }
         }
     }
-    ordered(agent, &order, |key, value| match key {
-        "distribution" => canonical_distribution(value),
-        "auth" => match value {
-            Value::Array(items) => Value::Array(
-                items
-                    .into_iter()
-                    .map(|i| object(i, |m| ordered(m, &AUTH_ORDER, |_, v| sorted(v))))
-                    .collect(),
-            ),
-            other => other,
-        },
-        "icons" => object(value, |m| ordered(m, &["light", "dark"], |_, v| v)),
-        _ => sorted(value),
-    })
+    canonical_object(agent, &mut Vec::new(), &order)
 }
 
 #[cfg(test)]

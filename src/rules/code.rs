@@ -232,7 +232,7 @@ catalogue! {
         "The configuration file is JSONC (comments and trailing commas allowed). Fix the reported token.";
     ConfigInvalid = "config-invalid", Registry, Error,
         "acp-registry.jsonc has an unknown key or a value of the wrong shape.",
-        "`docs/format.md` (Configuration) lists every key. Unknown keys are errors so that typos do not silently disable a policy.";
+        "`docs/format.md` (Configuration) lists every key. Unknown keys are errors so that typos do not silently disable a policy. These codes stay errors whatever the configuration says, because `build` refuses what they report (the configuration arrives with the pull request too): `jsonc-syntax`, `not-utf8`, `file-unreadable`, `file-link`, `file-not-regular`, `file-too-large`, `schema`, `id-format`, `duplicate-id`, `icon-xml`, `icon-root`, `icon-unsafe`. A `severity` setting that lowers one of them, or an exemption from one, is reported here and ignored.";
     ConfigUnknownCode = "config-unknown-code", Registry, Error,
         "acp-registry.jsonc names a rule code that does not exist.",
         "Severity overrides and exemptions name rule codes; `acp-registry explain --list` prints them all. The nearest code is suggested.";

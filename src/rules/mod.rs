@@ -24,7 +24,7 @@ pub use code::{explain, nearest, rule_metadata, rules_markdown, Code, Family, Un
 pub use distribution::{normalized_json, package_name_and_pin, targets, Targets};
 pub use icons::check_icon;
 pub use metadata::url_problem;
-pub use policy::{Level, Policy, DEFAULT_REQUIRED_OS};
+pub use policy::{is_enforced, Level, Policy, DEFAULT_REQUIRED_OS, ENFORCED};
 pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::{
     agent_validator, published_agent_validator, registry_validator, violations, Violation,
@@ -170,23 +170,11 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
     let mut sources = Vec::new();
     let Some(listing) = files::list_entry(entry, &mut sink) else {
         // The folder could not be listed: reported as unreadable, not as missing its manifest.
-        return EntryReport {
-            entry: entry.clone(),
-            manifest: None,
-            icons: Vec::new(),
-            diagnostics: sink.diagnostics,
-            sources,
-        };
+        return without_manifest(entry, sink);
     };
     if !listing.files.contains("agent.json") {
         files::load_manifest(entry, &mut sink); // reports missing-manifest
-        return EntryReport {
-            entry: entry.clone(),
-            manifest: None,
-            icons: Vec::new(),
-            diagnostics: sink.diagnostics,
-            sources,
-        };
+        return without_manifest(entry, sink);
     }
     let manifest = files::load_manifest(entry, &mut sink);
     if let Some(doc) = &manifest {
@@ -215,6 +203,17 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
         icons,
         diagnostics: sink.diagnostics,
         sources,
+    }
+}
+
+/// The report of an entry whose manifest could not even be looked for or is missing.
+fn without_manifest(entry: &EntryDir, sink: Sink) -> EntryReport {
+    EntryReport {
+        entry: entry.clone(),
+        manifest: None,
+        icons: Vec::new(),
+        diagnostics: sink.diagnostics,
+        sources: Vec::new(),
     }
 }
 

@@ -8,6 +8,30 @@ use crate::diagnostics::{Diagnostic, Severity};
 /// OS families a binary distribution must cover by default.
 pub const DEFAULT_REQUIRED_OS: [&str; 3] = ["darwin", "linux", "windows"];
 
+/// Codes a registry's configuration cannot lower below error nor exempt: `build` refuses
+/// (or could not publish correctly) what they report whatever the configuration says, so
+/// lowering one would let `validate` pass a registry that `build` then refuses. The
+/// configuration file comes with the pull request, so it is untrusted too.
+pub const ENFORCED: [Code; 12] = [
+    Code::JsoncSyntax,
+    Code::NotUtf8,
+    Code::FileUnreadable,
+    Code::FileLink,
+    Code::FileNotRegular,
+    Code::FileTooLarge,
+    Code::Schema,
+    Code::IdFormat,
+    Code::DuplicateId,
+    Code::IconXml,
+    Code::IconRoot,
+    Code::IconUnsafe,
+];
+
+/// Whether `code` is one of [`ENFORCED`].
+pub fn is_enforced(code: Code) -> bool {
+    ENFORCED.contains(&code)
+}
+
 /// A configured severity: a level, or `off` to drop the finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -65,5 +89,26 @@ impl Policy {
     /// Whether a code can produce findings at all (so expensive checks can be skipped).
     pub fn enabled(&self, code: Code) -> bool {
         self.severity.get(&code) != Some(&Level::Off)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_invalid_documents_exactly_the_enforced_codes() {
+        let explanation = Code::ConfigInvalid.explanation();
+        let listed: Vec<&str> = explanation
+            .split("says, because")
+            .nth(1)
+            .and_then(|rest| rest.split(':').nth(1))
+            .and_then(|list| list.split('.').next())
+            .expect("the explanation lists the enforced codes")
+            .split(',')
+            .map(|code| code.trim().trim_matches('`'))
+            .collect();
+        let enforced: Vec<&str> = ENFORCED.iter().map(|c| c.as_str()).collect();
+        assert_eq!(listed, enforced);
     }
 }
