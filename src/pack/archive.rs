@@ -199,8 +199,7 @@ mod tests {
     fn zip_entries_have_the_1980_time_and_unix_modes() {
         let bytes = write(Format::Zip, &sample(), 12345).unwrap();
         let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
-        let names: Vec<String> = archive.file_names().map(str::to_owned).collect();
-        assert_eq!(names.len(), 5);
+        assert_eq!(archive.len(), 5);
         for i in 0..archive.len() {
             let file = archive.by_index(i).unwrap();
             assert_eq!(file.last_modified(), Some(zip::DateTime::default()));

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::{PackError, Package};
+use crate::manifest::edit::Editor;
 use crate::registry::output::digest_hex;
 
 /// The largest archive `pack --check` reads back.
@@ -61,24 +62,36 @@ pub fn target_value(manifest: &Value, key: &str, archive: &str, cmd: &str, sha25
     Value::Object(target)
 }
 
-/// The manifest text with `version` and the package's target set, each value edited where
-/// it stands so that comments and formatting survive.
+/// The manifest text with `version` and the package's target set through the shared JSONC
+/// editor: only values that differ are written, each where it stands, so comments and
+/// formatting survive.
 pub fn update(text: &str, package: &Package) -> Result<String, String> {
-    let mut text = set_or_insert(text, "/version", &json!(package.version))?;
-    let pointer = format!("/distribution/binary/{}", package.platform.key);
-    let current = crate::manifest::jsonc::parse(&text)
-        .map_err(|e| e.message)?
-        .pointer(&pointer)
-        .map(|(node, _)| node.to_json());
-    match (current, &package.target) {
-        (Some(Value::Object(_)), Value::Object(fields)) => {
-            for (field, value) in fields {
-                text = set_or_insert(&text, &format!("{pointer}/{field}"), value)?;
-            }
-            Ok(text)
+    let mut editor = Editor::parse(text).map_err(|e| e.to_string())?;
+    let mut set = |pointer: &str, value: &Value| {
+        if editor.get(pointer).as_ref() == Some(value) {
+            return Ok(());
         }
-        _ => set_or_insert(&text, &pointer, &package.target),
+        editor
+            .set_or_insert(pointer, value)
+            .map_err(|e| e.to_string())
+    };
+    set("/version", &json!(package.version))?;
+    let key = package.platform.key;
+    let pointer = format!("/distribution/binary/{key}");
+    let current = Editor::parse(text).ok().and_then(|e| e.get(&pointer));
+    let binary = Editor::parse(text)
+        .ok()
+        .and_then(|e| e.get("/distribution/binary"));
+    match (current, binary, &package.target) {
+        (Some(Value::Object(_)), _, Value::Object(fields)) => {
+            for (field, value) in fields {
+                set(&format!("{pointer}/{field}"), value)?;
+            }
+        }
+        (_, Some(_), target) => set(&pointer, target)?,
+        (_, None, target) => set("/distribution/binary", &json!({ key: target }))?,
     }
+    Ok(editor.into_text())
 }
 
 /// Writes the archive and `<file>.sha256` (`sha256sum` format) atomically. An archive
@@ -155,63 +168,4 @@ fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
-}
-
-/// Interim JSONC editor until the shared CST editor lands: replaces the value at `pointer`
-/// in place, or inserts the member after the last one of its parent object.
-fn set_or_insert(text: &str, pointer: &str, value: &Value) -> Result<String, String> {
-    use crate::manifest::jsonc::{parse, NodeValue};
-    let root = parse(text).map_err(|e| e.message)?;
-    if let Some((node, _)) = root.pointer(pointer) {
-        let indent = line_indent(text, node.span.start);
-        let mut out = text.to_owned();
-        out.replace_range(node.span.start..node.span.end, &render(value, &indent));
-        return Ok(out);
-    }
-    let (parent, key) = pointer
-        .rsplit_once('/')
-        .ok_or("cannot replace the whole document")?;
-    let Some((node, _)) = root.pointer(parent) else {
-        let mut object = Map::new();
-        object.insert(key.to_owned(), value.clone());
-        return set_or_insert(text, parent, &Value::Object(object));
-    };
-    let NodeValue::Object(members) = &node.value else {
-        return Err(format!("`{parent}` is not an object"));
-    };
-    let (at, indent, lead) = match members.last() {
-        Some(last) => (
-            last.value.span.end,
-            line_indent(text, last.key_span.start),
-            ",",
-        ),
-        None => (
-            node.span.start + 1,
-            format!("{}  ", line_indent(text, node.span.start)),
-            "",
-        ),
-    };
-    let member = format!("{lead}\n{indent}{}: {}", json!(key), render(value, &indent));
-    let mut out = text.to_owned();
-    out.insert_str(at, &member);
-    if members.is_empty() {
-        out.insert_str(
-            at + member.len(),
-            &format!("\n{}", line_indent(text, node.span.start)),
-        );
-    }
-    Ok(out)
-}
-
-fn line_indent(text: &str, offset: usize) -> String {
-    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    text[start..offset]
-        .chars()
-        .take_while(|c| c.is_whitespace())
-        .collect()
-}
-
-fn render(value: &Value, indent: &str) -> String {
-    let pretty = serde_json::to_string_pretty(value).expect("JSON values serialise");
-    pretty.replace('\n', &format!("\n{indent}"))
 }
