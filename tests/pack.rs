@@ -25,8 +25,8 @@ impl Fx {
         let root = tmp.path().join("registry");
         copy_dir(&repo_root().join("registry").join(ID), &root.join(ID));
         std::fs::write(root.join("LICENSE"), "Apache License 2.0 (test copy)\n").unwrap();
-        std::fs::create_dir_all(root.join("bin")).unwrap();
-        std::fs::write(root.join("bin/acp-collab"), b"\x7fELF stand-in binary\n").unwrap();
+        std::fs::create_dir_all(root.join("_bin")).unwrap();
+        std::fs::write(root.join("_bin/acp-collab"), b"\x7fELF stand-in binary\n").unwrap();
         Fx { _tmp: tmp, root }
     }
 
@@ -39,7 +39,7 @@ impl Fx {
             "--target",
             target,
             "--binary",
-            "bin/acp-collab",
+            "_bin/acp-collab",
             "--version",
             "0.1.0",
             "--license",
@@ -113,7 +113,7 @@ fn one_changed_input_byte_changes_the_recorded_sha256() {
             .to_owned()
     };
     assert_eq!(recorded(&fx), before);
-    edit(&fx.root.join("bin/acp-collab"), |b| b[0] ^= 1);
+    edit(&fx.root.join("_bin/acp-collab"), |b| b[0] ^= 1);
     let after_binary = hex(&fx.packed(LINUX));
     assert_ne!(after_binary, before);
     assert_eq!(recorded(&fx), after_binary);
@@ -266,7 +266,7 @@ fn a_new_version_and_base_url_rewrite_the_archive_url_and_version() {
     let mut args = vec!["pack", ID, "--registry", ".", "--target", LINUX];
     args.extend([
         "--binary",
-        "bin/acp-collab",
+        "_bin/acp-collab",
         "--version",
         "0.2.0",
         "--license",
@@ -332,7 +332,7 @@ fn bad_targets_versions_and_skill_links_are_usage_errors() {
     let mut args = vec!["pack", ID, "--registry", ".", "--target", LINUX];
     args.extend([
         "--binary",
-        "bin/acp-collab",
+        "_bin/acp-collab",
         "--version",
         "1.0",
         "--license",
@@ -354,4 +354,60 @@ fn bad_targets_versions_and_skill_links_are_usage_errors() {
         assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
         assert!(!fx.archive(LINUX).exists());
     }
+}
+
+#[test]
+fn an_entry_packed_for_every_platform_validates_without_warnings() {
+    let fx = Fx::new();
+    for target in [
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-musl",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+        "aarch64-pc-windows-msvc",
+    ] {
+        fx.packed(target);
+    }
+    // No configuration here, so no exemption: every target carries its sha256.
+    let run = acp_registry(
+        &["validate", "--registry", ".", "--deny-warnings"],
+        &fx.root,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn the_bundled_collaboration_entry_validates_cleanly_builds_and_is_on_the_site() {
+    let root = repo_root();
+    let run = acp_registry(
+        &["validate", "--registry", "registry", "--format", "json"],
+        &root,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let ours: Vec<&serde_json::Value> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"].as_str().unwrap().contains(ID))
+        .collect();
+    assert!(ours.is_empty(), "{ours:#?}");
+    let out = tempfile::tempdir().unwrap();
+    let dist = out.path().join("dist");
+    let run = acp_registry(
+        &[
+            "build",
+            "--registry",
+            "registry",
+            "--out",
+            dist.to_str().unwrap(),
+        ],
+        &root,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let registry = std::fs::read_to_string(dist.join("registry.json")).unwrap();
+    assert!(registry.contains(&format!("\"id\": \"{ID}\"")));
+    let page =
+        std::fs::read_to_string(dist.join("site/agents").join(ID).join("index.html")).unwrap();
+    assert!(page.contains("Agent Collaboration Protocol"));
 }
