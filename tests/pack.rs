@@ -411,3 +411,36 @@ fn the_bundled_collaboration_entry_validates_cleanly_builds_and_is_on_the_site()
         std::fs::read_to_string(dist.join("site/agents").join(ID).join("index.html")).unwrap();
     assert!(page.contains("Agent Collaboration Protocol"));
 }
+
+#[test]
+fn the_release_workflow_pins_every_action_by_commit_and_starts_without_permissions() {
+    let text = std::fs::read_to_string(repo_root().join(".github/workflows/release.yml")).unwrap();
+    let allowed = [
+        "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683",
+        "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02",
+        "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093",
+        "actions/attest-build-provenance@e8998f949152b193b063cb0ec769d69d929409be",
+        "peter-evans/create-pull-request@271a8d0340265f705b14b6d32b9829c1cb33d45e",
+    ];
+    let uses: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().trim_start_matches("- ").strip_prefix("uses: "))
+        .map(|u| u.split_whitespace().next().unwrap())
+        .collect();
+    assert!(uses.len() >= 5, "{uses:?}");
+    for action in uses {
+        assert!(allowed.contains(&action), "{action} is not a pinned, allowed action");
+    }
+    assert!(text.contains("\npermissions: {}\n"), "no default permissions");
+    assert!(!text.contains("pull_request"), "never runs for pull requests");
+    for target in [
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-musl",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+        "aarch64-pc-windows-msvc",
+    ] {
+        assert!(text.contains(&format!("target: {target},")), "{target}");
+    }
+}
