@@ -429,10 +429,19 @@ fn the_release_workflow_pins_every_action_by_commit_and_starts_without_permissio
         .collect();
     assert!(uses.len() >= 5, "{uses:?}");
     for action in uses {
-        assert!(allowed.contains(&action), "{action} is not a pinned, allowed action");
+        assert!(
+            allowed.contains(&action),
+            "{action} is not a pinned, allowed action"
+        );
     }
-    assert!(text.contains("\npermissions: {}\n"), "no default permissions");
-    assert!(!text.contains("pull_request"), "never runs for pull requests");
+    assert!(
+        text.contains("\npermissions: {}\n"),
+        "no default permissions"
+    );
+    assert!(
+        !text.contains("pull_request"),
+        "never runs for pull requests"
+    );
     for target in [
         "x86_64-unknown-linux-musl",
         "aarch64-unknown-linux-musl",

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::events::{append_line, format_event_line, read_events, AppendLock, Event};
 use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
@@ -230,23 +230,23 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
         .max()
         .unwrap_or(0)
         + 1;
-    let mut payload = Map::new();
-    payload.insert("seq".into(), json!(seq));
-    payload.insert("from".into(), json!(opts.participant));
-    payload.insert("event".into(), json!(name));
-    payload.insert("at".into(), json!(utc_now()));
-    payload.insert("summary".into(), json!(opts.summary));
+    let mut payload = Event::default();
+    payload.insert("seq", json!(seq));
+    payload.insert("from", json!(opts.participant));
+    payload.insert("event", json!(name));
+    payload.insert("at", json!(utc_now()));
+    payload.insert("summary", json!(opts.summary));
     if let Some(d) = doc {
-        payload.insert("doc".into(), json!(d));
+        payload.insert("doc", json!(d));
     }
     if let Some(r) = opts.reply_to {
-        payload.insert("reply_to".into(), json!(r));
+        payload.insert("reply_to", json!(r));
     }
     if let Some(r) = role {
-        payload.insert("role".into(), json!(r));
+        payload.insert("role", json!(r));
     }
     if let Some(s) = sha {
-        payload.insert("sha256".into(), json!(s));
+        payload.insert("sha256", json!(s));
     }
 
     let needs_readiness = matches!(name, "decision_accepted" | "readiness_passed" | "completed");

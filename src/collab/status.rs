@@ -177,6 +177,6 @@ pub fn render_log_text(events: &[Event]) -> String {
 pub fn render_log_json(events: &[Event]) -> String {
     events
         .iter()
-        .map(|e| format!("{}\n", Value::Object(e.clone())))
+        .map(|e| format!("{}\n", e.to_value()))
         .collect()
 }

@@ -169,8 +169,8 @@ mod tests {
     #[test]
     fn tar_gz_has_no_time_name_or_owner_and_fixed_modes() {
         let bytes = write(Format::TarGz, &sample(), 0).unwrap();
-        // gzip: magic, deflate, no flags (no name), mtime 0, "unknown" OS.
-        assert_eq!(&bytes[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 255]);
+        // gzip: magic, deflate, no flags (no name), mtime 0, no extra flags, "unknown" OS.
+        assert_eq!(&bytes[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255]);
         let tar = flate2::read::GzDecoder::new(bytes.as_slice());
         let mut archive = tar::Archive::new(tar);
         let mut seen = Vec::new();
@@ -202,14 +202,15 @@ mod tests {
         assert_eq!(archive.len(), 5);
         for i in 0..archive.len() {
             let file = archive.by_index(i).unwrap();
+            let name = file.name().unwrap().into_owned();
             assert_eq!(file.last_modified(), Some(zip::DateTime::default()));
             let mode = file.unix_mode().unwrap() & 0o777;
-            let expected = if file.name() == "skill/SKILL.md" {
+            let expected = if name == "skill/SKILL.md" {
                 0o644
             } else {
                 0o755
             };
-            assert_eq!(mode, expected, "{}", file.name());
+            assert_eq!(mode, expected, "{name}");
         }
     }
 
