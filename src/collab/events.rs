@@ -136,6 +136,8 @@ impl<'de> serde::Deserialize<'de> for Event {
                     let value = access.next_value::<Value>()?;
                     event.insert_key(key, value);
                 }
+                // The whole log stays in memory: give back the unused slots.
+                event.members.shrink_to_fit();
                 Ok(event)
             }
         }
