@@ -6,6 +6,7 @@
 //! collaboration folder is read through [`fs`] (no links followed, regular files only, sizes
 //! capped while reading).
 
+pub mod acp;
 pub mod collab;
 pub mod commands;
 pub mod diagnostics;

@@ -283,4 +283,21 @@ proptest! {
         let middle = &out[span.start..out.len() - tail];
         prop_assert_eq!(serde_json::from_str::<Value>(middle).unwrap(), new);
     }
+
+    #[test]
+    fn the_canonical_layout_is_idempotent_and_keeps_every_value_and_comment(
+        value in document(),
+        seed in any::<u64>(),
+    ) {
+        let (text, comments) = print(&value, seed);
+        let mut editor = Editor::parse(&text).unwrap();
+        editor.format().unwrap();
+        let once = editor.text().to_string();
+        prop_assert_eq!(manifest::parse(&once).unwrap().to_json(), value);
+        for tag in &comments {
+            prop_assert_eq!(once.matches(&format!("{tag} ")).count() + once.matches(&format!("{tag}\n")).count(), 1, "{}:\n{}\n=>\n{}", tag, text, once);
+        }
+        editor.format().unwrap();
+        prop_assert_eq!(editor.text(), once.as_str());
+    }
 }

@@ -53,6 +53,10 @@ fn help_texts() {
         &["build", "--help"],
         &["site", "--help"],
         &["explain", "--help"],
+        &["fmt", "--help"],
+        &["new", "--help"],
+        &["completions", "--help"],
+        &["man", "--help"],
         &["pack", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());

@@ -4,9 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acp_registry::commands::{self, build, exit, explain, online, pack, validate};
+use acp_registry::commands::{self, build, exit, explain, fmt, new, online, pack, validate};
 use acp_registry::diagnostics::escape;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Validate, build and publish an ACP (Agent Client Protocol) agent registry.
 #[derive(Parser)]
@@ -33,8 +33,52 @@ enum Command {
     Site(SiteArgs),
     /// Print the documentation of a rule code.
     Explain(ExplainArgs),
+    /// Rewrite manifests in the canonical layout, keeping every comment.
+    Fmt(FmtArgs),
+    /// Scaffold a new entry: a commented agent.json, a placeholder icon and a README.
+    New(NewArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or PowerShell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `acp-registry man | man -l -`.
+    Man,
     /// Build one platform's release archive of an entry and record it in its agent.json.
     Pack(PackArgs),
+}
+
+#[derive(Args)]
+struct FmtArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// Write nothing: list the manifests that would change and exit 1 if any would.
+    #[arg(long)]
+    check: bool,
+    /// Entry folders or agent.json files [default: every entry of --registry].
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+#[command(group = clap::ArgGroup::new("launch").required(true))]
+struct NewArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// The agent's id, also its folder name: lowercase letters, digits and `-`.
+    id: String,
+    /// Launched with npx: an npm package, `name` or `@scope/name`, optionally pinned `@X.Y.Z`.
+    #[arg(long, value_name = "PKG", group = "launch")]
+    npx: Option<String>,
+    /// Launched with uvx: a PyPI package, optionally pinned `==X.Y.Z`.
+    #[arg(long, value_name = "PKG", group = "launch")]
+    uvx: Option<String>,
+    /// Per-platform archives (placeholders for macOS, Linux and Windows).
+    #[arg(long, group = "launch")]
+    binary: bool,
+}
+
+#[derive(Args)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    shell: clap_complete::Shell,
 }
 
 #[derive(Args)]
@@ -115,9 +159,17 @@ enum FormatArg {
 }
 
 #[derive(Args)]
+#[command(
+    after_help = "Exit codes: 0 no errors (and no warnings with --deny-warnings), 1 errors found (or \
+warnings with --deny-warnings), 2 usage or I/O failure (the message names the path or flag to change)."
+)]
 struct ValidateArgs {
     #[command(flatten)]
     registry: RegistryArg,
+    /// Files or entry folders to report on, e.g. `registry/foo/agent.json` (as pre-commit passes
+    /// them); registry-wide rules such as duplicate ids still see every entry.
+    #[arg(value_name = "PATH", conflicts_with = "changed_since")]
+    paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     format: FormatArg,
@@ -128,6 +180,11 @@ struct ValidateArgs {
     /// such as duplicate ids still see every entry).
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
+    /// Apply the fixes that are certain (platform key spellings, http to https, `api_key` to
+    /// `env_var`, the ignored `icon` field, digests found by --verify-archives), comments
+    /// kept; then report what still needs a person.
+    #[arg(long)]
+    fix: bool,
     #[command(flatten)]
     online: OnlineArgs,
 }
@@ -194,8 +251,7 @@ impl OnlineArgs {
 struct ExplainArgs {
     #[command(flatten)]
     registry: RegistryArg,
-    /// The rule code, e.g. `icon-color`.
-    #[arg(required_unless_present_any = ["list", "markdown"])]
+    /// The rule code, e.g. `icon-color` (`--list` lists them).
     code: Option<String>,
     /// List every code with its default severity and summary.
     #[arg(long, conflicts_with = "markdown")]
@@ -221,8 +277,10 @@ fn main() -> ExitCode {
                 },
                 deny_warnings: args.deny_warnings,
                 changed_since: args.changed_since,
+                paths: args.paths,
                 color: commands::use_color(),
                 online: args.online.flags(),
+                fix: args.fix,
             },
             &mut out,
         ),
@@ -250,6 +308,15 @@ fn main() -> ExitCode {
             },
             &mut std::io::stderr(),
         ),
+        Command::Fmt(args) => fmt::run(
+            &fmt::Options {
+                registry: args.registry.registry,
+                paths: args.paths,
+                check: args.check,
+            },
+            &mut out,
+            &mut std::io::stderr(),
+        ),
         Command::Pack(args) => pack::run(
             &pack::Options {
                 pack: acp_registry::pack::PackOptions {
@@ -268,17 +335,37 @@ fn main() -> ExitCode {
             &mut out,
         ),
         Command::Explain(args) => {
-            let request = if args.list {
-                explain::Request::List
-            } else if args.markdown {
-                explain::Request::Markdown
-            } else {
-                explain::Request::Code(args.code.unwrap_or_default())
+            let request = match (args.list, args.markdown, args.code) {
+                (true, _, _) => explain::Request::List,
+                (_, true, _) => explain::Request::Markdown,
+                (_, _, Some(code)) => explain::Request::Code(code),
+                (_, _, None) => explain::Request::Nothing,
             };
             explain::run(request, &args.registry.registry)
                 .map_err(anyhow::Error::from)
                 .and_then(|text| Ok(out.write_all(text.as_bytes()).map(|_| exit::OK)?))
         }
+        Command::New(args) => new::run(
+            &new::Options {
+                registry: args.registry.registry,
+                id: args.id,
+                launch: match (args.npx, args.uvx) {
+                    (Some(package), _) => new::Launch::Npx(package),
+                    (_, Some(package)) => new::Launch::Uvx(package),
+                    _ => new::Launch::Binary,
+                },
+                color: commands::use_color(),
+            },
+            &mut out,
+        ),
+        Command::Completions(args) => {
+            clap_complete::generate(args.shell, &mut Cli::command(), "acp-registry", &mut out);
+            Ok(exit::OK)
+        }
+        Command::Man => clap_mangen::Man::new(Cli::command())
+            .render(&mut out)
+            .map(|_| exit::OK)
+            .map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => ExitCode::from(code),

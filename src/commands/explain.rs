@@ -11,11 +11,22 @@ pub enum Request {
     Code(String),
     List,
     Markdown,
+    /// No code given: say how to find one.
+    Nothing,
+}
+
+/// Why `explain` printed nothing (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    #[error(transparent)]
+    Unknown(#[from] UnknownCode),
+    #[error("name a rule code, e.g. `acp-registry explain icon-color`; `acp-registry explain --list` lists every code")]
+    NoCode,
 }
 
 /// `registry`: the registry whose `acp-registry.jsonc` may change the rule (ignored when it
 /// has none; the Markdown catalogue always shows defaults).
-pub fn run(request: Request, registry: &Path) -> Result<String, UnknownCode> {
+pub fn run(request: Request, registry: &Path) -> Result<String, ExplainError> {
     Ok(match request {
         Request::Code(name) => {
             let code = name.parse::<Code>()?;
@@ -23,19 +34,27 @@ pub fn run(request: Request, registry: &Path) -> Result<String, UnknownCode> {
             text.push_str(&configured(code, registry));
             text
         }
-        Request::List => Code::ALL
-            .iter()
-            .map(|c| {
-                format!(
-                    "{:<24} {:<8} {}\n",
-                    c.as_str(),
-                    c.default_severity(),
-                    c.summary()
-                )
-            })
-            .collect(),
+        Request::List => list(),
         Request::Markdown => rules_markdown(),
+        Request::Nothing => return Err(ExplainError::NoCode),
     })
+}
+
+/// One line per code: code, default severity and summary in aligned columns.
+fn list() -> String {
+    let width = Code::ALL
+        .iter()
+        .map(|c| c.as_str().len())
+        .max()
+        .unwrap_or(0);
+    Code::ALL
+        .iter()
+        .map(|c| {
+            // Severity's Display ignores padding: pad its text.
+            let severity = c.default_severity().to_string();
+            format!("{:<width$}  {severity:<7}  {}\n", c.as_str(), c.summary())
+        })
+        .collect()
 }
 
 /// What the registry's configuration does to `code`, if anything.

@@ -3,6 +3,8 @@
 
 pub mod build;
 pub mod explain;
+pub mod fmt;
+pub mod new;
 pub mod online;
 pub mod pack;
 pub mod validate;

@@ -1,12 +1,13 @@
 //! `acp-registry validate`: every offline rule on every entry (and with `--online` the
 //! online rules), rendered in one format.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{display_root, exit};
-use crate::diagnostics::{self, Report, Severity};
-use crate::registry::{check_registry, git};
+use crate::diagnostics::{self, escape, Report, Severity};
+use crate::registry::{check_registry, fix, git, select};
 use crate::rules;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -24,9 +25,13 @@ pub struct Options {
     pub format: Format,
     pub deny_warnings: bool,
     pub changed_since: Option<String>,
+    /// Files or entry folders named on the command line: only their entries are reported.
+    pub paths: Vec<PathBuf>,
     pub color: bool,
     /// `--online` and its flags; `None` runs the offline rules only.
     pub online: Option<super::online::Flags>,
+    /// Apply the findings' certain fixes, then check again and report what is left.
+    pub fix: bool,
 }
 
 /// Render `report` in `format`.
@@ -60,16 +65,59 @@ fn display_prefix(registry: &Path, format: Format) -> String {
     }
 }
 
+fn check(options: &Options, only: Option<&BTreeSet<String>>) -> anyhow::Result<Report> {
+    let mut checked = check_registry(&options.registry, only)?;
+    if let Some(flags) = &options.online {
+        super::online::extend(&mut checked, only, flags)?;
+    }
+    Ok(checked.report)
+}
+
+/// Apply the certain fixes of `report`, say on stderr what changed and what could not, and
+/// check again when anything changed: the findings left are what needs a person.
+fn fix(
+    options: &Options,
+    only: Option<&BTreeSet<String>>,
+    report: Report,
+) -> anyhow::Result<Report> {
+    let attempts = fix::apply(&options.registry, &report);
+    let root = display_root(&options.registry);
+    let mut err = std::io::stderr();
+    for a in &attempts {
+        let file = super::fmt::join_display(&root, &a.file);
+        let line = match &a.failure {
+            None => format!("fixed {file}: {} ({})", a.fix, a.code),
+            Some(why) => format!("not fixed {file}: {} ({}): {why}", a.fix, a.code),
+        };
+        // The file, pointers and values come from the registry.
+        writeln!(err, "{}", escape::terminal(&line))?;
+    }
+    let applied = attempts.iter().filter(|a| a.failure.is_none()).count();
+    let report = match applied {
+        0 => report,
+        _ => check(options, only)?,
+    };
+    let left = report.diagnostics.len();
+    writeln!(
+        err,
+        "{applied} of {} fixes applied; {left} findings left for a person",
+        attempts.len()
+    )?;
+    Ok(report)
+}
+
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let only = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
+        None if !options.paths.is_empty() => {
+            select::entries_holding(&options.registry, &options.paths)?
+        }
         None => None,
     };
-    let mut checked = check_registry(&options.registry, only.as_ref())?;
-    if let Some(flags) = &options.online {
-        super::online::extend(&mut checked, only.as_ref(), flags)?;
+    let mut report = check(options, only.as_ref())?;
+    if options.fix {
+        report = fix(options, only.as_ref(), report)?;
     }
-    let mut report = checked.report;
     report.relocate(&display_prefix(&options.registry, options.format));
     out.write_all(render(&report, options.format, options.color).as_bytes())?;
     if options.format == Format::Github {

@@ -67,6 +67,47 @@ pub struct Diagnostic {
     pub pointer: Option<String>,
     pub message: String,
     pub help: Option<String>,
+    /// The change that certainly resolves this finding, when the rule knows one; applied by
+    /// `validate --fix`, rendered by no output format.
+    pub fix: Option<Fix>,
+}
+
+/// A machine-applicable change to the JSON document the finding is in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Fix {
+    /// JSON pointer of the value or member to change.
+    pub pointer: String,
+    pub edit: FixEdit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FixEdit {
+    /// Set the string at the pointer, adding the member when it is missing.
+    SetString(String),
+    /// Rename the member at the pointer, keeping its value.
+    RenameKey(String),
+    /// Remove the member at the pointer.
+    Remove,
+}
+
+impl Fix {
+    pub fn new(pointer: impl Into<String>, edit: FixEdit) -> Self {
+        Self {
+            pointer: pointer.into(),
+            edit,
+        }
+    }
+}
+
+impl fmt::Display for Fix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = &self.pointer;
+        match &self.edit {
+            FixEdit::SetString(value) => write!(f, "set `{pointer}` to `{value}`"),
+            FixEdit::RenameKey(key) => write!(f, "renamed `{pointer}` to `{key}`"),
+            FixEdit::Remove => write!(f, "removed `{pointer}`"),
+        }
+    }
 }
 
 impl Diagnostic {
@@ -84,6 +125,7 @@ impl Diagnostic {
             pointer: None,
             message: message.into(),
             help: None,
+            fix: None,
         }
     }
 
@@ -108,6 +150,11 @@ impl Diagnostic {
 
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    pub fn fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(fix);
         self
     }
 

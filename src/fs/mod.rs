@@ -342,6 +342,65 @@ pub fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
     regular(file)
 }
 
+/// Replace the regular file `base/rel` with `contents` atomically: a new file beside it
+/// (created new, never through a link), fsynced, renamed over it, the folder fsynced. The
+/// path is checked like a read (no link at any component, a regular file at the end) before
+/// writing and again just before the rename; the file keeps its permissions. On any failure
+/// the old file is left as it was and the temporary file removed.
+pub fn replace_file(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), ReadError> {
+    use std::io::Write;
+    let identity = |file: &File| file.metadata().map(|m| file_id(&m)).map_err(ReadError::Io);
+    let old = open_regular(base, rel)?;
+    let (id, permissions) = (
+        identity(&old)?,
+        old.metadata().map_err(ReadError::Io)?.permissions(),
+    );
+    let path = base.join(rel);
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(ReadError::IsDir);
+    };
+    let temp = folder.join(format!(
+        ".{}.{}.{:08x}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    let written = (|| {
+        let mut file = no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
+            .open(&temp)
+            .map_err(ReadError::Io)?;
+        file.write_all(contents).map_err(ReadError::Io)?;
+        file.set_permissions(permissions).map_err(ReadError::Io)?;
+        file.sync_all().map_err(ReadError::Io)?;
+        // The path must still name the file checked above (no link swapped in meanwhile).
+        if identity(&open_regular(base, rel)?)? != id {
+            return Err(ReadError::Io(io::Error::other(
+                "the file changed while it was written",
+            )));
+        }
+        std::fs::rename(&temp, &path).map_err(ReadError::Io)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written?;
+    if let Ok(dir) = File::open(folder) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    (meta.len(), 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,5 +535,43 @@ mod tests {
                 ("c".into(), Kind::Link)
             ]
         );
+    }
+
+    #[test]
+    fn replacing_a_file_writes_it_whole_and_keeps_its_mode() {
+        let dir = temp();
+        std::fs::write(dir.path().join("f"), "old").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::Permissions::from_mode(0o640);
+            std::fs::set_permissions(dir.path().join("f"), mode).unwrap();
+        }
+        replace_file(dir.path(), Path::new("f"), b"new").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), b"new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let meta = std::fs::metadata(dir.path().join("f")).unwrap();
+            assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+        }
+        let names: Vec<String> = list_dir(dir.path())
+            .unwrap()
+            .iter()
+            .map(Child::name)
+            .collect();
+        assert_eq!(names, ["f"], "no temporary file is left");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn replacing_refuses_a_link_and_leaves_its_target_alone() {
+        let dir = temp();
+        std::fs::write(dir.path().join("target"), "keep").unwrap();
+        std::os::unix::fs::symlink("target", dir.path().join("f")).unwrap();
+        let error = replace_file(dir.path(), Path::new("f"), b"new").unwrap_err();
+        assert!(matches!(error, ReadError::Link { .. }), "{error:?}");
+        assert_eq!(std::fs::read(dir.path().join("target")).unwrap(), b"keep");
+        assert_eq!(list_dir(dir.path()).unwrap().len(), 2);
     }
 }

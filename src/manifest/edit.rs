@@ -17,6 +17,8 @@ use super::jsonc::{self, Node, NodeValue, SyntaxError};
 use super::order::key_order;
 use crate::source::Span;
 
+mod format;
+
 /// Why an edit was refused. The text is unchanged after any error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
@@ -34,6 +36,9 @@ pub enum EditError {
     },
     #[error("`{pointer}` already has a member `{key}`")]
     KeyExists { pointer: String, key: String },
+    /// The formatter would have changed a value; a bug, reported rather than written.
+    #[error("the canonical layout would change a value; the file is left as it is")]
+    Unformattable,
 }
 
 /// Where [`Editor::insert`] puts a new member.
@@ -70,17 +75,12 @@ impl Editor {
         self.text
     }
 
-    /// The plain value at `pointer`, if any.
-    pub fn get(&self, pointer: &str) -> Option<Value> {
-        let root = jsonc::parse(&self.text).ok()?;
-        Some(root.pointer(pointer)?.0.to_json())
-    }
-
     pub fn set_string(&mut self, pointer: &str, value: &str) -> Result<(), EditError> {
         self.set_value(pointer, &Value::String(value.to_string()))
     }
 
-    /// Replace the existing value at `pointer` (the empty pointer is the whole document).
+    /// Replace the existing value at `pointer` (the empty pointer is the whole document);
+    /// comments inside the old value go with it, every other byte stays.
     pub fn set_value(&mut self, pointer: &str, value: &Value) -> Result<(), EditError> {
         let steps = tokens(pointer)?;
         self.edit(|root| {
@@ -219,6 +219,22 @@ impl Editor {
                 return Ok(());
             }
         }
+    }
+
+    /// Rewrite the document in the canonical layout (`fmt`): keys in `manifest::order`,
+    /// 2-space indentation, one member per line; every comment kept with the member it
+    /// precedes or trails. Refused (text unchanged) if the result would not hold the same value.
+    pub fn format(&mut self) -> Result<(), EditError> {
+        let before = jsonc::parse(&self.text)
+            .map_err(EditError::Parse)?
+            .to_json();
+        let text = format::canonical(&self.cst()?);
+        let after = jsonc::parse(&text).map_err(EditError::Parse)?.to_json();
+        if after != before {
+            return Err(EditError::Unformattable);
+        }
+        self.text = text;
+        Ok(())
     }
 
     fn cst(&self) -> Result<CstRootNode, EditError> {

@@ -2,6 +2,7 @@
 //!
 //! Ground floor: imports only the shared `source` positions.
 
+pub mod distribution;
 pub mod edit;
 pub mod jsonc;
 pub mod names;

@@ -6,7 +6,7 @@ use tokio::task::JoinSet;
 
 use super::packages::{self, Verdict};
 use super::{Cache, Options, Progress, Target};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Fix, FixEdit};
 use crate::net::{Client, NetError};
 use crate::rules::{Code, ManifestDoc};
 
@@ -145,7 +145,11 @@ async fn archive(context: &Context, doc: &ManifestDoc, target: &Target) -> Vec<D
                 &at,
                 format!("`{platform}` archive has sha256 {actual}"),
             )
-            .help(format!("pin it: `\"sha256\": \"{actual}\"`"))],
+            .help(format!("pin it: `\"sha256\": \"{actual}\"`"))
+            .fix(Fix::new(
+                format!("{pointer}/sha256"),
+                FixEdit::SetString(actual.clone()),
+            ))],
     }
 }
 

@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::manifest::distribution::{Distribution, Kind};
 use crate::net::{Client, NetConfig, NetError};
-use crate::rules::{package_name_and_pin, targets, EntryReport, ManifestDoc, Policy, Sink};
+use crate::rules::{package_name_and_pin, EntryReport, ManifestDoc, Policy, Sink};
 
 pub use cache::Cache;
 
@@ -149,25 +150,26 @@ pub(crate) fn collect(doc: &ManifestDoc, offline: &[Diagnostic]) -> Vec<Target> 
     let Some(dist) = doc.root.get("distribution") else {
         return Vec::new();
     };
-    let found = targets(dist, "/distribution");
+    let dist = Distribution::from_node(dist, "/distribution");
     let mut out = Vec::new();
-    for (pointer, platform, node) in &found.binary {
-        let Some(url) = node.get_str("archive") else {
+    for target in &dist.binary {
+        let Some(url) = &target.archive else {
             continue;
         };
-        if reported.contains(format!("{pointer}/archive").as_str()) {
+        if reported.contains(format!("{}/archive", target.pointer).as_str()) {
             continue;
         }
         out.push(Target::Archive {
-            platform: platform.to_string(),
-            pointer: pointer.clone(),
-            url: url.to_string(),
-            sha256: node.get_str("sha256").map(str::to_ascii_lowercase),
+            platform: target.platform.clone(),
+            pointer: target.pointer.clone(),
+            url: url.clone(),
+            sha256: target.sha256.as_deref().map(str::to_ascii_lowercase),
         });
     }
-    for (npm, node) in [(true, found.npx), (false, found.uvx)] {
-        let pointer = format!("/distribution/{}/package", if npm { "npx" } else { "uvx" });
-        let Some(spec) = node.and_then(|n| n.get_str("package")) else {
+    for package in [&dist.npx, &dist.uvx].into_iter().flatten() {
+        let npm = package.kind == Kind::Npx;
+        let pointer = format!("{}/package", package.pointer);
+        let Some(spec) = &package.spec else {
             continue;
         };
         if reported.contains(pointer.as_str()) {

@@ -68,7 +68,7 @@ pub fn target_value(manifest: &Value, key: &str, archive: &str, cmd: &str, sha25
 pub fn update(text: &str, package: &Package) -> Result<String, String> {
     let mut editor = Editor::parse(text).map_err(|e| e.to_string())?;
     let mut set = |pointer: &str, value: &Value| {
-        if editor.get(pointer).as_ref() == Some(value) {
+        if value_at(editor.text(), pointer).as_ref() == Some(value) {
             return Ok(());
         }
         editor
@@ -78,10 +78,8 @@ pub fn update(text: &str, package: &Package) -> Result<String, String> {
     set("/version", &json!(package.version))?;
     let key = package.platform.key;
     let pointer = format!("/distribution/binary/{key}");
-    let current = Editor::parse(text).ok().and_then(|e| e.get(&pointer));
-    let binary = Editor::parse(text)
-        .ok()
-        .and_then(|e| e.get("/distribution/binary"));
+    let current = value_at(text, &pointer);
+    let binary = value_at(text, "/distribution/binary");
     match (current, binary, &package.target) {
         (Some(Value::Object(_)), _, Value::Object(fields)) => {
             for (field, value) in fields {
@@ -92,6 +90,12 @@ pub fn update(text: &str, package: &Package) -> Result<String, String> {
         (_, None, target) => set("/distribution/binary", &json!({ key: target }))?,
     }
     Ok(editor.into_text())
+}
+
+/// The plain value at `pointer` in a JSONC text, if any.
+fn value_at(text: &str, pointer: &str) -> Option<Value> {
+    let root = crate::manifest::jsonc::parse(text).ok()?;
+    Some(root.pointer(pointer)?.0.to_json())
 }
 
 /// Writes the archive and `<file>.sha256` (`sha256sum` format) atomically. An archive
@@ -107,8 +111,8 @@ pub fn write_archive(package: &Package) -> Result<(), PackError> {
     let sidecar = dir.join(format!("{}.sha256", package.file_name));
     ensure_ours(path, &sidecar, &package.file_name)?;
     let line = format!("{}  {}\n", package.sha256, package.file_name);
-    atomic_write(path, &package.bytes).map_err(|e| fail(path, &e))?;
-    atomic_write(&sidecar, line.as_bytes()).map_err(|e| fail(&sidecar, &e))
+    write_file(path, &package.bytes)?;
+    write_file(&sidecar, line.as_bytes())
 }
 
 /// Refuses to replace an archive that `pack` did not write or that changed since.
@@ -135,37 +139,35 @@ fn ensure_ours(path: &Path, sidecar: &Path, file_name: &str) -> Result<(), PackE
     })
 }
 
-/// Writes `agent.json` through a temporary sibling and a rename, so a failure leaves the
+/// Writes `agent.json` in place atomically (`fs::replace_file`), so a failure leaves the
 /// old manifest.
 pub fn write_manifest(dir: &Path, text: &str) -> Result<(), PackError> {
-    let path = dir.join("agent.json");
-    crate::fs::kind(&path)
-        .ok()
-        .flatten()
-        .filter(|k| *k == crate::fs::Kind::File)
-        .ok_or_else(|| PackError::Output {
-            path: path.display().to_string(),
-            reason: "it is not a regular file".into(),
-        })?;
-    atomic_write(&path, text.as_bytes()).map_err(|e| PackError::Output {
-        path: path.display().to_string(),
-        reason: e.to_string(),
+    crate::fs::replace_file(dir, Path::new("agent.json"), text.as_bytes()).map_err(|e| {
+        PackError::Output {
+            path: dir.join("agent.json").display().to_string(),
+            reason: e.to_string(),
+        }
     })
 }
 
-fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file =
-            crate::fs::no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
-                .open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// Writes `path`: through `fs::replace_file` when it exists (the caller checked it is ours),
+/// else as a new file, fsynced.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
+    let fail = |e: &dyn std::fmt::Display| PackError::Output {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let (dir, name) = (
+        path.parent().unwrap_or(Path::new(".")),
+        path.file_name().unwrap_or_default(),
+    );
+    if std::fs::symlink_metadata(path).is_ok() {
+        return crate::fs::replace_file(dir, Path::new(name), bytes).map_err(|e| fail(&e));
     }
-    result
+    let mut file = crate::fs::no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
+        .open(path)
+        .map_err(|e| fail(&e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| fail(&e))
 }

@@ -9,7 +9,7 @@
 //!   "publish_quarantined": true,
 //!   "online": { "npm_registry": "https://registry.npmjs.org", "pypi": "https://pypi.org" },
 //!   "outputs": [
-//!     { "file": "registry.json", "exclude": ["internal-agent"] },
+//!     { "file": "registry.json", "exclude": ["internal-agent"], "embed_icons": true },
 //!     { "file": "registry-preview.json", "channel": "preview",
 //!       "patches": [{ "id": "x", "append_args": { "npx": ["--flag"] }, "set": { "bundled": true } }] }
 //!   ]
@@ -46,7 +46,14 @@ const KEYS: [&str; 8] = [
     "publish_quarantined",
     "outputs",
 ];
-const OUTPUT_KEYS: [&str; 5] = ["file", "include", "exclude", "channel", "patches"];
+const OUTPUT_KEYS: [&str; 6] = [
+    "file",
+    "include",
+    "exclude",
+    "channel",
+    "patches",
+    "embed_icons",
+];
 const PATCH_KEYS: [&str; 3] = ["id", "append_args", "set"];
 /// Fields a patch may not set: they identify the agent or are chosen by `channel`.
 const PATCH_FORBIDDEN: [&str; 5] = ["id", "version", "distribution", "preview", "$schema"];
@@ -471,6 +478,14 @@ fn read_outputs(reader: &mut Reader, node: &Node) -> (Vec<Output>, Vec<(String, 
                     ),
                 },
                 "patches" => output.patches = read_patches(reader, value, &mut ids),
+                "embed_icons" => match value.value {
+                    manifest::NodeValue::Bool(embed) => output.embed_icons = embed,
+                    _ => reader.invalid(
+                        value.span,
+                        "embed_icons must be true or false",
+                        "write `\"embed_icons\": true` to add each icon as a data URI",
+                    ),
+                },
                 other => unknown_key(reader, other, member.key_span, &OUTPUT_KEYS),
             }
         }

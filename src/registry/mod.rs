@@ -3,8 +3,10 @@
 pub mod build;
 pub mod check;
 pub mod config;
+pub mod fix;
 pub mod git;
 pub mod output;
+pub mod select;
 pub mod variants;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +39,8 @@ pub enum RegistryError {
         /// A second line: `hint: …`.
         hint: String,
     },
+    #[error("`{}` is not inside the registry `{}`; name files of its entries, or pass the registry root with --registry DIR", path.display(), root.display())]
+    Outside { path: PathBuf, root: PathBuf },
     #[error(transparent)]
     Git(#[from] git::GitError),
 }

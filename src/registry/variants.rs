@@ -37,6 +37,9 @@ pub struct Output {
     pub exclude: BTreeSet<String>,
     pub channel: Channel,
     pub patches: Vec<Patch>,
+    /// Add `icon_data_uri` (the icon as a `data:` URI) next to `icon`, so a client lists
+    /// every agent with one request.
+    pub embed_icons: bool,
 }
 
 impl Output {
@@ -131,7 +134,23 @@ pub fn output_agent(
     for patch in output.patches.iter().filter(|p| p.id == entry.id()) {
         apply_patch(&mut agent, patch);
     }
+    if output.embed_icons {
+        if let Some(svg) = entry.file_text("icon.svg") {
+            agent.insert("icon_data_uri".into(), Value::String(svg_data_uri(svg)));
+            agent = canonical_agent(agent);
+        }
+    }
     Some(agent)
+}
+
+/// `svg` as a base64 `data:` URI (base64 rather than percent-encoding: the same length for
+/// every icon, and nothing in it a client must unescape).
+pub fn svg_data_uri(svg: &str) -> String {
+    use base64::Engine;
+    format!(
+        "data:image/svg+xml;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(svg)
+    )
 }
 
 /// Apply a patch (after preview resolution).
@@ -163,7 +182,7 @@ pub fn apply_patch(agent: &mut Map<String, Value>, patch: &Patch) {
     *agent = canonical;
 }
 
-const AGENT_EXTRA_ORDER: [(&str, &str); 1] = [("icons", "icon")];
+const AGENT_EXTRA_ORDER: [(&str, &str); 2] = [("icon_data_uri", "icon"), ("icons", "icon")];
 
 /// Rebuild `map` with `order` first and every other key after, sorted; values are
 /// canonicalised by `value_fn(key, value)`.

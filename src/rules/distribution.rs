@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::versions::PreviewVersion;
 use super::{Code, ManifestDoc, Sink};
+use crate::diagnostics::{Fix, FixEdit};
 use crate::manifest::{escape_pointer, Node, DISTRIBUTION_KINDS, PLATFORMS};
 
 /// The binary, npx and uvx targets of one distribution object, with their JSON pointers.
@@ -211,7 +212,9 @@ fn check_binary_target(
             format!("unknown platform `{key}`"),
         );
         d = match platform_suggestion(key) {
-            Some(right) => d.help(format!("use `{right}`")),
+            Some(right) => d
+                .help(format!("use `{right}`"))
+                .fix(Fix::new(pointer, FixEdit::RenameKey(right.into()))),
             None => d.help(format!("platforms are {}", PLATFORMS.join(", "))),
         };
         sink.push(d);

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{nearest, Code, ManifestDoc, Sink};
-use crate::diagnostics::Severity;
+use crate::diagnostics::{Fix, FixEdit, Severity};
 use crate::manifest::NodeValue;
 
 /// ACP methods an agent or client can implement (ACP v1 and its stabilised extensions).
@@ -52,7 +52,8 @@ pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
                 "/icon",
                 "`icon` is set by the build; this value is ignored",
             )
-            .help("remove the field; put the icon in icon.svg next to agent.json"),
+            .help("remove the field; put the icon in icon.svg next to agent.json")
+            .fix(Fix::new("/icon", FixEdit::Remove)),
         );
     }
     if let (Some(website), Some(homepage)) =
@@ -136,12 +137,22 @@ pub fn url_problem(url: &str) -> Option<String> {
 
 pub fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut Sink) {
     if let Some(problem) = url_problem(url) {
-        let help = if let Some(rest) = url.strip_prefix("http://") {
-            format!("use `https://{rest}`")
-        } else {
-            "use an absolute https URL without user name or password".into()
+        let mut d = doc.at(Code::UrlFormat, pointer, problem);
+        d = match url.strip_prefix("http://") {
+            Some(rest) => {
+                let https = format!("https://{rest}");
+                let fix = url_problem(&https)
+                    .is_none()
+                    .then(|| Fix::new(pointer, FixEdit::SetString(https.clone())));
+                let d = d.help(format!("use `{https}`"));
+                match fix {
+                    Some(fix) => d.fix(fix),
+                    None => d,
+                }
+            }
+            None => d.help("use an absolute https URL without user name or password"),
         };
-        sink.push(doc.at(Code::UrlFormat, pointer, problem).help(help));
+        sink.push(d);
     }
 }
 
@@ -198,7 +209,8 @@ fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
                         &pointer,
                         "`api_key` is the RFD's old name for `env_var`",
                     )
-                    .help("use `\"type\": \"env_var\"`");
+                    .help("use `\"type\": \"env_var\"`")
+                    .fix(Fix::new(&pointer, FixEdit::SetString("env_var".into())));
                 d.severity = Severity::Warning;
                 sink.push(d);
             }

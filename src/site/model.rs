@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::markdown;
 use super::snippets::{self, Install};
 use super::SiteAgent;
+use crate::manifest::distribution::Distribution;
 use crate::manifest::{DISTRIBUTION_KINDS, PLATFORMS};
 
 /// Platform keys with the labels people read.
@@ -480,26 +481,29 @@ fn link(map: &Map<String, Value>, key: &str) -> Option<Link> {
 
 fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Channel {
     let (_, platforms, distribution) = distribution_facts(map);
+    let distribution = Distribution::from_json(&Value::Object(distribution.clone()));
     let mut downloads = Vec::new();
-    if let Some(Value::Object(binary)) = distribution.get("binary") {
-        for platform in &platforms {
-            let Some(Value::Object(target)) = binary.get(platform) else {
-                continue;
-            };
-            let archive = string_field(target, "archive").and_then(|raw| {
+    for platform in &platforms {
+        let Some(target) = distribution.target(platform) else {
+            continue;
+        };
+        let archive = target
+            .archive
+            .clone()
+            .filter(|s| !s.trim().is_empty())
+            .and_then(|raw| {
                 safe_url(&raw).map(|url| Link {
                     text: url.rsplit('/').next().unwrap_or(&url).to_string(),
                     url,
                 })
             });
-            downloads.push(Download {
-                platform: platform.clone(),
-                platform_label: label(&PLATFORM_LABELS, platform).to_string(),
-                archive,
-                sha256: string_field(target, "sha256"),
-                command: snippets::binary_command_line(platform, target),
-            });
-        }
+        downloads.push(Download {
+            platform: platform.clone(),
+            platform_label: label(&PLATFORM_LABELS, platform).to_string(),
+            archive,
+            sha256: target.sha256.clone().filter(|s| !s.trim().is_empty()),
+            command: snippets::binary_command_line(platform, target),
+        });
     }
     let version = string_field(map, "version").unwrap_or_default();
     let preview = name == "preview";
@@ -517,7 +521,7 @@ fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Ch
             "Install".to_string()
         },
         version,
-        install: snippets::install(agent_name, distribution, &platforms),
+        install: snippets::install(agent_name, &distribution, &platforms),
         downloads,
     }
 }

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
-use super::model::{text, PLATFORM_LABELS};
+use super::model::PLATFORM_LABELS;
+use crate::manifest::distribution::{BinaryTarget, Distribution, Kind};
 
 /// Install instructions of one channel.
 #[derive(Debug, Clone, Serialize)]
@@ -60,20 +60,6 @@ fn json_snippet(name: &str, server: Server) -> String {
         agent_servers: BTreeMap::from([(name.to_string(), server)]),
     };
     serde_json::to_string_pretty(&doc).unwrap_or_default()
-}
-
-fn strings(map: &Map<String, Value>, key: &str) -> Vec<String> {
-    match map.get(key) {
-        Some(Value::Array(items)) => items.iter().map(text).collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn env_map(map: &Map<String, Value>) -> BTreeMap<String, String> {
-    match map.get("env") {
-        Some(Value::Object(env)) => env.iter().map(|(k, v)| (k.clone(), text(v))).collect(),
-        _ => BTreeMap::new(),
-    }
 }
 
 /// Quote one word for POSIX `sh`: bare when it only has safe characters, else in single
@@ -163,16 +149,16 @@ fn ps_command(env: &BTreeMap<String, String>, cmd: &str, args: &[String]) -> Str
 
 /// The command of a binary target, run from the unpacked folder (Downloads table): POSIX
 /// `sh` for macOS and Linux, PowerShell for Windows.
-pub fn binary_command_line(platform: &str, target: &Map<String, Value>) -> String {
-    let cmd = target.get("cmd").map(text).unwrap_or_default();
-    let args = strings(target, "args");
-    let env = env_map(target);
+pub fn binary_command_line(platform: &str, target: &BinaryTarget) -> String {
+    let cmd = target.cmd.clone().unwrap_or_default();
+    let args = target.args.clone();
+    let env = &target.env;
     if is_windows(platform) {
-        return ps_command(&env, &cmd, &args).replace('\n', "; ");
+        return ps_command(env, &cmd, &args).replace('\n', "; ");
     }
     let mut words = vec![cmd];
     words.extend(args);
-    sh_command(&env, &words)
+    sh_command(env, &words)
 }
 
 fn is_windows(platform: &str) -> bool {
@@ -237,17 +223,14 @@ fn is_sha256(s: &str) -> bool {
 }
 
 /// Download, check, unpack and run, for one platform.
-fn binary_steps(folder: &str, platform: &str, target: &Map<String, Value>) -> String {
-    let cmd = target.get("cmd").map(text).unwrap_or_default();
-    let args = strings(target, "args");
-    let env = env_map(target);
-    let archive = target
-        .get("archive")
-        .map(text)
-        .and_then(|raw| super::safe_url(&raw));
+fn binary_steps(folder: &str, platform: &str, target: &BinaryTarget) -> String {
+    let cmd = target.cmd.clone().unwrap_or_default();
+    let args = target.args.clone();
+    let env = &target.env;
+    let archive = target.archive.as_deref().and_then(super::safe_url);
     let sha = target
-        .get("sha256")
-        .map(text)
+        .sha256
+        .clone()
         .filter(|s| is_sha256(s))
         .map(|s| s.to_ascii_lowercase());
     let mut lines = Vec::new();
@@ -283,7 +266,7 @@ fn binary_steps(folder: &str, platform: &str, target: &Map<String, Value>) -> St
         {
             lines.push(format!("tar -xf {}", ps_quote(&file)));
         }
-        lines.push(ps_command(&env, &cmd, &args));
+        lines.push(ps_command(env, &cmd, &args));
     } else {
         lines.push(format!(
             "mkdir -p {} && cd {}",
@@ -318,7 +301,7 @@ fn binary_steps(folder: &str, platform: &str, target: &Map<String, Value>) -> St
         }
         let mut words = vec![format!("./{}", cmd_path(&cmd).replace('\\', "/"))];
         words.extend(args);
-        lines.push(sh_command(&env, &words));
+        lines.push(sh_command(env, &words));
     }
     lines.join("\n")
 }
@@ -370,18 +353,15 @@ fn targets(
 }
 
 /// Snippets for one channel's `distribution`.
-pub fn install(
-    agent_name: &str,
-    distribution: &Map<String, Value>,
-    platforms: &[String],
-) -> Install {
-    for kind in ["npx", "uvx"] {
-        let Some(Value::Object(package)) = distribution.get(kind) else {
+pub fn install(agent_name: &str, distribution: &Distribution, platforms: &[String]) -> Install {
+    for kind in [Kind::Npx, Kind::Uvx] {
+        let Some(package) = distribution.package(kind) else {
             continue;
         };
-        let pkg = package.get("package").map(text).unwrap_or_default();
-        let extra = strings(package, "args");
-        let env = env_map(package);
+        let pkg = package.spec.clone().unwrap_or_default();
+        let extra = package.args.clone();
+        let env = package.env.clone();
+        let kind = kind.as_str();
         let mut args = Vec::new();
         if kind == "npx" {
             args.push("-y".to_string());
@@ -419,27 +399,27 @@ pub fn install(
             ),
         };
     }
-    let Some(Value::Object(binary)) = distribution.get("binary") else {
+    if distribution.binary.is_empty() {
         return Install {
             kind: None,
             intro: "This entry has no distribution to install.".to_string(),
             targets: Vec::new(),
         };
-    };
+    }
     let folder = folder_name(agent_name);
     // Platforms that launch the same way share one editor snippet.
     type Key = (bool, String, Vec<String>, BTreeMap<String, String>);
     let mut groups: Vec<(Key, Vec<String>)> = Vec::new();
     let mut cli = Vec::new();
     for platform in platforms {
-        let Some(Value::Object(target)) = binary.get(platform) else {
+        let Some(target) = distribution.target(platform) else {
             continue;
         };
         let key: Key = (
             is_windows(platform),
-            target.get("cmd").map(text).unwrap_or_default(),
-            strings(target, "args"),
-            env_map(target),
+            target.cmd.clone().unwrap_or_default(),
+            target.args.clone(),
+            target.env.clone(),
         );
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, members)) => members.push(platform.clone()),

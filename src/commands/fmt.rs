@@ -1,0 +1,178 @@
+//! `acp-registry fmt`: manifests in the canonical layout (docs/format.md#formatting), every
+//! comment kept; `--check` writes nothing and lists what would change.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{display_root, exit};
+use crate::diagnostics::escape;
+use crate::fs::{self, Kind};
+use crate::manifest::edit::{EditError, Editor};
+use crate::manifest::MAX_MANIFEST_BYTES;
+use crate::registry;
+use crate::source::SourceFile;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub registry: PathBuf,
+    /// Entry folders or `agent.json` files; empty means every entry of the registry.
+    pub paths: Vec<PathBuf>,
+    pub check: bool,
+}
+
+/// One manifest: read as `base/rel` (no link followed below `base`), shown as `display`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub base: PathBuf,
+    pub rel: PathBuf,
+    pub display: String,
+}
+
+/// The manifests `fmt` works on, in order.
+pub fn targets(options: &Options) -> anyhow::Result<Vec<Target>> {
+    if options.paths.is_empty() {
+        let root = display_root(&options.registry);
+        let discovered = registry::discover(&options.registry)?;
+        return Ok(discovered
+            .entries
+            .into_iter()
+            .filter(|e| matches!(fs::kind(&e.path.join("agent.json")), Ok(Some(_))))
+            .map(|e| Target {
+                base: options.registry.clone(),
+                rel: Path::new(&e.name).join("agent.json"),
+                display: join_display(&root, &format!("{}/agent.json", e.name)),
+            })
+            .collect());
+    }
+    options.paths.iter().map(|path| target(path)).collect()
+}
+
+/// A named folder holds `agent.json`; anything else is the file itself. The named folder is
+/// trusted (the user chose it); the file is read without following a link.
+fn target(path: &Path) -> anyhow::Result<Target> {
+    let shown = super::slash_path(path);
+    if matches!(fs::kind(path)?, Some(Kind::Dir)) {
+        return Ok(Target {
+            base: path.to_path_buf(),
+            rel: PathBuf::from("agent.json"),
+            display: join_display(&shown, "agent.json"),
+        });
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        anyhow::bail!(
+            "`{}` names no file; pass entry folders or agent.json files",
+            path.display()
+        );
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    Ok(Target {
+        base: parent.to_path_buf(),
+        rel: PathBuf::from(name),
+        display: shown,
+    })
+}
+
+/// `rel` (a `/`-separated path) under the displayed registry root.
+pub(crate) fn join_display(root: &str, rel: &str) -> String {
+    match root {
+        "" => rel.to_string(),
+        _ if root.ends_with('/') => format!("{root}{rel}"),
+        _ => format!("{root}/{rel}"),
+    }
+}
+
+/// What happened to one manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Unchanged,
+    /// Reformatted (written, or with `--check` would be).
+    Changed,
+    /// Could not be read or parsed; the message says why and what to do.
+    Failed(String),
+}
+
+/// The canonical text of `text`, or why there is none.
+pub fn formatted(text: &str, display: &str) -> Result<String, String> {
+    let mut editor = Editor::parse(text).map_err(|error| match error {
+        EditError::Parse(syntax) => {
+            let source = SourceFile::new(display, text);
+            let (start, _) = source.range(syntax.span);
+            format!(
+                "{display}:{}:{}: not valid JSONC: {}; fix it first (`acp-registry validate` explains)",
+                start.line, start.column, syntax.message
+            )
+        }
+        other => format!("{display}: {other}"),
+    })?;
+    editor
+        .format()
+        .map_err(|error| format!("{display}: {error}"))?;
+    Ok(editor.into_text())
+}
+
+/// Format one manifest, writing it only when it changes and `check` is off.
+pub fn format_one(target: &Target, check: bool) -> Outcome {
+    let display = &target.display;
+    let bytes = match fs::read_capped(&target.base, &target.rel, MAX_MANIFEST_BYTES) {
+        Ok(bytes) => bytes,
+        Err(error) => return Outcome::Failed(format!("cannot read {display}: {error}")),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Outcome::Failed(format!("{display} is not UTF-8; save it as UTF-8 first"));
+    };
+    let canonical = match formatted(&text, display) {
+        Ok(canonical) => canonical,
+        Err(message) => return Outcome::Failed(message),
+    };
+    if canonical == text {
+        return Outcome::Unchanged;
+    }
+    if !check {
+        if let Err(error) = fs::replace_file(&target.base, &target.rel, canonical.as_bytes()) {
+            return Outcome::Failed(format!("cannot write {display}: {error}"));
+        }
+    }
+    Outcome::Changed
+}
+
+/// Exit 0 when nothing needed formatting (or everything was written), 1 with `--check` when
+/// a file would change, 2 when a file could not be read, parsed or written.
+pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<u8> {
+    let targets = targets(options)?;
+    let (mut changed, mut failed) = (0, 0);
+    for target in &targets {
+        let shown = escape::terminal(&target.display);
+        match format_one(target, options.check) {
+            Outcome::Unchanged => {}
+            Outcome::Changed if options.check => {
+                changed += 1;
+                writeln!(out, "would reformat {shown}")?;
+            }
+            Outcome::Changed => {
+                changed += 1;
+                writeln!(out, "formatted {shown}")?;
+            }
+            Outcome::Failed(message) => {
+                failed += 1;
+                writeln!(err, "error: {}", escape::terminal(&message))?;
+            }
+        }
+    }
+    let verb = if options.check {
+        "would be reformatted"
+    } else {
+        "reformatted"
+    };
+    writeln!(out, "{changed} of {} manifests {verb}", targets.len())?;
+    Ok(if failed > 0 {
+        exit::FAILURE
+    } else if options.check && changed > 0 {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}

@@ -1,0 +1,313 @@
+//! The typed launch model of a `distribution`: per-platform binary targets (what to fetch,
+//! which `cmd` to run), `npx` and `uvx` packages, each with its `args` and `env`.
+//!
+//! Built once from the span-carrying [`Node`] tree (or from published JSON, through the same
+//! code), so `verify`, the site's install snippets and the online checks read the manifest
+//! the same way instead of each looking JSON maps up by key. It records what is there; the
+//! rules judge it.
+
+use std::collections::BTreeMap;
+
+use super::jsonc::{escape_pointer, Member, Node, NodeValue};
+use super::{DISTRIBUTION_KINDS, PLATFORMS};
+use crate::source::Span;
+
+/// How a distribution launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Binary,
+    Npx,
+    Uvx,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Binary, Kind::Npx, Kind::Uvx];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Binary => "binary",
+            Kind::Npx => "npx",
+            Kind::Uvx => "uvx",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One platform's binary build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BinaryTarget {
+    /// The platform key as written (known or not).
+    pub platform: String,
+    /// JSON pointer of the target object.
+    pub pointer: String,
+    /// Written directly under `distribution` (the RFD's early form).
+    pub legacy: bool,
+    pub archive: Option<String>,
+    pub cmd: Option<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub sha256: Option<String>,
+}
+
+/// An `npx` or `uvx` package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    pub kind: Kind,
+    /// JSON pointer of the package object.
+    pub pointer: String,
+    /// `package` as written (`name@1.2.3`, `name==1.2.3`).
+    pub spec: Option<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+}
+
+/// What to run: a program, its arguments and the variables to add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Package {
+    /// `npx --yes <package> <args>` or `uvx <package> <args>` (`--yes`: never prompt, since
+    /// an editor launches with no terminal to answer).
+    pub fn launch(&self) -> Launch {
+        let mut args = Vec::new();
+        if self.kind == Kind::Npx {
+            args.push("--yes".to_string());
+        }
+        args.extend(self.spec.clone());
+        args.extend(self.args.iter().cloned());
+        Launch {
+            program: self.kind.as_str().to_string(),
+            args,
+            env: self.env.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Distribution {
+    /// `binary` targets in the order written, then legacy platform keys.
+    pub binary: Vec<BinaryTarget>,
+    pub npx: Option<Package>,
+    pub uvx: Option<Package>,
+}
+
+impl Distribution {
+    /// The model of the `distribution` object at `base` (a JSON pointer, for findings).
+    /// Duplicate keys resolve last-wins, as in clients.
+    pub fn from_node(dist: &Node, base: &str) -> Distribution {
+        let mut out = Distribution::default();
+        if let Some(binary) = dist.get("binary") {
+            let base = format!("{base}/binary");
+            for member in binary.unique_members() {
+                out.binary.extend(target(member, &base, false));
+            }
+        }
+        for member in dist.unique_members() {
+            let key = member.key.as_str();
+            if !DISTRIBUTION_KINDS.contains(&key) && member.value.as_object().is_some() {
+                out.binary.extend(target(member, base, true));
+            }
+        }
+        out.npx = dist.get("npx").and_then(|n| package(n, Kind::Npx, base));
+        out.uvx = dist.get("uvx").and_then(|n| package(n, Kind::Uvx, base));
+        out
+    }
+
+    /// The same model from published JSON (the site's input).
+    pub fn from_json(dist: &serde_json::Value) -> Distribution {
+        Distribution::from_node(&node_of(dist), "/distribution")
+    }
+
+    /// The kinds present, in output order.
+    pub fn kinds(&self) -> Vec<Kind> {
+        let present = [
+            !self.binary.is_empty(),
+            self.npx.is_some(),
+            self.uvx.is_some(),
+        ];
+        Kind::ALL
+            .into_iter()
+            .zip(present)
+            .filter_map(|(k, p)| p.then_some(k))
+            .collect()
+    }
+
+    /// The target of `platform`: under `binary` first, else a legacy key.
+    pub fn target(&self, platform: &str) -> Option<&BinaryTarget> {
+        let of = |legacy: bool| {
+            self.binary
+                .iter()
+                .find(|t| t.platform == platform && t.legacy == legacy)
+        };
+        of(false).or_else(|| of(true))
+    }
+
+    pub fn package(&self, kind: Kind) -> Option<&Package> {
+        match kind {
+            Kind::Npx => self.npx.as_ref(),
+            Kind::Uvx => self.uvx.as_ref(),
+            Kind::Binary => None,
+        }
+    }
+}
+
+/// The platform key of the machine running this code, when it is one of [`PLATFORMS`].
+pub fn current_platform() -> Option<&'static str> {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "linux" => "linux",
+        "windows" => "windows",
+        _ => return None,
+    };
+    let arch = match std::env::consts::ARCH {
+        "aarch64" => "aarch64",
+        "x86_64" => "x86_64",
+        _ => return None,
+    };
+    let key = format!("{os}-{arch}");
+    PLATFORMS.into_iter().find(|p| *p == key)
+}
+
+fn target(member: &Member, base: &str, legacy: bool) -> Option<BinaryTarget> {
+    let node = &member.value;
+    node.as_object()?;
+    Some(BinaryTarget {
+        platform: member.key.clone(),
+        pointer: format!("{base}/{}", escape_pointer(&member.key)),
+        legacy,
+        archive: node.get_str("archive").map(str::to_string),
+        cmd: node.get_str("cmd").map(str::to_string),
+        args: words(node),
+        env: env(node),
+        sha256: node.get_str("sha256").map(str::to_string),
+    })
+}
+
+fn package(node: &Node, kind: Kind, base: &str) -> Option<Package> {
+    node.as_object()?;
+    Some(Package {
+        kind,
+        pointer: format!("{base}/{kind}"),
+        spec: node.get_str("package").map(str::to_string),
+        args: words(node),
+        env: env(node),
+    })
+}
+
+/// A value as text: strings as they are, anything else as its JSON.
+fn text(node: &Node) -> String {
+    match node.as_str() {
+        Some(s) => s.to_string(),
+        None => node.to_json().to_string(),
+    }
+}
+
+fn words(node: &Node) -> Vec<String> {
+    node.get("args")
+        .and_then(Node::as_array)
+        .map(|items| items.iter().map(text).collect())
+        .unwrap_or_default()
+}
+
+fn env(node: &Node) -> BTreeMap<String, String> {
+    node.get("env")
+        .filter(|e| e.as_object().is_some())
+        .map(|e| {
+            e.unique_members()
+                .into_iter()
+                .map(|m| (m.key.clone(), text(&m.value)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A span-less tree of a JSON value.
+fn node_of(value: &serde_json::Value) -> Node {
+    use serde_json::Value;
+    let value = match value {
+        Value::Null => NodeValue::Null,
+        Value::Bool(b) => NodeValue::Bool(*b),
+        Value::Number(n) => NodeValue::Number(n.to_string()),
+        Value::String(s) => NodeValue::String(s.clone()),
+        Value::Array(items) => NodeValue::Array(items.iter().map(node_of).collect()),
+        Value::Object(map) => NodeValue::Object(
+            map.iter()
+                .map(|(k, v)| Member {
+                    key: k.clone(),
+                    key_span: Span::default(),
+                    value: node_of(v),
+                })
+                .collect(),
+        ),
+    };
+    Node {
+        span: Span::default(),
+        value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn binary_npx_and_uvx_are_read_with_pointers_args_and_env() {
+        let text = r#"{
+          "binary": {"linux-x86_64": {"archive": "https://x/a.tgz", "cmd": "./a", "args": ["acp"], "env": {"B": "2", "A": "1"}, "sha256": "ab"}},
+          "darwin-aarch64": {"archive": "https://x/b.zip", "cmd": "b"},
+          "npx": {"package": "@s/p@1.0.0", "args": ["--acp"]},
+          "uvx": {"package": "p==1.0.0", "env": {"K": "v"}}
+        }"#;
+        let dist = Distribution::from_node(&crate::manifest::parse(text).unwrap(), "/distribution");
+        assert_eq!(dist.kinds(), [Kind::Binary, Kind::Npx, Kind::Uvx]);
+        let linux = dist.target("linux-x86_64").unwrap();
+        assert_eq!(linux.pointer, "/distribution/binary/linux-x86_64");
+        assert_eq!(linux.args, ["acp"]);
+        assert_eq!(linux.env.keys().collect::<Vec<_>>(), ["A", "B"]);
+        let legacy = dist.target("darwin-aarch64").unwrap();
+        assert!(legacy.legacy);
+        assert_eq!(legacy.pointer, "/distribution/darwin-aarch64");
+        let npx = dist.npx.as_ref().unwrap().launch();
+        assert_eq!(
+            (npx.program.as_str(), npx.args),
+            (
+                "npx",
+                vec!["--yes".to_string(), "@s/p@1.0.0".into(), "--acp".into()]
+            )
+        );
+        let uvx = dist.uvx.as_ref().unwrap().launch();
+        assert_eq!(uvx.args, ["p==1.0.0"]);
+        assert_eq!(uvx.env["K"], "v");
+    }
+
+    #[test]
+    fn published_json_gives_the_same_model_as_the_source() {
+        let value = json!({"binary": {"windows-x86_64": {"archive": "https://x/a.zip", "cmd": "a.exe"}}, "npx": {"package": "a@1.0.0"}});
+        let from_text = Distribution::from_node(
+            &crate::manifest::parse(&value.to_string()).unwrap(),
+            "/distribution",
+        );
+        assert_eq!(Distribution::from_json(&value), from_text);
+    }
+
+    #[test]
+    fn the_current_platform_is_a_known_key_or_none() {
+        if let Some(p) = current_platform() {
+            assert!(PLATFORMS.contains(&p));
+        }
+    }
+}
