@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: `acp-collab validate` on a completed collaboration with 10,000
-# events (release build). Usage: bench/collab_validate.sh [events] [runs]
+# events (release build), and the cost per event. Usage:
+#   bench/collab_validate.sh [events] [runs]
+# e.g. `bench/collab_validate.sh 100000 10` for the growth check.
 set -euo pipefail
 
 events="${1:-10000}"
@@ -36,3 +38,5 @@ echo "min:    $(ms "${sorted[0]}") ms"
 echo "median: $(ms "${sorted[$(( runs / 2 ))]}") ms"
 echo "mean:   $(ms $(( sum / runs ))) ms"
 echo "max:    $(ms "${sorted[$(( runs - 1 ))]}") ms"
+median="${sorted[$(( runs / 2 ))]}"
+echo "per event (median): $(( median * 1000 / events )) ns"

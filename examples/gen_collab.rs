@@ -63,10 +63,12 @@ fn main() -> anyhow::Result<()> {
     for seq in 2..=(total - FLOW + 1) {
         let event = json!({
             "seq": seq, "from": if seq.is_multiple_of(2) { "server" } else { "reader" },
-            "event": "deliverable_drafted", "at": first["at"], "summary": format!("notes draft {seq}"),
+            "event": "deliverable_drafted", "at": first.get("at").cloned(), "summary": format!("notes draft {seq}"),
             "doc": "deliverables/notes.md", "reply_to": seq - 1, "role": "supporting",
         });
-        bulk.push_str(&format_event_line(event.as_object().expect("object")));
+        bulk.push_str(&format_event_line(&Event::from(
+            event.as_object().expect("object").clone(),
+        )));
     }
     std::fs::OpenOptions::new()
         .append(true)

@@ -14,6 +14,7 @@ pub mod fs;
 pub mod manifest;
 pub mod net;
 pub mod online;
+pub mod pack;
 pub mod registry;
 pub mod rules;
 pub mod site;

@@ -224,7 +224,8 @@ proptest! {
         let mut log: Vec<Event> = vec![json!({"seq": 1, "from": "a", "event": "initialized"})
             .as_object()
             .unwrap()
-            .clone()];
+            .clone()
+            .into()];
         // A random walk that keeps only events the state machine accepts.
         for (event, sender, primary) in choices {
             let seq = log.len() as i64 + 1;
@@ -239,7 +240,7 @@ proptest! {
                 e.insert("doc".into(), json!("conclusion.md"));
             }
             let mut candidate = log.clone();
-            candidate.push(e);
+            candidate.push(e.into());
             if replay(&participants, &candidate, Some(&ready)).1.is_empty() {
                 log = candidate;
             }

@@ -60,6 +60,7 @@ fn help_texts() {
         &["man", "--help"],
         &["verify", "--help"],
         &["matrix", "--help"],
+        &["pack", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);
@@ -81,6 +82,9 @@ fn acp_collab_help_texts() {
         &["next", "--help"],
         &["wait", "--help"],
         &["validate", "--help"],
+        &["status", "--help"],
+        &["log", "--help"],
+        &["skill", "install", "--help"],
     ] {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-collab"))
             .args(args)

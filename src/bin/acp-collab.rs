@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use acp_registry::collab::{
-    self, model, AppendOptions, CollabError, InitOptions, WaitOptions, WaitOutcome,
+    self, model, AppendOptions, CollabError, InitOptions, Invocation, WaitOptions, WaitOutcome,
 };
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -41,6 +41,54 @@ enum Command {
         args_override_self = true
     )]
     Validate(ValidateArgs),
+    /// Show where a collaboration stands: phase, owner, who is awaited, the last events and
+    /// open readiness questions
+    #[command(args_override_self = true)]
+    Status(ValidateArgs),
+    /// Print the event log, optionally only the events after a seq
+    #[command(args_override_self = true)]
+    Log(LogArgs),
+    /// Install the collaboration skill for an agent
+    #[command(subcommand)]
+    Skill(SkillCommand),
+}
+
+#[derive(Subcommand)]
+enum SkillCommand {
+    /// Copy the skill where an agent reads skills, its scripts running this acp-collab
+    Install(SkillInstallArgs),
+}
+
+#[derive(Args)]
+struct SkillInstallArgs {
+    /// The agent (see --list)
+    #[arg(long, default_value = "claude-code")]
+    agent: String,
+    /// Install for the user, below the home folder (the default)
+    #[arg(long, conflicts_with = "project")]
+    global: bool,
+    /// Install into this project folder instead
+    #[arg(long, value_name = "DIR")]
+    project: Option<std::path::PathBuf>,
+    /// Replace a different skill folder of the same name
+    #[arg(long)]
+    force: bool,
+    /// List the known agents and their skill folders
+    #[arg(long)]
+    list: bool,
+}
+
+#[derive(Args)]
+struct LogArgs {
+    /// The collaboration folder
+    #[arg(long)]
+    folder: String,
+    /// Only events with a seq above N
+    #[arg(long, value_name = "N")]
+    since: Option<i64>,
+    /// Output format (json: one JSON object per line)
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
 }
 
 #[derive(Args)]
@@ -210,19 +258,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(e) => report(&e, "append"),
             }
         }
-        Command::Next(a) => match collab::next_action(&a.folder, &a.participant) {
-            Ok(next) => {
-                stdout.write_all(next.render().as_bytes())?;
-                next.exit_code as u8
+        Command::Next(a) => {
+            match collab::next_action_with(&a.folder, &a.participant, &invocation()) {
+                Ok(next) => {
+                    stdout.write_all(next.render().as_bytes())?;
+                    next.exit_code as u8
+                }
+                Err(e) => report(&e, "next"),
             }
-            Err(e) => report(&e, "next"),
-        },
+        }
         Command::Wait(a) => {
             let opts = WaitOptions {
                 folder: a.folder,
                 participant: a.participant,
                 interval: a.interval,
                 timeout: a.timeout,
+                invocation: invocation(),
             };
             match collab::wait_for_turn(&opts, &mut stdout) {
                 Ok(WaitOutcome::Ready { next_error, .. }) => {
@@ -249,9 +300,90 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Err(e) => report(&e, "validate"),
         },
+        Command::Status(a) => match collab::status(&a.folder) {
+            Ok(status) => {
+                stdout.write_all(
+                    match a.format {
+                        Format::Text => status.render_text(),
+                        Format::Json => status.render_json(),
+                    }
+                    .as_bytes(),
+                )?;
+                0
+            }
+            Err(e) => report(&e, "status"),
+        },
+        Command::Skill(SkillCommand::Install(a)) => {
+            if a.list {
+                stdout.write_all(collab::skill::list().as_bytes())?;
+                0
+            } else {
+                skill_install(a, &mut stdout)?
+            }
+        }
+        Command::Log(a) => match collab::log(&a.folder, a.since) {
+            Ok(events) => {
+                stdout.write_all(
+                    match a.format {
+                        Format::Text => collab::status::render_log_text(&events),
+                        Format::Json => collab::status::render_log_json(&events),
+                    }
+                    .as_bytes(),
+                )?;
+                0
+            }
+            Err(e) => report(&e, "log"),
+        },
     };
     stdout.flush()?;
     Ok(ExitCode::from(code))
+}
+
+fn skill_install(a: SkillInstallArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    use collab::skill::{install, InstallOptions, Scope};
+    let scope = match a.project {
+        Some(dir) => Scope::Project(dir),
+        None => {
+            let home = std::env::var_os("HOME")
+                .or_else(|| std::env::var_os("USERPROFILE"))
+                .filter(|h| !h.is_empty())
+                .ok_or_else(|| anyhow::anyhow!("HOME is not set; pass --project DIR"))?;
+            Scope::Global(home.into())
+        }
+    };
+    let binary = std::env::current_exe()?;
+    let opts = InstallOptions {
+        agent: a.agent,
+        scope,
+        binary: binary.canonicalize().unwrap_or(binary),
+        force: a.force,
+    };
+    Ok(match install(&opts) {
+        Ok(done) => {
+            let verb = if done.changed {
+                "installed"
+            } else {
+                "already installed"
+            };
+            writeln!(
+                out,
+                "{verb}: {} (scripts run {})",
+                done.dir.display(),
+                opts.binary.display()
+            )?;
+            0
+        }
+        Err(e) => report(&e, "skill"),
+    })
+}
+
+/// How follow-up commands are printed: the skill's launchers set `ACP_COLLAB_SCRIPTS` to
+/// their folder, so an agent that runs them is shown launcher commands.
+fn invocation() -> Invocation {
+    match std::env::var_os("ACP_COLLAB_SCRIPTS") {
+        Some(dir) if !dir.is_empty() => Invocation::Scripts(dir.into()),
+        _ => Invocation::Binary,
+    }
 }
 
 /// Prints a library failure as docs/collab-protocol.md#conventions shapes it and returns exit 2.
@@ -259,6 +391,12 @@ fn report(e: &CollabError, subcommand: &str) -> u8 {
     match e {
         CollabError::Usage(msg) => print_usage_error(subcommand, msg),
         CollabError::Protocol(msg) => eprintln!("error: {msg}"),
+        CollabError::Flags(problems) => {
+            eprintln!("error: {e}");
+            for p in problems {
+                eprintln!("  --{}: {}", p.flag, p.hint);
+            }
+        }
     }
     2
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    self, build, exit, explain, fmt, matrix, new, online, update, validate, verify,
+    self, build, exit, explain, fmt, matrix, new, online, pack, update, validate, verify,
 };
 use acp_registry::diagnostics::escape;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -50,6 +50,8 @@ enum Command {
     /// Verify, then open a session and probe the session methods; write matrix.json and
     /// matrix.md.
     Matrix(MatrixArgs),
+    /// Build one platform's release archive of an entry and record it in its agent.json.
+    Pack(PackArgs),
 }
 
 #[derive(Args)]
@@ -251,6 +253,38 @@ impl From<FormatArg> for validate::Format {
             FormatArg::Sarif => validate::Format::Sarif,
         }
     }
+}
+
+#[derive(Args)]
+struct PackArgs {
+    #[command(flatten)]
+    registry: RegistryArg,
+    /// The entry id, e.g. `agent-collaboration-protocol`.
+    id: String,
+    /// The Rust target triple the binary was built for, e.g. `x86_64-unknown-linux-musl`.
+    #[arg(long, value_name = "TRIPLE")]
+    target: String,
+    /// The built executable to ship (optional with --check: then the archive is compared
+    /// with the manifest only).
+    #[arg(long, value_name = "PATH", required_unless_present = "check")]
+    binary: Option<PathBuf>,
+    /// The release version, X.Y.Z (with --check, the manifest's by default).
+    #[arg(long, value_name = "X.Y.Z", required_unless_present = "check")]
+    version: Option<String>,
+    /// Archives are published at <URL>/v<version>/<file> [default: the current archive
+    /// URL's folder, else the repository's GitHub releases].
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The licence file bundled as LICENSE.
+    #[arg(long, value_name = "FILE", default_value = "LICENSE")]
+    license: PathBuf,
+    /// Output folder; archives go to <DIR>/v<version>/.
+    #[arg(long, value_name = "DIR", default_value = "dist/packages")]
+    out: PathBuf,
+    /// Write nothing: exit 1 unless the archive in --out is the one agent.json records (and,
+    /// with --binary, the one these inputs build).
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args)]
@@ -468,6 +502,23 @@ fn main() -> ExitCode {
                 common: args.verify.options(),
                 out: args.out,
                 changed_only: args.changed_only,
+            },
+            &mut out,
+        ),
+        Command::Pack(args) => pack::run(
+            &pack::Options {
+                pack: acp_registry::pack::PackOptions {
+                    registry: args.registry.registry,
+                    id: args.id,
+                    target: args.target,
+                    binary: args.binary,
+                    version: args.version,
+                    base_url: args.base_url,
+                    license: args.license,
+                    out: args.out,
+                    mtime: pack::source_date_epoch(),
+                },
+                check: args.check,
             },
             &mut out,
         ),

@@ -2,17 +2,17 @@
 
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::events::{append_line, format_event_line, read_events, AppendLock};
+use super::events::{append_line, format_event_line, read_events, AppendLock, Event};
 use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
 use super::model::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
-use super::paths::{self, ReadError};
+use super::paths;
 use super::protocol;
-use super::pyfmt::as_int;
+use super::pyfmt::{self, as_int};
 use super::state::replay;
 use super::time::utc_now;
-use super::CollabError;
+use super::{CollabError, FlagProblem};
 
 /// The `append` flags.
 #[derive(Debug, Clone, Default)]
@@ -48,6 +48,135 @@ fn refuse(msg: impl Into<String>) -> CollabError {
 /// Reads a protocol text file for a gate check; absence reads as empty.
 fn read_folder_text(folder: &Path, name: &str) -> Result<String, CollabError> {
     Ok(paths::read_text(folder, name)?.unwrap_or_default())
+}
+
+fn problem(flag: &'static str, message: &str, hint: String) -> FlagProblem {
+    FlagProblem {
+        flag,
+        message: message.to_owned(),
+        hint,
+    }
+}
+
+/// Every missing or invalid `--reply-to`, `--role`, `--doc` and `--sha256`, in the order the
+/// published script checks them (steps 4 and 5 of docs/collab-protocol.md#append), so the
+/// first message is the one it prints.
+fn flag_problems(
+    opts: &AppendOptions,
+    protocol: &protocol::Protocol,
+    events: &[Event],
+) -> Result<Vec<FlagProblem>, CollabError> {
+    let mut problems = Vec::new();
+    let last = events.last().map(|e| {
+        let field = |k| pyfmt::py_str(e.get(k));
+        format!(
+            "seq {} ({} from {})",
+            field("seq"),
+            field("event"),
+            field("from")
+        )
+    });
+    let answer = |last: &str| {
+        format!("pass --reply-to N, the seq of the event this one answers; the last is {last}")
+    };
+    match (opts.reply_to, &last) {
+        (Some(n), Some(last)) if !events.iter().any(|e| as_int(e.get("seq")) == Some(n)) => {
+            problems.push(problem(
+                "reply-to",
+                "reply_to must point to an existing event",
+                answer(last),
+            ))
+        }
+        (Some(_), None) => problems.push(problem(
+            "reply-to",
+            "reply_to must point to an existing event",
+            "the log is empty: leave --reply-to out".into(),
+        )),
+        (None, Some(last)) => problems.push(problem(
+            "reply-to",
+            "reply_to is required after initialized",
+            answer(last),
+        )),
+        _ => {}
+    }
+    if opts.event.starts_with("deliverable_") {
+        deliverable_problems(opts, protocol, &mut problems)?;
+    }
+    Ok(problems)
+}
+
+fn deliverable_problems(
+    opts: &AppendOptions,
+    protocol: &protocol::Protocol,
+    problems: &mut Vec<FlagProblem>,
+) -> Result<(), CollabError> {
+    let doc = opts.doc.as_deref().filter(|d| !d.is_empty());
+    let role = opts.role.as_deref().filter(|r| !r.is_empty());
+    let primary = protocol.primary_ref().unwrap_or_default();
+    let declared = |role: Option<&str>| match role {
+        Some("supporting") => match protocol.supporting_refs() {
+            refs if refs.is_empty() => {
+                "no supporting deliverable is declared in protocol.json".to_owned()
+            }
+            refs => format!("pass --doc with one of: {}", refs.join(", ")),
+        },
+        _ => format!("the primary deliverable is --doc {primary}"),
+    };
+    if role.is_none() {
+        let hint =
+            "pass --role primary (or --role supporting for a declared supporting deliverable)";
+        problems.push(problem(
+            "role",
+            "deliverable events require role",
+            hint.into(),
+        ));
+    }
+    let Some(doc) = doc else {
+        problems.push(problem(
+            "doc",
+            "deliverable events require doc",
+            declared(role),
+        ));
+        return Ok(());
+    };
+    let Some(role) = role else { return Ok(()) };
+    let target = match protocol.resolve_doc(role, doc) {
+        Ok(target) => target,
+        Err(message) => {
+            problems.push(problem("doc", &message, declared(Some(role))));
+            return Ok(());
+        }
+    };
+    if opts.event != "deliverable_frozen" {
+        return Ok(());
+    }
+    let how = format!(
+        "64 lowercase hex characters: `sha256sum {0}` or `shasum -a 256 {0}`",
+        target.rel
+    );
+    let Some(sha) = opts.sha256.as_deref().filter(|s| is_sha256(s)) else {
+        let hint = format!("pass --sha256 with the file's SHA-256, {how}");
+        problems.push(problem(
+            "sha256",
+            "deliverable_frozen requires sha256",
+            hint,
+        ));
+        return Ok(());
+    };
+    match paths::sha256_file(&target.base, &target.rel).map_err(CollabError::from)? {
+        None => problems.push(problem(
+            "doc",
+            "deliverable_frozen doc does not exist",
+            format!("write {doc} before freezing it"),
+        )),
+        Some(actual) if actual != sha => problems.push(problem(
+            "sha256",
+            "deliverable_frozen sha256 does not match current file",
+            format!("{doc} now hashes to {actual}; freeze the content you mean to freeze"),
+        )),
+        Some(_) => {}
+    }
+    Ok(())
 }
 
 /// Appends one event, holding the folder's lock from the first read to the
@@ -87,40 +216,13 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
         )));
     }
     let events = log.events;
-    if let Some(reply_to) = opts.reply_to {
-        if !events
-            .iter()
-            .any(|e| as_int(e.get("seq")) == Some(reply_to))
-        {
-            return Err(refuse("reply_to must point to an existing event"));
-        }
-    } else if !events.is_empty() {
-        return Err(refuse("reply_to is required after initialized"));
+    let problems = flag_problems(opts, &protocol, &events)?;
+    if !problems.is_empty() {
+        return Err(CollabError::Flags(problems));
     }
-
     let doc = opts.doc.as_deref().filter(|d| !d.is_empty());
     let role = opts.role.as_deref().filter(|r| !r.is_empty());
     let sha = opts.sha256.as_deref().filter(|s| !s.is_empty());
-    if name.starts_with("deliverable_") {
-        let role = role.ok_or_else(|| refuse("deliverable events require role"))?;
-        let doc = doc.ok_or_else(|| refuse("deliverable events require doc"))?;
-        let target = protocol.resolve_doc(role, doc).map_err(refuse)?;
-        if name == "deliverable_frozen" {
-            let sha = sha
-                .filter(|s| is_sha256(s))
-                .ok_or_else(|| refuse("deliverable_frozen requires sha256"))?;
-            match paths::sha256_file(&target.base, &target.rel) {
-                Ok(None) => return Err(refuse("deliverable_frozen doc does not exist")),
-                Ok(Some(actual)) if actual != sha => {
-                    return Err(refuse(
-                        "deliverable_frozen sha256 does not match current file",
-                    ))
-                }
-                Ok(Some(_)) => {}
-                Err(e @ ReadError::Symlink(_)) | Err(e @ ReadError::Io(_)) => return Err(e.into()),
-            }
-        }
-    }
 
     let seq = events
         .iter()
@@ -128,23 +230,23 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
         .max()
         .unwrap_or(0)
         + 1;
-    let mut payload = Map::new();
-    payload.insert("seq".into(), json!(seq));
-    payload.insert("from".into(), json!(opts.participant));
-    payload.insert("event".into(), json!(name));
-    payload.insert("at".into(), json!(utc_now()));
-    payload.insert("summary".into(), json!(opts.summary));
+    let mut payload = Event::default();
+    payload.insert("seq", json!(seq));
+    payload.insert("from", json!(opts.participant));
+    payload.insert("event", json!(name));
+    payload.insert("at", json!(utc_now()));
+    payload.insert("summary", json!(opts.summary));
     if let Some(d) = doc {
-        payload.insert("doc".into(), json!(d));
+        payload.insert("doc", json!(d));
     }
     if let Some(r) = opts.reply_to {
-        payload.insert("reply_to".into(), json!(r));
+        payload.insert("reply_to", json!(r));
     }
     if let Some(r) = role {
-        payload.insert("role".into(), json!(r));
+        payload.insert("role", json!(r));
     }
     if let Some(s) = sha {
-        payload.insert("sha256".into(), json!(s));
+        payload.insert("sha256", json!(s));
     }
 
     let needs_readiness = matches!(name, "decision_accepted" | "readiness_passed" | "completed");

@@ -1,18 +1,168 @@
 //! `events.jsonl` I/O: tolerant reading, the compact line format, the advisory append lock and
 //! durable appends (`docs/collab-protocol.md#eventsjsonl`, `docs/collab-protocol.md#concurrency`).
 
+use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use super::model::{EVENTS_FILE, LOCK_FILE};
 use super::paths::{self, ReadError};
 use super::CollabError;
 
-/// One decoded event line (always a JSON object).
-pub type Event = Map<String, Value>;
+/// One decoded event line (always a JSON object): its members in file order. A repeated key
+/// keeps its first place and its last value, as a JSON object map does.
+///
+/// A small vector instead of a hash map: an event has about seven members, and the log is
+/// read whole on every command, so a look-up that compares a few short keys beats hashing
+/// each key (`validate` makes dozens of look-ups per event; see BENCHMARKS.md).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Event {
+    members: Vec<(Cow<'static, str>, Value)>,
+}
+
+/// The keys events normally have, shared instead of allocated per event.
+const KNOWN_KEYS: [&str; 9] = [
+    "seq", "from", "event", "at", "summary", "doc", "reply_to", "role", "sha256",
+];
+
+fn key_of(key: &str) -> Cow<'static, str> {
+    match KNOWN_KEYS.iter().find(|k| **k == key) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(key.to_owned()),
+    }
+}
+
+/// Reads an object key without allocating for the known ones.
+struct KeySeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'static, str>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Cow<'static, str>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
+                Ok(key_of(key))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl Event {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Sets `key`, in place when present, else at the end.
+    pub fn insert(&mut self, key: &str, value: Value) {
+        self.insert_key(key_of(key), value);
+    }
+
+    fn insert_key(&mut self, key: Cow<'static, str>, value: Value) {
+        match self.members.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, slot)) => *slot = value,
+            None => self.members.push((key, value)),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The event as a JSON object, members in order.
+    pub fn to_value(&self) -> Value {
+        let members = self.members.iter().map(|(k, v)| (k.to_string(), v.clone()));
+        Value::Object(members.collect())
+    }
+}
+
+/// `event["key"]`, `Null` when absent, as for a JSON value.
+impl std::ops::Index<&str> for Event {
+    type Output = Value;
+    fn index(&self, key: &str) -> &Value {
+        static NULL: Value = Value::Null;
+        self.get(key).unwrap_or(&NULL)
+    }
+}
+
+impl From<Map<String, Value>> for Event {
+    fn from(map: Map<String, Value>) -> Self {
+        Event {
+            members: map.into_iter().map(|(k, v)| (key_of(&k), v)).collect(),
+        }
+    }
+}
+
+impl serde::Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.members.len()))?;
+        for (k, v) in &self.members {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Event {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EventVisitor;
+        impl<'de> Visitor<'de> for EventVisitor {
+            type Value = Event;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Event, A::Error> {
+                let mut event = Event {
+                    members: Vec::with_capacity(access.size_hint().unwrap_or(9)),
+                };
+                while let Some(key) = access.next_key_seed(KeySeed)? {
+                    let value = access.next_value::<Value>()?;
+                    event.insert_key(key, value);
+                }
+                // The whole log stays in memory: give back the unused slots.
+                event.members.shrink_to_fit();
+                Ok(event)
+            }
+        }
+        deserializer.deserialize_map(EventVisitor)
+    }
+}
+
+/// One line decoded: an event, a JSON value that is not an object, or not JSON.
+enum Line {
+    Event(Event),
+    NotObject,
+    Invalid(serde_json::Error),
+}
+
+fn decode(line: &str) -> Line {
+    match serde_json::from_str::<Event>(line) {
+        Ok(event) => Line::Event(event),
+        // A type error: decide between "not an object" and "not JSON" as a whole value would.
+        Err(e) if e.is_data() => match serde_json::from_str::<Value>(line) {
+            Ok(_) => Line::NotObject,
+            Err(e) => Line::Invalid(e),
+        },
+        Err(e) => Line::Invalid(e),
+    }
+}
 
 /// The result of reading `events.jsonl`.
 #[derive(Debug, Default)]
@@ -62,24 +212,24 @@ pub fn parse_events(text: &str) -> EventLog {
         }
         let number = index + 1;
         let is_unterminated = index == last_index && !ends_with_newline;
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(event)) => {
+        match decode(line) {
+            Line::Event(event) => {
                 log.missing_final_newline = is_unterminated;
                 log.events.push(event);
             }
-            Ok(_) => {
+            Line::NotObject => {
                 log.missing_final_newline = is_unterminated;
                 log.errors.push(format!(
                     "events.jsonl line {number}: event must be an object"
                 ));
             }
-            Err(_) if is_unterminated => {
+            Line::Invalid(_) if is_unterminated => {
                 log.warnings.push(format!(
                     "events.jsonl line {number} is an incomplete last line (no newline, not valid JSON) and was ignored; remove it or restore the rest of the line"
                 ));
                 log.incomplete_tail = Some((*line).to_owned());
             }
-            Err(e) => log
+            Line::Invalid(e) => log
                 .errors
                 .push(format!("events.jsonl line {number}: invalid JSON: {e}")),
         }
@@ -162,7 +312,7 @@ mod tests {
     fn line_uses_spec_field_order_and_compact_separators() {
         let v = json!({"sha256": "x", "summary": "é", "seq": 2, "from": "a", "event": "e", "at": "t", "reply_to": 1});
         assert_eq!(
-            format_event_line(v.as_object().unwrap()),
+            format_event_line(&Event::from(v.as_object().unwrap().clone())),
             "{\"seq\":2,\"from\":\"a\",\"event\":\"e\",\"at\":\"t\",\"summary\":\"é\",\"reply_to\":1,\"sha256\":\"x\"}\n"
         );
     }
@@ -177,6 +327,24 @@ mod tests {
         let log = parse_events("{\"seq\":1}\n{\"seq\":2}");
         assert_eq!(log.events.len(), 2);
         assert!(log.missing_final_newline);
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_place_and_the_last_value_and_a_cut_array_is_not_json() {
+        let log = parse_events("{\"seq\":1,\"from\":\"a\",\"seq\":2}\n[1,\n\"x\"\n");
+        let e = &log.events[0];
+        assert_eq!(e.to_value().to_string(), "{\"seq\":2,\"from\":\"a\"}");
+        assert_eq!(e["seq"], 2);
+        assert_eq!(e["missing"], Value::Null);
+        assert!(
+            log.errors[0].starts_with("events.jsonl line 2: invalid JSON: "),
+            "{:?}",
+            log.errors
+        );
+        assert_eq!(
+            log.errors[1],
+            "events.jsonl line 3: event must be an object"
+        );
     }
 
     #[test]

@@ -275,16 +275,16 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         write_file(&folder.join(name), text)?;
     }
 
-    let mut event = Map::new();
-    event.insert("seq".into(), json!(1));
-    event.insert("from".into(), json!(participants[0]));
-    event.insert("event".into(), json!("initialized"));
-    event.insert("at".into(), json!(now));
+    let mut event = super::events::Event::default();
+    event.insert("seq", json!(1));
+    event.insert("from", json!(participants[0]));
+    event.insert("event", json!("initialized"));
+    event.insert("at", json!(now));
     event.insert(
-        "summary".into(),
+        "summary",
         json!("Initialized ACP schema v2 collaboration workspace."),
     );
-    event.insert("doc".into(), json!("protocol.json"));
+    event.insert("doc", json!("protocol.json"));
     // A stale log is appended to, never truncated (docs/collab-protocol.md#init).
     let stale_unterminated = paths::read_bytes(&folder, EVENTS_FILE)
         .is_ok_and(|b| b.is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n")));

@@ -44,28 +44,40 @@ impl Readiness {
             ..Readiness::default()
         };
         for caps in MARKER.captures_iter(text) {
-            let label = &caps[1];
-            let body = &caps[2];
-            match label {
-                "blocking" => out.blocking = true,
-                "unresolved" => out.unresolved = true,
-                _ => {}
-            }
-            if matches!(label, "resolved" | "deferred_nonblocking" | "blocking")
-                && body.contains("TBD")
-            {
-                out.unresolved = true;
-            }
-            if label == "deferred_nonblocking" && !body.to_lowercase().contains("reason:") {
-                out.deferred_missing_reason = true;
-            }
+            let item = classify(&caps[1], &caps[2]);
+            out.blocking |= item.blocking;
+            out.unresolved |= item.unresolved;
+            out.deferred_missing_reason |= item.deferred_missing_reason;
         }
         out
+    }
+
+    /// The marker items that keep readiness open (blocking, unresolved or a deferral
+    /// without a reason), as `- [label] body`, in file order.
+    pub fn open_items(text: &str) -> Vec<String> {
+        MARKER
+            .captures_iter(text)
+            .filter(|caps| classify(&caps[1], &caps[2]).has_open_items())
+            .map(|caps| format!("- [{}] {}", &caps[1], caps[2].trim_end()))
+            .collect()
     }
 
     /// True when any blocking, unresolved or reasonless item exists.
     pub fn has_open_items(&self) -> bool {
         self.blocking || self.unresolved || self.deferred_missing_reason
+    }
+}
+
+/// What one marker item contributes to the readiness state.
+fn classify(label: &str, body: &str) -> Readiness {
+    Readiness {
+        blocking: label == "blocking",
+        unresolved: label == "unresolved"
+            || (matches!(label, "resolved" | "deferred_nonblocking" | "blocking")
+                && body.contains("TBD")),
+        deferred_missing_reason: label == "deferred_nonblocking"
+            && !body.to_lowercase().contains("reason:"),
+        ready: false,
     }
 }
 

@@ -15,6 +15,7 @@
 
 pub mod append;
 pub mod events;
+pub mod guide;
 pub mod init;
 pub mod markdown;
 pub mod model;
@@ -22,15 +23,19 @@ pub mod next;
 pub mod paths;
 pub mod protocol;
 pub mod pyfmt;
+pub mod skill;
 pub mod state;
+pub mod status;
 pub mod templates;
 pub mod time;
 pub mod validate;
 pub mod wait;
 
 pub use append::{append, AppendOptions, Appended};
+pub use guide::Invocation;
 pub use init::{init, InitOptions, InitOutcome};
-pub use next::{next_action, NextAction};
+pub use next::{next_action, next_action_with, NextAction};
+pub use status::{log, status, Status};
 pub use validate::{validate, Report};
 pub use wait::{wait_for_turn, WaitOptions, WaitOutcome};
 
@@ -44,4 +49,20 @@ pub enum CollabError {
     /// A protocol refusal or an internal failure: printed as `error: «message»`.
     #[error("{0}")]
     Protocol(String),
+    /// `append` flags that are missing or invalid, all of them at once: printed as
+    /// `error: «messages joined with '; '»` (the first being the published one), then one
+    /// `  --«flag»: «what to pass»` line each.
+    #[error("{}", .0.iter().map(|p| p.message.as_str()).collect::<Vec<_>>().join("; "))]
+    Flags(Vec<FlagProblem>),
+}
+
+/// One missing or invalid `append` flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagProblem {
+    /// The flag without dashes (`reply-to`).
+    pub flag: &'static str,
+    /// The published message (`reply_to is required after initialized`).
+    pub message: String,
+    /// What to pass instead.
+    pub hint: String,
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::events::{read_events, Event};
+use super::guide::{self, Context, Invocation};
 use super::markdown::{conclusion_errors, Readiness};
 use super::model::{CONCLUSION_FILE, READINESS_FILE};
 use super::paths;
@@ -55,21 +56,64 @@ pub const STOP: &str = "stop; collaboration is complete.";
 pub const RESOLVE_BLOCKER: &str = "resolve the blocker or start a new collaboration round.";
 pub const INVALID_PHASE: &str = "run validate_collaboration.py; current phase is invalid.";
 
-/// Loads the folder and reports the next action for `participant`.
+/// Loads the folder and reports the next action for `participant`, with the follow-up
+/// commands in `acp-collab` form.
 pub fn next_action(folder: &str, participant: &str) -> Result<NextAction, CollabError> {
-    let folder = paths::resolve_folder(folder);
-    next_action_in(&folder, participant)
+    next_action_with(folder, participant, &Invocation::Binary)
 }
 
-/// [`next_action`] for an already resolved folder.
-pub fn next_action_in(folder: &Path, participant: &str) -> Result<NextAction, CollabError> {
+/// [`next_action`] with the follow-up commands in the given form.
+pub fn next_action_with(
+    folder: &str,
+    participant: &str,
+    invocation: &Invocation,
+) -> Result<NextAction, CollabError> {
+    let folder = paths::resolve_folder(folder);
+    next_action_in(&folder, participant, invocation)
+}
+
+/// [`next_action_with`] for an already resolved folder.
+pub fn next_action_in(
+    folder: &Path,
+    participant: &str,
+    invocation: &Invocation,
+) -> Result<NextAction, CollabError> {
     let protocol = protocol::load_or_fail(folder)?;
     check_participant(&protocol, participant)?;
     let log = read_events(folder)?;
     if !log.errors.is_empty() {
         return Err(CollabError::Protocol(log.errors.join("; ")));
     }
-    advise(&protocol, &log.events, participant)
+    let mut next = advise(&protocol, &log.events, participant)?;
+    let cx = Context {
+        protocol: &protocol,
+        events: &log.events,
+        participant,
+        invocation,
+    };
+    if let Some(advice) = next
+        .lines
+        .last()
+        .and_then(|l| l.strip_prefix("next action: "))
+    {
+        let advice = advice.to_owned();
+        next.lines.extend(guide::follow_up(
+            &cx,
+            &advice,
+            has_primary(&log.events, DRAFTED),
+        ));
+    }
+    Ok(next)
+}
+
+const DRAFTED: &[&str] = &["deliverable_drafted", "deliverable_revised"];
+
+/// Whether the log has a primary deliverable event named one of `names`.
+fn has_primary(events: &[Event], names: &[&str]) -> bool {
+    events.iter().any(|e| {
+        name_of(e).is_some_and(|n| names.contains(&n))
+            && e.get("role").and_then(Value::as_str) == Some("primary")
+    })
 }
 
 /// The `participant '…' is not listed` refusal shared by next and wait.
@@ -197,10 +241,7 @@ fn advise(
 fn readiness_advice(protocol: &Protocol, events: &[Event]) -> Result<&'static str, CollabError> {
     let folder = &protocol.folder;
     let readiness = Readiness::scan(&paths::read_text(folder, READINESS_FILE)?.unwrap_or_default());
-    let has_primary_freeze = events.iter().any(|e| {
-        name_of(e) == Some("deliverable_frozen")
-            && e.get("role").and_then(Value::as_str) == Some("primary")
-    });
+    let has_primary_freeze = has_primary(events, &["deliverable_frozen"]);
     let has_passed = events
         .iter()
         .any(|e| name_of(e) == Some("readiness_passed"));

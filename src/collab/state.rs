@@ -60,6 +60,12 @@ impl Machine<'_> {
         let Some(name) = event.get("event").and_then(Value::as_str) else {
             return;
         };
+        if name.starts_with("deliverable_")
+            && event.get("role").and_then(Value::as_str) != Some("primary")
+        {
+            // Supporting (or role-less) deliverable events carry no state.
+            return;
+        }
         let seq_text = py_str(event.get("seq"));
         let seq_num = as_int(event.get("seq")).unwrap_or(0);
         let sender = event.get("from").and_then(Value::as_str);
@@ -70,12 +76,6 @@ impl Machine<'_> {
             sender,
             actor: &actor,
         };
-        if name.starts_with("deliverable_")
-            && event.get("role").and_then(Value::as_str) != Some("primary")
-        {
-            // Supporting (or role-less) deliverable events carry no state.
-            return;
-        }
         let st = &mut self.state;
         match name {
             "initialized" => {

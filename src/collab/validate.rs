@@ -231,15 +231,17 @@ pub fn validate_in(folder: &Path) -> Result<Report, CollabError> {
         }
     }
 
-    let has = |name: &str| {
-        events
-            .iter()
-            .any(|e| e.get("event").and_then(Value::as_str) == Some(name))
-    };
-    let has_primary_freeze = events.iter().any(|e| {
-        e.get("event").and_then(Value::as_str) == Some("deliverable_frozen")
-            && e.get("role").and_then(Value::as_str) == Some("primary")
-    });
+    // One pass over the log for every "is there an event …" question below.
+    let mut names: BTreeSet<&str> = BTreeSet::new();
+    let mut has_primary_freeze = false;
+    for e in events {
+        if let Some(name) = e.get("event").and_then(Value::as_str) {
+            has_primary_freeze |= name == "deliverable_frozen"
+                && e.get("role").and_then(Value::as_str) == Some("primary");
+            names.insert(name);
+        }
+    }
+    let has = |name: &str| names.contains(name);
     let has_completed = has("completed");
     let passed_or_completed = has("readiness_passed") || has_completed;
 
@@ -510,6 +512,15 @@ fn check_deliverables_schema(v: &mut Validator, protocol: &Protocol) {
     }
 }
 
+/// A value as `str()` prints it, formatted on demand.
+struct Shown<'a>(Option<&'a Value>);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&py_str(self.0))
+    }
+}
+
 /// Step 7 of docs/collab-protocol.md#validation: per-event shape.
 fn check_event_shapes(v: &mut Validator, events: &[Event]) {
     let mut earlier: BTreeSet<i64> = BTreeSet::new();
@@ -517,7 +528,8 @@ fn check_event_shapes(v: &mut Validator, events: &[Event]) {
     for (i, event) in events.iter().enumerate() {
         let position = i as i64 + 1;
         let seq = event.get("seq");
-        let s = py_str(seq);
+        // Formatted only when a message needs it.
+        let s = Shown(seq);
         if as_int(seq) != Some(position) {
             v.err(format!("events.jsonl: expected seq {position}, found {s}"));
         }
@@ -584,6 +596,40 @@ fn check_event_shapes(v: &mut Validator, events: &[Event]) {
     }
 }
 
+/// Finds the last event with a given seq: by position when every event's seq is its
+/// position (a sound log, checked once), else through a map built only then.
+enum BySeq<'a> {
+    Sound(&'a [Event]),
+    Map(BTreeMap<i64, &'a Event>),
+}
+
+impl<'a> BySeq<'a> {
+    fn new(events: &'a [Event]) -> Self {
+        let sound = events
+            .iter()
+            .enumerate()
+            .all(|(i, e)| as_int(e.get("seq")) == Some(i as i64 + 1));
+        if sound {
+            return BySeq::Sound(events);
+        }
+        let map = events
+            .iter()
+            .filter_map(|e| as_int(e.get("seq")).map(|n| (n, e)))
+            .collect();
+        BySeq::Map(map)
+    }
+
+    fn get(&self, seq: i64) -> Option<&'a Event> {
+        match self {
+            BySeq::Sound(events) => usize::try_from(seq)
+                .ok()
+                .and_then(|s| s.checked_sub(1))
+                .and_then(|i| events.get(i)),
+            BySeq::Map(map) => map.get(&seq).copied(),
+        }
+    }
+}
+
 /// Step 8: `review.md` headings and content (docs/collab-protocol.md#review-headings).
 fn check_review_links(
     v: &mut Validator,
@@ -595,7 +641,8 @@ fn check_review_links(
     let heading_seqs: BTreeSet<i64> = headings.iter().filter_map(|h| h.seq).collect();
     let is_review = |e: &Event| e.get("event").and_then(Value::as_str) == Some("review_submitted");
     let mut missing: BTreeMap<(bool, i64, String), ()> = BTreeMap::new();
-    for e in events.iter().filter(|e| is_review(e)) {
+    let reviews: Vec<&Event> = events.iter().filter(|e| is_review(e)).collect();
+    for e in &reviews {
         let seq = as_int(e.get("seq"));
         if !seq.is_some_and(|n| heading_seqs.contains(&n)) {
             missing.insert((seq.is_none(), seq.unwrap_or(0), py_str(e.get("seq"))), ());
@@ -606,13 +653,14 @@ fn check_review_links(
             "seq {s}: review_submitted requires matching review.md heading"
         ));
     }
-    let by_seq: BTreeMap<i64, &Event> = events
-        .iter()
-        .filter_map(|e| as_int(e.get("seq")).map(|n| (n, e)))
-        .collect();
+    let by_seq = if headings.is_empty() {
+        BySeq::Sound(&[])
+    } else {
+        BySeq::new(events)
+    };
     for h in &headings {
         let n = &h.seq_text;
-        match h.seq.and_then(|s| by_seq.get(&s)) {
+        match h.seq.and_then(|s| by_seq.get(s)) {
             None => v.err(format!("review.md heading seq {n}: no matching event")),
             Some(e) if !is_review(e) => v.err(format!(
                 "review.md heading seq {n}: matching event is {}, not review_submitted",
@@ -627,7 +675,7 @@ fn check_review_links(
             Some(_) => {}
         }
     }
-    if events.iter().any(is_review) {
+    if !reviews.is_empty() {
         if !text.contains("Reviewed primary deliverable:") {
             v.err("review.md must declare Reviewed primary deliverable");
         }
@@ -652,6 +700,7 @@ fn check_deliverable_events(
 ) -> Result<(), CollabError> {
     let mut primary_freezes = 0;
     let mut frozen_supporting: BTreeSet<String> = BTreeSet::new();
+    let mut resolved = BTreeMap::new();
     for e in events {
         let Some(name) = e
             .get("event")
@@ -671,8 +720,12 @@ fn check_deliverable_events(
             continue;
         };
         let s = py_str(e.get("seq"));
-        let target = match protocol.resolve_doc(role, doc) {
-            Ok(t) => t,
+        // Logs repeat the same few docs: resolve each (role, doc) once.
+        let target = match resolved
+            .entry((role, doc))
+            .or_insert_with(|| protocol.resolve_doc(role, doc))
+        {
+            Ok(t) => &*t,
             Err(msg) => {
                 v.err(format!("seq {s}: {msg}"));
                 continue;

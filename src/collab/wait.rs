@@ -22,6 +22,8 @@ pub struct WaitOptions {
     pub interval: f64,
     /// Seconds; `0` waits forever, any other value (even negative) is a limit.
     pub timeout: f64,
+    /// The form of the commands in the next-action report.
+    pub invocation: super::guide::Invocation,
 }
 
 /// How a wait ended (protocol and I/O errors are `Err`, exit 2).
@@ -84,7 +86,7 @@ pub fn wait_for_turn(opts: &WaitOptions, out: &mut dyn Write) -> Result<WaitOutc
         if let Some(reason) = ready_reason {
             writeln!(out, "ready: {reason}").map_err(io)?;
             out.flush().map_err(io)?;
-            let next_error = match next_action_in(&folder, &opts.participant) {
+            let next_error = match next_action_in(&folder, &opts.participant, &opts.invocation) {
                 Ok(next) => {
                     out.write_all(next.render().as_bytes()).map_err(io)?;
                     out.flush().map_err(io)?;

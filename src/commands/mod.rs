@@ -7,6 +7,7 @@ pub mod fmt;
 pub mod matrix;
 pub mod new;
 pub mod online;
+pub mod pack;
 pub mod update;
 pub mod validate;
 pub mod verify;

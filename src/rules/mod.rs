@@ -32,6 +32,7 @@ pub use schema::{
     agent_validator, published_agent_validator, registry_validator, violations, Violation,
     AGENT_SCHEMA, REGISTRY_SCHEMA,
 };
+pub use skills::MAX_SKILL_BYTES;
 pub use versions::{PreviewVersion, Version};
 
 use crate::diagnostics::{Diagnostic, Severity};

@@ -202,10 +202,11 @@ impl Fx {
 
     pub fn next(&self, who: &str) -> String {
         let n = collab::next_action(&self.folder_str(), who).unwrap();
+        // The follow-up lines (next seq, commands) come after `next action:`.
         n.lines
-            .last()
+            .iter()
+            .find_map(|l| l.strip_prefix("next action: "))
             .unwrap()
-            .trim_start_matches("next action: ")
             .to_owned()
     }
 

@@ -1,0 +1,282 @@
+//! The exact follow-up for a `next` report (docs/collab-protocol.md#next): the seq the
+//! participant's next event gets, what to write first, and the commands to run, with
+//! `--reply-to` filled in. Printed after `next action:`, only when it is the participant's
+//! turn, so a waiting participant's report stays the published five lines.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::events::Event;
+use super::next as text;
+use super::paths;
+use super::protocol::Protocol;
+use super::pyfmt::as_int;
+use super::time::utc_now;
+
+/// How the printed commands start: `acp-collab <command>`, or the skill's Python launchers
+/// (`python3 <scripts>/append_event.py`) when those ran `acp-collab`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Invocation {
+    #[default]
+    Binary,
+    /// The launchers' folder (they set `ACP_COLLAB_SCRIPTS`).
+    Scripts(PathBuf),
+}
+
+impl Invocation {
+    fn program(&self, command: &str, script: &str) -> String {
+        match self {
+            Invocation::Binary => format!("acp-collab {command}"),
+            Invocation::Scripts(dir) => {
+                let path = dir.join(format!("{script}.py"));
+                format!("python3 {}", quote(&path.display().to_string()))
+            }
+        }
+    }
+}
+
+/// `word` as one POSIX shell word.
+pub fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:@=+-,".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// One event to append.
+struct Step {
+    event: &'static str,
+    reply_to: i64,
+    /// `--role primary --doc …` and the like.
+    extra: Vec<(&'static str, String)>,
+    note: &'static str,
+}
+
+/// What the folder and the log say, for composing commands.
+pub struct Context<'a> {
+    pub protocol: &'a Protocol,
+    pub events: &'a [Event],
+    pub participant: &'a str,
+    pub invocation: &'a Invocation,
+}
+
+impl Context<'_> {
+    fn next_seq(&self) -> i64 {
+        let max = self
+            .events
+            .iter()
+            .filter_map(|e| e.get("seq").and_then(Value::as_i64))
+            .max();
+        max.unwrap_or(0) + 1
+    }
+
+    /// The seq of the latest event named one of `names`, else of the last event.
+    fn reply_target(&self, names: &[&str]) -> i64 {
+        let named = self.events.iter().rev().find(|e| {
+            e.get("event")
+                .and_then(Value::as_str)
+                .is_some_and(|n| names.contains(&n))
+        });
+        named
+            .or(self.events.last())
+            .and_then(|e| as_int(e.get("seq")))
+            .unwrap_or(1)
+    }
+
+    fn primary_ref(&self) -> String {
+        self.protocol.primary_ref().unwrap_or_default()
+    }
+
+    fn folder_args(&self) -> String {
+        format!(
+            "--folder {} --participant {}",
+            quote(&self.protocol.folder.display().to_string()),
+            quote(self.participant)
+        )
+    }
+
+    fn append(&self, step: &Step, seq: i64) -> String {
+        let mut cmd = format!(
+            "{} {} --event {} --reply-to {}",
+            self.invocation.program("append", "append_event"),
+            self.folder_args(),
+            step.event,
+            step.reply_to
+        );
+        for (flag, value) in &step.extra {
+            cmd.push_str(&format!(" --{flag} {}", quote(value)));
+        }
+        cmd.push_str(" --summary '<one line: what you did>'");
+        format!("run: {cmd}  # becomes seq {seq}{}", step.note)
+    }
+
+    fn validate(&self) -> String {
+        let folder = quote(&self.protocol.folder.display().to_string());
+        let program = self
+            .invocation
+            .program("validate", "validate_collaboration");
+        format!("run: {program} --folder {folder}  # fix every ERROR line first")
+    }
+
+    fn next(&self) -> String {
+        let program = self.invocation.program("next", "next_action");
+        format!("run: {program} {}  # after editing", self.folder_args())
+    }
+
+    fn primary(&self) -> Vec<(&'static str, String)> {
+        vec![("role", "primary".to_owned()), ("doc", self.primary_ref())]
+    }
+}
+
+/// The lines printed after `next action: «advice»`; empty when nothing is to be done now.
+pub fn follow_up(cx: &Context, advice: &str, drafted: bool) -> Vec<String> {
+    let seq = cx.next_seq();
+    let (write, steps, validate_before) = plan(cx, advice, drafted);
+    let mut lines = Vec::new();
+    if write.is_empty() && steps.is_empty() {
+        return lines;
+    }
+    lines.push(format!("next seq: {seq}"));
+    if !write.is_empty() {
+        lines.push(format!("write first: {write}"));
+    }
+    if validate_before {
+        lines.push(cx.validate());
+    }
+    for (i, step) in steps.iter().enumerate() {
+        let step_seq = seq + i as i64;
+        // A later step answers the one before it.
+        let step = Step {
+            reply_to: if i == 0 { step.reply_to } else { step_seq - 1 },
+            extra: step.extra.clone(),
+            ..*step
+        };
+        lines.push(cx.append(&step, step_seq));
+    }
+    if steps.is_empty() {
+        lines.push(cx.next());
+    }
+    lines
+}
+
+type Plan = (String, Vec<Step>, bool);
+
+fn step(event: &'static str, reply_to: i64, extra: Vec<(&'static str, String)>) -> Step {
+    Step {
+        event,
+        reply_to,
+        extra,
+        note: "",
+    }
+}
+
+fn plan(cx: &Context, advice: &str, drafted: bool) -> Plan {
+    let r = cx.primary_ref();
+    let last = cx.reply_target(&[]);
+    match advice {
+        text::DRAFT => {
+            let mut steps = Vec::new();
+            if !drafted {
+                steps.push(step("deliverable_drafted", last, cx.primary()));
+            }
+            steps.push(step("proposal_submitted", last, vec![]));
+            let write =
+                format!("`{r}` (keep its `Status:` line and every `##` section) and proposal.md");
+            (write, steps, false)
+        }
+        text::REVIEW => {
+            let heading = format!(
+                "## {} - {} - seq {}",
+                utc_now(),
+                cx.participant,
+                cx.next_seq()
+            );
+            let write = format!(
+                "append your review to review.md under the heading `{heading}` (the seq your \
+                 event will get); mention `{r}`, a `Review Scope:` list with `Primary \
+                 deliverable completeness`, your position, concerns and required changes"
+            );
+            let reply = cx.reply_target(&["proposal_submitted"]);
+            (write, vec![step("review_submitted", reply, vec![])], false)
+        }
+        text::REVISE => {
+            let reply = cx.reply_target(&["review_submitted"]);
+            let mut revised = step("deliverable_revised", reply, cx.primary());
+            revised.note = " (only if the deliverable changed; then the next seq is one less)";
+            let write = format!("address the reviews in proposal.md, decisions.md and `{r}`");
+            (
+                write,
+                vec![revised, step("proposal_revised", reply, vec![])],
+                false,
+            )
+        }
+        text::CLASSIFY => {
+            let reply = cx.reply_target(&["proposal_revised", "decision_proposed"]);
+            let write = "readiness.md: mark every open question `- [resolved] …`, \
+                         `- [deferred_nonblocking] … Reason: …` or `- [blocking] …`; no \
+                         `[unresolved]` item or `TBD` may remain"
+                .to_owned();
+            (
+                write,
+                vec![step("question_classified", reply, vec![])],
+                false,
+            )
+        }
+        text::ACCEPT => {
+            let reply = cx.reply_target(&["question_classified"]);
+            (
+                String::new(),
+                vec![step("decision_accepted", reply, vec![])],
+                false,
+            )
+        }
+        text::FREEZE => freeze_plan(cx, last),
+        text::PASS_READINESS => (
+            String::new(),
+            vec![step("readiness_passed", last, vec![])],
+            true,
+        ),
+        text::COMPLETE => {
+            let doc = vec![("doc", "conclusion.md".to_owned())];
+            (String::new(), vec![step("completed", last, doc)], true)
+        }
+        text::CLEAR_READINESS | text::CHECKLIST => {
+            let write = "readiness.md: clear `[blocking]` and `[unresolved]` items and `TBD`, \
+                         give every `[deferred_nonblocking]` item a `Reason:`, and tick \
+                         `- [x] Ready to implement`"
+                .to_owned();
+            (write, vec![], false)
+        }
+        text::WRITE_CONCLUSION => {
+            let write = format!(
+                "conclusion.md: keep its nine `##` sections, replace `- [blocked] …` with one \
+                 of `- [proceed]`, `- [do_not_proceed]` or `- [defer]`, mention `{r}`, and \
+                 leave no TBD, TODO or unresolved; tick every gate line in readiness.md"
+            );
+            (write, vec![], false)
+        }
+        _ => (String::new(), vec![], false),
+    }
+}
+
+fn freeze_plan(cx: &Context, last: i64) -> Plan {
+    let r = cx.primary_ref();
+    let sha = cx
+        .protocol
+        .resolve_doc("primary", &r)
+        .ok()
+        .and_then(|t| paths::sha256_file(&t.base, &t.rel).ok().flatten())
+        .unwrap_or_else(|| "<sha256 of the file>".to_owned());
+    let mut extra = cx.primary();
+    extra.push(("sha256", sha));
+    let mut frozen = step("deliverable_frozen", last, extra);
+    frozen.note = " (the file's SHA-256 now: recompute it after any edit)";
+    let write = format!("`{r}`: fill every section and set `Status: Frozen`");
+    (write, vec![frozen], false)
+}

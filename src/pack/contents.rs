@@ -1,0 +1,108 @@
+//! What goes into a package: the binary, the entry's `skill/` folder, a short README and
+//! the licence, read without following links and under size caps.
+
+use std::path::Path;
+
+use super::archive::{Entries, Entry};
+use super::PackError;
+use crate::fs::{read_capped, Kind, ReadError};
+use crate::rules::MAX_SKILL_BYTES;
+
+/// The largest binary `pack` accepts (a release `acp-collab` is a few MiB).
+pub const MAX_BINARY_BYTES: u64 = 256 << 20;
+/// The largest licence file `pack` accepts.
+pub const MAX_LICENSE_BYTES: u64 = 1 << 20;
+
+fn read(base: &Path, rel: &str, limit: u64, what: &str) -> Result<Vec<u8>, PackError> {
+    read_capped(base, Path::new(rel), limit).map_err(|e| PackError::Input {
+        path: base.join(rel).display().to_string(),
+        what: what.to_owned(),
+        reason: match e {
+            e @ ReadError::Link { .. } => format!("{e}; name the file itself"),
+            e => e.to_string(),
+        },
+    })
+}
+
+/// Reads a file named on the command line (the binary, the licence): the file itself must
+/// be a regular file, not a link.
+pub fn read_named(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, PackError> {
+    let (dir, name) = match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => (dir, name.to_string_lossy().into_owned()),
+        _ => {
+            return Err(PackError::Usage(format!(
+                "{what} `{}` is not a file path",
+                path.display()
+            )))
+        }
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    read(dir, &name, limit, what)
+}
+
+/// Every regular file under `<entry>/skill`, keyed `skill/...`; files under `scripts/` are
+/// executable. A link, a special file or more than the skill limit in total is refused.
+pub fn skill_files(entry: &Path) -> Result<Entries, PackError> {
+    let mut files = Entries::new();
+    let mut total = 0;
+    walk(entry, "skill", &mut files, &mut total)?;
+    if total > MAX_SKILL_BYTES {
+        return Err(PackError::Input {
+            path: entry.join("skill").display().to_string(),
+            what: "the skill".into(),
+            reason: format!("it holds {total} bytes, over the {MAX_SKILL_BYTES}-byte limit"),
+        });
+    }
+    Ok(files)
+}
+
+fn walk(entry: &Path, rel: &str, files: &mut Entries, total: &mut u64) -> Result<(), PackError> {
+    let children = crate::fs::list_dir(&entry.join(rel)).map_err(|e| PackError::Input {
+        path: entry.join(rel).display().to_string(),
+        what: "the skill folder".into(),
+        reason: e.to_string(),
+    })?;
+    for child in children {
+        let path = format!("{rel}/{}", child.name());
+        match child.kind {
+            Kind::Dir => walk(entry, &path, files, total)?,
+            Kind::File => {
+                let bytes = read(entry, &path, MAX_SKILL_BYTES, "a skill file")?;
+                *total += bytes.len() as u64;
+                let executable = path.starts_with("skill/scripts/");
+                files.insert(path, Entry { bytes, executable });
+            }
+            Kind::Link | Kind::Special(_) => {
+                let reason = match child.kind {
+                    Kind::Special(special) => format!("it is {special}, not a regular file"),
+                    _ => "it is a symbolic link; replace it with the file itself".to_owned(),
+                };
+                return Err(PackError::Input {
+                    path: entry.join(&path).display().to_string(),
+                    what: "a skill file".into(),
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The package's README: what it is, what is inside and how to use it.
+pub fn readme(name: &str, id: &str, version: &str, triple: &str, exe: &str) -> String {
+    format!(
+        "# {name} {version} ({triple})\n\n\
+         This archive is the `{id}` entry of the ACP agent registry.\n\n\
+         - `{exe}`: the collaboration engine (`{exe} --help`).\n\
+         - `skill/`: the Agent Skill (`skill/SKILL.md`, `skill/references/`, and \
+         `skill/scripts/`, Python launchers that run the bundled `{exe}`).\n\
+         - `LICENSE`: the licence.\n\n\
+         Install the skill for your agent with `{exe} skill install --agent claude-code` \
+         (`{exe} skill install --list` shows the agents it knows), or point your agent at \
+         `skill/SKILL.md` and run the scripts with `python3 skill/scripts/<script>.py`.\n"
+    )
+}

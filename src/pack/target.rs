@@ -1,0 +1,66 @@
+//! Rust target triples as registry platforms: which `distribution.binary` key a build
+//! serves, which archive format it ships in and what its executable is called.
+
+use super::archive::Format;
+
+/// What a target triple means for packaging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Platform {
+    /// The `distribution.binary` key (`linux-x86_64`, ...).
+    pub key: &'static str,
+    pub format: Format,
+    pub windows: bool,
+}
+
+/// The platform of a Rust target triple such as `aarch64-unknown-linux-musl`; `None` for
+/// an architecture or operating system the registry has no key for.
+pub fn platform(triple: &str) -> Option<Platform> {
+    let arch = match triple.split('-').next()? {
+        "x86_64" => "x86_64",
+        "aarch64" | "arm64" => "aarch64",
+        _ => return None,
+    };
+    let parts: Vec<&str> = triple.split('-').collect();
+    let os = if parts.contains(&"linux") {
+        "linux"
+    } else if parts.contains(&"darwin") {
+        "darwin"
+    } else if parts.contains(&"windows") {
+        "windows"
+    } else {
+        return None;
+    };
+    let key = crate::manifest::PLATFORMS
+        .into_iter()
+        .find(|k| *k == format!("{os}-{arch}"))?;
+    let windows = os == "windows";
+    Some(Platform {
+        key,
+        format: if windows { Format::Zip } else { Format::TarGz },
+        windows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_triples_map_to_platform_keys_and_formats() {
+        let cases = [
+            ("x86_64-unknown-linux-musl", "linux-x86_64", Format::TarGz),
+            ("aarch64-unknown-linux-gnu", "linux-aarch64", Format::TarGz),
+            ("x86_64-apple-darwin", "darwin-x86_64", Format::TarGz),
+            ("aarch64-apple-darwin", "darwin-aarch64", Format::TarGz),
+            ("x86_64-pc-windows-msvc", "windows-x86_64", Format::Zip),
+            ("aarch64-pc-windows-msvc", "windows-aarch64", Format::Zip),
+        ];
+        for (triple, key, format) in cases {
+            let p = platform(triple).unwrap();
+            assert_eq!((p.key, p.format), (key, format), "{triple}");
+        }
+        assert_eq!(platform("riscv64gc-unknown-linux-gnu"), None);
+        assert_eq!(platform("x86_64-unknown-freebsd"), None);
+        assert_eq!(platform(""), None);
+    }
+}

@@ -1,0 +1,308 @@
+//! The packaged skill works as published: a whole two-participant collaboration run through
+//! the Python launchers extracted from a `pack` archive, with the commands SKILL.md gives
+//! and the `run:` commands that `next` prints, using the `acp-collab` bundled beside the
+//! skill (nothing on PATH, no `ACP_COLLAB`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{acp_registry, copy_dir, repo_root};
+
+const ID: &str = "agent-collaboration-protocol";
+const TARGET: &str = "x86_64-unknown-linux-musl";
+
+struct Package {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    scripts: PathBuf,
+    folder: PathBuf,
+    python: PathBuf,
+}
+
+/// The interpreter itself, not a shim, so PATH can be reduced to its folder.
+fn python() -> PathBuf {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 is installed");
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+impl Package {
+    /// Packs the real `acp-collab` and extracts the archive.
+    fn extracted() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let registry = root.join("registry");
+        copy_dir(&repo_root().join("registry").join(ID), &registry.join(ID));
+        let binary = env!("CARGO_BIN_EXE_acp-collab");
+        let license = repo_root().join("LICENSE");
+        let args = [
+            "pack",
+            ID,
+            "--registry",
+            ".",
+            "--target",
+            TARGET,
+            "--binary",
+            binary,
+            "--version",
+            "0.1.0",
+            "--license",
+            license.to_str().unwrap(),
+        ];
+        let run = acp_registry(&args, &registry);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        let archive = registry.join(format!("dist/packages/v0.1.0/acp-collab-{TARGET}.tar.gz"));
+        let file = std::fs::File::open(archive).unwrap();
+        let pkg = root.join("pkg");
+        tar::Archive::new(flate2::read::GzDecoder::new(file))
+            .unpack(&pkg)
+            .unwrap();
+        Package {
+            _tmp: tmp,
+            scripts: pkg.join("skill/scripts"),
+            folder: root.join("work/collab"),
+            root,
+            python: python(),
+        }
+    }
+
+    fn env(&self, cmd: &mut Command) {
+        let python_dir = self.python.parent().unwrap().display().to_string();
+        cmd.current_dir(&self.root)
+            .env("PATH", format!("{python_dir}:/usr/bin:/bin"))
+            .env_remove("ACP_COLLAB")
+            .env_remove("ACP_COLLAB_SCRIPTS");
+    }
+
+    /// `python3 <skill>/scripts/<script>.py <args>`, as SKILL.md writes it.
+    fn script(&self, script: &str, args: &[&str]) -> Output {
+        let mut cmd = Command::new(&self.python);
+        cmd.arg(self.scripts.join(format!("{script}.py")))
+            .args(args);
+        self.env(&mut cmd);
+        cmd.output().unwrap()
+    }
+
+    fn ok(&self, script: &str, args: &[&str]) -> String {
+        let out = self.script(script, args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{script} {args:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    }
+
+    fn folder_str(&self) -> String {
+        self.folder.display().to_string()
+    }
+
+    /// The `next_action.py` report for `who`.
+    fn next(&self, who: &str) -> String {
+        self.ok(
+            "next_action",
+            &["--folder", &self.folder_str(), "--participant", who],
+        )
+    }
+
+    /// Runs every `run:` command of `who`'s report through the shell, with a summary.
+    fn follow(&self, who: &str) -> String {
+        let report = self.next(who);
+        let commands: Vec<&str> = report
+            .lines()
+            .filter_map(|l| l.strip_prefix("run: "))
+            .collect();
+        assert!(!commands.is_empty(), "nothing to run for {who}:\n{report}");
+        for command in commands {
+            assert!(
+                command.contains(&self.scripts.display().to_string()),
+                "the report names the launchers it was run through: {command}"
+            );
+            let command = command.replace("'<one line: what you did>'", "'done as told'");
+            let mut sh = Command::new("sh");
+            sh.args(["-c", &command]);
+            self.env(&mut sh);
+            let out = sh.output().unwrap();
+            assert!(
+                out.status.success(),
+                "{command}\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        report
+    }
+
+    fn edit(&self, rel: &str, f: impl FnOnce(String) -> String) {
+        let path = self.folder.join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, f(text)).unwrap();
+    }
+}
+
+fn field<'a>(report: &'a str, key: &str) -> &'a str {
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no `{key}` line in:\n{report}"))
+}
+
+fn finish_deliverable(text: &str) -> String {
+    let body: Vec<String> = text
+        .replace("Status: Draft", "Status: Frozen")
+        .lines()
+        .map(|l| {
+            if l.starts_with("## ") {
+                format!("{l}\n\nWritten.")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    body.join("\n") + "\n"
+}
+
+#[test]
+fn a_two_participant_collaboration_runs_through_the_packaged_launchers() {
+    let p = Package::extracted();
+    let f = p.folder_str();
+    let init = p.ok(
+        "init_collaboration",
+        &[
+            "--folder",
+            &f,
+            "--participant",
+            "server",
+            "--participant",
+            "reader",
+            "--objective",
+            "Design the cache",
+            "--completion",
+            "Gate A",
+            "--primary-deliverable-type",
+            "design-spec",
+        ],
+    );
+    assert_eq!(
+        init,
+        format!("Initialized ACP schema v2 collaboration folder: {f}\n")
+    );
+
+    // Drafting: the owner's two commands (deliverable_drafted, proposal_submitted).
+    p.follow("server");
+    // Reviewing: the reader writes the heading `next` gives, then appends.
+    let waited = p.ok(
+        "wait_for_turn",
+        &["--folder", &f, "--participant", "reader"],
+    );
+    assert!(
+        waited.starts_with("ready: reader is listed in waitingFor\n"),
+        "{waited}"
+    );
+    let seq = field(&waited, "next seq: ").to_owned();
+    assert_eq!(seq, "4");
+    p.edit("review.md", |t| {
+        format!(
+            "{t}\n## 2026-11-30T00:00:00Z - reader - seq {seq}\n\nReview Scope:\n- Primary \
+             deliverable completeness\n\nPosition:\n- Fine.\n"
+        )
+    });
+    p.follow("reader");
+    // Revising (deliverable_revised, proposal_revised), then classification.
+    p.follow("server");
+    p.edit("readiness.md", |t| {
+        t.replace("- [unresolved]", "- [resolved]")
+    });
+    p.follow("server");
+    for who in ["reader", "server"] {
+        p.follow(who);
+    }
+    // Readiness: tick the gates and the ready box, freeze, pass, conclude, complete.
+    p.edit("readiness.md", |t| t.replace("- [ ] ", "- [x] "));
+    p.edit("deliverables/design-spec.md", |t| finish_deliverable(&t));
+    let freeze = p.follow("server");
+    assert!(freeze.contains("--event deliverable_frozen"), "{freeze}");
+    let pass = p.follow("server");
+    assert!(pass.contains("--event readiness_passed"), "{pass}");
+    p.edit("conclusion.md", |t| {
+        t.replace(
+            "- [blocked] The collaboration is not complete yet.",
+            "- [proceed] Build it.",
+        )
+    });
+    let complete = p.follow("server");
+    assert!(complete.contains("--event completed"), "{complete}");
+
+    let validated = p.ok("validate_collaboration", &["--folder", &f]);
+    assert_eq!(validated, "ACP validation passed\n");
+    let done = p.ok(
+        "wait_for_turn",
+        &["--folder", &f, "--participant", "reader"],
+    );
+    assert!(done.starts_with("ready: phase is completed\n"), "{done}");
+    let log = std::fs::read_to_string(p.folder.join("events.jsonl")).unwrap();
+    let events: Vec<String> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "initialized",
+            "deliverable_drafted",
+            "proposal_submitted",
+            "review_submitted",
+            "deliverable_revised",
+            "proposal_revised",
+            "question_classified",
+            "decision_accepted",
+            "decision_accepted",
+            "deliverable_frozen",
+            "readiness_passed",
+            "completed",
+        ]
+    );
+}
+
+#[test]
+fn a_launcher_without_any_acp_collab_says_how_to_provide_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scripts = tmp.path().join("skill/scripts");
+    copy_dir(
+        &repo_root().join("registry").join(ID).join("skill/scripts"),
+        &scripts,
+    );
+    let python = python();
+    let out = Command::new(&python)
+        .arg(scripts.join("next_action.py"))
+        .args(["--folder", "x", "--participant", "a"])
+        .env("PATH", python.parent().unwrap())
+        .env_remove("ACP_COLLAB")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("set ACP_COLLAB=/path/to/acp-collab"), "{err}");
+    // ACP_COLLAB is honoured when nothing is bundled.
+    let out = Command::new(&python)
+        .arg(scripts.join("validate_collaboration.py"))
+        .args(["--folder", &tmp.path().join("none").display().to_string()])
+        .env("PATH", python.parent().unwrap())
+        .env("ACP_COLLAB", env!("CARGO_BIN_EXE_acp-collab"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.starts_with("ACP validation failed\n"), "{text}");
+    assert!(!Path::new(&scripts.join("__pycache__")).exists());
+}
