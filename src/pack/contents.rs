@@ -8,8 +8,9 @@ use super::PackError;
 use crate::fs::{read_capped, Kind, ReadError};
 use crate::rules::MAX_SKILL_BYTES;
 
-/// The largest binary `pack` accepts (a release `acp-collab` is a few MiB).
-pub const MAX_BINARY_BYTES: u64 = 256 << 20;
+/// The largest binary `pack` accepts: a release `acp-collab` is a few MiB, a debug build
+/// (which the tests pack) a few hundred.
+pub const MAX_BINARY_BYTES: u64 = 1 << 30;
 /// The largest licence file `pack` accepts.
 pub const MAX_LICENSE_BYTES: u64 = 1 << 20;
 

@@ -11,7 +11,7 @@ use crate::manifest::edit::Editor;
 use crate::registry::output::digest_hex;
 
 /// The largest archive `pack --check` reads back.
-pub const MAX_ARCHIVE_BYTES: u64 = 512 << 20;
+pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 
 /// Where archives are published: `--base-url`, else the folder above `v<version>/` of the
 /// platform's current archive URL, else the GitHub releases of the entry's `repository`.
