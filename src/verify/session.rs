@@ -56,6 +56,24 @@ pub struct Agent {
     pub agent_requests: Vec<String>,
 }
 
+/// Spawn `command`, retrying briefly on "text file busy": a binary just unpacked can still be
+/// open for writing in a child that another thread forked before its exec closed the
+/// descriptor (agents are prepared in parallel), which makes exec fail with ETXTBSY.
+fn spawn_retrying_busy(command: &mut Command) -> std::io::Result<tokio::process::Child> {
+    const ETXTBSY: i32 = 26;
+    let mut delay = std::time::Duration::from_millis(10);
+    for _ in 0..8 {
+        match command.spawn() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) => {
+                std::thread::sleep(delay);
+                delay *= 2;
+            }
+            other => return other,
+        }
+    }
+    command.spawn()
+}
+
 impl Agent {
     /// Start `program` with exactly `env`, in `cwd`, in a process group of its own.
     pub fn spawn(
@@ -76,7 +94,7 @@ impl Agent {
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
-        let mut child = command.spawn()?;
+        let mut child = spawn_retrying_busy(&mut command)?;
         let (tx, events) = mpsc::unbounded_channel();
         let stdout = child.stdout.take().expect("piped stdout");
         tokio::spawn(read_stdout(stdout, tx));
