@@ -41,6 +41,8 @@ enum Command {
         args_override_self = true
     )]
     Validate(ValidateArgs),
+    /// Speak ACP (Agent Client Protocol) on stdio, for editors
+    Acp,
 }
 
 #[derive(Args)]
@@ -249,6 +251,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Err(e) => report(&e, "validate"),
         },
+        Command::Acp => {
+            drop(stdout);
+            collab::acp::serve(std::io::stdin(), std::io::stdout().lock())?;
+            return Ok(ExitCode::SUCCESS);
+        }
     };
     stdout.flush()?;
     Ok(ExitCode::from(code))
