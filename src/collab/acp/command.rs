@@ -65,10 +65,20 @@ const INIT_FLAGS: [FlagSpec; 10] = [
     ("participant", Kind::Many, &[], true),
     ("objective", Kind::One, &[], true),
     ("completion", Kind::Many, &[], true),
-    ("primary-deliverable-type", Kind::One, &DELIVERABLE_TYPES, true),
+    (
+        "primary-deliverable-type",
+        Kind::One,
+        &DELIVERABLE_TYPES,
+        true,
+    ),
     ("primary-deliverable-file", Kind::One, &[], false),
     ("primary-deliverable-check", Kind::Many, &[], false),
-    ("deliverables-mode", Kind::One, &["internal", "external"], false),
+    (
+        "deliverables-mode",
+        Kind::One,
+        &["internal", "external"],
+        false,
+    ),
     ("deliverables-dir", Kind::One, &[], false),
     ("repo-root", Kind::One, &[], false),
     ("resume", Kind::Switch, &[], false),
@@ -259,11 +269,26 @@ mod tests {
             ("/frobnicate", "unknown command /frobnicate; try /help"),
             ("/next", "usage: /next <participant>"),
             ("/status now", "/status takes no arguments"),
-            ("/init --objective \"open", "unbalanced quotes in the command"),
-            ("/append --participant a --event nope --summary s", "/append: --event \"nope\" is not one of"),
-            ("/append --participant a --summary", "/append: --summary expects a value"),
-            ("/append --participant a --colour red", "/append: unknown flag --colour"),
-            ("/init --participant a", "/init: missing --objective, --completion, --primary-deliverable-type"),
+            (
+                "/init --objective \"open",
+                "unbalanced quotes in the command",
+            ),
+            (
+                "/append --participant a --event nope --summary s",
+                "/append: --event \"nope\" is not one of",
+            ),
+            (
+                "/append --participant a --summary",
+                "/append: --summary expects a value",
+            ),
+            (
+                "/append --participant a --colour red",
+                "/append: unknown flag --colour",
+            ),
+            (
+                "/init --participant a",
+                "/init: missing --objective, --completion, --primary-deliverable-type",
+            ),
             ("/init --resume=yes", "/init: --resume takes no value"),
         ];
         for (text, want) in cases {
@@ -276,11 +301,17 @@ mod tests {
     fn simple_commands_parse_and_help_lists_every_announced_command() {
         assert!(matches!(parse("/status", "f"), Ok(SlashCommand::Status)));
         assert!(matches!(parse("  /log ", "f"), Ok(SlashCommand::Log)));
-        assert!(matches!(parse("/validate", "f"), Ok(SlashCommand::Validate)));
+        assert!(matches!(
+            parse("/validate", "f"),
+            Ok(SlashCommand::Validate)
+        ));
         assert!(matches!(parse("/next bob", "f"), Ok(SlashCommand::Next(p)) if p == "bob"));
         let help = help_text();
         for (name, _, _) in COMMANDS {
-            assert!(help.contains(&format!("\n/{name}")), "{name} missing from help");
+            assert!(
+                help.contains(&format!("\n/{name}")),
+                "{name} missing from help"
+            );
         }
     }
 }

@@ -140,9 +140,10 @@ impl<W: Write> Server<W> {
             return Ok(());
         }
         match Message::parse(&line) {
-            Err(e @ ParseError::NotJson(_)) => {
-                self.respond(Id::Null, Err(rpc_error(error_codes::PARSE_ERROR, e.to_string())))
-            }
+            Err(e @ ParseError::NotJson(_)) => self.respond(
+                Id::Null,
+                Err(rpc_error(error_codes::PARSE_ERROR, e.to_string())),
+            ),
             Err(e @ ParseError::NotJsonRpc(_)) => self.respond(
                 Id::Null,
                 Err(rpc_error(error_codes::INVALID_REQUEST, e.to_string())),
@@ -160,8 +161,14 @@ impl<W: Write> Server<W> {
         } else if method == AGENT_METHOD_NAMES.session_new {
             match self.new_session(params) {
                 Ok(session_id) => {
-                    self.respond(id, Ok(to_value(NewSessionResponse::new(session_id.clone()))))?;
-                    self.update(&session_id, SessionUpdate::AvailableCommandsUpdate(commands()))
+                    self.respond(
+                        id,
+                        Ok(to_value(NewSessionResponse::new(session_id.clone()))),
+                    )?;
+                    self.update(
+                        &session_id,
+                        SessionUpdate::AvailableCommandsUpdate(commands()),
+                    )
                 }
                 Err(e) => self.respond(id, Err(e)),
             }
@@ -222,7 +229,12 @@ impl<W: Write> Server<W> {
         Ok(Ok(to_value(PromptResponse::new(stop))))
     }
 
-    fn run_prompt(&mut self, session_id: &str, folder: &Path, text: &str) -> io::Result<StopReason> {
+    fn run_prompt(
+        &mut self,
+        session_id: &str,
+        folder: &Path,
+        text: &str,
+    ) -> io::Result<StopReason> {
         if self.cancel_requested(session_id) {
             return Ok(StopReason::Cancelled);
         }
@@ -313,4 +325,74 @@ fn run_command(cmd: SlashCommand, folder: &str) -> Result<String, CollabError> {
         SlashCommand::Log => views::render_log_text(&views::log(folder, None)?),
         SlashCommand::Help => command::help_text(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn frame(value: Value) -> Frame {
+        Frame::Line(value.to_string().into_bytes())
+    }
+
+    /// Runs a server over frames queued in advance (as if all arrived at once).
+    fn run(frames: Vec<Value>) -> Vec<Value> {
+        let (tx, rx) = mpsc::channel();
+        for f in frames {
+            tx.send(frame(f)).unwrap();
+        }
+        drop(tx);
+        let mut out = Vec::new();
+        Server::new(rx, &mut out).run().unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_cancel_arriving_with_the_prompt_stops_it_before_the_command_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().to_path_buf();
+        let init = "/init --participant a --objective o --completion c --primary-deliverable-type design-spec";
+        let out = run(vec![
+            json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": "collab-1", "prompt": [{"type": "text", "text": init}]}}),
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "collab-1"}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "collab-1", "prompt": [{"type": "text", "text": "/help"}]}}),
+        ]);
+        let answer = |id: i64| out.iter().find(|m| m["id"] == json!(id)).unwrap();
+        assert_eq!(answer(2)["result"]["stopReason"], "cancelled");
+        assert!(!cwd.join("protocol.json").exists());
+        // What was read while checking for the cancel is still served, in order.
+        assert_eq!(answer(3)["result"]["stopReason"], "end_turn");
+    }
+
+    #[test]
+    fn another_sessions_cancel_is_kept_for_the_main_loop_and_the_prompt_runs() {
+        let (tx, rx) = mpsc::channel();
+        let mut out = Vec::new();
+        let mut server = Server::new(rx, &mut out);
+        server.sessions.insert(
+            "s".into(),
+            Session {
+                folder: PathBuf::from("/nonexistent"),
+            },
+        );
+        tx.send(frame(
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "other"}}),
+        ))
+        .unwrap();
+        let stop = server
+            .run_prompt("s", Path::new("/nonexistent"), "/help")
+            .unwrap();
+        assert_eq!(stop, StopReason::EndTurn);
+        // Another session's cancel is kept for the main loop, not taken as ours.
+        assert_eq!(server.backlog.len(), 1);
+        drop(server);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 1, "one chunk: {text}");
+    }
 }

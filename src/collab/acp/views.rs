@@ -27,7 +27,13 @@ pub fn status(folder: &str) -> Result<Status, CollabError> {
     let folder = paths::resolve_folder(folder);
     let protocol = protocol::load_or_fail(&folder)?;
     let events = events_or_fail(&folder)?;
-    let text = |key: &str| protocol.map.get(key).and_then(Value::as_str).map(str::to_owned);
+    let text = |key: &str| {
+        protocol
+            .map
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     Ok(Status {
         phase: text("currentPhase"),
         owner: text("proposalOwner"),
@@ -41,7 +47,13 @@ pub fn status(folder: &str) -> Result<Status, CollabError> {
 impl Status {
     pub fn render_text(&self) -> String {
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "None".into());
-        let list = |v: &[String]| if v.is_empty() { "none".into() } else { v.join(", ") };
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".into()
+            } else {
+                v.join(", ")
+            }
+        };
         format!(
             "folder: {}\nphase: {}\nproposal owner: {}\nwaiting for: {}\nparticipants: {}\nevents: {}\n",
             self.folder.display(),
