@@ -244,7 +244,8 @@ impl<W: Write> Server<W> {
             if i > 0 && self.cancel_requested(session_id) {
                 return Ok(StopReason::Cancelled);
             }
-            let text = escape::terminal(&chunk.concat()).into_owned();
+            // Folder text is untrusted: no raw controls or bidi overrides reach the editor.
+            let text = escape::visible(&chunk.concat()).into_owned();
             let chunk = ContentChunk::new(ContentBlock::from(text));
             self.update(session_id, SessionUpdate::AgentMessageChunk(chunk))?;
         }
@@ -368,6 +369,26 @@ mod tests {
         assert!(!cwd.join("protocol.json").exists());
         // What was read while checking for the cancel is still served, in order.
         assert_eq!(answer(3)["result"]["stopReason"], "end_turn");
+    }
+
+    #[test]
+    fn control_and_bidi_characters_reach_the_client_as_visible_escapes() {
+        let (_tx, rx) = mpsc::channel();
+        let mut out = Vec::new();
+        let mut server = Server::new(rx, &mut out);
+        let stop = server
+            .run_prompt("s", Path::new("/nonexistent"), "/nope\u{1b}[2J\u{202e}")
+            .unwrap();
+        assert_eq!(stop, StopReason::EndTurn);
+        drop(server);
+        let note: Value = serde_json::from_slice(&out).unwrap();
+        let text = note["params"]["update"]["content"]["text"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            text,
+            "unknown command /nope\\u{1b}[2J\\u{202e}; try /help\n"
+        );
     }
 
     #[test]
