@@ -51,6 +51,8 @@ enum Command {
     /// Install the collaboration skill for an agent
     #[command(subcommand)]
     Skill(SkillCommand),
+    /// Speak ACP (Agent Client Protocol) on stdio, for editors
+    Acp,
 }
 
 #[derive(Subcommand)]
@@ -334,6 +336,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Err(e) => report(&e, "log"),
         },
+        Command::Acp => {
+            drop(stdout);
+            collab::acp::serve(std::io::stdin(), std::io::stdout().lock())?;
+            return Ok(ExitCode::SUCCESS);
+        }
     };
     stdout.flush()?;
     Ok(ExitCode::from(code))

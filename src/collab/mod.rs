@@ -13,6 +13,7 @@
 //! content, decisions, review headings), [`templates`], and one module per
 //! command.
 
+pub mod acp;
 pub mod append;
 pub mod events;
 pub mod guide;
