@@ -246,3 +246,30 @@ fn leftover_temporary_files_of_a_killed_writer_are_reported_then_cleaned_by_the_
         "the next writer removes what a killed writer left"
     );
 }
+
+/// From the `acp_lines` fuzz target (fuzz/corpus/acp_lines/regression-toolong-seen): an
+/// over-long line is dropped once, however the stream is cut, and the lines after it are kept.
+#[test]
+fn an_over_long_acp_line_is_dropped_once_whatever_the_chunking() {
+    use acp_registry::acp::{Frame, LineBuffer};
+    let stream = concat!(
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n",
+        "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{}}\r\n",
+    )
+    .as_bytes();
+    for step in 1..=stream.len() {
+        let mut buffer = LineBuffer::new(64);
+        let frames: Vec<Frame> = stream.chunks(step).flat_map(|c| buffer.push(c)).collect();
+        assert!(
+            matches!(frames[0], Frame::TooLong { seen } if seen > 64),
+            "{step}: {frames:?}"
+        );
+        assert_eq!(
+            frames[1..],
+            [Frame::Line(
+                b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{}}".to_vec()
+            )],
+            "{step}"
+        );
+    }
+}
