@@ -870,10 +870,25 @@ fn internal_failures_exit_2_with_an_error_line() {
 }
 
 #[test]
-fn lock_and_temporary_files_are_ignored() {
+fn the_lock_file_is_ignored_and_a_killed_writers_temporary_file_is_a_warning() {
     let fx = completed();
     assert!(fx.path(".acp-collab.lock").exists());
+    fx.assert_valid();
     std::fs::write(fx.path(".protocol.json.abc.tmp"), "{").unwrap();
+    let report = acp_registry::collab::validate(&fx.folder_str()).unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(
+        report.warnings,
+        [".protocol.json.abc.tmp is a temporary file left by a writer that was killed; the next append removes it"]
+    );
+}
+
+#[test]
+fn a_temporary_file_is_not_reported_while_an_append_holds_the_lock() {
+    let fx = completed();
+    std::fs::write(fx.path(".protocol.json.abc.tmp"), "{").unwrap();
+    let lock = std::fs::File::open(fx.path(".acp-collab.lock")).unwrap();
+    lock.lock().unwrap();
     fx.assert_valid();
 }
 

@@ -4,20 +4,14 @@
 //! a FIFO or reads `/dev/zero` fails the test instead of hanging the suite.
 #![cfg(unix)]
 
-use std::io::Read;
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use serde_json::Value;
+mod common;
+use common::bounded::{run_bin, Run};
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
 const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
-const TIMEOUT: Duration = Duration::from_secs(20);
-/// Address-space limit of the child: reading an endless device must not take the machine.
-const MEMORY_LIMIT: u64 = 4 << 30;
 /// Marks content that must never be read through a link.
 const SECRET: &str = "SECRET-OUTSIDE-THE-REGISTRY";
 
@@ -73,112 +67,10 @@ fn endless_device(path: &Path) -> bool {
     made == 0
 }
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
-    }
-
-    /// `(code, file)` of every finding.
-    fn findings(&self) -> Vec<(String, String)> {
-        self.json()["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                (
-                    f["code"].as_str().unwrap().to_string(),
-                    f["file"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect()
-    }
-
-    fn has(&self, code: &str, file: &str) -> bool {
-        self.findings().iter().any(|(c, f)| c == code && f == file)
-    }
-
-    fn codes(&self) -> Vec<String> {
-        self.findings().into_iter().map(|(c, _)| c).collect()
-    }
-}
-
 /// Run `acp-registry` with a timeout and a memory limit; `unprivileged` drops to uid/gid
 /// 65534 when running as root (permissions mean nothing to root).
 fn run(args: &[&str], unprivileged: bool) -> Run {
     run_bin(BIN, args, unprivileged)
-}
-
-fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
-    let mut command = Command::new(bin);
-    // Findings name paths as the registry was named: run inside it with `--registry .` so
-    // they read `<entry>/<file>`.
-    let mut args: Vec<&str> = args.to_vec();
-    if let Some(i) = args.iter().position(|a| *a == "--registry") {
-        command.current_dir(args[i + 1]);
-        args[i + 1] = ".";
-    }
-    command
-        .args(&args)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // SAFETY: only async-signal-safe libc calls between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: MEMORY_LIMIT,
-                rlim_max: MEMORY_LIMIT,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &limit);
-            if unprivileged && libc::geteuid() == 0 {
-                let ok = libc::setgroups(0, std::ptr::null()) == 0
-                    && libc::setgid(65534) == 0
-                    && libc::setuid(65534) == 0;
-                if !ok {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    let mut child = command.spawn().expect("the binary starts");
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{bin} {args:?} did not finish within {TIMEOUT:?} (blocked or reading forever)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run {
-        code: status.code(),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
 }
 
 fn validate(root: &Path) -> Run {

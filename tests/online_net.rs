@@ -425,3 +425,49 @@ fn a_missing_document_is_none_and_a_present_one_is_parsed() {
     assert_eq!(doc["name"], "pkg");
     assert_eq!(run(client.document(&server.url("/nope"))).unwrap(), None);
 }
+
+#[test]
+fn malformed_http_fails_cleanly_and_a_later_good_answer_is_used() {
+    for garbage in [
+        &b"HTTP/1.1 two hundred OK\r\n\r\n"[..],
+        b"\x00\xff\xfe garbage, not HTTP at all\r\n\r\n",
+        b"HTTP/1.1 200\r\nno colon in this header\r\n\r\n",
+    ] {
+        let server = Server::start(routes(vec![(
+            "HEAD /a.zip",
+            vec![Reply::raw(garbage, Duration::ZERO), Reply::status(200)],
+        )]));
+        run(client().probe(&server.url("/a.zip")))
+            .unwrap_or_else(|e| panic!("{:?}: {e:?}", String::from_utf8_lossy(garbage)));
+        assert_eq!(
+            server.requests().len(),
+            2,
+            "{:?} retried once",
+            String::from_utf8_lossy(garbage)
+        );
+    }
+}
+
+#[test]
+fn a_server_stalling_mid_body_times_out_promptly() {
+    let server = Server::start(routes(vec![(
+        "GET /a.zip",
+        vec![Reply::raw(
+            &b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\npartial"[..],
+            Duration::from_secs(10),
+        )],
+    )]));
+    let client = Client::new(NetConfig {
+        timeout: Duration::from_millis(300),
+        retries: 1,
+        ..config()
+    })
+    .unwrap();
+    let start = Instant::now();
+    assert!(run(client.download(&server.url("/a.zip"), 1 << 20)).is_err());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}

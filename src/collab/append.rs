@@ -191,6 +191,7 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
         )));
     }
     let _lock = AppendLock::acquire(&folder)?;
+    protocol::remove_leftover_temps(&folder);
 
     let mut protocol = protocol::load_or_fail(&folder)?;
     let name = opts.event.as_str();

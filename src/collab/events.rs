@@ -275,6 +275,29 @@ impl AppendLock {
     }
 }
 
+/// Whether an `append` holds the folder's lock now (a shared lock cannot be had). Readers use
+/// it to tell a writer's temporary file from a killed writer's leftover; it never blocks and
+/// never creates the lock file.
+pub fn writer_active(folder: &Path) -> bool {
+    if paths::check_no_symlink(folder, LOCK_FILE).is_err() {
+        return false;
+    }
+    let Ok(file) = crate::fs::no_follow(OpenOptions::new().read(true)).open(folder.join(LOCK_FILE))
+    else {
+        return false;
+    };
+    let Ok(file) = crate::fs::regular(file) else {
+        return false;
+    };
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
+        }
+        Err(_) => true,
+    }
+}
+
 impl Drop for AppendLock {
     fn drop(&mut self) {
         let _ = self.file.unlock();

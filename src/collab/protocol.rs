@@ -309,6 +309,28 @@ pub fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), Colla
     Ok(())
 }
 
+/// Regular files named like [`write_atomic`]'s temporary (`.protocol.json.<unique>.tmp`),
+/// sorted: only a writer killed between create and rename leaves one.
+pub fn leftover_temps(folder: &Path) -> Vec<String> {
+    let Ok(children) = crate::fs::list_dir(folder) else {
+        return Vec::new();
+    };
+    children
+        .iter()
+        .filter(|c| c.kind == crate::fs::Kind::File)
+        .map(crate::fs::Child::name)
+        .filter(|n| n.starts_with(".protocol.json.") && n.ends_with(".tmp"))
+        .collect()
+}
+
+/// Removes what killed writers left. Call only under the append lock: then no writer is
+/// between create and rename, so every temporary file found is a leftover.
+pub fn remove_leftover_temps(folder: &Path) {
+    for name in leftover_temps(folder) {
+        let _ = std::fs::remove_file(folder.join(name));
+    }
+}
+
 /// Makes a rename durable where directories can be fsynced (not on Windows).
 fn sync_dir(folder: &Path) {
     if let Ok(dir) = std::fs::File::open(folder) {

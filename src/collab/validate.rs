@@ -170,6 +170,17 @@ pub fn validate_in(folder: &Path) -> Result<Report, CollabError> {
             ));
         }
     }
+    // While an append holds the lock its temporary file is expected, not a leftover.
+    let leftovers = if super::events::writer_active(folder) {
+        Vec::new()
+    } else {
+        protocol::leftover_temps(folder)
+    };
+    for name in leftovers {
+        v.warnings.push(format!(
+            "{name} is a temporary file left by a writer that was killed; the next append removes it"
+        ));
+    }
     // Step 3: load protocol.json.
     let protocol = match protocol::load(folder)? {
         Ok(p) => p,

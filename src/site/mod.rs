@@ -32,6 +32,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::manifest::names::is_valid_id;
+pub use icons::sanitise as sanitise_icon;
 pub use model::safe_url;
 
 /// One agent to show, as the build hands it over.

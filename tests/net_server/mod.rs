@@ -24,6 +24,10 @@ pub struct Reply {
     /// No `Content-Length`: the body ends when the connection closes.
     pub no_length: bool,
     pub reset: bool,
+    /// Bytes written verbatim instead of an answer (malformed HTTP), then the connection is
+    /// held open for `hold` (a stall mid-answer) and closed.
+    pub raw: Option<Vec<u8>>,
+    pub hold: Duration,
 }
 
 impl Reply {
@@ -53,6 +57,14 @@ impl Reply {
     pub fn reset() -> Reply {
         Reply {
             reset: true,
+            ..Reply::default()
+        }
+    }
+
+    pub fn raw(bytes: impl Into<Vec<u8>>, hold: Duration) -> Reply {
+        Reply {
+            raw: Some(bytes.into()),
+            hold,
             ..Reply::default()
         }
     }
@@ -317,6 +329,11 @@ async fn write_reply(stream: &mut TcpStream, request: &Request, reply: &Reply) -
         // about a non-zero linger).
         #[allow(deprecated)]
         let _ = stream.set_linger(Some(Duration::ZERO));
+        return false;
+    }
+    if let Some(raw) = &reply.raw {
+        let _ = stream.write_all(raw).await;
+        tokio::time::sleep(reply.hold).await;
         return false;
     }
     let length = reply.content_length.unwrap_or(reply.body.len() as u64);
