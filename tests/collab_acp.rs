@@ -182,7 +182,10 @@ fn a_whole_session_initialises_appends_and_validates_the_named_folder() {
     assert_eq!(text, "appended seq 2: deliverable_drafted\n");
 
     let (text, _) = agent.prompt(6, &session, "/log");
-    assert!(text.contains("deliverable_drafted: first draft"), "{text}");
+    assert!(
+        text.contains("alice  deliverable_drafted (") && text.contains("): first draft"),
+        "{text}"
+    );
     let (text, _) = agent.prompt(7, &session, "/validate");
     assert_eq!(text, "ACP validation passed\n");
 

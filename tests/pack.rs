@@ -234,11 +234,12 @@ fn the_manifest_diff_touches_only_the_changed_values_and_keeps_every_comment() {
     std::fs::write(&path, &commented).unwrap();
     let sha = hex(&fx.packed(LINUX));
     let after = fx.manifest();
-    let tail = "        \"cmd\": \"./acp-collab\"\n      },\n      \"windows-aarch64\"";
+    let tail =
+        "        \"args\": [\n          \"acp\"\n        ]\n      },\n      \"windows-aarch64\"";
     let expected = commented.replacen(
         tail,
         &format!(
-            "        \"cmd\": \"./acp-collab\",\n        \"sha256\": \"{sha}\"\n      }},\n      \"windows-aarch64\""
+            "        \"args\": [\n          \"acp\"\n        ],\n        \"sha256\": \"{sha}\"\n      }},\n      \"windows-aarch64\""
         ),
         1,
     );

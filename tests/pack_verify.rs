@@ -1,0 +1,144 @@
+//! End to end: the collaboration entry as a user installs it. `acp-collab` is packed for this
+//! machine's platform, the packages folder is served by a local server, and `acp-registry
+//! verify --agent agent-collaboration-protocol` downloads the archive, checks its sha256,
+//! unpacks it, launches `acp-collab acp` and checks its `initialize` answer against the
+//! manifest.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+mod common;
+mod net_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use common::{acp_registry, copy_dir, repo_root};
+use net_server::{Reply, Server};
+use serde_json::Value;
+
+const ID: &str = "agent-collaboration-protocol";
+const TARGET: &str = "x86_64-unknown-linux-musl";
+
+/// Every file below `dir`, by file name (archive names are unique in a packages folder).
+fn find_by_name(dir: &Path, name: &str) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = find_by_name(&path, name) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == name) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[test]
+fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let registry = tmp.path().join("registry");
+    copy_dir(&repo_root().join("registry").join(ID), &registry.join(ID));
+    // As in the bundled registry: the engine offers no sign-in, so the auth policy is waived.
+    std::fs::write(
+        registry.join("acp-registry.jsonc"),
+        r#"{ "exemptions": { "agent-collaboration-protocol": ["agent-auth"] } }"#,
+    )
+    .unwrap();
+    let packages = registry.join("dist/packages");
+    let served = packages.clone();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&requests);
+    let server = Server::start(move |request, _| {
+        seen.lock()
+            .unwrap()
+            .push(format!("{} {}", request.method, request.path));
+        let name = request.path.rsplit('/').next().unwrap_or_default();
+        match find_by_name(&served, name) {
+            Some(file) => Reply::body(200, std::fs::read(file).unwrap()),
+            None => Reply::status(404),
+        }
+    });
+    // https, as the rules require; the test-only loopback switch fetches it over http.
+    let base = server.url("/releases").replacen("http://", "https://", 1);
+    let license = repo_root().join("LICENSE");
+    let pack = acp_registry(
+        &[
+            "pack",
+            ID,
+            "--registry",
+            ".",
+            "--target",
+            TARGET,
+            "--binary",
+            env!("CARGO_BIN_EXE_acp-collab"),
+            "--version",
+            "0.1.0",
+            "--base-url",
+            &base,
+            "--license",
+            license.to_str().unwrap(),
+        ],
+        &registry,
+    );
+    assert_eq!(pack.code, 0, "{}{}", pack.stdout, pack.stderr);
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(registry.join(ID).join("agent.json")).unwrap(),
+    )
+    .unwrap_or(Value::Null);
+    let target = &manifest["distribution"]["binary"]["linux-x86_64"];
+    assert!(
+        target["archive"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(&base),
+        "{target}"
+    );
+    assert_eq!(
+        target["sha256"].as_str().map(str::len),
+        Some(64),
+        "{target}"
+    );
+    assert_eq!(target["args"], serde_json::json!(["acp"]));
+
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args([
+            "verify",
+            "--registry",
+            ".",
+            "--agent",
+            ID,
+            "--format",
+            "json",
+            "--timeout",
+            "60",
+            "--no-cache",
+            "--require-tested",
+        ])
+        .current_dir(&registry)
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    let errors: Vec<&Value> = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "{stdout}");
+    // The archive really came from the server: downloaded, not found elsewhere.
+    let archive_name = format!("acp-collab-{TARGET}.tar.gz");
+    assert!(
+        requests
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.starts_with("GET ") && r.ends_with(&archive_name)),
+        "{:?}",
+        requests.lock().unwrap()
+    );
+}
