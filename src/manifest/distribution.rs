@@ -310,3 +310,20 @@ mod tests {
         }
     }
 }
+
+/// The file name an archive URL ends in (query and fragment dropped), or `default` when the
+/// last segment is empty or hidden.
+pub fn archive_file_name<'a>(url: &'a str, default: &'a str) -> &'a str {
+    let name = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .rsplit('/')
+        .next()
+        .unwrap_or("");
+    if name.is_empty() || name.starts_with('.') {
+        default
+    } else {
+        name
+    }
+}

@@ -204,18 +204,7 @@ fn cmd_path(cmd: &str) -> &str {
 }
 
 fn archive_file(url: &str) -> String {
-    let name = url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("")
-        .rsplit('/')
-        .next()
-        .unwrap_or("");
-    if name.is_empty() || name.starts_with('.') {
-        "archive".to_string()
-    } else {
-        name.to_string()
-    }
+    crate::manifest::distribution::archive_file_name(url, "archive").to_string()
 }
 
 fn is_sha256(s: &str) -> bool {

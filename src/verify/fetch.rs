@@ -76,18 +76,7 @@ pub async fn binary(
 
 /// The file name a raw executable gets: the URL's last segment.
 fn raw_name(url: &str) -> String {
-    let name = url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("")
-        .rsplit('/')
-        .next()
-        .unwrap_or("");
-    if name.is_empty() || name.starts_with('.') {
-        "agent".into()
-    } else {
-        name.into()
-    }
+    crate::manifest::distribution::archive_file_name(url, "agent").to_string()
 }
 
 /// The archive on disk: from the cache when a pinned digest is there and still matches,
