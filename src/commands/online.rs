@@ -2,7 +2,6 @@
 //! [`online::Options`], running the online rules and drawing their progress bar.
 
 use std::collections::BTreeSet;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,7 +93,7 @@ struct Bar {
 
 impl Bar {
     fn new() -> Bar {
-        let bar = if std::io::stderr().is_terminal() {
+        let bar = if super::Stream::Stderr.is_terminal() {
             ProgressBar::new(0)
         } else {
             ProgressBar::hidden()

@@ -5,7 +5,8 @@ use std::io::Write;
 
 use super::exit;
 use crate::diagnostics::escape;
-use crate::pack::{self, PackOptions};
+use crate::pack;
+pub use crate::pack::PackOptions;
 
 /// `pack`'s options; `check` writes nothing.
 #[derive(Debug, Clone)]

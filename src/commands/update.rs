@@ -12,7 +12,8 @@ use super::display_root;
 use super::online::Flags;
 use crate::diagnostics::escape;
 use crate::net::NetConfig;
-use crate::update::{self, Channel, Note, Outcome};
+pub use crate::update::Channel;
+use crate::update::{self, Note, Outcome};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

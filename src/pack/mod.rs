@@ -286,29 +286,17 @@ pub fn check(opts: &PackOptions) -> Result<Vec<String>, PackError> {
             entry.path
         ));
     }
-    let recorded = entry
-        .json
-        .pointer(&format!("/distribution/binary/{}", platform.key));
-    let Some(recorded) = recorded else {
-        problems.push(format!(
-            "{}: distribution.binary has no `{}` target; run pack",
-            entry.path, platform.key
-        ));
-        return Ok(problems);
+    let recorded = match recorded_target(&entry, &platform) {
+        Ok(recorded) => recorded,
+        Err(problem) => {
+            problems.push(problem);
+            return Ok(problems);
+        }
     };
-    let archive = recorded
-        .get("archive")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let file_name = archive.rsplit('/').next().unwrap_or("");
-    if file_name.is_empty() || names::file_name_problem(file_name).is_some() {
-        problems.push(format!(
-            "{}: the `{}` archive URL has no file name",
-            entry.path, platform.key
-        ));
-        return Ok(problems);
-    }
-    let path = opts.out.join(format!("v{version}")).join(file_name);
+    let path = opts
+        .out
+        .join(format!("v{version}"))
+        .join(recorded.file_name);
     let on_disk = match contents::read_named(&path, manifest::MAX_ARCHIVE_BYTES, "the archive") {
         Ok(bytes) => bytes,
         Err(e) => {
@@ -316,21 +304,9 @@ pub fn check(opts: &PackOptions) -> Result<Vec<String>, PackError> {
             return Ok(problems);
         }
     };
-    let actual = digest_hex(&on_disk);
-    match recorded.get("sha256").and_then(Value::as_str) {
-        Some(expected) if expected == actual => {}
-        Some(expected) => problems.push(format!(
-            "{}: sha256 is {actual}, but {} records {expected} for `{}`: the archive changed \
-             after pack; rebuild it with pack",
-            path.display(),
-            entry.path,
-            platform.key
-        )),
-        None => problems.push(format!(
-            "{}: the `{}` target has no sha256; run pack",
-            entry.path, platform.key
-        )),
-    }
+    problems.extend(digest_problem(
+        &entry, &platform, &recorded, &path, &on_disk,
+    ));
     if opts.binary.is_some() {
         let fresh = plan_for(
             &PackOptions {
@@ -339,19 +315,89 @@ pub fn check(opts: &PackOptions) -> Result<Vec<String>, PackError> {
             },
             &entry,
         )?;
-        if fresh.bytes != on_disk {
-            problems.push(format!(
-                "{}: differs from a fresh pack of the given inputs (sha256 {})",
-                path.display(),
-                fresh.sha256
-            ));
-        }
-        if &fresh.target != recorded {
-            problems.push(format!(
-                "{}: the `{}` target is not the one pack writes: {}",
-                entry.path, platform.key, fresh.target
-            ));
-        }
+        problems.extend(rebuild_problems(
+            &entry, &platform, &recorded, &path, &on_disk, &fresh,
+        ));
     }
     Ok(problems)
+}
+
+/// The manifest's target for one platform and the file name of its archive URL.
+struct Recorded<'a> {
+    target: &'a Value,
+    file_name: &'a str,
+}
+
+/// The platform's recorded target, or the problem that leaves nothing to compare.
+fn recorded_target<'a>(
+    entry: &'a EntryManifest,
+    platform: &Platform,
+) -> Result<Recorded<'a>, String> {
+    let pointer = format!("/distribution/binary/{}", platform.key);
+    let Some(target) = entry.json.pointer(&pointer) else {
+        return Err(format!(
+            "{}: distribution.binary has no `{}` target; run pack",
+            entry.path, platform.key
+        ));
+    };
+    let archive = target.get("archive").and_then(Value::as_str).unwrap_or("");
+    let file_name = archive.rsplit('/').next().unwrap_or("");
+    if file_name.is_empty() || names::file_name_problem(file_name).is_some() {
+        return Err(format!(
+            "{}: the `{}` archive URL has no file name",
+            entry.path, platform.key
+        ));
+    }
+    Ok(Recorded { target, file_name })
+}
+
+/// The archive on disk against the recorded `sha256`.
+fn digest_problem(
+    entry: &EntryManifest,
+    platform: &Platform,
+    recorded: &Recorded,
+    path: &Path,
+    on_disk: &[u8],
+) -> Option<String> {
+    let actual = digest_hex(on_disk);
+    match recorded.target.get("sha256").and_then(Value::as_str) {
+        Some(expected) if expected == actual => None,
+        Some(expected) => Some(format!(
+            "{}: sha256 is {actual}, but {} records {expected} for `{}`: the archive changed \
+             after pack; rebuild it with pack",
+            path.display(),
+            entry.path,
+            platform.key
+        )),
+        None => Some(format!(
+            "{}: the `{}` target has no sha256; run pack",
+            entry.path, platform.key
+        )),
+    }
+}
+
+/// The archive on disk and the recorded target against a fresh pack of the given inputs.
+fn rebuild_problems(
+    entry: &EntryManifest,
+    platform: &Platform,
+    recorded: &Recorded,
+    path: &Path,
+    on_disk: &[u8],
+    fresh: &Package,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    if fresh.bytes != on_disk {
+        problems.push(format!(
+            "{}: differs from a fresh pack of the given inputs (sha256 {})",
+            path.display(),
+            fresh.sha256
+        ));
+    }
+    if &fresh.target != recorded.target {
+        problems.push(format!(
+            "{}: the `{}` target is not the one pack writes: {}",
+            entry.path, platform.key, fresh.target
+        ));
+    }
+    problems
 }
