@@ -14,39 +14,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
-/// How an archive is packed, from its file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Zip,
-    TarGz,
-    TarBz2,
-    TarXz,
-    /// The download is the executable itself.
-    Raw,
-}
-
-impl Format {
-    /// The format of `name` (a URL or a file name; query and fragment ignored).
-    pub fn of(name: &str) -> Format {
-        let path = name
-            .split(['?', '#'])
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let ends = |exts: &[&str]| exts.iter().any(|e| path.ends_with(e));
-        if ends(&[".zip"]) {
-            Format::Zip
-        } else if ends(&[".tar.gz", ".tgz"]) {
-            Format::TarGz
-        } else if ends(&[".tar.bz2", ".tbz2"]) {
-            Format::TarBz2
-        } else if ends(&[".tar.xz"]) {
-            Format::TarXz
-        } else {
-            Format::Raw
-        }
-    }
-}
+/// How an archive is packed, from its file name: the one list of formats, shared with the
+/// rules and the site's snippets.
+pub use crate::manifest::distribution::ArchiveFormat as Format;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
