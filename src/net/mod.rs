@@ -316,12 +316,22 @@ impl Client {
 
     async fn download_uncached(&self, url: &str, cap: u64) -> Result<Download, NetError> {
         let url = parse(url)?;
-        let mut attempt = 0;
+        self.retrying(|| self.download_once(url.clone(), cap)).await
+    }
+
+    /// Runs `attempt` again after a backoff while it fails with a retryable error, up to
+    /// `retries` more times.
+    async fn retrying<T, F, Fut>(&self, mut attempt: F) -> Result<T, NetError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, NetError>>,
+    {
+        let mut retried = 0;
         loop {
-            match self.download_once(url.clone(), cap).await {
-                Err(e) if e.retryable() && attempt < self.config.retries => {
-                    tokio::time::sleep(backoff(self.config.backoff_base, attempt)).await;
-                    attempt += 1;
+            match attempt().await {
+                Err(e) if e.retryable() && retried < self.config.retries => {
+                    tokio::time::sleep(backoff(self.config.backoff_base, retried)).await;
+                    retried += 1;
                 }
                 result => return result,
             }
@@ -355,16 +365,8 @@ impl Client {
         dest: &Path,
     ) -> Result<Download, NetError> {
         let url = parse(url)?;
-        let mut attempt = 0;
-        loop {
-            match self.download_file_once(url.clone(), cap, dest).await {
-                Err(e) if e.retryable() && attempt < self.config.retries => {
-                    tokio::time::sleep(backoff(self.config.backoff_base, attempt)).await;
-                    attempt += 1;
-                }
-                result => return result,
-            }
-        }
+        self.retrying(|| self.download_file_once(url.clone(), cap, dest))
+            .await
     }
 
     async fn download_file_once(

@@ -110,27 +110,35 @@ pub enum OnlineError {
 /// One thing to ask the network about, in one manifest.
 #[derive(Debug, Clone)]
 pub(crate) enum Target {
-    Archive {
-        platform: String,
-        /// JSON pointer of the platform's target object.
-        pointer: String,
-        url: String,
-        sha256: Option<String>,
-    },
-    Package {
-        npm: bool,
-        pointer: String,
-        name: String,
-        version: Option<String>,
-    },
+    Archive(ArchiveTarget),
+    Package(PackageTarget),
+}
+
+/// A binary target's archive URL.
+#[derive(Debug, Clone)]
+pub(crate) struct ArchiveTarget {
+    pub(crate) platform: String,
+    /// JSON pointer of the platform's target object.
+    pub(crate) pointer: String,
+    pub(crate) url: String,
+    pub(crate) sha256: Option<String>,
+}
+
+/// An npx (`npm`) or uvx package spec.
+#[derive(Debug, Clone)]
+pub(crate) struct PackageTarget {
+    pub(crate) npm: bool,
+    pub(crate) pointer: String,
+    pub(crate) name: String,
+    pub(crate) version: Option<String>,
 }
 
 impl Target {
     fn host(&self, endpoints: &Endpoints) -> String {
         let url = match self {
-            Target::Archive { url, .. } => url,
-            Target::Package { npm: true, .. } => &endpoints.npm,
-            Target::Package { .. } => &endpoints.pypi,
+            Target::Archive(archive) => &archive.url,
+            Target::Package(package) if package.npm => &endpoints.npm,
+            Target::Package(_) => &endpoints.pypi,
         };
         url::Url::parse(url)
             .ok()
@@ -159,12 +167,12 @@ pub(crate) fn collect(doc: &ManifestDoc, offline: &[Diagnostic]) -> Vec<Target> 
         if reported.contains(format!("{}/archive", target.pointer).as_str()) {
             continue;
         }
-        out.push(Target::Archive {
+        out.push(Target::Archive(ArchiveTarget {
             platform: target.platform.clone(),
             pointer: target.pointer.clone(),
             url: url.clone(),
             sha256: target.sha256.as_deref().map(str::to_ascii_lowercase),
-        });
+        }));
     }
     for package in [&dist.npx, &dist.uvx].into_iter().flatten() {
         let npm = package.kind == Kind::Npx;
@@ -176,12 +184,12 @@ pub(crate) fn collect(doc: &ManifestDoc, offline: &[Diagnostic]) -> Vec<Target> 
             continue;
         }
         let (name, pin) = package_name_and_pin(spec, npm);
-        out.push(Target::Package {
+        out.push(Target::Package(PackageTarget {
             npm,
             pointer,
             name: name.to_string(),
             version: pin.map(str::to_string),
-        });
+        }));
     }
     out
 }

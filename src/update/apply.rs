@@ -225,21 +225,19 @@ mod tests {
 
     #[test]
     fn file_name_versions_are_replaced_whole() {
-        assert_eq!(
-            replace_version("agent-1.0.0-linux.tar.gz", "1.0.0", "1.1.0"),
-            "agent-1.1.0-linux.tar.gz"
-        );
-        assert_eq!(
-            replace_version("agent-11.0.0.zip", "1.0.0", "2.0.0"),
-            "agent-11.0.0.zip"
-        );
-        assert_eq!(
-            replace_version("agent-1.0.01.zip", "1.0.0", "2.0.0"),
-            "agent-1.0.01.zip"
-        );
-        assert_eq!(
-            replace_version("agent-linux.tar.gz", "1.0.0", "2.0.0"),
-            "agent-linux.tar.gz"
-        );
+        let cases = [
+            (
+                "agent-1.0.0-linux.tar.gz",
+                "1.0.0",
+                "1.1.0",
+                "agent-1.1.0-linux.tar.gz",
+            ),
+            ("agent-11.0.0.zip", "1.0.0", "2.0.0", "agent-11.0.0.zip"),
+            ("agent-1.0.01.zip", "1.0.0", "2.0.0", "agent-1.0.01.zip"),
+            ("agent-linux.tar.gz", "1.0.0", "2.0.0", "agent-linux.tar.gz"),
+        ];
+        for (name, from, to, expected) in cases {
+            assert_eq!(replace_version(name, from, to), expected, "{name}");
+        }
     }
 }

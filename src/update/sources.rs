@@ -16,7 +16,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use crate::net::{retry_after, Client, NetError};
-use crate::online::packages::{npm_url, pypi_url};
+use crate::online::packages::{npm_deprecation, npm_url, pypi_installable, pypi_url};
 use crate::rules::PreviewVersion;
 
 /// Pages of releases read at most (10,000 releases).
@@ -83,11 +83,7 @@ pub async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, So
         .ok_or_else(|| SourceError::Shape(name.clone()))?;
     let versions = versions
         .iter()
-        .filter(|(_, meta)| {
-            meta["deprecated"]
-                .as_str()
-                .is_none_or(|message| message.trim().is_empty())
-        })
+        .filter(|(_, meta)| npm_deprecation(meta).is_none())
         .filter_map(|(key, _)| PreviewVersion::parse(key))
         .collect();
     Ok(offer(name, versions))
@@ -104,7 +100,7 @@ pub async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, S
         .filter(|(_, files)| {
             files
                 .as_array()
-                .is_some_and(|files| files.iter().any(|f| f["yanked"].as_bool() != Some(true)))
+                .is_some_and(|files| pypi_installable(files))
         })
         .filter_map(|(key, _)| pypi_version(key))
         .collect();

@@ -175,16 +175,7 @@ fn members(agent: u32, token: &str) -> Vec<i32> {
     let table = proc_table();
     let me = std::process::id() as i32;
     let mut found: Vec<i32> = vec![agent as i32];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        for (pid, ppid) in &table {
-            if *ppid == parent && !found.contains(pid) {
-                found.push(*pid);
-            }
-        }
-        i += 1;
-    }
+    add_descendants(&mut found, &table, 0);
     let marker = format!("{MARKER}={token}");
     for (pid, ppid) in &table {
         if (*ppid == me || *ppid == 1) && !found.contains(pid) && environ_has(*pid, &marker) {
@@ -192,17 +183,24 @@ fn members(agent: u32, token: &str) -> Vec<i32> {
         }
     }
     // Grandchildren of orphans found through the token.
-    let mut i = 1;
+    add_descendants(&mut found, &table, 1);
+    found
+}
+
+/// Appends to `found` every descendant in `table` (pid, parent pid) of `found[from..]`,
+/// including those of the processes it appends.
+#[cfg(target_os = "linux")]
+fn add_descendants(found: &mut Vec<i32>, table: &[(i32, i32)], from: usize) {
+    let mut i = from;
     while i < found.len() {
         let parent = found[i];
-        for (pid, ppid) in &table {
+        for (pid, ppid) in table {
             if *ppid == parent && !found.contains(pid) {
                 found.push(*pid);
             }
         }
         i += 1;
     }
-    found
 }
 
 #[cfg(target_os = "linux")]
