@@ -417,7 +417,7 @@ struct LoopbackArg {
     /// use local servers. Relaxes nothing else; never use it on untrusted input.
     #[arg(
         long,
-        env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK",
+        env = acp_registry::net::TEST_ALLOW_LOOPBACK_ENV,
         value_parser = clap::builder::FalseyValueParser::new()
     )]
     allow_loopback_for_tests: bool,

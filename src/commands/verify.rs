@@ -35,7 +35,7 @@ pub struct Options {
 }
 
 /// The library options of a run, and the checked registry it runs on.
-pub fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Options)> {
+pub(crate) fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Options)> {
     let changed = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
         None => None,
@@ -89,7 +89,11 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
 }
 
 /// The per-agent lines and the findings, in `options.format`.
-pub fn write(outcome: &mut Outcome, options: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write(
+    outcome: &mut Outcome,
+    options: &Options,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     outcome.report.relocate(&display_root(&options.registry));
     match options.format {
         Format::Json => {
@@ -114,7 +118,7 @@ pub fn write(outcome: &mut Outcome, options: &Options, out: &mut dyn Write) -> a
 }
 
 /// `✓ id npx 1.2 s`, `✗ id binary (linux-x86_64) 60.0 s: agent-timeout: …`, `- id uvx: not tested: …`.
-pub fn line(result: &AgentResult) -> String {
+fn line(result: &AgentResult) -> String {
     let mark = match result.status {
         Status::Passed => "✓",
         Status::Failed => "✗",

@@ -18,10 +18,12 @@ use std::path::{Component, Path, PathBuf};
 /// rules and the site's snippets.
 pub use crate::manifest::distribution::ArchiveFormat as Format;
 
+/// What one extraction may write at most, whatever the archive's headers claim.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Bytes written over all entries.
     pub max_bytes: u64,
+    /// Entries read.
     pub max_entries: u64,
 }
 
@@ -34,18 +36,34 @@ impl Default for Limits {
     }
 }
 
+/// Why an archive was refused or could not be extracted; nothing of it is left on disk.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
+    /// An entry's path, kind or link target is not allowed.
     #[error("archive entry `{entry}` refused: {reason}")]
-    Unsafe { entry: String, reason: &'static str },
+    Unsafe {
+        /// The entry's path as the archive names it.
+        entry: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// More bytes than `Limits::max_bytes`.
     #[error("the archive unpacks to more than {0} bytes")]
     TooLarge(u64),
+    /// More entries than `Limits::max_entries`.
     #[error("the archive has more than {0} entries")]
     TooManyEntries(u64),
+    /// The archive is not valid in its format.
     #[error("the archive cannot be read: {0}")]
     Corrupt(String),
+    /// Writing the extracted files failed.
     #[error("{path}: {source}")]
-    Io { path: String, source: io::Error },
+    Io {
+        /// The file or folder being written.
+        path: String,
+        /// The system's error.
+        source: io::Error,
+    },
 }
 
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> ArchiveError + '_ {
@@ -152,11 +170,11 @@ fn untar(reader: impl Read, out: &mut Extractor) -> Result<(), ArchiveError> {
             EntryType::Regular | EntryType::Continuous => out.file(&rel, &mut entry, mode)?,
             EntryType::Symlink => {
                 let target = link()?;
-                out.symlink(&rel, &target)?
+                out.symlink(&rel, &target)?;
             }
             EntryType::Link => {
                 let target = link()?;
-                out.hardlink(&rel, &target)?
+                out.hardlink(&rel, &target)?;
             }
             _ => {
                 return Err(unsafe_entry(

@@ -4,9 +4,9 @@
 //! [`Diagnostic`]s pointing at the URL or package value in `agent.json`, filtered through
 //! the registry's [`Policy`] like every offline finding.
 
-pub mod cache;
+pub(crate) mod cache;
 mod checks;
-pub mod packages;
+pub(crate) mod packages;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -18,19 +18,23 @@ use crate::manifest::distribution::{Distribution, Kind};
 use crate::net::{Client, NetConfig, NetError};
 use crate::rules::{package_name_and_pin, EntryReport, ManifestDoc, Policy, Sink};
 
-pub use cache::Cache;
+use cache::Cache;
 
-pub const DEFAULT_NPM_REGISTRY: &str = "https://registry.npmjs.org";
-pub const DEFAULT_PYPI: &str = "https://pypi.org";
-pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
+const DEFAULT_NPM_REGISTRY: &str = "https://registry.npmjs.org";
+const DEFAULT_PYPI: &str = "https://pypi.org";
+const DEFAULT_GITHUB_API: &str = "https://api.github.com";
+/// The default `--archive-cap`: the largest archive downloaded, in MiB.
 pub const DEFAULT_ARCHIVE_CAP_MIB: u64 = 512;
 
 /// Base URLs of the services the online tier asks; configurable so the same code runs
 /// against local servers. (`github_api` is for `verify`, `update` and `pack`.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoints {
+    /// The npm registry.
     pub npm: String,
+    /// PyPI (its JSON API lives under `/pypi/`).
     pub pypi: String,
+    /// The GitHub REST API.
     pub github_api: String,
 }
 
@@ -47,8 +51,11 @@ impl Default for Endpoints {
 /// The `online` object of `acp-registry.jsonc`: endpoints that flags may override.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EndpointOverrides {
+    /// `npm_registry`.
     pub npm: Option<String>,
+    /// `pypi`.
     pub pypi: Option<String>,
+    /// `github_api`.
     pub github_api: Option<String>,
 }
 
@@ -63,23 +70,30 @@ impl EndpointOverrides {
     }
 }
 
+/// How one run of the online rules asks and what it remembers.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Limits and safety of the HTTP client.
     pub net: NetConfig,
+    /// Where npm and PyPI are asked.
     pub endpoints: Endpoints,
+    /// `--verify-archives`: download every archive and compare its sha256 with the pin.
     pub verify_archives: bool,
     /// Largest archive `--verify-archives` downloads, in bytes.
     pub archive_cap: u64,
     /// Cache folder; `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
+    /// Age after which a cached success is checked again.
     pub max_age: Duration,
 }
 
 /// Told about the run as it goes (the command draws a progress bar with it).
 pub trait Progress: Send + Sync {
+    /// The run has `total` checks.
     fn start(&self, total: usize);
     /// A check of a URL on `host` begins.
     fn working(&self, host: &str);
+    /// One check has finished.
     fn done(&self);
 }
 
@@ -95,14 +109,19 @@ impl Progress for Silent {
 /// Findings, plus problems of the run itself (the cache) that are not about the registry.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// The online findings, through the policy.
     pub diagnostics: Vec<Diagnostic>,
+    /// Problems of the run itself, e.g. an unreadable cache.
     pub warnings: Vec<String>,
 }
 
+/// Why the online rules could not run at all.
 #[derive(Debug, thiserror::Error)]
 pub enum OnlineError {
+    /// The tokio runtime could not start.
     #[error("cannot start the network runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client: {0}")]
     Client(#[from] NetError),
 }

@@ -11,7 +11,7 @@ use crate::rules::Version;
 
 /// The verdict on one package spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Ok,
     NoPackage,
     /// The package exists but not this version; `latest` is the newest release it names.
@@ -25,11 +25,11 @@ pub enum Verdict {
 }
 
 /// The npm metadata URL of `name`: the scope's `/` is percent-encoded, as npm expects.
-pub fn npm_url(base: &str, name: &str) -> String {
+pub(crate) fn npm_url(base: &str, name: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), encode(name))
 }
 
-pub fn pypi_url(base: &str, name: &str) -> String {
+pub(crate) fn pypi_url(base: &str, name: &str) -> String {
     format!("{}/pypi/{}/json", base.trim_end_matches('/'), encode(name))
 }
 
@@ -58,7 +58,7 @@ fn version_key<'a>(map: &'a serde_json::Map<String, Value>, version: &str) -> Op
 }
 
 /// `doc` is `None` when npm answered 404.
-pub fn npm_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
+pub(crate) fn npm_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
     match pinned(doc, version, "versions", "/dist-tags/latest") {
         Err(verdict) => verdict,
         Ok(meta) => npm_deprecation(meta).map_or(Verdict::Ok, |m| Verdict::Deprecated(m.into())),
@@ -66,7 +66,7 @@ pub fn npm_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
 }
 
 /// `doc` is `None` when PyPI answered 404. A release is yanked when all its files are.
-pub fn pypi_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
+pub(crate) fn pypi_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
     let files = match pinned(doc, version, "releases", "/info/version") {
         Err(verdict) => return verdict,
         Ok(files) => files.as_array().map(Vec::as_slice).unwrap_or_default(),
@@ -106,12 +106,12 @@ fn pinned<'a>(
 }
 
 /// The message of an npm version's `deprecated` field; a blank one does not count.
-pub fn npm_deprecation(meta: &Value) -> Option<&str> {
+pub(crate) fn npm_deprecation(meta: &Value) -> Option<&str> {
     meta["deprecated"].as_str().filter(|m| !m.trim().is_empty())
 }
 
 /// Whether a PyPI release has a file to install: at least one not yanked.
-pub fn pypi_installable(files: &[Value]) -> bool {
+pub(crate) fn pypi_installable(files: &[Value]) -> bool {
     files.iter().any(|f| f["yanked"].as_bool() != Some(true))
 }
 

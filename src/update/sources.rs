@@ -27,7 +27,7 @@ const GITHUB_ACCEPT: &str = "application/vnd.github+json";
 
 /// Why a source could not say what it offers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SourceError {
+pub(crate) enum SourceError {
     #[error("{source_name}: {error}")]
     Net {
         source_name: String,
@@ -52,30 +52,30 @@ pub enum SourceError {
 
 /// One release asset as the GitHub API lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Asset {
-    pub name: String,
-    pub url: String,
+pub(crate) struct Asset {
+    pub(crate) name: String,
+    pub(crate) url: String,
     /// Lowercase hex of the published `sha256:` digest, when GitHub has one.
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
 }
 
 /// A GitHub release: its tag and assets.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Release {
-    pub tag: String,
-    pub assets: Vec<Asset>,
+pub(crate) struct Release {
+    pub(crate) tag: String,
+    pub(crate) assets: Vec<Asset>,
 }
 
 /// What one source serves. `releases` is filled for GitHub only.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Offer {
+pub(crate) struct Offer {
     /// How findings name the source: ``npm `name` ``, ``PyPI `name` ``, `GitHub releases of o/r`.
-    pub name: String,
-    pub versions: Vec<PreviewVersion>,
-    pub releases: BTreeMap<PreviewVersion, Release>,
+    pub(crate) name: String,
+    pub(crate) versions: Vec<PreviewVersion>,
+    pub(crate) releases: BTreeMap<PreviewVersion, Release>,
 }
 
-pub async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
+pub(crate) async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
     let name = format!("npm `{package}`");
     let doc = document(client, &npm_url(base, package), &name).await?;
     let versions = doc["versions"]
@@ -89,7 +89,7 @@ pub async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, So
     Ok(offer(name, versions))
 }
 
-pub async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
+pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
     let name = format!("PyPI `{package}`");
     let doc = document(client, &pypi_url(base, package), &name).await?;
     let releases = doc["releases"]
@@ -138,13 +138,13 @@ fn offer(name: String, mut versions: Vec<PreviewVersion>) -> Offer {
 
 /// How GitHub is asked: base URL, token, and how long a rate limit may be waited for.
 #[derive(Debug, Clone)]
-pub struct GitHub {
-    pub api: String,
-    pub token: Option<String>,
-    pub rate_limit_wait: Duration,
+pub(crate) struct GitHub {
+    pub(crate) api: String,
+    pub(crate) token: Option<String>,
+    pub(crate) rate_limit_wait: Duration,
 }
 
-pub async fn github(
+pub(crate) async fn github(
     client: &Client,
     github: &GitHub,
     owner: &str,
@@ -231,7 +231,7 @@ fn rate_limited(headers: &HeaderMap) -> bool {
 
 /// How long to wait: `retry-after`, else until `x-ratelimit-reset` (epoch seconds) plus one
 /// second of margin, else a minute (GitHub's advice for secondary limits).
-pub fn rate_limit_delay(headers: &HeaderMap, now: SystemTime) -> Duration {
+pub(crate) fn rate_limit_delay(headers: &HeaderMap, now: SystemTime) -> Duration {
     if let Some(delay) = header(headers, "retry-after").and_then(|v| retry_after(v, now)) {
         return delay;
     }
@@ -284,7 +284,7 @@ fn release(item: &Value) -> Option<(PreviewVersion, Release)> {
 }
 
 /// `v1.2.3` → 1.2.3, `1.2` → 1.2.0, `v1.2.3-preview.4` → 1.2.3-preview.4.
-pub fn tag_version(tag: &str) -> Option<PreviewVersion> {
+pub(crate) fn tag_version(tag: &str) -> Option<PreviewVersion> {
     let text = tag.strip_prefix('v').unwrap_or(tag);
     let (base, rest) = match text.split_once('-') {
         Some((base, rest)) => (base, format!("-{rest}")),
