@@ -61,7 +61,7 @@ pub(crate) fn probed_session_methods() -> Vec<String> {
         UNSTABLE_SESSION_METHODS
             .iter()
             .filter(|m| agent.contains(**m))
-            .map(|m| m.to_string()),
+            .map(ToString::to_string),
     );
     // Ending the session last keeps the other probes meaningful.
     out.extend(ending);

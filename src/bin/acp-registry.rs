@@ -1,5 +1,9 @@
 //! `acp-registry`: argument parsing only; the work is in the library.
 
+// The doc comments below are the `--help` text, written for users (PyPI, $GITHUB_STEP_SUMMARY),
+// and pinned byte for byte by the snapshots: not rustdoc.
+#![allow(clippy::doc_markdown)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

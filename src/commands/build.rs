@@ -11,15 +11,22 @@ use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
 use crate::registry::check_registry;
 use crate::registry::output::{check_destination, compare, write_atomically};
 
+/// What `build` and `site` read, write and compare.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// `--registry`.
     pub registry: PathBuf,
+    /// `--out`: the output folder, replaced as a whole.
     pub out: PathBuf,
+    /// `--base-url`, over the configuration's.
     pub base_url: Option<String>,
+    /// Render the site too (`build` without `--no-site`).
     pub site: bool,
     /// Only the site (`acp-registry site`): the files under `site/`, written to `out`.
     pub site_only: bool,
+    /// `--check`: write nothing, compare.
     pub check: bool,
+    /// Colour in the findings written to stderr.
     pub color: bool,
     /// `--matrix`: a `matrix.json` whose results the site shows.
     pub matrix: Option<PathBuf>,
@@ -93,6 +100,8 @@ fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) ->
     escape::terminal(&text).into_owned()
 }
 
+/// Validates, then writes (or with `--check` compares) the output; findings and the summary
+/// go to `err`. Exit 1 for error findings or, with `--check`, differences.
 pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
     let started = Instant::now();
     let checked = check_registry(&options.registry, None)?;
@@ -116,7 +125,7 @@ pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
             site: options.site || options.site_only,
             verifications: match &options.matrix {
                 Some(path) => verifications(&crate::verify::matrix::read(path)?),
-                None => Default::default(),
+                None => std::collections::BTreeMap::default(),
             },
         },
     )?;

@@ -8,8 +8,10 @@ use super::exit;
 use super::verify::{self as verify_command, prepare};
 use crate::verify::{self, matrix};
 
+/// `matrix`'s options: `verify`'s and where the matrix goes.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The flags shared with `verify`.
     pub common: verify_command::Options,
     /// The `matrix.json` to write (`matrix.md` goes beside it).
     pub out: PathBuf,
@@ -17,6 +19,8 @@ pub struct Options {
     pub changed_only: bool,
 }
 
+/// Runs `verify` with the session probes and writes `matrix.json` and `matrix.md`; the
+/// report goes to `out` as `verify` prints it, with the same exit code.
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     // Read first: an existing file that is not a matrix is refused, never overwritten.
     let previous = match crate::fs::kind(&options.out)? {

@@ -19,8 +19,11 @@ use crate::diagnostics::Report;
 
 /// Exit codes shared by every command.
 pub mod exit {
+    /// Success: nothing to report (or only what does not fail the run).
     pub const OK: u8 = 0;
+    /// Findings (or differences with `--check`).
     pub const FINDINGS: u8 = 1;
+    /// Usage or I/O failure.
     pub const FAILURE: u8 = 2;
 }
 

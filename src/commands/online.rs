@@ -15,11 +15,15 @@ use crate::registry::Checked;
 /// The `--online` family of flags.
 #[derive(Debug, Clone)]
 pub struct Flags {
+    /// `--verify-archives`.
     pub verify_archives: bool,
     /// `--archive-cap` in MiB.
     pub archive_cap_mib: u64,
+    /// `--cache`: the cache folder instead of the user's.
     pub cache: Option<PathBuf>,
+    /// `--no-cache`.
     pub no_cache: bool,
+    /// `--cache-max-age`.
     pub cache_max_age: Duration,
     /// `--npm-registry`, `--pypi-url`, `--github-api` (over the configuration file).
     pub endpoints: EndpointOverrides,

@@ -11,7 +11,9 @@ pub use crate::pack::PackOptions;
 /// `pack`'s options; `check` writes nothing.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The inputs of the package.
     pub pack: PackOptions,
+    /// `--check`: compare the archive in `--out` with the manifest.
     pub check: bool,
 }
 

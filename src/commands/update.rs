@@ -15,21 +15,31 @@ use crate::net::NetConfig;
 pub use crate::update::Channel;
 use crate::update::{self, Note, Outcome};
 
+/// `--format` of `update`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// One line per update, note and summary.
     Text,
+    /// One versioned JSON document.
     Json,
 }
 
+/// `update`'s options.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// `--registry`.
     pub registry: PathBuf,
+    /// `--agent`: only these ids (empty: every entry).
     pub agents: Vec<String>,
+    /// `--channel`.
     pub channel: Channel,
+    /// `--apply`: write the updates.
     pub apply: bool,
+    /// `--format`.
     pub format: Format,
     /// The endpoints, archive cap and test-only loopback switch of the online flags.
     pub online: Flags,
+    /// `--rate-limit-wait`: the longest GitHub rate-limit reset waited for.
     pub rate_limit_wait: Duration,
 }
 

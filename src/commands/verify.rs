@@ -13,24 +13,37 @@ use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
 use crate::net::NetConfig;
 use crate::registry::{check_registry, git, Checked};
+use crate::rules::EntryReport;
 use crate::verify::{self, AgentResult, Outcome, Status};
 
 /// Flags shared by `verify` and `matrix`.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// `--registry`.
     pub registry: PathBuf,
+    /// `--agent`: only these ids (quarantined ones named here run too).
     pub agents: Option<Vec<String>>,
+    /// `--type`: only these distribution kinds.
     pub kinds: Option<Vec<Kind>>,
+    /// `--changed-since`: only entries changed since this git revision.
     pub changed_since: Option<String>,
+    /// `-j`: agents run at once.
     pub jobs: usize,
+    /// `--timeout`: the wait for each ACP answer.
     pub timeout: Duration,
+    /// `--require-tested`: a distribution that cannot run here fails.
     pub require_tested: bool,
+    /// `--format`.
     pub format: Format,
+    /// Colour in the human findings.
     pub color: bool,
     /// Archive cache folder; `None` with `no_cache` false: the user's cache folder.
     pub cache: Option<PathBuf>,
+    /// `--no-cache`.
     pub no_cache: bool,
+    /// `--archive-cap` in MiB.
     pub archive_cap_mib: u64,
+    /// TEST ONLY: admit loopback addresses, over plain http too.
     pub allow_loopback_for_tests: bool,
 }
 
@@ -44,7 +57,7 @@ pub(crate) fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Opt
     let agents: Option<BTreeSet<String>> =
         options.agents.as_ref().map(|a| a.iter().cloned().collect());
     if let Some(agents) = &agents {
-        let known: BTreeSet<&str> = checked.entries.iter().map(|e| e.id()).collect();
+        let known: BTreeSet<&str> = checked.entries.iter().map(EntryReport::id).collect();
         if let Some(unknown) = agents.iter().find(|a| !known.contains(a.as_str())) {
             anyhow::bail!(
                 "--agent {unknown}: no entry of {} has this id",
@@ -77,6 +90,8 @@ pub(crate) fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Opt
     Ok((checked, run))
 }
 
+/// Launches the selected agents and writes one line each and the findings to `out`; exit 1
+/// when a finding is an error.
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let (checked, run) = prepare(options)?;
     let mut outcome = verify::run(&checked, &run)?;

@@ -8,7 +8,7 @@
 //!   hops, each re-checked); non-public addresses refused by the resolver, for IP-literal
 //!   hosts, and again on the address a response actually came from. Bodies are streamed
 //!   under a size cap. No proxy from the environment (it would bypass the resolver).
-//! - [`NetConfig::allow_loopback`] is a test-only switch: it admits 127.0.0.0/8 and ::1
+//! - [`NetConfig::allow_loopback`] is a test-only switch: it admits `127.0.0.0/8` and `::1`
 //!   over plain http (an `https://` URL of a loopback IP literal is fetched over http, so
 //!   test manifests keep the https URLs every rule requires) so tests and benchmarks can use
 //!   local servers, nothing else.
@@ -37,7 +37,7 @@ use guard::{Blocked, GuardedResolver};
 use memo::Memo;
 
 /// npm's abbreviated metadata (versions with their `deprecated`, a fraction of the full
-/// document's size) when the server has it, JSON otherwise (PyPI ignores the npm type).
+/// document's size) when the server has it, JSON otherwise (`PyPI` ignores the npm type).
 const DOCUMENT_ACCEPT: &str = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8";
 
 /// The environment variable behind the test-only loopback switch (`=1` turns it on).
@@ -64,7 +64,7 @@ pub struct NetConfig {
     pub retry_after_cap: Duration,
     /// Redirects followed at most.
     pub max_redirects: usize,
-    /// Size cap of a metadata document (npm, PyPI).
+    /// Size cap of a metadata document (npm, `PyPI`).
     pub document_cap: u64,
     /// Test-only: admit loopback addresses, over plain http too. Never set it in production.
     pub allow_loopback: bool,
@@ -292,7 +292,7 @@ impl Client {
         }
         let mut body = Vec::new();
         read_body(held.response, self.config.document_cap, |chunk| {
-            body.extend_from_slice(chunk)
+            body.extend_from_slice(chunk);
         })
         .await?;
         let value =
@@ -329,7 +329,7 @@ impl Client {
         if status == 200 {
             let mut bytes = Vec::new();
             read_body(held.response, self.config.document_cap, |chunk| {
-                bytes.extend_from_slice(chunk)
+                bytes.extend_from_slice(chunk);
             })
             .await?;
             body = Some(
@@ -555,8 +555,10 @@ impl Client {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| retry_after(v, SystemTime::now()))
-            .map(|d| d.min(self.config.retry_after_cap))
-            .unwrap_or_else(|| backoff(self.config.backoff_base, attempt))
+            .map_or_else(
+                || backoff(self.config.backoff_base, attempt),
+                |d| d.min(self.config.retry_after_cap),
+            )
     }
 
     /// The address the response came from must be permitted too (belt and braces: the
@@ -666,6 +668,13 @@ fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
     current.to_string()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// Lowercase hex, as sha256 pins and digests are written.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }

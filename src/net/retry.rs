@@ -28,13 +28,13 @@ pub(crate) fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 
 /// Seconds since the epoch of an IMF-fixdate.
 fn parse_http_date(text: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let parts: Vec<&str> = text.split_whitespace().collect();
     let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
         return None;
     };
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
     let month = MONTHS.iter().position(|m| m == month)? as u64 + 1;
     let (day, year): (u64, u64) = (day.parse().ok()?, year.parse().ok()?);
     let hms: Vec<u64> = time

@@ -96,19 +96,16 @@ impl Cache {
         let file = bytes
             .and_then(|bytes| serde_json::from_slice::<File>(&bytes).ok())
             .filter(|f| f.format == FORMAT);
-        match file {
-            Some(file) => {
-                cache.entries = file.entries;
-                (cache, None)
-            }
-            None => {
-                cache.path = None;
-                let warning = format!(
-                    "{} is not an acp-registry cache file; it is left alone and this run is not cached (remove it or pass --cache DIR)",
-                    path.display()
-                );
-                (cache, Some(warning))
-            }
+        if let Some(file) = file {
+            cache.entries = file.entries;
+            (cache, None)
+        } else {
+            cache.path = None;
+            let warning = format!(
+                "{} is not an acp-registry cache file; it is left alone and this run is not cached (remove it or pass --cache DIR)",
+                path.display()
+            );
+            (cache, Some(warning))
         }
     }
 

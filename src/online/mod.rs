@@ -1,4 +1,4 @@
-//! The online rules of `validate --online`: binary archive URLs answer, npm and PyPI pins
+//! The online rules of `validate --online`: binary archive URLs answer, npm and `PyPI` pins
 //! exist (and are not deprecated or yanked), and with `--verify-archives` archives match
 //! their `sha256` pin. All HTTP goes through [`crate::net`]; findings are ordinary
 //! [`Diagnostic`]s pointing at the URL or package value in `agent.json`, filtered through
@@ -32,7 +32,7 @@ pub const DEFAULT_ARCHIVE_CAP_MIB: u64 = 512;
 pub struct Endpoints {
     /// The npm registry.
     pub npm: String,
-    /// PyPI (its JSON API lives under `/pypi/`).
+    /// `PyPI` (its JSON API lives under `/pypi/`).
     pub pypi: String,
     /// The GitHub REST API.
     pub github_api: String,
@@ -75,7 +75,7 @@ impl EndpointOverrides {
 pub struct Options {
     /// Limits and safety of the HTTP client.
     pub net: NetConfig,
-    /// Where npm and PyPI are asked.
+    /// Where npm and `PyPI` are asked.
     pub endpoints: Endpoints,
     /// `--verify-archives`: download every archive and compare its sha256 with the pin.
     pub verify_archives: bool,

@@ -1,8 +1,8 @@
-//! What npm's and PyPI's metadata documents say about a pinned package version.
+//! What npm's and `PyPI`'s metadata documents say about a pinned package version.
 //!
 //! npm: `GET <npm>/<name>` (`@scope%2fname` for scoped names) answers
 //! `{"name", "dist-tags": {"latest"}, "versions": {"1.2.3": {"deprecated": "…"}}}`.
-//! PyPI: `GET <pypi>/pypi/<name>/json` answers
+//! `PyPI`: `GET <pypi>/pypi/<name>/json` answers
 //! `{"info": {"version"}, "releases": {"1.2.3": [{"yanked": bool, "yanked_reason"}]}}`.
 
 use serde_json::Value;
@@ -18,7 +18,7 @@ pub(crate) enum Verdict {
     NoVersion {
         latest: Option<String>,
     },
-    /// PyPI lists the version without any file to install.
+    /// `PyPI` lists the version without any file to install.
     NoFiles,
     Deprecated(String),
     Yanked(Option<String>),
@@ -65,7 +65,7 @@ pub(crate) fn npm_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict
     }
 }
 
-/// `doc` is `None` when PyPI answered 404. A release is yanked when all its files are.
+/// `doc` is `None` when `PyPI` answered 404. A release is yanked when all its files are.
 pub(crate) fn pypi_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
     let files = match pinned(doc, version, "releases", "/info/version") {
         Err(verdict) => return verdict,
@@ -110,7 +110,7 @@ pub(crate) fn npm_deprecation(meta: &Value) -> Option<&str> {
     meta["deprecated"].as_str().filter(|m| !m.trim().is_empty())
 }
 
-/// Whether a PyPI release has a file to install: at least one not yanked.
+/// Whether a `PyPI` release has a file to install: at least one not yanked.
 pub(crate) fn pypi_installable(files: &[Value]) -> bool {
     files.iter().any(|f| f["yanked"].as_bool() != Some(true))
 }

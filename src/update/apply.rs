@@ -180,16 +180,15 @@ async fn archive_edits(
         })?;
     let mut edits = vec![(format!("{}/archive", target.pointer), asset.url.clone())];
     if target.sha256.is_some() {
-        let sha256 = match &asset.sha256 {
-            Some(digest) => digest.clone(),
-            None => {
-                let download = context
-                    .client
-                    .download(&asset.url, context.options.archive_cap)
-                    .await
-                    .map_err(|e| format!("cannot hash `{}`: {e}", asset.url))?;
-                download.sha256
-            }
+        let sha256 = if let Some(digest) = &asset.sha256 {
+            digest.clone()
+        } else {
+            let download = context
+                .client
+                .download(&asset.url, context.options.archive_cap)
+                .await
+                .map_err(|e| format!("cannot hash `{}`: {e}", asset.url))?;
+            download.sha256
         };
         edits.push((format!("{}/sha256", target.pointer), sha256));
     }

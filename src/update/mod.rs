@@ -2,7 +2,7 @@
 //! ever downgrading, and apply the change through the comment-keeping editor.
 //!
 //! For each entry (quarantined ones skipped): the sources its distribution declares
-//! ([`sources`]: npm for `npx`, PyPI for `uvx`, GitHub releases of `repository` for binary
+//! ([`sources`]: npm for `npx`, `PyPI` for `uvx`, GitHub releases of `repository` for binary
 //! targets), the highest version all of them offer on the channel ([`select`]), then with
 //! `apply` the edits ([`apply`]): only the strings that must change, `sha256` pins refreshed,
 //! the entry re-validated and the file restored on any failure. All HTTP goes through
@@ -148,7 +148,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError
         match candidate(&checked, report, &context) {
             Err(reason) => outcome.skipped.push(note(report, reason)),
             Ok(candidate) => {
-                runtime.block_on(update_entry(root, &context, &candidate, &mut outcome))
+                runtime.block_on(update_entry(root, &context, &candidate, &mut outcome));
             }
         }
     }
@@ -229,7 +229,7 @@ fn candidate<'a>(
     })
 }
 
-/// Ask every source of the entry, in a fixed order (npm, PyPI, GitHub).
+/// Ask every source of the entry, in a fixed order (npm, `PyPI`, GitHub).
 async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offer>, SourceError> {
     let client = &context.client;
     let mut offers = Vec::new();

@@ -1,9 +1,9 @@
-//! What each update source offers: the versions npm, PyPI and GitHub releases serve, as
+//! What each update source offers: the versions npm, `PyPI` and GitHub releases serve, as
 //! [`PreviewVersion`]s, read from the services' real response shapes.
 //!
 //! - npm `GET <npm>/<name>`: every key of `versions` whose entry is not `deprecated`;
 //!   prereleases other than `-preview.N` do not parse and are left out.
-//! - PyPI `GET <pypi>/pypi/<name>/json`: every key of `releases` with at least one file not
+//! - `PyPI` `GET <pypi>/pypi/<name>/json`: every key of `releases` with at least one file not
 //!   yanked; `X.Y.ZrcN` (PEP 440's spelling of `X.Y.Z-preview.N`) is a preview.
 //! - GitHub `GET <api>/repos/<owner>/<repo>/releases?per_page=100&page=N`, every page (the
 //!   `Link: rel="next"` header): non-draft releases, tag `v` stripped, `X.Y` read as `X.Y.0`;
@@ -107,7 +107,7 @@ pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<O
     Ok(offer(name, versions))
 }
 
-/// `X.Y.Z`, `X.Y.Z-preview.N`, or PyPI's normalised `X.Y.ZrcN`.
+/// `X.Y.Z`, `X.Y.Z-preview.N`, or `PyPI`'s normalised `X.Y.ZrcN`.
 fn pypi_version(key: &str) -> Option<PreviewVersion> {
     PreviewVersion::parse(key).or_else(|| {
         let (base, counter) = key.split_once("rc")?;

@@ -23,7 +23,7 @@ pub(crate) fn check(
         let got = answer
             .raw
             .get("protocolVersion")
-            .map(|v| v.to_string())
+            .map(ToString::to_string)
             .unwrap_or_default();
         out.push(
             doc.at(

@@ -71,10 +71,10 @@ impl Default for Options {
             require_tested: false,
             net: NetConfig::default(),
             cache_dir: None,
-            archive_cap: 512 * 1024 * 1024,
+            archive_cap: crate::online::DEFAULT_ARCHIVE_CAP_MIB * 1024 * 1024,
             auth_types: checks::DEFAULT_AUTH_TYPES
                 .iter()
-                .map(|s| s.to_string())
+                .map(ToString::to_string)
                 .collect(),
             probe: false,
             reuse: Vec::new(),
@@ -273,14 +273,14 @@ fn fingerprint(doc: &ManifestDoc, kind: Kind) -> String {
     let dist = doc
         .root
         .get("distribution")
-        .map(|d| d.to_json())
+        .map(crate::manifest::Node::to_json)
         .unwrap_or_default();
     let part = match kind {
         Kind::Binary => dist.get("binary").cloned().unwrap_or_default(),
         kind => dist.get(kind.as_str()).cloned().unwrap_or_default(),
     };
     let digest = Sha256::digest(part.to_string().as_bytes());
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    crate::net::hex(&digest[..8])
 }
 
 fn run_jobs(
@@ -544,7 +544,7 @@ async fn prepare(
                 options.archive_cap,
             )
             .await
-            .map_err(|e| Box::new(fetch_finding(doc, target, e)))
+            .map_err(|e| Box::new(fetch_finding(doc, target, &e)))
         }
         kind => {
             let package = job.dist.package(kind).expect("planned");
@@ -583,11 +583,11 @@ async fn prepare(
 fn fetch_finding(
     doc: &ManifestDoc,
     target: &crate::manifest::distribution::BinaryTarget,
-    error: fetch::FetchError,
+    error: &fetch::FetchError,
 ) -> Diagnostic {
     use fetch::FetchError;
     let at = |field: &str| format!("{}/{field}", target.pointer);
-    match &error {
+    match error {
         FetchError::Sha256 { .. } => doc.at(Code::Sha256Mismatch, &at("sha256"), error.to_string())
             .help("pin the sha256 of the archive the URL serves, or restore the archive that was pinned"),
         FetchError::Unsafe(_) => doc.at(Code::ArchiveUnsafe, &at("archive"), error.to_string())
@@ -729,20 +729,22 @@ fn remove_tree(dir: &Path) {
     if std::fs::remove_dir_all(dir).is_ok() {
         return;
     }
-    fn writable(dir: &Path) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-        }
-        if let Ok(read) = std::fs::read_dir(dir) {
-            for entry in read.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    writable(&entry.path());
-                }
+    make_writable(dir);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Give `dir` and every folder below it (links not followed) owner rwx.
+fn make_writable(dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    if let Ok(read) = std::fs::read_dir(dir) {
+        for entry in read.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                make_writable(&entry.path());
             }
         }
     }
-    writable(dir);
-    let _ = std::fs::remove_dir_all(dir);
 }

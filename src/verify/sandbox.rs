@@ -225,8 +225,7 @@ fn parent_of(pid: i32) -> Option<i32> {
 #[cfg(target_os = "linux")]
 fn environ_has(pid: i32, marker: &str) -> bool {
     std::fs::read(format!("/proc/{pid}/environ"))
-        .map(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
-        .unwrap_or(false)
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
 }
 
 #[cfg(all(unix, not(target_os = "linux")))]
