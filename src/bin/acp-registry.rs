@@ -594,19 +594,19 @@ fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
     let err = &mut std::io::stderr();
     match command {
         Command::Validate(args) => validate::run(&args.options(), out),
-        Command::Build(args) => build::run(&args.options(), err),
-        Command::Site(args) => build::run(&args.options(), err),
+        Command::Build(args) => Ok(build::run(&args.options(), err)?),
+        Command::Site(args) => Ok(build::run(&args.options(), err)?),
         Command::Fmt(args) => fmt::run(&args.options(), out, err),
-        Command::Verify(args) => verify::run(&args.options(), out),
-        Command::Matrix(args) => matrix::run(&args.options(), out),
-        Command::Pack(args) => pack::run(&args.options(), out),
+        Command::Verify(args) => Ok(verify::run(&args.options(), out)?),
+        Command::Matrix(args) => Ok(matrix::run(&args.options(), out)?),
+        Command::Pack(args) => Ok(pack::run(&args.options(), out)?),
         Command::Explain(args) => {
             let text = explain::run(args.request(), &args.registry.registry)?;
             out.write_all(text.as_bytes())?;
             Ok(exit::OK)
         }
         Command::New(args) => new::run(&args.options(), out),
-        Command::Update(args) => update::run(&args.options(), out),
+        Command::Update(args) => Ok(update::run(&args.options(), out)?),
         Command::Completions(args) => {
             clap_complete::generate(args.shell, &mut Cli::command(), "acp-registry", out);
             Ok(exit::OK)

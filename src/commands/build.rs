@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{exit, relocated};
+use super::{exit, relocated, CommandError};
 use crate::diagnostics::{escape, render_human};
 use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
 use crate::registry::check_registry;
@@ -102,7 +102,7 @@ fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) ->
 
 /// Validates, then writes (or with `--check` compares) the output; findings and the summary
 /// go to `err`. Exit 1 for error findings or, with `--check`, differences.
-pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(options: &Options, err: &mut dyn Write) -> Result<u8, CommandError> {
     let started = Instant::now();
     let checked = check_registry(&options.registry, None)?;
     if checked.report.has_errors() {

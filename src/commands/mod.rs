@@ -27,6 +27,45 @@ pub mod exit {
     pub const FAILURE: u8 = 2;
 }
 
+/// Why a command could not run (exit 2); findings are never errors. Shown as the failure
+/// it wraps (its display and its sources), so the message names the path or flag to change.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// A flag names something that does not exist or cannot be used.
+    #[error("{0}")]
+    Usage(String),
+    /// A failure of the domain (registry, output folder, network, launch, package) or of
+    /// writing the report.
+    #[error(transparent)]
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Each failure a command passes on through `?`.
+macro_rules! failed_from {
+    ($($error:ty),* $(,)?) => {
+        $(impl From<$error> for CommandError {
+            fn from(error: $error) -> Self {
+                CommandError::Failed(error.into())
+            }
+        })*
+    };
+}
+
+failed_from!(
+    std::io::Error,
+    serde_json::Error,
+    crate::registry::RegistryError,
+    crate::registry::build::BuildError,
+    crate::registry::git::GitError,
+    crate::online::OnlineError,
+    crate::verify::VerifyError,
+    crate::verify::matrix::MatrixError,
+    crate::update::UpdateError,
+    crate::pack::PackError,
+    // `commands::matrix`'s atomic write, until it moves to `fs`.
+    anyhow::Error,
+);
+
 /// A standard stream a command writes its report or progress to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
@@ -97,6 +136,15 @@ pub fn relocated(report: &Report, registry: &Path) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_error_shows_the_wrapped_failure_and_its_sources_once() {
+        let wrapped = anyhow::anyhow!("no such file").context("cannot read `x`");
+        let shown = anyhow::Error::from(CommandError::from(wrapped));
+        assert_eq!(format!("{shown:#}"), "cannot read `x`: no such file");
+        let usage = anyhow::Error::from(CommandError::Usage("--agent a: no entry".into()));
+        assert_eq!(format!("{usage:#}"), "--agent a: no entry");
+    }
 
     #[test]
     fn display_root_is_the_registry_as_named_relative_to_the_working_directory() {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::CommandError;
 use crate::net::NetConfig;
 use crate::online::{self, EndpointOverrides, Endpoints, Progress};
 use crate::registry::Checked;
@@ -71,7 +72,7 @@ pub fn extend(
     checked: &mut Checked,
     only: Option<&BTreeSet<String>>,
     flags: &Flags,
-) -> anyhow::Result<()> {
+) -> Result<(), CommandError> {
     let options = options(flags, &checked.config.online);
     let progress = Arc::new(Bar::new());
     let outcome = online::check(

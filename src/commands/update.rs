@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::display_root;
 use super::online::Flags;
+use super::{display_root, CommandError};
 use crate::diagnostics::escape;
 use crate::net::NetConfig;
 pub use crate::update::Channel;
@@ -55,7 +55,7 @@ struct Document<'a> {
 }
 
 /// Exit 1 on any failure, also of the run itself (exit 2 means "updates available").
-pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     match run_update(options, out) {
         Ok(code) => Ok(code),
         Err(error) => {
@@ -66,7 +66,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     }
 }
 
-fn run_update(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+fn run_update(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
     let mut outcome = update::run(
         &options.registry,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::validate::{self, Format};
-use super::{display_root, exit};
+use super::{display_root, exit, CommandError};
 use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
 use crate::net::NetConfig;
@@ -48,7 +48,7 @@ pub struct Options {
 }
 
 /// The library options of a run, and the checked registry it runs on.
-pub(crate) fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Options)> {
+pub(crate) fn prepare(options: &Options) -> Result<(Checked, verify::Options), CommandError> {
     let changed = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
         None => None,
@@ -59,10 +59,10 @@ pub(crate) fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Opt
     if let Some(agents) = &agents {
         let known: BTreeSet<&str> = checked.entries.iter().map(EntryReport::id).collect();
         if let Some(unknown) = agents.iter().find(|a| !known.contains(a.as_str())) {
-            anyhow::bail!(
+            return Err(CommandError::Usage(format!(
                 "--agent {unknown}: no entry of {} has this id",
                 options.registry.display()
-            );
+            )));
         }
     }
     let mut run = verify::Options {
@@ -92,7 +92,7 @@ pub(crate) fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Opt
 
 /// Launches the selected agents and writes one line each and the findings to `out`; exit 1
 /// when a finding is an error.
-pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     let (checked, run) = prepare(options)?;
     let mut outcome = verify::run(&checked, &run)?;
     write(&mut outcome, options, out)?;
@@ -108,7 +108,7 @@ pub(crate) fn write(
     outcome: &mut Outcome,
     options: &Options,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> Result<(), CommandError> {
     outcome.report.relocate(&display_root(&options.registry));
     match options.format {
         Format::Json => {
