@@ -76,35 +76,55 @@ pub(crate) struct Offer {
 }
 
 pub(crate) async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
-    let name = format!("npm `{package}`");
-    let doc = document(client, &npm_url(base, package), &name).await?;
-    let versions = doc["versions"]
-        .as_object()
-        .ok_or_else(|| SourceError::Shape(name.clone()))?;
-    let versions = versions
-        .iter()
-        .filter(|(_, meta)| npm_deprecation(meta).is_none())
-        .filter_map(|(key, _)| PreviewVersion::parse(key))
-        .collect();
-    Ok(offer(name, versions))
+    let listed = Listed {
+        name: format!("npm `{package}`"),
+        field: "versions",
+        keep: |meta| npm_deprecation(meta).is_none(),
+        parse: PreviewVersion::parse,
+    };
+    listed.offer(client, &npm_url(base, package)).await
 }
 
 pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
-    let name = format!("PyPI `{package}`");
-    let doc = document(client, &pypi_url(base, package), &name).await?;
-    let releases = doc["releases"]
-        .as_object()
-        .ok_or_else(|| SourceError::Shape(name.clone()))?;
-    let versions = releases
-        .iter()
-        .filter(|(_, files)| {
+    let listed = Listed {
+        name: format!("PyPI `{package}`"),
+        field: "releases",
+        keep: |files| {
             files
                 .as_array()
                 .is_some_and(|files| pypi_installable(files))
-        })
-        .filter_map(|(key, _)| pypi_version(key))
-        .collect();
-    Ok(offer(name, versions))
+        },
+        parse: pypi_version,
+    };
+    listed.offer(client, &pypi_url(base, package)).await
+}
+
+/// A package document listing its versions as the keys of one object.
+struct Listed {
+    /// How findings name the source.
+    name: String,
+    /// The object keyed by version (`versions`, `releases`).
+    field: &'static str,
+    /// Whether a version's entry can be installed.
+    keep: fn(&Value) -> bool,
+    /// The version a key spells, if it is one we follow.
+    parse: fn(&str) -> Option<PreviewVersion>,
+}
+
+impl Listed {
+    /// The versions the document at `url` lists and keeps.
+    async fn offer(self, client: &Client, url: &str) -> Result<Offer, SourceError> {
+        let doc = document(client, url, &self.name).await?;
+        let entries = doc[self.field]
+            .as_object()
+            .ok_or_else(|| SourceError::Shape(self.name.clone()))?;
+        let versions = entries
+            .iter()
+            .filter(|(_, entry)| (self.keep)(entry))
+            .filter_map(|(key, _)| (self.parse)(key))
+            .collect();
+        Ok(offer(self.name, versions))
+    }
 }
 
 /// `X.Y.Z`, `X.Y.Z-preview.N`, or `PyPI`'s normalised `X.Y.ZrcN`.
