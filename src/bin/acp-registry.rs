@@ -632,3 +632,34 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(args: &[&str]) -> Command {
+        let argv = std::iter::once("acp-registry").chain(args.iter().copied());
+        Cli::try_parse_from(argv).expect("valid arguments").command
+    }
+
+    #[test]
+    fn validate_online_and_update_read_the_endpoint_flags_into_the_same_online_flags() {
+        let endpoints = ["--npm-registry", "http://n", "--pypi-url", "http://p"];
+        let endpoints = [&endpoints[..], &["--github-api", "http://g"]].concat();
+        let Command::Validate(validate) =
+            command(&[&["validate", "--online"], &endpoints[..]].concat())
+        else {
+            panic!("validate");
+        };
+        let Command::Update(update) = command(&[&["update"], &endpoints[..]].concat()) else {
+            panic!("update");
+        };
+        let from_validate = validate.options().online.expect("--online");
+        let from_update = update.options().online;
+        for flags in [&from_validate, &from_update] {
+            assert_eq!(flags.endpoints.npm.as_deref(), Some("http://n"));
+            assert_eq!(flags.endpoints.pypi.as_deref(), Some("http://p"));
+            assert_eq!(flags.endpoints.github_api.as_deref(), Some("http://g"));
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! Commands: what each subcommand does, between argument parsing (the binaries) and the
-//! domain (`registry`, `rules`). Each returns an exit code; output goes to the writers given.
+//! domain (`registry`, `rules`). Each returns an exit code or a [`CommandError`]; output goes
+//! to the writers given, coloured only when its [`Stream`] allows.
 
 pub mod build;
 pub mod explain;

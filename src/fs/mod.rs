@@ -14,6 +14,8 @@
 //!   metadata says (procfs files report 0 bytes, a file can grow while it is read).
 //!
 //! Platforms without `openat` check every component with `symlink_metadata` instead.
+//!
+//! [`archive`] extracts downloaded archives under the same rules.
 
 pub mod archive;
 
