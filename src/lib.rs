@@ -4,7 +4,9 @@
 //! commands use the domain ([`registry`], [`rules`]); the ground floor ([`source`],
 //! [`manifest`], [`diagnostics`]) imports nothing above it. Every file of a registry or a
 //! collaboration folder is read through [`fs`] (no links followed, regular files only, sizes
-//! capped while reading).
+//! capped while reading). The shared services [`net`] (the one HTTP client) and [`online`]
+//! serve the network rules; `verify`, `update` and `pack` are reached only through their
+//! commands.
 
 pub mod acp;
 pub mod collab;
@@ -14,10 +16,10 @@ pub mod fs;
 pub mod manifest;
 pub mod net;
 pub mod online;
-pub mod pack;
+pub(crate) mod pack;
 pub mod registry;
 pub mod rules;
 pub mod site;
 pub mod source;
-pub mod update;
-pub mod verify;
+pub(crate) mod update;
+pub(crate) mod verify;

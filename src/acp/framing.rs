@@ -4,16 +4,21 @@
 
 /// Default cap of one message line (ACP messages are small; 8 MiB leaves room for file
 /// contents in `fs/*` requests).
-pub const DEFAULT_LINE_CAP: usize = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_LINE_CAP: usize = 8 * 1024 * 1024;
 
+/// What the buffer yields: a complete line, or the news that one was dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
     /// One line, without its `\n` (and without a `\r` before it).
     Line(Vec<u8>),
     /// A line over the cap was dropped; `seen` bytes of it were read before dropping.
-    TooLong { seen: usize },
+    TooLong {
+        /// Bytes of the line read before it was dropped.
+        seen: usize,
+    },
 }
 
+/// Bytes not yet ending in a newline, held up to the cap.
 #[derive(Debug)]
 pub struct LineBuffer {
     buf: Vec<u8>,
@@ -24,6 +29,7 @@ pub struct LineBuffer {
 }
 
 impl LineBuffer {
+    /// An empty buffer dropping lines longer than `cap` bytes.
     pub fn new(cap: usize) -> Self {
         Self {
             buf: Vec::new(),

@@ -4,22 +4,24 @@ use serde_json::{json, Map, Value};
 
 /// Error codes of JSON-RPC 2.0 and the ACP additions (`agent-client-protocol-schema`'s
 /// `ErrorCode`).
-pub mod error_codes {
-    pub const PARSE_ERROR: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INVALID_PARAMS: i64 = -32602;
-    pub const INTERNAL_ERROR: i64 = -32603;
-    pub const AUTH_REQUIRED: i64 = -32000;
-    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+pub(crate) mod error_codes {
+    pub(crate) const PARSE_ERROR: i64 = -32700;
+    pub(crate) const INVALID_REQUEST: i64 = -32600;
+    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+    pub(crate) const INVALID_PARAMS: i64 = -32602;
+    pub(crate) const AUTH_REQUIRED: i64 = -32000;
+    pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
 }
 
 /// A request id: JSON-RPC allows numbers and strings (and `null` in error responses to
 /// requests whose id could not be read).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Id {
+    /// A numeric id.
     Number(i64),
+    /// A string id.
     String(String),
+    /// `null`: the request's id was unreadable.
     Null,
 }
 
@@ -42,26 +44,41 @@ impl Id {
     }
 }
 
+/// The `error` member of a response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
+    /// One of [`error_codes`], or the peer's own.
     pub code: i64,
+    /// What went wrong, for people.
     pub message: String,
+    /// Extra detail, as the peer sent it.
     pub data: Option<Value>,
 }
 
+/// One JSON-RPC 2.0 message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
+    /// A call that expects a response with the same id.
     Request {
+        /// Matches the response to the request.
         id: Id,
+        /// The method called, e.g. `initialize`.
         method: String,
+        /// The parameters, when sent.
         params: Option<Value>,
     },
+    /// A call without an id: no response is sent.
     Notification {
+        /// The method called, e.g. `session/update`.
         method: String,
+        /// The parameters, when sent.
         params: Option<Value>,
     },
+    /// The answer to a request: its result or its error.
     Response {
+        /// The id of the request answered.
         id: Id,
+        /// `result`, or `error`.
         outcome: Result<Value, RpcError>,
     },
 }
@@ -69,8 +86,10 @@ pub enum Message {
 /// Why a line is not a JSON-RPC 2.0 message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
+    /// The line is not JSON.
     #[error("not JSON: {0}")]
     NotJson(String),
+    /// JSON, but not shaped as a request, response or notification.
     #[error("not a JSON-RPC 2.0 message: {0}")]
     NotJsonRpc(&'static str),
 }

@@ -11,10 +11,10 @@ use agent_client_protocol_schema::ProtocolVersion;
 use serde_json::{json, Value};
 
 /// The protocol version we speak and ask for.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub(crate) const PROTOCOL_VERSION: u16 = 1;
 
 /// Session methods we probe that the crate only has behind an `unstable_*` feature.
-pub const UNSTABLE_SESSION_METHODS: [&str; 1] = ["session/fork"];
+pub(crate) const UNSTABLE_SESSION_METHODS: [&str; 1] = ["session/fork"];
 
 /// Session methods every agent has (`matrix` does not probe them).
 const CORE_SESSION_METHODS: [&str; 3] = ["session/new", "session/prompt", "session/cancel"];
@@ -30,17 +30,17 @@ fn names(value: Value) -> BTreeSet<String> {
 }
 
 /// Methods (and notifications) an agent handles.
-pub fn agent_methods() -> BTreeSet<String> {
+pub(crate) fn agent_methods() -> BTreeSet<String> {
     names(serde_json::to_value(&AGENT_METHOD_NAMES).unwrap_or_default())
 }
 
 /// Methods (and notifications) a client handles.
-pub fn client_methods() -> BTreeSet<String> {
+pub(crate) fn client_methods() -> BTreeSet<String> {
     names(serde_json::to_value(&CLIENT_METHOD_NAMES).unwrap_or_default())
 }
 
 /// Every method name of the protocol, sorted: the catalogue of `capabilities`.
-pub fn all_methods() -> Vec<String> {
+pub(crate) fn all_methods() -> Vec<String> {
     let mut all = agent_methods();
     all.extend(client_methods());
     all.into_iter().collect()
@@ -48,7 +48,7 @@ pub fn all_methods() -> Vec<String> {
 
 /// The optional session methods `matrix` probes, stable first (in the crate's order of
 /// safety: read-only probes before the ones that end the session), then the unstable ones.
-pub fn probed_session_methods() -> Vec<String> {
+pub(crate) fn probed_session_methods() -> Vec<String> {
     let agent = agent_methods();
     let (ending, mut out): (Vec<String>, Vec<String>) = agent
         .iter()
@@ -61,7 +61,7 @@ pub fn probed_session_methods() -> Vec<String> {
         UNSTABLE_SESSION_METHODS
             .iter()
             .filter(|m| agent.contains(**m))
-            .map(|m| m.to_string()),
+            .map(ToString::to_string),
     );
     // Ending the session last keeps the other probes meaningful.
     out.extend(ending);
@@ -75,7 +75,7 @@ fn ends_session(method: &str) -> bool {
 /// `initialize` params as ACP v1 clients send them: file system and terminal capabilities,
 /// terminal login (`auth.terminal` and the `terminal-auth` meta agents look for before they
 /// advertise terminal login), and who we are.
-pub fn initialize_params(client_name: &str, client_version: &str) -> Value {
+pub(crate) fn initialize_params(client_name: &str, client_version: &str) -> Value {
     let mut meta = serde_json::Map::new();
     meta.insert("terminal-auth".into(), json!(true));
     let capabilities = ClientCapabilities::new()
@@ -94,7 +94,9 @@ pub fn initialize_params(client_name: &str, client_version: &str) -> Value {
 /// An auth method as the agent offered it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OfferedAuth {
+    /// The method's `id`, as `authenticate` takes it.
     pub id: String,
+    /// The name shown to users.
     pub name: String,
     /// `agent` (also when absent), `terminal`, or what the agent wrote.
     #[serde(rename = "type")]
@@ -117,10 +119,13 @@ impl OfferedAuth {
 pub struct InitializeAnswer {
     /// `protocolVersion` as sent (an integer we can compare, or None when it is not one).
     pub protocol_version: Option<u64>,
+    /// The answer as the schema crate reads it (unknown fields ignored).
     pub response: InitializeResponse,
+    /// The auth methods, read from the raw answer so unknown types still count.
     pub auth: Vec<OfferedAuth>,
     /// Optional session methods the agent advertises (`session/load`, `session/list`, ...).
     pub session_methods: BTreeSet<String>,
+    /// The result exactly as received.
     pub raw: Value,
 }
 
@@ -190,7 +195,7 @@ fn advertised(response: &InitializeResponse) -> BTreeSet<String> {
 
 /// Session methods whose support `initialize` answers (a declared one absent is a
 /// contradiction; the others are not advertised in `initialize`).
-pub const ADVERTISED_SESSION_METHODS: [&str; 6] = [
+pub(crate) const ADVERTISED_SESSION_METHODS: [&str; 6] = [
     "session/load",
     "session/list",
     "session/resume",

@@ -6,9 +6,10 @@
 //! names and the `initialize` shapes from the `agent-client-protocol-schema` crate, so the
 //! catalogue follows the protocol rather than a copy of it.
 
-pub mod framing;
-pub mod jsonrpc;
+pub(crate) mod framing;
+mod jsonrpc;
 pub mod methods;
 
 pub use framing::{Frame, LineBuffer};
-pub use jsonrpc::{error_codes, Id, Message, ParseError, RpcError};
+pub(crate) use jsonrpc::error_codes;
+pub use jsonrpc::{Id, Message, ParseError, RpcError};

@@ -1,11 +1,15 @@
 //! `acp-registry`: argument parsing only; the work is in the library.
 
+// The doc comments below are the `--help` text, written for users (PyPI, $GITHUB_STEP_SUMMARY),
+// and pinned byte for byte by the snapshots: not rustdoc.
+#![allow(clippy::doc_markdown)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    self, build, exit, explain, fmt, matrix, new, online, pack, update, validate, verify,
+    build, exit, explain, fmt, matrix, new, online, pack, update, validate, verify, Stream,
 };
 use acp_registry::diagnostics::escape;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -87,7 +91,10 @@ struct NewArgs {
 #[derive(Args)]
 #[command(
     after_help = "Exit codes: 0 nothing to do (or every update applied), 2 updates available but not \
-applied, 1 errors (the message names the entry and the source)."
+applied, 1 errors (the message names the entry and the source).",
+    mut_arg("allow_loopback_for_tests", |arg| arg.help(
+        "TEST ONLY: allow loopback addresses, over plain http too (see `validate`)"
+    ))
 )]
 struct UpdateArgs {
     #[command(flatten)]
@@ -111,22 +118,8 @@ struct UpdateArgs {
     /// Largest archive downloaded to hash when a release publishes no digest, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
     archive_cap: u64,
-    /// npm registry base URL (overrides `online.npm_registry`).
-    #[arg(long, value_name = "URL")]
-    npm_registry: Option<String>,
-    /// PyPI base URL (overrides `online.pypi`).
-    #[arg(long, value_name = "URL")]
-    pypi_url: Option<String>,
-    /// GitHub API base URL (overrides `online.github_api`).
-    #[arg(long, value_name = "URL")]
-    github_api: Option<String>,
-    /// TEST ONLY: allow loopback addresses, over plain http too (see `validate`).
-    #[arg(
-        long,
-        env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK",
-        value_parser = clap::builder::FalseyValueParser::new()
-    )]
-    allow_loopback_for_tests: bool,
+    #[command(flatten)]
+    endpoints: EndpointArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -155,6 +148,10 @@ enum KindArg {
 }
 
 #[derive(Args)]
+#[command(mut_arg("allow_loopback_for_tests", |arg| arg.help(
+    "TEST ONLY: allow loopback addresses, over plain http too, so tests can serve archives \
+locally. Never use it on untrusted input"
+)))]
 struct VerifyArgs {
     #[command(flatten)]
     registry: RegistryArg,
@@ -193,14 +190,8 @@ struct VerifyArgs {
     /// Largest archive downloaded, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
     archive_cap: u64,
-    /// TEST ONLY: allow loopback addresses, over plain http too, so tests can serve
-    /// archives locally. Never use it on untrusted input.
-    #[arg(
-        long,
-        env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK",
-        value_parser = clap::builder::FalseyValueParser::new()
-    )]
-    allow_loopback_for_tests: bool,
+    #[command(flatten)]
+    loopback: LoopbackArg,
 }
 
 impl VerifyArgs {
@@ -223,11 +214,11 @@ impl VerifyArgs {
             timeout: std::time::Duration::from_secs(self.timeout),
             require_tested: self.require_tested,
             format: self.format.into(),
-            color: commands::use_color(),
+            color: Stream::Stdout.use_color(),
             cache: self.cache,
             no_cache: self.no_cache,
             archive_cap_mib: self.archive_cap,
-            allow_loopback_for_tests: self.allow_loopback_for_tests,
+            allow_loopback_for_tests: self.loopback.allow_loopback_for_tests,
         }
     }
 }
@@ -387,6 +378,13 @@ struct OnlineArgs {
     /// Age in seconds after which a cached success is checked again.
     #[arg(long, value_name = "SECONDS", default_value_t = 86_400)]
     cache_max_age: u64,
+    #[command(flatten)]
+    endpoints: EndpointArgs,
+}
+
+/// The endpoint overrides and the loopback switch of `validate --online` and `update`.
+#[derive(Args)]
+struct EndpointArgs {
     /// npm registry base URL (overrides `online.npm_registry`).
     #[arg(long, value_name = "URL")]
     npm_registry: Option<String>,
@@ -396,11 +394,34 @@ struct OnlineArgs {
     /// GitHub API base URL (overrides `online.github_api`).
     #[arg(long, value_name = "URL")]
     github_api: Option<String>,
+    #[command(flatten)]
+    loopback: LoopbackArg,
+}
+
+impl EndpointArgs {
+    /// `base` with these endpoints and the loopback switch.
+    fn flags(self, base: online::Flags) -> online::Flags {
+        online::Flags {
+            endpoints: acp_registry::online::EndpointOverrides {
+                npm: self.npm_registry,
+                pypi: self.pypi_url,
+                github_api: self.github_api,
+            },
+            allow_loopback_for_tests: self.loopback.allow_loopback_for_tests,
+            ..base
+        }
+    }
+}
+
+/// The test-only loopback switch; its help is `validate`'s, reworded per command by
+/// `mut_arg` where the command says less.
+#[derive(Args)]
+struct LoopbackArg {
     /// TEST ONLY: allow loopback addresses, over plain http too, so tests and benchmarks can
     /// use local servers. Relaxes nothing else; never use it on untrusted input.
     #[arg(
         long,
-        env = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK",
+        env = acp_registry::net::TEST_ALLOW_LOOPBACK_ENV,
         value_parser = clap::builder::FalseyValueParser::new()
     )]
     allow_loopback_for_tests: bool,
@@ -408,19 +429,15 @@ struct OnlineArgs {
 
 impl OnlineArgs {
     fn flags(self) -> Option<online::Flags> {
-        (self.online || self.verify_archives).then(|| online::Flags {
+        let base = online::Flags {
             verify_archives: self.verify_archives,
             archive_cap_mib: self.archive_cap,
             cache: self.cache,
             no_cache: self.no_cache,
             cache_max_age: std::time::Duration::from_secs(self.cache_max_age),
-            endpoints: acp_registry::online::EndpointOverrides {
-                npm: self.npm_registry,
-                pypi: self.pypi_url,
-                github_api: self.github_api,
-            },
-            allow_loopback_for_tests: self.allow_loopback_for_tests,
-        })
+            ..online::Flags::default()
+        };
+        (self.online || self.verify_archives).then(|| self.endpoints.flags(base))
     }
 }
 
@@ -438,157 +455,211 @@ struct ExplainArgs {
     markdown: bool,
 }
 
+impl ValidateArgs {
+    fn options(self) -> validate::Options {
+        validate::Options {
+            registry: self.registry.registry,
+            format: self.format.into(),
+            deny_warnings: self.deny_warnings,
+            changed_since: self.changed_since,
+            paths: self.paths,
+            color: Stream::Stdout.use_color(),
+            online: self.online.flags(),
+            fix: self.fix,
+        }
+    }
+}
+
+impl BuildArgs {
+    fn options(self) -> build::Options {
+        build::Options {
+            registry: self.registry.registry,
+            out: self.out,
+            base_url: self.base_url,
+            site: !self.no_site,
+            site_only: false,
+            check: self.check,
+            color: Stream::Stderr.use_color(),
+            matrix: self.matrix,
+        }
+    }
+}
+
+impl SiteArgs {
+    fn options(self) -> build::Options {
+        build::Options {
+            registry: self.registry.registry,
+            out: self.out,
+            base_url: self.base_url,
+            site: true,
+            site_only: true,
+            check: self.check,
+            color: Stream::Stderr.use_color(),
+            matrix: None,
+        }
+    }
+}
+
+impl FmtArgs {
+    fn options(self) -> fmt::Options {
+        fmt::Options {
+            registry: self.registry.registry,
+            paths: self.paths,
+            check: self.check,
+        }
+    }
+}
+
+impl MatrixArgs {
+    fn options(self) -> matrix::Options {
+        matrix::Options {
+            common: self.verify.options(),
+            out: self.out,
+            changed_only: self.changed_only,
+        }
+    }
+}
+
+impl PackArgs {
+    fn options(self) -> pack::Options {
+        pack::Options {
+            pack: pack::PackOptions {
+                registry: self.registry.registry,
+                id: self.id,
+                target: self.target,
+                binary: self.binary,
+                version: self.version,
+                base_url: self.base_url,
+                license: self.license,
+                out: self.out,
+                mtime: pack::source_date_epoch(),
+            },
+            check: self.check,
+        }
+    }
+}
+
+impl ExplainArgs {
+    fn request(&self) -> explain::Request {
+        match (self.list, self.markdown, self.code.clone()) {
+            (true, _, _) => explain::Request::List,
+            (_, true, _) => explain::Request::Markdown,
+            (_, _, Some(code)) => explain::Request::Code(code),
+            (_, _, None) => explain::Request::Nothing,
+        }
+    }
+}
+
+impl NewArgs {
+    fn options(self) -> new::Options {
+        new::Options {
+            registry: self.registry.registry,
+            id: self.id,
+            launch: match (self.npx, self.uvx) {
+                (Some(package), _) => new::Launch::Npx(package),
+                (_, Some(package)) => new::Launch::Uvx(package),
+                _ => new::Launch::Binary,
+            },
+            color: Stream::Stdout.use_color(),
+        }
+    }
+}
+
+impl UpdateArgs {
+    fn options(self) -> update::Options {
+        let online = online::Flags {
+            archive_cap_mib: self.archive_cap,
+            ..online::Flags::default()
+        };
+        update::Options {
+            registry: self.registry.registry,
+            agents: self.agent,
+            channel: match self.channel {
+                ChannelArg::Stable => update::Channel::Stable,
+                ChannelArg::Preview => update::Channel::Preview,
+            },
+            apply: self.apply,
+            format: match self.format {
+                UpdateFormatArg::Text => update::Format::Text,
+                UpdateFormatArg::Json => update::Format::Json,
+            },
+            rate_limit_wait: std::time::Duration::from_secs(self.rate_limit_wait),
+            online: self.endpoints.flags(online),
+        }
+    }
+}
+
+/// Runs one subcommand; its report goes to `out` (stdout) or stderr.
+fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let err = &mut std::io::stderr();
+    match command {
+        Command::Validate(args) => validate::run(&args.options(), out),
+        Command::Build(args) => Ok(build::run(&args.options(), err)?),
+        Command::Site(args) => Ok(build::run(&args.options(), err)?),
+        Command::Fmt(args) => fmt::run(&args.options(), out, err),
+        Command::Verify(args) => Ok(verify::run(&args.options(), out)?),
+        Command::Matrix(args) => Ok(matrix::run(&args.options(), out)?),
+        Command::Pack(args) => Ok(pack::run(&args.options(), out)?),
+        Command::Explain(args) => {
+            let text = explain::run(args.request(), &args.registry.registry)?;
+            out.write_all(text.as_bytes())?;
+            Ok(exit::OK)
+        }
+        Command::New(args) => new::run(&args.options(), out),
+        Command::Update(args) => Ok(update::run(&args.options(), out)?),
+        Command::Completions(args) => {
+            clap_complete::generate(args.shell, &mut Cli::command(), "acp-registry", out);
+            Ok(exit::OK)
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(out)?;
+            Ok(exit::OK)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let result = match cli.command {
-        Command::Validate(args) => validate::run(
-            &validate::Options {
-                registry: args.registry.registry,
-                format: match args.format {
-                    FormatArg::Human => validate::Format::Human,
-                    FormatArg::Json => validate::Format::Json,
-                    FormatArg::Github => validate::Format::Github,
-                    FormatArg::Sarif => validate::Format::Sarif,
-                },
-                deny_warnings: args.deny_warnings,
-                changed_since: args.changed_since,
-                paths: args.paths,
-                color: commands::use_color(),
-                online: args.online.flags(),
-                fix: args.fix,
-            },
-            &mut out,
-        ),
-        Command::Build(args) => build::run(
-            &build::Options {
-                registry: args.registry.registry,
-                out: args.out,
-                base_url: args.base_url,
-                site: !args.no_site,
-                site_only: false,
-                check: args.check,
-                color: commands::use_color_stderr(),
-                matrix: args.matrix,
-            },
-            &mut std::io::stderr(),
-        ),
-        Command::Site(args) => build::run(
-            &build::Options {
-                registry: args.registry.registry,
-                out: args.out,
-                base_url: args.base_url,
-                site: true,
-                site_only: true,
-                check: args.check,
-                color: commands::use_color_stderr(),
-                matrix: None,
-            },
-            &mut std::io::stderr(),
-        ),
-        Command::Fmt(args) => fmt::run(
-            &fmt::Options {
-                registry: args.registry.registry,
-                paths: args.paths,
-                check: args.check,
-            },
-            &mut out,
-            &mut std::io::stderr(),
-        ),
-        Command::Verify(args) => verify::run(&args.options(), &mut out),
-        Command::Matrix(args) => matrix::run(
-            &matrix::Options {
-                common: args.verify.options(),
-                out: args.out,
-                changed_only: args.changed_only,
-            },
-            &mut out,
-        ),
-        Command::Pack(args) => pack::run(
-            &pack::Options {
-                pack: acp_registry::pack::PackOptions {
-                    registry: args.registry.registry,
-                    id: args.id,
-                    target: args.target,
-                    binary: args.binary,
-                    version: args.version,
-                    base_url: args.base_url,
-                    license: args.license,
-                    out: args.out,
-                    mtime: pack::source_date_epoch(),
-                },
-                check: args.check,
-            },
-            &mut out,
-        ),
-        Command::Explain(args) => {
-            let request = match (args.list, args.markdown, args.code) {
-                (true, _, _) => explain::Request::List,
-                (_, true, _) => explain::Request::Markdown,
-                (_, _, Some(code)) => explain::Request::Code(code),
-                (_, _, None) => explain::Request::Nothing,
-            };
-            explain::run(request, &args.registry.registry)
-                .map_err(anyhow::Error::from)
-                .and_then(|text| Ok(out.write_all(text.as_bytes()).map(|_| exit::OK)?))
-        }
-        Command::New(args) => new::run(
-            &new::Options {
-                registry: args.registry.registry,
-                id: args.id,
-                launch: match (args.npx, args.uvx) {
-                    (Some(package), _) => new::Launch::Npx(package),
-                    (_, Some(package)) => new::Launch::Uvx(package),
-                    _ => new::Launch::Binary,
-                },
-                color: commands::use_color(),
-            },
-            &mut out,
-        ),
-        Command::Update(args) => update::run(
-            &update::Options {
-                registry: args.registry.registry,
-                agents: args.agent,
-                channel: match args.channel {
-                    ChannelArg::Stable => acp_registry::update::Channel::Stable,
-                    ChannelArg::Preview => acp_registry::update::Channel::Preview,
-                },
-                apply: args.apply,
-                format: match args.format {
-                    UpdateFormatArg::Text => update::Format::Text,
-                    UpdateFormatArg::Json => update::Format::Json,
-                },
-                rate_limit_wait: std::time::Duration::from_secs(args.rate_limit_wait),
-                online: online::Flags {
-                    archive_cap_mib: args.archive_cap,
-                    endpoints: acp_registry::online::EndpointOverrides {
-                        npm: args.npm_registry,
-                        pypi: args.pypi_url,
-                        github_api: args.github_api,
-                    },
-                    allow_loopback_for_tests: args.allow_loopback_for_tests,
-                    ..online::Flags::default()
-                },
-            },
-            &mut out,
-        ),
-        Command::Completions(args) => {
-            clap_complete::generate(args.shell, &mut Cli::command(), "acp-registry", &mut out);
-            Ok(exit::OK)
-        }
-        Command::Man => clap_mangen::Man::new(Cli::command())
-            .render(&mut out)
-            .map(|_| exit::OK)
-            .map_err(anyhow::Error::from),
-    };
-    match result {
+    match run(cli.command, &mut out) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             let _ = out.flush();
             // Errors can quote registry paths and git's output.
             eprintln!("error: {}", escape::terminal(&format!("{error:#}")));
             ExitCode::from(exit::FAILURE)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(args: &[&str]) -> Command {
+        let argv = std::iter::once("acp-registry").chain(args.iter().copied());
+        Cli::try_parse_from(argv).expect("valid arguments").command
+    }
+
+    #[test]
+    fn validate_online_and_update_read_the_endpoint_flags_into_the_same_online_flags() {
+        let endpoints = ["--npm-registry", "http://n", "--pypi-url", "http://p"];
+        let endpoints = [&endpoints[..], &["--github-api", "http://g"]].concat();
+        let Command::Validate(validate) =
+            command(&[&["validate", "--online"], &endpoints[..]].concat())
+        else {
+            panic!("validate");
+        };
+        let Command::Update(update) = command(&[&["update"], &endpoints[..]].concat()) else {
+            panic!("update");
+        };
+        let from_validate = validate.options().online.expect("--online");
+        let from_update = update.options().online;
+        for flags in [&from_validate, &from_update] {
+            assert_eq!(flags.endpoints.npm.as_deref(), Some("http://n"));
+            assert_eq!(flags.endpoints.pypi.as_deref(), Some("http://p"));
+            assert_eq!(flags.endpoints.github_api.as_deref(), Some("http://g"));
         }
     }
 }

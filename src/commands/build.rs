@@ -5,21 +5,28 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{exit, relocated};
+use super::{exit, relocated, CommandError};
 use crate::diagnostics::{escape, render_human};
 use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
 use crate::registry::check_registry;
 use crate::registry::output::{check_destination, compare, write_atomically};
 
+/// What `build` and `site` read, write and compare.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// `--registry`.
     pub registry: PathBuf,
+    /// `--out`: the output folder, replaced as a whole.
     pub out: PathBuf,
+    /// `--base-url`, over the configuration's.
     pub base_url: Option<String>,
+    /// Render the site too (`build` without `--no-site`).
     pub site: bool,
     /// Only the site (`acp-registry site`): the files under `site/`, written to `out`.
     pub site_only: bool,
+    /// `--check`: write nothing, compare.
     pub check: bool,
+    /// Colour in the findings written to stderr.
     pub color: bool,
     /// `--matrix`: a `matrix.json` whose results the site shows.
     pub matrix: Option<PathBuf>,
@@ -93,7 +100,9 @@ fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) ->
     escape::terminal(&text).into_owned()
 }
 
-pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
+/// Validates, then writes (or with `--check` compares) the output; findings and the summary
+/// go to `err`. Exit 1 for error findings or, with `--check`, differences.
+pub fn run(options: &Options, err: &mut dyn Write) -> Result<u8, CommandError> {
     let started = Instant::now();
     let checked = check_registry(&options.registry, None)?;
     if checked.report.has_errors() {
@@ -116,7 +125,7 @@ pub fn run(options: &Options, err: &mut dyn Write) -> anyhow::Result<u8> {
             site: options.site || options.site_only,
             verifications: match &options.matrix {
                 Some(path) => verifications(&crate::verify::matrix::read(path)?),
-                None => Default::default(),
+                None => std::collections::BTreeMap::default(),
             },
         },
     )?;

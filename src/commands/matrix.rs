@@ -4,12 +4,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::exit;
 use super::verify::{self as verify_command, prepare};
+use super::{exit, CommandError};
 use crate::verify::{self, matrix};
 
+/// `matrix`'s options: `verify`'s and where the matrix goes.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The flags shared with `verify`.
     pub common: verify_command::Options,
     /// The `matrix.json` to write (`matrix.md` goes beside it).
     pub out: PathBuf,
@@ -17,22 +19,24 @@ pub struct Options {
     pub changed_only: bool,
 }
 
-pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// Runs `verify` with the session probes and writes `matrix.json` and `matrix.md`; the
+/// report goes to `out` as `verify` prints it, with the same exit code.
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     // Read first: an existing file that is not a matrix is refused, never overwritten.
     let previous = match crate::fs::kind(&options.out)? {
         None => None,
         Some(_) => Some(matrix::read(&options.out).map_err(|e| {
-            anyhow::anyhow!(
+            CommandError::Usage(format!(
                 "{e}; --out must name a matrix.json written by acp-registry (or a new file)"
-            )
+            ))
         })?),
     };
     let md = options.out.with_extension("md");
     if crate::fs::kind(&md)?.is_some() && !ours(&md) {
-        anyhow::bail!(
+        return Err(CommandError::Usage(format!(
             "{} exists and was not written by acp-registry matrix; move it or choose another --out",
             md.display()
-        );
+        )));
     }
     let (checked, mut run) = prepare(&options.common)?;
     run.probe = true;

@@ -1,5 +1,6 @@
 //! Commands: what each subcommand does, between argument parsing (the binaries) and the
-//! domain (`registry`, `rules`). Each returns an exit code; output goes to the writers given.
+//! domain (`registry`, `rules`). Each returns an exit code or a [`CommandError`]; output goes
+//! to the writers given, coloured only when its [`Stream`] allows.
 
 pub mod build;
 pub mod explain;
@@ -19,19 +20,75 @@ use crate::diagnostics::Report;
 
 /// Exit codes shared by every command.
 pub mod exit {
+    /// Success: nothing to report (or only what does not fail the run).
     pub const OK: u8 = 0;
+    /// Findings (or differences with `--check`).
     pub const FINDINGS: u8 = 1;
+    /// Usage or I/O failure.
     pub const FAILURE: u8 = 2;
 }
 
-/// Colour on a terminal unless `NO_COLOR` is set (to anything non-empty).
-pub fn use_color() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+/// Why a command could not run (exit 2); findings are never errors. Shown as the failure
+/// it wraps (its display and its sources), so the message names the path or flag to change.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// A flag names something that does not exist or cannot be used.
+    #[error("{0}")]
+    Usage(String),
+    /// A failure of the domain (registry, output folder, network, launch, package) or of
+    /// writing the report.
+    #[error(transparent)]
+    Failed(Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// The same for output written to stderr.
-pub fn use_color_stderr() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+/// Each failure a command passes on through `?`.
+macro_rules! failed_from {
+    ($($error:ty),* $(,)?) => {
+        $(impl From<$error> for CommandError {
+            fn from(error: $error) -> Self {
+                CommandError::Failed(error.into())
+            }
+        })*
+    };
+}
+
+failed_from!(
+    std::io::Error,
+    serde_json::Error,
+    crate::registry::RegistryError,
+    crate::registry::build::BuildError,
+    crate::registry::git::GitError,
+    crate::online::OnlineError,
+    crate::verify::VerifyError,
+    crate::verify::matrix::MatrixError,
+    crate::update::UpdateError,
+    crate::pack::PackError,
+    // `commands::matrix`'s atomic write, until it moves to `fs`.
+    anyhow::Error,
+);
+
+/// A standard stream a command writes its report or progress to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl Stream {
+    /// Whether the stream is a terminal (progress bars are drawn only there).
+    pub fn is_terminal(self) -> bool {
+        match self {
+            Stream::Stdout => std::io::stdout().is_terminal(),
+            Stream::Stderr => std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Colour on a terminal unless `NO_COLOR` is set (to anything non-empty).
+    pub fn use_color(self) -> bool {
+        std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && self.is_terminal()
+    }
 }
 
 /// The registry folder as findings show it: relative to the working directory, as the user
@@ -80,6 +137,15 @@ pub fn relocated(report: &Report, registry: &Path) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_error_shows_the_wrapped_failure_and_its_sources_once() {
+        let wrapped = anyhow::anyhow!("no such file").context("cannot read `x`");
+        let shown = anyhow::Error::from(CommandError::from(wrapped));
+        assert_eq!(format!("{shown:#}"), "cannot read `x`: no such file");
+        let usage = anyhow::Error::from(CommandError::Usage("--agent a: no entry".into()));
+        assert_eq!(format!("{usage:#}"), "--agent a: no entry");
+    }
 
     #[test]
     fn display_root_is_the_registry_as_named_relative_to_the_working_directory() {

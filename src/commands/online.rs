@@ -2,13 +2,13 @@
 //! [`online::Options`], running the online rules and drawing their progress bar.
 
 use std::collections::BTreeSet;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::CommandError;
 use crate::net::NetConfig;
 use crate::online::{self, EndpointOverrides, Endpoints, Progress};
 use crate::registry::Checked;
@@ -16,11 +16,15 @@ use crate::registry::Checked;
 /// The `--online` family of flags.
 #[derive(Debug, Clone)]
 pub struct Flags {
+    /// `--verify-archives`.
     pub verify_archives: bool,
     /// `--archive-cap` in MiB.
     pub archive_cap_mib: u64,
+    /// `--cache`: the cache folder instead of the user's.
     pub cache: Option<PathBuf>,
+    /// `--no-cache`.
     pub no_cache: bool,
+    /// `--cache-max-age`.
     pub cache_max_age: Duration,
     /// `--npm-registry`, `--pypi-url`, `--github-api` (over the configuration file).
     pub endpoints: EndpointOverrides,
@@ -68,7 +72,7 @@ pub fn extend(
     checked: &mut Checked,
     only: Option<&BTreeSet<String>>,
     flags: &Flags,
-) -> anyhow::Result<()> {
+) -> Result<(), CommandError> {
     let options = options(flags, &checked.config.online);
     let progress = Arc::new(Bar::new());
     let outcome = online::check(
@@ -94,7 +98,7 @@ struct Bar {
 
 impl Bar {
     fn new() -> Bar {
-        let bar = if std::io::stderr().is_terminal() {
+        let bar = if super::Stream::Stderr.is_terminal() {
             ProgressBar::new(0)
         } else {
             ProgressBar::hidden()

@@ -3,14 +3,17 @@
 
 use std::io::Write;
 
-use super::exit;
+use super::{exit, CommandError};
 use crate::diagnostics::escape;
-use crate::pack::{self, PackOptions};
+use crate::pack;
+pub use crate::pack::PackOptions;
 
 /// `pack`'s options; `check` writes nothing.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The inputs of the package.
     pub pack: PackOptions,
+    /// `--check`: compare the archive in `--out` with the manifest.
     pub check: bool,
 }
 
@@ -24,7 +27,7 @@ pub fn source_date_epoch() -> u64 {
 
 /// Runs `pack` and reports on `out`: 0 done (or `--check` found the archive recorded), 1
 /// `--check` found differences; usage and I/O failures are errors (exit 2).
-pub fn run(opts: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(opts: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     if opts.check {
         let problems = pack::check(&opts.pack)?;
         for problem in &problems {

@@ -8,27 +8,38 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::display_root;
 use super::online::Flags;
+use super::{display_root, CommandError};
 use crate::diagnostics::escape;
 use crate::net::NetConfig;
-use crate::update::{self, Channel, Note, Outcome};
+pub use crate::update::Channel;
+use crate::update::{self, Note, Outcome};
 
+/// `--format` of `update`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// One line per update, note and summary.
     Text,
+    /// One versioned JSON document.
     Json,
 }
 
+/// `update`'s options.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// `--registry`.
     pub registry: PathBuf,
+    /// `--agent`: only these ids (empty: every entry).
     pub agents: Vec<String>,
+    /// `--channel`.
     pub channel: Channel,
+    /// `--apply`: write the updates.
     pub apply: bool,
+    /// `--format`.
     pub format: Format,
     /// The endpoints, archive cap and test-only loopback switch of the online flags.
     pub online: Flags,
+    /// `--rate-limit-wait`: the longest GitHub rate-limit reset waited for.
     pub rate_limit_wait: Duration,
 }
 
@@ -44,7 +55,7 @@ struct Document<'a> {
 }
 
 /// Exit 1 on any failure, also of the run itself (exit 2 means "updates available").
-pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     match run_update(options, out) {
         Ok(code) => Ok(code),
         Err(error) => {
@@ -55,7 +66,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     }
 }
 
-fn run_update(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+fn run_update(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
     let mut outcome = update::run(
         &options.registry,

@@ -8,34 +8,47 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::validate::{self, Format};
-use super::{display_root, exit};
+use super::{display_root, exit, CommandError};
 use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
 use crate::net::NetConfig;
 use crate::registry::{check_registry, git, Checked};
+use crate::rules::EntryReport;
 use crate::verify::{self, AgentResult, Outcome, Status};
 
 /// Flags shared by `verify` and `matrix`.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// `--registry`.
     pub registry: PathBuf,
+    /// `--agent`: only these ids (quarantined ones named here run too).
     pub agents: Option<Vec<String>>,
+    /// `--type`: only these distribution kinds.
     pub kinds: Option<Vec<Kind>>,
+    /// `--changed-since`: only entries changed since this git revision.
     pub changed_since: Option<String>,
+    /// `-j`: agents run at once.
     pub jobs: usize,
+    /// `--timeout`: the wait for each ACP answer.
     pub timeout: Duration,
+    /// `--require-tested`: a distribution that cannot run here fails.
     pub require_tested: bool,
+    /// `--format`.
     pub format: Format,
+    /// Colour in the human findings.
     pub color: bool,
     /// Archive cache folder; `None` with `no_cache` false: the user's cache folder.
     pub cache: Option<PathBuf>,
+    /// `--no-cache`.
     pub no_cache: bool,
+    /// `--archive-cap` in MiB.
     pub archive_cap_mib: u64,
+    /// TEST ONLY: admit loopback addresses, over plain http too.
     pub allow_loopback_for_tests: bool,
 }
 
 /// The library options of a run, and the checked registry it runs on.
-pub fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Options)> {
+pub(crate) fn prepare(options: &Options) -> Result<(Checked, verify::Options), CommandError> {
     let changed = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
         None => None,
@@ -44,12 +57,12 @@ pub fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Options)> 
     let agents: Option<BTreeSet<String>> =
         options.agents.as_ref().map(|a| a.iter().cloned().collect());
     if let Some(agents) = &agents {
-        let known: BTreeSet<&str> = checked.entries.iter().map(|e| e.id()).collect();
+        let known: BTreeSet<&str> = checked.entries.iter().map(EntryReport::id).collect();
         if let Some(unknown) = agents.iter().find(|a| !known.contains(a.as_str())) {
-            anyhow::bail!(
+            return Err(CommandError::Usage(format!(
                 "--agent {unknown}: no entry of {} has this id",
                 options.registry.display()
-            );
+            )));
         }
     }
     let mut run = verify::Options {
@@ -77,7 +90,9 @@ pub fn prepare(options: &Options) -> anyhow::Result<(Checked, verify::Options)> 
     Ok((checked, run))
 }
 
-pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// Launches the selected agents and writes one line each and the findings to `out`; exit 1
+/// when a finding is an error.
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     let (checked, run) = prepare(options)?;
     let mut outcome = verify::run(&checked, &run)?;
     write(&mut outcome, options, out)?;
@@ -89,7 +104,11 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
 }
 
 /// The per-agent lines and the findings, in `options.format`.
-pub fn write(outcome: &mut Outcome, options: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
+pub(crate) fn write(
+    outcome: &mut Outcome,
+    options: &Options,
+    out: &mut dyn Write,
+) -> Result<(), CommandError> {
     outcome.report.relocate(&display_root(&options.registry));
     match options.format {
         Format::Json => {
@@ -114,7 +133,7 @@ pub fn write(outcome: &mut Outcome, options: &Options, out: &mut dyn Write) -> a
 }
 
 /// `✓ id npx 1.2 s`, `✗ id binary (linux-x86_64) 60.0 s: agent-timeout: …`, `- id uvx: not tested: …`.
-pub fn line(result: &AgentResult) -> String {
+fn line(result: &AgentResult) -> String {
     let mark = match result.status {
         Status::Passed => "✓",
         Status::Failed => "✗",

@@ -14,44 +14,16 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
-/// How an archive is packed, from its file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Zip,
-    TarGz,
-    TarBz2,
-    TarXz,
-    /// The download is the executable itself.
-    Raw,
-}
+/// How an archive is packed, from its file name: the one list of formats, shared with the
+/// rules and the site's snippets.
+pub use crate::manifest::distribution::ArchiveFormat as Format;
 
-impl Format {
-    /// The format of `name` (a URL or a file name; query and fragment ignored).
-    pub fn of(name: &str) -> Format {
-        let path = name
-            .split(['?', '#'])
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let ends = |exts: &[&str]| exts.iter().any(|e| path.ends_with(e));
-        if ends(&[".zip"]) {
-            Format::Zip
-        } else if ends(&[".tar.gz", ".tgz"]) {
-            Format::TarGz
-        } else if ends(&[".tar.bz2", ".tbz2"]) {
-            Format::TarBz2
-        } else if ends(&[".tar.xz"]) {
-            Format::TarXz
-        } else {
-            Format::Raw
-        }
-    }
-}
-
+/// What one extraction may write at most, whatever the archive's headers claim.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Bytes written over all entries.
     pub max_bytes: u64,
+    /// Entries read.
     pub max_entries: u64,
 }
 
@@ -64,18 +36,34 @@ impl Default for Limits {
     }
 }
 
+/// Why an archive was refused or could not be extracted; nothing of it is left on disk.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
+    /// An entry's path, kind or link target is not allowed.
     #[error("archive entry `{entry}` refused: {reason}")]
-    Unsafe { entry: String, reason: &'static str },
+    Unsafe {
+        /// The entry's path as the archive names it.
+        entry: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// More bytes than `Limits::max_bytes`.
     #[error("the archive unpacks to more than {0} bytes")]
     TooLarge(u64),
+    /// More entries than `Limits::max_entries`.
     #[error("the archive has more than {0} entries")]
     TooManyEntries(u64),
+    /// The archive is not valid in its format.
     #[error("the archive cannot be read: {0}")]
     Corrupt(String),
+    /// Writing the extracted files failed.
     #[error("{path}: {source}")]
-    Io { path: String, source: io::Error },
+    Io {
+        /// The file or folder being written.
+        path: String,
+        /// The system's error.
+        source: io::Error,
+    },
 }
 
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> ArchiveError + '_ {
@@ -182,11 +170,11 @@ fn untar(reader: impl Read, out: &mut Extractor) -> Result<(), ArchiveError> {
             EntryType::Regular | EntryType::Continuous => out.file(&rel, &mut entry, mode)?,
             EntryType::Symlink => {
                 let target = link()?;
-                out.symlink(&rel, &target)?
+                out.symlink(&rel, &target)?;
             }
             EntryType::Link => {
                 let target = link()?;
-                out.hardlink(&rel, &target)?
+                out.hardlink(&rel, &target)?;
             }
             _ => {
                 return Err(unsafe_entry(

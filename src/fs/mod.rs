@@ -14,6 +14,8 @@
 //!   metadata says (procfs files report 0 bytes, a file can grow while it is read).
 //!
 //! Platforms without `openat` check every component with `symlink_metadata` instead.
+//!
+//! [`archive`] extracts downloaded archives under the same rules.
 
 pub mod archive;
 
@@ -26,19 +28,28 @@ use std::path::{Component, Path, PathBuf};
 /// What a directory entry is, without following links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A regular file.
     File,
+    /// A folder.
     Dir,
+    /// A symbolic link (never followed).
     Link,
+    /// Anything else: FIFO, socket, device.
     Special(Special),
 }
 
 /// A file that is neither regular, a folder nor a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Special {
+    /// A named pipe.
     Fifo,
+    /// A Unix socket.
     Socket,
+    /// A character device.
     CharDevice,
+    /// A block device.
     BlockDevice,
+    /// A kind the platform does not name.
     Unknown,
 }
 
@@ -95,24 +106,39 @@ fn special(_: std::fs::FileType) -> Special {
 /// that is at fault (the link, or the file where a folder belongs).
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// Nothing is at the path.
     #[error("it does not exist")]
     NotFound,
+    /// A component of the path is a link.
     #[error("`{}` is a symbolic link", rel.display())]
-    Link { rel: PathBuf },
+    Link {
+        /// The path up to the link.
+        rel: PathBuf,
+    },
+    /// The file is a FIFO, socket or device.
     #[error("it is {0}, not a regular file")]
     NotRegular(Special),
+    /// The path names a folder.
     #[error("it is a folder, not a file")]
     IsDir,
+    /// A component where a folder belongs is something else.
     #[error("`{}` is not a folder", rel.display())]
-    NotDir { rel: PathBuf },
+    NotDir {
+        /// The path up to that component.
+        rel: PathBuf,
+    },
+    /// The file holds more than the limit.
     #[error("it is over the {limit}-byte limit")]
     TooLarge {
+        /// The limit in bytes.
         limit: u64,
         /// The size the file's metadata reports, when that is over the limit too.
         reported: Option<u64>,
     },
+    /// The relative path has `..`, a root or a prefix.
     #[error("the path leaves its folder")]
     Escapes,
+    /// Any other I/O failure.
     #[error("{0}")]
     Io(io::Error),
 }
@@ -129,7 +155,9 @@ pub fn kind(path: &Path) -> io::Result<Option<Kind>> {
 /// One child of a listed folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Child {
+    /// The file name, as the system gives it.
     pub name: OsString,
+    /// What it is, without following a link.
     pub kind: Kind,
 }
 
@@ -164,7 +192,7 @@ pub fn read_capped(base: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadE
 
 /// Read at most `limit + 1` bytes of an open file; more than `limit` is `TooLarge`.
 pub fn read_limited(file: File, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let reported = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let reported = file.metadata().map_or(0, |m| m.len());
     let capacity = reported.min(limit.saturating_add(1)).min(1 << 20);
     let mut bytes = Vec::with_capacity(capacity as usize);
     file.take(limit.saturating_add(1))
@@ -203,7 +231,7 @@ fn classify(base: &Path, parts: &[&std::ffi::OsStr], failed: usize, error: io::E
             Ok(Some(Kind::Link)) => return ReadError::Link { rel },
             Ok(Some(Kind::Dir)) if last => return ReadError::IsDir,
             Ok(Some(Kind::Special(s))) if last => return ReadError::NotRegular(s),
-            Ok(Some(Kind::Dir)) | Ok(Some(Kind::File)) if last => break,
+            Ok(Some(Kind::Dir | Kind::File)) if last => break,
             Ok(Some(Kind::Dir)) => {}
             Ok(Some(_)) => return ReadError::NotDir { rel },
             Ok(None) => return ReadError::NotFound,

@@ -327,3 +327,69 @@ pub fn archive_file_name<'a>(url: &'a str, default: &'a str) -> &'a str {
         name
     }
 }
+
+/// How a binary target's download is packed, told by its file name: one of the archive
+/// formats clients extract, or the executable itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveFormat {
+    /// `.zip`.
+    Zip,
+    /// `.tar.gz` or `.tgz`.
+    TarGz,
+    /// `.tar.bz2` or `.tbz2`.
+    TarBz2,
+    /// `.tar.xz`.
+    TarXz,
+    /// The download is the executable itself.
+    Raw,
+}
+
+impl ArchiveFormat {
+    /// Every extension clients extract, with its format, in the order messages list them.
+    pub const EXTENSIONS: [(&'static str, ArchiveFormat); 6] = [
+        (".zip", ArchiveFormat::Zip),
+        (".tar.gz", ArchiveFormat::TarGz),
+        (".tgz", ArchiveFormat::TarGz),
+        (".tar.bz2", ArchiveFormat::TarBz2),
+        (".tbz2", ArchiveFormat::TarBz2),
+        (".tar.xz", ArchiveFormat::TarXz),
+    ];
+
+    /// The format of a file name by its extension (ASCII case ignored); `Raw` for any other.
+    pub fn of_file_name(name: &str) -> ArchiveFormat {
+        let lower = name.to_ascii_lowercase();
+        Self::EXTENSIONS
+            .iter()
+            .find(|(extension, _)| lower.ends_with(extension))
+            .map_or(ArchiveFormat::Raw, |&(_, format)| format)
+    }
+
+    /// The format of a URL or file name, query and fragment ignored.
+    pub fn of(url: &str) -> ArchiveFormat {
+        Self::of_file_name(url.split(['?', '#']).next().unwrap_or(""))
+    }
+
+    /// The extensions clients extract, `.zip` first.
+    pub fn extensions() -> impl Iterator<Item = &'static str> {
+        Self::EXTENSIONS.iter().map(|&(extension, _)| extension)
+    }
+}
+
+#[cfg(test)]
+mod archive_format_tests {
+    use super::ArchiveFormat;
+
+    #[test]
+    fn archive_format_is_told_by_the_extension_whatever_the_case_query_or_fragment() {
+        let of = ArchiveFormat::of;
+        assert_eq!(of("https://x/a.ZIP?sig=1"), ArchiveFormat::Zip);
+        assert_eq!(of("a.tgz#frag"), ArchiveFormat::TarGz);
+        assert_eq!(of("a.tar.gz"), ArchiveFormat::TarGz);
+        assert_eq!(of("a.TBZ2"), ArchiveFormat::TarBz2);
+        assert_eq!(of("a.tar.xz"), ArchiveFormat::TarXz);
+        assert_eq!(of("agent"), ArchiveFormat::Raw);
+        assert_eq!(of("a.tar.zst"), ArchiveFormat::Raw);
+        // Only `of` drops a query: a bare file name keeps every character.
+        assert_eq!(ArchiveFormat::of_file_name("a.zip?x"), ArchiveFormat::Raw);
+    }
+}

@@ -15,7 +15,7 @@ use url::{Host, Url};
 use super::NetError;
 
 /// Whether the client may connect to `ip`. `allow_loopback` is the test-only switch.
-pub fn permitted(ip: IpAddr, allow_loopback: bool) -> bool {
+pub(crate) fn permitted(ip: IpAddr, allow_loopback: bool) -> bool {
     is_public(ip) || (allow_loopback && canonical(ip).is_loopback())
 }
 
@@ -29,7 +29,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 
 /// Globally routable unicast: not loopback, private, link-local, CGNAT, multicast,
 /// unspecified, broadcast, documentation, benchmarking or reserved.
-pub fn is_public(ip: IpAddr) -> bool {
+pub(crate) fn is_public(ip: IpAddr) -> bool {
     match canonical(ip) {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => is_public_v6(v6),
@@ -76,7 +76,7 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
 /// Check a URL (the first one or a redirect target) before it is requested: `https`, or
 /// plain `http` to a loopback IP literal under the test-only switch; an IP-literal host must
 /// be permitted.
-pub fn check_url(url: &Url, allow_loopback: bool) -> Result<(), NetError> {
+pub(crate) fn check_url(url: &Url, allow_loopback: bool) -> Result<(), NetError> {
     let literal = match url.host() {
         Some(Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
         Some(Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),

@@ -8,7 +8,7 @@
 //!   hops, each re-checked); non-public addresses refused by the resolver, for IP-literal
 //!   hosts, and again on the address a response actually came from. Bodies are streamed
 //!   under a size cap. No proxy from the environment (it would bypass the resolver).
-//! - [`NetConfig::allow_loopback`] is a test-only switch: it admits 127.0.0.0/8 and ::1
+//! - [`NetConfig::allow_loopback`] is a test-only switch: it admits `127.0.0.0/8` and `::1`
 //!   over plain http (an `https://` URL of a loopback IP literal is fetched over http, so
 //!   test manifests keep the https URLs every rule requires) so tests and benchmarks can use
 //!   local servers, nothing else.
@@ -29,19 +29,21 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
 
-pub use guard::{check_url, is_public, permitted};
-pub use retry::{backoff, retry_after};
+use guard::{check_url, permitted};
+use retry::backoff;
+pub(crate) use retry::retry_after;
 
 use guard::{Blocked, GuardedResolver};
 use memo::Memo;
 
 /// npm's abbreviated metadata (versions with their `deprecated`, a fraction of the full
-/// document's size) when the server has it, JSON otherwise (PyPI ignores the npm type).
+/// document's size) when the server has it, JSON otherwise (`PyPI` ignores the npm type).
 const DOCUMENT_ACCEPT: &str = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8";
 
 /// The environment variable behind the test-only loopback switch (`=1` turns it on).
 pub const TEST_ALLOW_LOOPBACK_ENV: &str = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK";
 
+/// The client's limits, deadlines and safety switches.
 #[derive(Debug, Clone)]
 pub struct NetConfig {
     /// Requests in flight at once, over all hosts.
@@ -52,14 +54,17 @@ pub struct NetConfig {
     pub timeout: Duration,
     /// Deadline of one archive download, body included.
     pub download_timeout: Duration,
+    /// Deadline of opening a connection.
     pub connect_timeout: Duration,
     /// Retries after the first attempt.
     pub retries: u32,
+    /// The first retry's wait; each further one doubles it (with jitter).
     pub backoff_base: Duration,
     /// Longest `Retry-After` honoured; longer requests wait this long.
     pub retry_after_cap: Duration,
+    /// Redirects followed at most.
     pub max_redirects: usize,
-    /// Size cap of a metadata document (npm, PyPI).
+    /// Size cap of a metadata document (npm, `PyPI`).
     pub document_cap: u64,
     /// Test-only: admit loopback addresses, over plain http too. Never set it in production.
     pub allow_loopback: bool,
@@ -90,28 +95,53 @@ impl Default for NetConfig {
 /// Why a request failed. Cloneable so one failure can answer every duplicate request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NetError {
+    /// The URL (or a redirect's target) is not https.
     #[error("`{0}` is not an https URL")]
     NotHttps(String),
+    /// The host resolves to an address that is not public.
     #[error("`{url}` leads to the non-public address {addr}")]
-    Refused { url: String, addr: IpAddr },
+    Refused {
+        /// The URL asked.
+        url: String,
+        /// The refused address.
+        addr: IpAddr,
+    },
+    /// The text is not a URL.
     #[error("`{0}` is not a valid URL")]
     InvalidUrl(String),
+    /// The host name does not resolve.
     #[error("cannot resolve {host}: {reason}")]
-    Dns { host: String, reason: String },
+    Dns {
+        /// The host name.
+        host: String,
+        /// The resolver's message.
+        reason: String,
+    },
+    /// No complete answer within the deadline, in seconds.
     #[error("no answer within {0} s")]
     Timeout(u64),
+    /// The connection could not be opened or broke.
     #[error("connection failed: {0}")]
     Connect(String),
+    /// The final answer's status was not 200.
     #[error("HTTP status {0}")]
     Status(u16),
+    /// More redirects than `max_redirects`.
     #[error("more than {0} redirects")]
     TooManyRedirects(usize),
+    /// A redirect led back to a URL already visited.
     #[error("redirect loop back to `{0}`")]
     RedirectLoop(String),
+    /// A redirect status without a usable `Location`.
     #[error("a redirect without a valid Location header")]
     BadRedirect,
+    /// The body is larger than the cap, in bytes.
     #[error("larger than the {cap}-byte cap")]
-    TooLarge { cap: u64 },
+    TooLarge {
+        /// The cap in bytes.
+        cap: u64,
+    },
+    /// The body was cut short or is not what was expected.
     #[error("the response was cut or malformed: {0}")]
     Body(String),
 }
@@ -133,6 +163,7 @@ impl NetError {
 /// A URL that answered 200 (after redirects), with its cache validators.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Probed {
+    /// The URL that answered, after redirects.
     pub final_url: String,
     /// `ETag`, else `Last-Modified`: what identifies this version of the resource.
     pub validator: Option<String>,
@@ -141,17 +172,20 @@ pub struct Probed {
 /// A downloaded archive: its sha256 (lowercase hex), size and validator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Download {
+    /// Lowercase hex of the body's sha256.
     pub sha256: String,
+    /// Bytes read.
     pub size: u64,
+    /// `ETag`, else `Last-Modified`.
     pub validator: Option<String>,
 }
 
 /// One answer of [`Client::api_page`]: the body only when the status is 200.
 #[derive(Debug, Clone)]
-pub struct ApiPage {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub body: Option<serde_json::Value>,
+pub(crate) struct ApiPage {
+    pub(crate) status: u16,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Option<serde_json::Value>,
 }
 
 /// What an API request adds: a bearer token for one host (host, token).
@@ -173,6 +207,8 @@ struct Held {
     _permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
 }
 
+/// The one HTTP client: https only, public addresses only, limits per host and overall,
+/// retries, and identical requests of a run answered once.
 pub struct Client {
     http: reqwest::Client,
     config: NetConfig,
@@ -184,6 +220,7 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client with these limits (no request is sent yet).
     pub fn new(config: NetConfig) -> Result<Client, NetError> {
         let resolver = GuardedResolver {
             allow_loopback: config.allow_loopback,
@@ -255,7 +292,7 @@ impl Client {
         }
         let mut body = Vec::new();
         read_body(held.response, self.config.document_cap, |chunk| {
-            body.extend_from_slice(chunk)
+            body.extend_from_slice(chunk);
         })
         .await?;
         let value =
@@ -267,7 +304,7 @@ impl Client {
     /// rate-limited page is asked again). `bearer` goes only to the first URL's host, never
     /// across a redirect to another one. A 429 is returned at once, not retried: the caller
     /// reads the API's own rate-limit headers. The body is read only on 200.
-    pub async fn api_page(
+    pub(crate) async fn api_page(
         &self,
         url: &str,
         accept: &str,
@@ -292,7 +329,7 @@ impl Client {
         if status == 200 {
             let mut bytes = Vec::new();
             read_body(held.response, self.config.document_cap, |chunk| {
-                bytes.extend_from_slice(chunk)
+                bytes.extend_from_slice(chunk);
             })
             .await?;
             body = Some(
@@ -316,12 +353,22 @@ impl Client {
 
     async fn download_uncached(&self, url: &str, cap: u64) -> Result<Download, NetError> {
         let url = parse(url)?;
-        let mut attempt = 0;
+        self.retrying(|| self.download_once(url.clone(), cap)).await
+    }
+
+    /// Runs `attempt` again after a backoff while it fails with a retryable error, up to
+    /// `retries` more times.
+    async fn retrying<T, F, Fut>(&self, mut attempt: F) -> Result<T, NetError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, NetError>>,
+    {
+        let mut retried = 0;
         loop {
-            match self.download_once(url.clone(), cap).await {
-                Err(e) if e.retryable() && attempt < self.config.retries => {
-                    tokio::time::sleep(backoff(self.config.backoff_base, attempt)).await;
-                    attempt += 1;
+            match attempt().await {
+                Err(e) if e.retryable() && retried < self.config.retries => {
+                    tokio::time::sleep(backoff(self.config.backoff_base, retried)).await;
+                    retried += 1;
                 }
                 result => return result,
             }
@@ -348,23 +395,15 @@ impl Client {
     /// Download `url` into the new file `dest` (at most `cap` bytes), hashing it as it
     /// streams; one attempt per retry, the file truncated before each. Not memoised: the
     /// caller owns `dest`.
-    pub async fn download_to(
+    pub(crate) async fn download_to(
         &self,
         url: &str,
         cap: u64,
         dest: &Path,
     ) -> Result<Download, NetError> {
         let url = parse(url)?;
-        let mut attempt = 0;
-        loop {
-            match self.download_file_once(url.clone(), cap, dest).await {
-                Err(e) if e.retryable() && attempt < self.config.retries => {
-                    tokio::time::sleep(backoff(self.config.backoff_base, attempt)).await;
-                    attempt += 1;
-                }
-                result => return result,
-            }
-        }
+        self.retrying(|| self.download_file_once(url.clone(), cap, dest))
+            .await
     }
 
     async fn download_file_once(
@@ -516,8 +555,10 @@ impl Client {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| retry_after(v, SystemTime::now()))
-            .map(|d| d.min(self.config.retry_after_cap))
-            .unwrap_or_else(|| backoff(self.config.backoff_base, attempt))
+            .map_or_else(
+                || backoff(self.config.backoff_base, attempt),
+                |d| d.min(self.config.retry_after_cap),
+            )
     }
 
     /// The address the response came from must be permitted too (belt and braces: the
@@ -627,6 +668,13 @@ fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
     current.to_string()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// Lowercase hex, as sha256 pins and digests are written.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }

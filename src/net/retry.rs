@@ -4,20 +4,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Delay before retry number `attempt` (0-based): `base * 2^attempt`, with "equal jitter"
 /// (a random point in its upper half) so that clients started together do not retry in step.
-pub fn backoff(base: Duration, attempt: u32) -> Duration {
+pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
     let full = base.saturating_mul(1 << attempt.min(16));
     let half = full / 2;
     half + half.mul_f64(fastrand::f64())
 }
 
 /// Whether a status is worth retrying: rate limited or a server error.
-pub fn retryable_status(status: u16) -> bool {
+pub(crate) fn retryable_status(status: u16) -> bool {
     status == 429 || (500..600).contains(&status)
 }
 
 /// The delay a `Retry-After` header asks for: delta-seconds or an IMF-fixdate
 /// (`Sun, 06 Nov 1994 08:49:37 GMT`), measured from `now`. Unparseable values give `None`.
-pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+pub(crate) fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));
@@ -28,13 +28,13 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 
 /// Seconds since the epoch of an IMF-fixdate.
 fn parse_http_date(text: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let parts: Vec<&str> = text.split_whitespace().collect();
     let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
         return None;
     };
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
     let month = MONTHS.iter().position(|m| m == month)? as u64 + 1;
     let (day, year): (u64, u64) = (day.parse().ok()?, year.parse().ok()?);
     let hms: Vec<u64> = time

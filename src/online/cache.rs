@@ -11,19 +11,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_FILE: &str = "online-cache.json";
+pub(crate) const CACHE_FILE: &str = "online-cache.json";
 const FORMAT: &str = "acp-registry-online-cache/1";
 /// A cache file larger than this is not read (it is ours only if we could have written it).
 const MAX_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Seconds since the epoch when the success was seen.
-    pub at: u64,
+    pub(crate) at: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validator: Option<String>,
+    pub(crate) validator: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -32,7 +32,7 @@ struct File {
     entries: BTreeMap<String, Entry>,
 }
 
-pub struct Cache {
+pub(crate) struct Cache {
     /// `None`: disabled (`--no-cache`), or a file we must not overwrite.
     path: Option<PathBuf>,
     entries: BTreeMap<String, Entry>,
@@ -43,7 +43,7 @@ pub struct Cache {
 
 /// The user's cache folder for this tool: `$XDG_CACHE_HOME`, `~/Library/Caches` on macOS,
 /// `%LOCALAPPDATA%` on Windows, else `~/.cache`.
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let env = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
@@ -68,7 +68,7 @@ fn now() -> u64 {
 }
 
 impl Cache {
-    pub fn disabled() -> Cache {
+    pub(crate) fn disabled() -> Cache {
         Cache {
             path: None,
             entries: BTreeMap::new(),
@@ -80,7 +80,7 @@ impl Cache {
 
     /// Open the cache in `dir`. A file that is not a regular file, too large, or not in our
     /// format is left alone: the run goes on without a cache and says why.
-    pub fn open(dir: &Path, max_age: Duration) -> (Cache, Option<String>) {
+    pub(crate) fn open(dir: &Path, max_age: Duration) -> (Cache, Option<String>) {
         let mut cache = Cache {
             path: Some(dir.join(CACHE_FILE)),
             max_age: max_age.as_secs(),
@@ -96,24 +96,21 @@ impl Cache {
         let file = bytes
             .and_then(|bytes| serde_json::from_slice::<File>(&bytes).ok())
             .filter(|f| f.format == FORMAT);
-        match file {
-            Some(file) => {
-                cache.entries = file.entries;
-                (cache, None)
-            }
-            None => {
-                cache.path = None;
-                let warning = format!(
-                    "{} is not an acp-registry cache file; it is left alone and this run is not cached (remove it or pass --cache DIR)",
-                    path.display()
-                );
-                (cache, Some(warning))
-            }
+        if let Some(file) = file {
+            cache.entries = file.entries;
+            (cache, None)
+        } else {
+            cache.path = None;
+            let warning = format!(
+                "{} is not an acp-registry cache file; it is left alone and this run is not cached (remove it or pass --cache DIR)",
+                path.display()
+            );
+            (cache, Some(warning))
         }
     }
 
     /// A success seen for `key` within the maximum age.
-    pub fn fresh(&self, key: &str) -> Option<&Entry> {
+    pub(crate) fn fresh(&self, key: &str) -> Option<&Entry> {
         self.path.as_ref()?;
         self.entries
             .get(key)
@@ -121,7 +118,7 @@ impl Cache {
     }
 
     /// Record a success.
-    pub fn put(&mut self, key: String, sha256: Option<String>, validator: Option<String>) {
+    pub(crate) fn put(&mut self, key: String, sha256: Option<String>, validator: Option<String>) {
         if self.path.is_some() {
             let at = self.now;
             self.entries.insert(
@@ -137,7 +134,7 @@ impl Cache {
     }
 
     /// Write the file (expired entries dropped) through a temporary file and a rename.
-    pub fn save(&mut self) -> Result<(), String> {
+    pub(crate) fn save(&mut self) -> Result<(), String> {
         let Some(path) = self.path.as_ref().filter(|_| self.changed) else {
             return Ok(());
         };

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinSet;
 
 use super::packages::{self, Verdict};
-use super::{Cache, Options, Progress, Target};
+use super::{ArchiveTarget, Cache, Options, PackageTarget, Progress, Target};
 use crate::diagnostics::{Diagnostic, Fix, FixEdit};
 use crate::net::{Client, NetError};
 use crate::rules::{Code, ManifestDoc};
@@ -44,8 +44,8 @@ pub(super) async fn run_all(
         set.spawn(async move {
             progress.working(&target.host(&context.options.endpoints));
             let findings = match &target {
-                Target::Archive { .. } => archive(&context, &doc, &target).await,
-                Target::Package { .. } => package(&context, &doc, &target).await,
+                Target::Archive(target) => archive(&context, &doc, target).await,
+                Target::Package(target) => package(&context, &doc, target).await,
             };
             progress.done();
             (index, entry, findings)
@@ -79,16 +79,13 @@ fn quote_remote(text: &str) -> String {
     }
 }
 
-async fn archive(context: &Context, doc: &ManifestDoc, target: &Target) -> Vec<Diagnostic> {
-    let Target::Archive {
+async fn archive(context: &Context, doc: &ManifestDoc, target: &ArchiveTarget) -> Vec<Diagnostic> {
+    let ArchiveTarget {
         platform,
         pointer,
         url,
         sha256,
-    } = target
-    else {
-        return Vec::new();
-    };
+    } = target;
     let at = format!("{pointer}/archive");
     let probe_key = format!("probe {url}");
     let verify = context.options.verify_archives;
@@ -183,16 +180,13 @@ fn unreachable(doc: &ManifestDoc, at: &str, url: &str, error: &NetError) -> Diag
     }
 }
 
-async fn package(context: &Context, doc: &ManifestDoc, target: &Target) -> Vec<Diagnostic> {
-    let Target::Package {
+async fn package(context: &Context, doc: &ManifestDoc, target: &PackageTarget) -> Vec<Diagnostic> {
+    let PackageTarget {
         npm,
         pointer,
         name,
         version,
-    } = target
-    else {
-        return Vec::new();
-    };
+    } = target;
     let endpoints = &context.options.endpoints;
     let (service, url) = if *npm {
         ("npm", packages::npm_url(&endpoints.npm, name))

@@ -1,12 +1,12 @@
-//! The online rules of `validate --online`: binary archive URLs answer, npm and PyPI pins
+//! The online rules of `validate --online`: binary archive URLs answer, npm and `PyPI` pins
 //! exist (and are not deprecated or yanked), and with `--verify-archives` archives match
 //! their `sha256` pin. All HTTP goes through [`crate::net`]; findings are ordinary
 //! [`Diagnostic`]s pointing at the URL or package value in `agent.json`, filtered through
 //! the registry's [`Policy`] like every offline finding.
 
-pub mod cache;
+pub(crate) mod cache;
 mod checks;
-pub mod packages;
+pub(crate) mod packages;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -18,19 +18,23 @@ use crate::manifest::distribution::{Distribution, Kind};
 use crate::net::{Client, NetConfig, NetError};
 use crate::rules::{package_name_and_pin, EntryReport, ManifestDoc, Policy, Sink};
 
-pub use cache::Cache;
+use cache::Cache;
 
-pub const DEFAULT_NPM_REGISTRY: &str = "https://registry.npmjs.org";
-pub const DEFAULT_PYPI: &str = "https://pypi.org";
-pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
+const DEFAULT_NPM_REGISTRY: &str = "https://registry.npmjs.org";
+const DEFAULT_PYPI: &str = "https://pypi.org";
+const DEFAULT_GITHUB_API: &str = "https://api.github.com";
+/// The default `--archive-cap`: the largest archive downloaded, in MiB.
 pub const DEFAULT_ARCHIVE_CAP_MIB: u64 = 512;
 
 /// Base URLs of the services the online tier asks; configurable so the same code runs
 /// against local servers. (`github_api` is for `verify`, `update` and `pack`.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoints {
+    /// The npm registry.
     pub npm: String,
+    /// `PyPI` (its JSON API lives under `/pypi/`).
     pub pypi: String,
+    /// The GitHub REST API.
     pub github_api: String,
 }
 
@@ -47,8 +51,11 @@ impl Default for Endpoints {
 /// The `online` object of `acp-registry.jsonc`: endpoints that flags may override.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EndpointOverrides {
+    /// `npm_registry`.
     pub npm: Option<String>,
+    /// `pypi`.
     pub pypi: Option<String>,
+    /// `github_api`.
     pub github_api: Option<String>,
 }
 
@@ -63,23 +70,30 @@ impl EndpointOverrides {
     }
 }
 
+/// How one run of the online rules asks and what it remembers.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Limits and safety of the HTTP client.
     pub net: NetConfig,
+    /// Where npm and `PyPI` are asked.
     pub endpoints: Endpoints,
+    /// `--verify-archives`: download every archive and compare its sha256 with the pin.
     pub verify_archives: bool,
     /// Largest archive `--verify-archives` downloads, in bytes.
     pub archive_cap: u64,
     /// Cache folder; `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
+    /// Age after which a cached success is checked again.
     pub max_age: Duration,
 }
 
 /// Told about the run as it goes (the command draws a progress bar with it).
 pub trait Progress: Send + Sync {
+    /// The run has `total` checks.
     fn start(&self, total: usize);
     /// A check of a URL on `host` begins.
     fn working(&self, host: &str);
+    /// One check has finished.
     fn done(&self);
 }
 
@@ -95,14 +109,19 @@ impl Progress for Silent {
 /// Findings, plus problems of the run itself (the cache) that are not about the registry.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// The online findings, through the policy.
     pub diagnostics: Vec<Diagnostic>,
+    /// Problems of the run itself, e.g. an unreadable cache.
     pub warnings: Vec<String>,
 }
 
+/// Why the online rules could not run at all.
 #[derive(Debug, thiserror::Error)]
 pub enum OnlineError {
+    /// The tokio runtime could not start.
     #[error("cannot start the network runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client: {0}")]
     Client(#[from] NetError),
 }
@@ -110,27 +129,35 @@ pub enum OnlineError {
 /// One thing to ask the network about, in one manifest.
 #[derive(Debug, Clone)]
 pub(crate) enum Target {
-    Archive {
-        platform: String,
-        /// JSON pointer of the platform's target object.
-        pointer: String,
-        url: String,
-        sha256: Option<String>,
-    },
-    Package {
-        npm: bool,
-        pointer: String,
-        name: String,
-        version: Option<String>,
-    },
+    Archive(ArchiveTarget),
+    Package(PackageTarget),
+}
+
+/// A binary target's archive URL.
+#[derive(Debug, Clone)]
+pub(crate) struct ArchiveTarget {
+    pub(crate) platform: String,
+    /// JSON pointer of the platform's target object.
+    pub(crate) pointer: String,
+    pub(crate) url: String,
+    pub(crate) sha256: Option<String>,
+}
+
+/// An npx (`npm`) or uvx package spec.
+#[derive(Debug, Clone)]
+pub(crate) struct PackageTarget {
+    pub(crate) npm: bool,
+    pub(crate) pointer: String,
+    pub(crate) name: String,
+    pub(crate) version: Option<String>,
 }
 
 impl Target {
     fn host(&self, endpoints: &Endpoints) -> String {
         let url = match self {
-            Target::Archive { url, .. } => url,
-            Target::Package { npm: true, .. } => &endpoints.npm,
-            Target::Package { .. } => &endpoints.pypi,
+            Target::Archive(archive) => &archive.url,
+            Target::Package(package) if package.npm => &endpoints.npm,
+            Target::Package(_) => &endpoints.pypi,
         };
         url::Url::parse(url)
             .ok()
@@ -159,12 +186,12 @@ pub(crate) fn collect(doc: &ManifestDoc, offline: &[Diagnostic]) -> Vec<Target> 
         if reported.contains(format!("{}/archive", target.pointer).as_str()) {
             continue;
         }
-        out.push(Target::Archive {
+        out.push(Target::Archive(ArchiveTarget {
             platform: target.platform.clone(),
             pointer: target.pointer.clone(),
             url: url.clone(),
             sha256: target.sha256.as_deref().map(str::to_ascii_lowercase),
-        });
+        }));
     }
     for package in [&dist.npx, &dist.uvx].into_iter().flatten() {
         let npm = package.kind == Kind::Npx;
@@ -176,12 +203,12 @@ pub(crate) fn collect(doc: &ManifestDoc, offline: &[Diagnostic]) -> Vec<Target> 
             continue;
         }
         let (name, pin) = package_name_and_pin(spec, npm);
-        out.push(Target::Package {
+        out.push(Target::Package(PackageTarget {
             npm,
             pointer,
             name: name.to_string(),
             version: pin.map(str::to_string),
-        });
+        }));
     }
     out
 }

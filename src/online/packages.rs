@@ -1,8 +1,8 @@
-//! What npm's and PyPI's metadata documents say about a pinned package version.
+//! What npm's and `PyPI`'s metadata documents say about a pinned package version.
 //!
 //! npm: `GET <npm>/<name>` (`@scope%2fname` for scoped names) answers
 //! `{"name", "dist-tags": {"latest"}, "versions": {"1.2.3": {"deprecated": "…"}}}`.
-//! PyPI: `GET <pypi>/pypi/<name>/json` answers
+//! `PyPI`: `GET <pypi>/pypi/<name>/json` answers
 //! `{"info": {"version"}, "releases": {"1.2.3": [{"yanked": bool, "yanked_reason"}]}}`.
 
 use serde_json::Value;
@@ -11,25 +11,25 @@ use crate::rules::Version;
 
 /// The verdict on one package spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Ok,
     NoPackage,
     /// The package exists but not this version; `latest` is the newest release it names.
     NoVersion {
         latest: Option<String>,
     },
-    /// PyPI lists the version without any file to install.
+    /// `PyPI` lists the version without any file to install.
     NoFiles,
     Deprecated(String),
     Yanked(Option<String>),
 }
 
 /// The npm metadata URL of `name`: the scope's `/` is percent-encoded, as npm expects.
-pub fn npm_url(base: &str, name: &str) -> String {
+pub(crate) fn npm_url(base: &str, name: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), encode(name))
 }
 
-pub fn pypi_url(base: &str, name: &str) -> String {
+pub(crate) fn pypi_url(base: &str, name: &str) -> String {
     format!("{}/pypi/{}/json", base.trim_end_matches('/'), encode(name))
 }
 
@@ -58,44 +58,23 @@ fn version_key<'a>(map: &'a serde_json::Map<String, Value>, version: &str) -> Op
 }
 
 /// `doc` is `None` when npm answered 404.
-pub fn npm_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
-    let Some(doc) = doc else {
-        return Verdict::NoPackage;
-    };
-    let Some(version) = version else {
-        return Verdict::Ok;
-    };
-    let versions = doc["versions"].as_object();
-    match versions.and_then(|v| version_key(v, version)) {
-        None => Verdict::NoVersion {
-            latest: doc["dist-tags"]["latest"].as_str().map(str::to_string),
-        },
-        Some(meta) => match meta["deprecated"].as_str() {
-            Some(message) if !message.trim().is_empty() => Verdict::Deprecated(message.into()),
-            _ => Verdict::Ok,
-        },
+pub(crate) fn npm_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
+    match pinned(doc, version, "versions", "/dist-tags/latest") {
+        Err(verdict) => verdict,
+        Ok(meta) => npm_deprecation(meta).map_or(Verdict::Ok, |m| Verdict::Deprecated(m.into())),
     }
 }
 
-/// `doc` is `None` when PyPI answered 404. A release is yanked when all its files are.
-pub fn pypi_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
-    let Some(doc) = doc else {
-        return Verdict::NoPackage;
+/// `doc` is `None` when `PyPI` answered 404. A release is yanked when all its files are.
+pub(crate) fn pypi_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
+    let files = match pinned(doc, version, "releases", "/info/version") {
+        Err(verdict) => return verdict,
+        Ok(files) => files.as_array().map(Vec::as_slice).unwrap_or_default(),
     };
-    let Some(version) = version else {
-        return Verdict::Ok;
-    };
-    let releases = doc["releases"].as_object();
-    let Some(files) = releases.and_then(|r| version_key(r, version)) else {
-        return Verdict::NoVersion {
-            latest: doc["info"]["version"].as_str().map(str::to_string),
-        };
-    };
-    let files = files.as_array().map(Vec::as_slice).unwrap_or_default();
     if files.is_empty() {
         return Verdict::NoFiles;
     }
-    if files.iter().all(|f| f["yanked"].as_bool() == Some(true)) {
+    if !pypi_installable(files) {
         let reason = files
             .iter()
             .filter_map(|f| f["yanked_reason"].as_str())
@@ -103,6 +82,37 @@ pub fn pypi_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
         return Verdict::Yanked(reason.map(str::to_string));
     }
     Verdict::Ok
+}
+
+/// The entry of the pinned `version` in `doc[list]`, or the verdict reached without one:
+/// no package, no pin, or no such version (`latest` points at the newest one named).
+fn pinned<'a>(
+    doc: Option<&'a Value>,
+    version: Option<&str>,
+    list: &str,
+    latest: &str,
+) -> Result<&'a Value, Verdict> {
+    let doc = doc.ok_or(Verdict::NoPackage)?;
+    let version = version.ok_or(Verdict::Ok)?;
+    let entries = doc[list].as_object();
+    entries
+        .and_then(|map| version_key(map, version))
+        .ok_or_else(|| Verdict::NoVersion {
+            latest: doc
+                .pointer(latest)
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+}
+
+/// The message of an npm version's `deprecated` field; a blank one does not count.
+pub(crate) fn npm_deprecation(meta: &Value) -> Option<&str> {
+    meta["deprecated"].as_str().filter(|m| !m.trim().is_empty())
+}
+
+/// Whether a `PyPI` release has a file to install: at least one not yanked.
+pub(crate) fn pypi_installable(files: &[Value]) -> bool {
+    files.iter().any(|f| f["yanked"].as_bool() != Some(true))
 }
 
 #[cfg(test)]

@@ -11,14 +11,14 @@ use flate2::{Compression, GzBuilder};
 
 /// The archive formats `pack` writes: `.tar.gz` everywhere but Windows, `.zip` there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     TarGz,
     Zip,
 }
 
 impl Format {
     /// The file name extension, without the leading dot.
-    pub fn extension(self) -> &'static str {
+    pub(crate) fn extension(self) -> &'static str {
         match self {
             Format::TarGz => "tar.gz",
             Format::Zip => "zip",
@@ -28,13 +28,13 @@ impl Format {
 
 /// One file of an archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub bytes: Vec<u8>,
-    pub executable: bool,
+pub(crate) struct Entry {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) executable: bool,
 }
 
 /// Files by `/`-separated relative path; a `BTreeMap` so the order is the sorted one.
-pub type Entries = BTreeMap<String, Entry>;
+pub(crate) type Entries = BTreeMap<String, Entry>;
 
 const FILE_MODE: u32 = 0o644;
 const EXEC_MODE: u32 = 0o755;
@@ -63,7 +63,7 @@ fn ordered(entries: &Entries) -> Vec<(String, Option<&Entry>)> {
 
 /// Writes `entries` in `format`. `mtime` is the tar entries' time (seconds since the
 /// epoch); zip always uses its earliest time, 1980-01-01.
-pub fn write(format: Format, entries: &Entries, mtime: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn write(format: Format, entries: &Entries, mtime: u64) -> std::io::Result<Vec<u8>> {
     match format {
         Format::TarGz => tar_gz(entries, mtime),
         Format::Zip => zip(entries),

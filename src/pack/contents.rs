@@ -10,9 +10,9 @@ use crate::rules::MAX_SKILL_BYTES;
 
 /// The largest binary `pack` accepts: a release `acp-collab` is a few MiB, a debug build
 /// (which the tests pack) a few hundred.
-pub const MAX_BINARY_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_BINARY_BYTES: u64 = 1 << 30;
 /// The largest licence file `pack` accepts.
-pub const MAX_LICENSE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_LICENSE_BYTES: u64 = 1 << 20;
 
 fn read(base: &Path, rel: &str, limit: u64, what: &str) -> Result<Vec<u8>, PackError> {
     read_capped(base, Path::new(rel), limit).map_err(|e| PackError::Input {
@@ -27,7 +27,7 @@ fn read(base: &Path, rel: &str, limit: u64, what: &str) -> Result<Vec<u8>, PackE
 
 /// Reads a file named on the command line (the binary, the licence): the file itself must
 /// be a regular file, not a link.
-pub fn read_named(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, PackError> {
+pub(crate) fn read_named(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, PackError> {
     let (dir, name) = match (path.parent(), path.file_name()) {
         (Some(dir), Some(name)) => (dir, name.to_string_lossy().into_owned()),
         _ => {
@@ -47,7 +47,7 @@ pub fn read_named(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, PackEr
 
 /// Every regular file under `<entry>/skill`, keyed `skill/...`; files under `scripts/` are
 /// executable. A link, a special file or more than the skill limit in total is refused.
-pub fn skill_files(entry: &Path) -> Result<Entries, PackError> {
+pub(crate) fn skill_files(entry: &Path) -> Result<Entries, PackError> {
     let mut files = Entries::new();
     let mut total = 0;
     walk(entry, "skill", &mut files, &mut total)?;
@@ -94,7 +94,7 @@ fn walk(entry: &Path, rel: &str, files: &mut Entries, total: &mut u64) -> Result
 }
 
 /// The package's README: what it is, what is inside and how to use it.
-pub fn readme(name: &str, id: &str, version: &str, triple: &str, exe: &str) -> String {
+pub(crate) fn readme(name: &str, id: &str, version: &str, triple: &str, exe: &str) -> String {
     format!(
         "# {name} {version} ({triple})\n\n\
          This archive is the `{id}` entry of the ACP agent registry.\n\n\

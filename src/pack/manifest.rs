@@ -11,11 +11,11 @@ use crate::manifest::edit::Editor;
 use crate::registry::output::digest_hex;
 
 /// The largest archive `pack --check` reads back.
-pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 
 /// Where archives are published: `--base-url`, else the folder above `v<version>/` of the
 /// platform's current archive URL, else the GitHub releases of the entry's `repository`.
-pub fn base_url(flag: Option<&str>, manifest: &Value, key: &str) -> Result<String, String> {
+pub(crate) fn base_url(flag: Option<&str>, manifest: &Value, key: &str) -> Result<String, String> {
     if let Some(url) = flag {
         return absolute(url.trim_end_matches('/'));
     }
@@ -48,7 +48,13 @@ fn absolute(url: &str) -> Result<String, String> {
 
 /// The platform's target as `pack` records it: `archive`, `cmd`, the current `args` and
 /// `env` kept, `sha256`.
-pub fn target_value(manifest: &Value, key: &str, archive: &str, cmd: &str, sha256: &str) -> Value {
+pub(crate) fn target_value(
+    manifest: &Value,
+    key: &str,
+    archive: &str,
+    cmd: &str,
+    sha256: &str,
+) -> Value {
     let current = manifest.pointer(&format!("/distribution/binary/{key}"));
     let mut target = Map::new();
     target.insert("archive".into(), json!(archive));
@@ -65,7 +71,7 @@ pub fn target_value(manifest: &Value, key: &str, archive: &str, cmd: &str, sha25
 /// The manifest text with `version` and the package's target set through the shared JSONC
 /// editor: only values that differ are written, each where it stands, so comments and
 /// formatting survive.
-pub fn update(text: &str, package: &Package) -> Result<String, String> {
+pub(crate) fn update(text: &str, package: &Package) -> Result<String, String> {
     let mut editor = Editor::parse(text).map_err(|e| e.to_string())?;
     let mut set = |pointer: &str, value: &Value| {
         if value_at(editor.text(), pointer).as_ref() == Some(value) {
@@ -100,7 +106,7 @@ fn value_at(text: &str, pointer: &str) -> Option<Value> {
 
 /// Writes the archive and `<file>.sha256` (`sha256sum` format) atomically. An archive
 /// already there is replaced only when its `.sha256` line says `pack` wrote it unchanged.
-pub fn write_archive(package: &Package) -> Result<(), PackError> {
+pub(crate) fn write_archive(package: &Package) -> Result<(), PackError> {
     let path = &package.path;
     let dir = path.parent().expect("the archive path has a folder");
     let fail = |p: &Path, e: &dyn std::fmt::Display| PackError::Output {
@@ -141,7 +147,7 @@ fn ensure_ours(path: &Path, sidecar: &Path, file_name: &str) -> Result<(), PackE
 
 /// Writes `agent.json` in place atomically (`fs::replace_file`), so a failure leaves the
 /// old manifest.
-pub fn write_manifest(dir: &Path, text: &str) -> Result<(), PackError> {
+pub(crate) fn write_manifest(dir: &Path, text: &str) -> Result<(), PackError> {
     crate::fs::replace_file(dir, Path::new("agent.json"), text.as_bytes()).map_err(|e| {
         PackError::Output {
             path: dir.join("agent.json").display().to_string(),

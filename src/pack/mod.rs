@@ -7,10 +7,10 @@
 //! editor; [`check`] compares an existing archive with the manifest (and with a rebuild when
 //! the binary is given).
 
-pub mod archive;
-pub mod contents;
+pub(crate) mod archive;
+pub(crate) mod contents;
 mod manifest;
-pub mod target;
+pub(crate) mod target;
 
 use std::path::{Path, PathBuf};
 
@@ -19,12 +19,12 @@ use serde_json::Value;
 use crate::manifest::names;
 use crate::registry::output::digest_hex;
 use crate::rules::Version;
-pub use archive::{Entries, Entry, Format};
-pub use target::Platform;
+pub(crate) use archive::Entry;
+pub(crate) use target::Platform;
 
 /// Why `pack` could not run (exit 2). Mismatches found by `--check` are not errors.
 #[derive(Debug, thiserror::Error)]
-pub enum PackError {
+pub(crate) enum PackError {
     #[error("{0}")]
     Usage(String),
     #[error("cannot read {what} `{path}`: {reason}")]
@@ -42,7 +42,9 @@ pub enum PackError {
 /// The inputs of one package.
 #[derive(Debug, Clone)]
 pub struct PackOptions {
+    /// The registry root holding the entry.
     pub registry: PathBuf,
+    /// The entry id, also its folder name.
     pub id: String,
     /// A Rust target triple (`x86_64-unknown-linux-musl`).
     pub target: String,
@@ -52,6 +54,7 @@ pub struct PackOptions {
     pub version: Option<String>,
     /// Archives are published at `<base_url>/v<version>/<file>`.
     pub base_url: Option<String>,
+    /// The licence file bundled as `LICENSE`.
     pub license: PathBuf,
     /// Archives go to `<out>/v<version>/`.
     pub out: PathBuf,
@@ -61,16 +64,16 @@ pub struct PackOptions {
 
 /// A composed package, not yet written.
 #[derive(Debug, Clone)]
-pub struct Package {
-    pub platform: Platform,
-    pub version: String,
-    pub file_name: String,
-    pub bytes: Vec<u8>,
-    pub sha256: String,
+pub(crate) struct Package {
+    pub(crate) platform: Platform,
+    pub(crate) version: String,
+    pub(crate) file_name: String,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) sha256: String,
     /// The manifest's target for this platform, as `pack` writes it.
-    pub target: Value,
+    pub(crate) target: Value,
     /// Where the archive goes: `<out>/v<version>/<file_name>`.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 /// The entry as `pack` reads it.
@@ -156,13 +159,9 @@ fn executable_name(binary: &Path, platform: &Platform) -> Result<String, PackErr
     })
 }
 
-/// Composes the archive and the manifest target in memory (docs/format.md#packages).
-pub fn plan(opts: &PackOptions) -> Result<Package, PackError> {
-    let entry = load_entry(opts)?;
-    plan_for(opts, &entry)
-}
-
-fn plan_for(opts: &PackOptions, entry: &EntryManifest) -> Result<Package, PackError> {
+/// Composes the archive and the manifest target of `entry` in memory
+/// (docs/format.md#packages).
+fn plan(opts: &PackOptions, entry: &EntryManifest) -> Result<Package, PackError> {
     let platform = platform_of(opts)?;
     let version = match &opts.version {
         Some(v) => checked_version(v)?,
@@ -239,18 +238,18 @@ fn plan_for(opts: &PackOptions, entry: &EntryManifest) -> Result<Package, PackEr
 
 /// What `pack` did.
 #[derive(Debug, Clone)]
-pub struct Packed {
-    pub package: Package,
+pub(crate) struct Packed {
+    pub(crate) package: Package,
     /// The manifest changed (it is unchanged when the same package was already recorded).
-    pub manifest_changed: bool,
-    pub manifest_path: String,
+    pub(crate) manifest_changed: bool,
+    pub(crate) manifest_path: String,
 }
 
 /// Builds the package, writes the archive and its `.sha256` line, and records the target
 /// and version in the entry's manifest.
-pub fn pack(opts: &PackOptions) -> Result<Packed, PackError> {
+pub(crate) fn pack(opts: &PackOptions) -> Result<Packed, PackError> {
     let entry = load_entry(opts)?;
-    let package = plan_for(opts, &entry)?;
+    let package = plan(opts, &entry)?;
     manifest::write_archive(&package)?;
     let updated =
         manifest::update(&entry.text, &package).map_err(|message| PackError::Manifest {
@@ -270,7 +269,7 @@ pub fn pack(opts: &PackOptions) -> Result<Packed, PackError> {
 
 /// Compares the archive in `<out>` with what the manifest records; with `--binary`, also
 /// with a fresh build. Returns the problems found (none: the archive is the recorded one).
-pub fn check(opts: &PackOptions) -> Result<Vec<String>, PackError> {
+pub(crate) fn check(opts: &PackOptions) -> Result<Vec<String>, PackError> {
     let entry = load_entry(opts)?;
     let platform = platform_of(opts)?;
     let manifest_version = entry
@@ -286,29 +285,17 @@ pub fn check(opts: &PackOptions) -> Result<Vec<String>, PackError> {
             entry.path
         ));
     }
-    let recorded = entry
-        .json
-        .pointer(&format!("/distribution/binary/{}", platform.key));
-    let Some(recorded) = recorded else {
-        problems.push(format!(
-            "{}: distribution.binary has no `{}` target; run pack",
-            entry.path, platform.key
-        ));
-        return Ok(problems);
+    let recorded = match recorded_target(&entry, &platform) {
+        Ok(recorded) => recorded,
+        Err(problem) => {
+            problems.push(problem);
+            return Ok(problems);
+        }
     };
-    let archive = recorded
-        .get("archive")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let file_name = archive.rsplit('/').next().unwrap_or("");
-    if file_name.is_empty() || names::file_name_problem(file_name).is_some() {
-        problems.push(format!(
-            "{}: the `{}` archive URL has no file name",
-            entry.path, platform.key
-        ));
-        return Ok(problems);
-    }
-    let path = opts.out.join(format!("v{version}")).join(file_name);
+    let path = opts
+        .out
+        .join(format!("v{version}"))
+        .join(recorded.file_name);
     let on_disk = match contents::read_named(&path, manifest::MAX_ARCHIVE_BYTES, "the archive") {
         Ok(bytes) => bytes,
         Err(e) => {
@@ -316,42 +303,100 @@ pub fn check(opts: &PackOptions) -> Result<Vec<String>, PackError> {
             return Ok(problems);
         }
     };
-    let actual = digest_hex(&on_disk);
-    match recorded.get("sha256").and_then(Value::as_str) {
-        Some(expected) if expected == actual => {}
-        Some(expected) => problems.push(format!(
-            "{}: sha256 is {actual}, but {} records {expected} for `{}`: the archive changed \
-             after pack; rebuild it with pack",
-            path.display(),
-            entry.path,
-            platform.key
-        )),
-        None => problems.push(format!(
-            "{}: the `{}` target has no sha256; run pack",
-            entry.path, platform.key
-        )),
-    }
+    problems.extend(digest_problem(
+        &entry, &platform, &recorded, &path, &on_disk,
+    ));
     if opts.binary.is_some() {
-        let fresh = plan_for(
+        let fresh = plan(
             &PackOptions {
                 version: Some(version),
                 ..opts.clone()
             },
             &entry,
         )?;
-        if fresh.bytes != on_disk {
-            problems.push(format!(
-                "{}: differs from a fresh pack of the given inputs (sha256 {})",
-                path.display(),
-                fresh.sha256
-            ));
-        }
-        if &fresh.target != recorded {
-            problems.push(format!(
-                "{}: the `{}` target is not the one pack writes: {}",
-                entry.path, platform.key, fresh.target
-            ));
-        }
+        problems.extend(rebuild_problems(
+            &entry, &platform, &recorded, &path, &on_disk, &fresh,
+        ));
     }
     Ok(problems)
+}
+
+/// The manifest's target for one platform and the file name of its archive URL.
+struct Recorded<'a> {
+    target: &'a Value,
+    file_name: &'a str,
+}
+
+/// The platform's recorded target, or the problem that leaves nothing to compare.
+fn recorded_target<'a>(
+    entry: &'a EntryManifest,
+    platform: &Platform,
+) -> Result<Recorded<'a>, String> {
+    let pointer = format!("/distribution/binary/{}", platform.key);
+    let Some(target) = entry.json.pointer(&pointer) else {
+        return Err(format!(
+            "{}: distribution.binary has no `{}` target; run pack",
+            entry.path, platform.key
+        ));
+    };
+    let archive = target.get("archive").and_then(Value::as_str).unwrap_or("");
+    let file_name = archive.rsplit('/').next().unwrap_or("");
+    if file_name.is_empty() || names::file_name_problem(file_name).is_some() {
+        return Err(format!(
+            "{}: the `{}` archive URL has no file name",
+            entry.path, platform.key
+        ));
+    }
+    Ok(Recorded { target, file_name })
+}
+
+/// The archive on disk against the recorded `sha256`.
+fn digest_problem(
+    entry: &EntryManifest,
+    platform: &Platform,
+    recorded: &Recorded,
+    path: &Path,
+    on_disk: &[u8],
+) -> Option<String> {
+    let actual = digest_hex(on_disk);
+    match recorded.target.get("sha256").and_then(Value::as_str) {
+        Some(expected) if expected == actual => None,
+        Some(expected) => Some(format!(
+            "{}: sha256 is {actual}, but {} records {expected} for `{}`: the archive changed \
+             after pack; rebuild it with pack",
+            path.display(),
+            entry.path,
+            platform.key
+        )),
+        None => Some(format!(
+            "{}: the `{}` target has no sha256; run pack",
+            entry.path, platform.key
+        )),
+    }
+}
+
+/// The archive on disk and the recorded target against a fresh pack of the given inputs.
+fn rebuild_problems(
+    entry: &EntryManifest,
+    platform: &Platform,
+    recorded: &Recorded,
+    path: &Path,
+    on_disk: &[u8],
+    fresh: &Package,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    if fresh.bytes != on_disk {
+        problems.push(format!(
+            "{}: differs from a fresh pack of the given inputs (sha256 {})",
+            path.display(),
+            fresh.sha256
+        ));
+    }
+    if &fresh.target != recorded.target {
+        problems.push(format!(
+            "{}: the `{}` target is not the one pack writes: {}",
+            entry.path, platform.key, fresh.target
+        ));
+    }
+    problems
 }

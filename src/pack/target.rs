@@ -5,16 +5,16 @@ use super::archive::Format;
 
 /// What a target triple means for packaging.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Platform {
+pub(crate) struct Platform {
     /// The `distribution.binary` key (`linux-x86_64`, ...).
-    pub key: &'static str,
-    pub format: Format,
-    pub windows: bool,
+    pub(crate) key: &'static str,
+    pub(crate) format: Format,
+    pub(crate) windows: bool,
 }
 
 /// The platform of a Rust target triple such as `aarch64-unknown-linux-musl`; `None` for
 /// an architecture or operating system the registry has no key for.
-pub fn platform(triple: &str) -> Option<Platform> {
+pub(crate) fn platform(triple: &str) -> Option<Platform> {
     let arch = match triple.split('-').next()? {
         "x86_64" => "x86_64",
         "aarch64" | "arm64" => "aarch64",

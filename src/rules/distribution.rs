@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::versions::PreviewVersion;
 use super::{Code, ManifestDoc, Sink};
 use crate::diagnostics::{Fix, FixEdit};
+use crate::manifest::distribution::ArchiveFormat;
 use crate::manifest::{escape_pointer, Node, DISTRIBUTION_KINDS, PLATFORMS};
 
 /// The binary, npx and uvx targets of one distribution object, with their JSON pointers.
@@ -241,10 +242,19 @@ fn check_binary_target(
 }
 
 const INSTALLERS: [&str; 6] = [".dmg", ".pkg", ".deb", ".rpm", ".msi", ".appimage"];
-const ARCHIVES: [&str; 6] = [".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz"];
 const UNSUPPORTED_ARCHIVES: [&str; 9] = [
     ".7z", ".rar", ".tar", ".gz", ".bz2", ".xz", ".zst", ".tar.zst", ".lz",
 ];
+
+/// The help of `archive-format`: the formats clients extract, from the one list.
+fn supported_formats_help() -> String {
+    let extensions: Vec<&str> = ArchiveFormat::extensions().collect();
+    let (last, rest) = extensions.split_last().expect("formats are listed");
+    format!(
+        "publish a {} or {last} archive, or the raw executable",
+        rest.join(", ")
+    )
+}
 
 fn check_archive(
     doc: &ManifestDoc,
@@ -273,18 +283,26 @@ fn check_archive(
     let file = path.rsplit('/').next().unwrap_or_default().to_lowercase();
     if let Some(ext) = INSTALLERS.iter().find(|e| file.ends_with(*e)) {
         sink.push(
-            doc.at(Code::ArchiveFormat, pointer, format!("`{ext}` installers are not supported"))
-                .help("publish a .zip, .tar.gz, .tgz, .tar.bz2, .tbz2 or .tar.xz archive, or the raw executable"),
+            doc.at(
+                Code::ArchiveFormat,
+                pointer,
+                format!("`{ext}` installers are not supported"),
+            )
+            .help(supported_formats_help()),
         );
-    } else if !ARCHIVES.iter().any(|e| file.ends_with(e)) {
+    } else if ArchiveFormat::of_file_name(&file) == ArchiveFormat::Raw {
         if let Some(ext) = UNSUPPORTED_ARCHIVES
             .iter()
             .rev()
             .find(|e| file.ends_with(*e))
         {
             sink.push(
-                doc.at(Code::ArchiveFormat, pointer, format!("`{ext}` archives are not supported by clients"))
-                    .help("publish a .zip, .tar.gz, .tgz, .tar.bz2, .tbz2 or .tar.xz archive, or the raw executable"),
+                doc.at(
+                    Code::ArchiveFormat,
+                    pointer,
+                    format!("`{ext}` archives are not supported by clients"),
+                )
+                .help(supported_formats_help()),
             );
         }
     }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::model::PLATFORM_LABELS;
-use crate::manifest::distribution::{BinaryTarget, Distribution, Kind};
+use crate::manifest::distribution::{ArchiveFormat, BinaryTarget, Distribution, Kind};
 
 /// Install instructions of one channel.
 #[derive(Debug, Clone, Serialize)]
@@ -228,7 +228,7 @@ fn binary_steps(folder: &str, platform: &str, target: &BinaryTarget) -> String {
         return lines.join("\n");
     };
     let file = archive_file(&url);
-    let lower = file.to_ascii_lowercase();
+    let format = ArchiveFormat::of_file_name(&file);
     if is_windows(platform) {
         lines.push(format!(
             "New-Item -ItemType Directory -Force {} | Out-Null; Set-Location {}",
@@ -247,13 +247,14 @@ fn binary_steps(folder: &str, platform: &str, target: &BinaryTarget) -> String {
                 sha.to_ascii_uppercase()
             ));
         }
-        if lower.ends_with(".zip") {
-            lines.push(format!("Expand-Archive -Force {} .", ps_quote(&file)));
-        } else if [".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz"]
-            .iter()
-            .any(|e| lower.ends_with(e))
-        {
-            lines.push(format!("tar -xf {}", ps_quote(&file)));
+        match format {
+            ArchiveFormat::Zip => {
+                lines.push(format!("Expand-Archive -Force {} .", ps_quote(&file)));
+            }
+            ArchiveFormat::TarGz | ArchiveFormat::TarBz2 | ArchiveFormat::TarXz => {
+                lines.push(format!("tar -xf {}", ps_quote(&file)));
+            }
+            ArchiveFormat::Raw => {}
         }
         lines.push(ps_command(env, &cmd, &args));
     } else {
@@ -278,16 +279,13 @@ fn binary_steps(folder: &str, platform: &str, target: &BinaryTarget) -> String {
                 shell_quote(&format!("{sha}  {file}"))
             ));
         }
-        if lower.ends_with(".zip") {
-            lines.push(format!("unzip -o {}", shell_quote(&file)));
-        } else if [".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz"]
-            .iter()
-            .any(|e| lower.ends_with(e))
-        {
-            lines.push(format!("tar -xf {}", shell_quote(&file)));
-        } else {
-            lines.push(format!("chmod +x {}", shell_quote(&file)));
-        }
+        lines.push(match format {
+            ArchiveFormat::Zip => format!("unzip -o {}", shell_quote(&file)),
+            ArchiveFormat::TarGz | ArchiveFormat::TarBz2 | ArchiveFormat::TarXz => {
+                format!("tar -xf {}", shell_quote(&file))
+            }
+            ArchiveFormat::Raw => format!("chmod +x {}", shell_quote(&file)),
+        });
         let mut words = vec![format!("./{}", cmd_path(&cmd).replace('\\', "/"))];
         words.extend(args);
         lines.push(sh_command(env, &words));

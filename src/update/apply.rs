@@ -180,16 +180,15 @@ async fn archive_edits(
         })?;
     let mut edits = vec![(format!("{}/archive", target.pointer), asset.url.clone())];
     if target.sha256.is_some() {
-        let sha256 = match &asset.sha256 {
-            Some(digest) => digest.clone(),
-            None => {
-                let download = context
-                    .client
-                    .download(&asset.url, context.options.archive_cap)
-                    .await
-                    .map_err(|e| format!("cannot hash `{}`: {e}", asset.url))?;
-                download.sha256
-            }
+        let sha256 = if let Some(digest) = &asset.sha256 {
+            digest.clone()
+        } else {
+            let download = context
+                .client
+                .download(&asset.url, context.options.archive_cap)
+                .await
+                .map_err(|e| format!("cannot hash `{}`: {e}", asset.url))?;
+            download.sha256
         };
         edits.push((format!("{}/sha256", target.pointer), sha256));
     }
@@ -225,21 +224,19 @@ mod tests {
 
     #[test]
     fn file_name_versions_are_replaced_whole() {
-        assert_eq!(
-            replace_version("agent-1.0.0-linux.tar.gz", "1.0.0", "1.1.0"),
-            "agent-1.1.0-linux.tar.gz"
-        );
-        assert_eq!(
-            replace_version("agent-11.0.0.zip", "1.0.0", "2.0.0"),
-            "agent-11.0.0.zip"
-        );
-        assert_eq!(
-            replace_version("agent-1.0.01.zip", "1.0.0", "2.0.0"),
-            "agent-1.0.01.zip"
-        );
-        assert_eq!(
-            replace_version("agent-linux.tar.gz", "1.0.0", "2.0.0"),
-            "agent-linux.tar.gz"
-        );
+        let cases = [
+            (
+                "agent-1.0.0-linux.tar.gz",
+                "1.0.0",
+                "1.1.0",
+                "agent-1.1.0-linux.tar.gz",
+            ),
+            ("agent-11.0.0.zip", "1.0.0", "2.0.0", "agent-11.0.0.zip"),
+            ("agent-1.0.01.zip", "1.0.0", "2.0.0", "agent-1.0.01.zip"),
+            ("agent-linux.tar.gz", "1.0.0", "2.0.0", "agent-linux.tar.gz"),
+        ];
+        for (name, from, to, expected) in cases {
+            assert_eq!(replace_version(name, from, to), expected, "{name}");
+        }
     }
 }

@@ -2,15 +2,15 @@
 //! ever downgrading, and apply the change through the comment-keeping editor.
 //!
 //! For each entry (quarantined ones skipped): the sources its distribution declares
-//! ([`sources`]: npm for `npx`, PyPI for `uvx`, GitHub releases of `repository` for binary
+//! ([`sources`]: npm for `npx`, `PyPI` for `uvx`, GitHub releases of `repository` for binary
 //! targets), the highest version all of them offer on the channel ([`select`]), then with
 //! `apply` the edits ([`apply`]): only the strings that must change, `sha256` pins refreshed,
 //! the entry re-validated and the file restored on any failure. All HTTP goes through
 //! [`crate::net`].
 
 mod apply;
-pub mod select;
-pub mod sources;
+pub(crate) mod select;
+pub(crate) mod sources;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -31,57 +31,59 @@ use sources::{Offer, SourceError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Channel {
+    /// The entry's `version`.
     Stable,
+    /// The entry's `preview` block.
     Preview,
 }
 
 #[derive(Debug, Clone)]
-pub struct Options {
-    pub channel: Channel,
+pub(crate) struct Options {
+    pub(crate) channel: Channel,
     /// Entry ids (or folder names) to update; empty for every entry.
-    pub agents: Vec<String>,
-    pub apply: bool,
-    pub net: NetConfig,
+    pub(crate) agents: Vec<String>,
+    pub(crate) apply: bool,
+    pub(crate) net: NetConfig,
     /// Flags over the configuration's `online` object over the defaults.
-    pub endpoints: EndpointOverrides,
+    pub(crate) endpoints: EndpointOverrides,
     /// `GITHUB_TOKEN`, sent to the GitHub API only.
-    pub github_token: Option<String>,
+    pub(crate) github_token: Option<String>,
     /// Longest GitHub rate-limit reset waited for; longer ones are reported.
-    pub rate_limit_wait: Duration,
+    pub(crate) rate_limit_wait: Duration,
     /// Largest archive downloaded to hash when a release publishes no digest, in bytes.
-    pub archive_cap: u64,
+    pub(crate) archive_cap: u64,
 }
 
 /// One entry that can move to a newer version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Update {
-    pub id: String,
+pub(crate) struct Update {
+    pub(crate) id: String,
     /// The manifest, relative to the registry root.
-    pub file: String,
-    pub from: String,
-    pub to: String,
-    pub applied: bool,
+    pub(crate) file: String,
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) applied: bool,
 }
 
 /// A message about one entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Note {
-    pub id: String,
-    pub message: String,
+pub(crate) struct Note {
+    pub(crate) id: String,
+    pub(crate) message: String,
 }
 
 /// The result of a run, every list sorted by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Outcome {
-    pub updates: Vec<Update>,
-    pub errors: Vec<Note>,
-    pub warnings: Vec<Note>,
-    pub up_to_date: Vec<String>,
-    pub skipped: Vec<Note>,
+pub(crate) struct Outcome {
+    pub(crate) updates: Vec<Update>,
+    pub(crate) errors: Vec<Note>,
+    pub(crate) warnings: Vec<Note>,
+    pub(crate) up_to_date: Vec<String>,
+    pub(crate) skipped: Vec<Note>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum UpdateError {
+pub(crate) enum UpdateError {
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error("cannot start the network runtime: {0}")]
@@ -108,7 +110,7 @@ struct Candidate<'a> {
     github: Option<(String, String)>,
 }
 
-pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
+pub(crate) fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
     let checked = check_registry(root, None)?;
     let endpoints = options
         .endpoints
@@ -146,7 +148,7 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
         match candidate(&checked, report, &context) {
             Err(reason) => outcome.skipped.push(note(report, reason)),
             Ok(candidate) => {
-                runtime.block_on(update_entry(root, &context, &candidate, &mut outcome))
+                runtime.block_on(update_entry(root, &context, &candidate, &mut outcome));
             }
         }
     }
@@ -227,7 +229,7 @@ fn candidate<'a>(
     })
 }
 
-/// Ask every source of the entry, in a fixed order (npm, PyPI, GitHub).
+/// Ask every source of the entry, in a fixed order (npm, `PyPI`, GitHub).
 async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offer>, SourceError> {
     let client = &context.client;
     let mut offers = Vec::new();

@@ -7,14 +7,14 @@ use crate::rules::PreviewVersion;
 
 /// What the sources say about one entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selection {
-    pub decision: Decision,
+pub(crate) struct Selection {
+    pub(crate) decision: Decision,
     /// Set when the sources' highest versions differ: each source with its highest.
-    pub mismatch: Option<String>,
+    pub(crate) mismatch: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     UpToDate,
     Update(PreviewVersion),
     /// The best common version is lower than the current one: reported, never applied.
@@ -33,7 +33,7 @@ fn on_channel(offer: &Offer, channel: Channel) -> impl Iterator<Item = PreviewVe
         .filter(move |v| channel == Channel::Preview || v.preview.is_none())
 }
 
-pub fn select(current: PreviewVersion, offers: &[Offer], channel: Channel) -> Selection {
+pub(crate) fn select(current: PreviewVersion, offers: &[Offer], channel: Channel) -> Selection {
     let highest: Vec<(&str, Option<PreviewVersion>)> = offers
         .iter()
         .map(|o| (o.name.as_str(), on_channel(o, channel).max()))

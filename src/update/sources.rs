@@ -1,9 +1,9 @@
-//! What each update source offers: the versions npm, PyPI and GitHub releases serve, as
+//! What each update source offers: the versions npm, `PyPI` and GitHub releases serve, as
 //! [`PreviewVersion`]s, read from the services' real response shapes.
 //!
 //! - npm `GET <npm>/<name>`: every key of `versions` whose entry is not `deprecated`;
 //!   prereleases other than `-preview.N` do not parse and are left out.
-//! - PyPI `GET <pypi>/pypi/<name>/json`: every key of `releases` with at least one file not
+//! - `PyPI` `GET <pypi>/pypi/<name>/json`: every key of `releases` with at least one file not
 //!   yanked; `X.Y.ZrcN` (PEP 440's spelling of `X.Y.Z-preview.N`) is a preview.
 //! - GitHub `GET <api>/repos/<owner>/<repo>/releases?per_page=100&page=N`, every page (the
 //!   `Link: rel="next"` header): non-draft releases, tag `v` stripped, `X.Y` read as `X.Y.0`;
@@ -16,7 +16,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use crate::net::{retry_after, Client, NetError};
-use crate::online::packages::{npm_url, pypi_url};
+use crate::online::packages::{npm_deprecation, npm_url, pypi_installable, pypi_url};
 use crate::rules::PreviewVersion;
 
 /// Pages of releases read at most (10,000 releases).
@@ -27,7 +27,7 @@ const GITHUB_ACCEPT: &str = "application/vnd.github+json";
 
 /// Why a source could not say what it offers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SourceError {
+pub(crate) enum SourceError {
     #[error("{source_name}: {error}")]
     Net {
         source_name: String,
@@ -52,66 +52,82 @@ pub enum SourceError {
 
 /// One release asset as the GitHub API lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Asset {
-    pub name: String,
-    pub url: String,
+pub(crate) struct Asset {
+    pub(crate) name: String,
+    pub(crate) url: String,
     /// Lowercase hex of the published `sha256:` digest, when GitHub has one.
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
 }
 
 /// A GitHub release: its tag and assets.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Release {
-    pub tag: String,
-    pub assets: Vec<Asset>,
+pub(crate) struct Release {
+    pub(crate) tag: String,
+    pub(crate) assets: Vec<Asset>,
 }
 
 /// What one source serves. `releases` is filled for GitHub only.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Offer {
+pub(crate) struct Offer {
     /// How findings name the source: ``npm `name` ``, ``PyPI `name` ``, `GitHub releases of o/r`.
-    pub name: String,
-    pub versions: Vec<PreviewVersion>,
-    pub releases: BTreeMap<PreviewVersion, Release>,
+    pub(crate) name: String,
+    pub(crate) versions: Vec<PreviewVersion>,
+    pub(crate) releases: BTreeMap<PreviewVersion, Release>,
 }
 
-pub async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
-    let name = format!("npm `{package}`");
-    let doc = document(client, &npm_url(base, package), &name).await?;
-    let versions = doc["versions"]
-        .as_object()
-        .ok_or_else(|| SourceError::Shape(name.clone()))?;
-    let versions = versions
-        .iter()
-        .filter(|(_, meta)| {
-            meta["deprecated"]
-                .as_str()
-                .is_none_or(|message| message.trim().is_empty())
-        })
-        .filter_map(|(key, _)| PreviewVersion::parse(key))
-        .collect();
-    Ok(offer(name, versions))
+pub(crate) async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
+    let listed = Listed {
+        name: format!("npm `{package}`"),
+        field: "versions",
+        keep: |meta| npm_deprecation(meta).is_none(),
+        parse: PreviewVersion::parse,
+    };
+    listed.offer(client, &npm_url(base, package)).await
 }
 
-pub async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
-    let name = format!("PyPI `{package}`");
-    let doc = document(client, &pypi_url(base, package), &name).await?;
-    let releases = doc["releases"]
-        .as_object()
-        .ok_or_else(|| SourceError::Shape(name.clone()))?;
-    let versions = releases
-        .iter()
-        .filter(|(_, files)| {
+pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
+    let listed = Listed {
+        name: format!("PyPI `{package}`"),
+        field: "releases",
+        keep: |files| {
             files
                 .as_array()
-                .is_some_and(|files| files.iter().any(|f| f["yanked"].as_bool() != Some(true)))
-        })
-        .filter_map(|(key, _)| pypi_version(key))
-        .collect();
-    Ok(offer(name, versions))
+                .is_some_and(|files| pypi_installable(files))
+        },
+        parse: pypi_version,
+    };
+    listed.offer(client, &pypi_url(base, package)).await
 }
 
-/// `X.Y.Z`, `X.Y.Z-preview.N`, or PyPI's normalised `X.Y.ZrcN`.
+/// A package document listing its versions as the keys of one object.
+struct Listed {
+    /// How findings name the source.
+    name: String,
+    /// The object keyed by version (`versions`, `releases`).
+    field: &'static str,
+    /// Whether a version's entry can be installed.
+    keep: fn(&Value) -> bool,
+    /// The version a key spells, if it is one we follow.
+    parse: fn(&str) -> Option<PreviewVersion>,
+}
+
+impl Listed {
+    /// The versions the document at `url` lists and keeps.
+    async fn offer(self, client: &Client, url: &str) -> Result<Offer, SourceError> {
+        let doc = document(client, url, &self.name).await?;
+        let entries = doc[self.field]
+            .as_object()
+            .ok_or_else(|| SourceError::Shape(self.name.clone()))?;
+        let versions = entries
+            .iter()
+            .filter(|(_, entry)| (self.keep)(entry))
+            .filter_map(|(key, _)| (self.parse)(key))
+            .collect();
+        Ok(offer(self.name, versions))
+    }
+}
+
+/// `X.Y.Z`, `X.Y.Z-preview.N`, or `PyPI`'s normalised `X.Y.ZrcN`.
 fn pypi_version(key: &str) -> Option<PreviewVersion> {
     PreviewVersion::parse(key).or_else(|| {
         let (base, counter) = key.split_once("rc")?;
@@ -142,13 +158,13 @@ fn offer(name: String, mut versions: Vec<PreviewVersion>) -> Offer {
 
 /// How GitHub is asked: base URL, token, and how long a rate limit may be waited for.
 #[derive(Debug, Clone)]
-pub struct GitHub {
-    pub api: String,
-    pub token: Option<String>,
-    pub rate_limit_wait: Duration,
+pub(crate) struct GitHub {
+    pub(crate) api: String,
+    pub(crate) token: Option<String>,
+    pub(crate) rate_limit_wait: Duration,
 }
 
-pub async fn github(
+pub(crate) async fn github(
     client: &Client,
     github: &GitHub,
     owner: &str,
@@ -235,7 +251,7 @@ fn rate_limited(headers: &HeaderMap) -> bool {
 
 /// How long to wait: `retry-after`, else until `x-ratelimit-reset` (epoch seconds) plus one
 /// second of margin, else a minute (GitHub's advice for secondary limits).
-pub fn rate_limit_delay(headers: &HeaderMap, now: SystemTime) -> Duration {
+pub(crate) fn rate_limit_delay(headers: &HeaderMap, now: SystemTime) -> Duration {
     if let Some(delay) = header(headers, "retry-after").and_then(|v| retry_after(v, now)) {
         return delay;
     }
@@ -288,7 +304,7 @@ fn release(item: &Value) -> Option<(PreviewVersion, Release)> {
 }
 
 /// `v1.2.3` → 1.2.3, `1.2` → 1.2.0, `v1.2.3-preview.4` → 1.2.3-preview.4.
-pub fn tag_version(tag: &str) -> Option<PreviewVersion> {
+pub(crate) fn tag_version(tag: &str) -> Option<PreviewVersion> {
     let text = tag.strip_prefix('v').unwrap_or(tag);
     let (base, rest) = match text.split_once('-') {
         Some((base, rest)) => (base, format!("-{rest}")),

@@ -9,10 +9,10 @@ use crate::manifest::NodeValue;
 use crate::rules::{Code, ManifestDoc};
 
 /// Auth types an agent must offer one of, by default.
-pub const DEFAULT_AUTH_TYPES: [&str; 2] = ["agent", "terminal"];
+pub(crate) const DEFAULT_AUTH_TYPES: [&str; 2] = ["agent", "terminal"];
 
 /// Every finding about one answer; `pointer` is the distribution that was launched.
-pub fn check(
+pub(crate) fn check(
     doc: &ManifestDoc,
     pointer: &str,
     answer: &InitializeAnswer,
@@ -23,7 +23,7 @@ pub fn check(
         let got = answer
             .raw
             .get("protocolVersion")
-            .map(|v| v.to_string())
+            .map(ToString::to_string)
             .unwrap_or_default();
         out.push(
             doc.at(

@@ -14,7 +14,7 @@ use crate::net::{Client, NetError};
 
 /// What went wrong before the agent could start; each maps to one finding.
 #[derive(Debug, thiserror::Error)]
-pub enum FetchError {
+pub(crate) enum FetchError {
     #[error("cannot download {url}: {error}")]
     Download { url: String, error: NetError },
     #[error("the archive's sha256 is {actual}, the manifest pins {expected}")]
@@ -33,14 +33,14 @@ pub enum FetchError {
 
 /// A ready program, and how long getting it took.
 #[derive(Debug)]
-pub struct Ready {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    pub fetch_seconds: f64,
+pub(crate) struct Ready {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+    pub(crate) fetch_seconds: f64,
 }
 
 /// Download, check and unpack a binary target into `dest` (a fresh path).
-pub async fn binary(
+pub(crate) async fn binary(
     client: &Client,
     target: &BinaryTarget,
     cache: Option<&Path>,
@@ -143,17 +143,11 @@ fn sha256_of(path: &Path) -> Option<String> {
     let mut file = std::fs::File::open(path).ok()?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher).ok()?;
-    Some(
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
-    )
+    Some(crate::net::hex(&hasher.finalize()))
 }
 
 /// A program on `PATH` (as the sandbox's environment gives it).
-pub fn on_path(program: &str, path: Option<&str>) -> Option<PathBuf> {
+pub(crate) fn on_path(program: &str, path: Option<&str>) -> Option<PathBuf> {
     let exts: Vec<String> = if cfg!(windows) {
         vec![".exe".into(), ".cmd".into(), ".bat".into(), String::new()]
     } else {
@@ -168,7 +162,7 @@ pub fn on_path(program: &str, path: Option<&str>) -> Option<PathBuf> {
 
 /// Install an npx package into the run's npm cache (`npx --yes --package <spec> -- node
 /// --version`), so the launch that follows starts from a warm cache.
-pub async fn npx_install(
+pub(crate) async fn npx_install(
     npx: &Path,
     package: &Package,
     env: &std::collections::BTreeMap<String, String>,

@@ -18,12 +18,12 @@ use crate::acp::methods::{self, OfferedAuth};
 use crate::manifest::distribution::Kind;
 
 /// `matrix.json` format version.
-pub const FORMAT_VERSION: u64 = 1;
+pub(crate) const FORMAT_VERSION: u64 = 1;
 
 /// How a probe was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Class {
+pub(crate) enum Class {
     Success,
     MethodNotFound,
     AuthRequired,
@@ -35,7 +35,7 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 8] = [
+    pub(crate) const ALL: [Class; 8] = [
         Class::Success,
         Class::MethodNotFound,
         Class::AuthRequired,
@@ -46,7 +46,7 @@ impl Class {
         Class::ProcessExited,
     ];
 
-    pub fn of(answer: &Answer) -> Class {
+    pub(crate) fn of(answer: &Answer) -> Class {
         match answer {
             Answer::Result(_) => Class::Success,
             Answer::Error(e) => match e.code {
@@ -61,7 +61,7 @@ impl Class {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Class::Success => "success",
             Class::MethodNotFound => "method not found",
@@ -76,9 +76,9 @@ impl Class {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Probe {
-    pub method: String,
-    pub class: Class,
+pub(crate) struct Probe {
+    pub(crate) method: String,
+    pub(crate) class: Class,
 }
 
 /// What `session/new` gave that later probes need.
@@ -142,7 +142,7 @@ fn params(method: &str, facts: &SessionFacts, cwd: &str) -> Value {
 /// `session/new`, then every probe (`session/load` only when the agent advertised
 /// `loadSession`), each under `timeout`; once the process is gone the rest are classified
 /// as exited without being sent.
-pub async fn probe(
+pub(crate) async fn probe(
     agent: &mut Agent,
     workspace: &Path,
     timeout: Duration,
@@ -185,23 +185,23 @@ pub async fn probe(
 
 /// One row of `matrix.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
-    pub id: String,
-    pub version: String,
-    pub distribution: Kind,
+pub(crate) struct Row {
+    pub(crate) id: String,
+    pub(crate) version: String,
+    pub(crate) distribution: Kind,
     /// Identifies the distribution as written, for `--changed-only`.
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
     /// UTC time of the run that produced the row.
-    pub verified: String,
-    pub status: String,
-    pub protocol_version: Option<u64>,
-    pub agent_info: Option<Value>,
-    pub auth_methods: Vec<OfferedAuth>,
-    pub methods: BTreeMap<String, Class>,
+    pub(crate) verified: String,
+    pub(crate) status: String,
+    pub(crate) protocol_version: Option<u64>,
+    pub(crate) agent_info: Option<Value>,
+    pub(crate) auth_methods: Vec<OfferedAuth>,
+    pub(crate) methods: BTreeMap<String, Class>,
 }
 
 impl Row {
-    pub fn from_result(result: &AgentResult, verified: &str) -> Row {
+    pub(crate) fn from_result(result: &AgentResult, verified: &str) -> Row {
         Row {
             id: result.id.clone(),
             version: result.version.clone(),
@@ -228,7 +228,7 @@ impl Row {
     }
 
     /// Fill a reused result from this row.
-    pub fn restore(&self, result: &mut AgentResult) {
+    pub(crate) fn restore(&self, result: &mut AgentResult) {
         result.protocol_version = self.protocol_version;
         result.auth_methods = self.auth_methods.clone();
         result.probes = self
@@ -242,7 +242,7 @@ impl Row {
     }
 
     /// Session methods that answered with success (`session/new` left out).
-    pub fn supported(&self) -> Vec<String> {
+    pub(crate) fn supported(&self) -> Vec<String> {
         self.methods
             .iter()
             .filter(|(m, c)| **c == Class::Success && m.as_str() != "session/new")
@@ -252,14 +252,14 @@ impl Row {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Matrix {
-    pub version: u64,
-    pub agents: Vec<Row>,
+pub(crate) struct Matrix {
+    pub(crate) version: u64,
+    pub(crate) agents: Vec<Row>,
 }
 
 /// Rows of the results that ran (or were reused), sorted by id and distribution; a reused
 /// row keeps its date.
-pub fn matrix(results: &[AgentResult], previous: &[Row], now: &str) -> Matrix {
+pub(crate) fn matrix(results: &[AgentResult], previous: &[Row], now: &str) -> Matrix {
     let mut agents: Vec<Row> = results
         .iter()
         .filter_map(|r| match r.status {
@@ -280,13 +280,13 @@ pub fn matrix(results: &[AgentResult], previous: &[Row], now: &str) -> Matrix {
 
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {reason}")]
-pub struct MatrixError {
-    pub path: String,
-    pub reason: String,
+pub(crate) struct MatrixError {
+    pub(crate) path: String,
+    pub(crate) reason: String,
 }
 
 /// Read a `matrix.json` (capped, no links followed).
-pub fn read(path: &Path) -> Result<Matrix, MatrixError> {
+pub(crate) fn read(path: &Path) -> Result<Matrix, MatrixError> {
     let err = |reason: String| MatrixError {
         path: path.display().to_string(),
         reason,
@@ -312,10 +312,10 @@ pub fn read(path: &Path) -> Result<Matrix, MatrixError> {
 }
 
 /// The first line of every `matrix.md` (how `matrix` recognises its own file).
-pub const MARKDOWN_HEADING: &str = "# ACP session support";
+pub(crate) const MARKDOWN_HEADING: &str = "# ACP session support";
 
 /// `matrix.md`: a table per agent, then how many agents gave each answer per method.
-pub fn markdown(matrix: &Matrix) -> String {
+pub(crate) fn markdown(matrix: &Matrix) -> String {
     use crate::diagnostics::escape::markdown_cell;
     let methods: Vec<String> = std::iter::once("session/new".to_string())
         .chain(methods::probed_session_methods())

@@ -8,11 +8,11 @@
 //! is the same whatever finished first. Findings are ordinary [`Diagnostic`]s at the
 //! distribution's place in `agent.json`, through the registry's policy.
 
-pub mod checks;
-pub mod fetch;
-pub mod matrix;
-pub mod sandbox;
-pub mod session;
+pub(crate) mod checks;
+pub(crate) mod fetch;
+pub(crate) mod matrix;
+pub(crate) mod sandbox;
+pub(crate) mod session;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -34,29 +34,29 @@ use session::{Agent, Answer};
 const GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// `--agent`: only these ids (quarantined ones included).
-    pub agents: Option<BTreeSet<String>>,
+    pub(crate) agents: Option<BTreeSet<String>>,
     /// `--type`: only these kinds.
-    pub kinds: Option<BTreeSet<Kind>>,
+    pub(crate) kinds: Option<BTreeSet<Kind>>,
     /// `--changed-since`: only these entry folders.
-    pub changed: Option<BTreeSet<String>>,
-    pub jobs: usize,
+    pub(crate) changed: Option<BTreeSet<String>>,
+    pub(crate) jobs: usize,
     /// Deadline of each ACP request.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Deadline of an npx install.
-    pub install_timeout: Duration,
-    pub require_tested: bool,
-    pub net: NetConfig,
+    pub(crate) install_timeout: Duration,
+    pub(crate) require_tested: bool,
+    pub(crate) net: NetConfig,
     /// Where downloaded archives are kept by digest; `None`: inside the run only.
-    pub cache_dir: Option<PathBuf>,
-    pub archive_cap: u64,
+    pub(crate) cache_dir: Option<PathBuf>,
+    pub(crate) archive_cap: u64,
     /// Auth types the policy accepts (empty: any).
-    pub auth_types: BTreeSet<String>,
+    pub(crate) auth_types: BTreeSet<String>,
     /// Also open a session and probe the session methods (`matrix`).
-    pub probe: bool,
+    pub(crate) probe: bool,
     /// `matrix --changed-only`: rows to reuse when version and distribution are unchanged.
-    pub reuse: Vec<matrix::Row>,
+    pub(crate) reuse: Vec<matrix::Row>,
 }
 
 impl Default for Options {
@@ -71,10 +71,10 @@ impl Default for Options {
             require_tested: false,
             net: NetConfig::default(),
             cache_dir: None,
-            archive_cap: 512 * 1024 * 1024,
+            archive_cap: crate::online::DEFAULT_ARCHIVE_CAP_MIB * 1024 * 1024,
             auth_types: checks::DEFAULT_AUTH_TYPES
                 .iter()
-                .map(|s| s.to_string())
+                .map(ToString::to_string)
                 .collect(),
             probe: false,
             reuse: Vec::new(),
@@ -84,7 +84,7 @@ impl Default for Options {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Status {
+pub(crate) enum Status {
     Passed,
     Failed,
     NotTested,
@@ -95,42 +95,42 @@ pub enum Status {
 
 /// One agent and distribution: what happened, how long it took, what the agent answered.
 #[derive(Debug, Clone, Serialize)]
-pub struct AgentResult {
-    pub id: String,
-    pub version: String,
-    pub distribution: Kind,
-    pub platform: Option<String>,
-    pub status: Status,
+pub(crate) struct AgentResult {
+    pub(crate) id: String,
+    pub(crate) version: String,
+    pub(crate) distribution: Kind,
+    pub(crate) platform: Option<String>,
+    pub(crate) status: Status,
     /// Why it was skipped or not tested, or the first error.
-    pub reason: Option<String>,
-    pub fetch_seconds: Option<f64>,
-    pub start_seconds: Option<f64>,
-    pub total_seconds: f64,
-    pub protocol_version: Option<u64>,
-    pub auth_methods: Vec<OfferedAuth>,
+    pub(crate) reason: Option<String>,
+    pub(crate) fetch_seconds: Option<f64>,
+    pub(crate) start_seconds: Option<f64>,
+    pub(crate) total_seconds: f64,
+    pub(crate) protocol_version: Option<u64>,
+    pub(crate) auth_methods: Vec<OfferedAuth>,
     /// Optional session methods the `initialize` answer advertises.
-    pub advertised: Vec<String>,
+    pub(crate) advertised: Vec<String>,
     /// The raw `initialize` result.
-    pub initialize: Option<Value>,
-    pub stderr_tail: Option<String>,
+    pub(crate) initialize: Option<Value>,
+    pub(crate) stderr_tail: Option<String>,
     /// Notifications the agent sent, and the methods of requests it sent us (each answered
     /// with a JSON-RPC error).
-    pub notifications: usize,
-    pub agent_requests: Vec<String>,
+    pub(crate) notifications: usize,
+    pub(crate) agent_requests: Vec<String>,
     /// `matrix`: `session/new` and each probe.
-    pub probes: Vec<matrix::Probe>,
+    pub(crate) probes: Vec<matrix::Probe>,
     #[serde(skip)]
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
 }
 
 #[derive(Debug, Default)]
-pub struct Outcome {
-    pub results: Vec<AgentResult>,
-    pub report: Report,
+pub(crate) struct Outcome {
+    pub(crate) results: Vec<AgentResult>,
+    pub(crate) report: Report,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum VerifyError {
+pub(crate) enum VerifyError {
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
     #[error("cannot set up the HTTP client: {0}")]
@@ -172,7 +172,7 @@ struct Job {
 }
 
 /// Verify the checked registry's entries.
-pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
+pub(crate) fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
     sandbox::become_subreaper();
     let jobs = plan(checked, options);
     let run_dir = std::env::temp_dir().join(format!(
@@ -273,14 +273,14 @@ fn fingerprint(doc: &ManifestDoc, kind: Kind) -> String {
     let dist = doc
         .root
         .get("distribution")
-        .map(|d| d.to_json())
+        .map(crate::manifest::Node::to_json)
         .unwrap_or_default();
     let part = match kind {
         Kind::Binary => dist.get("binary").cloned().unwrap_or_default(),
         kind => dist.get(kind.as_str()).cloned().unwrap_or_default(),
     };
     let digest = Sha256::digest(part.to_string().as_bytes());
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    crate::net::hex(&digest[..8])
 }
 
 fn run_jobs(
@@ -544,7 +544,7 @@ async fn prepare(
                 options.archive_cap,
             )
             .await
-            .map_err(|e| Box::new(fetch_finding(doc, target, e)))
+            .map_err(|e| Box::new(fetch_finding(doc, target, &e)))
         }
         kind => {
             let package = job.dist.package(kind).expect("planned");
@@ -583,11 +583,11 @@ async fn prepare(
 fn fetch_finding(
     doc: &ManifestDoc,
     target: &crate::manifest::distribution::BinaryTarget,
-    error: fetch::FetchError,
+    error: &fetch::FetchError,
 ) -> Diagnostic {
     use fetch::FetchError;
     let at = |field: &str| format!("{}/{field}", target.pointer);
-    match &error {
+    match error {
         FetchError::Sha256 { .. } => doc.at(Code::Sha256Mismatch, &at("sha256"), error.to_string())
             .help("pin the sha256 of the archive the URL serves, or restore the archive that was pinned"),
         FetchError::Unsafe(_) => doc.at(Code::ArchiveUnsafe, &at("archive"), error.to_string())
@@ -729,20 +729,22 @@ fn remove_tree(dir: &Path) {
     if std::fs::remove_dir_all(dir).is_ok() {
         return;
     }
-    fn writable(dir: &Path) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-        }
-        if let Ok(read) = std::fs::read_dir(dir) {
-            for entry in read.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    writable(&entry.path());
-                }
+    make_writable(dir);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Give `dir` and every folder below it (links not followed) owner rwx.
+fn make_writable(dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    if let Ok(read) = std::fs::read_dir(dir) {
+        for entry in read.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                make_writable(&entry.path());
             }
         }
     }
-    writable(dir);
-    let _ = std::fs::remove_dir_all(dir);
 }

@@ -48,18 +48,18 @@ const ALLOWED: [&str; 25] = [
 ];
 
 /// The variable marking every process of one sandbox (inherited across fork, exec, setsid).
-pub const MARKER: &str = "ACP_REGISTRY_VERIFY_SANDBOX";
+pub(crate) const MARKER: &str = "ACP_REGISTRY_VERIFY_SANDBOX";
 
 /// Folders shared by all agents of one run: package caches are downloaded once per run.
 #[derive(Debug, Clone)]
-pub struct Shared {
-    pub npm_cache: PathBuf,
-    pub npm_prefix: PathBuf,
-    pub uv_cache: PathBuf,
+pub(crate) struct Shared {
+    pub(crate) npm_cache: PathBuf,
+    pub(crate) npm_prefix: PathBuf,
+    pub(crate) uv_cache: PathBuf,
 }
 
 impl Shared {
-    pub fn create(run_dir: &Path) -> std::io::Result<Shared> {
+    pub(crate) fn create(run_dir: &Path) -> std::io::Result<Shared> {
         let shared = Shared {
             npm_cache: run_dir.join("npm-cache"),
             npm_prefix: run_dir.join("npm-prefix"),
@@ -73,18 +73,18 @@ impl Shared {
 }
 
 #[derive(Debug)]
-pub struct Sandbox {
-    pub root: PathBuf,
-    pub home: PathBuf,
-    pub tmp: PathBuf,
+pub(crate) struct Sandbox {
+    pub(crate) root: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) tmp: PathBuf,
     /// The agent's working directory (and `session/new`'s `cwd`).
-    pub workspace: PathBuf,
-    pub token: String,
+    pub(crate) workspace: PathBuf,
+    pub(crate) token: String,
 }
 
 impl Sandbox {
     /// Fresh folders under `root` (which must not exist).
-    pub fn create(root: &Path) -> std::io::Result<Sandbox> {
+    pub(crate) fn create(root: &Path) -> std::io::Result<Sandbox> {
         std::fs::create_dir(root)?;
         let sandbox = Sandbox {
             root: root.to_path_buf(),
@@ -109,7 +109,7 @@ impl Sandbox {
 
     /// The whole environment of the agent: the allow-list, the sandbox's folders, the
     /// run's package caches, then the manifest's `env` without reserved names.
-    pub fn environment(
+    pub(crate) fn environment(
         &self,
         shared: &Shared,
         manifest_env: &BTreeMap<String, String>,
@@ -160,7 +160,7 @@ impl Sandbox {
 }
 
 /// Make this process the subreaper of everything it starts (Linux); elsewhere a no-op.
-pub fn become_subreaper() {
+pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with integer arguments only.
     unsafe {
@@ -175,16 +175,7 @@ fn members(agent: u32, token: &str) -> Vec<i32> {
     let table = proc_table();
     let me = std::process::id() as i32;
     let mut found: Vec<i32> = vec![agent as i32];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        for (pid, ppid) in &table {
-            if *ppid == parent && !found.contains(pid) {
-                found.push(*pid);
-            }
-        }
-        i += 1;
-    }
+    add_descendants(&mut found, &table, 0);
     let marker = format!("{MARKER}={token}");
     for (pid, ppid) in &table {
         if (*ppid == me || *ppid == 1) && !found.contains(pid) && environ_has(*pid, &marker) {
@@ -192,17 +183,24 @@ fn members(agent: u32, token: &str) -> Vec<i32> {
         }
     }
     // Grandchildren of orphans found through the token.
-    let mut i = 1;
+    add_descendants(&mut found, &table, 1);
+    found
+}
+
+/// Appends to `found` every descendant in `table` (pid, parent pid) of `found[from..]`,
+/// including those of the processes it appends.
+#[cfg(target_os = "linux")]
+fn add_descendants(found: &mut Vec<i32>, table: &[(i32, i32)], from: usize) {
+    let mut i = from;
     while i < found.len() {
         let parent = found[i];
-        for (pid, ppid) in &table {
+        for (pid, ppid) in table {
             if *ppid == parent && !found.contains(pid) {
                 found.push(*pid);
             }
         }
         i += 1;
     }
-    found
 }
 
 #[cfg(target_os = "linux")]
@@ -227,8 +225,7 @@ fn parent_of(pid: i32) -> Option<i32> {
 #[cfg(target_os = "linux")]
 fn environ_has(pid: i32, marker: &str) -> bool {
     std::fs::read(format!("/proc/{pid}/environ"))
-        .map(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
-        .unwrap_or(false)
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
 }
 
 #[cfg(all(unix, not(target_os = "linux")))]
@@ -240,7 +237,7 @@ fn members(agent: u32, _token: &str) -> Vec<i32> {
 /// `grace` for them to exit, then SIGKILL to whatever is left; orphans reparented to us
 /// are reaped so no zombie stays.
 #[cfg(unix)]
-pub async fn terminate(agent: Option<u32>, token: &str, grace: Duration) {
+pub(crate) async fn terminate(agent: Option<u32>, token: &str, grace: Duration) {
     let Some(agent) = agent else { return };
     let signal_all = |pids: &[i32], signal: i32| {
         // SAFETY: kill(2) with a pid and a signal number.
@@ -308,7 +305,7 @@ fn reap(pids: &[i32], agent: u32) {
 }
 
 #[cfg(not(unix))]
-pub async fn terminate(_agent: Option<u32>, _token: &str, _grace: Duration) {}
+pub(crate) async fn terminate(_agent: Option<u32>, _token: &str, _grace: Duration) {}
 
 #[cfg(test)]
 mod tests {

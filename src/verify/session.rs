@@ -33,7 +33,7 @@ enum Event {
 
 /// How the agent answered one request.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Result(Value),
     Error(RpcError),
     /// Nothing within the deadline.
@@ -42,7 +42,7 @@ pub enum Answer {
     Exited(Option<i32>),
 }
 
-pub struct Agent {
+pub(crate) struct Agent {
     child: Child,
     stdin: Option<ChildStdin>,
     events: mpsc::UnboundedReceiver<Event>,
@@ -50,10 +50,10 @@ pub struct Agent {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     closed: bool,
     /// Protocol violations seen so far, in order.
-    pub violations: Vec<String>,
-    pub notifications: usize,
+    pub(crate) violations: Vec<String>,
+    pub(crate) notifications: usize,
     /// Methods of requests the agent sent us (each answered with an error).
-    pub agent_requests: Vec<String>,
+    pub(crate) agent_requests: Vec<String>,
 }
 
 /// Spawn `command`, retrying briefly on "text file busy": a binary just unpacked can still be
@@ -76,7 +76,7 @@ fn spawn_retrying_busy(command: &mut Command) -> std::io::Result<tokio::process:
 
 impl Agent {
     /// Start `program` with exactly `env`, in `cwd`, in a process group of its own.
-    pub fn spawn(
+    pub(crate) fn spawn(
         program: &Path,
         args: &[String],
         env: &BTreeMap<String, String>,
@@ -114,12 +114,13 @@ impl Agent {
         })
     }
 
-    pub fn pid(&self) -> Option<u32> {
-        self.child.id()
-    }
-
     /// Send `method` and wait up to `timeout` for the response with its id.
-    pub async fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Answer {
+    pub(crate) async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Answer {
         let id = self.next_id;
         self.next_id += 1;
         let line = Message::Request {
@@ -182,14 +183,14 @@ impl Agent {
     }
 
     /// The last bytes the agent wrote to stderr, as text.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         let tail = self.stderr.lock().expect("stderr tail");
         let bytes: Vec<u8> = tail.iter().copied().collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// Close stdin, then end the agent and everything it started.
-    pub async fn shutdown(mut self, token: &str, grace: Duration) {
+    pub(crate) async fn shutdown(mut self, token: &str, grace: Duration) {
         self.stdin = None;
         let pid = self.child.id();
         super::sandbox::terminate(pid, token, grace).await;
