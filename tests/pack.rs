@@ -3,78 +3,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{acp_registry, copy_dir, repo_root, Run};
+use common::pack::{PackFx as Fx, ID, LINUX, WINDOWS};
+use common::{acp_registry, repo_root};
 use sha2::{Digest, Sha256};
-
-const ID: &str = "agent-collaboration-protocol";
-const LINUX: &str = "x86_64-unknown-linux-musl";
-const WINDOWS: &str = "aarch64-pc-windows-msvc";
-
-/// A registry holding a copy of the collaboration entry, a licence and a small stand-in
-/// binary (the archive layout does not depend on what the binary is).
-struct Fx {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("registry");
-        copy_dir(&repo_root().join("registry").join(ID), &root.join(ID));
-        std::fs::write(root.join("LICENSE"), "Apache License 2.0 (test copy)\n").unwrap();
-        std::fs::create_dir_all(root.join("_bin")).unwrap();
-        std::fs::write(root.join("_bin/acp-collab"), b"\x7fELF stand-in binary\n").unwrap();
-        Fx { _tmp: tmp, root }
-    }
-
-    fn pack(&self, target: &str, extra: &[&str]) -> Run {
-        let mut args = vec![
-            "pack",
-            ID,
-            "--registry",
-            ".",
-            "--target",
-            target,
-            "--binary",
-            "_bin/acp-collab",
-            "--version",
-            "0.1.0",
-            "--license",
-            "LICENSE",
-        ];
-        args.extend_from_slice(extra);
-        acp_registry(&args, &self.root)
-    }
-
-    fn packed(&self, target: &str) -> Vec<u8> {
-        let run = self.pack(target, &[]);
-        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-        std::fs::read(self.archive(target)).unwrap()
-    }
-
-    fn archive(&self, target: &str) -> PathBuf {
-        let ext = if target.contains("windows") {
-            "zip"
-        } else {
-            "tar.gz"
-        };
-        self.root
-            .join(format!("dist/packages/v0.1.0/acp-collab-{target}.{ext}"))
-    }
-
-    fn manifest(&self) -> String {
-        std::fs::read_to_string(self.root.join(ID).join("agent.json")).unwrap()
-    }
-
-    fn manifest_json(&self) -> serde_json::Value {
-        acp_registry::manifest::jsonc::parse(&self.manifest())
-            .unwrap()
-            .to_json()
-    }
-}
 
 fn hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)

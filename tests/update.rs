@@ -6,62 +6,16 @@ mod common;
 mod net_server;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use common::update::{
+    https, json_run, listener, manifest, npx, read, registry, update, update_env,
+};
 use net_server::{routes, Reply, Request, Server};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
 const RELEASES: &str = "GET /api/repos/example/agent/releases?per_page=100&page=1";
-
-/// A loopback listener and its base URL `https://127.0.0.1:PORT` (the test-only loopback
-/// switch fetches it over http), so answers can name the server before it starts.
-fn listener() -> (std::net::TcpListener, String) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("https://{}", listener.local_addr().unwrap());
-    (listener, base)
-}
-
-fn https(base: &str, path: &str) -> String {
-    format!("{base}{path}")
-}
-
-fn registry(server: &str, entries: &[(&str, String)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let config = json!({
-        "severity": {"platform-coverage": "off"},
-        "online": {
-            "npm_registry": https(server, "/npm"),
-            "pypi": https(server, "/pypi-api"),
-            "github_api": https(server, "/api"),
-        }
-    });
-    std::fs::write(dir.path().join("acp-registry.jsonc"), config.to_string()).unwrap();
-    for (id, text) in entries {
-        let entry = dir.path().join(id);
-        std::fs::create_dir_all(&entry).unwrap();
-        std::fs::write(entry.join("agent.json"), text).unwrap();
-        std::fs::write(entry.join("icon.svg"), ICON).unwrap();
-    }
-    dir
-}
-
-fn manifest(id: &str, version: &str, distribution: Value) -> String {
-    let value = json!({
-        "id": id, "name": "Example Agent", "version": version,
-        "description": "A coding agent that reads, edits and runs code in a project.",
-        "repository": "https://github.com/example/agent", "authors": ["Example Inc."],
-        "license": "MIT", "license_url": "https://github.com/example/agent/blob/main/LICENSE",
-        "distribution": distribution
-    });
-    serde_json::to_string_pretty(&value).unwrap() + "\n"
-}
-
-fn npx(spec: &str) -> Value {
-    json!({"npx": {"package": spec}})
-}
 
 fn asset_path(tag: &str, file: &str) -> String {
     format!("/example/agent/releases/download/{tag}/{file}")
@@ -92,48 +46,6 @@ fn release(server: &str, tag: &str, assets: &[(&str, Option<&str>)]) -> Value {
         .collect();
     json!({"tag_name": tag, "name": tag, "draft": false, "prerelease": false,
            "published_at": "2026-01-01T00:00:00Z", "assets": assets})
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn update(root: &Path, args: &[&str]) -> Run {
-    update_env(root, args, &[])
-}
-
-fn update_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
-    command
-        .current_dir(root)
-        .args(["update", "--registry", "."])
-        .args(args)
-        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
-        .env_remove("GITHUB_TOKEN");
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn json_run(root: &Path, args: &[&str]) -> (i32, Value) {
-    let mut all = vec!["--format", "json"];
-    all.extend_from_slice(args);
-    let run = update(root, &all);
-    let value = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
-    (run.code, value)
-}
-
-fn read(root: &Path, id: &str) -> String {
-    std::fs::read_to_string(root.join(id).join("agent.json")).unwrap()
 }
 
 fn updates(doc: &Value) -> Vec<(String, String, String)> {

@@ -6,6 +6,8 @@ use std::process::Command;
 
 #[cfg(unix)]
 pub mod bounded;
+pub mod pack;
+pub mod update;
 
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
