@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use collab_support::Fx;
 use common::pack::{PackFx, LINUX};
+use common::sha256_hex;
 use net_server::{Reply, Server};
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
 
@@ -163,13 +163,6 @@ fn names(dir: &Path) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// What `pack` owns: the archive (by sha256), its `.sha256` line and the manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Packed {
@@ -185,7 +178,7 @@ fn packed(fx: &PackFx) -> Packed {
         archive.file_name().unwrap().to_string_lossy()
     ));
     Packed {
-        archive: std::fs::read(&archive).ok().map(|b| hex(&b)),
+        archive: std::fs::read(&archive).ok().map(|b| sha256_hex(&b)),
         sidecar: std::fs::read_to_string(sidecar).ok(),
         manifest: fx.manifest(),
     }

@@ -6,15 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::pack::{PackFx as Fx, ID, LINUX, WINDOWS};
-use common::{acp_registry, repo_root};
-use sha2::{Digest, Sha256};
-
-fn hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use common::{acp_registry, repo_root, sha256_hex};
 
 fn edit(path: &Path, f: impl FnOnce(&mut Vec<u8>)) {
     let mut bytes = std::fs::read(path).unwrap();
@@ -28,17 +20,21 @@ fn packing_twice_gives_byte_identical_archives() {
         let fx = Fx::new();
         let first = fx.packed(target);
         let second = fx.packed(target);
-        assert_eq!(hex(&first), hex(&second), "{target}");
+        assert_eq!(sha256_hex(&first), sha256_hex(&second), "{target}");
         // Another folder, another time: still the same bytes.
         let other = Fx::new();
-        assert_eq!(hex(&first), hex(&other.packed(target)), "{target}");
+        assert_eq!(
+            sha256_hex(&first),
+            sha256_hex(&other.packed(target)),
+            "{target}"
+        );
     }
 }
 
 #[test]
 fn one_changed_input_byte_changes_the_recorded_sha256() {
     let fx = Fx::new();
-    let before = hex(&fx.packed(LINUX));
+    let before = sha256_hex(&fx.packed(LINUX));
     let recorded = |fx: &Fx| {
         fx.manifest_json()["distribution"]["binary"]["linux-x86_64"]["sha256"]
             .as_str()
@@ -47,14 +43,14 @@ fn one_changed_input_byte_changes_the_recorded_sha256() {
     };
     assert_eq!(recorded(&fx), before);
     edit(&fx.root.join("_bin/acp-collab"), |b| b[0] ^= 1);
-    let after_binary = hex(&fx.packed(LINUX));
+    let after_binary = sha256_hex(&fx.packed(LINUX));
     assert_ne!(after_binary, before);
     assert_eq!(recorded(&fx), after_binary);
     edit(
         &fx.root.join(ID).join("skill/references/commands.md"),
         |b| b.push(b'\n'),
     );
-    let after_skill = hex(&fx.packed(LINUX));
+    let after_skill = sha256_hex(&fx.packed(LINUX));
     assert_ne!(after_skill, after_binary);
     assert_eq!(recorded(&fx), after_skill);
 }
@@ -165,7 +161,7 @@ fn the_manifest_diff_touches_only_the_changed_values_and_keeps_every_comment() {
             "      /* musl: runs on every distribution */\n      \"linux-x86_64\": { // static\n",
         );
     std::fs::write(&path, &commented).unwrap();
-    let sha = hex(&fx.packed(LINUX));
+    let sha = sha256_hex(&fx.packed(LINUX));
     let after = fx.manifest();
     let tail =
         "        \"args\": [\n          \"acp\"\n        ]\n      },\n      \"windows-aarch64\"";

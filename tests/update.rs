@@ -8,12 +8,12 @@ mod net_server;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use common::sha256_hex;
 use common::update::{
     https, json_run, listener, manifest, npx, read, registry, update, update_env,
 };
 use net_server::{routes, Reply, Request, Server};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 const RELEASES: &str = "GET /api/repos/example/agent/releases?per_page=100&page=1";
 
@@ -72,13 +72,6 @@ fn messages(doc: &Value, list: &str) -> Vec<String> {
                 n["message"].as_str().unwrap()
             )
         })
-        .collect()
-}
-
-fn sha(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
         .collect()
 }
 
@@ -228,7 +221,7 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
         .replace("\"version\": \"1.0.0\"", "\"version\": \"1.2.0\"")
         .replace("/v1.0.0/agent-1.0.0-", "/v1.2/agent-1.2.0-")
         .replacen(&zero, &linux_sha, 1)
-        .replacen(&zero, &sha(&darwin_bytes), 1);
+        .replacen(&zero, &sha256_hex(&darwin_bytes), 1);
     assert_eq!(read(root.path(), "bin-agent"), expected);
     assert!(server
         .requests()
@@ -473,7 +466,7 @@ fn github_token_authorises_api_requests_only() {
     let root = registry(&base, &[("bin-agent", entry)]);
     let run = update_env(root.path(), &["--apply"], &[("GITHUB_TOKEN", "s3cret")]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(read(root.path(), "bin-agent").contains(&sha(b"archive")));
+    assert!(read(root.path(), "bin-agent").contains(&sha256_hex(b"archive")));
     let seen = seen.lock().unwrap();
     assert!(
         seen.iter()

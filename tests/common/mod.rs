@@ -4,10 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod archives;
 #[cfg(unix)]
 pub mod bounded;
 pub mod pack;
 pub mod update;
+#[cfg(unix)]
+pub mod verify;
 
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -43,19 +46,44 @@ pub struct Run {
     pub stderr: String,
 }
 
+impl From<std::process::Output> for Run {
+    fn from(output: std::process::Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+/// Fast retries and a short `timeout`, loopback allowed (the test-only switch).
+pub fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetConfig {
+    acp_registry::net::NetConfig {
+        allow_loopback: true,
+        timeout,
+        backoff_base: std::time::Duration::from_millis(10),
+        ..acp_registry::net::NetConfig::default()
+    }
+}
+
+/// Lowercase hex sha256, as manifests, `.sha256` lines and `SHA256SUMS` write it.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 pub fn acp_registry(args: &[&str], cwd: &Path) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    Command::new(env!("CARGO_BIN_EXE_acp-registry"))
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+        .unwrap()
+        .into()
 }
 
 /// `validate --format json` findings as (severity, code, file:line:col), paths relative to

@@ -77,12 +77,7 @@ pub fn update_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     for (k, v) in env {
         command.env(k, v);
     }
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    command.output().unwrap().into()
 }
 
 pub fn update(root: &Path, args: &[&str]) -> Run {
