@@ -306,6 +306,16 @@ fn update_entries(base: &str, npm: &[&str]) -> Vec<(String, String)> {
     entries
 }
 
+/// A registry of [`update_entries`], and the entries.
+fn update_registry(base: &str, npm: &[&str]) -> (tempfile::TempDir, Vec<(String, String)>) {
+    let entries = update_entries(base, npm);
+    let borrowed: Vec<(&str, String)> = entries
+        .iter()
+        .map(|(i, t)| (i.as_str(), t.clone()))
+        .collect();
+    (registry(base, &borrowed), entries)
+}
+
 /// Each entry's manifest and the files beside it.
 fn snapshot(root: &Path, entries: &[(String, String)]) -> Vec<(String, BTreeSet<String>)> {
     entries
@@ -334,6 +344,16 @@ fn assert_named(errors: &[(String, String)], id: &str, url: &str) {
     );
 }
 
+/// Every entry of [`update_entries`] has an error naming the URL of its source.
+fn assert_every_source_named(errors: &[(String, String)], base: &str, npm: &[&str]) {
+    for id in npm {
+        assert_named(errors, id, &https(base, &format!("/npm/{id}")));
+    }
+    let pypi = https(base, "/pypi-api/pypi/py-bad-length/json");
+    assert_named(errors, "py-bad-length", &pypi);
+    assert_named(errors, "gh-asset", &https(base, ASSET));
+}
+
 #[test]
 fn update_reports_each_broken_source_at_its_agent_and_leaves_every_manifest_untouched() {
     let (listener, base) = listener();
@@ -358,25 +378,13 @@ fn update_reports_each_broken_source_at_its_agent_and_leaves_every_manifest_unto
             (&format!("GET {ASSET}"), vec![Reply::reset()]),
         ]),
     );
-    let entries = update_entries(&base, &["npm-reset", "npm-garbage", "npm-cut"]);
-    let borrowed: Vec<(&str, String)> = entries
-        .iter()
-        .map(|(i, t)| (i.as_str(), t.clone()))
-        .collect();
-    let root = registry(&base, &borrowed);
+    let npm = ["npm-reset", "npm-garbage", "npm-cut"];
+    let (root, entries) = update_registry(&base, &npm);
     let before = snapshot(root.path(), &entries);
     let (code, doc) = common::update::json_run(root.path(), &["--apply"]);
     assert_eq!(code, 1, "{doc:#}");
     let errors = update_errors(&doc["errors"]);
-    for id in ["npm-reset", "npm-garbage", "npm-cut"] {
-        assert_named(&errors, id, &https(&base, &format!("/npm/{id}")));
-    }
-    assert_named(
-        &errors,
-        "py-bad-length",
-        &https(&base, "/pypi-api/pypi/py-bad-length/json"),
-    );
-    assert_named(&errors, "gh-asset", &https(&base, ASSET));
+    assert_every_source_named(&errors, &base, &npm);
     assert!(
         doc["updates"]
             .as_array()
@@ -410,12 +418,8 @@ fn an_update_source_stalling_before_or_inside_its_answer_times_out_promptly() {
             (&format!("GET {ASSET}"), vec![stall_mid_body(hold)]),
         ]),
     );
-    let entries = update_entries(&base, &["npm-silent", "npm-stalled"]);
-    let borrowed: Vec<(&str, String)> = entries
-        .iter()
-        .map(|(i, t)| (i.as_str(), t.clone()))
-        .collect();
-    let root = registry(&base, &borrowed);
+    let npm = ["npm-silent", "npm-stalled"];
+    let (root, entries) = update_registry(&base, &npm);
     let before = snapshot(root.path(), &entries);
     let options = acp_registry::update::Options {
         channel: acp_registry::update::Channel::Stable,
@@ -435,15 +439,7 @@ fn an_update_source_stalling_before_or_inside_its_answer_times_out_promptly() {
         "the stalls held update for {took:?}"
     );
     let errors = update_errors(&serde_json::to_value(&outcome.errors).unwrap());
-    for id in ["npm-silent", "npm-stalled"] {
-        assert_named(&errors, id, &https(&base, &format!("/npm/{id}")));
-    }
-    assert_named(
-        &errors,
-        "py-bad-length",
-        &https(&base, "/pypi-api/pypi/py-bad-length/json"),
-    );
-    assert_named(&errors, "gh-asset", &https(&base, ASSET));
+    assert_every_source_named(&errors, &base, &npm);
     assert_eq!(
         snapshot(root.path(), &entries),
         before,
