@@ -40,6 +40,25 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A manifest that validates (an npx distribution) with id `id`; `extra` is inserted as
+/// more members after `license_url` (end it with a comma).
+pub fn valid_manifest(id: &str, extra: &str) -> String {
+    format!(
+        r#"{{
+  "id": "{id}",
+  "name": "Example Agent",
+  "version": "1.0.0",
+  "description": "A coding agent that reads, edits and runs code in a project.",
+  "repository": "https://github.com/example/example-agent",
+  "authors": ["Example Inc."],
+  "license": "MIT",
+  "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",{extra}
+  "distribution": {{ "npx": {{ "package": "example-agent@1.0.0" }} }}
+}}
+"#
+    )
+}
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,

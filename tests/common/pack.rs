@@ -9,6 +9,24 @@ pub const ID: &str = "agent-collaboration-protocol";
 pub const LINUX: &str = "x86_64-unknown-linux-musl";
 pub const WINDOWS: &str = "aarch64-pc-windows-msvc";
 
+/// `pack` of the collaboration entry at version 0.1.0 for `target`, run with `--registry .`.
+pub fn pack_args<'a>(target: &'a str, binary: &'a str, license: &'a str) -> Vec<&'a str> {
+    vec![
+        "pack",
+        ID,
+        "--registry",
+        ".",
+        "--target",
+        target,
+        "--binary",
+        binary,
+        "--version",
+        "0.1.0",
+        "--license",
+        license,
+    ]
+}
+
 /// A registry holding a copy of the collaboration entry, a licence and a small stand-in
 /// binary (the archive layout does not depend on what the binary is).
 pub struct PackFx {
@@ -27,22 +45,9 @@ impl PackFx {
         PackFx { _tmp: tmp, root }
     }
 
-    /// The `pack` arguments for `target` (version 0.1.0), run with `--registry .`.
+    /// The `pack` arguments for `target` with the fixture's binary and licence.
     pub fn args<'a>(&self, target: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-        let mut args = vec![
-            "pack",
-            ID,
-            "--registry",
-            ".",
-            "--target",
-            target,
-            "--binary",
-            "_bin/acp-collab",
-            "--version",
-            "0.1.0",
-            "--license",
-            "LICENSE",
-        ];
+        let mut args = pack_args(target, "_bin/acp-collab", "LICENSE");
         args.extend_from_slice(extra);
         args
     }
