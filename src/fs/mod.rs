@@ -379,7 +379,7 @@ pub fn replace_file(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), Read
 
 /// Create `path`, which must not exist, with `contents` atomically: written beside it as in
 /// [`replace_file`], fsynced and renamed into place, so a kill never leaves a torn file there.
-pub fn write_new(path: &Path, contents: &[u8]) -> Result<(), ReadError> {
+pub(crate) fn write_new(path: &Path, contents: &[u8]) -> Result<(), ReadError> {
     let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(ReadError::IsDir);
     };
@@ -464,7 +464,7 @@ fn stale_temp_pid(file: &str, name: &str) -> Option<u32> {
 
 /// Whether no live process has `pid` (our own pid counts as gone: callers name leftovers of
 /// earlier runs, and this run has not created its own yet).
-pub fn process_is_gone(pid: u32) -> bool {
+pub(crate) fn process_is_gone(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }
