@@ -501,6 +501,48 @@ mod tests {
     }
 
     #[test]
+    fn only_our_temporary_names_for_the_same_file_carry_a_pid() {
+        assert_eq!(
+            stale_temp_pid(".agent.json.123.0badf00d.tmp", "agent.json"),
+            Some(123)
+        );
+        for other in [
+            ".agent.json.123.0badf00d.tmp.x",
+            ".agent.json.12a.0badf00d.tmp",
+            ".agent.json.123.0badf00.tmp",
+            ".agent.json..0badf00d.tmp",
+            ".icon.svg.123.0badf00d.tmp",
+            "agent.json.123.0badf00d.tmp",
+        ] {
+            assert_eq!(stale_temp_pid(other, "agent.json"), None, "{other}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_write_removes_what_a_killed_run_left_and_keeps_anything_else() {
+        let dir = temp();
+        // pid_max is at most 2^22 on Linux: no process has this pid.
+        let dead = dir.path().join(".a.json.4194305.0badf00d.tmp");
+        let alive = dir
+            .path()
+            .join(format!(".a.json.{}.0badf00d.tmp", std::process::id()));
+        let foreign = dir.path().join(".a.json.notes.tmp");
+        for path in [&dead, &alive, &foreign] {
+            std::fs::write(path, "x").unwrap();
+        }
+        write_new(&dir.path().join("a.json"), b"{}").unwrap();
+        replace_file(dir.path(), Path::new("a.json"), b"[]").unwrap();
+        assert!(!dead.exists());
+        assert!(alive.exists() && foreign.exists());
+        assert_eq!(std::fs::read(dir.path().join("a.json")).unwrap(), b"[]");
+        assert!(
+            write_new(&dir.path().join("a.json"), b"{}").is_err(),
+            "never replaces"
+        );
+    }
+
+    #[test]
     fn a_regular_file_within_the_limit_is_read_whole() {
         let dir = temp();
         std::fs::create_dir(dir.path().join("a")).unwrap();
