@@ -475,7 +475,7 @@ fn human_output_shows_hostile_characters_as_escapes_and_starts_no_workflow_comma
     hostile_registry(dir.path());
     let run = acp_registry(&["validate", "--registry", "registry"], dir.path());
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert_eq!(hidden_chars(&run.stdout), [], "{}", run.stdout);
+    assert_eq!(hidden_chars(&run.stdout), Vec::<char>::new(), "{}", run.stdout);
     assert_eq!(
         command_lines(&run.stdout),
         Vec::<&str>::new(),
@@ -514,7 +514,7 @@ fn github_annotations_keep_hostile_text_inside_one_command() {
         dir.path(),
     );
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert_eq!(hidden_chars(&run.stdout), [], "{}", run.stdout);
+    assert_eq!(hidden_chars(&run.stdout), Vec::<char>::new(), "{}", run.stdout);
     let lines: Vec<&str> = run.stdout.lines().collect();
     let (summary, commands) = lines.split_last().unwrap();
     assert!(summary.starts_with("2 errors"), "{}", run.stdout);
@@ -544,7 +544,7 @@ fn step_summary_escapes_html_links_and_cell_breaks() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let table = std::fs::read_to_string(summary).unwrap();
-    assert_eq!(hidden_chars(&table), [], "{table}");
+    assert_eq!(hidden_chars(&table), Vec::<char>::new(), "{table}");
     assert!(table.contains("`registry/evil/agent.json:9:12`"), "{table}");
     // Rendered as GitHub does (GFM tables): no element from the registry, no extra cell.
     let mut html = String::new();
@@ -579,7 +579,7 @@ fn sarif_messages_carry_no_links_placeholders_html_or_controls() {
         .map(|r| r["message"]["text"].as_str().unwrap())
         .collect();
     let tag = texts.iter().find(|t| t.contains("pwned")).unwrap();
-    assert_eq!(hidden_chars(tag), [], "{tag}");
+    assert_eq!(hidden_chars(tag), Vec::<char>::new(), "{tag}");
     assert!(tag.contains("\\[x\\](https://evil.example) {{0}}"), "{tag}");
     assert!(tag.contains("\\[y\\](https://evil.example/2)"), "{tag}");
     assert!(tag.contains("\\<script\\>"), "{tag}");
@@ -594,7 +594,7 @@ fn build_prints_findings_escaped_with_paths_as_named() {
         dir.path(),
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert_eq!(hidden_chars(&run.stderr), [], "{}", run.stderr);
+    assert_eq!(hidden_chars(&run.stderr), Vec::<char>::new(), "{}", run.stderr);
     assert_eq!(
         command_lines(&run.stderr),
         Vec::<&str>::new(),
