@@ -298,8 +298,11 @@ fn update_fixture() -> (Server, tempfile::TempDir) {
     let entries: Vec<(String, String)> = (0..AGENTS)
         .map(|i| {
             let id = npm_agent(i);
-            let text =
-                common::update::manifest(&id, "1.0.0", common::update::npx(&format!("{id}@1.0.0")));
+            let text = common::update::manifest(
+                &id,
+                "1.0.0",
+                &common::update::npx(&format!("{id}@1.0.0")),
+            );
             (id, text)
         })
         .collect();

@@ -114,9 +114,8 @@ fn hostile_downloads() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     ]
 }
 
-#[test]
-fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothing_behind() {
-    let hostile = hostile_downloads();
+/// A server answering each path of [`NET_FAULTS`] badly and serving `hostile`.
+fn faulty_server(hostile: &[(&str, &str, Vec<u8>)]) -> Server {
     let mut table = vec![
         ("GET /reset.tar.gz", vec![Reply::reset()]),
         (
@@ -139,7 +138,13 @@ fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothin
     for ((_, _, bytes), key) in hostile.iter().zip(&keys) {
         table.push((key.as_str(), vec![Reply::body(200, bytes.clone())]));
     }
-    let server = Server::start(routes(table));
+    Server::start(routes(table))
+}
+
+#[test]
+fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothing_behind() {
+    let hostile = hostile_downloads();
+    let server = faulty_server(&hostile);
     let mut entries: Vec<Value> = NET_FAULTS
         .iter()
         .map(|(id, path)| agent(id, &server.url(path), &"ab".repeat(32)))
@@ -286,14 +291,14 @@ fn update_entries(base: &str, npm: &[&str]) -> Vec<(String, String)> {
         .map(|id| {
             (
                 id.to_string(),
-                manifest(id, "1.0.0", npx(&format!("{id}@1.0.0"))),
+                manifest(id, "1.0.0", &npx(&format!("{id}@1.0.0"))),
             )
         })
         .collect();
     let pypi = json!({"uvx": {"package": "py-bad-length==1.0.0"}});
     entries.push((
         "py-bad-length".into(),
-        manifest("py-bad-length", "1.0.0", pypi),
+        manifest("py-bad-length", "1.0.0", &pypi),
     ));
     let archive = https(
         base,
@@ -302,7 +307,7 @@ fn update_entries(base: &str, npm: &[&str]) -> Vec<(String, String)> {
     // Pinned, so the new asset must be downloaded to hash it.
     let target = json!({"archive": archive, "cmd": "./agent", "sha256": "0".repeat(64)});
     let binary = json!({"binary": {"linux-x86_64": target}});
-    entries.push(("gh-asset".into(), manifest("gh-asset", "1.0.0", binary)));
+    entries.push(("gh-asset".into(), manifest("gh-asset", "1.0.0", &binary)));
     entries
 }
 

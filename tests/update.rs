@@ -94,14 +94,14 @@ fn each_distribution_type_is_offered_its_newest_release_without_prereleases_depr
         &[
             (
                 "npm-agent",
-                manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0")),
+                manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0")),
             ),
             (
                 "py-agent",
                 manifest(
                     "py-agent",
                     "1.0.0",
-                    json!({"uvx": {"package": "py-agent[cli]==1.0.0"}}),
+                    &json!({"uvx": {"package": "py-agent[cli]==1.0.0"}}),
                 ),
             ),
         ],
@@ -232,7 +232,7 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
 fn mixed(base: &str, version: &str) -> String {
     let mut dist = binary(base, &format!("v{version}"), "agent-linux.tar.gz", None);
     dist["npx"] = json!({"package": format!("mixed@{version}")});
-    manifest("mixed", version, dist)
+    manifest("mixed", version, &dist)
 }
 
 #[test]
@@ -276,7 +276,7 @@ fn a_lower_candidate_is_reported_and_never_applied() {
         )],
     )]));
     let base = server.url("").replacen("http://", "https://", 1);
-    let original = manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"));
+    let original = manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0"));
     let root = registry(&base, &[("npm-agent", original.clone())]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
     assert_eq!((code, updates(&doc)), (0, vec![]));
@@ -299,7 +299,7 @@ fn the_preview_channel_takes_the_highest_preview_counter_and_edits_only_the_prev
     let base = server.url("").replacen("http://", "https://", 1);
     let with_preview = |preview: &str| {
         let mut value: Value =
-            serde_json::from_str(&manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))).unwrap();
+            serde_json::from_str(&manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0"))).unwrap();
         value["preview"] =
             json!({"version": preview, "distribution": npx(&format!("npm-agent@{preview}"))});
         serde_json::to_string_pretty(&value).unwrap() + "\n"
@@ -342,7 +342,7 @@ fn a_failed_revalidation_restores_the_file_byte_for_byte() {
     let original = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
     );
     let root = registry(&base, &[("bin-agent", original.clone())]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
@@ -389,7 +389,7 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     let entry = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let (code, doc) = json_run(root.path(), &[]);
@@ -408,7 +408,7 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     let entry = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let run = update(root.path(), &["--rate-limit-wait", "5"]);
@@ -430,7 +430,7 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     let entry = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let started = std::time::Instant::now();
@@ -461,7 +461,7 @@ fn github_token_authorises_api_requests_only() {
     let entry = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let run = update_env(root.path(), &["--apply"], &[("GITHUB_TOKEN", "s3cret")]);
@@ -490,9 +490,9 @@ fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source(
         &[
             (
                 "npm-agent",
-                manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0")),
+                manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0")),
             ),
-            ("elsewhere", manifest("elsewhere", "1.0.0", elsewhere)),
+            ("elsewhere", manifest("elsewhere", "1.0.0", &elsewhere)),
         ],
     );
     std::fs::write(
@@ -612,8 +612,8 @@ fn agent_selects_entries_and_an_unknown_id_is_an_error() {
     let root = registry(
         &base,
         &[
-            ("one", manifest("one", "1.0.0", npx("one@1.0.0"))),
-            ("two", manifest("two", "1.0.0", npx("two@1.0.0"))),
+            ("one", manifest("one", "1.0.0", &npx("one@1.0.0"))),
+            ("two", manifest("two", "1.0.0", &npx("two@1.0.0"))),
         ],
     );
     let (code, doc) = json_run(root.path(), &["--agent", "two"]);

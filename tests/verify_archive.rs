@@ -5,6 +5,7 @@
 //! tar.bz2. `tests/net_faults.rs` serves some of them to `verify`.
 #![cfg(unix)]
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 mod common;
@@ -164,7 +165,6 @@ fn a_good_archive_unpacks_with_inside_links_and_cmd_resolves() {
     assert_eq!(std::fs::read(out.join("pkg/copy")).unwrap(), b"#!/bin/sh\n");
     let cmd = resolve_cmd(&out, ".\\pkg\\agent").unwrap();
     assert!(cmd.ends_with("pkg/bin/real-agent"));
-    use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(&cmd).unwrap().permissions().mode() & 0o100,
         0o100

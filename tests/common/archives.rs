@@ -7,7 +7,7 @@ use acp_registry::fs::archive::Format;
 
 #[derive(Clone, Copy)]
 /// One archive entry.
-pub enum Entry<'a> {
+pub(crate) enum Entry<'a> {
     File(&'a str, &'a [u8]),
     Symlink(&'a str, &'a str),
     Hardlink(&'a str, &'a str),
@@ -17,7 +17,7 @@ pub enum Entry<'a> {
 }
 
 /// A tar written with raw headers, so names like `../x` and `/etc/x` get in.
-pub fn tar(entries: &[Entry]) -> Vec<u8> {
+pub(crate) fn tar(entries: &[Entry]) -> Vec<u8> {
     let mut builder = tar::Builder::new(Vec::new());
     for entry in entries {
         let mut header = tar::Header::new_gnu();
@@ -49,7 +49,7 @@ pub fn tar(entries: &[Entry]) -> Vec<u8> {
 }
 
 /// `plain` compressed for a tar format.
-pub fn compress(format: Format, plain: &[u8]) -> Vec<u8> {
+pub(crate) fn compress(format: Format, plain: &[u8]) -> Vec<u8> {
     match format {
         Format::TarGz => {
             let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -71,13 +71,13 @@ pub fn compress(format: Format, plain: &[u8]) -> Vec<u8> {
 }
 
 /// [`tar`] as a `.tar.gz`.
-pub fn tar_gz(entries: &[Entry]) -> Vec<u8> {
+pub(crate) fn tar_gz(entries: &[Entry]) -> Vec<u8> {
     compress(Format::TarGz, &tar(entries))
 }
 
 /// A zip of `entries` (links as zip symlinks, devices and FIFOs by their Unix mode); zip
 /// has no hard links.
-pub fn zip_entries(entries: &[Entry]) -> Vec<u8> {
+pub(crate) fn zip_entries(entries: &[Entry]) -> Vec<u8> {
     use zip::write::SimpleFileOptions;
     let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = SimpleFileOptions::default().unix_permissions(0o755);
@@ -98,7 +98,7 @@ pub fn zip_entries(entries: &[Entry]) -> Vec<u8> {
 }
 
 /// `entries` packed as `format`.
-pub fn archive(format: Format, entries: &[Entry]) -> Vec<u8> {
+pub(crate) fn archive(format: Format, entries: &[Entry]) -> Vec<u8> {
     match format {
         Format::Zip => zip_entries(entries),
         tar_format => compress(tar_format, &tar(entries)),
@@ -106,4 +106,4 @@ pub fn archive(format: Format, entries: &[Entry]) -> Vec<u8> {
 }
 
 /// Every archive format `verify` unpacks.
-pub const FORMATS: [Format; 4] = [Format::Zip, Format::TarGz, Format::TarXz, Format::TarBz2];
+pub(crate) const FORMATS: [Format; 4] = [Format::Zip, Format::TarGz, Format::TarXz, Format::TarBz2];

@@ -42,7 +42,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// A manifest that validates (an npx distribution) with id `id`; `extra` is inserted as
 /// more members after `license_url` (end it with a comma).
-pub fn valid_manifest(id: &str, extra: &str) -> String {
+pub(crate) fn valid_manifest(id: &str, extra: &str) -> String {
     format!(
         r#"{{
   "id": "{id}",
@@ -76,7 +76,7 @@ impl From<std::process::Output> for Run {
 }
 
 /// Fast retries and a short `timeout`, loopback allowed (the test-only switch).
-pub fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetConfig {
+pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetConfig {
     acp_registry::net::NetConfig {
         allow_loopback: true,
         timeout,
@@ -86,7 +86,7 @@ pub fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetConfig {
 }
 
 /// Lowercase hex sha256, as manifests, `.sha256` lines and `SHA256SUMS` write it.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
         .iter()

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use super::{acp_registry, copy_dir, repo_root, Run};
 
-pub const ID: &str = "agent-collaboration-protocol";
-pub const LINUX: &str = "x86_64-unknown-linux-musl";
-pub const WINDOWS: &str = "aarch64-pc-windows-msvc";
+pub(crate) const ID: &str = "agent-collaboration-protocol";
+pub(crate) const LINUX: &str = "x86_64-unknown-linux-musl";
+pub(crate) const WINDOWS: &str = "aarch64-pc-windows-msvc";
 
 /// `pack` of the collaboration entry at version 0.1.0 for `target`, run with `--registry .`.
-pub fn pack_args<'a>(target: &'a str, binary: &'a str, license: &'a str) -> Vec<&'a str> {
+pub(crate) fn pack_args<'a>(target: &'a str, binary: &'a str, license: &'a str) -> Vec<&'a str> {
     vec![
         "pack",
         ID,
@@ -29,13 +29,13 @@ pub fn pack_args<'a>(target: &'a str, binary: &'a str, license: &'a str) -> Vec<
 
 /// A registry holding a copy of the collaboration entry, a licence and a small stand-in
 /// binary (the archive layout does not depend on what the binary is).
-pub struct PackFx {
+pub(crate) struct PackFx {
     _tmp: tempfile::TempDir,
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
 }
 
 impl PackFx {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("registry");
         copy_dir(&repo_root().join("registry").join(ID), &root.join(ID));
@@ -46,23 +46,23 @@ impl PackFx {
     }
 
     /// The `pack` arguments for `target` with the fixture's binary and licence.
-    pub fn args<'a>(&self, target: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    pub(crate) fn args<'a>(&self, target: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
         let mut args = pack_args(target, "_bin/acp-collab", "LICENSE");
         args.extend_from_slice(extra);
         args
     }
 
-    pub fn pack(&self, target: &str, extra: &[&str]) -> Run {
+    pub(crate) fn pack(&self, target: &str, extra: &[&str]) -> Run {
         acp_registry(&self.args(target, extra), &self.root)
     }
 
-    pub fn packed(&self, target: &str) -> Vec<u8> {
+    pub(crate) fn packed(&self, target: &str) -> Vec<u8> {
         let run = self.pack(target, &[]);
         assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
         std::fs::read(self.archive(target)).unwrap()
     }
 
-    pub fn archive(&self, target: &str) -> PathBuf {
+    pub(crate) fn archive(&self, target: &str) -> PathBuf {
         let ext = if target.contains("windows") {
             "zip"
         } else {
@@ -72,11 +72,11 @@ impl PackFx {
             .join(format!("dist/packages/v0.1.0/acp-collab-{target}.{ext}"))
     }
 
-    pub fn manifest(&self) -> String {
+    pub(crate) fn manifest(&self) -> String {
         std::fs::read_to_string(self.root.join(ID).join("agent.json")).unwrap()
     }
 
-    pub fn manifest_json(&self) -> serde_json::Value {
+    pub(crate) fn manifest_json(&self) -> serde_json::Value {
         acp_registry::manifest::jsonc::parse(&self.manifest())
             .unwrap()
             .to_json()

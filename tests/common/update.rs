@@ -9,23 +9,23 @@ use serde_json::{json, Value};
 
 use super::Run;
 
-pub const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
+pub(crate) const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
 
 /// A loopback listener and its base URL `https://127.0.0.1:PORT` (the test-only loopback
 /// switch fetches it over http), so answers can name the server before it starts.
-pub fn listener() -> (std::net::TcpListener, String) {
+pub(crate) fn listener() -> (std::net::TcpListener, String) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
     (listener, base)
 }
 
-pub fn https(base: &str, path: &str) -> String {
+pub(crate) fn https(base: &str, path: &str) -> String {
     format!("{base}{path}")
 }
 
-/// A registry of `(id, agent.json text)` entries, each with an icon; npm, PyPI and the
-/// GitHub API are `<server>/npm`, `/pypi-api` and `/api`.
-pub fn registry(server: &str, entries: &[(&str, String)]) -> tempfile::TempDir {
+/// A registry of `(id, agent.json text)` entries, each with an icon; the npm, `PyPI` and
+/// GitHub API endpoints are `<server>/npm`, `/pypi-api` and `/api`.
+pub(crate) fn registry(server: &str, entries: &[(&str, String)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let config = json!({
         "severity": {"platform-coverage": "off"},
@@ -45,7 +45,7 @@ pub fn registry(server: &str, entries: &[(&str, String)]) -> tempfile::TempDir {
     dir
 }
 
-pub fn manifest(id: &str, version: &str, distribution: Value) -> String {
+pub(crate) fn manifest(id: &str, version: &str, distribution: &Value) -> String {
     let value = json!({
         "id": id, "name": "Example Agent", "version": version,
         "description": "A coding agent that reads, edits and runs code in a project.",
@@ -56,12 +56,12 @@ pub fn manifest(id: &str, version: &str, distribution: Value) -> String {
     serde_json::to_string_pretty(&value).unwrap() + "\n"
 }
 
-pub fn npx(spec: &str) -> Value {
+pub(crate) fn npx(spec: &str) -> Value {
     json!({"npx": {"package": spec}})
 }
 
 /// `update --registry . ARGS` inside `root`, loopback allowed, no GitHub token.
-pub fn command(root: &Path, args: &[&str]) -> Command {
+pub(crate) fn command(root: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
     command
         .current_dir(root)
@@ -72,7 +72,7 @@ pub fn command(root: &Path, args: &[&str]) -> Command {
     command
 }
 
-pub fn update_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(crate) fn update_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut command = command(root, args);
     for (k, v) in env {
         command.env(k, v);
@@ -80,12 +80,12 @@ pub fn update_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     command.output().unwrap().into()
 }
 
-pub fn update(root: &Path, args: &[&str]) -> Run {
+pub(crate) fn update(root: &Path, args: &[&str]) -> Run {
     update_env(root, args, &[])
 }
 
 /// `update --format json ARGS`: the exit code and the document.
-pub fn json_run(root: &Path, args: &[&str]) -> (i32, Value) {
+pub(crate) fn json_run(root: &Path, args: &[&str]) -> (i32, Value) {
     let mut all = vec!["--format", "json"];
     all.extend_from_slice(args);
     let run = update(root, &all);
@@ -94,6 +94,6 @@ pub fn json_run(root: &Path, args: &[&str]) -> (i32, Value) {
     (run.code, value)
 }
 
-pub fn read(root: &Path, id: &str) -> String {
+pub(crate) fn read(root: &Path, id: &str) -> String {
     std::fs::read_to_string(root.join(id).join("agent.json")).unwrap()
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::repo_root;
 
 /// The platforms a test agent is offered on (those a test machine may be).
-pub const PLATFORMS: [&str; 4] = [
+pub(crate) const PLATFORMS: [&str; 4] = [
     "linux-x86_64",
     "linux-aarch64",
     "darwin-aarch64",
@@ -18,12 +18,12 @@ pub const PLATFORMS: [&str; 4] = [
 ];
 
 /// The scriptable test agent `tests/agents/acp_agent.py`.
-pub fn agent_script() -> Vec<u8> {
+pub(crate) fn agent_script() -> Vec<u8> {
     std::fs::read(repo_root().join("tests/agents/acp_agent.py")).unwrap()
 }
 
 /// `{"binary": {platform: target}}` for every platform of [`PLATFORMS`].
-pub fn binary_everywhere(target: &Value) -> Value {
+pub(crate) fn binary_everywhere(target: &Value) -> Value {
     let binary: serde_json::Map<String, Value> = PLATFORMS
         .iter()
         .map(|p| (p.to_string(), target.clone()))
@@ -31,13 +31,13 @@ pub fn binary_everywhere(target: &Value) -> Value {
     json!({ "binary": binary })
 }
 
-pub struct Registry {
+pub(crate) struct Registry {
     _dir: tempfile::TempDir,
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
 }
 
 /// A registry holding each manifest as `<id>/agent.json`.
-pub fn registry(entries: &[Value]) -> Registry {
+pub(crate) fn registry(entries: &[Value]) -> Registry {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("registry");
     for entry in entries {
@@ -52,17 +52,17 @@ pub fn registry(entries: &[Value]) -> Registry {
     Registry { _dir: dir, root }
 }
 
-pub struct Run {
-    pub code: i32,
+pub(crate) struct Run {
+    pub(crate) code: i32,
     /// Standard output then standard error.
-    pub stdout: String,
+    pub(crate) stdout: String,
     /// Standard output as JSON (`Null` when it is not).
-    pub json: Value,
+    pub(crate) json: Value,
 }
 
 /// `acp-registry ARGS --registry .` inside `root`, loopback allowed, with a `GITHUB_TOKEN`
 /// the sandbox must not pass on.
-pub fn command(root: &Path, args: &[&str]) -> Command {
+pub(crate) fn command(root: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
     command
         .args(args)
@@ -73,7 +73,7 @@ pub fn command(root: &Path, args: &[&str]) -> Command {
     command
 }
 
-pub fn run_command(command: &mut Command) -> Run {
+pub(crate) fn run_command(command: &mut Command) -> Run {
     let output = command.output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     Run {
@@ -84,12 +84,12 @@ pub fn run_command(command: &mut Command) -> Run {
 }
 
 /// [`command`] with `--no-cache`, run to the end.
-pub fn run(root: &Path, args: &[&str]) -> Run {
+pub(crate) fn run(root: &Path, args: &[&str]) -> Run {
     run_command(command(root, args).arg("--no-cache"))
 }
 
 /// The code of every finding of a `--format json` run.
-pub fn codes(run: &Run) -> Vec<String> {
+pub(crate) fn codes(run: &Run) -> Vec<String> {
     run.json["findings"]
         .as_array()
         .map(|f| {
