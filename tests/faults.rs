@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use collab_support::Fx;
-use common::pack::{PackFx, LINUX};
+use common::pack::{PackFx, ID, LINUX};
 use common::sha256_hex;
 use net_server::{Reply, Server};
 use serde_json::json;
@@ -211,14 +211,14 @@ fn sigkill_at_random_points_of_pack_leaves_the_old_or_the_new_package_and_the_ne
     let (ref_a, took) = pack_reference(&binaries[0]);
     let (ref_b, _) = pack_reference(&binaries[1]);
     let fx = PackFx::new();
-    let (original, entry_files) = (fx.manifest(), names(&fx.root.join(ID_DIR)));
+    let (original, entry_files) = (fx.manifest(), names(&fx.root.join(ID)));
     let kills = if long() { 64 } else { 8 };
     let mut rng = 0x51_7cc1_b727_220a_u64;
     for i in 0..kills {
         if i % 2 == 0 {
             // From nothing: the first archive of a version is created, not replaced.
             let _ = std::fs::remove_dir_all(fx.root.join("dist"));
-            std::fs::write(fx.root.join(ID_DIR).join("agent.json"), &original).unwrap();
+            std::fs::write(fx.root.join(ID).join("agent.json"), &original).unwrap();
         }
         let (binary, next) = if i % 2 == 0 {
             (&binaries[1], &ref_b)
@@ -252,31 +252,38 @@ fn sigkill_at_random_points_of_pack_leaves_the_old_or_the_new_package_and_the_ne
             torn, [false; 3],
             "kill {i} ({outcome:?}) left a torn package: {now:?}"
         );
-        // The next pack completes whatever the kill left.
-        let run = fx.pack(LINUX, &[]);
-        assert_eq!(
-            run.code, 0,
-            "pack after kill {i}: {}{}",
-            run.stdout, run.stderr
-        );
-        assert_eq!(packed(&fx), *next, "pack after kill {i}");
-        let archive = fx
-            .archive(LINUX)
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let expected = BTreeSet::from([archive.clone(), format!("{archive}.sha256")]);
-        assert_eq!(names(&folder), expected, "leftovers after kill {i}");
-        assert_eq!(
-            names(&fx.root.join(ID_DIR)),
-            entry_files,
-            "leftovers after kill {i}"
-        );
+        assert_the_next_pack_completes(&fx, next, &entry_files, i);
     }
 }
 
-const ID_DIR: &str = common::pack::ID;
+/// An unkilled pack after kill `i` exits 0, leaves the `next` package and no other file.
+fn assert_the_next_pack_completes(
+    fx: &PackFx,
+    next: &Packed,
+    entry_files: &BTreeSet<String>,
+    i: u32,
+) {
+    let run = fx.pack(LINUX, &[]);
+    assert_eq!(
+        run.code, 0,
+        "pack after kill {i}: {}{}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(packed(fx), *next, "pack after kill {i}");
+    let archive = fx.archive(LINUX);
+    let name = archive.file_name().unwrap().to_string_lossy().into_owned();
+    let expected = BTreeSet::from([name.clone(), format!("{name}.sha256")]);
+    assert_eq!(
+        names(archive.parent().unwrap()),
+        expected,
+        "leftovers after kill {i}"
+    );
+    assert_eq!(
+        &names(&fx.root.join(ID)),
+        entry_files,
+        "leftovers after kill {i}"
+    );
+}
 
 const AGENTS: usize = 12;
 
