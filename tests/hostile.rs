@@ -17,22 +17,8 @@ const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
 const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\">\
 <circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
 
-/// A manifest that validates; `EXTRA` is replaced by more members.
-const MANIFEST: &str = r#"{
-  "id": "agent-x",
-  "name": "Example Agent",
-  "version": "1.0.0",
-  "description": "A coding agent that reads, edits and runs code in a project.",
-  "repository": "https://github.com/example/example-agent",
-  "authors": ["Example Inc."],
-  "license": "MIT",
-  "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",EXTRA
-  "distribution": { "npx": { "package": "example-agent@1.0.0" } }
-}
-"#;
-
 fn manifest(extra: &str) -> Vec<u8> {
-    MANIFEST.replace("EXTRA", extra).into_bytes()
+    common::valid_manifest("agent-x", extra).into_bytes()
 }
 
 /// Validate a one-entry registry holding `agent.json` and `icon.svg`.

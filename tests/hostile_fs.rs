@@ -15,18 +15,6 @@ const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
 /// Marks content that must never be read through a link.
 const SECRET: &str = "SECRET-OUTSIDE-THE-REGISTRY";
 
-const MANIFEST: &str = r#"{
-  "id": "ID",
-  "name": "Example Agent",
-  "version": "1.0.0",
-  "description": "A coding agent that reads, edits and runs code in a project.",
-  "repository": "https://github.com/example/example-agent",
-  "authors": ["Example Inc."],
-  "license": "MIT",
-  "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",
-  "distribution": { "npx": { "package": "example-agent@1.0.0" } }
-}
-"#;
 const ICON: &str = concat!(
     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\">\n",
     "  <circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"1.5\"/>\n",
@@ -37,7 +25,7 @@ const ICON: &str = concat!(
 fn entry(root: &Path, id: &str) -> std::path::PathBuf {
     let dir = root.join(id);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("agent.json"), MANIFEST.replace("ID", id)).unwrap();
+    std::fs::write(dir.join("agent.json"), common::valid_manifest(id, "")).unwrap();
     std::fs::write(dir.join("icon.svg"), ICON).unwrap();
     dir
 }
@@ -109,7 +97,7 @@ fn links_out_of_the_registry_are_refused_and_never_read() {
     std::fs::create_dir_all(outside.join("agent-folder")).unwrap();
     std::fs::write(
         outside.join("agent-folder/agent.json"),
-        MANIFEST.replace("ID", "linked-agent"),
+        common::valid_manifest("linked-agent", ""),
     )
     .unwrap();
 

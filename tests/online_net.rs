@@ -1,21 +1,17 @@
 //! The `net` layer against real HTTP servers on 127.0.0.1 (see `net_server`).
 
+mod common;
 mod net_server;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use acp_registry::net::{Client, NetConfig, NetError};
+use common::{fast_net, sha256_hex};
 use net_server::{routes, Reply, Server};
 
-/// Fast retries and short timeouts, loopback allowed (the test-only switch).
 fn config() -> NetConfig {
-    NetConfig {
-        allow_loopback: true,
-        timeout: Duration::from_secs(5),
-        backoff_base: Duration::from_millis(10),
-        ..NetConfig::default()
-    }
+    fast_net(Duration::from_secs(5))
 }
 
 fn client() -> Client {
@@ -29,14 +25,6 @@ fn run<T>(future: impl std::future::Future<Output = T>) -> T {
         .build()
         .unwrap()
         .block_on(future)
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[test]

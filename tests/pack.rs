@@ -3,85 +3,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{acp_registry, copy_dir, repo_root, Run};
-use sha2::{Digest, Sha256};
-
-const ID: &str = "agent-collaboration-protocol";
-const LINUX: &str = "x86_64-unknown-linux-musl";
-const WINDOWS: &str = "aarch64-pc-windows-msvc";
-
-/// A registry holding a copy of the collaboration entry, a licence and a small stand-in
-/// binary (the archive layout does not depend on what the binary is).
-struct Fx {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("registry");
-        copy_dir(&repo_root().join("registry").join(ID), &root.join(ID));
-        std::fs::write(root.join("LICENSE"), "Apache License 2.0 (test copy)\n").unwrap();
-        std::fs::create_dir_all(root.join("_bin")).unwrap();
-        std::fs::write(root.join("_bin/acp-collab"), b"\x7fELF stand-in binary\n").unwrap();
-        Fx { _tmp: tmp, root }
-    }
-
-    fn pack(&self, target: &str, extra: &[&str]) -> Run {
-        let mut args = vec![
-            "pack",
-            ID,
-            "--registry",
-            ".",
-            "--target",
-            target,
-            "--binary",
-            "_bin/acp-collab",
-            "--version",
-            "0.1.0",
-            "--license",
-            "LICENSE",
-        ];
-        args.extend_from_slice(extra);
-        acp_registry(&args, &self.root)
-    }
-
-    fn packed(&self, target: &str) -> Vec<u8> {
-        let run = self.pack(target, &[]);
-        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-        std::fs::read(self.archive(target)).unwrap()
-    }
-
-    fn archive(&self, target: &str) -> PathBuf {
-        let ext = if target.contains("windows") {
-            "zip"
-        } else {
-            "tar.gz"
-        };
-        self.root
-            .join(format!("dist/packages/v0.1.0/acp-collab-{target}.{ext}"))
-    }
-
-    fn manifest(&self) -> String {
-        std::fs::read_to_string(self.root.join(ID).join("agent.json")).unwrap()
-    }
-
-    fn manifest_json(&self) -> serde_json::Value {
-        acp_registry::manifest::jsonc::parse(&self.manifest())
-            .unwrap()
-            .to_json()
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use common::pack::{PackFx as Fx, ID, LINUX, WINDOWS};
+use common::{acp_registry, repo_root, sha256_hex};
 
 fn edit(path: &Path, f: impl FnOnce(&mut Vec<u8>)) {
     let mut bytes = std::fs::read(path).unwrap();
@@ -95,17 +20,21 @@ fn packing_twice_gives_byte_identical_archives() {
         let fx = Fx::new();
         let first = fx.packed(target);
         let second = fx.packed(target);
-        assert_eq!(hex(&first), hex(&second), "{target}");
+        assert_eq!(sha256_hex(&first), sha256_hex(&second), "{target}");
         // Another folder, another time: still the same bytes.
         let other = Fx::new();
-        assert_eq!(hex(&first), hex(&other.packed(target)), "{target}");
+        assert_eq!(
+            sha256_hex(&first),
+            sha256_hex(&other.packed(target)),
+            "{target}"
+        );
     }
 }
 
 #[test]
 fn one_changed_input_byte_changes_the_recorded_sha256() {
     let fx = Fx::new();
-    let before = hex(&fx.packed(LINUX));
+    let before = sha256_hex(&fx.packed(LINUX));
     let recorded = |fx: &Fx| {
         fx.manifest_json()["distribution"]["binary"]["linux-x86_64"]["sha256"]
             .as_str()
@@ -114,14 +43,14 @@ fn one_changed_input_byte_changes_the_recorded_sha256() {
     };
     assert_eq!(recorded(&fx), before);
     edit(&fx.root.join("_bin/acp-collab"), |b| b[0] ^= 1);
-    let after_binary = hex(&fx.packed(LINUX));
+    let after_binary = sha256_hex(&fx.packed(LINUX));
     assert_ne!(after_binary, before);
     assert_eq!(recorded(&fx), after_binary);
     edit(
         &fx.root.join(ID).join("skill/references/commands.md"),
         |b| b.push(b'\n'),
     );
-    let after_skill = hex(&fx.packed(LINUX));
+    let after_skill = sha256_hex(&fx.packed(LINUX));
     assert_ne!(after_skill, after_binary);
     assert_eq!(recorded(&fx), after_skill);
 }
@@ -232,7 +161,7 @@ fn the_manifest_diff_touches_only_the_changed_values_and_keeps_every_comment() {
             "      /* musl: runs on every distribution */\n      \"linux-x86_64\": { // static\n",
         );
     std::fs::write(&path, &commented).unwrap();
-    let sha = hex(&fx.packed(LINUX));
+    let sha = sha256_hex(&fx.packed(LINUX));
     let after = fx.manifest();
     let tail =
         "        \"args\": [\n          \"acp\"\n        ]\n      },\n      \"windows-aarch64\"";

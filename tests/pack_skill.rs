@@ -8,9 +8,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::pack::{pack_args, ID};
 use common::{acp_registry, copy_dir, repo_root};
 
-const ID: &str = "agent-collaboration-protocol";
 const TARGET: &str = "x86_64-unknown-linux-musl";
 
 struct Package {
@@ -39,20 +39,7 @@ impl Package {
         copy_dir(&repo_root().join("registry").join(ID), &registry.join(ID));
         let binary = env!("CARGO_BIN_EXE_acp-collab");
         let license = repo_root().join("LICENSE");
-        let args = [
-            "pack",
-            ID,
-            "--registry",
-            ".",
-            "--target",
-            TARGET,
-            "--binary",
-            binary,
-            "--version",
-            "0.1.0",
-            "--license",
-            license.to_str().unwrap(),
-        ];
+        let args = pack_args(TARGET, binary, license.to_str().unwrap());
         let run = acp_registry(&args, &registry);
         assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
         let archive = registry.join(format!("dist/packages/v0.1.0/acp-collab-{TARGET}.tar.gz"));

@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use common::pack::{pack_args, ID};
 use common::{acp_registry, copy_dir, repo_root};
 use net_server::{Reply, Server};
 use serde_json::Value;
 
-const ID: &str = "agent-collaboration-protocol";
 const TARGET: &str = "x86_64-unknown-linux-musl";
 
 /// Every file below `dir`, by file name (archive names are unique in a packages folder).
@@ -62,25 +62,13 @@ fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
     // https, as the rules require; the test-only loopback switch fetches it over http.
     let base = server.url("/releases").replacen("http://", "https://", 1);
     let license = repo_root().join("LICENSE");
-    let pack = acp_registry(
-        &[
-            "pack",
-            ID,
-            "--registry",
-            ".",
-            "--target",
-            TARGET,
-            "--binary",
-            env!("CARGO_BIN_EXE_acp-collab"),
-            "--version",
-            "0.1.0",
-            "--base-url",
-            &base,
-            "--license",
-            license.to_str().unwrap(),
-        ],
-        &registry,
+    let mut args = pack_args(
+        TARGET,
+        env!("CARGO_BIN_EXE_acp-collab"),
+        license.to_str().unwrap(),
     );
+    args.extend(["--base-url", &base]);
+    let pack = acp_registry(&args, &registry);
     assert_eq!(pack.code, 0, "{}{}", pack.stdout, pack.stderr);
     let manifest: Value = serde_json::from_str(
         &std::fs::read_to_string(registry.join(ID).join("agent.json")).unwrap(),

@@ -6,62 +6,16 @@ mod common;
 mod net_server;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use common::sha256_hex;
+use common::update::{
+    https, json_run, listener, manifest, npx, read, registry, update, update_env,
+};
 use net_server::{routes, Reply, Request, Server};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
-const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
 const RELEASES: &str = "GET /api/repos/example/agent/releases?per_page=100&page=1";
-
-/// A loopback listener and its base URL `https://127.0.0.1:PORT` (the test-only loopback
-/// switch fetches it over http), so answers can name the server before it starts.
-fn listener() -> (std::net::TcpListener, String) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("https://{}", listener.local_addr().unwrap());
-    (listener, base)
-}
-
-fn https(base: &str, path: &str) -> String {
-    format!("{base}{path}")
-}
-
-fn registry(server: &str, entries: &[(&str, String)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let config = json!({
-        "severity": {"platform-coverage": "off"},
-        "online": {
-            "npm_registry": https(server, "/npm"),
-            "pypi": https(server, "/pypi-api"),
-            "github_api": https(server, "/api"),
-        }
-    });
-    std::fs::write(dir.path().join("acp-registry.jsonc"), config.to_string()).unwrap();
-    for (id, text) in entries {
-        let entry = dir.path().join(id);
-        std::fs::create_dir_all(&entry).unwrap();
-        std::fs::write(entry.join("agent.json"), text).unwrap();
-        std::fs::write(entry.join("icon.svg"), ICON).unwrap();
-    }
-    dir
-}
-
-fn manifest(id: &str, version: &str, distribution: Value) -> String {
-    let value = json!({
-        "id": id, "name": "Example Agent", "version": version,
-        "description": "A coding agent that reads, edits and runs code in a project.",
-        "repository": "https://github.com/example/agent", "authors": ["Example Inc."],
-        "license": "MIT", "license_url": "https://github.com/example/agent/blob/main/LICENSE",
-        "distribution": distribution
-    });
-    serde_json::to_string_pretty(&value).unwrap() + "\n"
-}
-
-fn npx(spec: &str) -> Value {
-    json!({"npx": {"package": spec}})
-}
 
 fn asset_path(tag: &str, file: &str) -> String {
     format!("/example/agent/releases/download/{tag}/{file}")
@@ -94,48 +48,6 @@ fn release(server: &str, tag: &str, assets: &[(&str, Option<&str>)]) -> Value {
            "published_at": "2026-01-01T00:00:00Z", "assets": assets})
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn update(root: &Path, args: &[&str]) -> Run {
-    update_env(root, args, &[])
-}
-
-fn update_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
-    command
-        .current_dir(root)
-        .args(["update", "--registry", "."])
-        .args(args)
-        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
-        .env_remove("GITHUB_TOKEN");
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn json_run(root: &Path, args: &[&str]) -> (i32, Value) {
-    let mut all = vec!["--format", "json"];
-    all.extend_from_slice(args);
-    let run = update(root, &all);
-    let value = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
-    (run.code, value)
-}
-
-fn read(root: &Path, id: &str) -> String {
-    std::fs::read_to_string(root.join(id).join("agent.json")).unwrap()
-}
-
 fn updates(doc: &Value) -> Vec<(String, String, String)> {
     doc["updates"]
         .as_array()
@@ -163,13 +75,6 @@ fn messages(doc: &Value, list: &str) -> Vec<String> {
         .collect()
 }
 
-fn sha(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn each_distribution_type_is_offered_its_newest_release_without_prereleases_deprecated_or_yanked() {
     let server = Server::start(|request: &Request, _| match request.path.as_str() {
@@ -189,14 +94,14 @@ fn each_distribution_type_is_offered_its_newest_release_without_prereleases_depr
         &[
             (
                 "npm-agent",
-                manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0")),
+                manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0")),
             ),
             (
                 "py-agent",
                 manifest(
                     "py-agent",
                     "1.0.0",
-                    json!({"uvx": {"package": "py-agent[cli]==1.0.0"}}),
+                    &json!({"uvx": {"package": "py-agent[cli]==1.0.0"}}),
                 ),
             ),
         ],
@@ -316,7 +221,7 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
         .replace("\"version\": \"1.0.0\"", "\"version\": \"1.2.0\"")
         .replace("/v1.0.0/agent-1.0.0-", "/v1.2/agent-1.2.0-")
         .replacen(&zero, &linux_sha, 1)
-        .replacen(&zero, &sha(&darwin_bytes), 1);
+        .replacen(&zero, &sha256_hex(&darwin_bytes), 1);
     assert_eq!(read(root.path(), "bin-agent"), expected);
     assert!(server
         .requests()
@@ -327,7 +232,7 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
 fn mixed(base: &str, version: &str) -> String {
     let mut dist = binary(base, &format!("v{version}"), "agent-linux.tar.gz", None);
     dist["npx"] = json!({"package": format!("mixed@{version}")});
-    manifest("mixed", version, dist)
+    manifest("mixed", version, &dist)
 }
 
 #[test]
@@ -371,7 +276,7 @@ fn a_lower_candidate_is_reported_and_never_applied() {
         )],
     )]));
     let base = server.url("").replacen("http://", "https://", 1);
-    let original = manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"));
+    let original = manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0"));
     let root = registry(&base, &[("npm-agent", original.clone())]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
     assert_eq!((code, updates(&doc)), (0, vec![]));
@@ -394,7 +299,7 @@ fn the_preview_channel_takes_the_highest_preview_counter_and_edits_only_the_prev
     let base = server.url("").replacen("http://", "https://", 1);
     let with_preview = |preview: &str| {
         let mut value: Value =
-            serde_json::from_str(&manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0"))).unwrap();
+            serde_json::from_str(&manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0"))).unwrap();
         value["preview"] =
             json!({"version": preview, "distribution": npx(&format!("npm-agent@{preview}"))});
         serde_json::to_string_pretty(&value).unwrap() + "\n"
@@ -437,7 +342,7 @@ fn a_failed_revalidation_restores_the_file_byte_for_byte() {
     let original = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
     );
     let root = registry(&base, &[("bin-agent", original.clone())]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
@@ -484,7 +389,7 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     let entry = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let (code, doc) = json_run(root.path(), &[]);
@@ -503,7 +408,7 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     let entry = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let run = update(root.path(), &["--rate-limit-wait", "5"]);
@@ -525,7 +430,7 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     let entry = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let started = std::time::Instant::now();
@@ -556,12 +461,12 @@ fn github_token_authorises_api_requests_only() {
     let entry = manifest(
         "bin-agent",
         "1.0.0",
-        binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let run = update_env(root.path(), &["--apply"], &[("GITHUB_TOKEN", "s3cret")]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(read(root.path(), "bin-agent").contains(&sha(b"archive")));
+    assert!(read(root.path(), "bin-agent").contains(&sha256_hex(b"archive")));
     let seen = seen.lock().unwrap();
     assert!(
         seen.iter()
@@ -585,9 +490,9 @@ fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source(
         &[
             (
                 "npm-agent",
-                manifest("npm-agent", "1.0.0", npx("npm-agent@1.0.0")),
+                manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0")),
             ),
-            ("elsewhere", manifest("elsewhere", "1.0.0", elsewhere)),
+            ("elsewhere", manifest("elsewhere", "1.0.0", &elsewhere)),
         ],
     );
     std::fs::write(
@@ -707,8 +612,8 @@ fn agent_selects_entries_and_an_unknown_id_is_an_error() {
     let root = registry(
         &base,
         &[
-            ("one", manifest("one", "1.0.0", npx("one@1.0.0"))),
-            ("two", manifest("two", "1.0.0", npx("two@1.0.0"))),
+            ("one", manifest("one", "1.0.0", &npx("one@1.0.0"))),
+            ("two", manifest("two", "1.0.0", &npx("two@1.0.0"))),
         ],
     );
     let (code, doc) = json_run(root.path(), &["--agent", "two"]);

@@ -413,6 +413,9 @@ fn human_output_has_color_only_when_asked() {
     assert!(!String::from_utf8_lossy(&output.stdout).contains('\u{1b}'));
 }
 
+/// What [`hidden_chars`] finds in clean output (typed: a bare `[]` is ambiguous here).
+const NO_CHARS: [char; 0] = [];
+
 /// Characters that would move the cursor, recolour or reorder text: control characters
 /// other than newline and tab, and bidi embeddings, overrides and isolates.
 fn hidden_chars(text: &str) -> Vec<char> {
@@ -475,7 +478,7 @@ fn human_output_shows_hostile_characters_as_escapes_and_starts_no_workflow_comma
     hostile_registry(dir.path());
     let run = acp_registry(&["validate", "--registry", "registry"], dir.path());
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert_eq!(hidden_chars(&run.stdout), [], "{}", run.stdout);
+    assert_eq!(hidden_chars(&run.stdout), NO_CHARS, "{}", run.stdout);
     assert_eq!(
         command_lines(&run.stdout),
         Vec::<&str>::new(),
@@ -514,7 +517,7 @@ fn github_annotations_keep_hostile_text_inside_one_command() {
         dir.path(),
     );
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert_eq!(hidden_chars(&run.stdout), [], "{}", run.stdout);
+    assert_eq!(hidden_chars(&run.stdout), NO_CHARS, "{}", run.stdout);
     let lines: Vec<&str> = run.stdout.lines().collect();
     let (summary, commands) = lines.split_last().unwrap();
     assert!(summary.starts_with("2 errors"), "{}", run.stdout);
@@ -544,7 +547,7 @@ fn step_summary_escapes_html_links_and_cell_breaks() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let table = std::fs::read_to_string(summary).unwrap();
-    assert_eq!(hidden_chars(&table), [], "{table}");
+    assert_eq!(hidden_chars(&table), NO_CHARS, "{table}");
     assert!(table.contains("`registry/evil/agent.json:9:12`"), "{table}");
     // Rendered as GitHub does (GFM tables): no element from the registry, no extra cell.
     let mut html = String::new();
@@ -579,7 +582,7 @@ fn sarif_messages_carry_no_links_placeholders_html_or_controls() {
         .map(|r| r["message"]["text"].as_str().unwrap())
         .collect();
     let tag = texts.iter().find(|t| t.contains("pwned")).unwrap();
-    assert_eq!(hidden_chars(tag), [], "{tag}");
+    assert_eq!(hidden_chars(tag), NO_CHARS, "{tag}");
     assert!(tag.contains("\\[x\\](https://evil.example) {{0}}"), "{tag}");
     assert!(tag.contains("\\[y\\](https://evil.example/2)"), "{tag}");
     assert!(tag.contains("\\<script\\>"), "{tag}");
@@ -594,7 +597,7 @@ fn build_prints_findings_escaped_with_paths_as_named() {
         dir.path(),
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert_eq!(hidden_chars(&run.stderr), [], "{}", run.stderr);
+    assert_eq!(hidden_chars(&run.stderr), NO_CHARS, "{}", run.stderr);
     assert_eq!(
         command_lines(&run.stderr),
         Vec::<&str>::new(),

@@ -3,19 +3,14 @@
 //! `.tar.gz`), run with `--registry .` inside a generated registry.
 #![cfg(unix)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::{json, Value};
 
+mod common;
 mod net_server;
+use common::verify::{agent_script, binary_everywhere, codes, registry, run, Run};
 use net_server::{Reply, Server};
-
-const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
-
-fn agent_script() -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/acp_agent.py")).unwrap()
-}
 
 fn tar_gz(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
     let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
@@ -46,43 +41,14 @@ fn server() -> Server {
 /// A manifest whose binary distribution runs the test agent in `mode` on every platform.
 fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
     let target = json!({"archive": server.url("/agent"), "cmd": "agent", "args": ["--mode", mode]});
-    let binary: serde_json::Map<String, Value> = [
-        "linux-x86_64",
-        "linux-aarch64",
-        "darwin-aarch64",
-        "darwin-x86_64",
-    ]
-    .iter()
-    .map(|p| (p.to_string(), target.clone()))
-    .collect();
     let mut doc = json!({
         "id": id, "name": id, "version": "1.0.0", "description": "A test agent.",
-        "distribution": {"binary": binary},
+        "distribution": binary_everywhere(&target),
     });
     for (k, v) in extra.as_object().cloned().unwrap_or_default() {
         doc[k] = v;
     }
     doc
-}
-
-struct Registry {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-fn registry(entries: &[Value]) -> Registry {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("registry");
-    for entry in entries {
-        let folder = root.join(entry["id"].as_str().unwrap());
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::write(
-            folder.join("agent.json"),
-            serde_json::to_string_pretty(entry).unwrap(),
-        )
-        .unwrap();
-    }
-    Registry { _dir: dir, root }
 }
 
 fn set_env(doc: &mut Value, key: &str, value: &str) {
@@ -95,45 +61,11 @@ fn set_env(doc: &mut Value, key: &str, value: &str) {
     }
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    json: Value,
-}
-
-fn run(root: &Path, args: &[&str]) -> Run {
-    let output = Command::new(BIN)
-        .args(args)
-        .args(["--registry", ".", "--no-cache"])
-        .current_dir(root)
-        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
-        .env("GITHUB_TOKEN", "secret-token")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
-        stdout: stdout + &String::from_utf8_lossy(&output.stderr),
-    }
-}
-
 fn verify_json(root: &Path, extra: &[&str]) -> Run {
     // Generous: a loaded CI machine must not turn a slow start into a timeout.
     let mut args = vec!["verify", "--format", "json", "--timeout", "30"];
     args.extend(extra);
     run(root, &args)
-}
-
-fn codes(run: &Run) -> Vec<String> {
-    run.json["findings"]
-        .as_array()
-        .map(|f| {
-            f.iter()
-                .map(|d| d["code"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]
@@ -483,7 +415,7 @@ fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current
     )
     .unwrap();
     let build = |out: &str| {
-        let output = Command::new(BIN)
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
             .args([
                 "build",
                 "--registry",

@@ -6,12 +6,13 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use acp_registry::acp::methods::read_initialize;
 use serde_json::{json, Value};
 
+mod common;
 mod net_server;
+use common::verify::{agent_script, binary_everywhere, run};
 use net_server::{Reply, Server};
 
 fn fixtures() -> Vec<(String, PathBuf, Value)> {
@@ -59,51 +60,27 @@ fn recorded_answers_speak_version_1_and_offer_a_sign_in_the_default_policy_accep
 
 #[test]
 fn replayed_answers_pass_verify_and_contradicting_claims_are_caught() {
-    let script =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/acp_agent.py"))
-            .unwrap();
+    let script = agent_script();
     let server = Server::start(move |_, _| Reply::body(200, script.clone()));
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("registry");
     for (id, path, _) in fixtures() {
         let target = json!({"archive": server.url("/agent"), "cmd": "agent", "args": ["--mode", "replay"], "env": {"ANSWER_FILE": path}});
-        let binary: serde_json::Map<String, Value> = [
-            "linux-x86_64",
-            "linux-aarch64",
-            "darwin-aarch64",
-            "darwin-x86_64",
-        ]
-        .iter()
-        .map(|p| (p.to_string(), target.clone()))
-        .collect();
         // gemini advertises no session/list: claiming it must be caught.
         let capabilities = if id == "gemini" {
             json!(["session/load", "session/list"])
         } else {
             json!(["session/load"])
         };
-        let manifest = json!({"id": id, "name": id, "version": "1.0.0", "description": "d", "capabilities": capabilities, "protocol_version": 1, "distribution": {"binary": binary}});
+        let manifest = json!({"id": id, "name": id, "version": "1.0.0", "description": "d", "capabilities": capabilities, "protocol_version": 1, "distribution": binary_everywhere(&target)});
         std::fs::create_dir_all(root.join(&id)).unwrap();
         std::fs::write(root.join(&id).join("agent.json"), manifest.to_string()).unwrap();
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
-        .args([
-            "verify",
-            "--registry",
-            ".",
-            "--format",
-            "json",
-            "--no-cache",
-            "-j",
-            "3",
-            "--timeout",
-            "30",
-        ])
-        .current_dir(&root)
-        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let output = run(
+        &root,
+        &["verify", "--format", "json", "-j", "3", "--timeout", "30"],
+    );
+    let report = output.json;
     let findings: Vec<(String, String)> = report["findings"]
         .as_array()
         .unwrap()

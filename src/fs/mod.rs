@@ -376,9 +376,9 @@ pub fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
 /// (created new, never through a link), fsynced, renamed over it, the folder fsynced. The
 /// path is checked like a read (no link at any component, a regular file at the end) before
 /// writing and again just before the rename; the file keeps its permissions. On any failure
-/// the old file is left as it was and the temporary file removed.
+/// the old file is left as it was and the temporary file removed; temporary files of killed
+/// runs beside it are removed first.
 pub fn replace_file(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), ReadError> {
-    use std::io::Write;
     let identity = |file: &File| file.metadata().map(|m| file_id(&m)).map_err(ReadError::Io);
     let old = open_regular(base, rel)?;
     let (id, permissions) = (
@@ -389,17 +389,9 @@ pub fn replace_file(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), Read
     let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(ReadError::IsDir);
     };
-    let temp = folder.join(format!(
-        ".{}.{}.{:08x}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        fastrand::u32(..)
-    ));
+    let temp = temp_sibling(folder, name);
     let written = (|| {
-        let mut file = no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
-            .open(&temp)
-            .map_err(ReadError::Io)?;
-        file.write_all(contents).map_err(ReadError::Io)?;
+        let file = write_temp(&temp, contents)?;
         file.set_permissions(permissions).map_err(ReadError::Io)?;
         file.sync_all().map_err(ReadError::Io)?;
         // The path must still name the file checked above (no link swapped in meanwhile).
@@ -410,14 +402,111 @@ pub fn replace_file(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), Read
         }
         std::fs::rename(&temp, &path).map_err(ReadError::Io)
     })();
+    finish_rename(folder, &temp, written)
+}
+
+/// Create `path`, which must not exist, with `contents` atomically: written beside it as in
+/// [`replace_file`], fsynced and renamed into place, so a kill never leaves a torn file there.
+pub(crate) fn write_new(path: &Path, contents: &[u8]) -> Result<(), ReadError> {
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(ReadError::IsDir);
+    };
+    let temp = temp_sibling(folder, name);
+    let written = (|| {
+        write_temp(&temp, contents)?
+            .sync_all()
+            .map_err(ReadError::Io)?;
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(ReadError::Io(io::Error::from(io::ErrorKind::AlreadyExists)));
+        }
+        std::fs::rename(&temp, path).map_err(ReadError::Io)
+    })();
+    finish_rename(folder, &temp, written)
+}
+
+/// A new temporary file `temp` (never through a link) holding `contents`.
+fn write_temp(temp: &Path, contents: &[u8]) -> Result<File, ReadError> {
+    use std::io::Write;
+    let mut file = no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
+        .open(temp)
+        .map_err(ReadError::Io)?;
+    file.write_all(contents).map_err(ReadError::Io)?;
+    Ok(file)
+}
+
+/// After the rename: on failure remove the temporary file, on success fsync the folder.
+fn finish_rename(
+    folder: &Path,
+    temp: &Path,
+    written: Result<(), ReadError>,
+) -> Result<(), ReadError> {
     if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
+        let _ = std::fs::remove_file(temp);
     }
     written?;
     if let Ok(dir) = File::open(folder) {
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+/// `.<name>.<pid>.<8 hex>.tmp` beside `name`, after removing the ones killed runs left.
+fn temp_sibling(folder: &Path, name: &std::ffi::OsStr) -> PathBuf {
+    let name = name.to_string_lossy();
+    remove_stale_temps(folder, &name);
+    folder.join(format!(
+        ".{name}.{}.{:08x}.tmp",
+        std::process::id(),
+        fastrand::u32(..)
+    ))
+}
+
+/// A kill between creating a temporary file and renaming it leaves it behind (in an entry
+/// folder it would be reported as an unexpected file). Only regular files with exactly our
+/// pattern whose process is gone are removed.
+fn remove_stale_temps(folder: &Path, name: &str) {
+    let Ok(children) = list_dir(folder) else {
+        return;
+    };
+    for child in children {
+        let file = child.name.to_string_lossy();
+        let stale = child.kind == Kind::File
+            && stale_temp_pid(&file, name)
+                .is_some_and(|pid| pid != std::process::id() && process_is_gone(pid));
+        if stale {
+            let _ = std::fs::remove_file(folder.join(&child.name));
+        }
+    }
+}
+
+/// The pid in `.<name>.<pid>.<8 hex>.tmp`.
+fn stale_temp_pid(file: &str, name: &str) -> Option<u32> {
+    let rest = file
+        .strip_prefix(&format!(".{name}."))?
+        .strip_suffix(".tmp")?;
+    let (pid, tag) = rest.split_once('.')?;
+    let hex = tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_hexdigit());
+    let digits = !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
+    (hex && digits).then(|| pid.parse().ok())?
+}
+
+/// Whether no live process has `pid` (our own pid counts as gone: callers name leftovers of
+/// earlier runs, and this run has not created its own yet).
+pub(crate) fn process_is_gone(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks whether the process exists.
+        let result = unsafe { libc::kill(pid, 0) };
+        result != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    true
 }
 
 #[cfg(unix)]
@@ -437,6 +526,48 @@ mod tests {
 
     fn temp() -> tempfile::TempDir {
         tempfile::tempdir().unwrap()
+    }
+
+    #[test]
+    fn only_our_temporary_names_for_the_same_file_carry_a_pid() {
+        assert_eq!(
+            stale_temp_pid(".agent.json.123.0badf00d.tmp", "agent.json"),
+            Some(123)
+        );
+        for other in [
+            ".agent.json.123.0badf00d.tmp.x",
+            ".agent.json.12a.0badf00d.tmp",
+            ".agent.json.123.0badf00.tmp",
+            ".agent.json..0badf00d.tmp",
+            ".icon.svg.123.0badf00d.tmp",
+            "agent.json.123.0badf00d.tmp",
+        ] {
+            assert_eq!(stale_temp_pid(other, "agent.json"), None, "{other}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_write_removes_what_a_killed_run_left_and_keeps_anything_else() {
+        let dir = temp();
+        // pid_max is at most 2^22 on Linux: no process has this pid.
+        let dead = dir.path().join(".a.json.4194305.0badf00d.tmp");
+        let alive = dir
+            .path()
+            .join(format!(".a.json.{}.0badf00d.tmp", std::process::id()));
+        let foreign = dir.path().join(".a.json.notes.tmp");
+        for path in [&dead, &alive, &foreign] {
+            std::fs::write(path, "x").unwrap();
+        }
+        write_new(&dir.path().join("a.json"), b"{}").unwrap();
+        replace_file(dir.path(), Path::new("a.json"), b"[]").unwrap();
+        assert!(!dead.exists());
+        assert!(alive.exists() && foreign.exists());
+        assert_eq!(std::fs::read(dir.path().join("a.json")).unwrap(), b"[]");
+        assert!(
+            write_new(&dir.path().join("a.json"), b"{}").is_err(),
+            "never replaces"
+        );
     }
 
     #[test]

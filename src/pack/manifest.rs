@@ -1,7 +1,6 @@
 //! The files `pack` writes: the archive with its `sha256sum` line, and the entry's
 //! `agent.json` edited in place (only the values that change, comments kept).
 
-use std::io::Write;
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
@@ -115,14 +114,17 @@ pub(crate) fn write_archive(package: &Package) -> Result<(), PackError> {
     };
     std::fs::create_dir_all(dir).map_err(|e| fail(dir, &e))?;
     let sidecar = dir.join(format!("{}.sha256", package.file_name));
-    ensure_ours(path, &sidecar, &package.file_name)?;
+    ensure_ours(path, &sidecar, package)?;
     let line = format!("{}  {}\n", package.sha256, package.file_name);
     write_file(path, &package.bytes)?;
     write_file(&sidecar, line.as_bytes())
 }
 
-/// Refuses to replace an archive that `pack` did not write or that changed since.
-fn ensure_ours(path: &Path, sidecar: &Path, file_name: &str) -> Result<(), PackError> {
+/// Refuses to replace an archive that `pack` did not write or that changed since. An archive
+/// holding exactly the bytes about to be written is accepted whatever its `.sha256` says: a
+/// run killed between writing the two left it, and rewriting it loses nothing.
+fn ensure_ours(path: &Path, sidecar: &Path, package: &Package) -> Result<(), PackError> {
+    let file_name = &package.file_name;
     let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
     if !exists(path) && !exists(sidecar) {
         return Ok(());
@@ -130,8 +132,10 @@ fn ensure_ours(path: &Path, sidecar: &Path, file_name: &str) -> Result<(), PackE
     let read = |p: &Path, limit| super::contents::read_named(p, limit, "a previous package");
     let ours = match (read(path, MAX_ARCHIVE_BYTES), read(sidecar, 4096)) {
         (Ok(bytes), Ok(line)) => {
-            line == format!("{}  {file_name}\n", digest_hex(&bytes)).as_bytes()
+            bytes == package.bytes
+                || line == format!("{}  {file_name}\n", digest_hex(&bytes)).as_bytes()
         }
+        (Ok(bytes), Err(_)) => bytes == package.bytes,
         _ => false,
     };
     if ours {
@@ -157,7 +161,7 @@ pub(crate) fn write_manifest(dir: &Path, text: &str) -> Result<(), PackError> {
 }
 
 /// Writes `path`: through `fs::replace_file` when it exists (the caller checked it is ours),
-/// else as a new file, fsynced.
+/// else through `fs::write_new`; either way atomically, so a kill never tears it.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
     let fail = |e: &dyn std::fmt::Display| PackError::Output {
         path: path.display().to_string(),
@@ -170,10 +174,5 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
     if std::fs::symlink_metadata(path).is_ok() {
         return crate::fs::replace_file(dir, Path::new(name), bytes).map_err(|e| fail(&e));
     }
-    let mut file = crate::fs::no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
-        .open(path)
-        .map_err(|e| fail(&e))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| fail(&e))
+    crate::fs::write_new(path, bytes).map_err(|e| fail(&e))
 }

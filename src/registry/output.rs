@@ -357,25 +357,6 @@ fn leftover_pid(file: &str, out_name: &str) -> Option<u32> {
         .then(|| pid.parse().ok())?
 }
 
-/// Whether no live run can own a leftover named with `pid` (our own pid included: this run
-/// has not created its staging folder yet).
-fn process_is_gone(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    #[cfg(unix)]
-    {
-        let Ok(pid) = libc::pid_t::try_from(pid) else {
-            return false;
-        };
-        // SAFETY: signal 0 only checks whether the process exists.
-        let result = unsafe { libc::kill(pid, 0) };
-        result != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-    }
-    #[cfg(not(unix))]
-    true
-}
-
 /// Whether a leftover folder is provably one of ours: every path in it is listed by the
 /// manifest we write into staging first (a kill may leave a file half written, so digests
 /// are not compared), or it holds nothing but a manifest cut short.
@@ -413,7 +394,7 @@ fn remove_leftovers(out: &Path) {
             continue;
         };
         let path = parent.join(&file);
-        if kind == Kind::Dir && process_is_gone(pid) && leftover_is_ours(&path) {
+        if kind == Kind::Dir && fs::process_is_gone(pid) && leftover_is_ours(&path) {
             // Best effort: a leftover that cannot be removed harms nothing.
             let _ = std::fs::remove_dir_all(&path);
         }

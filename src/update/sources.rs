@@ -28,9 +28,11 @@ const GITHUB_ACCEPT: &str = "application/vnd.github+json";
 /// Why a source could not say what it offers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum SourceError {
-    #[error("{source_name}: {error}")]
+    #[error("{source_name} ({url}): {error}")]
     Net {
         source_name: String,
+        /// The URL asked, so a mirror or proxy problem is visible.
+        url: String,
         error: NetError,
     },
     #[error("{0}: not found")]
@@ -141,6 +143,7 @@ async fn document(client: &Client, url: &str, name: &str) -> Result<Value, Sourc
         Ok(None) => Err(SourceError::NotFound(name.to_string())),
         Err(error) => Err(SourceError::Net {
             source_name: name.to_string(),
+            url: url.to_string(),
             error,
         }),
     }
@@ -214,6 +217,7 @@ async fn page(
 ) -> Result<(Value, Option<String>), SourceError> {
     let net = |error| SourceError::Net {
         source_name: name.to_string(),
+        url: url.to_string(),
         error,
     };
     let mut waited = 0;

@@ -4,8 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod archives;
 #[cfg(unix)]
 pub mod bounded;
+pub mod pack;
+pub mod update;
+#[cfg(unix)]
+pub mod verify;
 
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -35,25 +40,69 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A manifest that validates (an npx distribution) with id `id`; `extra` is inserted as
+/// more members after `license_url` (end it with a comma).
+pub(crate) fn valid_manifest(id: &str, extra: &str) -> String {
+    format!(
+        r#"{{
+  "id": "{id}",
+  "name": "Example Agent",
+  "version": "1.0.0",
+  "description": "A coding agent that reads, edits and runs code in a project.",
+  "repository": "https://github.com/example/example-agent",
+  "authors": ["Example Inc."],
+  "license": "MIT",
+  "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",{extra}
+  "distribution": {{ "npx": {{ "package": "example-agent@1.0.0" }} }}
+}}
+"#
+    )
+}
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
+impl From<std::process::Output> for Run {
+    fn from(output: std::process::Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+/// Fast retries and a short `timeout`, loopback allowed (the test-only switch).
+pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetConfig {
+    acp_registry::net::NetConfig {
+        allow_loopback: true,
+        timeout,
+        backoff_base: std::time::Duration::from_millis(10),
+        ..acp_registry::net::NetConfig::default()
+    }
+}
+
+/// Lowercase hex sha256, as manifests, `.sha256` lines and `SHA256SUMS` write it.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 pub fn acp_registry(args: &[&str], cwd: &Path) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    Command::new(env!("CARGO_BIN_EXE_acp-registry"))
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+        .unwrap()
+        .into()
 }
 
 /// `validate --format json` findings as (severity, code, file:line:col), paths relative to
