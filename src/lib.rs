@@ -21,5 +21,5 @@ pub mod registry;
 pub mod rules;
 pub mod site;
 pub mod source;
-pub(crate) mod update;
-pub(crate) mod verify;
+pub mod update;
+pub mod verify;

@@ -210,11 +210,7 @@ fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothin
 fn verify_quickly(entries: &[Value]) -> (Vec<(String, String, String)>, Duration) {
     let reg = common::verify::registry(entries);
     let checked = acp_registry::registry::check_registry(&reg.root, None).unwrap();
-    let options = acp_registry::verify::Options {
-        net: quick_net(),
-        timeout: Duration::from_secs(30),
-        ..acp_registry::verify::Options::default()
-    };
+    let options = acp_registry::verify::Options::with_network(quick_net(), Duration::from_secs(30));
     let started = Instant::now();
     let outcome = acp_registry::verify::run(&checked, &options).unwrap();
     let took = started.elapsed();

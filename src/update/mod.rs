@@ -38,20 +38,20 @@ pub enum Channel {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct Options {
-    pub(crate) channel: Channel,
+pub struct Options {
+    pub channel: Channel,
     /// Entry ids (or folder names) to update; empty for every entry.
-    pub(crate) agents: Vec<String>,
-    pub(crate) apply: bool,
-    pub(crate) net: NetConfig,
+    pub agents: Vec<String>,
+    pub apply: bool,
+    pub net: NetConfig,
     /// Flags over the configuration's `online` object over the defaults.
-    pub(crate) endpoints: EndpointOverrides,
+    pub endpoints: EndpointOverrides,
     /// `GITHUB_TOKEN`, sent to the GitHub API only.
-    pub(crate) github_token: Option<String>,
+    pub github_token: Option<String>,
     /// Longest GitHub rate-limit reset waited for; longer ones are reported.
-    pub(crate) rate_limit_wait: Duration,
+    pub rate_limit_wait: Duration,
     /// Largest archive downloaded to hash when a release publishes no digest, in bytes.
-    pub(crate) archive_cap: u64,
+    pub archive_cap: u64,
 }
 
 /// One entry that can move to a newer version.
@@ -67,23 +67,24 @@ pub(crate) struct Update {
 
 /// A message about one entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Note {
+pub struct Note {
     pub(crate) id: String,
     pub(crate) message: String,
 }
 
 /// The result of a run, every list sorted by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct Outcome {
+pub struct Outcome {
     pub(crate) updates: Vec<Update>,
-    pub(crate) errors: Vec<Note>,
+    /// Entries whose sources could not be read, or whose edit failed.
+    pub errors: Vec<Note>,
     pub(crate) warnings: Vec<Note>,
     pub(crate) up_to_date: Vec<String>,
     pub(crate) skipped: Vec<Note>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum UpdateError {
+pub enum UpdateError {
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error("cannot start the network runtime: {0}")]
@@ -110,7 +111,7 @@ struct Candidate<'a> {
     github: Option<(String, String)>,
 }
 
-pub(crate) fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
+pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
     let checked = check_registry(root, None)?;
     let endpoints = options
         .endpoints

@@ -33,8 +33,9 @@ use session::{Agent, Answer};
 /// Grace between SIGTERM and SIGKILL at the end of each agent.
 const GRACE: Duration = Duration::from_secs(2);
 
+/// What `verify` checks and how; built by the `verify` and `matrix` commands.
 #[derive(Debug, Clone)]
-pub(crate) struct Options {
+pub struct Options {
     /// `--agent`: only these ids (quarantined ones included).
     pub(crate) agents: Option<BTreeSet<String>>,
     /// `--type`: only these kinds.
@@ -57,6 +58,19 @@ pub(crate) struct Options {
     pub(crate) probe: bool,
     /// `matrix --changed-only`: rows to reuse when version and distribution are unchanged.
     pub(crate) reuse: Vec<matrix::Row>,
+}
+
+impl Options {
+    /// The defaults with these network settings and this deadline per ACP request: what a
+    /// library caller (or a test against a local server) needs to set.
+    #[must_use]
+    pub fn with_network(net: NetConfig, timeout: Duration) -> Self {
+        Self {
+            net,
+            timeout,
+            ..Self::default()
+        }
+    }
 }
 
 impl Default for Options {
@@ -123,14 +137,17 @@ pub(crate) struct AgentResult {
     pub(crate) fingerprint: String,
 }
 
+/// What a run found.
 #[derive(Debug, Default)]
-pub(crate) struct Outcome {
+pub struct Outcome {
     pub(crate) results: Vec<AgentResult>,
-    pub(crate) report: Report,
+    /// Every finding of the run, as `validate` reports them.
+    pub report: Report,
 }
 
+/// Why a run could not take place.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum VerifyError {
+pub enum VerifyError {
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
     #[error("cannot set up the HTTP client: {0}")]
@@ -172,7 +189,7 @@ struct Job {
 }
 
 /// Verify the checked registry's entries.
-pub(crate) fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
+pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
     sandbox::become_subreaper();
     let jobs = plan(checked, options);
     let run_dir = std::env::temp_dir().join(format!(
