@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use super::{display_root, exit};
 use crate::diagnostics::{self, escape, Report, Severity};
 use crate::registry::{check_registry, fix, git, select};
-use crate::rules;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -40,9 +39,7 @@ pub fn render(report: &Report, format: Format, color: bool) -> String {
         Format::Human => diagnostics::render_human(report, color),
         Format::Json => diagnostics::render_json(report),
         Format::Github => diagnostics::render_github(report),
-        Format::Sarif => {
-            diagnostics::render_sarif(report, &rules::rule_metadata(), env!("CARGO_PKG_VERSION"))
-        }
+        Format::Sarif => diagnostics::render_sarif(report, env!("CARGO_PKG_VERSION")),
     }
 }
 

@@ -25,7 +25,7 @@ pub fn render_github(report: &Report) -> String {
             props.push(format!("endLine={}", location.end.line));
             props.push(format!("endColumn={}", location.end.column));
         }
-        props.push(format!("title={}", workflow_property(d.code)));
+        props.push(format!("title={}", workflow_property(d.code.as_str())));
         let mut message = d.message.clone();
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");

@@ -54,7 +54,7 @@ pub fn render_json(report: &Report) -> String {
             .diagnostics
             .iter()
             .map(|d| Finding {
-                code: d.code,
+                code: d.code.as_str(),
                 severity: d.severity,
                 file: &d.file,
                 line: d.location.as_ref().map(|l| l.start.line),

@@ -1,9 +1,11 @@
 //! One `Diagnostic` type for every finding, and one renderer per output format.
 //!
-//! Ground floor: imports only the shared `source` positions. Renderers take a
+//! Ground floor: imports only the shared `source` positions. A finding carries its typed
+//! [`Code`] (the catalogue lives here so every layer can name one); renderers take a
 //! finished [`Report`] and never re-derive anything from it; what they print from the
 //! registry goes through [`escape`].
 
+mod code;
 pub mod escape;
 mod github;
 mod human;
@@ -17,10 +19,11 @@ use serde::Serialize;
 
 use crate::source::{Position, SourceFile, Span};
 
+pub use code::{explain, nearest, rules_markdown, Code, Family, UnknownCode};
 pub use github::{render_github, render_github_summary, GITHUB_ANNOTATION_LIMIT};
 pub use human::render_human;
 pub use json::{render_json, JSON_FORMAT_VERSION};
-pub use sarif::{render_sarif, RuleMetadata};
+pub use sarif::render_sarif;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -57,7 +60,7 @@ pub struct Location {
 /// One finding: code, severity, place, message and help.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
-    pub code: &'static str,
+    pub code: Code,
     pub severity: Severity,
     /// `/`-separated path relative to the registry root, until [`Report::relocate`] puts it
     /// where the user will look for it.
@@ -111,16 +114,13 @@ impl fmt::Display for Fix {
 }
 
 impl Diagnostic {
-    pub fn new(
-        code: &'static str,
-        severity: Severity,
-        file: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
+    /// A finding of `code` at its default severity, not yet placed: add `.at()` or
+    /// `.in_file()`, and `.help()`.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
-            severity,
-            file: file.into(),
+            severity: code.default_severity(),
+            file: String::new(),
             location: None,
             pointer: None,
             message: message.into(),
@@ -171,7 +171,7 @@ impl Diagnostic {
             &self.file,
             self.line(),
             self.column(),
-            self.code,
+            self.code.as_str(),
             &self.message,
         )
     }

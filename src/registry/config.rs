@@ -27,9 +27,7 @@ use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::names::file_name_problem;
 use crate::manifest::{self, Node};
 use crate::online::EndpointOverrides;
-use crate::rules::{
-    finding, is_enforced, nearest, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
-};
+use crate::rules::{is_enforced, nearest, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS};
 use crate::source::{SourceFile, Span};
 
 pub const CONFIG_FILE: &str = "acp-registry.jsonc";
@@ -102,7 +100,7 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn invalid(&mut self, span: Span, message: impl Into<String>, help: impl Into<String>) {
         self.diagnostics.push(
-            finding(Code::ConfigInvalid, message)
+            Diagnostic::new(Code::ConfigInvalid, message)
                 .at(self.source, span)
                 .help(help),
         );
@@ -128,7 +126,7 @@ impl Reader<'_> {
                     None => "`acp-registry explain --list` prints every code".into(),
                 };
                 self.diagnostics.push(
-                    finding(
+                    Diagnostic::new(
                         Code::ConfigUnknownCode,
                         format!("unknown rule code `{name}`"),
                     )
@@ -154,7 +152,7 @@ impl Config {
             Ok(Err(_)) => {
                 return (
                     Config::default(),
-                    vec![finding(
+                    vec![Diagnostic::new(
                         Code::ConfigSyntax,
                         format!("{CONFIG_FILE} is not valid UTF-8"),
                     )
@@ -175,8 +173,9 @@ impl Config {
         let root = match manifest::parse(&source.text) {
             Ok(root) => root,
             Err(e) => {
-                let d = finding(Code::ConfigSyntax, format!("invalid JSONC: {}", e.message))
-                    .at(&source, e.span);
+                let d =
+                    Diagnostic::new(Code::ConfigSyntax, format!("invalid JSONC: {}", e.message))
+                        .at(&source, e.span);
                 return (config, vec![d]);
             }
         };
@@ -249,7 +248,7 @@ impl Config {
             .iter()
             .filter(|(id, _)| !known.contains(id.as_str()))
             .map(|(id, span)| {
-                let mut d = finding(
+                let mut d = Diagnostic::new(
                     Code::ConfigUnknownId,
                     format!("`{id}` is not an entry of this registry"),
                 )
@@ -754,7 +753,7 @@ mod tests {
             CONFIG_FILE,
             r#"{"severty": {}, "severity": {"icon-colour": "error", "schema": "loud"}, "required_os": ["beos"]}"#,
         ));
-        let codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
+        let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
         assert_eq!(
             codes,
             [

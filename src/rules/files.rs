@@ -3,7 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use super::{display_path, finding, read_text, Code, EntryDir, ManifestDoc, Sink};
+use super::{display_path, read_text, Code, EntryDir, ManifestDoc, Sink};
+use crate::diagnostics::Diagnostic;
 use crate::fs::Kind;
 use crate::manifest::{self, MAX_MANIFEST_BYTES, MAX_README_BYTES};
 use crate::source::{SourceFile, Span};
@@ -32,7 +33,7 @@ pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
         Ok(children) => children,
         Err(e) => {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::FileUnreadable,
                     format!("cannot read folder {}: {e}", entry.display),
                 )
@@ -52,7 +53,7 @@ pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
             sink.push(refused);
         } else if name == "skill" && child.kind != Kind::Dir {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::FileUnreadable,
                     format!("cannot read {display}/: it is a file, not a folder"),
                 )
@@ -73,7 +74,7 @@ fn report_unexpected(entry: &EntryDir, listing: &Listing, sink: &mut Sink) {
     for name in &listing.files {
         if !ENTRY_FILES.contains(&name.as_str()) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::UnexpectedFile,
                     format!("`{name}` is not part of an entry's layout"),
                 )
@@ -85,7 +86,7 @@ fn report_unexpected(entry: &EntryDir, listing: &Listing, sink: &mut Sink) {
     for name in &listing.dirs {
         if name != "skill" {
             sink.push(
-                finding(Code::UnexpectedFile, format!("folder `{name}/` is not part of an entry's layout"))
+                Diagnostic::new(Code::UnexpectedFile, format!("folder `{name}/` is not part of an entry's layout"))
                     .in_file(display_path(entry, name))
                     .help("an entry may hold agent.json, icon.svg, icon-light.svg, icon-dark.svg, README.md and skill/"),
             );
@@ -106,7 +107,7 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
     // Only absence is missing: a link, a folder or an unreadable file is reported by reading.
     if matches!(crate::fs::kind(&entry.path.join("agent.json")), Ok(None)) {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::MissingManifest,
                 format!("folder `{}` has no agent.json", entry.display),
             )
@@ -128,7 +129,7 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
         Err(error) => {
             let span = error.span;
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::JsoncSyntax,
                     format!("invalid JSONC: {}", error.message),
                 )
@@ -141,7 +142,7 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
     for duplicate in root.duplicate_keys() {
         let first = source.position(duplicate.first.start);
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::DuplicateKey,
                 format!("key `{}` appears more than once in this object", duplicate.key),
             )

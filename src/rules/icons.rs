@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::files::Listing;
-use super::{display_path, finding, read_text, Code, EntryDir, Sink};
+use super::{display_path, read_text, Code, EntryDir, Sink};
+use crate::diagnostics::Diagnostic;
 use crate::manifest::svg::{self, AttrKind, Hazard, SVG_NS};
 use crate::manifest::MAX_ICON_BYTES;
 use crate::source::{Position, SourceFile, Span};
@@ -31,7 +32,7 @@ pub fn check(
         .collect();
     if !present.iter().any(|f| f == "icon.svg") {
         sink.push(
-            finding(Code::IconMissing, "the entry has no icon.svg")
+            Diagnostic::new(Code::IconMissing, "the entry has no icon.svg")
                 .in_file(display_path(entry, "icon.svg"))
                 .help("add a 16x16 SVG that uses currentColor"),
         );
@@ -45,7 +46,7 @@ pub fn check(
             ("icon-dark.svg", "icon-light.svg")
         };
         sink.push(
-            finding(Code::IconVariants, format!("{has} has no {lacks}"))
+            Diagnostic::new(Code::IconVariants, format!("{has} has no {lacks}"))
                 .in_file(display_path(entry, has))
                 .help(format!("add {lacks}, or remove {has}")),
         );
@@ -89,7 +90,7 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
             )
         };
         sink.push(
-            finding(Code::IconRoot, message)
+            Diagnostic::new(Code::IconRoot, message)
             .at(source, span(root.range()))
             .help(format!("wrap the drawing in <svg xmlns=\"{SVG_NS}\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\">")),
         );
@@ -112,7 +113,7 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
     check_references(source, &doc, references, sink);
     if !uses_current_color {
         sink.push(
-            finding(Code::IconColor, "the icon never uses currentColor")
+            Diagnostic::new(Code::IconColor, "the icon never uses currentColor")
                 .at(source, start_tag(root))
                 .help(
                     "set `fill=\"currentColor\"` (or stroke) so the icon follows the text colour",
@@ -134,7 +135,7 @@ fn parse<'s>(source: &'s SourceFile, sink: &mut Sink) -> Option<roxmltree::Docum
     if let roxmltree::Error::DtdDetected = error {
         let at = source.text.find("<!DOCTYPE").unwrap_or(0);
         sink.push(
-            finding(Code::IconUnsafe, "the icon has a DOCTYPE")
+            Diagnostic::new(Code::IconUnsafe, "the icon has a DOCTYPE")
                 .at(source, Span::new(at, at + "<!DOCTYPE".len()))
                 .help("remove the <!DOCTYPE …> declaration: it can declare entities and load external definitions"),
         );
@@ -146,7 +147,7 @@ fn parse<'s>(source: &'s SourceFile, sink: &mut Sink) -> Option<roxmltree::Docum
         column: pos.col as usize,
     });
     sink.push(
-        finding(
+        Diagnostic::new(
             Code::IconXml,
             format!("the icon is not well-formed XML: {error}"),
         )
@@ -197,7 +198,7 @@ struct Walk<'a, 'p> {
 impl Walk<'_, '_> {
     fn unsafe_at(&mut self, at: Span, message: String, help: &str) {
         self.sink.push(
-            finding(Code::IconUnsafe, message)
+            Diagnostic::new(Code::IconUnsafe, message)
                 .at(self.source, at)
                 .help(help),
         );
@@ -210,7 +211,7 @@ impl Walk<'_, '_> {
             let range = node.range();
             if node.is_comment() {
                 self.sink.push(
-                    finding(Code::IconComment, "the icon contains an XML comment")
+                    Diagnostic::new(Code::IconComment, "the icon contains an XML comment")
                         .at(self.source, span(range))
                         .help("remove the comment: `<!-- -->` breaks MDX embedding"),
                 );
@@ -407,7 +408,7 @@ fn check_references(
     for (at, id) in references {
         if !ids.contains(id.as_str()) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::IconUnsafe,
                     format!("`#{id}` names no element of the icon"),
                 )
@@ -441,7 +442,7 @@ fn check_size(source: &SourceFile, root: roxmltree::Node, sink: &mut Sink) {
         let h = height.and_then(parse_length);
         if w != Some(16.0) || h != Some(16.0) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::IconSize,
                     format!(
                         "the icon is {}x{}, not 16x16",
@@ -459,7 +460,7 @@ fn check_size(source: &SourceFile, root: roxmltree::Node, sink: &mut Sink) {
     }
     let Some(view_box) = root.attribute("viewBox") else {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::IconSize,
                 "the icon has neither width/height nor a viewBox",
             )
@@ -476,7 +477,7 @@ fn check_size(source: &SourceFile, root: roxmltree::Node, sink: &mut Sink) {
     let ok = numbers.len() == 4 && numbers[2] == 16.0 && numbers[3] == 16.0;
     if !ok {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::IconSize,
                 format!("viewBox `{view_box}` is not a 16x16 square"),
             )
@@ -504,7 +505,7 @@ fn check_paint(
 ) -> bool {
     if !allowed_paint(value) {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::IconColor,
                 format!("`{property}` is `{}`, a fixed colour", value.trim()),
             )

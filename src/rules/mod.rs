@@ -3,7 +3,6 @@
 //! Every rule reports into a [`Sink`], which applies the [`Policy`] (severity overrides,
 //! exemptions) as findings are made, so a rule never needs to know about configuration.
 
-mod code;
 mod distribution;
 mod files;
 mod icons;
@@ -16,11 +15,10 @@ mod schema;
 mod skills;
 mod versions;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-pub use code::{explain, nearest, rule_metadata, rules_markdown, Code, Family, UnknownCode};
+/// The catalogue lives with `Diagnostic` (the ground layer); rules name codes from here too.
+pub use crate::diagnostics::{explain, nearest, rules_markdown, Code, Family, UnknownCode};
 pub use distribution::{
     normalized_json, package_name_and_pin, reserved_env, targets, url_versions, Targets,
 };
@@ -40,16 +38,6 @@ use crate::fs::{self, ReadError};
 use crate::manifest::Node;
 use crate::source::{SourceFile, Span};
 
-/// A finding with the code's default severity; place it with `.at()` and add `.help()`.
-pub fn finding(code: Code, message: impl Into<String>) -> Diagnostic {
-    Diagnostic::new(code.as_str(), code.default_severity(), "", message)
-}
-
-fn code_of(diagnostic: &Diagnostic) -> Code {
-    static BY_NAME: OnceLock<BTreeMap<&'static str, Code>> = OnceLock::new();
-    BY_NAME.get_or_init(|| Code::ALL.iter().map(|c| (c.as_str(), *c)).collect())[diagnostic.code]
-}
-
 /// Collects findings for one entry (or the registry), applying the policy on the way in.
 pub struct Sink<'p> {
     policy: &'p Policy,
@@ -67,8 +55,7 @@ impl<'p> Sink<'p> {
     }
 
     pub fn push(&mut self, diagnostic: Diagnostic) {
-        let code = code_of(&diagnostic);
-        if let Some(d) = self.policy.apply(code, self.entry.as_deref(), diagnostic) {
+        if let Some(d) = self.policy.apply(self.entry.as_deref(), diagnostic) {
             self.diagnostics.push(d);
         }
     }
@@ -110,14 +97,14 @@ impl ManifestDoc {
 
     /// A finding pointing at the value at `pointer`.
     pub fn at(&self, code: Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
-        finding(code, message)
+        Diagnostic::new(code, message)
             .at(&self.source, self.span(pointer))
             .pointer(pointer)
     }
 
     /// A finding pointing at the key of the member at `pointer`.
     pub fn at_key(&self, code: Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
-        finding(code, message)
+        Diagnostic::new(code, message)
             .at(&self.source, self.key_span(pointer))
             .pointer(pointer)
     }
@@ -263,20 +250,20 @@ pub fn read_failure(error: &ReadError, display: &str) -> Diagnostic {
         ReadError::NotRegular(special) => special_finding(display, *special),
         ReadError::TooLarge { limit, reported } => {
             let size = reported.map_or("over".to_string(), |n| format!("{n} bytes, over"));
-            finding(
+            Diagnostic::new(
                 Code::FileTooLarge,
                 format!("{display} is {size} the {} KiB limit", limit / 1024),
             )
             .in_file(display)
             .help("shrink the file; it is not parsed while over the limit")
         }
-        ReadError::IsDir => finding(
+        ReadError::IsDir => Diagnostic::new(
             Code::FileUnreadable,
             format!("cannot read {display}: it is a folder, not a file"),
         )
         .in_file(display)
         .help("replace the folder with the file, or remove it"),
-        ReadError::NotDir { rel } => finding(
+        ReadError::NotDir { rel } => Diagnostic::new(
             Code::FileUnreadable,
             format!(
                 "cannot read {display}: `{}` is a file, not a folder",
@@ -285,7 +272,7 @@ pub fn read_failure(error: &ReadError, display: &str) -> Diagnostic {
         )
         .in_file(display)
         .help("replace the file with a folder, or remove it"),
-        _ => finding(
+        _ => Diagnostic::new(
             Code::FileUnreadable,
             format!("cannot read {display}: {error}"),
         )
@@ -305,7 +292,7 @@ pub fn refused(kind: fs::Kind, display: &str) -> Option<Diagnostic> {
 }
 
 fn link_finding(display: &str) -> Diagnostic {
-    finding(
+    Diagnostic::new(
         Code::FileLink,
         format!("{display} is a symbolic link; links are never followed in a registry"),
     )
@@ -314,7 +301,7 @@ fn link_finding(display: &str) -> Diagnostic {
 }
 
 fn special_finding(display: &str, special: fs::Special) -> Diagnostic {
-    finding(
+    Diagnostic::new(
         Code::FileNotRegular,
         format!("{display} is {special}, not a regular file"),
     )
@@ -336,7 +323,7 @@ pub(crate) fn decode_utf8(bytes: Vec<u8>, display: &str, sink: &mut Sink) -> Opt
             let prefix = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
             let source = SourceFile::new(display, prefix);
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::NotUtf8,
                     format!("{display} is not valid UTF-8 (byte offset {valid})"),
                 )

@@ -61,12 +61,8 @@ impl Default for Policy {
 
 impl Policy {
     /// Apply overrides and exemptions to a finding about `entry` (None: registry-wide).
-    pub fn apply(
-        &self,
-        code: Code,
-        entry: Option<&str>,
-        mut diagnostic: Diagnostic,
-    ) -> Option<Diagnostic> {
+    pub fn apply(&self, entry: Option<&str>, mut diagnostic: Diagnostic) -> Option<Diagnostic> {
+        let code = diagnostic.code;
         if let Some(id) = entry {
             if self
                 .exemptions

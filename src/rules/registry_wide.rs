@@ -3,7 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::{finding, Code, EntryReport, ManifestDoc, Sink};
+use super::{Code, EntryReport, ManifestDoc, Sink};
+use crate::diagnostics::Diagnostic;
 use crate::manifest;
 use crate::source::SourceFile;
 
@@ -69,7 +70,7 @@ impl Quarantine {
             Ok(root) => root,
             Err(e) => {
                 sink.push(
-                    finding(
+                    Diagnostic::new(
                         Code::QuarantineFormat,
                         format!("quarantine.json is not valid JSON: {}", e.message),
                     )
@@ -80,7 +81,7 @@ impl Quarantine {
         };
         let Some(members) = root.as_object() else {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::QuarantineFormat,
                     "quarantine.json must be an object of id to reason",
                 )
@@ -98,7 +99,7 @@ impl Quarantine {
                     quarantine.spans.insert(member.key.clone(), member.key_span);
                 }
                 None => sink.push(
-                    finding(
+                    Diagnostic::new(
                         Code::QuarantineFormat,
                         format!("the reason for `{}` is not a string", member.key),
                     )
@@ -119,7 +120,7 @@ pub fn check_quarantine(quarantine: &Quarantine, known_ids: &BTreeSet<&str>, sin
     for (id, span) in &quarantine.spans {
         if !known_ids.contains(id.as_str()) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::QuarantineUnknownId,
                     format!("quarantined id `{id}` is not in the registry"),
                 )

@@ -1,10 +1,11 @@
 //! The rule catalogue: one `Code` per check, with its family, default severity and
-//! documentation. `acp-registry explain` and `docs/rules.md` are generated from this table.
+//! documentation. Every [`Diagnostic`](super::Diagnostic) carries its `Code`; `acp-registry
+//! explain`, `docs/rules.md` and the SARIF rule table are generated from this table.
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::diagnostics::{RuleMetadata, Severity};
+use super::Severity;
 
 macro_rules! catalogue {
     ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:literal; )*) => {
@@ -334,19 +335,6 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|(d, c)| *d <= (c.len().max(3) / 3).max(2))
         .min()
         .map(|(_, c)| c)
-}
-
-/// Rule metadata for SARIF.
-pub fn rule_metadata() -> Vec<RuleMetadata> {
-    Code::ALL
-        .iter()
-        .map(|c| RuleMetadata {
-            code: c.as_str(),
-            summary: c.summary(),
-            explanation: c.explanation(),
-            default_severity: c.default_severity(),
-        })
-        .collect()
 }
 
 /// `docs/rules.md`, generated from the catalogue (a test keeps the committed file fresh).
