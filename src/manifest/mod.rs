@@ -4,6 +4,7 @@
 
 pub mod distribution;
 pub mod edit;
+pub mod fields;
 pub mod jsonc;
 pub mod names;
 pub mod order;
