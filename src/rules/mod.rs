@@ -63,6 +63,12 @@ impl<'p> Sink<'p> {
     pub fn policy(&self) -> &Policy {
         self.policy
     }
+
+    /// Whether findings of `code` are kept for this sink's entry: a rule skips the work
+    /// whose every finding the policy would drop.
+    pub fn keeps(&self, code: Code) -> bool {
+        self.policy.keeps(code, self.entry.as_deref())
+    }
 }
 
 /// A parsed manifest: its source and its span-carrying tree.

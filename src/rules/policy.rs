@@ -63,34 +63,49 @@ impl Policy {
     /// Apply overrides and exemptions to a finding about `entry` (None: registry-wide).
     pub fn apply(&self, entry: Option<&str>, mut diagnostic: Diagnostic) -> Option<Diagnostic> {
         let code = diagnostic.code;
-        if let Some(id) = entry {
-            if self
-                .exemptions
-                .get(id)
-                .is_some_and(|codes| codes.contains(&code))
-            {
-                return None;
-            }
+        if !self.keeps(code, entry) {
+            return None;
         }
-        match self.severity.get(&code) {
-            Some(Level::Off) => None,
-            Some(Level::On(severity)) => {
-                diagnostic.severity = *severity;
-                Some(diagnostic)
-            }
-            None => Some(diagnostic),
+        if let Some(Level::On(severity)) = self.severity.get(&code) {
+            diagnostic.severity = *severity;
         }
+        Some(diagnostic)
     }
 
     /// Whether a code can produce findings at all (so expensive checks can be skipped).
     pub fn enabled(&self, code: Code) -> bool {
         self.severity.get(&code) != Some(&Level::Off)
     }
+
+    /// Whether a finding of `code` about `entry` would be kept: enabled and not exempted.
+    pub fn keeps(&self, code: Code, entry: Option<&str>) -> bool {
+        let exempt = entry
+            .and_then(|id| self.exemptions.get(id))
+            .is_some_and(|codes| codes.contains(&code));
+        self.enabled(code) && !exempt
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_turned_off_or_exempted_is_not_kept_so_rules_skip_its_work() {
+        let mut policy = Policy::default();
+        policy.severity.insert(Code::SkillLink, Level::Off);
+        policy
+            .severity
+            .insert(Code::IconColor, Level::On(Severity::Note));
+        policy
+            .exemptions
+            .insert("old".into(), BTreeSet::from([Code::LicenseUrlMissing]));
+        assert!(!policy.keeps(Code::SkillLink, Some("new")));
+        assert!(!policy.keeps(Code::LicenseUrlMissing, Some("old")));
+        assert!(policy.keeps(Code::LicenseUrlMissing, Some("new")));
+        assert!(policy.keeps(Code::LicenseUrlMissing, None));
+        assert!(policy.keeps(Code::IconColor, Some("old")));
+    }
 
     #[test]
     fn config_invalid_documents_exactly_the_enforced_codes() {
