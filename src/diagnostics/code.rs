@@ -326,6 +326,14 @@ pub struct UnknownCode {
     pub nearest: Option<String>,
 }
 
+/// "did you mean `…`?" naming the nearest of `candidates` to `word`, when one is near.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    nearest(word, candidates).map(|n| format!("did you mean `{n}`?"))
+}
+
 /// The closest candidate by edit distance, if it is plausibly a typo.
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = word.to_lowercase();

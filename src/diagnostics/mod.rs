@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::source::{Position, SourceFile, Span};
 
-pub use code::{explain, nearest, rules_markdown, Code, Family, UnknownCode};
+pub use code::{did_you_mean, explain, nearest, rules_markdown, Code, Family, UnknownCode};
 pub use github::{render_github, render_github_summary, GITHUB_ANNOTATION_LIMIT};
 pub use human::render_human;
 pub use json::{render_json, JSON_FORMAT_VERSION};

@@ -4,7 +4,7 @@
 //! typed views of a manifest (argument lists, member maps) with the same look-ups.
 
 use super::jsonc::{Member, Node, NodeValue};
-use crate::diagnostics::{nearest, Code, Diagnostic};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::{SourceFile, Span};
 
 /// Reads values of one JSONC document, collecting each problem as a finding of one code.
@@ -107,10 +107,8 @@ impl<'s> Fields<'s> {
 
     /// Report `member` as unknown, suggesting the nearest of the `known` keys.
     pub fn unknown_key(&mut self, member: &Member, known: &[&str]) {
-        let help = match nearest(&member.key, known.iter().copied()) {
-            Some(n) => format!("did you mean `{n}`?"),
-            None => format!("known keys: {}", known.join(", ")),
-        };
+        let help = did_you_mean(&member.key, known.iter().copied())
+            .unwrap_or_else(|| format!("known keys: {}", known.join(", ")));
         let message = format!("unknown key `{}`", member.key);
         self.problem(member.key_span, message, help);
     }

@@ -28,7 +28,9 @@ use crate::manifest::fields::Fields;
 use crate::manifest::names::file_name_problem;
 use crate::manifest::{jsonc, Member, Node, DISTRIBUTION_KINDS};
 use crate::online::EndpointOverrides;
-use crate::rules::{is_enforced, nearest, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS};
+use crate::rules::{
+    did_you_mean, is_enforced, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
+};
 use crate::source::{SourceFile, Span};
 
 pub const CONFIG_FILE: &str = "acp-registry.jsonc";
@@ -217,8 +219,8 @@ impl Config {
                     format!("`{id}` is not an entry of this registry"),
                 )
                 .at(source, *span);
-                if let Some(n) = nearest(id, known.iter().copied()) {
-                    d = d.help(format!("did you mean `{n}`?"));
+                if let Some(help) = did_you_mean(id, known.iter().copied()) {
+                    d = d.help(help);
                 }
                 d
             })

@@ -32,14 +32,7 @@ pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
     let children = match crate::fs::list_dir(&entry.path) {
         Ok(children) => children,
         Err(e) => {
-            sink.push(
-                Diagnostic::new(
-                    Code::FileUnreadable,
-                    format!("cannot read folder {}: {e}", entry.display),
-                )
-                .in_file(entry.display.clone())
-                .help("make the folder readable and listable by the user running acp-registry"),
-            );
+            sink.push(super::unlistable(&entry.display, &e));
             return None;
         }
     };

@@ -249,11 +249,8 @@ impl Walk<'_, '_> {
         if is_style {
             self.css(text, place);
         } else if let Some(i) = text.to_ascii_lowercase().find("javascript:") {
-            self.unsafe_at(
-                place.span(i..i + 11),
-                "the icon contains `javascript:`".into(),
-                "remove it",
-            );
+            let (message, help) = hazard_message(&Hazard::Javascript);
+            self.unsafe_at(place.span(i..i + 11), message, help);
         }
     }
 

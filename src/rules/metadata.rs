@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{nearest, Code, ManifestDoc, Sink};
+use super::{did_you_mean, nearest, Code, ManifestDoc, Sink};
 use crate::diagnostics::{Fix, FixEdit, Severity};
 use crate::manifest::NodeValue;
 
@@ -59,17 +59,11 @@ pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
 
 fn check_license(doc: &ManifestDoc, sink: &mut Sink) {
     if doc.root.get("license_url").is_none() {
+        let message = "the manifest has no `license_url`";
+        // Next to `license` when there is one, else at the whole manifest.
         let d = match doc.root.member("license") {
-            Some(_) => doc.at_key(
-                Code::LicenseUrlMissing,
-                "/license",
-                "the manifest has no `license_url`",
-            ),
-            None => doc.at(
-                Code::LicenseUrlMissing,
-                "",
-                "the manifest has no `license_url`",
-            ),
+            Some(_) => doc.at_key(Code::LicenseUrlMissing, "/license", message),
+            None => doc.at(Code::LicenseUrlMissing, "", message),
         };
         sink.push(
             d.help("add `\"license_url\": \"https://…/LICENSE\"` pointing at the license text"),
@@ -149,8 +143,9 @@ fn check_capabilities(doc: &ManifestDoc, sink: &mut Sink) {
                 &format!("/capabilities/{i}"),
                 format!("`{name}` is not a known ACP method"),
             );
-            if let Some(n) = nearest(name, known_capabilities().iter().map(String::as_str)) {
-                d = d.help(format!("did you mean `{n}`?"));
+            if let Some(help) = did_you_mean(name, known_capabilities().iter().map(String::as_str))
+            {
+                d = d.help(help);
             }
             sink.push(d);
         }

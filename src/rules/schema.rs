@@ -15,22 +15,29 @@ use crate::manifest::{escape_pointer, PLATFORMS};
 pub const AGENT_SCHEMA: &str = include_str!("../../schemas/agent.schema.json");
 pub const REGISTRY_SCHEMA: &str = include_str!("../../schemas/registry.schema.json");
 
-fn compile(text: &str) -> Validator {
-    let schema: Value = serde_json::from_str(text).expect("bundled schema is JSON");
+/// A bundled schema as JSON.
+fn bundled(text: &str) -> Value {
+    serde_json::from_str(text).expect("bundled schema is JSON")
+}
+
+/// The one way every bundled schema is compiled: draft-07, formats checked.
+fn compile(schema: &Value) -> Validator {
     jsonschema::draft7::options()
         .should_validate_formats(true)
-        .build(&schema)
+        .build(schema)
         .expect("bundled schema compiles")
 }
 
+/// `agent.schema.json`, compiled once: what `validate` checks every manifest against.
 pub fn agent_validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| compile(AGENT_SCHEMA))
+    VALIDATOR.get_or_init(|| compile(&bundled(AGENT_SCHEMA)))
 }
 
+/// `registry.schema.json`, compiled once: the shape of a whole published registry file.
 pub fn registry_validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| compile(REGISTRY_SCHEMA))
+    VALIDATOR.get_or_init(|| compile(&bundled(REGISTRY_SCHEMA)))
 }
 
 /// One published agent: `registry.schema.json`'s agent definition, as `build` applies it to
@@ -38,14 +45,8 @@ pub fn registry_validator() -> &'static Validator {
 pub fn published_agent_validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
-        let mut schema: Value =
-            serde_json::from_str(REGISTRY_SCHEMA).expect("bundled schema is JSON");
-        let definitions = schema["definitions"].take();
-        let agent = serde_json::json!({"$ref": "#/definitions/agent", "definitions": definitions});
-        jsonschema::draft7::options()
-            .should_validate_formats(true)
-            .build(&agent)
-            .expect("bundled schema compiles")
+        let definitions = bundled(REGISTRY_SCHEMA)["definitions"].take();
+        compile(&serde_json::json!({"$ref": "#/definitions/agent", "definitions": definitions}))
     })
 }
 
@@ -210,7 +211,9 @@ fn describe(kind: &ValidationErrorKind, path: &str, instance: &Value) -> String 
                 json_type(instance)
             )
         }
-        ValidationErrorKind::MinLength { .. } => format!("{field} must not be empty"),
+        ValidationErrorKind::MinLength { .. }
+        | ValidationErrorKind::MinProperties { .. }
+        | ValidationErrorKind::MinItems { .. } => format!("{field} must not be empty"),
         ValidationErrorKind::MaxLength { limit } => {
             format!("{field} is longer than {limit} characters")
         }
@@ -222,8 +225,6 @@ fn describe(kind: &ValidationErrorKind, path: &str, instance: &Value) -> String 
             format!("{field} must be one of {options}")
         }
         ValidationErrorKind::Format { format } => format!("{field} is not a valid {format}"),
-        ValidationErrorKind::MinProperties { .. } => format!("{field} must not be empty"),
-        ValidationErrorKind::MinItems { .. } => format!("{field} must not be empty"),
         ValidationErrorKind::MaxItems { limit } => format!("{field} has more than {limit} items"),
         ValidationErrorKind::UniqueItems => format!("{field} has duplicate items"),
         ValidationErrorKind::Minimum { limit } => format!("{field} must be at least {limit}"),

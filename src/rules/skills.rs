@@ -63,15 +63,7 @@ fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
     let children = match crate::fs::list_dir(dir) {
         Ok(children) => children,
         Err(e) => {
-            let display = display_path(entry, rel);
-            sink.push(
-                Diagnostic::new(
-                    Code::FileUnreadable,
-                    format!("cannot read folder {display}: {e}"),
-                )
-                .in_file(display)
-                .help("make the folder readable and listable by the user running acp-registry"),
-            );
+            sink.push(super::unlistable(&display_path(entry, rel), &e));
             return 0;
         }
     };
