@@ -29,7 +29,7 @@ const FIRST_VERSION: &str = "0.1.0";
 pub enum Launch {
     /// An npm package: `name`, `@scope/name` or pinned `name@X.Y.Z`.
     Npx(String),
-    /// A PyPI package: `name`, or pinned `name==X.Y.Z`.
+    /// A `PyPI` package: `name`, or pinned `name==X.Y.Z`.
     Uvx(String),
     /// Per-platform archives (placeholders for every OS family).
     Binary,

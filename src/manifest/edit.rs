@@ -274,10 +274,11 @@ fn tokens(pointer: &str) -> Result<Vec<String>, EditError> {
 }
 
 fn join(steps: &[String]) -> String {
-    steps
-        .iter()
-        .map(|s| format!("/{}", jsonc::escape_pointer(s)))
-        .collect()
+    steps.iter().fold(String::new(), |mut out, s| {
+        out.push('/');
+        out.push_str(&jsonc::escape_pointer(s));
+        out
+    })
 }
 
 fn resolve(root: &CstRootNode, steps: &[String], pointer: &str) -> Result<CstNode, EditError> {

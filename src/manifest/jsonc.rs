@@ -274,9 +274,9 @@ impl Node {
         match &self.value {
             NodeValue::Null => Value::Null,
             NodeValue::Bool(b) => Value::Bool(*b),
-            NodeValue::Number(raw) => serde_json::from_str::<serde_json::Number>(raw)
-                .map(Value::Number)
-                .unwrap_or(Value::Null),
+            NodeValue::Number(raw) => {
+                serde_json::from_str::<serde_json::Number>(raw).map_or(Value::Null, Value::Number)
+            }
             NodeValue::String(s) => Value::String(s.clone()),
             NodeValue::Array(items) => Value::Array(items.iter().map(Node::to_json).collect()),
             NodeValue::Object(_) => Value::Object(
@@ -292,31 +292,29 @@ impl Node {
     /// with the JSON pointer of the object and the span of the first occurrence.
     pub fn duplicate_keys(&self) -> Vec<DuplicateKey> {
         let mut found = Vec::new();
-        self.collect_duplicates(String::new(), &mut found);
+        self.collect_duplicates("", &mut found);
         found
     }
 
-    fn collect_duplicates(&self, path: String, found: &mut Vec<DuplicateKey>) {
+    fn collect_duplicates(&self, path: &str, found: &mut Vec<DuplicateKey>) {
         match &self.value {
             NodeValue::Object(members) => {
                 for (i, member) in members.iter().enumerate() {
+                    let pointer = format!("{path}/{}", escape_pointer(&member.key));
                     if let Some(first) = members[..i].iter().find(|m| m.key == member.key) {
                         found.push(DuplicateKey {
-                            pointer: format!("{path}/{}", escape_pointer(&member.key)),
+                            pointer: pointer.clone(),
                             key: member.key.clone(),
                             span: member.key_span,
                             first: first.key_span,
                         });
                     }
-                    member.value.collect_duplicates(
-                        format!("{path}/{}", escape_pointer(&member.key)),
-                        found,
-                    );
+                    member.value.collect_duplicates(&pointer, found);
                 }
             }
             NodeValue::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    item.collect_duplicates(format!("{path}/{i}"), found);
+                    item.collect_duplicates(&format!("{path}/{i}"), found);
                 }
             }
             _ => {}

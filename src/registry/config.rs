@@ -74,7 +74,7 @@ pub struct Config {
     pub source: Option<SourceFile>,
     /// Ids named in the file, with their spans, checked against the registry later.
     pub named_ids: Vec<(String, Span)>,
-    /// `online`: base URLs of npm, PyPI and the GitHub API (flags override them).
+    /// `online`: base URLs of npm, `PyPI` and the GitHub API (flags override them).
     pub online: EndpointOverrides,
     /// `verify.auth_types`: auth types an agent must offer one of (`None`: the default).
     pub verify_auth_types: Option<Vec<String>>,
@@ -148,35 +148,37 @@ impl Config {
 
     /// Read the configuration in `source`: every readable key, and a finding per problem.
     pub fn parse(source: SourceFile) -> (Config, Vec<Diagnostic>) {
-        let mut config = Config {
-            source: Some(source.clone()),
-            ..Config::default()
-        };
+        let mut config = Config::default();
+        let findings = config.read(&source);
+        config.source = Some(source);
+        (config, findings)
+    }
+
+    /// Read every member of `source` into the configuration, returning the problems.
+    fn read(&mut self, source: &SourceFile) -> Vec<Diagnostic> {
         let root = match jsonc::parse(&source.text) {
             Ok(root) => root,
             Err(e) => {
-                let d =
-                    Diagnostic::new(Code::ConfigSyntax, format!("invalid JSONC: {}", e.message))
-                        .at(&source, e.span);
-                return (config, vec![d]);
+                let message = format!("invalid JSONC: {}", e.message);
+                return vec![Diagnostic::new(Code::ConfigSyntax, message).at(source, e.span)];
             }
         };
-        let mut fields = Fields::new(&source, Code::ConfigInvalid);
+        let mut fields = Fields::new(source, Code::ConfigInvalid);
         let Some(members) = fields.object(
             &root,
             "the configuration must be an object",
             "write `{ … }` with the keys documented in the README",
         ) else {
-            return (config, fields.findings);
+            return fields.findings;
         };
         for dup in root.duplicate_keys() {
             let message = format!("key `{}` appears more than once", dup.key);
             fields.problem(dup.span, message, "remove one of them");
         }
         for member in members {
-            config.read_member(&mut fields, member);
+            self.read_member(&mut fields, member);
         }
-        (config, fields.findings)
+        fields.findings
     }
 
     /// Read one top-level member into the configuration.

@@ -85,7 +85,7 @@ pub fn normalized_json(root: &Node) -> Value {
 }
 
 /// The right key for a common misspelling of a platform.
-pub fn platform_suggestion(key: &str) -> Option<&'static str> {
+pub(crate) fn platform_suggestion(key: &str) -> Option<&'static str> {
     let lower = key.to_lowercase().replace('_', "-");
     let (os, arch) = lower.split_once('-')?;
     let os = match os {
@@ -105,7 +105,7 @@ pub fn platform_suggestion(key: &str) -> Option<&'static str> {
         .find(|p| *p == format!("{os}-{arch}"))
 }
 
-pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
+pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
     let Some(dist) = doc.root.get("distribution") else {
         return;
     };
@@ -115,7 +115,7 @@ pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
 
 /// Every distribution rule on one distribution object; `expected` is the version pins must
 /// equal (the root version, or the preview version).
-pub fn check_distribution(
+pub(crate) fn check_distribution(
     doc: &ManifestDoc,
     dist: &Node,
     base: &str,

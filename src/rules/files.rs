@@ -10,7 +10,7 @@ use crate::manifest::{self, MAX_MANIFEST_BYTES, MAX_README_BYTES};
 use crate::source::{SourceFile, Span};
 
 /// Files an entry folder may hold (besides the `skill/` folder).
-pub const ENTRY_FILES: [&str; 5] = [
+pub(crate) const ENTRY_FILES: [&str; 5] = [
     "agent.json",
     "icon.svg",
     "icon-light.svg",
@@ -20,7 +20,7 @@ pub const ENTRY_FILES: [&str; 5] = [
 
 /// What an entry folder contains.
 #[derive(Debug, Default)]
-pub struct Listing {
+pub(crate) struct Listing {
     pub files: BTreeSet<String>,
     pub dirs: BTreeSet<String>,
 }
@@ -28,7 +28,7 @@ pub struct Listing {
 /// List an entry folder. Known file names go to `files` whatever they are, so that reading
 /// them reports a link, a special file or a folder in their place; other links and special
 /// files are reported here. `None` (reported) when the folder cannot be listed.
-pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
+pub(crate) fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
     let children = match crate::fs::list_dir(&entry.path) {
         Ok(children) => children,
         Err(e) => {
@@ -95,7 +95,7 @@ fn unexpected_help(name: &str) -> String {
 }
 
 /// Read, size-check, decode and parse `agent.json`; report syntax and duplicate keys.
-pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
+pub(crate) fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
     let display = display_path(entry, "agent.json");
     // Only absence is missing: a link, a folder or an unreadable file is reported by reading.
     if matches!(crate::fs::kind(&entry.path.join("agent.json")), Ok(None)) {
@@ -151,7 +151,11 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
 }
 
 /// Size and encoding of README.md; the readable README is kept for the site.
-pub fn check_readme(entry: &EntryDir, listing: &Listing, sink: &mut Sink) -> Option<SourceFile> {
+pub(crate) fn check_readme(
+    entry: &EntryDir,
+    listing: &Listing,
+    sink: &mut Sink,
+) -> Option<SourceFile> {
     if !listing.files.contains("README.md") {
         return None;
     }

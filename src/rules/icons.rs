@@ -16,10 +16,10 @@ use crate::manifest::svg::{self, AttrKind, Hazard, SVG_NS};
 use crate::manifest::MAX_ICON_BYTES;
 use crate::source::{Position, SourceFile, Span};
 
-pub const ICON_FILES: [&str; 3] = ["icon.svg", "icon-light.svg", "icon-dark.svg"];
+pub(crate) const ICON_FILES: [&str; 3] = ["icon.svg", "icon-light.svg", "icon-dark.svg"];
 
 /// Check the entry's icons; returns the icon files present.
-pub fn check(
+pub(crate) fn check(
     entry: &EntryDir,
     listing: &Listing,
     sink: &mut Sink,
@@ -28,7 +28,7 @@ pub fn check(
     let present: Vec<String> = ICON_FILES
         .iter()
         .filter(|f| listing.files.contains(**f))
-        .map(|f| f.to_string())
+        .map(ToString::to_string)
         .collect();
     if !present.iter().any(|f| f == "icon.svg") {
         sink.push(
@@ -75,7 +75,7 @@ pub fn check_icon(display: &str, text: &str) -> Vec<crate::diagnostics::Diagnost
 }
 
 /// Every icon rule on one SVG document.
-pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
+pub(crate) fn check_svg(source: &SourceFile, sink: &mut Sink) {
     let Some(doc) = parse(source, sink) else {
         return;
     };
@@ -216,7 +216,7 @@ impl Walk<'_, '_> {
                         .help("remove the comment: `<!-- -->` breaks MDX embedding"),
                 );
             } else if range.start < skip_until {
-                continue;
+                // Inside a refused element: already reported.
             } else if let Some(pi) = node.pi() {
                 let message = if pi.target.eq_ignore_ascii_case("xml-stylesheet") {
                     "`<?xml-stylesheet?>` loads an external stylesheet".to_string()

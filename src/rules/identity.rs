@@ -1,4 +1,4 @@
-//! Identity and versions: id format and folder, version format, schema_version.
+//! Identity and versions: id format and folder, version format, `schema_version`.
 
 use super::versions::{PreviewVersion, Version};
 use super::{Code, ManifestDoc, Sink};
@@ -6,7 +6,7 @@ use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::names::{matches_id_pattern, NameProblem, MAX_ID_LEN};
 use crate::manifest::SCHEMA_VERSION;
 
-pub use crate::manifest::names::is_valid_id;
+pub(crate) use crate::manifest::names::is_valid_id;
 
 /// A lowercase slug suggestion for an invalid id.
 fn slugify(id: &str) -> String {
@@ -24,7 +24,7 @@ fn slugify(id: &str) -> String {
     slug.trim_start_matches('-').to_string()
 }
 
-pub fn check(doc: &ManifestDoc, folder: &str, sink: &mut Sink) {
+pub(crate) fn check(doc: &ManifestDoc, folder: &str, sink: &mut Sink) {
     if let Some(id) = doc.root.get_str("id") {
         if !is_valid_id(id) {
             sink.push(id_format(doc, id));

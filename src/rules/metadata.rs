@@ -1,5 +1,5 @@
 //! Metadata: license, URLs, icon field, RFD fields (capabilities, auth, tags,
-//! protocol_version, homepage).
+//! `protocol_version`, homepage).
 
 use std::collections::BTreeMap;
 
@@ -15,11 +15,11 @@ fn known_capabilities() -> &'static [String] {
 }
 
 /// Highest ACP protocol major version known today.
-pub const LATEST_PROTOCOL_VERSION: u64 = 1;
+pub(crate) const LATEST_PROTOCOL_VERSION: u64 = 1;
 
-pub const URL_FIELDS: [&str; 4] = ["repository", "website", "homepage", "license_url"];
+pub(crate) const URL_FIELDS: [&str; 4] = ["repository", "website", "homepage", "license_url"];
 
-pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
+pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
     check_license(doc, sink);
     for field in URL_FIELDS {
         if let Some(url) = doc.root.get_str(field) {
@@ -110,7 +110,7 @@ pub fn url_problem(url: &str) -> Option<String> {
     }
 }
 
-pub fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut Sink) {
+pub(crate) fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut Sink) {
     if let Some(problem) = url_problem(url) {
         let mut d = doc.at(Code::UrlFormat, pointer, problem);
         d = match url.strip_prefix("http://") {
@@ -159,7 +159,8 @@ fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
     for (i, method) in methods.iter().enumerate() {
         let pointer = format!("/auth/{i}/type");
         match method.get_str("type") {
-            Some("agent" | "terminal") => {}
+            // Known types; a missing or non-string type is the schema's to report.
+            Some("agent" | "terminal") | None => {}
             Some("env_var") => {
                 let has_vars = method
                     .get("vars")
@@ -204,7 +205,6 @@ fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
                 };
                 sink.push(d);
             }
-            None => {} // type missing or not a string: the schema reports it
         }
     }
 }

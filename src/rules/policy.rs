@@ -54,7 +54,10 @@ impl Default for Policy {
         Self {
             severity: BTreeMap::new(),
             exemptions: BTreeMap::new(),
-            required_os: DEFAULT_REQUIRED_OS.iter().map(|s| s.to_string()).collect(),
+            required_os: DEFAULT_REQUIRED_OS
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         }
     }
 }

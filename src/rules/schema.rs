@@ -81,7 +81,12 @@ impl Violation {
 /// already normalised). `reported` holds pointers where a more specific rule already reported
 /// an error: the schema does not repeat those. Unknown top-level fields are `unknown-field`
 /// warnings (the format's top level is open).
-pub fn check(doc: &ManifestDoc, instance: &Value, reported: &BTreeSet<String>, sink: &mut Sink) {
+pub(crate) fn check(
+    doc: &ManifestDoc,
+    instance: &Value,
+    reported: &BTreeSet<String>,
+    sink: &mut Sink,
+) {
     check_unknown_fields(doc, sink);
     for violation in violations(agent_validator(), instance, reported) {
         sink.push(violation.finding(doc));

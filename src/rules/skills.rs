@@ -13,7 +13,12 @@ use crate::source::{SourceFile, Span};
 
 pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
-pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut Vec<SourceFile>) {
+pub(crate) fn check(
+    entry: &EntryDir,
+    listing: &Listing,
+    sink: &mut Sink,
+    sources: &mut Vec<SourceFile>,
+) {
     if !listing.dirs.contains("skill") {
         return;
     }
