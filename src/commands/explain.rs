@@ -9,9 +9,13 @@ use crate::registry::config::CONFIG_FILE;
 use crate::registry::Config;
 use crate::rules::Level;
 
+/// What `explain` was asked to print.
 pub enum Request {
+    /// The explanation of one code (as typed; checked when run).
     Code(String),
+    /// Every code with its default severity and summary (`--list`).
     List,
+    /// The whole catalogue as `docs/rules.md` (`--markdown`).
     Markdown,
     /// No code given: say how to find one.
     Nothing,
@@ -21,8 +25,10 @@ pub enum Request {
 #[derive(Debug, thiserror::Error)]
 pub enum ExplainError {
     #[error(transparent)]
+    /// The named code does not exist (the nearest one is suggested).
     Unknown(#[from] UnknownCode),
     #[error("name a rule code, e.g. `acp-registry explain icon-color`; `acp-registry explain --list` lists every code")]
+    /// No code, `--list` or `--markdown` was given.
     NoCode,
 }
 

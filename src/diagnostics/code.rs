@@ -12,15 +12,18 @@ macro_rules! catalogue {
         /// A stable rule code. The kebab-case name is the public identifier: never rename one
         /// once released.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Code { $( $variant, )* }
+        pub enum Code { $( #[doc = $summary] $variant, )* }
 
         impl Code {
+            /// Every code, in catalogue order (the order of `docs/rules.md` and SARIF).
             pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
 
+            /// The kebab-case name findings and configuration use.
             pub fn as_str(self) -> &'static str {
                 match self { $( Code::$variant => $name, )* }
             }
 
+            /// The family the code is listed under.
             pub fn family(self) -> Family {
                 match self { $( Code::$variant => Family::$family, )* }
             }
@@ -31,10 +34,12 @@ macro_rules! catalogue {
                 match self { $( Code::$variant => Severity::$severity, )* }
             }
 
+            /// One sentence saying what the code reports.
             pub fn summary(self) -> &'static str {
                 match self { $( Code::$variant => $summary, )* }
             }
 
+            /// Why the rule exists and how to satisfy it.
             pub fn explanation(self) -> &'static str {
                 match self { $( Code::$variant => $explanation, )* }
             }
@@ -42,21 +47,33 @@ macro_rules! catalogue {
     };
 }
 
+/// A group of related codes; `docs/rules.md` has one section per family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Family {
+    /// Reading files: syntax, encoding, links, sizes, the schema, the entry layout.
     Files,
+    /// The id and the versions.
     Identity,
+    /// Descriptive fields: license, URLs, capabilities, auth, tags.
     Metadata,
+    /// How the agent launches: binaries, npx and uvx packages.
     Distribution,
+    /// The `preview` block.
     Preview,
+    /// The icon files.
     Icons,
+    /// The `skill/` folder.
     Skills,
+    /// The registry as a whole and its configuration.
     Registry,
+    /// `validate --online`: URLs and package registries.
     Online,
+    /// `verify` and `matrix`: launching the agent.
     Verify,
 }
 
 impl Family {
+    /// The heading of the family's section.
     pub fn title(self) -> &'static str {
         match self {
             Family::Files => "Files and syntax",
@@ -321,8 +338,11 @@ impl FromStr for Code {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown rule code `{code}`{}", .nearest.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default())]
+/// A name that is no rule code.
 pub struct UnknownCode {
+    /// The name as given.
     pub code: String,
+    /// The nearest existing code, when one is close.
     pub nearest: Option<String>,
 }
 

@@ -10,6 +10,7 @@ use super::{Report, Severity};
 /// Annotations GitHub displays per severity and step.
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
 
+/// GitHub workflow commands, one annotation per finding (capped), then the summary line.
 pub fn render_github(report: &Report) -> String {
     let mut out = String::new();
     for d in &report.diagnostics {

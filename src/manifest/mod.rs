@@ -14,7 +14,9 @@ pub use jsonc::{escape_pointer, parse, Member, Node, NodeValue, SyntaxError};
 
 /// Size limits, enforced before any parsing (docs/format.md#reading-files, `file-too-large`).
 pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+/// Size limit of each icon file.
 pub const MAX_ICON_BYTES: u64 = 32 * 1024;
+/// Size limit of `README.md`.
 pub const MAX_README_BYTES: u64 = 64 * 1024;
 
 /// The six platform keys of `distribution.binary`.

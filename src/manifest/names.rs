@@ -9,7 +9,9 @@ pub const MAX_ID_LEN: usize = 64;
 /// Why a name cannot be used as a portable file or folder name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameProblem {
+    /// The name is empty.
     Empty,
+    /// The name is longer than a file system allows.
     TooLong,
     /// A control character, `/`, `\` or a character Windows forbids (`<>:"|?*`).
     ForbiddenCharacter(char),

@@ -33,9 +33,11 @@ use crate::rules::{
 };
 use crate::source::{SourceFile, Span};
 
+/// The configuration file name at the registry root.
 pub const CONFIG_FILE: &str = "acp-registry.jsonc";
 /// Size limit of the configuration file (room for thousands of exemptions).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// Where published files live when `base_url` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
 const KEYS: [&str; 9] = [
     "$schema",
@@ -64,9 +66,13 @@ const RESERVED_FILES: [&str; 3] = ["agent.schema.json", "registry.schema.json", 
 const OS_FAMILIES: [&str; 3] = ["darwin", "linux", "windows"];
 
 #[derive(Debug, Clone)]
+/// The registry's configuration, defaults for what the file does not set.
 pub struct Config {
+    /// Severity overrides, exemptions and required OS families.
     pub policy: Policy,
+    /// The URL published files are served under, without a trailing `/`.
     pub base_url: String,
+    /// Whether quarantined entries are still published.
     pub publish_quarantined: bool,
     /// Registry files `build` writes (default: one `registry.json`).
     pub outputs: Vec<Output>,

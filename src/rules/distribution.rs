@@ -13,11 +13,15 @@ use crate::manifest::{escape_pointer, Node, DISTRIBUTION_KINDS, PLATFORMS};
 
 /// The binary, npx and uvx targets of one distribution object, with their JSON pointers.
 pub struct Targets<'a> {
+    /// JSON pointer of the distribution object.
     pub base: String,
+    /// Platform key, its JSON pointer and target object, in the order written.
     pub binary: Vec<(String, &'a str, &'a Node)>,
     /// Platform keys found directly under `distribution` (the RFD's early form).
     pub legacy: Vec<String>,
+    /// The `npx` package object.
     pub npx: Option<&'a Node>,
+    /// The `uvx` package object.
     pub uvx: Option<&'a Node>,
 }
 
@@ -26,6 +30,7 @@ fn looks_like_platform(key: &str) -> bool {
     PLATFORMS.contains(&key) || platform_suggestion(key).is_some()
 }
 
+/// The targets of the distribution object `dist` found at pointer `base`.
 pub fn targets<'a>(dist: &'a Node, base: &str) -> Targets<'a> {
     let mut targets = Targets {
         base: base.to_string(),

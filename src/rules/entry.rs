@@ -10,7 +10,9 @@ use crate::source::{SourceFile, Span};
 /// A parsed manifest: its source and its span-carrying tree.
 #[derive(Debug, Clone)]
 pub struct ManifestDoc {
+    /// The file as read.
     pub source: SourceFile,
+    /// Its parsed tree.
     pub root: Node,
 }
 
@@ -51,6 +53,7 @@ impl ManifestDoc {
             .pointer(pointer)
     }
 
+    /// The id the manifest declares, when a string.
     pub fn id(&self) -> Option<&str> {
         self.root.get_str("id")
     }
@@ -61,6 +64,7 @@ impl ManifestDoc {
 pub struct EntryDir {
     /// Folder name (the expected id).
     pub name: String,
+    /// Where the folder is on disk.
     pub path: PathBuf,
     /// Path shown in findings, relative to the registry root (`/`-separated).
     pub display: String,
@@ -69,11 +73,15 @@ pub struct EntryDir {
 /// Everything the rules learned about one entry.
 #[derive(Debug, Clone)]
 pub struct EntryReport {
+    /// The folder.
     pub entry: EntryDir,
+    /// The parsed manifest, when it could be read and parsed.
     pub manifest: Option<ManifestDoc>,
     /// Icon files present, by file name (`icon.svg`, `icon-light.svg`, `icon-dark.svg`).
     pub icons: Vec<String>,
+    /// Its findings, policy applied.
     pub diagnostics: Vec<Diagnostic>,
+    /// The files read, for excerpts and for `build`.
     pub sources: Vec<SourceFile>,
 }
 
@@ -87,6 +95,7 @@ impl EntryReport {
             .map(|s| &*s.text)
     }
 
+    /// The declared id, or the folder name without one.
     pub fn id(&self) -> &str {
         self.manifest
             .as_ref()

@@ -44,10 +44,12 @@ use crate::diagnostics::{Diagnostic, Severity};
 pub struct Sink<'p> {
     policy: &'p Policy,
     entry: Option<String>,
+    /// The findings kept so far.
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl<'p> Sink<'p> {
+    /// A sink for findings about `entry` (`None`: registry-wide).
     pub fn new(policy: &'p Policy, entry: Option<String>) -> Self {
         Self {
             policy,
@@ -56,12 +58,14 @@ impl<'p> Sink<'p> {
         }
     }
 
+    /// Keep `diagnostic` unless the policy drops it, at its configured severity.
     pub fn push(&mut self, diagnostic: Diagnostic) {
         if let Some(d) = self.policy.apply(self.entry.as_deref(), diagnostic) {
             self.diagnostics.push(d);
         }
     }
 
+    /// The policy applied.
     pub fn policy(&self) -> &Policy {
         self.policy
     }

@@ -35,11 +35,14 @@ pub fn is_enforced(code: Code) -> bool {
 /// A configured severity: a level, or `off` to drop the finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
+    /// The code's findings are dropped.
     Off,
+    /// The code's findings get this severity.
     On(Severity),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// What a registry's configuration says about rules.
 pub struct Policy {
     /// Per-code severity overrides.
     pub severity: BTreeMap<Code, Level>,

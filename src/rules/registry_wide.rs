@@ -44,7 +44,9 @@ pub fn check_duplicate_ids(entries: &[EntryReport], sink: &mut Sink) {
 /// Parsed `quarantine.json`: id → reason.
 #[derive(Debug, Clone, Default)]
 pub struct Quarantine {
+    /// The file, when there is one (findings point into it).
     pub source: Option<SourceFile>,
+    /// Quarantined id → reason.
     pub ids: BTreeMap<String, String>,
     spans: BTreeMap<String, crate::source::Span>,
 }

@@ -12,7 +12,9 @@ use super::{nearest, Code, ManifestDoc, Sink};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::{escape_pointer, PLATFORMS};
 
+/// The bundled manifest schema, as published in every output.
 pub const AGENT_SCHEMA: &str = include_str!("../../schemas/agent.schema.json");
+/// The bundled schema of a published registry file.
 pub const REGISTRY_SCHEMA: &str = include_str!("../../schemas/registry.schema.json");
 
 /// A bundled schema as JSON.
@@ -54,10 +56,15 @@ pub fn published_agent_validator() -> &'static Validator {
 /// `at_key`), `pointer` the JSON pointer it reports.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Violation {
+    /// JSON pointer the finding is placed at.
     pub at: String,
+    /// Place it at the key rather than the value.
     pub at_key: bool,
+    /// JSON pointer the finding reports.
     pub pointer: String,
+    /// What is wrong.
     pub message: String,
+    /// What to change, when known.
     pub help: Option<String>,
 }
 

@@ -11,6 +11,7 @@ use crate::diagnostics::Diagnostic;
 use crate::fs::Kind;
 use crate::source::{SourceFile, Span};
 
+/// Size limit of an entry's `skill/` folder, all files together.
 pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 pub(crate) fn check(
