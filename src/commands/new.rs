@@ -66,7 +66,7 @@ pub enum NewError {
         name: String,
         /// The pin that is not `X.Y.Z`.
         pin: String,
-        /// `@` (npm) or `==` (PyPI) between name and version.
+        /// `@` (npm) or `==` (`PyPI`) between name and version.
         separator: &'static str,
     },
     #[error("cannot write `{}`: {source}", path.display())]

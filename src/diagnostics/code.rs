@@ -11,6 +11,8 @@ macro_rules! catalogue {
     ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:literal; )*) => {
         /// A stable rule code. The kebab-case name is the public identifier: never rename one
         /// once released.
+        // Each variant's doc is its summary: plain text shown by `explain`, not rustdoc Markdown.
+        #[allow(clippy::doc_markdown)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Code { $( #[doc = $summary] $variant, )* }
 

@@ -22,7 +22,7 @@ pub enum Kind {
     Binary,
     /// An npm package run by `npx`.
     Npx,
-    /// A PyPI package run by `uvx`.
+    /// A `PyPI` package run by `uvx`.
     Uvx,
 }
 

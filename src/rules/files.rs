@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use super::{display_path, read_text, Code, EntryDir, ManifestDoc, Sink};
 use crate::diagnostics::Diagnostic;
 use crate::fs::Kind;
-use crate::manifest::{self, MAX_MANIFEST_BYTES, MAX_README_BYTES};
+use crate::manifest::{jsonc, MAX_MANIFEST_BYTES, MAX_README_BYTES};
 use crate::source::{SourceFile, Span};
 
 /// Files an entry folder may hold (besides the `skill/` folder).
@@ -117,7 +117,7 @@ pub(crate) fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<Manifes
         sink,
     )?;
     let source = SourceFile::new(display, text);
-    let root = match manifest::parse(&source.text) {
+    let root = match jsonc::parse(&source.text) {
         Ok(root) => root,
         Err(error) => {
             let span = error.span;
