@@ -6,11 +6,14 @@ use std::sync::Arc;
 /// A byte range in a source text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Span {
+    /// Offset of the first byte.
     pub start: usize,
+    /// Offset after the last byte.
     pub end: usize,
 }
 
 impl Span {
+    /// The bytes `start..end`.
     pub fn new(start: usize, end: usize) -> Self {
         Self { start, end }
     }
@@ -19,7 +22,9 @@ impl Span {
 /// A 1-based line and column; the column counts characters, not bytes, as editors do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Position {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
 }
 
@@ -30,12 +35,14 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
+    /// The index of `text`'s lines.
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Self { starts }
     }
 
+    /// The position of byte `offset` of `text` (clamped, moved back to a character boundary).
     pub fn position(&self, text: &str, offset: usize) -> Position {
         let offset = floor_char_boundary(text, offset.min(text.len()));
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
@@ -56,10 +63,12 @@ impl LineIndex {
         text[start..end].trim_end_matches(['\n', '\r'])
     }
 
+    /// How many lines the text has.
     pub fn line_count(&self) -> usize {
         self.starts.len()
     }
 
+    /// Byte offset where 1-based `line` starts.
     pub fn line_start(&self, line: usize) -> usize {
         self.starts
             .get(line.wrapping_sub(1))
@@ -79,12 +88,16 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
 /// registry root until the command relocates the report) and its contents.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
+    /// Path shown to users, relative to the registry root until relocated.
     pub path: String,
+    /// The text.
     pub text: Arc<str>,
+    /// Its line index, built once.
     pub lines: Arc<LineIndex>,
 }
 
 impl SourceFile {
+    /// A source of `text` shown as `path`.
     pub fn new(path: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
         let text = text.into();
         let lines = Arc::new(LineIndex::new(&text));
@@ -95,6 +108,7 @@ impl SourceFile {
         }
     }
 
+    /// The position of byte `offset`.
     pub fn position(&self, offset: usize) -> Position {
         self.lines.position(&self.text, offset)
     }
@@ -112,6 +126,7 @@ impl SourceFile {
                 .map_or(line.len(), |(i, _)| i)
     }
 
+    /// The positions of a span's start and end.
     pub fn range(&self, span: Span) -> (Position, Position) {
         (self.position(span.start), self.position(span.end))
     }

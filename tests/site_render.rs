@@ -6,6 +6,7 @@ mod site_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use acp_registry::diagnostics::Code;
 use acp_registry::site::{self, SiteAgent, SiteError, SiteOptions, CSP, PAGE_SIZE};
 use serde_json::{json, Value};
 use site_common::*;
@@ -746,7 +747,7 @@ fn site_icons_pass_the_icon_safety_rule_whatever_the_input() {
         let findings = acp_registry::rules::check_icon(path, &svg);
         let unsafe_: Vec<_> = findings
             .iter()
-            .filter(|d| matches!(d.code, "icon-unsafe" | "icon-xml" | "icon-root"))
+            .filter(|d| matches!(d.code, Code::IconUnsafe | Code::IconXml | Code::IconRoot))
             .collect();
         assert!(unsafe_.is_empty(), "{path}: {unsafe_:?}\n{svg}");
         served += 1;

@@ -1,15 +1,21 @@
 //! `acp-registry explain`: a rule's documentation (with what the registry's configuration
 //! does to it), the code list, or `docs/rules.md`.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::diagnostics::{explain, rules_markdown, Code, UnknownCode};
 use crate::registry::config::CONFIG_FILE;
 use crate::registry::Config;
-use crate::rules::{explain, rules_markdown, Code, Level, UnknownCode};
+use crate::rules::Level;
 
+/// What `explain` was asked to print.
 pub enum Request {
+    /// The explanation of one code (as typed; checked when run).
     Code(String),
+    /// Every code with its default severity and summary (`--list`).
     List,
+    /// The whole catalogue as `docs/rules.md` (`--markdown`).
     Markdown,
     /// No code given: say how to find one.
     Nothing,
@@ -19,8 +25,10 @@ pub enum Request {
 #[derive(Debug, thiserror::Error)]
 pub enum ExplainError {
     #[error(transparent)]
+    /// The named code does not exist (the nearest one is suggested).
     Unknown(#[from] UnknownCode),
     #[error("name a rule code, e.g. `acp-registry explain icon-color`; `acp-registry explain --list` lists every code")]
+    /// No code, `--list` or `--markdown` was given.
     NoCode,
 }
 
@@ -47,14 +55,18 @@ fn list() -> String {
         .map(|c| c.as_str().len())
         .max()
         .unwrap_or(0);
-    Code::ALL
-        .iter()
-        .map(|c| {
-            // Severity's Display ignores padding: pad its text.
-            let severity = c.default_severity().to_string();
-            format!("{:<width$}  {severity:<7}  {}\n", c.as_str(), c.summary())
-        })
-        .collect()
+    let mut out = String::new();
+    for c in Code::ALL {
+        // Severity's Display ignores padding: pad its text.
+        let severity = c.default_severity().to_string();
+        let _ = writeln!(
+            out,
+            "{:<width$}  {severity:<7}  {}",
+            c.as_str(),
+            c.summary()
+        );
+    }
+    out
 }
 
 /// What the registry's configuration does to `code`, if anything.

@@ -13,18 +13,24 @@ use crate::registry;
 use crate::source::SourceFile;
 
 #[derive(Debug, Clone)]
+/// What `fmt` formats and whether it only checks.
 pub struct Options {
+    /// The registry root (`--registry`).
     pub registry: PathBuf,
     /// Entry folders or `agent.json` files; empty means every entry of the registry.
     pub paths: Vec<PathBuf>,
+    /// `--check`: report what would change, write nothing.
     pub check: bool,
 }
 
 /// One manifest: read as `base/rel` (no link followed below `base`), shown as `display`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// The folder the manifest is read below.
     pub base: PathBuf,
+    /// The manifest's path below `base`.
     pub rel: PathBuf,
+    /// The path shown to the user.
     pub display: String,
 }
 
@@ -88,6 +94,7 @@ pub(crate) fn join_display(root: &str, rel: &str) -> String {
 /// What happened to one manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
+    /// Already in the canonical layout.
     Unchanged,
     /// Reformatted (written, or with `--check` would be).
     Changed,

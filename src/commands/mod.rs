@@ -165,15 +165,12 @@ mod tests {
 
     #[test]
     fn relocating_prefixes_files_and_sources_and_keeps_the_root_alone() {
-        use crate::diagnostics::{Diagnostic, Severity};
+        use crate::diagnostics::{Code, Diagnostic};
         use crate::source::SourceFile;
         let mut report = Report::default();
-        report.diagnostics.push(Diagnostic::new(
-            "schema",
-            Severity::Error,
-            "a/agent.json",
-            "m",
-        ));
+        report
+            .diagnostics
+            .push(Diagnostic::new(Code::Schema, "m").in_file("a/agent.json"));
         let source = SourceFile::new("a/agent.json", "{}");
         report.sources.insert(source.path.clone(), source);
         let mut kept = report.clone();

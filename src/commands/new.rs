@@ -29,39 +29,56 @@ const FIRST_VERSION: &str = "0.1.0";
 pub enum Launch {
     /// An npm package: `name`, `@scope/name` or pinned `name@X.Y.Z`.
     Npx(String),
-    /// A PyPI package: `name`, or pinned `name==X.Y.Z`.
+    /// A `PyPI` package: `name`, or pinned `name==X.Y.Z`.
     Uvx(String),
     /// Per-platform archives (placeholders for every OS family).
     Binary,
 }
 
 #[derive(Debug, Clone)]
+/// What `new` scaffolds.
 pub struct Options {
+    /// The registry root the entry folder is created in.
     pub registry: PathBuf,
+    /// The new entry's id (and folder name).
     pub id: String,
+    /// How the agent launches.
     pub launch: Launch,
+    /// Colour the printed next steps.
     pub color: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why `new` created nothing.
 pub enum NewError {
     #[error("`{0}` is not a valid id: use lowercase letters, digits and `-`, starting with a letter, at most 64 bytes, not a Windows device name (e.g. `my-agent`)")]
+    /// The id is not a valid entry id.
     InvalidId(String),
     #[error("`{}` already exists; `new` never overwrites: pick another id or edit that entry", .0.display())]
+    /// The entry folder already exists.
     Exists(PathBuf),
     #[error("package `{spec}` pins `{pin}`, not an exact `X.Y.Z` version; pin one (`{name}{separator}1.2.3`) or leave the version out")]
+    /// The package spec pins something other than an exact version.
     Unpinned {
+        /// The spec as given.
         spec: String,
+        /// The package name, for the suggested spec.
         name: String,
+        /// The pin that is not `X.Y.Z`.
         pin: String,
+        /// `@` (npm) or `==` (`PyPI`) between name and version.
         separator: &'static str,
     },
     #[error("cannot write `{}`: {source}", path.display())]
+    /// Writing the new entry failed.
     Io {
+        /// The file or folder being written.
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
     #[error(transparent)]
+    /// The registry could not be read.
     Registry(#[from] crate::registry::RegistryError),
 }
 

@@ -8,25 +8,35 @@ use std::path::{Path, PathBuf};
 use super::{display_root, exit};
 use crate::diagnostics::{self, escape, Report, Severity};
 use crate::registry::{check_registry, fix, git, select};
-use crate::rules;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Output format of `validate` (`--format`).
 pub enum Format {
     #[default]
+    /// Compiler-style text with source excerpts.
     Human,
+    /// The versioned JSON document.
     Json,
+    /// GitHub workflow commands (annotations).
     Github,
+    /// SARIF 2.1.0 for code scanning.
     Sarif,
 }
 
 #[derive(Debug, Clone)]
+/// What `validate` checks and how it reports.
 pub struct Options {
+    /// The registry root (`--registry`).
     pub registry: PathBuf,
+    /// How findings are printed.
     pub format: Format,
+    /// `--deny-warnings`: warnings fail the run too.
     pub deny_warnings: bool,
+    /// `--changed-since`: report only entries changed since this git revision.
     pub changed_since: Option<String>,
     /// Files or entry folders named on the command line: only their entries are reported.
     pub paths: Vec<PathBuf>,
+    /// Colour the human output.
     pub color: bool,
     /// `--online` and its flags; `None` runs the offline rules only.
     pub online: Option<super::online::Flags>,
@@ -40,9 +50,7 @@ pub fn render(report: &Report, format: Format, color: bool) -> String {
         Format::Human => diagnostics::render_human(report, color),
         Format::Json => diagnostics::render_json(report),
         Format::Github => diagnostics::render_github(report),
-        Format::Sarif => {
-            diagnostics::render_sarif(report, &rules::rule_metadata(), env!("CARGO_PKG_VERSION"))
-        }
+        Format::Sarif => diagnostics::render_sarif(report, env!("CARGO_PKG_VERSION")),
     }
 }
 
@@ -106,6 +114,7 @@ fn fix(
     Ok(report)
 }
 
+/// Run `validate`, print the report to `out`, return the exit code.
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let only = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),

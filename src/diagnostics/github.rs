@@ -10,6 +10,7 @@ use super::{Report, Severity};
 /// Annotations GitHub displays per severity and step.
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
 
+/// GitHub workflow commands, one annotation per finding (capped), then the summary line.
 pub fn render_github(report: &Report) -> String {
     let mut out = String::new();
     for d in &report.diagnostics {
@@ -25,7 +26,7 @@ pub fn render_github(report: &Report) -> String {
             props.push(format!("endLine={}", location.end.line));
             props.push(format!("endColumn={}", location.end.column));
         }
-        props.push(format!("title={}", workflow_property(d.code)));
+        props.push(format!("title={}", workflow_property(d.code.as_str())));
         let mut message = d.message.clone();
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");

@@ -56,7 +56,9 @@ fn excerpt(source: &SourceFile, location: &Location) -> (String, std::ops::Range
 fn render_one(renderer: &Renderer, report: &Report, d: &Diagnostic) -> String {
     let message = escape::terminal(&d.message);
     let file = escape::terminal(&d.file);
-    let title = level(d.severity).primary_title(message.as_ref()).id(d.code);
+    let title = level(d.severity)
+        .primary_title(message.as_ref())
+        .id(d.code.as_str());
     let source = report.sources.get(&d.file);
     let snippet;
     let main = match (&d.location, source) {

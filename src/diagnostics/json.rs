@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::{Report, Severity};
 
+/// Version of the `--format json` document; raised on incompatible changes.
 pub const JSON_FORMAT_VERSION: u32 = 1;
 
 #[derive(Serialize)]
@@ -41,6 +42,7 @@ struct Finding<'a> {
     help: Option<&'a str>,
 }
 
+/// The `--format json` document of `report`.
 pub fn render_json(report: &Report) -> String {
     let document = Document {
         version: JSON_FORMAT_VERSION,
@@ -54,7 +56,7 @@ pub fn render_json(report: &Report) -> String {
             .diagnostics
             .iter()
             .map(|d| Finding {
-                code: d.code,
+                code: d.code.as_str(),
                 severity: d.severity,
                 file: &d.file,
                 line: d.location.as_ref().map(|l| l.start.line),

@@ -1,9 +1,11 @@
 //! One `Diagnostic` type for every finding, and one renderer per output format.
 //!
-//! Ground floor: imports only the shared `source` positions. Renderers take a
+//! Ground floor: imports only the shared `source` positions. A finding carries its typed
+//! [`Code`] (the catalogue lives here so every layer can name one); renderers take a
 //! finished [`Report`] and never re-derive anything from it; what they print from the
 //! registry goes through [`escape`].
 
+mod code;
 pub mod escape;
 mod github;
 mod human;
@@ -17,20 +19,26 @@ use serde::Serialize;
 
 use crate::source::{Position, SourceFile, Span};
 
+pub use code::{did_you_mean, explain, nearest, rules_markdown, Code, Family, UnknownCode};
 pub use github::{render_github, render_github_summary, GITHUB_ANNOTATION_LIMIT};
 pub use human::render_human;
 pub use json::{render_json, JSON_FORMAT_VERSION};
-pub use sarif::{render_sarif, RuleMetadata};
+pub use sarif::render_sarif;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+/// How serious a finding is; the order is the severity order.
 pub enum Severity {
+    /// Information; never fails a run.
     Note,
+    /// Fails the run only with `--deny-warnings`.
     Warning,
+    /// Fails the run.
     Error,
 }
 
 impl Severity {
+    /// The lowercase name used in every output format.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Note => "note",
@@ -49,23 +57,31 @@ impl fmt::Display for Severity {
 /// Where a finding points: byte span plus the 1-based positions derived from it once.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Location {
+    /// Where the span starts.
     pub start: Position,
+    /// Where the span ends.
     pub end: Position,
+    /// The byte span in the source text.
     pub span: Span,
 }
 
 /// One finding: code, severity, place, message and help.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
-    pub code: &'static str,
+    /// The rule that made the finding.
+    pub code: Code,
+    /// Its severity after the policy.
     pub severity: Severity,
     /// `/`-separated path relative to the registry root, until [`Report::relocate`] puts it
     /// where the user will look for it.
     pub file: String,
+    /// Where in the file, when the finding has a position.
     pub location: Option<Location>,
     /// JSON pointer of the offending value, for JSON files.
     pub pointer: Option<String>,
+    /// What is wrong, in one sentence.
     pub message: String,
+    /// What to change, when the rule knows.
     pub help: Option<String>,
     /// The change that certainly resolves this finding, when the rule knows one; applied by
     /// `validate --fix`, rendered by no output format.
@@ -77,10 +93,12 @@ pub struct Diagnostic {
 pub struct Fix {
     /// JSON pointer of the value or member to change.
     pub pointer: String,
+    /// What to do at the pointer.
     pub edit: FixEdit,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// The change a [`Fix`] makes.
 pub enum FixEdit {
     /// Set the string at the pointer, adding the member when it is missing.
     SetString(String),
@@ -91,6 +109,7 @@ pub enum FixEdit {
 }
 
 impl Fix {
+    /// A fix making `edit` at `pointer`.
     pub fn new(pointer: impl Into<String>, edit: FixEdit) -> Self {
         Self {
             pointer: pointer.into(),
@@ -111,16 +130,13 @@ impl fmt::Display for Fix {
 }
 
 impl Diagnostic {
-    pub fn new(
-        code: &'static str,
-        severity: Severity,
-        file: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
+    /// A finding of `code` at its default severity, not yet placed: add `.at()` or
+    /// `.in_file()`, and `.help()`.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
-            severity,
-            file: file.into(),
+            severity: code.default_severity(),
+            file: String::new(),
             location: None,
             pointer: None,
             message: message.into(),
@@ -143,25 +159,30 @@ impl Diagnostic {
         self
     }
 
+    /// Record the JSON pointer of the offending value.
     pub fn pointer(mut self, pointer: impl Into<String>) -> Self {
         self.pointer = Some(pointer.into());
         self
     }
 
+    /// Add the sentence saying what to change.
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
+    /// Attach the change that certainly resolves the finding.
     pub fn fix(mut self, fix: Fix) -> Self {
         self.fix = Some(fix);
         self
     }
 
+    /// 1-based line of the start (0 without a position).
     pub fn line(&self) -> usize {
         self.location.as_ref().map_or(0, |l| l.start.line)
     }
 
+    /// 1-based column of the start (0 without a position).
     pub fn column(&self) -> usize {
         self.location.as_ref().map_or(0, |l| l.start.column)
     }
@@ -171,7 +192,7 @@ impl Diagnostic {
             &self.file,
             self.line(),
             self.column(),
-            self.code,
+            self.code.as_str(),
             &self.message,
         )
     }
@@ -181,7 +202,9 @@ impl Diagnostic {
 /// checked.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// The findings, sorted once [`Report::finish`] ran.
     pub diagnostics: Vec<Diagnostic>,
+    /// The files findings point into, by shown path (for excerpts).
     pub sources: BTreeMap<String, SourceFile>,
     /// Number of registry entries checked.
     pub entries: usize,
@@ -220,6 +243,7 @@ impl Report {
             .collect();
     }
 
+    /// How many findings have `severity`.
     pub fn count(&self, severity: Severity) -> usize {
         self.diagnostics
             .iter()
@@ -227,6 +251,7 @@ impl Report {
             .count()
     }
 
+    /// Whether any finding is an error (exit 1).
     pub fn has_errors(&self) -> bool {
         self.count(Severity::Error) > 0
     }

@@ -7,17 +7,7 @@
 use serde_json::{json, Value};
 
 use super::escape;
-use super::{Report, Severity};
-
-/// What SARIF needs to know about a rule; supplied by the caller so this module stays
-/// independent of the rule catalogue.
-#[derive(Debug, Clone)]
-pub struct RuleMetadata {
-    pub code: &'static str,
-    pub summary: &'static str,
-    pub explanation: &'static str,
-    pub default_severity: Severity,
-}
+use super::{Code, Report, Severity};
 
 /// The artifact location of a finding's file: relative to `SRCROOT`, or a `file:` URI when
 /// the path is absolute (a registry outside the repository and the working directory).
@@ -40,8 +30,8 @@ fn sarif_level(severity: Severity) -> &'static str {
     }
 }
 
-pub fn render_sarif(report: &Report, rules: &[RuleMetadata], tool_version: &str) -> String {
-    let rule_index = |code: &str| rules.iter().position(|r| r.code == code);
+/// The SARIF document of `report`, with every code of the catalogue as a rule.
+pub fn render_sarif(report: &Report, tool_version: &str) -> String {
     let results: Vec<Value> = report
         .diagnostics
         .iter()
@@ -65,30 +55,29 @@ pub fn render_sarif(report: &Report, rules: &[RuleMetadata], tool_version: &str)
                 text.push_str(help);
             }
             let mut result = json!({
-                "ruleId": d.code,
+                "ruleId": d.code.as_str(),
                 "level": sarif_level(d.severity),
                 "message": {"text": escape::sarif_text(&text)},
                 "locations": [{"physicalLocation": physical}],
+                // The rule table is `Code::ALL`, in declaration order.
+                "ruleIndex": d.code as usize,
             });
-            if let Some(index) = rule_index(d.code) {
-                result["ruleIndex"] = json!(index);
-            }
             if let Some(pointer) = &d.pointer {
                 result["properties"] = json!({"pointer": pointer});
             }
             result
         })
         .collect();
-    let rules: Vec<Value> = rules
+    let rules: Vec<Value> = Code::ALL
         .iter()
-        .map(|r| {
+        .map(|code| {
             json!({
-                "id": r.code,
-                "name": r.code,
-                "shortDescription": {"text": r.summary},
-                "fullDescription": {"text": r.explanation},
-                "help": {"text": r.explanation},
-                "defaultConfiguration": {"level": sarif_level(r.default_severity)},
+                "id": code.as_str(),
+                "name": code.as_str(),
+                "shortDescription": {"text": code.summary()},
+                "fullDescription": {"text": code.explanation()},
+                "help": {"text": code.explanation()},
+                "defaultConfiguration": {"level": sarif_level(code.default_severity())},
             })
         })
         .collect();

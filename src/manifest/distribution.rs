@@ -18,14 +18,19 @@ use crate::source::Span;
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
+    /// Per-platform archives or executables.
     Binary,
+    /// An npm package run by `npx`.
     Npx,
+    /// A `PyPI` package run by `uvx`.
     Uvx,
 }
 
 impl Kind {
+    /// Every kind, in output order.
     pub const ALL: [Kind; 3] = [Kind::Binary, Kind::Npx, Kind::Uvx];
 
+    /// The key naming this kind under `distribution`.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Binary => "binary",
@@ -50,30 +55,41 @@ pub struct BinaryTarget {
     pub pointer: String,
     /// Written directly under `distribution` (the RFD's early form).
     pub legacy: bool,
+    /// `archive` URL, when a string.
     pub archive: Option<String>,
+    /// `cmd` to run inside the archive, when a string.
     pub cmd: Option<String>,
+    /// `args` (string items only).
     pub args: Vec<String>,
+    /// `env` (string values, last duplicate wins).
     pub env: BTreeMap<String, String>,
+    /// The pinned `sha256`, when a string.
     pub sha256: Option<String>,
 }
 
 /// An `npx` or `uvx` package.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Package {
+    /// `npx` or `uvx`.
     pub kind: Kind,
     /// JSON pointer of the package object.
     pub pointer: String,
     /// `package` as written (`name@1.2.3`, `name==1.2.3`).
     pub spec: Option<String>,
+    /// `args` (string items only).
     pub args: Vec<String>,
+    /// `env` (string values, last duplicate wins).
     pub env: BTreeMap<String, String>,
 }
 
 /// What to run: a program, its arguments and the variables to add.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
+    /// The program to start.
     pub program: String,
+    /// Its arguments.
     pub args: Vec<String>,
+    /// Variables added to the environment.
     pub env: BTreeMap<String, String>,
 }
 
@@ -96,10 +112,13 @@ impl Package {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The typed launch model of one `distribution` object.
 pub struct Distribution {
     /// `binary` targets in the order written, then legacy platform keys.
     pub binary: Vec<BinaryTarget>,
+    /// The `npx` package, when there is one.
     pub npx: Option<Package>,
+    /// The `uvx` package, when there is one.
     pub uvx: Option<Package>,
 }
 
@@ -154,6 +173,7 @@ impl Distribution {
         of(false).or_else(|| of(true))
     }
 
+    /// The package of `kind` (`None` for `binary`).
     pub fn package(&self, kind: Kind) -> Option<&Package> {
         match kind {
             Kind::Npx => self.npx.as_ref(),

@@ -23,19 +23,32 @@ mod format;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
     #[error("not valid JSONC: {0}")]
+    /// The text is not valid JSONC.
     Parse(SyntaxError),
     #[error("`{0}` is not a JSON pointer: it must be empty or start with `/`")]
+    /// The pointer is not a JSON pointer.
     BadPointer(String),
     #[error("nothing at `{0}`")]
+    /// Nothing exists at the pointer.
     Missing(String),
     #[error("`{pointer}` is {found}, not {expected}")]
+    /// The value at the pointer has another type.
     WrongType {
+        /// Where the value is.
         pointer: String,
+        /// The type the edit needs.
         expected: &'static str,
+        /// The type found.
         found: &'static str,
     },
+    /// The object already has a member of that name.
     #[error("`{pointer}` already has a member `{key}`")]
-    KeyExists { pointer: String, key: String },
+    KeyExists {
+        /// The object.
+        pointer: String,
+        /// The member name.
+        key: String,
+    },
     /// The formatter would have changed a value; a bug, reported rather than written.
     #[error("the canonical layout would change a value; the file is left as it is")]
     Unformattable,
@@ -67,14 +80,17 @@ impl Editor {
         })
     }
 
+    /// The current text.
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    /// The edited text.
     pub fn into_text(self) -> String {
         self.text
     }
 
+    /// Replace the string at `pointer` with `value`, keeping everything around it.
     pub fn set_string(&mut self, pointer: &str, value: &str) -> Result<(), EditError> {
         self.set_value(pointer, &Value::String(value.to_string()))
     }
@@ -274,10 +290,11 @@ fn tokens(pointer: &str) -> Result<Vec<String>, EditError> {
 }
 
 fn join(steps: &[String]) -> String {
-    steps
-        .iter()
-        .map(|s| format!("/{}", jsonc::escape_pointer(s)))
-        .collect()
+    steps.iter().fold(String::new(), |mut out, s| {
+        out.push('/');
+        out.push_str(&jsonc::escape_pointer(s));
+        out
+    })
 }
 
 fn resolve(root: &CstRootNode, steps: &[String], pointer: &str) -> Result<CstNode, EditError> {

@@ -14,33 +14,46 @@ use crate::source::Span;
 /// A JSON value with its span.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
+    /// Bytes of the value in the source.
     pub span: Span,
+    /// The value.
     pub value: NodeValue,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// A JSON value; numbers are kept as written.
 pub enum NodeValue {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// The number as written; JSONC numbers are plain JSON numbers here.
     Number(String),
+    /// A string, unescaped.
     String(String),
+    /// Items in source order.
     Array(Vec<Node>),
     /// Members in source order, duplicates kept.
     Object(Vec<Member>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// One object member: its key and value, each with its span.
 pub struct Member {
+    /// The key, unescaped.
     pub key: String,
+    /// Bytes of the key as written.
     pub key_span: Span,
+    /// The value.
     pub value: Node,
 }
 
 /// A syntax error with the span of the first offending token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
+    /// The first offending token.
     pub span: Span,
+    /// What the parser expected, lowercased.
     pub message: String,
 }
 
@@ -194,6 +207,7 @@ fn convert(value: ast::Value<'_>) -> Node {
 }
 
 impl Node {
+    /// The text, when a string.
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             NodeValue::String(s) => Some(s),
@@ -201,6 +215,7 @@ impl Node {
         }
     }
 
+    /// The items, when a list.
     pub fn as_array(&self) -> Option<&[Node]> {
         match &self.value {
             NodeValue::Array(a) => Some(a),
@@ -208,6 +223,7 @@ impl Node {
         }
     }
 
+    /// The members, when an object.
     pub fn as_object(&self) -> Option<&[Member]> {
         match &self.value {
             NodeValue::Object(m) => Some(m),
@@ -221,10 +237,12 @@ impl Node {
         self.as_object()?.iter().rev().find(|m| m.key == key)
     }
 
+    /// The value of the last member named `key` (last wins, as in clients).
     pub fn get(&self, key: &str) -> Option<&Node> {
         self.member(key).map(|m| &m.value)
     }
 
+    /// The text of member `key`, when it is a string.
     pub fn get_str(&self, key: &str) -> Option<&str> {
         self.get(key).and_then(Node::as_str)
     }
@@ -274,9 +292,9 @@ impl Node {
         match &self.value {
             NodeValue::Null => Value::Null,
             NodeValue::Bool(b) => Value::Bool(*b),
-            NodeValue::Number(raw) => serde_json::from_str::<serde_json::Number>(raw)
-                .map(Value::Number)
-                .unwrap_or(Value::Null),
+            NodeValue::Number(raw) => {
+                serde_json::from_str::<serde_json::Number>(raw).map_or(Value::Null, Value::Number)
+            }
             NodeValue::String(s) => Value::String(s.clone()),
             NodeValue::Array(items) => Value::Array(items.iter().map(Node::to_json).collect()),
             NodeValue::Object(_) => Value::Object(
@@ -292,31 +310,29 @@ impl Node {
     /// with the JSON pointer of the object and the span of the first occurrence.
     pub fn duplicate_keys(&self) -> Vec<DuplicateKey> {
         let mut found = Vec::new();
-        self.collect_duplicates(String::new(), &mut found);
+        self.collect_duplicates("", &mut found);
         found
     }
 
-    fn collect_duplicates(&self, path: String, found: &mut Vec<DuplicateKey>) {
+    fn collect_duplicates(&self, path: &str, found: &mut Vec<DuplicateKey>) {
         match &self.value {
             NodeValue::Object(members) => {
                 for (i, member) in members.iter().enumerate() {
+                    let pointer = format!("{path}/{}", escape_pointer(&member.key));
                     if let Some(first) = members[..i].iter().find(|m| m.key == member.key) {
                         found.push(DuplicateKey {
-                            pointer: format!("{path}/{}", escape_pointer(&member.key)),
+                            pointer: pointer.clone(),
                             key: member.key.clone(),
                             span: member.key_span,
                             first: first.key_span,
                         });
                     }
-                    member.value.collect_duplicates(
-                        format!("{path}/{}", escape_pointer(&member.key)),
-                        found,
-                    );
+                    member.value.collect_duplicates(&pointer, found);
                 }
             }
             NodeValue::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    item.collect_duplicates(format!("{path}/{i}"), found);
+                    item.collect_duplicates(&format!("{path}/{i}"), found);
                 }
             }
             _ => {}
@@ -325,10 +341,15 @@ impl Node {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// A key repeated in one object.
 pub struct DuplicateKey {
+    /// JSON pointer of the repeated member.
     pub pointer: String,
+    /// The key.
     pub key: String,
+    /// Span of the repeated key.
     pub span: Span,
+    /// Span of its first occurrence.
     pub first: Span,
 }
 

@@ -1,19 +1,24 @@
-//! The manifest (`agent.json`): JSONC source with spans, and the constants of the format.
+//! The manifest (`agent.json`): the general JSONC parser with spans (`jsonc`), typed reading
+//! of its tree (`fields`), and the constants of the format.
 //!
-//! Ground floor: imports only the shared `source` positions.
+//! A shared service: imports only the ground floor (`source`, and `diagnostics` for findings).
 
 pub mod distribution;
 pub mod edit;
+pub mod fields;
 pub mod jsonc;
 pub mod names;
 pub mod order;
 pub mod svg;
 
+/// `parse` is [`jsonc::parse`]: any JSONC file, not only manifests.
 pub use jsonc::{escape_pointer, parse, Member, Node, NodeValue, SyntaxError};
 
 /// Size limits, enforced before any parsing (docs/format.md#reading-files, `file-too-large`).
 pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+/// Size limit of each icon file.
 pub const MAX_ICON_BYTES: u64 = 32 * 1024;
+/// Size limit of `README.md`.
 pub const MAX_README_BYTES: u64 = 64 * 1024;
 
 /// The six platform keys of `distribution.binary`.

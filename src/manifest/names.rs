@@ -9,7 +9,9 @@ pub const MAX_ID_LEN: usize = 64;
 /// Why a name cannot be used as a portable file or folder name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameProblem {
+    /// The name is empty.
     Empty,
+    /// The name is longer than a file system allows.
     TooLong,
     /// A control character, `/`, `\` or a character Windows forbids (`<>:"|?*`).
     ForbiddenCharacter(char),
@@ -129,33 +131,24 @@ mod tests {
 
     #[test]
     fn file_names_are_portable() {
-        assert_eq!(file_name_problem("registry.json"), None);
-        assert_eq!(file_name_problem(""), Some(NameProblem::Empty));
-        assert_eq!(
-            file_name_problem("a/b.json"),
-            Some(NameProblem::ForbiddenCharacter('/'))
-        );
-        assert_eq!(
-            file_name_problem("a\\b.json"),
-            Some(NameProblem::ForbiddenCharacter('\\'))
-        );
-        assert_eq!(
-            file_name_problem("a\u{1b}.json"),
-            Some(NameProblem::ForbiddenCharacter('\u{1b}'))
-        );
-        assert_eq!(
-            file_name_problem("a?.json"),
-            Some(NameProblem::ForbiddenCharacter('?'))
-        );
-        assert_eq!(
-            file_name_problem("nul.json"),
-            Some(NameProblem::WindowsReserved)
-        );
-        assert_eq!(file_name_problem("x.json."), Some(NameProblem::Dots));
-        assert_eq!(file_name_problem(".."), Some(NameProblem::Dots));
-        assert_eq!(
-            file_name_problem(&"a".repeat(256)),
-            Some(NameProblem::TooLong)
-        );
+        let long = "a".repeat(256);
+        let cases = [
+            ("registry.json", None),
+            ("", Some(NameProblem::Empty)),
+            ("a/b.json", Some(NameProblem::ForbiddenCharacter('/'))),
+            ("a\\b.json", Some(NameProblem::ForbiddenCharacter('\\'))),
+            (
+                "a\u{1b}.json",
+                Some(NameProblem::ForbiddenCharacter('\u{1b}')),
+            ),
+            ("a?.json", Some(NameProblem::ForbiddenCharacter('?'))),
+            ("nul.json", Some(NameProblem::WindowsReserved)),
+            ("x.json.", Some(NameProblem::Dots)),
+            ("..", Some(NameProblem::Dots)),
+            (long.as_str(), Some(NameProblem::TooLong)),
+        ];
+        for (name, problem) in cases {
+            assert_eq!(file_name_problem(name), problem, "{name:?}");
+        }
     }
 }

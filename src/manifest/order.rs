@@ -30,6 +30,7 @@ impl KeyOrder {
         }
     }
 
+    /// Order two keys of this object canonically.
     pub fn compare(&self, a: &str, b: &str) -> Ordering {
         self.rank(a).cmp(&self.rank(b))
     }

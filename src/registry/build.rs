@@ -11,6 +11,7 @@ use super::config::base_url_problem;
 use super::output::{digest_hex, ownership_manifest, OWNERSHIP_FILE};
 use super::variants::{output_agent, published_agent, Channel};
 use super::Checked;
+use crate::diagnostics::Code;
 use crate::manifest::MAX_ICON_BYTES;
 use crate::rules::{published_agent_validator, EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
 use crate::site::{self, SiteAgent, SiteOptions};
@@ -311,7 +312,7 @@ fn refuse_unsafe_icon(file: &str, bytes: &[u8]) -> Result<(), BuildError> {
     let findings = crate::rules::check_icon(file, &text);
     let unsafe_icon = findings
         .iter()
-        .find(|d| matches!(d.code, "icon-unsafe" | "icon-xml" | "icon-root"));
+        .find(|d| matches!(d.code, Code::IconUnsafe | Code::IconXml | Code::IconRoot));
     match unsafe_icon {
         Some(d) => Err(BuildError::UnsafeIcon {
             file: format!("{file}:{}:{}", d.line(), d.column()),

@@ -119,7 +119,7 @@ fn check_published(report: &mut EntryReport, config: &Config) {
         .diagnostics
         .iter()
         .filter(|d| d.file == doc.source.path)
-        .filter(|d| d.severity == Severity::Error || d.code == Code::Schema.as_str())
+        .filter(|d| d.severity == Severity::Error || d.code == Code::Schema)
         .filter_map(|d| d.pointer.clone())
         .collect();
     let serves_preview = preview_wins(

@@ -24,17 +24,20 @@ use std::path::Path;
 
 use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::manifest::fields::Fields;
 use crate::manifest::names::file_name_problem;
-use crate::manifest::{self, Node};
+use crate::manifest::{jsonc, Member, Node, DISTRIBUTION_KINDS};
 use crate::online::EndpointOverrides;
 use crate::rules::{
-    finding, is_enforced, nearest, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
+    did_you_mean, is_enforced, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
 };
 use crate::source::{SourceFile, Span};
 
+/// The configuration file name at the registry root.
 pub const CONFIG_FILE: &str = "acp-registry.jsonc";
 /// Size limit of the configuration file (room for thousands of exemptions).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// Where published files live when `base_url` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
 const KEYS: [&str; 9] = [
     "$schema",
@@ -63,9 +66,13 @@ const RESERVED_FILES: [&str; 3] = ["agent.schema.json", "registry.schema.json", 
 const OS_FAMILIES: [&str; 3] = ["darwin", "linux", "windows"];
 
 #[derive(Debug, Clone)]
+/// The registry's configuration, defaults for what the file does not set.
 pub struct Config {
+    /// Severity overrides, exemptions and required OS families.
     pub policy: Policy,
+    /// The URL published files are served under, without a trailing `/`.
     pub base_url: String,
+    /// Whether quarantined entries are still published.
     pub publish_quarantined: bool,
     /// Registry files `build` writes (default: one `registry.json`).
     pub outputs: Vec<Output>,
@@ -73,7 +80,7 @@ pub struct Config {
     pub source: Option<SourceFile>,
     /// Ids named in the file, with their spans, checked against the registry later.
     pub named_ids: Vec<(String, Span)>,
-    /// `online`: base URLs of npm, PyPI and the GitHub API (flags override them).
+    /// `online`: base URLs of npm, `PyPI` and the GitHub API (flags override them).
     pub online: EndpointOverrides,
     /// `verify.auth_types`: auth types an agent must offer one of (`None`: the default).
     pub verify_auth_types: Option<Vec<String>>,
@@ -94,51 +101,32 @@ impl Default for Config {
     }
 }
 
-struct Reader<'a> {
-    source: &'a SourceFile,
-    diagnostics: Vec<Diagnostic>,
+/// `code` is enforced by `build`: the override is refused (and ignored).
+fn refuse_enforced(fields: &mut Fields, code: Code, span: Span, what: &str) {
+    fields.problem(
+        span,
+        format!("`{code}` cannot be {what}: `build` refuses what it reports whatever the configuration says"),
+        "remove this setting and fix the findings instead; `acp-registry explain config-invalid` lists the codes that stay errors",
+    );
 }
 
-impl Reader<'_> {
-    fn invalid(&mut self, span: Span, message: impl Into<String>, help: impl Into<String>) {
-        self.diagnostics.push(
-            finding(Code::ConfigInvalid, message)
-                .at(self.source, span)
-                .help(help),
-        );
-    }
-
-    /// `code` is enforced by `build`: the override is refused (and ignored).
-    fn enforced(&mut self, code: Code, span: Span, what: &str) {
-        self.invalid(
-            span,
-            format!("`{code}` cannot be {what}: `build` refuses what it reports whatever the configuration says"),
-            "remove this setting and fix the findings instead; `acp-registry explain config-invalid` lists the codes that stay errors",
-        );
-    }
-
-    fn code(&mut self, name: &str, span: Span) -> Option<Code> {
-        match name.parse::<Code>() {
-            Ok(code) => Some(code),
-            Err(e) => {
-                let help = match e.nearest {
-                    Some(n) => format!(
-                        "did you mean `{n}`? `acp-registry explain --list` prints every code"
-                    ),
-                    None => "`acp-registry explain --list` prints every code".into(),
-                };
-                self.diagnostics.push(
-                    finding(
-                        Code::ConfigUnknownCode,
-                        format!("unknown rule code `{name}`"),
-                    )
-                    .at(self.source, span)
-                    .help(help),
-                );
-                None
-            }
-        }
-    }
+/// The rule code `name`, or a `config-unknown-code` finding suggesting the nearest.
+fn rule_code(fields: &mut Fields, name: &str, span: Span) -> Option<Code> {
+    let e = match name.parse::<Code>() {
+        Ok(code) => return Some(code),
+        Err(e) => e,
+    };
+    let help = match e.nearest {
+        Some(n) => format!("did you mean `{n}`? `acp-registry explain --list` prints every code"),
+        None => "`acp-registry explain --list` prints every code".into(),
+    };
+    let finding = fields.at(
+        Code::ConfigUnknownCode,
+        span,
+        format!("unknown rule code `{name}`"),
+    );
+    fields.findings.push(finding.help(help));
+    None
 }
 
 impl Config {
@@ -152,92 +140,77 @@ impl Config {
         let text = match bytes.map(String::from_utf8) {
             Ok(Ok(text)) => text,
             Ok(Err(_)) => {
-                return (
-                    Config::default(),
-                    vec![finding(
-                        Code::ConfigSyntax,
-                        format!("{CONFIG_FILE} is not valid UTF-8"),
-                    )
-                    .in_file(CONFIG_FILE)
-                    .help("re-save it as UTF-8")],
-                )
+                let finding = Diagnostic::new(
+                    Code::ConfigSyntax,
+                    format!("{CONFIG_FILE} is not valid UTF-8"),
+                );
+                let finding = finding.in_file(CONFIG_FILE).help("re-save it as UTF-8");
+                return (Config::default(), vec![finding]);
             }
             Err(e) => return (Config::default(), vec![read_failure(&e, CONFIG_FILE)]),
         };
         Self::parse(SourceFile::new(CONFIG_FILE, text))
     }
 
+    /// Read the configuration in `source`: every readable key, and a finding per problem.
     pub fn parse(source: SourceFile) -> (Config, Vec<Diagnostic>) {
-        let mut config = Config {
-            source: Some(source.clone()),
-            ..Config::default()
-        };
-        let root = match manifest::parse(&source.text) {
+        let mut config = Config::default();
+        let findings = config.read(&source);
+        config.source = Some(source);
+        (config, findings)
+    }
+
+    /// Read every member of `source` into the configuration, returning the problems.
+    fn read(&mut self, source: &SourceFile) -> Vec<Diagnostic> {
+        let root = match jsonc::parse(&source.text) {
             Ok(root) => root,
             Err(e) => {
-                let d = finding(Code::ConfigSyntax, format!("invalid JSONC: {}", e.message))
-                    .at(&source, e.span);
-                return (config, vec![d]);
+                let message = format!("invalid JSONC: {}", e.message);
+                return vec![Diagnostic::new(Code::ConfigSyntax, message).at(source, e.span)];
             }
         };
-        let mut reader = Reader {
-            source: &source,
-            diagnostics: Vec::new(),
-        };
-        let Some(members) = root.as_object() else {
-            reader.invalid(
-                root.span,
-                "the configuration must be an object",
-                "write `{ … }` with the keys documented in the README",
-            );
-            return (config, reader.diagnostics);
+        let mut fields = Fields::new(source, Code::ConfigInvalid);
+        let Some(members) = fields.object(
+            &root,
+            "the configuration must be an object",
+            "write `{ … }` with the keys documented in the README",
+        ) else {
+            return fields.findings;
         };
         for dup in root.duplicate_keys() {
-            reader.invalid(
-                dup.span,
-                format!("key `{}` appears more than once", dup.key),
-                "remove one of them",
-            );
+            let message = format!("key `{}` appears more than once", dup.key);
+            fields.problem(dup.span, message, "remove one of them");
         }
         for member in members {
-            let value = &member.value;
-            match member.key.as_str() {
-                "$schema" => {}
-                "base_url" => match value.as_str() {
-                    Some(url) => match base_url_problem(url) {
-                        None => config.base_url = url.trim_end_matches('/').to_string(),
-                        Some(problem) => reader.invalid(
-                            value.span,
-                            format!("base_url {problem}"),
-                            "use the https URL the registry's files are published under, e.g. \"https://cdn.example.com/registry/v1/latest\"",
-                        ),
-                    },
-                    None => {
-                        reader.invalid(value.span, "base_url must be a string", "use an https URL")
-                    }
-                },
-                "publish_quarantined" => match value.value {
-                    manifest::NodeValue::Bool(b) => config.publish_quarantined = b,
-                    _ => reader.invalid(
-                        value.span,
-                        "publish_quarantined must be true or false",
-                        "write `true` or `false`",
-                    ),
-                },
-                "severity" => read_severity(&mut reader, value, &mut config.policy),
-                "exemptions" => read_exemptions(&mut reader, value, &mut config),
-                "required_os" => read_required_os(&mut reader, value, &mut config.policy),
-                "online" => config.online = read_online(&mut reader, value),
-                "verify" => config.verify_auth_types = read_verify(&mut reader, value),
-                "outputs" => {
-                    let (outputs, ids) = read_outputs(&mut reader, value);
-                    config.outputs = outputs;
-                    config.named_ids.extend(ids);
-                }
-                other => unknown_key(&mut reader, other, member.key_span, &KEYS),
-            }
+            self.read_member(&mut fields, member);
         }
-        (config, reader.diagnostics)
+        fields.findings
+    }
+
+    /// Read one top-level member into the configuration.
+    fn read_member(&mut self, fields: &mut Fields, member: &Member) {
+        let value = &member.value;
+        match member.key.as_str() {
+            "$schema" => {}
+            "base_url" => read_base_url(fields, value, &mut self.base_url),
+            "publish_quarantined" => {
+                let message = "publish_quarantined must be true or false";
+                if let Some(b) = fields.bool(value, message, "write `true` or `false`") {
+                    self.publish_quarantined = b;
+                }
+            }
+            "severity" => read_severity(fields, value, &mut self.policy),
+            "exemptions" => read_exemptions(fields, value, self),
+            "required_os" => read_required_os(fields, value, &mut self.policy),
+            "online" => self.online = read_online(fields, value),
+            "verify" => self.verify_auth_types = read_verify(fields, value),
+            "outputs" => {
+                let (outputs, ids) = read_outputs(fields, value);
+                self.outputs = outputs;
+                self.named_ids.extend(ids);
+            }
+            _ => fields.unknown_key(member, &KEYS),
+        }
     }
 
     /// `config-unknown-id` for ids named in the file that no entry declares.
@@ -249,13 +222,13 @@ impl Config {
             .iter()
             .filter(|(id, _)| !known.contains(id.as_str()))
             .map(|(id, span)| {
-                let mut d = finding(
+                let mut d = Diagnostic::new(
                     Code::ConfigUnknownId,
                     format!("`{id}` is not an entry of this registry"),
                 )
                 .at(source, *span);
-                if let Some(n) = nearest(id, known.iter().copied()) {
-                    d = d.help(format!("did you mean `{n}`?"));
+                if let Some(help) = did_you_mean(id, known.iter().copied()) {
+                    d = d.help(help);
                 }
                 d
             })
@@ -263,16 +236,29 @@ impl Config {
     }
 }
 
+fn read_base_url(fields: &mut Fields, value: &Node, base_url: &mut String) {
+    let Some(url) = fields.string(value, "base_url must be a string", "use an https URL") else {
+        return;
+    };
+    match base_url_problem(url) {
+        None => *base_url = url.trim_end_matches('/').to_string(),
+        Some(problem) => fields.problem(
+            value.span,
+            format!("base_url {problem}"),
+            "use the https URL the registry's files are published under, e.g. \"https://cdn.example.com/registry/v1/latest\"",
+        ),
+    }
+}
+
 /// `"online": {"npm_registry": URL, "pypi": URL, "github_api": URL}`. Plain http is accepted
 /// here (local mirrors); the network layer still refuses it outside tests.
-fn read_online(reader: &mut Reader, node: &Node) -> EndpointOverrides {
+fn read_online(fields: &mut Fields, node: &Node) -> EndpointOverrides {
     let mut out = EndpointOverrides::default();
-    let Some(members) = node.as_object() else {
-        reader.invalid(
-            node.span,
-            "online must be an object",
-            "write `{\"npm_registry\": \"https://…\", \"pypi\": \"https://…\", \"github_api\": \"https://…\"}`",
-        );
+    let Some(members) = fields.object(
+        node,
+        "online must be an object",
+        "write `{\"npm_registry\": \"https://…\", \"pypi\": \"https://…\", \"github_api\": \"https://…\"}`",
+    ) else {
         return out;
     };
     for member in members {
@@ -280,19 +266,14 @@ fn read_online(reader: &mut Reader, node: &Node) -> EndpointOverrides {
             "npm_registry" => &mut out.npm,
             "pypi" => &mut out.pypi,
             "github_api" => &mut out.github_api,
-            other => {
-                unknown_key(
-                    reader,
-                    other,
-                    member.key_span,
-                    &["npm_registry", "pypi", "github_api"],
-                );
+            _ => {
+                fields.unknown_key(member, &["npm_registry", "pypi", "github_api"]);
                 continue;
             }
         };
         match member.value.as_str().filter(|u| is_base_url(u)) {
             Some(url) => *slot = Some(url.trim_end_matches('/').to_string()),
-            None => reader.invalid(
+            None => fields.problem(
                 member.value.span,
                 format!("online.{} must be an absolute http(s) URL", member.key),
                 "write the service's base URL, e.g. `https://registry.npmjs.org`",
@@ -303,33 +284,27 @@ fn read_online(reader: &mut Reader, node: &Node) -> EndpointOverrides {
 }
 
 /// `"verify": {"auth_types": ["agent", "terminal"]}` (an empty list accepts any answer).
-fn read_verify(reader: &mut Reader, node: &Node) -> Option<Vec<String>> {
+fn read_verify(fields: &mut Fields, node: &Node) -> Option<Vec<String>> {
     const TYPES: [&str; 3] = ["agent", "terminal", "env_var"];
     let help =
         "write `{\"auth_types\": [\"agent\", \"terminal\"]}` (types: agent, terminal, env_var)";
-    let Some(members) = node.as_object() else {
-        reader.invalid(node.span, "verify must be an object", help);
-        return None;
-    };
+    let members = fields.object(node, "verify must be an object", help)?;
     let mut out = None;
     for member in members {
         if member.key != "auth_types" {
-            unknown_key(reader, &member.key, member.key_span, &["auth_types"]);
+            fields.unknown_key(member, &["auth_types"]);
             continue;
         }
         let items = member.value.as_array().unwrap_or_default();
         let valid: Vec<String> = items
             .iter()
-            .filter_map(|i| i.as_str())
+            .filter_map(Node::as_str)
             .filter(|t| TYPES.contains(t))
             .map(str::to_string)
             .collect();
         if member.value.as_array().is_none() || valid.len() != items.len() {
-            reader.invalid(
-                member.value.span,
-                "verify.auth_types must be a list of auth types",
-                help,
-            );
+            let message = "verify.auth_types must be a list of auth types";
+            fields.problem(member.value.span, message, help);
             continue;
         }
         out = Some(valid);
@@ -343,17 +318,16 @@ fn is_base_url(text: &str) -> bool {
     })
 }
 
-fn read_severity(reader: &mut Reader, node: &Node, policy: &mut Policy) {
-    let Some(members) = node.as_object() else {
-        reader.invalid(
-            node.span,
-            "severity must be an object of rule code to level",
-            "write `{\"<code>\": \"error\" | \"warning\" | \"note\" | \"off\"}`",
-        );
+fn read_severity(fields: &mut Fields, node: &Node, policy: &mut Policy) {
+    let Some(members) = fields.object(
+        node,
+        "severity must be an object of rule code to level",
+        "write `{\"<code>\": \"error\" | \"warning\" | \"note\" | \"off\"}`",
+    ) else {
         return;
     };
     for member in members {
-        let Some(code) = reader.code(&member.key, member.key_span) else {
+        let Some(code) = rule_code(fields, &member.key, member.key_span) else {
             continue;
         };
         let level = match member.value.as_str() {
@@ -362,7 +336,7 @@ fn read_severity(reader: &mut Reader, node: &Node, policy: &mut Policy) {
             Some("note") => Level::On(Severity::Note),
             Some("off") => Level::Off,
             _ => {
-                reader.invalid(
+                fields.problem(
                     member.value.span,
                     format!("invalid level for `{code}`"),
                     "use \"error\", \"warning\", \"note\" or \"off\"",
@@ -371,194 +345,175 @@ fn read_severity(reader: &mut Reader, node: &Node, policy: &mut Policy) {
             }
         };
         if is_enforced(code) && level != Level::On(Severity::Error) {
-            reader.enforced(code, member.value.span, "lowered");
+            refuse_enforced(fields, code, member.value.span, "lowered");
             continue;
         }
         policy.severity.insert(code, level);
     }
 }
 
-fn read_exemptions(reader: &mut Reader, node: &Node, config: &mut Config) {
-    let Some(members) = node.as_object() else {
-        reader.invalid(
-            node.span,
-            "exemptions must be an object of id to rule codes",
-            "write `{\"<id>\": [\"<code>\", …]}`",
-        );
+fn read_exemptions(fields: &mut Fields, node: &Node, config: &mut Config) {
+    let Some(members) = fields.object(
+        node,
+        "exemptions must be an object of id to rule codes",
+        "write `{\"<id>\": [\"<code>\", …]}`",
+    ) else {
         return;
     };
     for member in members {
-        let Some(items) = member.value.as_array() else {
-            reader.invalid(
-                member.value.span,
-                format!(
-                    "exemptions for `{}` must be a list of rule codes",
-                    member.key
-                ),
-                "write `[\"<code>\", …]`",
-            );
+        let Some(items) = fields.array(
+            &member.value,
+            format!(
+                "exemptions for `{}` must be a list of rule codes",
+                member.key
+            ),
+            "write `[\"<code>\", …]`",
+        ) else {
             continue;
         };
         config.named_ids.push((member.key.clone(), member.key_span));
+        let names = fields.strings(
+            items,
+            "a rule code must be a string",
+            "write the code in quotes",
+        );
         let codes = config
             .policy
             .exemptions
             .entry(member.key.clone())
             .or_default();
-        for item in items {
-            match item.as_str() {
-                Some(name) => match reader.code(name, item.span) {
-                    Some(code) if is_enforced(code) => reader.enforced(code, item.span, "exempted"),
-                    Some(code) => {
-                        codes.insert(code);
-                    }
-                    None => {}
-                },
-                None => reader.invalid(
-                    item.span,
-                    "a rule code must be a string",
-                    "write the code in quotes",
-                ),
+        for (name, span) in names {
+            match rule_code(fields, name, span) {
+                Some(code) if is_enforced(code) => refuse_enforced(fields, code, span, "exempted"),
+                Some(code) => {
+                    codes.insert(code);
+                }
+                None => {}
             }
         }
     }
 }
 
-fn unknown_key(reader: &mut Reader, key: &str, span: Span, known: &[&str]) {
-    let help = match nearest(key, known.iter().copied()) {
-        Some(n) => format!("did you mean `{n}`?"),
-        None => format!("known keys: {}", known.join(", ")),
-    };
-    reader.invalid(span, format!("unknown key `{key}`"), help);
-}
-
-fn string_set(
-    reader: &mut Reader,
+/// A list of entry ids (`include`, `exclude`), each also kept in `ids` with its span.
+fn id_set(
+    fields: &mut Fields,
     node: &Node,
     what: &str,
     ids: &mut Vec<(String, Span)>,
 ) -> BTreeSet<String> {
-    let mut set = BTreeSet::new();
-    let Some(items) = node.as_array() else {
-        reader.invalid(
-            node.span,
-            format!("{what} must be a list of ids"),
-            "write `[\"<id>\", …]`",
-        );
-        return set;
+    let message = format!("{what} must be a list of ids");
+    let Some(items) = fields.array(node, message, "write `[\"<id>\", …]`") else {
+        return BTreeSet::new();
     };
-    for item in items {
-        match item.as_str() {
-            Some(id) => {
-                ids.push((id.to_string(), item.span));
-                set.insert(id.to_string());
-            }
-            None => reader.invalid(
-                item.span,
-                "an id must be a string",
-                "write the id in quotes",
-            ),
-        }
-    }
-    set
+    let named = fields.strings(items, "an id must be a string", "write the id in quotes");
+    ids.extend(named.iter().map(|(id, span)| (id.to_string(), *span)));
+    named.into_iter().map(|(id, _)| id.to_string()).collect()
 }
 
 /// `outputs`: returns the outputs and the ids they name (checked against the registry later).
-fn read_outputs(reader: &mut Reader, node: &Node) -> (Vec<Output>, Vec<(String, Span)>) {
+fn read_outputs(fields: &mut Fields, node: &Node) -> (Vec<Output>, Vec<(String, Span)>) {
     let mut ids = Vec::new();
-    let Some(items) = node.as_array() else {
-        reader.invalid(
-            node.span,
-            "outputs must be a list of objects",
-            "write `[{\"file\": \"registry.json\"}, …]`",
-        );
+    let Some(items) = fields.array(
+        node,
+        "outputs must be a list of objects",
+        "write `[{\"file\": \"registry.json\"}, …]`",
+    ) else {
         return (Output::default_outputs(), ids);
     };
     let mut outputs: Vec<Output> = Vec::new();
     for item in items {
-        let Some(members) = item.as_object() else {
-            reader.invalid(
-                item.span,
-                "an output must be an object",
-                "write `{\"file\": \"registry.json\"}`",
-            );
+        let Some(output) = read_output(fields, item, &mut ids) else {
             continue;
         };
-        let mut output = Output::default();
-        for member in members {
-            let value = &member.value;
-            match member.key.as_str() {
-                "file" => match value.as_str() {
-                    Some(name) => match output_name_problem(name) {
-                        None => output.file = name.to_string(),
-                        Some(problem) => reader.invalid(
-                            value.span,
-                            format!("output file `{}` {problem}", name.escape_debug()),
-                            format!(
-                                "use a plain file name ending in .json, e.g. \"registry.json\"; not a path, and not one of {}",
-                                RESERVED_FILES.join(", ")
-                            ),
-                        ),
-                    },
-                    None => reader.invalid(
-                        value.span,
-                        "file must be a string",
-                        "write the file name in quotes, e.g. \"registry.json\"",
-                    ),
-                },
-                "include" => output.include = Some(string_set(reader, value, "include", &mut ids)),
-                "exclude" => output.exclude = string_set(reader, value, "exclude", &mut ids),
-                "channel" => match value.as_str() {
-                    Some("stable") => output.channel = Channel::Stable,
-                    Some("preview") => output.channel = Channel::Preview,
-                    _ => reader.invalid(
-                        value.span,
-                        "channel must be \"stable\" or \"preview\"",
-                        "write \"stable\" or \"preview\"",
-                    ),
-                },
-                "patches" => output.patches = read_patches(reader, value, &mut ids),
-                "embed_icons" => match value.value {
-                    manifest::NodeValue::Bool(embed) => output.embed_icons = embed,
-                    _ => reader.invalid(
-                        value.span,
-                        "embed_icons must be true or false",
-                        "write `\"embed_icons\": true` to add each icon as a data URI",
-                    ),
-                },
-                other => unknown_key(reader, other, member.key_span, &OUTPUT_KEYS),
+        match same_file(&outputs, &output) {
+            Some(message) => {
+                let span = item.get("file").map_or(item.span, |f| f.span);
+                fields.problem(span, message, "give each output its own file name");
             }
+            None => outputs.push(output),
         }
-        if output.file.is_empty() {
-            if item.get("file").is_none() {
-                reader.invalid(
-                    item.span,
-                    "this output has no `file`",
-                    "add `\"file\": \"registry.json\"`",
-                );
-            }
-            continue;
-        }
-        // Windows and macOS file systems ignore case: those names would be one file.
-        if let Some(other) = outputs
-            .iter()
-            .find(|o| o.file.eq_ignore_ascii_case(&output.file))
-        {
-            let span = item.get("file").map_or(item.span, |f| f.span);
-            let message = if other.file == output.file {
-                format!("two outputs write `{}`", output.file)
-            } else {
-                format!(
-                    "outputs `{}` and `{}` differ only in case, so they are one file on Windows and macOS",
-                    other.file, output.file
-                )
-            };
-            reader.invalid(span, message, "give each output its own file name");
-            continue;
-        }
-        outputs.push(output);
     }
     (outputs, ids)
+}
+
+/// One output, or `None` (reported) when it has no usable `file`.
+fn read_output(fields: &mut Fields, item: &Node, ids: &mut Vec<(String, Span)>) -> Option<Output> {
+    let members = fields.object(
+        item,
+        "an output must be an object",
+        "write `{\"file\": \"registry.json\"}`",
+    )?;
+    let mut output = Output::default();
+    for member in members {
+        let value = &member.value;
+        match member.key.as_str() {
+            "file" => read_output_file(fields, value, &mut output.file),
+            "include" => output.include = Some(id_set(fields, value, "include", ids)),
+            "exclude" => output.exclude = id_set(fields, value, "exclude", ids),
+            "channel" => match value.as_str() {
+                Some("stable") => output.channel = Channel::Stable,
+                Some("preview") => output.channel = Channel::Preview,
+                _ => fields.problem(
+                    value.span,
+                    "channel must be \"stable\" or \"preview\"",
+                    "write \"stable\" or \"preview\"",
+                ),
+            },
+            "patches" => output.patches = read_patches(fields, value, ids),
+            "embed_icons" => {
+                let message = "embed_icons must be true or false";
+                let help = "write `\"embed_icons\": true` to add each icon as a data URI";
+                if let Some(embed) = fields.bool(value, message, help) {
+                    output.embed_icons = embed;
+                }
+            }
+            _ => fields.unknown_key(member, &OUTPUT_KEYS),
+        }
+    }
+    if output.file.is_empty() {
+        // An unusable `file` is already reported; only a missing one is reported here.
+        let help = "add `\"file\": \"registry.json\"`";
+        fields.required(item, "file", "this output has no `file`", help);
+        return None;
+    }
+    Some(output)
+}
+
+fn read_output_file(fields: &mut Fields, value: &Node, file: &mut String) {
+    let Some(name) = fields.string(
+        value,
+        "file must be a string",
+        "write the file name in quotes, e.g. \"registry.json\"",
+    ) else {
+        return;
+    };
+    match output_name_problem(name) {
+        None => *file = name.to_string(),
+        Some(problem) => fields.problem(
+            value.span,
+            format!("output file `{}` {problem}", name.escape_debug()),
+            format!(
+                "use a plain file name ending in .json, e.g. \"registry.json\"; not a path, and not one of {}",
+                RESERVED_FILES.join(", ")
+            ),
+        ),
+    }
+}
+
+/// Why `output` may not be added to `outputs`: another one writes the same file, or one
+/// differing only in case (Windows and macOS file systems ignore case).
+fn same_file(outputs: &[Output], output: &Output) -> Option<String> {
+    let other = outputs
+        .iter()
+        .find(|o| o.file.eq_ignore_ascii_case(&output.file))?;
+    Some(if other.file == output.file {
+        format!("two outputs write `{}`", output.file)
+    } else {
+        format!(
+            "outputs `{}` and `{}` differ only in case, so they are one file on Windows and macOS",
+            other.file, output.file
+        )
+    })
 }
 
 /// Why `name` cannot be an output file of `build`, or `None`: a portable file name (every
@@ -595,124 +550,120 @@ pub fn base_url_problem(url: &str) -> Option<String> {
     None
 }
 
-fn read_patches(reader: &mut Reader, node: &Node, ids: &mut Vec<(String, Span)>) -> Vec<Patch> {
-    let mut patches = Vec::new();
-    let Some(items) = node.as_array() else {
-        reader.invalid(
-            node.span,
-            "patches must be a list of objects",
-            "write `[{\"id\": \"<id>\", \"set\": {…}}]`",
-        );
-        return patches;
+fn read_patches(fields: &mut Fields, node: &Node, ids: &mut Vec<(String, Span)>) -> Vec<Patch> {
+    let Some(items) = fields.array(
+        node,
+        "patches must be a list of objects",
+        "write `[{\"id\": \"<id>\", \"set\": {…}}]`",
+    ) else {
+        return Vec::new();
     };
-    for item in items {
-        let Some(members) = item.as_object() else {
-            reader.invalid(
-                item.span,
-                "a patch must be an object",
-                "write `{\"id\": \"<id>\", …}`",
-            );
-            continue;
-        };
-        let mut patch = Patch::default();
-        for member in members {
-            let value = &member.value;
-            match member.key.as_str() {
-                "id" => match value.as_str() {
-                    Some(id) => {
-                        ids.push((id.to_string(), value.span));
-                        patch.id = id.to_string();
-                    }
-                    None => {
-                        reader.invalid(value.span, "id must be a string", "write the id in quotes")
-                    }
-                },
-                "append_args" => {
-                    let Some(kinds) = value.as_object() else {
-                        reader.invalid(
-                            value.span,
-                            "append_args must be an object",
-                            "write `{\"npx\": [\"--flag\"]}`",
-                        );
-                        continue;
-                    };
-                    for kind in kinds {
-                        if !crate::manifest::DISTRIBUTION_KINDS.contains(&kind.key.as_str()) {
-                            reader.invalid(
-                                kind.key_span,
-                                format!("unknown distribution `{}`", kind.key),
-                                "use binary, npx or uvx",
-                            );
-                            continue;
-                        }
-                        let args: Option<Vec<String>> = kind.value.as_array().and_then(|a| {
-                            a.iter().map(|n| n.as_str().map(str::to_string)).collect()
-                        });
-                        match args {
-                            Some(args) => {
-                                patch.append_args.insert(kind.key.clone(), args);
-                            }
-                            None => reader.invalid(
-                                kind.value.span,
-                                "arguments must be a list of strings",
-                                "write `[\"--flag\"]`",
-                            ),
-                        }
-                    }
-                }
-                "set" => {
-                    let Some(fields) = value.as_object() else {
-                        reader.invalid(
-                            value.span,
-                            "set must be an object of field to value",
-                            "write `{\"bundled\": true}`",
-                        );
-                        continue;
-                    };
-                    for field in fields {
-                        if PATCH_FORBIDDEN.contains(&field.key.as_str()) {
-                            reader.invalid(
-                                field.key_span,
-                                format!("a patch cannot set `{}`", field.key),
-                                "versions and distributions come from the manifest and the output's channel",
-                            );
-                            continue;
-                        }
-                        patch.set.insert(field.key.clone(), field.value.to_json());
-                    }
-                }
-                other => unknown_key(reader, other, member.key_span, &PATCH_KEYS),
-            }
-        }
-        if patch.id.is_empty() {
-            if item.get("id").is_none() {
-                reader.invalid(
-                    item.span,
-                    "this patch has no `id`",
-                    "add `\"id\": \"<id>\"`",
-                );
-            }
-            continue;
-        }
-        patches.push(patch);
-    }
-    patches
+    items
+        .iter()
+        .filter_map(|item| read_patch(fields, item, ids))
+        .collect()
 }
 
-fn read_required_os(reader: &mut Reader, node: &Node, policy: &mut Policy) {
-    let Some(items) = node.as_array() else {
-        reader.invalid(
-            node.span,
-            "required_os must be a list",
-            format!("e.g. {:?}", DEFAULT_REQUIRED_OS),
-        );
+/// One patch, or `None` (reported) when it names no usable `id`.
+fn read_patch(fields: &mut Fields, item: &Node, ids: &mut Vec<(String, Span)>) -> Option<Patch> {
+    let members = fields.object(
+        item,
+        "a patch must be an object",
+        "write `{\"id\": \"<id>\", …}`",
+    )?;
+    let mut patch = Patch::default();
+    for member in members {
+        let value = &member.value;
+        match member.key.as_str() {
+            "id" => {
+                if let Some(id) =
+                    fields.string(value, "id must be a string", "write the id in quotes")
+                {
+                    ids.push((id.to_string(), value.span));
+                    patch.id = id.to_string();
+                }
+            }
+            "append_args" => read_append_args(fields, value, &mut patch),
+            "set" => read_patch_set(fields, value, &mut patch),
+            _ => fields.unknown_key(member, &PATCH_KEYS),
+        }
+    }
+    if patch.id.is_empty() {
+        // An `id` that is not a string is already reported; only a missing one is here.
+        let help = "add `\"id\": \"<id>\"`";
+        fields.required(item, "id", "this patch has no `id`", help);
+        return None;
+    }
+    Some(patch)
+}
+
+/// `append_args`: per distribution kind, the arguments a patch appends.
+fn read_append_args(fields: &mut Fields, value: &Node, patch: &mut Patch) {
+    let Some(kinds) = fields.object(
+        value,
+        "append_args must be an object",
+        "write `{\"npx\": [\"--flag\"]}`",
+    ) else {
+        return;
+    };
+    for kind in kinds {
+        if !DISTRIBUTION_KINDS.contains(&kind.key.as_str()) {
+            let message = format!("unknown distribution `{}`", kind.key);
+            fields.problem(kind.key_span, message, "use binary, npx or uvx");
+            continue;
+        }
+        let args: Option<Vec<String>> = kind
+            .value
+            .as_array()
+            .and_then(|a| a.iter().map(|n| n.as_str().map(str::to_string)).collect());
+        match args {
+            Some(args) => {
+                patch.append_args.insert(kind.key.clone(), args);
+            }
+            None => fields.problem(
+                kind.value.span,
+                "arguments must be a list of strings",
+                "write `[\"--flag\"]`",
+            ),
+        }
+    }
+}
+
+/// `set`: the fields a patch sets, except those that identify the agent.
+fn read_patch_set(fields: &mut Fields, value: &Node, patch: &mut Patch) {
+    let Some(members) = fields.object(
+        value,
+        "set must be an object of field to value",
+        "write `{\"bundled\": true}`",
+    ) else {
+        return;
+    };
+    for field in members {
+        if PATCH_FORBIDDEN.contains(&field.key.as_str()) {
+            fields.problem(
+                field.key_span,
+                format!("a patch cannot set `{}`", field.key),
+                "versions and distributions come from the manifest and the output's channel",
+            );
+            continue;
+        }
+        patch.set.insert(field.key.clone(), field.value.to_json());
+    }
+}
+
+fn read_required_os(fields: &mut Fields, node: &Node, policy: &mut Policy) {
+    let Some(items) = fields.array(
+        node,
+        "required_os must be a list",
+        format!("e.g. {DEFAULT_REQUIRED_OS:?}"),
+    ) else {
         return;
     };
     let mut families = Vec::new();
     for item in items {
         match item.as_str() {
             Some(os) if OS_FAMILIES.contains(&os) => families.push(os.to_string()),
-            _ => reader.invalid(
+            _ => fields.problem(
                 item.span,
                 "unknown OS family",
                 "use \"darwin\", \"linux\" or \"windows\"",
@@ -754,7 +705,7 @@ mod tests {
             CONFIG_FILE,
             r#"{"severty": {}, "severity": {"icon-colour": "error", "schema": "loud"}, "required_os": ["beos"]}"#,
         ));
-        let codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
+        let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
         assert_eq!(
             codes,
             [

@@ -30,7 +30,10 @@ pub fn apply(root: &Path, report: &Report) -> Vec<Attempt> {
     let mut by_file: BTreeMap<&str, Vec<(&Fix, &'static str)>> = BTreeMap::new();
     for d in &report.diagnostics {
         if let Some(fix) = &d.fix {
-            by_file.entry(&d.file).or_default().push((fix, d.code));
+            by_file
+                .entry(&d.file)
+                .or_default()
+                .push((fix, d.code.as_str()));
         }
     }
     let mut attempts = Vec::new();

@@ -8,17 +8,21 @@ use serde_json::Value;
 
 use super::versions::PreviewVersion;
 use super::{Code, ManifestDoc, Sink};
-use crate::diagnostics::{Fix, FixEdit};
+use crate::diagnostics::{Diagnostic, Fix, FixEdit};
 use crate::manifest::distribution::ArchiveFormat;
 use crate::manifest::{escape_pointer, Node, DISTRIBUTION_KINDS, PLATFORMS};
 
 /// The binary, npx and uvx targets of one distribution object, with their JSON pointers.
 pub struct Targets<'a> {
+    /// JSON pointer of the distribution object.
     pub base: String,
+    /// Platform key, its JSON pointer and target object, in the order written.
     pub binary: Vec<(String, &'a str, &'a Node)>,
     /// Platform keys found directly under `distribution` (the RFD's early form).
     pub legacy: Vec<String>,
+    /// The `npx` package object.
     pub npx: Option<&'a Node>,
+    /// The `uvx` package object.
     pub uvx: Option<&'a Node>,
 }
 
@@ -27,6 +31,7 @@ fn looks_like_platform(key: &str) -> bool {
     PLATFORMS.contains(&key) || platform_suggestion(key).is_some()
 }
 
+/// The targets of the distribution object `dist` found at pointer `base`.
 pub fn targets<'a>(dist: &'a Node, base: &str) -> Targets<'a> {
     let mut targets = Targets {
         base: base.to_string(),
@@ -86,7 +91,7 @@ pub fn normalized_json(root: &Node) -> Value {
 }
 
 /// The right key for a common misspelling of a platform.
-pub fn platform_suggestion(key: &str) -> Option<&'static str> {
+pub(crate) fn platform_suggestion(key: &str) -> Option<&'static str> {
     let lower = key.to_lowercase().replace('_', "-");
     let (os, arch) = lower.split_once('-')?;
     let os = match os {
@@ -106,7 +111,7 @@ pub fn platform_suggestion(key: &str) -> Option<&'static str> {
         .find(|p| *p == format!("{os}-{arch}"))
 }
 
-pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
+pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
     let Some(dist) = doc.root.get("distribution") else {
         return;
     };
@@ -116,7 +121,7 @@ pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
 
 /// Every distribution rule on one distribution object; `expected` is the version pins must
 /// equal (the root version, or the preview version).
-pub fn check_distribution(
+pub(crate) fn check_distribution(
     doc: &ManifestDoc,
     dist: &Node,
     base: &str,
@@ -511,84 +516,110 @@ fn check_package(
     let Some(spec) = target.get_str("package") else {
         return;
     };
+    let package = Package::new(spec, ecosystem, expected);
     let pointer = format!("{pointer}/package");
-    let (tool, parsed) = match ecosystem {
-        Ecosystem::Npm => ("npx", split_npm(spec)),
-        Ecosystem::PyPi => ("uvx", split_pypi(spec)),
-    };
-    let extras = parsed.extras.map(|e| format!("[{e}]")).unwrap_or_default();
-    let pin_example = |version: &str| match ecosystem {
-        Ecosystem::Npm => format!("{}@{version}", parsed.name),
-        Ecosystem::PyPi => format!("{}{extras}=={version}", parsed.name),
-    };
-    let want_text = expected.map_or("X.Y.Z", |(_, t)| t);
-    if let Some((message, help)) = spec_shape_problem(spec, &parsed, ecosystem) {
-        let help =
-            help.unwrap_or_else(|| format!("pin the exact version: `{}`", pin_example(want_text)));
-        sink.push(doc.at(Code::PackageSpec, &pointer, message).help(help));
-        return;
+    if let Some(d) = package.pin_problem(doc, &pointer) {
+        sink.push(d);
     }
-    let Some(pin) = parsed.pin else {
-        sink.push(
-            doc.at(
-                Code::PackageUnpinned,
-                &pointer,
-                format!("{tool} package `{spec}` has no version pin"),
-            )
-            .help(format!("pin it: `{}`", pin_example(want_text))),
-        );
-        return;
-    };
-    if pin.eq_ignore_ascii_case("latest") {
-        sink.push(
-            doc.at(
-                Code::LatestTag,
-                &pointer,
-                format!("`{spec}` follows the moving `latest` tag"),
-            )
-            .help(format!(
-                "pin the exact version: `{}`",
-                pin_example(want_text)
-            )),
-        );
-        return;
-    }
-    let Some(found) = PreviewVersion::parse(pin) else {
-        let what = if pin.starts_with(['^', '~', '>', '<', '=', '*'])
-            || pin.contains(' ')
-            || pin.contains('x')
-        {
-            "a version range"
-        } else {
-            "not an exact X.Y.Z version"
+}
+
+/// An npx or uvx package spec and the version the manifest expects it to pin.
+struct Package<'a> {
+    spec: &'a str,
+    ecosystem: Ecosystem,
+    parsed: PackageSpec<'a>,
+    expected: Option<(PreviewVersion, &'a str)>,
+}
+
+impl<'a> Package<'a> {
+    fn new(
+        spec: &'a str,
+        ecosystem: Ecosystem,
+        expected: Option<(PreviewVersion, &'a str)>,
+    ) -> Self {
+        let parsed = match ecosystem {
+            Ecosystem::Npm => split_npm(spec),
+            Ecosystem::PyPi => split_pypi(spec),
         };
-        sink.push(
-            doc.at(
-                Code::PackageSpec,
-                &pointer,
-                format!("`{pin}` in `{spec}` is {what}"),
-            )
-            .help(format!(
-                "pin the exact version: `{}`",
-                pin_example(want_text)
-            )),
-        );
-        return;
-    };
-    if let Some((want, want_text)) = expected {
-        if found != want {
-            sink.push(
-                doc.at(
-                    Code::VersionMismatch,
-                    &pointer,
-                    format!("{tool} pins {pin}, the manifest says {want_text}"),
-                )
-                .help(format!(
-                    "use `{}`, or change the version",
-                    pin_example(want_text)
-                )),
+        Self {
+            spec,
+            ecosystem,
+            parsed,
+            expected,
+        }
+    }
+
+    fn tool(&self) -> &'static str {
+        match self.ecosystem {
+            Ecosystem::Npm => "npx",
+            Ecosystem::PyPi => "uvx",
+        }
+    }
+
+    /// The spec pinned to `version`, as the help suggests it.
+    fn pinned(&self, version: &str) -> String {
+        let name = self.parsed.name;
+        match self.ecosystem {
+            Ecosystem::Npm => format!("{name}@{version}"),
+            Ecosystem::PyPi => {
+                let extras = self
+                    .parsed
+                    .extras
+                    .map(|e| format!("[{e}]"))
+                    .unwrap_or_default();
+                format!("{name}{extras}=={version}")
+            }
+        }
+    }
+
+    /// "pin the exact version: `…`", with the version the manifest expects.
+    fn pin_help(&self) -> String {
+        let want = self.expected.map_or("X.Y.Z", |(_, t)| t);
+        format!("pin the exact version: `{}`", self.pinned(want))
+    }
+
+    /// The one finding about the shape of the spec and its pin, if any.
+    fn pin_problem(&self, doc: &ManifestDoc, pointer: &str) -> Option<Diagnostic> {
+        let spec = self.spec;
+        if let Some((message, help)) = spec_shape_problem(spec, &self.parsed, self.ecosystem) {
+            let help = help.unwrap_or_else(|| self.pin_help());
+            return Some(doc.at(Code::PackageSpec, pointer, message).help(help));
+        }
+        let Some(pin) = self.parsed.pin else {
+            let want = self.expected.map_or("X.Y.Z", |(_, t)| t);
+            let message = format!("{} package `{spec}` has no version pin", self.tool());
+            let help = format!("pin it: `{}`", self.pinned(want));
+            return Some(doc.at(Code::PackageUnpinned, pointer, message).help(help));
+        };
+        if pin.eq_ignore_ascii_case("latest") {
+            let message = format!("`{spec}` follows the moving `latest` tag");
+            return Some(
+                doc.at(Code::LatestTag, pointer, message)
+                    .help(self.pin_help()),
             );
         }
+        let Some(found) = PreviewVersion::parse(pin) else {
+            let message = format!("`{pin}` in `{spec}` is {}", not_exact(pin));
+            return Some(
+                doc.at(Code::PackageSpec, pointer, message)
+                    .help(self.pin_help()),
+            );
+        };
+        let (want, want_text) = self.expected?;
+        (found != want).then(|| {
+            let message = format!("{} pins {pin}, the manifest says {want_text}", self.tool());
+            let help = format!("use `{}`, or change the version", self.pinned(want_text));
+            doc.at(Code::VersionMismatch, pointer, message).help(help)
+        })
+    }
+}
+
+/// Why a pin that is not X.Y.Z is refused.
+fn not_exact(pin: &str) -> &'static str {
+    if pin.starts_with(['^', '~', '>', '<', '=', '*']) || pin.contains(' ') || pin.contains('x') {
+        "a version range"
+    } else {
+        "not an exact X.Y.Z version"
     }
 }
 
@@ -656,51 +687,55 @@ fn well_known(program: &str) -> Option<(&'static str, AcpMode)> {
     })
 }
 
+/// The help of every `latest-tag` finding about an argument or a variable.
+const PIN_EXACT: &str = "pin the exact version";
+
+/// Whether an argument or a variable's value names a moving `latest` version.
+fn follows_latest(text: &str) -> bool {
+    text.contains("@latest") || text.contains("/latest/")
+}
+
 fn check_args_and_env(doc: &ManifestDoc, pointer: &str, target: &Node, sink: &mut Sink) {
-    let args: Vec<&str> = target
-        .get("args")
-        .and_then(|a| a.as_array())
-        .map(|a| a.iter().filter_map(Node::as_str).collect())
-        .unwrap_or_default();
+    let args = target.get_strs("args");
     for (i, arg) in args.iter().enumerate() {
-        if arg.contains("@latest") || arg.contains("/latest/") {
-            sink.push(
-                doc.at(
-                    Code::LatestTag,
-                    &format!("{pointer}/args/{i}"),
-                    format!("argument `{arg}` follows a moving latest version"),
-                )
-                .help("pin the exact version"),
-            );
+        if follows_latest(arg) {
+            let message = format!("argument `{arg}` follows a moving latest version");
+            let at = format!("{pointer}/args/{i}");
+            sink.push(doc.at(Code::LatestTag, &at, message).help(PIN_EXACT));
         }
     }
     if let Some(env) = target.get("env") {
-        for member in env.unique_members() {
-            let member_pointer = format!("{pointer}/env/{}", escape_pointer(&member.key));
-            if reserved_env(&member.key) {
-                sink.push(
-                    doc.at_key(
-                        Code::EnvReserved,
-                        &member_pointer,
-                        format!("`{}` is reserved: clients drop it or it would change how the agent starts", member.key),
-                    )
-                    .help("remove it; configure the agent through its own variables or arguments"),
-                );
-            }
-            if let Some(value) = member.value.as_str() {
-                if value.contains("@latest") || value.contains("/latest/") {
-                    sink.push(
-                        doc.at(
-                            Code::LatestTag,
-                            &member_pointer,
-                            format!("`{}` follows a moving latest version", member.key),
-                        )
-                        .help("pin the exact version"),
-                    );
-                }
-            }
+        check_env(doc, pointer, env, sink);
+    }
+    check_acp_mode(doc, pointer, target, &args, sink);
+}
+
+fn check_env(doc: &ManifestDoc, pointer: &str, env: &Node, sink: &mut Sink) {
+    for member in env.unique_members() {
+        let key = &member.key;
+        let member_pointer = format!("{pointer}/env/{}", escape_pointer(key));
+        if reserved_env(key) {
+            sink.push(
+                doc.at_key(
+                    Code::EnvReserved,
+                    &member_pointer,
+                    format!("`{key}` is reserved: clients drop it or it would change how the agent starts"),
+                )
+                .help("remove it; configure the agent through its own variables or arguments"),
+            );
+        }
+        if member.value.as_str().is_some_and(follows_latest) {
+            let message = format!("`{key}` follows a moving latest version");
+            sink.push(
+                doc.at(Code::LatestTag, &member_pointer, message)
+                    .help(PIN_EXACT),
+            );
         }
     }
+}
+
+/// `acp-args-missing`: a well-known agent CLI launched without the argument selecting ACP.
+fn check_acp_mode(doc: &ManifestDoc, pointer: &str, target: &Node, args: &[&str], sink: &mut Sink) {
     let program = target.get_str("cmd").map(str::to_string).or_else(|| {
         target
             .get_str("package")
@@ -713,36 +748,36 @@ fn check_args_and_env(doc: &ManifestDoc, pointer: &str, target: &Node, sink: &mu
         AcpMode::Flag(flags) => args.iter().any(|a| {
             flags
                 .iter()
-                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+                .any(|f| *a == *f || a.starts_with(&format!("{f}=")))
         }),
         AcpMode::Subcommand => args.first() == Some(&"acp"),
     };
-    if !ok {
-        let (what, fix) = match mode {
-            AcpMode::Flag(flags) => (
-                format!("the `{}` flag", flags[0]),
-                format!("\"args\": [\"{}\"]", flags[0]),
-            ),
-            AcpMode::Subcommand => (
-                "the `acp` subcommand".to_string(),
-                "\"args\": [\"acp\"]".to_string(),
-            ),
-        };
-        let args_pointer = format!("{pointer}/args");
-        let at = if target.get("args").is_some() {
-            args_pointer
-        } else {
-            pointer.to_string()
-        };
-        sink.push(
-            doc.at(
-                Code::AcpArgsMissing,
-                &at,
-                format!("{name} is launched without {what}; it would start its interactive terminal UI instead of speaking ACP"),
-            )
-            .help(format!("add {fix}")),
-        );
+    if ok {
+        return;
     }
+    let (what, fix) = match mode {
+        AcpMode::Flag(flags) => (
+            format!("the `{}` flag", flags[0]),
+            format!("\"args\": [\"{}\"]", flags[0]),
+        ),
+        AcpMode::Subcommand => (
+            "the `acp` subcommand".to_string(),
+            "\"args\": [\"acp\"]".to_string(),
+        ),
+    };
+    let at = if target.get("args").is_some() {
+        format!("{pointer}/args")
+    } else {
+        pointer.to_string()
+    };
+    sink.push(
+        doc.at(
+            Code::AcpArgsMissing,
+            &at,
+            format!("{name} is launched without {what}; it would start its interactive terminal UI instead of speaking ACP"),
+        )
+        .help(format!("add {fix}")),
+    );
 }
 
 /// `@scope/name@1.2.3` → `name`; `pkg[extra]==1.2` → `pkg`.

@@ -3,13 +3,14 @@
 
 use std::collections::BTreeSet;
 
-use super::{display_path, finding, read_text, Code, EntryDir, ManifestDoc, Sink};
+use super::{display_path, read_text, Code, EntryDir, ManifestDoc, Sink};
+use crate::diagnostics::Diagnostic;
 use crate::fs::Kind;
-use crate::manifest::{self, MAX_MANIFEST_BYTES, MAX_README_BYTES};
+use crate::manifest::{jsonc, MAX_MANIFEST_BYTES, MAX_README_BYTES};
 use crate::source::{SourceFile, Span};
 
 /// Files an entry folder may hold (besides the `skill/` folder).
-pub const ENTRY_FILES: [&str; 5] = [
+pub(crate) const ENTRY_FILES: [&str; 5] = [
     "agent.json",
     "icon.svg",
     "icon-light.svg",
@@ -19,7 +20,7 @@ pub const ENTRY_FILES: [&str; 5] = [
 
 /// What an entry folder contains.
 #[derive(Debug, Default)]
-pub struct Listing {
+pub(crate) struct Listing {
     pub files: BTreeSet<String>,
     pub dirs: BTreeSet<String>,
 }
@@ -27,18 +28,11 @@ pub struct Listing {
 /// List an entry folder. Known file names go to `files` whatever they are, so that reading
 /// them reports a link, a special file or a folder in their place; other links and special
 /// files are reported here. `None` (reported) when the folder cannot be listed.
-pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
+pub(crate) fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
     let children = match crate::fs::list_dir(&entry.path) {
         Ok(children) => children,
         Err(e) => {
-            sink.push(
-                finding(
-                    Code::FileUnreadable,
-                    format!("cannot read folder {}: {e}", entry.display),
-                )
-                .in_file(entry.display.clone())
-                .help("make the folder readable and listable by the user running acp-registry"),
-            );
+            sink.push(super::unlistable(&entry.display, &e));
             return None;
         }
     };
@@ -52,7 +46,7 @@ pub fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
             sink.push(refused);
         } else if name == "skill" && child.kind != Kind::Dir {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::FileUnreadable,
                     format!("cannot read {display}/: it is a file, not a folder"),
                 )
@@ -73,7 +67,7 @@ fn report_unexpected(entry: &EntryDir, listing: &Listing, sink: &mut Sink) {
     for name in &listing.files {
         if !ENTRY_FILES.contains(&name.as_str()) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::UnexpectedFile,
                     format!("`{name}` is not part of an entry's layout"),
                 )
@@ -85,7 +79,7 @@ fn report_unexpected(entry: &EntryDir, listing: &Listing, sink: &mut Sink) {
     for name in &listing.dirs {
         if name != "skill" {
             sink.push(
-                finding(Code::UnexpectedFile, format!("folder `{name}/` is not part of an entry's layout"))
+                Diagnostic::new(Code::UnexpectedFile, format!("folder `{name}/` is not part of an entry's layout"))
                     .in_file(display_path(entry, name))
                     .help("an entry may hold agent.json, icon.svg, icon-light.svg, icon-dark.svg, README.md and skill/"),
             );
@@ -101,12 +95,12 @@ fn unexpected_help(name: &str) -> String {
 }
 
 /// Read, size-check, decode and parse `agent.json`; report syntax and duplicate keys.
-pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
+pub(crate) fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
     let display = display_path(entry, "agent.json");
     // Only absence is missing: a link, a folder or an unreadable file is reported by reading.
     if matches!(crate::fs::kind(&entry.path.join("agent.json")), Ok(None)) {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::MissingManifest,
                 format!("folder `{}` has no agent.json", entry.display),
             )
@@ -123,12 +117,12 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
         sink,
     )?;
     let source = SourceFile::new(display, text);
-    let root = match manifest::parse(&source.text) {
+    let root = match jsonc::parse(&source.text) {
         Ok(root) => root,
         Err(error) => {
             let span = error.span;
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::JsoncSyntax,
                     format!("invalid JSONC: {}", error.message),
                 )
@@ -141,7 +135,7 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
     for duplicate in root.duplicate_keys() {
         let first = source.position(duplicate.first.start);
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::DuplicateKey,
                 format!("key `{}` appears more than once in this object", duplicate.key),
             )
@@ -157,7 +151,11 @@ pub fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
 }
 
 /// Size and encoding of README.md; the readable README is kept for the site.
-pub fn check_readme(entry: &EntryDir, listing: &Listing, sink: &mut Sink) -> Option<SourceFile> {
+pub(crate) fn check_readme(
+    entry: &EntryDir,
+    listing: &Listing,
+    sink: &mut Sink,
+) -> Option<SourceFile> {
     if !listing.files.contains("README.md") {
         return None;
     }

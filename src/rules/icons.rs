@@ -10,15 +10,16 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::files::Listing;
-use super::{display_path, finding, read_text, Code, EntryDir, Sink};
+use super::{display_path, read_text, Code, EntryDir, Sink};
+use crate::diagnostics::Diagnostic;
 use crate::manifest::svg::{self, AttrKind, Hazard, SVG_NS};
 use crate::manifest::MAX_ICON_BYTES;
 use crate::source::{Position, SourceFile, Span};
 
-pub const ICON_FILES: [&str; 3] = ["icon.svg", "icon-light.svg", "icon-dark.svg"];
+pub(crate) const ICON_FILES: [&str; 3] = ["icon.svg", "icon-light.svg", "icon-dark.svg"];
 
 /// Check the entry's icons; returns the icon files present.
-pub fn check(
+pub(crate) fn check(
     entry: &EntryDir,
     listing: &Listing,
     sink: &mut Sink,
@@ -27,11 +28,11 @@ pub fn check(
     let present: Vec<String> = ICON_FILES
         .iter()
         .filter(|f| listing.files.contains(**f))
-        .map(|f| f.to_string())
+        .map(ToString::to_string)
         .collect();
     if !present.iter().any(|f| f == "icon.svg") {
         sink.push(
-            finding(Code::IconMissing, "the entry has no icon.svg")
+            Diagnostic::new(Code::IconMissing, "the entry has no icon.svg")
                 .in_file(display_path(entry, "icon.svg"))
                 .help("add a 16x16 SVG that uses currentColor"),
         );
@@ -45,7 +46,7 @@ pub fn check(
             ("icon-dark.svg", "icon-light.svg")
         };
         sink.push(
-            finding(Code::IconVariants, format!("{has} has no {lacks}"))
+            Diagnostic::new(Code::IconVariants, format!("{has} has no {lacks}"))
                 .in_file(display_path(entry, has))
                 .help(format!("add {lacks}, or remove {has}")),
         );
@@ -74,7 +75,7 @@ pub fn check_icon(display: &str, text: &str) -> Vec<crate::diagnostics::Diagnost
 }
 
 /// Every icon rule on one SVG document.
-pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
+pub(crate) fn check_svg(source: &SourceFile, sink: &mut Sink) {
     let Some(doc) = parse(source, sink) else {
         return;
     };
@@ -89,7 +90,7 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
             )
         };
         sink.push(
-            finding(Code::IconRoot, message)
+            Diagnostic::new(Code::IconRoot, message)
             .at(source, span(root.range()))
             .help(format!("wrap the drawing in <svg xmlns=\"{SVG_NS}\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\">")),
         );
@@ -112,7 +113,7 @@ pub fn check_svg(source: &SourceFile, sink: &mut Sink) {
     check_references(source, &doc, references, sink);
     if !uses_current_color {
         sink.push(
-            finding(Code::IconColor, "the icon never uses currentColor")
+            Diagnostic::new(Code::IconColor, "the icon never uses currentColor")
                 .at(source, start_tag(root))
                 .help(
                     "set `fill=\"currentColor\"` (or stroke) so the icon follows the text colour",
@@ -134,7 +135,7 @@ fn parse<'s>(source: &'s SourceFile, sink: &mut Sink) -> Option<roxmltree::Docum
     if let roxmltree::Error::DtdDetected = error {
         let at = source.text.find("<!DOCTYPE").unwrap_or(0);
         sink.push(
-            finding(Code::IconUnsafe, "the icon has a DOCTYPE")
+            Diagnostic::new(Code::IconUnsafe, "the icon has a DOCTYPE")
                 .at(source, Span::new(at, at + "<!DOCTYPE".len()))
                 .help("remove the <!DOCTYPE …> declaration: it can declare entities and load external definitions"),
         );
@@ -146,7 +147,7 @@ fn parse<'s>(source: &'s SourceFile, sink: &mut Sink) -> Option<roxmltree::Docum
         column: pos.col as usize,
     });
     sink.push(
-        finding(
+        Diagnostic::new(
             Code::IconXml,
             format!("the icon is not well-formed XML: {error}"),
         )
@@ -197,7 +198,7 @@ struct Walk<'a, 'p> {
 impl Walk<'_, '_> {
     fn unsafe_at(&mut self, at: Span, message: String, help: &str) {
         self.sink.push(
-            finding(Code::IconUnsafe, message)
+            Diagnostic::new(Code::IconUnsafe, message)
                 .at(self.source, at)
                 .help(help),
         );
@@ -210,12 +211,12 @@ impl Walk<'_, '_> {
             let range = node.range();
             if node.is_comment() {
                 self.sink.push(
-                    finding(Code::IconComment, "the icon contains an XML comment")
+                    Diagnostic::new(Code::IconComment, "the icon contains an XML comment")
                         .at(self.source, span(range))
                         .help("remove the comment: `<!-- -->` breaks MDX embedding"),
                 );
             } else if range.start < skip_until {
-                continue;
+                // Inside a refused element: already reported.
             } else if let Some(pi) = node.pi() {
                 let message = if pi.target.eq_ignore_ascii_case("xml-stylesheet") {
                     "`<?xml-stylesheet?>` loads an external stylesheet".to_string()
@@ -248,11 +249,8 @@ impl Walk<'_, '_> {
         if is_style {
             self.css(text, place);
         } else if let Some(i) = text.to_ascii_lowercase().find("javascript:") {
-            self.unsafe_at(
-                place.span(i..i + 11),
-                "the icon contains `javascript:`".into(),
-                "remove it",
-            );
+            let (message, help) = hazard_message(&Hazard::Javascript);
+            self.unsafe_at(place.span(i..i + 11), message, help);
         }
     }
 
@@ -407,7 +405,7 @@ fn check_references(
     for (at, id) in references {
         if !ids.contains(id.as_str()) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::IconUnsafe,
                     format!("`#{id}` names no element of the icon"),
                 )
@@ -441,7 +439,7 @@ fn check_size(source: &SourceFile, root: roxmltree::Node, sink: &mut Sink) {
         let h = height.and_then(parse_length);
         if w != Some(16.0) || h != Some(16.0) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::IconSize,
                     format!(
                         "the icon is {}x{}, not 16x16",
@@ -459,7 +457,7 @@ fn check_size(source: &SourceFile, root: roxmltree::Node, sink: &mut Sink) {
     }
     let Some(view_box) = root.attribute("viewBox") else {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::IconSize,
                 "the icon has neither width/height nor a viewBox",
             )
@@ -476,7 +474,7 @@ fn check_size(source: &SourceFile, root: roxmltree::Node, sink: &mut Sink) {
     let ok = numbers.len() == 4 && numbers[2] == 16.0 && numbers[3] == 16.0;
     if !ok {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::IconSize,
                 format!("viewBox `{view_box}` is not a 16x16 square"),
             )
@@ -504,7 +502,7 @@ fn check_paint(
 ) -> bool {
     if !allowed_paint(value) {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::IconColor,
                 format!("`{property}` is `{}`, a fixed colour", value.trim()),
             )

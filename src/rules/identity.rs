@@ -1,4 +1,4 @@
-//! Identity and versions: id format and folder, version format, schema_version.
+//! Identity and versions: id format and folder, version format, `schema_version`.
 
 use super::versions::{PreviewVersion, Version};
 use super::{Code, ManifestDoc, Sink};
@@ -6,7 +6,7 @@ use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::names::{matches_id_pattern, NameProblem, MAX_ID_LEN};
 use crate::manifest::SCHEMA_VERSION;
 
-pub use crate::manifest::names::is_valid_id;
+pub(crate) use crate::manifest::names::is_valid_id;
 
 /// A lowercase slug suggestion for an invalid id.
 fn slugify(id: &str) -> String {
@@ -24,7 +24,7 @@ fn slugify(id: &str) -> String {
     slug.trim_start_matches('-').to_string()
 }
 
-pub fn check(doc: &ManifestDoc, folder: &str, sink: &mut Sink) {
+pub(crate) fn check(doc: &ManifestDoc, folder: &str, sink: &mut Sink) {
     if let Some(id) = doc.root.get_str("id") {
         if !is_valid_id(id) {
             sink.push(id_format(doc, id));
@@ -157,7 +157,7 @@ mod tests {
     fn id_findings(id: &str) -> Vec<crate::diagnostics::Diagnostic> {
         let text = format!("{{\"id\": \"{id}\"}}");
         let doc = ManifestDoc {
-            root: crate::manifest::parse(&text).unwrap(),
+            root: crate::manifest::jsonc::parse(&text).unwrap(),
             source: crate::source::SourceFile::new("x/agent.json", text),
         };
         let policy = crate::rules::Policy::default();
@@ -168,27 +168,23 @@ mod tests {
 
     #[test]
     fn reserved_and_too_long_ids_say_why_they_are_refused() {
-        let reserved = id_findings("con");
-        assert_eq!(reserved.len(), 1, "{reserved:?}");
+        // The one finding about `id`: (message, help) must contain these.
+        let only = |id: &str| {
+            let found = id_findings(id);
+            assert_eq!(found.len(), 1, "{found:?}");
+            let d = found.into_iter().next().unwrap();
+            (d.message, d.help.unwrap_or_default())
+        };
+        let (message, help) = only("con");
         assert!(
-            reserved[0]
-                .message
-                .contains("reserved device name on Windows"),
-            "{reserved:?}"
+            message.contains("reserved device name on Windows"),
+            "{message}"
         );
-        assert!(reserved[0]
-            .help
-            .as_deref()
-            .unwrap_or_default()
-            .contains("`con-agent`"));
-        let long = "a".repeat(MAX_ID_LEN + 1);
-        let too_long = id_findings(&long);
-        assert_eq!(too_long.len(), 1, "{too_long:?}");
+        assert!(help.contains("`con-agent`"), "{help}");
+        let (message, _) = only(&"a".repeat(MAX_ID_LEN + 1));
         assert!(
-            too_long[0]
-                .message
-                .contains("65 bytes long, over the 64-byte limit"),
-            "{too_long:?}"
+            message.contains("65 bytes long, over the 64-byte limit"),
+            "{message}"
         );
         assert!(id_findings(&"a".repeat(MAX_ID_LEN)).is_empty());
     }

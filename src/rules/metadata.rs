@@ -1,9 +1,9 @@
 //! Metadata: license, URLs, icon field, RFD fields (capabilities, auth, tags,
-//! protocol_version, homepage).
+//! `protocol_version`, homepage).
 
 use std::collections::BTreeMap;
 
-use super::{nearest, Code, ManifestDoc, Sink};
+use super::{did_you_mean, nearest, Code, ManifestDoc, Sink};
 use crate::diagnostics::{Fix, FixEdit, Severity};
 use crate::manifest::NodeValue;
 
@@ -15,11 +15,11 @@ fn known_capabilities() -> &'static [String] {
 }
 
 /// Highest ACP protocol major version known today.
-pub const LATEST_PROTOCOL_VERSION: u64 = 1;
+pub(crate) const LATEST_PROTOCOL_VERSION: u64 = 1;
 
-pub const URL_FIELDS: [&str; 4] = ["repository", "website", "homepage", "license_url"];
+pub(crate) const URL_FIELDS: [&str; 4] = ["repository", "website", "homepage", "license_url"];
 
-pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
+pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
     check_license(doc, sink);
     for field in URL_FIELDS {
         if let Some(url) = doc.root.get_str(field) {
@@ -59,17 +59,11 @@ pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
 
 fn check_license(doc: &ManifestDoc, sink: &mut Sink) {
     if doc.root.get("license_url").is_none() {
+        let message = "the manifest has no `license_url`";
+        // Next to `license` when there is one, else at the whole manifest.
         let d = match doc.root.member("license") {
-            Some(_) => doc.at_key(
-                Code::LicenseUrlMissing,
-                "/license",
-                "the manifest has no `license_url`",
-            ),
-            None => doc.at(
-                Code::LicenseUrlMissing,
-                "",
-                "the manifest has no `license_url`",
-            ),
+            Some(_) => doc.at_key(Code::LicenseUrlMissing, "/license", message),
+            None => doc.at(Code::LicenseUrlMissing, "", message),
         };
         sink.push(
             d.help("add `\"license_url\": \"https://…/LICENSE\"` pointing at the license text"),
@@ -116,7 +110,7 @@ pub fn url_problem(url: &str) -> Option<String> {
     }
 }
 
-pub fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut Sink) {
+pub(crate) fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut Sink) {
     if let Some(problem) = url_problem(url) {
         let mut d = doc.at(Code::UrlFormat, pointer, problem);
         d = match url.strip_prefix("http://") {
@@ -149,8 +143,9 @@ fn check_capabilities(doc: &ManifestDoc, sink: &mut Sink) {
                 &format!("/capabilities/{i}"),
                 format!("`{name}` is not a known ACP method"),
             );
-            if let Some(n) = nearest(name, known_capabilities().iter().map(String::as_str)) {
-                d = d.help(format!("did you mean `{n}`?"));
+            if let Some(help) = did_you_mean(name, known_capabilities().iter().map(String::as_str))
+            {
+                d = d.help(help);
             }
             sink.push(d);
         }
@@ -164,7 +159,8 @@ fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
     for (i, method) in methods.iter().enumerate() {
         let pointer = format!("/auth/{i}/type");
         match method.get_str("type") {
-            Some("agent" | "terminal") => {}
+            // Known types; a missing or non-string type is the schema's to report.
+            Some("agent" | "terminal") | None => {}
             Some("env_var") => {
                 let has_vars = method
                     .get("vars")
@@ -209,7 +205,6 @@ fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
                 };
                 sink.push(d);
             }
-            None => {} // type missing or not a string: the schema reports it
         }
     }
 }

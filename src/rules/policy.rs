@@ -35,11 +35,14 @@ pub fn is_enforced(code: Code) -> bool {
 /// A configured severity: a level, or `off` to drop the finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
+    /// The code's findings are dropped.
     Off,
+    /// The code's findings get this severity.
     On(Severity),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// What a registry's configuration says about rules.
 pub struct Policy {
     /// Per-code severity overrides.
     pub severity: BTreeMap<Code, Level>,
@@ -54,47 +57,61 @@ impl Default for Policy {
         Self {
             severity: BTreeMap::new(),
             exemptions: BTreeMap::new(),
-            required_os: DEFAULT_REQUIRED_OS.iter().map(|s| s.to_string()).collect(),
+            required_os: DEFAULT_REQUIRED_OS
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         }
     }
 }
 
 impl Policy {
     /// Apply overrides and exemptions to a finding about `entry` (None: registry-wide).
-    pub fn apply(
-        &self,
-        code: Code,
-        entry: Option<&str>,
-        mut diagnostic: Diagnostic,
-    ) -> Option<Diagnostic> {
-        if let Some(id) = entry {
-            if self
-                .exemptions
-                .get(id)
-                .is_some_and(|codes| codes.contains(&code))
-            {
-                return None;
-            }
+    pub fn apply(&self, entry: Option<&str>, mut diagnostic: Diagnostic) -> Option<Diagnostic> {
+        let code = diagnostic.code;
+        if !self.keeps(code, entry) {
+            return None;
         }
-        match self.severity.get(&code) {
-            Some(Level::Off) => None,
-            Some(Level::On(severity)) => {
-                diagnostic.severity = *severity;
-                Some(diagnostic)
-            }
-            None => Some(diagnostic),
+        if let Some(Level::On(severity)) = self.severity.get(&code) {
+            diagnostic.severity = *severity;
         }
+        Some(diagnostic)
     }
 
     /// Whether a code can produce findings at all (so expensive checks can be skipped).
     pub fn enabled(&self, code: Code) -> bool {
         self.severity.get(&code) != Some(&Level::Off)
     }
+
+    /// Whether a finding of `code` about `entry` would be kept: enabled and not exempted.
+    pub fn keeps(&self, code: Code, entry: Option<&str>) -> bool {
+        let exempt = entry
+            .and_then(|id| self.exemptions.get(id))
+            .is_some_and(|codes| codes.contains(&code));
+        self.enabled(code) && !exempt
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_turned_off_or_exempted_is_not_kept_so_rules_skip_its_work() {
+        let mut policy = Policy::default();
+        policy.severity.insert(Code::SkillLink, Level::Off);
+        policy
+            .severity
+            .insert(Code::IconColor, Level::On(Severity::Note));
+        policy
+            .exemptions
+            .insert("old".into(), BTreeSet::from([Code::LicenseUrlMissing]));
+        assert!(!policy.keeps(Code::SkillLink, Some("new")));
+        assert!(!policy.keeps(Code::LicenseUrlMissing, Some("old")));
+        assert!(policy.keeps(Code::LicenseUrlMissing, Some("new")));
+        assert!(policy.keeps(Code::LicenseUrlMissing, None));
+        assert!(policy.keeps(Code::IconColor, Some("old")));
+    }
 
     #[test]
     fn config_invalid_documents_exactly_the_enforced_codes() {

@@ -4,7 +4,7 @@ use super::distribution::check_distribution;
 use super::versions::PreviewVersion;
 use super::{Code, ManifestDoc, Sink};
 
-pub fn check(doc: &ManifestDoc, sink: &mut Sink) {
+pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
     let Some(preview) = doc.root.get("preview") else {
         return;
     };

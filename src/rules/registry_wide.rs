@@ -3,8 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::{finding, Code, EntryReport, ManifestDoc, Sink};
-use crate::manifest;
+use super::{Code, EntryReport, ManifestDoc, Sink};
+use crate::diagnostics::Diagnostic;
+use crate::manifest::fields::Fields;
+use crate::manifest::{self, jsonc};
 use crate::source::SourceFile;
 
 /// Every entry declaring an id that another entry also declares.
@@ -43,7 +45,9 @@ pub fn check_duplicate_ids(entries: &[EntryReport], sink: &mut Sink) {
 /// Parsed `quarantine.json`: id → reason.
 #[derive(Debug, Clone, Default)]
 pub struct Quarantine {
+    /// The file, when there is one (findings point into it).
     pub source: Option<SourceFile>,
+    /// Quarantined id → reason.
     pub ids: BTreeMap<String, String>,
     spans: BTreeMap<String, crate::source::Span>,
 }
@@ -65,11 +69,11 @@ impl Quarantine {
             source: Some(source.clone()),
             ..Default::default()
         };
-        let root = match manifest::parse(&source.text) {
+        let root = match jsonc::parse(&source.text) {
             Ok(root) => root,
             Err(e) => {
                 sink.push(
-                    finding(
+                    Diagnostic::new(
                         Code::QuarantineFormat,
                         format!("quarantine.json is not valid JSON: {}", e.message),
                     )
@@ -78,34 +82,23 @@ impl Quarantine {
                 return quarantine;
             }
         };
-        let Some(members) = root.as_object() else {
-            sink.push(
-                finding(
-                    Code::QuarantineFormat,
-                    "quarantine.json must be an object of id to reason",
-                )
-                .at(&source, root.span)
-                .help("write `{\"<id>\": \"<reason>\"}`"),
-            );
-            return quarantine;
-        };
-        for member in members {
-            match member.value.as_str() {
-                Some(reason) => {
-                    quarantine
-                        .ids
-                        .insert(member.key.clone(), reason.to_string());
-                    quarantine.spans.insert(member.key.clone(), member.key_span);
-                }
-                None => sink.push(
-                    finding(
-                        Code::QuarantineFormat,
-                        format!("the reason for `{}` is not a string", member.key),
-                    )
-                    .at(&source, member.value.span)
-                    .help("give the reason as a string"),
-                ),
+        let mut fields = Fields::new(&source, Code::QuarantineFormat);
+        let members = fields.object(
+            &root,
+            "quarantine.json must be an object of id to reason",
+            "write `{\"<id>\": \"<reason>\"}`",
+        );
+        for member in members.unwrap_or_default() {
+            let message = format!("the reason for `{}` is not a string", member.key);
+            let help = "give the reason as a string";
+            if let Some(reason) = fields.string(&member.value, message, help) {
+                let id = member.key.clone();
+                quarantine.ids.insert(id.clone(), reason.to_string());
+                quarantine.spans.insert(id, member.key_span);
             }
+        }
+        for finding in fields.findings {
+            sink.push(finding);
         }
         quarantine
     }
@@ -119,7 +112,7 @@ pub fn check_quarantine(quarantine: &Quarantine, known_ids: &BTreeSet<&str>, sin
     for (id, span) in &quarantine.spans {
         if !known_ids.contains(id.as_str()) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::QuarantineUnknownId,
                     format!("quarantined id `{id}` is not in the registry"),
                 )

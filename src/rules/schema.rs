@@ -12,25 +12,34 @@ use super::{nearest, Code, ManifestDoc, Sink};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::{escape_pointer, PLATFORMS};
 
+/// The bundled manifest schema, as published in every output.
 pub const AGENT_SCHEMA: &str = include_str!("../../schemas/agent.schema.json");
+/// The bundled schema of a published registry file.
 pub const REGISTRY_SCHEMA: &str = include_str!("../../schemas/registry.schema.json");
 
-fn compile(text: &str) -> Validator {
-    let schema: Value = serde_json::from_str(text).expect("bundled schema is JSON");
+/// A bundled schema as JSON.
+fn bundled(text: &str) -> Value {
+    serde_json::from_str(text).expect("bundled schema is JSON")
+}
+
+/// The one way every bundled schema is compiled: draft-07, formats checked.
+fn compile(schema: &Value) -> Validator {
     jsonschema::draft7::options()
         .should_validate_formats(true)
-        .build(&schema)
+        .build(schema)
         .expect("bundled schema compiles")
 }
 
+/// `agent.schema.json`, compiled once: what `validate` checks every manifest against.
 pub fn agent_validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| compile(AGENT_SCHEMA))
+    VALIDATOR.get_or_init(|| compile(&bundled(AGENT_SCHEMA)))
 }
 
+/// `registry.schema.json`, compiled once: the shape of a whole published registry file.
 pub fn registry_validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| compile(REGISTRY_SCHEMA))
+    VALIDATOR.get_or_init(|| compile(&bundled(REGISTRY_SCHEMA)))
 }
 
 /// One published agent: `registry.schema.json`'s agent definition, as `build` applies it to
@@ -38,14 +47,8 @@ pub fn registry_validator() -> &'static Validator {
 pub fn published_agent_validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
-        let mut schema: Value =
-            serde_json::from_str(REGISTRY_SCHEMA).expect("bundled schema is JSON");
-        let definitions = schema["definitions"].take();
-        let agent = serde_json::json!({"$ref": "#/definitions/agent", "definitions": definitions});
-        jsonschema::draft7::options()
-            .should_validate_formats(true)
-            .build(&agent)
-            .expect("bundled schema compiles")
+        let definitions = bundled(REGISTRY_SCHEMA)["definitions"].take();
+        compile(&serde_json::json!({"$ref": "#/definitions/agent", "definitions": definitions}))
     })
 }
 
@@ -53,10 +56,15 @@ pub fn published_agent_validator() -> &'static Validator {
 /// `at_key`), `pointer` the JSON pointer it reports.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Violation {
+    /// JSON pointer the finding is placed at.
     pub at: String,
+    /// Place it at the key rather than the value.
     pub at_key: bool,
+    /// JSON pointer the finding reports.
     pub pointer: String,
+    /// What is wrong.
     pub message: String,
+    /// What to change, when known.
     pub help: Option<String>,
 }
 
@@ -80,7 +88,12 @@ impl Violation {
 /// already normalised). `reported` holds pointers where a more specific rule already reported
 /// an error: the schema does not repeat those. Unknown top-level fields are `unknown-field`
 /// warnings (the format's top level is open).
-pub fn check(doc: &ManifestDoc, instance: &Value, reported: &BTreeSet<String>, sink: &mut Sink) {
+pub(crate) fn check(
+    doc: &ManifestDoc,
+    instance: &Value,
+    reported: &BTreeSet<String>,
+    sink: &mut Sink,
+) {
     check_unknown_fields(doc, sink);
     for violation in violations(agent_validator(), instance, reported) {
         sink.push(violation.finding(doc));
@@ -210,7 +223,9 @@ fn describe(kind: &ValidationErrorKind, path: &str, instance: &Value) -> String 
                 json_type(instance)
             )
         }
-        ValidationErrorKind::MinLength { .. } => format!("{field} must not be empty"),
+        ValidationErrorKind::MinLength { .. }
+        | ValidationErrorKind::MinProperties { .. }
+        | ValidationErrorKind::MinItems { .. } => format!("{field} must not be empty"),
         ValidationErrorKind::MaxLength { limit } => {
             format!("{field} is longer than {limit} characters")
         }
@@ -222,8 +237,6 @@ fn describe(kind: &ValidationErrorKind, path: &str, instance: &Value) -> String 
             format!("{field} must be one of {options}")
         }
         ValidationErrorKind::Format { format } => format!("{field} is not a valid {format}"),
-        ValidationErrorKind::MinProperties { .. } => format!("{field} must not be empty"),
-        ValidationErrorKind::MinItems { .. } => format!("{field} must not be empty"),
         ValidationErrorKind::MaxItems { limit } => format!("{field} has more than {limit} items"),
         ValidationErrorKind::UniqueItems => format!("{field} has duplicate items"),
         ValidationErrorKind::Minimum { limit } => format!("{field} must be at least {limit}"),

@@ -6,13 +6,20 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::files::Listing;
-use super::{display_path, finding, read_text, Code, EntryDir, Sink};
+use super::{display_path, read_text, Code, EntryDir, Sink};
+use crate::diagnostics::Diagnostic;
 use crate::fs::Kind;
 use crate::source::{SourceFile, Span};
 
+/// Size limit of an entry's `skill/` folder, all files together.
 pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
-pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut Vec<SourceFile>) {
+pub(crate) fn check(
+    entry: &EntryDir,
+    listing: &Listing,
+    sink: &mut Sink,
+    sources: &mut Vec<SourceFile>,
+) {
     if !listing.dirs.contains("skill") {
         return;
     }
@@ -20,7 +27,7 @@ pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut
     let size = walk(entry, &dir, "skill", sink);
     if size > MAX_SKILL_BYTES {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::SkillTooLarge,
                 format!("skill/ holds {size} bytes, over the 1 MiB limit"),
             )
@@ -32,7 +39,7 @@ pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut
     // Only absence is "no SKILL.md": a link, a folder or an unreadable file is reported by reading.
     if matches!(crate::fs::kind(&dir.join("SKILL.md")), Ok(None)) {
         sink.push(
-            finding(Code::SkillFrontmatter, "skill/ has no SKILL.md")
+            Diagnostic::new(Code::SkillFrontmatter, "skill/ has no SKILL.md")
                 .in_file(display)
                 .help("add SKILL.md starting with `---`, `name: <id>`, `description: …`, `---`"),
         );
@@ -49,7 +56,10 @@ pub fn check(entry: &EntryDir, listing: &Listing, sink: &mut Sink, sources: &mut
     };
     let source = SourceFile::new(display, text);
     check_front_matter(&source, &entry.name, sink);
-    check_links(&source, &dir, sink);
+    // Every mentioned path is looked up on disk: not worth it when the findings are dropped.
+    if sink.keeps(Code::SkillLink) {
+        check_links(&source, &dir, sink);
+    }
     sources.push(source);
 }
 
@@ -59,15 +69,7 @@ fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
     let children = match crate::fs::list_dir(dir) {
         Ok(children) => children,
         Err(e) => {
-            let display = display_path(entry, rel);
-            sink.push(
-                finding(
-                    Code::FileUnreadable,
-                    format!("cannot read folder {display}: {e}"),
-                )
-                .in_file(display)
-                .help("make the folder readable and listable by the user running acp-registry"),
-            );
+            sink.push(super::unlistable(&display_path(entry, rel), &e));
             return 0;
         }
     };
@@ -120,7 +122,7 @@ fn front_matter(text: &str) -> Option<Vec<(String, String, Span)>> {
 fn check_front_matter(source: &SourceFile, id: &str, sink: &mut Sink) {
     let Some(fields) = front_matter(&source.text) else {
         sink.push(
-            finding(
+            Diagnostic::new(
                 Code::SkillFrontmatter,
                 "SKILL.md does not start with a `---` front matter block",
             )
@@ -134,12 +136,12 @@ fn check_front_matter(source: &SourceFile, id: &str, sink: &mut Sink) {
     let get = |key: &str| fields.iter().find(|(k, _, _)| k == key);
     match get("name") {
         None => sink.push(
-            finding(Code::SkillFrontmatter, "the front matter has no `name`")
+            Diagnostic::new(Code::SkillFrontmatter, "the front matter has no `name`")
                 .at(source, Span::new(0, 3))
                 .help(format!("add `name: {id}`")),
         ),
         Some((_, name, span)) if name != id => sink.push(
-            finding(
+            Diagnostic::new(
                 Code::SkillFrontmatter,
                 format!("skill name `{name}` differs from the entry id `{id}`"),
             )
@@ -151,12 +153,12 @@ fn check_front_matter(source: &SourceFile, id: &str, sink: &mut Sink) {
     match get("description") {
         Some((_, d, _)) if !d.is_empty() => {}
         Some((_, _, span)) => sink.push(
-            finding(Code::SkillFrontmatter, "the skill description is empty")
+            Diagnostic::new(Code::SkillFrontmatter, "the skill description is empty")
                 .at(source, *span)
                 .help("say in one or two sentences when an agent should use this skill"),
         ),
         None => sink.push(
-            finding(
+            Diagnostic::new(
                 Code::SkillFrontmatter,
                 "the front matter has no `description`",
             )
@@ -220,13 +222,13 @@ fn check_links(source: &SourceFile, dir: &Path, sink: &mut Sink) {
                 .is_none();
         if escapes {
             sink.push(
-                finding(Code::SkillLink, format!("`{path}` points outside skill/"))
+                Diagnostic::new(Code::SkillLink, format!("`{path}` points outside skill/"))
                     .at(source, span)
                     .help("a skill can only refer to files inside its own folder"),
             );
         } else if matches!(crate::fs::kind(&dir.join(relative)), Ok(None)) {
             sink.push(
-                finding(
+                Diagnostic::new(
                     Code::SkillLink,
                     format!("`{path}` does not exist in skill/"),
                 )

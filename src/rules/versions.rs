@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 pub struct Version(pub u64, pub u64, pub u64);
 
 impl Version {
+    /// `X.Y.Z`, digits only; `None` otherwise.
     pub fn parse(text: &str) -> Option<Version> {
         let mut parts = text.split('.');
         let mut next = || -> Option<u64> {
@@ -25,11 +26,14 @@ impl Version {
 /// `X.Y.Z` or `X.Y.Z-preview.N` (N >= 1, no leading zero).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PreviewVersion {
+    /// The `X.Y.Z` part.
     pub base: Version,
+    /// `N` of `-preview.N`; `None` for a plain `X.Y.Z`.
     pub preview: Option<u64>,
 }
 
 impl PreviewVersion {
+    /// `X.Y.Z` or `X.Y.Z-preview.N` (N >= 1, no leading zero); `None` otherwise.
     pub fn parse(text: &str) -> Option<PreviewVersion> {
         match text.split_once('-') {
             None => Some(PreviewVersion {

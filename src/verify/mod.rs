@@ -512,8 +512,7 @@ fn with_stderr(findings: &mut [Diagnostic], tail: &str) {
         .map_or(0, |(i, _)| i);
     let end = &flat[start..];
     for finding in findings.iter_mut() {
-        if finding.code == Code::AgentLaunch.as_str() || finding.code == Code::AgentTimeout.as_str()
-        {
+        if finding.code == Code::AgentLaunch || finding.code == Code::AgentTimeout {
             finding.message = format!(
                 "{}; its stderr ends: {}{end}",
                 finding.message,
@@ -710,7 +709,7 @@ fn report(
     for (job, mut result, findings) in results {
         let mut sink = Sink::new(policy, Some(job.id.clone()));
         for mut finding in findings {
-            if options.require_tested && finding.code == Code::AgentNotTested.as_str() {
+            if options.require_tested && finding.code == Code::AgentNotTested {
                 finding.severity = Severity::Error;
             }
             sink.push(finding);

@@ -126,7 +126,7 @@ fn entry(node: &CstNode) -> Entry {
     };
     let value = prop.value();
     entry.value = value.clone();
-    let value_index = value.as_ref().map(|v| v.child_index());
+    let value_index = value.as_ref().map(jsonc_parser::cst::CstNode::child_index);
     for child in prop.children() {
         if let Some(text) = comment_text(&child) {
             if value_index.is_some_and(|v| child.child_index() > v) {

@@ -1,10 +1,11 @@
 //! The rule catalogue: one `Code` per check, with its family, default severity and
-//! documentation. `acp-registry explain` and `docs/rules.md` are generated from this table.
+//! documentation. Every [`Diagnostic`](super::Diagnostic) carries its `Code`; `acp-registry
+//! explain`, `docs/rules.md` and the SARIF rule table are generated from this table.
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::diagnostics::{RuleMetadata, Severity};
+use super::Severity;
 
 /// `archive-format`'s explanation, listing the formats of `ArchiveFormat::EXTENSIONS`.
 static ARCHIVE_FORMAT_EXPLANATION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -23,16 +24,21 @@ macro_rules! catalogue {
     ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:expr; )*) => {
         /// A stable rule code. The kebab-case name is the public identifier: never rename one
         /// once released.
+        // Each variant's doc is its summary: plain text shown by `explain`, not rustdoc Markdown.
+        #[allow(clippy::doc_markdown)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Code { $( $variant, )* }
+        pub enum Code { $( #[doc = $summary] $variant, )* }
 
         impl Code {
+            /// Every code, in catalogue order (the order of `docs/rules.md` and SARIF).
             pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
 
+            /// The kebab-case name findings and configuration use.
             pub fn as_str(self) -> &'static str {
                 match self { $( Code::$variant => $name, )* }
             }
 
+            /// The family the code is listed under.
             pub fn family(self) -> Family {
                 match self { $( Code::$variant => Family::$family, )* }
             }
@@ -43,10 +49,12 @@ macro_rules! catalogue {
                 match self { $( Code::$variant => Severity::$severity, )* }
             }
 
+            /// One sentence saying what the code reports.
             pub fn summary(self) -> &'static str {
                 match self { $( Code::$variant => $summary, )* }
             }
 
+            /// Why the rule exists and how to satisfy it.
             pub fn explanation(self) -> &'static str {
                 match self { $( Code::$variant => $explanation, )* }
             }
@@ -54,21 +62,33 @@ macro_rules! catalogue {
     };
 }
 
+/// A group of related codes; `docs/rules.md` has one section per family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Family {
+    /// Reading files: syntax, encoding, links, sizes, the schema, the entry layout.
     Files,
+    /// The id and the versions.
     Identity,
+    /// Descriptive fields: license, URLs, capabilities, auth, tags.
     Metadata,
+    /// How the agent launches: binaries, npx and uvx packages.
     Distribution,
+    /// The `preview` block.
     Preview,
+    /// The icon files.
     Icons,
+    /// The `skill/` folder.
     Skills,
+    /// The registry as a whole and its configuration.
     Registry,
+    /// `validate --online`: URLs and package registries.
     Online,
+    /// `verify` and `matrix`: launching the agent.
     Verify,
 }
 
 impl Family {
+    /// The heading of the family's section.
     pub fn title(self) -> &'static str {
         match self {
             Family::Files => "Files and syntax",
@@ -333,9 +353,20 @@ impl FromStr for Code {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown rule code `{code}`{}", .nearest.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default())]
+/// A name that is no rule code.
 pub struct UnknownCode {
+    /// The name as given.
     pub code: String,
+    /// The nearest existing code, when one is close.
     pub nearest: Option<String>,
+}
+
+/// "did you mean `…`?" naming the nearest of `candidates` to `word`, when one is near.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    nearest(word, candidates).map(|n| format!("did you mean `{n}`?"))
 }
 
 /// The closest candidate by edit distance, if it is plausibly a typo.
@@ -347,19 +378,6 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|(d, c)| *d <= (c.len().max(3) / 3).max(2))
         .min()
         .map(|(_, c)| c)
-}
-
-/// Rule metadata for SARIF.
-pub fn rule_metadata() -> Vec<RuleMetadata> {
-    Code::ALL
-        .iter()
-        .map(|c| RuleMetadata {
-            code: c.as_str(),
-            summary: c.summary(),
-            explanation: c.explanation(),
-            default_severity: c.default_severity(),
-        })
-        .collect()
 }
 
 /// `docs/rules.md`, generated from the catalogue (a test keeps the committed file fresh).

@@ -1,0 +1,139 @@
+//! Reading registry files for the rules: through [`crate::fs`] (no link followed, regular
+//! files only, a size cap), each refusal or failure one finding naming the path.
+
+use std::path::Path;
+
+use super::{Code, Sink};
+use crate::diagnostics::Diagnostic;
+use crate::fs::{self, ReadError};
+use crate::source::{SourceFile, Span};
+
+/// Read `base/rel` through [`crate::fs`] (no link followed, regular files only, at most
+/// `limit` bytes), reporting every refusal as a finding on `display` (the shown `base/rel`).
+pub(crate) fn read_text(
+    base: &Path,
+    rel: &str,
+    display: &str,
+    limit: u64,
+    sink: &mut Sink,
+) -> Option<String> {
+    match fs::read_capped(base, Path::new(rel), limit) {
+        Ok(bytes) => decode_utf8(bytes, display, sink),
+        Err(ReadError::Link { rel: link }) => {
+            // Name the link itself, which may be a folder on the way to the file.
+            let link = link.to_string_lossy().replace('\\', "/");
+            let shown = match display.strip_suffix(rel) {
+                Some(prefix) if !link.is_empty() => format!("{prefix}{link}"),
+                _ => display.to_string(),
+            };
+            sink.push(link_finding(&shown));
+            None
+        }
+        Err(error) => {
+            sink.push(read_failure(&error, display));
+            None
+        }
+    }
+}
+
+/// The finding for a path that could not be read.
+pub fn read_failure(error: &ReadError, display: &str) -> Diagnostic {
+    match error {
+        ReadError::Link { .. } => link_finding(display),
+        ReadError::NotRegular(special) => special_finding(display, *special),
+        ReadError::TooLarge { limit, reported } => {
+            let size = reported.map_or("over".to_string(), |n| format!("{n} bytes, over"));
+            Diagnostic::new(
+                Code::FileTooLarge,
+                format!("{display} is {size} the {} KiB limit", limit / 1024),
+            )
+            .in_file(display)
+            .help("shrink the file; it is not parsed while over the limit")
+        }
+        ReadError::IsDir => Diagnostic::new(
+            Code::FileUnreadable,
+            format!("cannot read {display}: it is a folder, not a file"),
+        )
+        .in_file(display)
+        .help("replace the folder with the file, or remove it"),
+        ReadError::NotDir { rel } => Diagnostic::new(
+            Code::FileUnreadable,
+            format!(
+                "cannot read {display}: `{}` is a file, not a folder",
+                rel.display()
+            ),
+        )
+        .in_file(display)
+        .help("replace the file with a folder, or remove it"),
+        _ => Diagnostic::new(
+            Code::FileUnreadable,
+            format!("cannot read {display}: {error}"),
+        )
+        .in_file(display)
+        .help("make it readable by the user running acp-registry (check its permissions)"),
+    }
+}
+
+/// The finding for a folder that could not be listed.
+pub(crate) fn unlistable(display: &str, error: &std::io::Error) -> Diagnostic {
+    Diagnostic::new(
+        Code::FileUnreadable,
+        format!("cannot read folder {display}: {error}"),
+    )
+    .in_file(display)
+    .help("make the folder readable and listable by the user running acp-registry")
+}
+
+/// The finding for a path a registry may not hold at all: a link or a FIFO, socket or
+/// device. `None` for regular files and folders.
+pub fn refused(kind: fs::Kind, display: &str) -> Option<Diagnostic> {
+    match kind {
+        fs::Kind::Link => Some(link_finding(display)),
+        fs::Kind::Special(special) => Some(special_finding(display, special)),
+        fs::Kind::File | fs::Kind::Dir => None,
+    }
+}
+
+fn link_finding(display: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::FileLink,
+        format!("{display} is a symbolic link; links are never followed in a registry"),
+    )
+    .in_file(display)
+    .help("replace the link with the file (or folder) itself")
+}
+
+fn special_finding(display: &str, special: fs::Special) -> Diagnostic {
+    Diagnostic::new(
+        Code::FileNotRegular,
+        format!("{display} is {special}, not a regular file"),
+    )
+    .in_file(display)
+    .help("replace it with a regular file, or remove it")
+}
+
+/// Decode UTF-8 (a BOM is tolerated and dropped), reporting the first bad byte.
+fn decode_utf8(bytes: Vec<u8>, display: &str, sink: &mut Sink) -> Option<String> {
+    match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            if text.starts_with('\u{feff}') {
+                text.replace_range(..3, "");
+            }
+            Some(text)
+        }
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let prefix = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+            let source = SourceFile::new(display, prefix);
+            sink.push(
+                Diagnostic::new(
+                    Code::NotUtf8,
+                    format!("{display} is not valid UTF-8 (byte offset {valid})"),
+                )
+                .at(&source, Span::new(valid, valid))
+                .help("re-save the file as UTF-8"),
+            );
+            None
+        }
+    }
+}
