@@ -3,7 +3,7 @@
 
 mod collab_support;
 
-use acp_registry::collab::{self, model, CollabError, InitOptions, InitOutcome};
+use acp_registry::collab::{self, spec, CollabError, InitOptions, InitOutcome};
 use collab_support::*;
 
 fn base_args(folder: &str) -> Vec<String> {
@@ -198,7 +198,7 @@ fn resume_without_protocol_json_initialises_normally() {
 #[test]
 fn init_writes_every_protocol_file_and_a_valid_folder() {
     let fx = Fx::new(&[" server ", "reader", "server", ""]);
-    for name in model::REQUIRED_FILES
+    for name in spec::REQUIRED_FILES
         .iter()
         .chain(["README.md", REF].iter())
     {
@@ -236,7 +236,7 @@ fn init_writes_every_protocol_file_and_a_valid_folder() {
 
 #[test]
 fn every_deliverable_type_gets_its_byte_exact_template() {
-    for kind in model::DELIVERABLE_TYPES {
+    for kind in spec::DELIVERABLE_TYPES {
         let fx = Fx::with(&["a", "b"], |o| {
             o.primary_type = kind.into();
             if kind == "custom" {
@@ -244,7 +244,7 @@ fn every_deliverable_type_gets_its_byte_exact_template() {
                 o.primary_checks = vec![" One ".into(), "".into(), "Two".into()];
             }
         });
-        let (title, default_file, sections) = model::deliverable_spec(kind).unwrap();
+        let (title, default_file, sections) = spec::deliverable_spec(kind).unwrap();
         let file = default_file.unwrap_or("out/custom.md");
         let sections: Vec<String> = if kind == "custom" {
             vec!["One".into(), "Two".into()]

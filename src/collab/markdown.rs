@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::model::{CONCLUSION_HEADINGS, OUTCOMES};
+use super::spec::{CONCLUSION_HEADINGS, OUTCOMES};
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("static regex")
@@ -65,6 +65,17 @@ impl Readiness {
     /// True when any blocking, unresolved or reasonless item exists.
     pub fn has_open_items(&self) -> bool {
         self.blocking || self.unresolved || self.deferred_missing_reason
+    }
+
+    /// The messages, of `[blocking, unresolved, reasonless deferral]`, of the open items
+    /// found, in that order: each gate words them its own way.
+    pub fn gate_problems<'m>(&self, messages: [&'m str; 3]) -> Vec<&'m str> {
+        let found = [self.blocking, self.unresolved, self.deferred_missing_reason];
+        messages
+            .into_iter()
+            .zip(found)
+            .filter_map(|(message, open)| open.then_some(message))
+            .collect()
     }
 }
 

@@ -8,10 +8,10 @@ use serde_json::Value;
 use super::events::{read_events, Event};
 use super::guide::{self, Context, Invocation};
 use super::markdown::{conclusion_errors, Readiness};
-use super::model::{CONCLUSION_FILE, READINESS_FILE};
+use super::spec::{CONCLUSION_FILE, READINESS_FILE};
 use super::paths;
 use super::protocol::{self, Protocol};
-use super::pyfmt::py_str;
+use super::pyfmt::{join_or_none, py_str};
 use super::CollabError;
 
 /// The printed report and the exit code (1 only for an invalid phase).
@@ -163,26 +163,7 @@ fn advise(
     let waiting = stored_waiting(protocol);
     let listed = waiting.iter().any(|w| w == participant);
     let is_owner = owner == Some(participant);
-    let mut lines = vec![
-        format!("phase: {}", py_str(phase)),
-        format!("proposal owner: {}", py_str(map.get("proposalOwner"))),
-        format!(
-            "waiting for: {}",
-            if waiting.is_empty() {
-                "none".to_owned()
-            } else {
-                waiting.join(", ")
-            }
-        ),
-    ];
-    if let Some(last) = events.last() {
-        lines.push(format!(
-            "last event: seq {} {} from {}",
-            py_str(last.get("seq")),
-            py_str(last.get("event")),
-            py_str(last.get("from"))
-        ));
-    }
+    let mut lines = report_head(protocol, &waiting, events);
     let sent_by_other =
         |idx: Option<usize>| idx.is_some_and(|i| from_of(&events[i]) != Some(participant));
     let mut exit_code = 0;
@@ -204,27 +185,7 @@ fn advise(
             REVISE
         }
         Some("revising") => WAIT_REVISE,
-        Some("decision_review") => {
-            let input = latest(events, &["proposal_revised", "decision_proposed"]);
-            let classified = latest(events, &["question_classified"]);
-            let needs_classification = match (input, classified) {
-                (Some(i), Some(c)) => c < i,
-                (Some(_), None) => true,
-                _ => false,
-            };
-            let accepted_since = events[classified.map_or(0, |c| c + 1)..].iter().any(|e| {
-                name_of(e) == Some("decision_accepted") && from_of(e) == Some(participant)
-            });
-            if needs_classification && is_owner {
-                CLASSIFY
-            } else if needs_classification {
-                WAIT_CLASSIFY
-            } else if listed && !accepted_since {
-                ACCEPT
-            } else {
-                WAIT_ACCEPT
-            }
-        }
+        Some("decision_review") => decision_advice(events, participant, listed, is_owner),
         Some("readiness_check") if !is_owner => WAIT_OWNER_READINESS,
         Some("readiness_check") => readiness_advice(protocol, events)?,
         Some("completed") => STOP,
@@ -236,6 +197,53 @@ fn advise(
     };
     lines.push(format!("next action: {text}"));
     Ok(NextAction { lines, exit_code })
+}
+
+/// The report's first lines: phase, owner, who is awaited and the last event.
+fn report_head(protocol: &Protocol, waiting: &[String], events: &[Event]) -> Vec<String> {
+    let map = &protocol.map;
+    let mut lines = vec![
+        format!("phase: {}", py_str(map.get("currentPhase"))),
+        format!("proposal owner: {}", py_str(map.get("proposalOwner"))),
+        format!("waiting for: {}", join_or_none(waiting)),
+    ];
+    if let Some(last) = events.last() {
+        lines.push(format!(
+            "last event: seq {} {} from {}",
+            py_str(last.get("seq")),
+            py_str(last.get("event")),
+            py_str(last.get("from"))
+        ));
+    }
+    lines
+}
+
+/// In `decision_review`: classify (owner) or wait for it, then accept once each.
+fn decision_advice(
+    events: &[Event],
+    participant: &str,
+    listed: bool,
+    is_owner: bool,
+) -> &'static str {
+    let input = latest(events, &["proposal_revised", "decision_proposed"]);
+    let classified = latest(events, &["question_classified"]);
+    let needs_classification = match (input, classified) {
+        (Some(i), Some(c)) => c < i,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    let accepted_since = events[classified.map_or(0, |c| c + 1)..]
+        .iter()
+        .any(|e| name_of(e) == Some("decision_accepted") && from_of(e) == Some(participant));
+    if needs_classification && is_owner {
+        CLASSIFY
+    } else if needs_classification {
+        WAIT_CLASSIFY
+    } else if listed && !accepted_since {
+        ACCEPT
+    } else {
+        WAIT_ACCEPT
+    }
 }
 
 fn readiness_advice(protocol: &Protocol, events: &[Event]) -> Result<&'static str, CollabError> {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
-use super::model::PROTOCOL_FILE;
+use super::spec::PROTOCOL_FILE;
 use super::paths::{self, ReadError};
 use super::CollabError;
 
@@ -170,22 +170,7 @@ impl Protocol {
 
     /// Completion gate texts: object gates give `text`, plain strings count too.
     pub fn completion_gate_texts(&self) -> Vec<String> {
-        self.map
-            .get("completionGates")
-            .and_then(Value::as_array)
-            .map(|gates| {
-                gates
-                    .iter()
-                    .filter_map(|g| match g {
-                        Value::String(s) => Some(s.clone()),
-                        Value::Object(o) => {
-                            o.get("text").and_then(Value::as_str).map(str::to_owned)
-                        }
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        strings_or_member(self.map.get("completionGates"), "text")
     }
 
     /// Rewrites `protocol.json` atomically.
@@ -196,19 +181,21 @@ impl Protocol {
 
 /// Participant ids from a `participants` value.
 pub fn participant_ids(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|p| match p {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Object(o) => o.get("id").and_then(Value::as_str).map(str::to_owned),
-                    _ => None,
-                })
-                .collect()
+    strings_or_member(value, "id")
+}
+
+/// The items of a list that are strings, or objects whose `key` is a string (others are
+/// skipped); a non-list gives none.
+fn strings_or_member(list: Option<&Value>, key: &str) -> Vec<String> {
+    let items = list.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) => o.get(key).and_then(Value::as_str).map(str::to_owned),
+            _ => None,
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// Serialises like Python's `json.dumps(indent=2, sort_keys=True,

@@ -12,6 +12,15 @@ pub fn py_str(value: Option<&Value>) -> String {
     }
 }
 
+/// Names joined with `, `, or `none` for an empty list (the reports' `waiting for:` form).
+pub fn join_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
 /// Python `repr()` of the decoded value.
 pub fn py_repr(value: Option<&Value>) -> String {
     let mut out = String::new();

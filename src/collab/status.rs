@@ -7,11 +7,11 @@ use serde_json::{json, Value};
 
 use super::events::{read_events, Event};
 use super::markdown::Readiness;
-use super::model::READINESS_FILE;
+use super::spec::READINESS_FILE;
 use super::next::stored_waiting;
 use super::paths;
 use super::protocol;
-use super::pyfmt::{as_int, py_str};
+use super::pyfmt::{as_int, join_or_none, py_str};
 use super::CollabError;
 use crate::diagnostics::escape;
 
@@ -98,14 +98,6 @@ fn event_line(e: &Event) -> String {
     )
 }
 
-fn or_none(items: &[String]) -> String {
-    if items.is_empty() {
-        "none".to_owned()
-    } else {
-        items.join(", ")
-    }
-}
-
 impl Status {
     pub fn render_text(&self) -> String {
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "None".to_owned());
@@ -114,8 +106,8 @@ impl Status {
             format!("objective: {}", self.objective),
             format!("phase: {}", opt(&self.phase)),
             format!("proposal owner: {}", opt(&self.owner)),
-            format!("waiting for: {}", or_none(&self.waiting_for)),
-            format!("participants: {}", or_none(&self.participants)),
+            format!("waiting for: {}", join_or_none(&self.waiting_for)),
+            format!("participants: {}", join_or_none(&self.participants)),
             format!("primary deliverable: {}", opt(&self.primary)),
             format!("events: {}", self.event_count),
             "last events:".to_owned(),

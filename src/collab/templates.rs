@@ -33,17 +33,20 @@ pub fn deliverable(title: &str, kind: &str, sections: &[String]) -> String {
     )
 }
 
+/// One Markdown list line per item: `- «before»item«after»`.
+fn push_items(s: &mut String, before: &str, items: &[String], after: &str) {
+    for item in items {
+        s.push_str(&format!("- {before}{item}{after}\n"));
+    }
+}
+
 pub fn readme(t: &TemplateInput) -> String {
     let mut s = String::from("# ACP Collaboration Workspace\n\nObjective:\n");
     s.push_str(t.objective);
     s.push_str("\n\nParticipants:\n");
-    for p in t.participants {
-        s.push_str(&format!("- `{p}`\n"));
-    }
+    push_items(&mut s, "`", t.participants, "`");
     s.push_str("\nObjective Gates:\n");
-    for g in t.objective_gates {
-        s.push_str(&format!("- {g}\n"));
-    }
+    push_items(&mut s, "", t.objective_gates, "");
     s.push_str(&format!(
         "\nPrimary Deliverable:\n- Type: `{}`\n- Path: `{}`\n\n",
         t.kind, t.primary_ref
@@ -88,13 +91,9 @@ pub fn readiness(t: &TemplateInput) -> String {
     let mut s = String::from(
         "# Readiness\n\nClassify every open question and tick the gates before readiness_passed.\n\n## Open Question Classification\n\n- [unresolved] The initial deliverable review has not been completed.\n\nAllowed statuses:\n- `[resolved]`\n- `[deferred_nonblocking]` with `Reason: ...`\n- `[blocking]`\n\n## Blocking Issues\n\n- None.\n\n## Objective Gates\n\n",
     );
-    for g in t.objective_gates {
-        s.push_str(&format!("- [ ] {g}\n"));
-    }
+    push_items(&mut s, "[ ] ", t.objective_gates, "");
     s.push_str("\n## Generated Deliverable Gates\n\n");
-    for g in t.generated_gates {
-        s.push_str(&format!("- [ ] {g}\n"));
-    }
+    push_items(&mut s, "[ ] ", t.generated_gates, "");
     s.push_str(&format!(
         "\n## Deliverable Snapshot\n\n- Primary: `{}`\n- SHA-256:\n\n## Supporting Deliverables\n\n- None.\n\n## Attachments\n\n- None.\n\n## Deferred Follow-ups\n\n- None.\n\n## Implementation Blockers\n\n- None.\n\n## Ready to Implement\n\n- [ ] Ready to implement\n",
         t.primary_ref

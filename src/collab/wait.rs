@@ -7,10 +7,11 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::events::read_events;
-use super::model::{EVENTS_FILE, PROTOCOL_FILE};
+use super::spec::{EVENTS_FILE, PROTOCOL_FILE};
 use super::next::{check_participant, last_seq, next_action_in, stored_waiting};
 use super::paths;
 use super::protocol;
+use super::pyfmt::join_or_none;
 use super::CollabError;
 
 /// The `wait` flags.
@@ -96,11 +97,7 @@ pub fn wait_for_turn(opts: &WaitOptions, out: &mut dyn Write) -> Result<WaitOutc
             };
             return Ok(WaitOutcome::Ready { reason, next_error });
         }
-        let who = if waiting.is_empty() {
-            "none".to_owned()
-        } else {
-            waiting.join(", ")
-        };
+        let who = join_or_none(&waiting);
         let reason = match last_seq(&log.events) {
             Some(seq) => format!("waiting for {who} after seq {seq}"),
             None => format!("waiting for {who}"),

@@ -1,10 +1,10 @@
 //! The slash commands of the ACP mode. Words are split like a POSIX shell (quotes and
 //! backslashes), so objectives and summaries can hold spaces; flags are those of the
-//! `acp-collab` subcommands, and choices are checked against the same `model` lists.
+//! `acp-collab` subcommands, and choices are checked against the same `spec` lists.
 
 use std::collections::BTreeMap;
 
-use crate::collab::model::{DELIVERABLE_TYPES, EVENTS};
+use crate::collab::spec::{DELIVERABLE_TYPES, EVENTS};
 use crate::collab::{AppendOptions, InitOptions};
 
 /// One parsed prompt. The folder is the session's, never a flag.
