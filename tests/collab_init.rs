@@ -198,10 +198,7 @@ fn resume_without_protocol_json_initialises_normally() {
 #[test]
 fn init_writes_every_protocol_file_and_a_valid_folder() {
     let fx = Fx::new(&[" server ", "reader", "server", ""]);
-    for name in spec::REQUIRED_FILES
-        .iter()
-        .chain(["README.md", REF].iter())
-    {
+    for name in spec::REQUIRED_FILES.iter().chain(["README.md", REF].iter()) {
         assert!(fx.path(name).is_file(), "{name}");
     }
     let p = fx.protocol();

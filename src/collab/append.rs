@@ -6,10 +6,10 @@ use serde_json::{json, Value};
 
 use super::events::{append_line, format_event_line, read_events, AppendLock, Event, EventLog};
 use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
-use super::spec::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
 use super::paths;
 use super::protocol;
 use super::pyfmt::{self, as_int};
+use super::spec::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
 use super::state::{replay, State};
 use super::time::utc_now;
 use super::{CollabError, FlagProblem};

@@ -92,7 +92,11 @@ impl Console<'_> {
     /// `acp-collab «subcommand»: error: «message»`.
     pub fn usage_error(&mut self, subcommand: &str, message: &str) -> io::Result<()> {
         let usage = (self.usage)(subcommand);
-        writeln!(self.err, "{}", usage.trim_end().replacen("Usage: ", "usage: ", 1))?;
+        writeln!(
+            self.err,
+            "{}",
+            usage.trim_end().replacen("Usage: ", "usage: ", 1)
+        )?;
         self.note(&format!("acp-collab {subcommand}: error: {message}"))
     }
 
@@ -121,7 +125,12 @@ enum Shown {
     Done(u8),
 }
 
-fn formatted(format: Format, text: impl FnOnce() -> String, json: impl FnOnce() -> String, code: u8) -> Shown {
+fn formatted(
+    format: Format,
+    text: impl FnOnce() -> String,
+    json: impl FnOnce() -> String,
+    code: u8,
+) -> Shown {
     match format {
         Format::Text => Shown::Text(text(), code),
         Format::Json => Shown::Json(json(), code),
@@ -166,7 +175,12 @@ fn execute(command: Command, console: &mut Console) -> Result<Shown, Failure> {
         Command::Validate(folder, format) => {
             let report = super::validate(&folder)?;
             let code = exit_code(report.exit_code());
-            formatted(format, || report.render_text(), || report.render_json(), code)
+            formatted(
+                format,
+                || report.render_text(),
+                || report.render_json(),
+                code,
+            )
         }
         Command::Status(folder, format) => {
             let status = super::status(&folder)?;
@@ -174,7 +188,12 @@ fn execute(command: Command, console: &mut Console) -> Result<Shown, Failure> {
         }
         Command::Log(folder, since, format) => {
             let events = super::log(&folder, since)?;
-            formatted(format, || render_log_text(&events), || render_log_json(&events), 0)
+            formatted(
+                format,
+                || render_log_text(&events),
+                || render_log_json(&events),
+                0,
+            )
         }
         Command::SkillList => Shown::Text(skill::list(), 0),
         Command::SkillInstall(agent, project, force) => install_skill(agent, project, force)?,
@@ -250,9 +269,8 @@ fn install_skill(agent: String, project: Option<PathBuf>, force: bool) -> Result
         Some(dir) => Scope::Project(dir),
         None => Scope::Global(home_folder()?),
     };
-    let binary = std::env::current_exe().map_err(|e| {
-        CollabError::Protocol(format!("cannot find the running acp-collab: {e}"))
-    })?;
+    let binary = std::env::current_exe()
+        .map_err(|e| CollabError::Protocol(format!("cannot find the running acp-collab: {e}")))?;
     let opts = InstallOptions {
         agent,
         scope,

@@ -9,10 +9,10 @@ use std::path::Path;
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
-use super::spec::{EVENTS_FILE, LOCK_FILE};
 use super::paths::{self, ReadError};
 use super::pyfmt;
 use super::record::{Fields, Key, Record};
+use super::spec::{EVENTS_FILE, LOCK_FILE};
 use super::CollabError;
 
 /// One event kept in memory (always a JSON object): its members in file order, decoded

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::events::{append_line, format_event_line, AppendLock};
-use super::spec::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
 use super::paths::{self, check_no_symlink};
 use super::protocol::write_atomic;
+use super::spec::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
 use super::templates::{self, TemplateInput};
 use super::time::utc_now;
 use super::CollabError;
@@ -211,9 +211,9 @@ fn check_mode(opts: &InitOptions) -> Result<bool, CollabError> {
         (None, true) => Err(usage(
             "--repo-root is required when --deliverables-mode external",
         )),
-        (Some(root), true) if Path::new(root).is_absolute() || root.starts_with('/') => Err(
-            usage("--repo-root must be relative to the collaboration folder"),
-        ),
+        (Some(root), true) if Path::new(root).is_absolute() || root.starts_with('/') => Err(usage(
+            "--repo-root must be relative to the collaboration folder",
+        )),
         (Some(_), false) => Err(usage(
             "--repo-root is only allowed when --deliverables-mode external",
         )),
@@ -270,9 +270,8 @@ fn write_folder(
     if !args.external {
         check_no_symlink(&folder, dir)?;
     }
-    std::fs::create_dir_all(&folder).map_err(|e| {
-        CollabError::Protocol(format!("cannot create {}: {e}", folder.display()))
-    })?;
+    std::fs::create_dir_all(&folder)
+        .map_err(|e| CollabError::Protocol(format!("cannot create {}: {e}", folder.display())))?;
     let _lock = AppendLock::acquire(&folder)?;
     let now = utc_now();
     write_atomic(&folder, &protocol_map(opts, args, &generated, &now))?;

@@ -8,10 +8,10 @@ use serde_json::Value;
 use super::events::{read_events, Event};
 use super::guide::{self, Context, Invocation};
 use super::markdown::{conclusion_errors, Readiness};
-use super::spec::{CONCLUSION_FILE, READINESS_FILE};
 use super::paths;
 use super::protocol::{self, Protocol};
 use super::pyfmt::{join_or_none, py_str};
+use super::spec::{CONCLUSION_FILE, READINESS_FILE};
 use super::CollabError;
 
 /// The printed report and the exit code (1 only for an invalid phase).

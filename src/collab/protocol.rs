@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
-use super::spec::PROTOCOL_FILE;
 use super::paths::{self, ReadError};
+use super::spec::PROTOCOL_FILE;
 use super::CollabError;
 
 /// A loaded `protocol.json` plus the folder it came from.
@@ -187,7 +187,9 @@ pub fn participant_ids(value: Option<&Value>) -> Vec<String> {
 /// The items of a list that are strings, or objects whose `key` is a string (others are
 /// skipped); a non-list gives none.
 fn strings_or_member(list: Option<&Value>, key: &str) -> Vec<String> {
-    let items = list.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let items = list
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
     items
         .iter()
         .filter_map(|item| match item {

@@ -229,10 +229,18 @@ impl<'a> Record<'a> {
             Vec::with_capacity(self.members as usize);
         for (key, field) in Key::ALL.into_iter().zip(self.known) {
             if let Some(field) = field {
-                members.push((self.place[key as usize], Cow::Borrowed(key.name()), field.into_value()));
+                members.push((
+                    self.place[key as usize],
+                    Cow::Borrowed(key.name()),
+                    field.into_value(),
+                ));
             }
         }
-        members.extend(self.others.into_iter().map(|(p, k, v)| (p, Cow::Owned(k), v)));
+        members.extend(
+            self.others
+                .into_iter()
+                .map(|(p, k, v)| (p, Cow::Owned(k), v)),
+        );
         members.sort_unstable_by_key(|(place, _, _)| *place);
         members.into_iter().map(|(_, k, v)| (k, v)).collect()
     }

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::markdown::Readiness;
-use super::spec::action_label;
 use super::record::{Fields, Key};
+use super::spec::action_label;
 
 /// The derived state after a replay.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -116,7 +116,10 @@ impl Machine<'_> {
             .sender
             .is_some_and(|s| self.participants.iter().any(|p| p == s))
         {
-            self.error(ctx, "initialized participant is not listed in protocol.json");
+            self.error(
+                ctx,
+                "initialized participant is not listed in protocol.json",
+            );
         }
         let st = &mut self.state;
         st.phase = Some("drafting".to_owned());
@@ -134,7 +137,10 @@ impl Machine<'_> {
         if self.state.primary_frozen {
             match ctx.name {
                 "deliverable_revised" => {
-                    self.error(ctx, "deliverable_revised is not allowed after deliverable_frozen");
+                    self.error(
+                        ctx,
+                        "deliverable_revised is not allowed after deliverable_frozen",
+                    );
                 }
                 "deliverable_frozen" => {
                     self.error(ctx, "primary deliverable can be frozen only once");
@@ -154,7 +160,10 @@ impl Machine<'_> {
     fn proposal_submitted(&mut self, ctx: &Ctx) {
         self.phase_check(ctx, &["drafting", "revising"]);
         if !self.state.primary_drafted {
-            self.error(ctx, "proposal_submitted requires prior primary deliverable_drafted");
+            self.error(
+                ctx,
+                "proposal_submitted requires prior primary deliverable_drafted",
+            );
         }
         self.owner_check(ctx);
         let reviewers: BTreeSet<String> = self
@@ -178,7 +187,13 @@ impl Machine<'_> {
         let allowed: Vec<String> = self.state.reviewer_pending.iter().cloned().collect();
         self.actor_check(ctx, &allowed);
         let st = &mut self.state;
-        settle(st, ctx.sender, |st| &mut st.reviewer_pending, "revising", "reviewing");
+        settle(
+            st,
+            ctx.sender,
+            |st| &mut st.reviewer_pending,
+            "revising",
+            "reviewing",
+        );
     }
 
     /// `proposal_revised` and `decision_proposed`: a new input for the decision.
@@ -217,11 +232,20 @@ impl Machine<'_> {
         }
         let allowed: Vec<String> = self.state.accept_pending.iter().cloned().collect();
         self.actor_check(ctx, &allowed);
-        for message in readiness.map(|r| r.gate_problems(BEFORE_ACCEPTANCE)).unwrap_or_default() {
+        for message in readiness
+            .map(|r| r.gate_problems(BEFORE_ACCEPTANCE))
+            .unwrap_or_default()
+        {
             self.error(ctx, message);
         }
         let st = &mut self.state;
-        settle(st, ctx.sender, |st| &mut st.accept_pending, "readiness_check", "decision_review");
+        settle(
+            st,
+            ctx.sender,
+            |st| &mut st.accept_pending,
+            "readiness_check",
+            "decision_review",
+        );
     }
 
     fn readiness_passed(&mut self, ctx: &Ctx) {

@@ -7,11 +7,11 @@ use serde_json::{json, Value};
 
 use super::events::{read_events, Event};
 use super::markdown::Readiness;
-use super::spec::READINESS_FILE;
 use super::next::stored_waiting;
 use super::paths;
 use super::protocol;
 use super::pyfmt::{as_int, join_or_none, py_str};
+use super::spec::READINESS_FILE;
 use super::CollabError;
 use crate::diagnostics::escape;
 

@@ -65,10 +65,7 @@ fn digits(b: &[u8], range: std::ops::Range<usize>) -> Option<i64> {
     if part.is_empty() || !part.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(
-        part.iter()
-            .fold(0, |n, d| n * 10 + i64::from(d - b'0')),
-    )
+    Some(part.iter().fold(0, |n, d| n * 10 + i64::from(d - b'0')))
 }
 
 /// The optional `:SS[.fff…]` after the minutes at `pos`: seconds, nanoseconds (digits past

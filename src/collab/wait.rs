@@ -7,11 +7,11 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::events::read_events;
-use super::spec::{EVENTS_FILE, PROTOCOL_FILE};
 use super::next::{check_participant, last_seq, next_action_in, stored_waiting};
 use super::paths;
 use super::protocol;
 use super::pyfmt::join_or_none;
+use super::spec::{EVENTS_FILE, PROTOCOL_FILE};
 use super::CollabError;
 
 /// The `wait` flags.

@@ -10,11 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{Validator, REVIEW_FILE};
 use crate::collab::events::{read_log_text, scan};
 use crate::collab::markdown::{review_headings, ReviewHeading};
-use crate::collab::spec::{is_sha256, DELIVERABLE_EVENTS, EVENTS};
 use crate::collab::paths;
 use crate::collab::protocol::{DocTarget, Protocol};
 use crate::collab::pyfmt::repr_str;
 use crate::collab::record::{repr, shown, Field, Fields, Key, Record};
+use crate::collab::spec::{is_sha256, DELIVERABLE_EVENTS, EVENTS};
 use crate::collab::state::{Machine, State};
 use crate::collab::time::parse_iso_utc_nanos;
 use crate::collab::CollabError;
@@ -188,7 +188,10 @@ impl Shapes {
         }
         let name = event.text(Key::Event);
         if !name.is_some_and(|n| EVENTS.binary_search(&n).is_ok()) {
-            self.err(format!("seq {s}: unknown event {}", repr(event.get(Key::Event))));
+            self.err(format!(
+                "seq {s}: unknown event {}",
+                repr(event.get(Key::Event))
+            ));
         }
         if name.is_some_and(|n| n.starts_with("deliverable_")) {
             self.check_deliverable(event, name, &s);

@@ -25,10 +25,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
-use super::spec::{CONCLUSION_FILE, FORBIDDEN_FILES, READINESS_FILE, REQUIRED_FILES, REVIEW_FILE};
 use super::paths::{self, ReadError};
 use super::protocol::{self, Protocol};
 use super::pyfmt::{py_repr, py_str, repr_list, repr_str};
+use super::spec::{CONCLUSION_FILE, FORBIDDEN_FILES, READINESS_FILE, REQUIRED_FILES, REVIEW_FILE};
 use super::state::{State, BEFORE_ACCEPTANCE};
 use super::CollabError;
 
@@ -178,7 +178,12 @@ pub fn validate_in(folder: &Path) -> Result<Report, CollabError> {
     // Step 12: content, only when the deliverables schema is sound.
     if deliverables_ok {
         let frozen_required = facts.has_primary_freeze || passed_or_completed;
-        content::check_contents(&mut v, &protocol, &facts.frozen_supporting_docs, frozen_required)?;
+        content::check_contents(
+            &mut v,
+            &protocol,
+            &facts.frozen_supporting_docs,
+            frozen_required,
+        )?;
     }
     check_readiness(&mut v, &protocol, &facts)?;
     Ok(Report {
@@ -289,7 +294,8 @@ fn check_readiness(
         }
         let conclusion = v.read_folder_file(CONCLUSION_FILE)?;
         let primary_ref = protocol.primary_ref().unwrap_or_default();
-        v.errors.extend(conclusion_errors(&conclusion, &primary_ref));
+        v.errors
+            .extend(conclusion_errors(&conclusion, &primary_ref));
     } else if readiness.deferred_missing_reason {
         v.warnings
             .push("deferred_nonblocking readiness items should include a reason".to_owned());
