@@ -122,15 +122,16 @@ impl Fields for Event {
     }
 }
 
-/// One line decoded: an event or a JSON value that is not an object (not JSON is `Err`).
-enum Line<'a> {
-    Event(Record<'a>),
+/// One line decoded: an event (in the record) or a JSON value that is not an object (not
+/// JSON is `Err`).
+enum Line {
+    Event,
     NotObject,
 }
 
-fn decode(line: &str) -> Result<Line<'_>, serde_json::Error> {
-    match serde_json::from_str::<Record>(line) {
-        Ok(record) => Ok(Line::Event(record)),
+fn decode<'a>(line: &'a str, record: &mut Record<'a>) -> Result<Line, serde_json::Error> {
+    match record.decode_from(line) {
+        Ok(()) => Ok(Line::Event),
         // A type error: decide between "not an object" and "not JSON" as a whole value would.
         Err(e) if e.is_data() => match serde_json::from_str::<Value>(line) {
             Ok(_) => Ok(Line::NotObject),
@@ -194,7 +195,7 @@ pub fn read_events(folder: &Path) -> Result<EventLog, CollabError> {
 pub fn parse_events(text: &str) -> EventLog {
     let mut events = Vec::new();
     let reading = scan(text, |record| {
-        events.push(Event::from(record));
+        events.push(Event::from(std::mem::take(record)));
         Ok::<(), std::convert::Infallible>(())
     });
     let Ok(reading) = reading;
@@ -207,14 +208,16 @@ pub fn parse_events(text: &str) -> EventLog {
     }
 }
 
-/// Decodes each line of a log's text in order, handing every event to `on_event` as it is
-/// decoded (nothing is kept), and collects the read errors and warnings. Lines are cut from
-/// the one buffer (a `memchr` search per line); numbers are physical line numbers.
+/// Decodes each line of a log's text in order into one reused record, handing every event
+/// to `on_event` as it is decoded (nothing is kept), and collects the read errors and
+/// warnings. Lines are cut from the one buffer (a `memchr` search per line); numbers are
+/// physical line numbers.
 pub fn scan<'a, E>(
     text: &'a str,
-    mut on_event: impl FnMut(Record<'a>) -> Result<(), E>,
+    mut on_event: impl FnMut(&mut Record<'a>) -> Result<(), E>,
 ) -> Result<Reading, E> {
     let mut reading = Reading::default();
+    let mut record = Record::default();
     let ends_with_newline = text.is_empty() || text.ends_with('\n');
     let mut offset = 0;
     for (index, line) in text.split('\n').enumerate() {
@@ -224,10 +227,10 @@ pub fn scan<'a, E>(
         }
         let number = index + 1;
         let is_unterminated = offset > text.len() && !ends_with_newline;
-        match decode(line) {
-            Ok(Line::Event(record)) => {
+        match decode(line, &mut record) {
+            Ok(Line::Event) => {
                 reading.missing_final_newline = is_unterminated;
-                on_event(record)?;
+                on_event(&mut record)?;
             }
             Ok(Line::NotObject) => {
                 reading.missing_final_newline = is_unterminated;

@@ -96,21 +96,73 @@ fn classify(label: &str, body: &str) -> Readiness {
 pub fn unchecked_gates(readiness: &str, gates: &[String]) -> Vec<String> {
     gates
         .iter()
-        .filter(|gate| {
-            let pattern = format!(r"(?m)^\s*-\s*\[[xX]\]\s*{}\s*$", regex::escape(gate));
-            !Regex::new(&pattern).is_ok_and(|r| r.is_match(readiness))
-        })
+        .filter(|gate| !is_ticked(readiness, gate))
         .cloned()
         .collect()
+}
+
+/// The published `(?m)^\s*-\s*\[[xX]\]\s*«gate»\s*$` (`\s` spans newlines). A gate with no
+/// whitespace at either end is matched by hand, with the same result: compiling one regex
+/// per gate was most of a small log's validation time.
+fn is_ticked(text: &str, gate: &str) -> bool {
+    if !is_trimmed(gate) {
+        let pattern = format!(r"(?m)^\s*-\s*\[[xX]\]\s*{}\s*$", regex::escape(gate));
+        return Regex::new(&pattern).is_ok_and(|r| r.is_match(text));
+    }
+    text.match_indices('-').any(|(dash, _)| {
+        let before = text[..dash].trim_end_matches(char::is_whitespace);
+        let line_start = before.is_empty() || text[before.len()..dash].contains('\n');
+        let rest = text[dash + 1..].trim_start_matches(char::is_whitespace);
+        let rest = ["[x]", "[X]"]
+            .iter()
+            .find_map(|tick| rest.strip_prefix(tick));
+        line_start
+            && rest
+                .map(|r| r.trim_start_matches(char::is_whitespace))
+                .and_then(|r| r.strip_prefix(gate))
+                .is_some_and(|after| line_end_after(text, after).is_some())
+    })
+}
+
+/// True for a non-empty literal with no whitespace at either end: then `\s*«literal»` and
+/// `\s+«literal»` must take a whole run of whitespace, so a hand-written match is exact.
+fn is_trimmed(literal: &str) -> bool {
+    !literal.is_empty() && literal.trim() == literal
+}
+
+/// Where the published `\s*$` after a match ends when `after` (a suffix of `text`) follows
+/// it: the greedy run of whitespace up to its last newline, or to the end of the text;
+/// `None` when the run holds no newline and the text goes on.
+fn line_end_after(text: &str, after: &str) -> Option<usize> {
+    let start = text.len() - after.len();
+    let rest = after.trim_start_matches(char::is_whitespace);
+    if rest.is_empty() {
+        return Some(text.len());
+    }
+    let run = &after[..after.len() - rest.len()];
+    run.rfind('\n').map(|newline| start + newline)
 }
 
 fn has_h2(text: &str, heading: &str) -> bool {
     heading_match_end(text, heading).is_some()
 }
 
+/// The end of the first match of the published `(?m)^##\s+«heading»\s*$`; a heading with
+/// no whitespace at either end is matched by hand (see [`is_ticked`]).
 fn heading_match_end(text: &str, heading: &str) -> Option<usize> {
-    let pattern = format!(r"(?m)^##\s+{}\s*$", regex::escape(heading));
-    Regex::new(&pattern).ok()?.find(text).map(|m| m.end())
+    if !is_trimmed(heading) {
+        let pattern = format!(r"(?m)^##\s+{}\s*$", regex::escape(heading));
+        return Regex::new(&pattern).ok()?.find(text).map(|m| m.end());
+    }
+    let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+    line_starts.into_iter().find_map(|start| {
+        let rest = text[start..].strip_prefix("##")?;
+        let after_marks = rest.trim_start_matches(char::is_whitespace);
+        if after_marks.len() == rest.len() {
+            return None;
+        }
+        line_end_after(text, after_marks.strip_prefix(heading)?)
+    })
 }
 
 /// The conclusion errors, in the documented order.
@@ -288,6 +340,34 @@ pub fn review_headings(text: &str) -> Vec<ReviewHeading> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hand_matchers_agree_with_the_published_regexes() {
+        let texts = [
+            "## Goals\n",
+            "##Goals\n",
+            "##\nGoals  \n\n  \nx",
+            "## Goals  \t",
+            "## Goals x\n## Goals\n",
+            "### Goals\n",
+            "text\n- [x] Gate A\n",
+            "  \n  - [X]Gate A",
+            "x - [x] Gate A\n",
+            "-\n[x]\nGate A\n\nz",
+            "- [x] Gate AB\n",
+            "- [ ] Gate A\n- [x]  Gate A \u{a0}\n",
+        ];
+        for text in texts {
+            for literal in ["Goals", "Gate A"] {
+                let heading = Regex::new(&format!(r"(?m)^##\s+{}\s*$", regex::escape(literal)));
+                let expected = heading.unwrap().find(text).map(|m| m.end());
+                assert_eq!(heading_match_end(text, literal), expected, "{text:?} {literal}");
+                let tick = format!(r"(?m)^\s*-\s*\[[xX]\]\s*{}\s*$", regex::escape(literal));
+                let expected = Regex::new(&tick).unwrap().is_match(text);
+                assert_eq!(is_ticked(text, literal), expected, "{text:?} {literal}");
+            }
+        }
+    }
 
     #[test]
     fn empty_marker_body_absorbs_next_line() {

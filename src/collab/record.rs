@@ -64,20 +64,22 @@ impl Key {
         }
     }
 
-    /// The known key of that name (compared, not hashed).
+    /// The known key of that name: picked by length and first byte, then compared once
+    /// (no hashing).
     pub fn of(name: &str) -> Option<Key> {
-        Some(match name {
-            "seq" => Key::Seq,
-            "from" => Key::From,
-            "event" => Key::Event,
-            "at" => Key::At,
-            "summary" => Key::Summary,
-            "doc" => Key::Doc,
-            "reply_to" => Key::ReplyTo,
-            "role" => Key::Role,
-            "sha256" => Key::Sha256,
+        let key = match (name.len(), name.as_bytes().first()?) {
+            (3, b's') => Key::Seq,
+            (4, b'f') => Key::From,
+            (5, b'e') => Key::Event,
+            (2, b'a') => Key::At,
+            (7, b's') => Key::Summary,
+            (3, b'd') => Key::Doc,
+            (8, b'r') => Key::ReplyTo,
+            (4, b'r') => Key::Role,
+            (6, b's') => Key::Sha256,
             _ => return None,
-        })
+        };
+        (key.name() == name).then_some(key)
     }
 }
 
@@ -328,25 +330,47 @@ impl<'de> Visitor<'de> for KeySeed {
 
 impl<'de> Deserialize<'de> for Record<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(RecordVisitor)
+        let mut record = Record::default();
+        RecordSeed(&mut record).deserialize(d)?;
+        Ok(record)
     }
 }
 
-struct RecordVisitor;
+impl<'a> Record<'a> {
+    /// Decodes one line into this record, reusing it (a record is a few hundred bytes: a
+    /// log read line by line then never moves one).
+    pub fn decode_from(&mut self, line: &'a str) -> Result<(), serde_json::Error> {
+        *self = Record::default();
+        let mut de = serde_json::Deserializer::from_str(line);
+        RecordSeed(self).deserialize(&mut de)?;
+        // As `serde_json::from_str`: only whitespace may follow the object.
+        de.end()
+    }
+}
 
-impl<'de> Visitor<'de> for RecordVisitor {
-    type Value = Record<'de>;
+/// Decodes an object into the record it holds.
+struct RecordSeed<'r, 'de>(&'r mut Record<'de>);
+
+impl<'de> DeserializeSeed<'de> for RecordSeed<'_, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RecordSeed<'_, 'de> {
+    type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a JSON object")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Record<'de>, A::Error> {
-        let mut record = Record::default();
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        let record = self.0;
         while let Some(key) = access.next_key_seed(KeySeed)? {
             match key {
                 KeyName::Known(k) => record.set_known(k, access.next_value()?),
                 KeyName::Other(name) => record.set_other(&name, access.next_value()?),
             }
         }
-        Ok(record)
+        Ok(())
     }
 }

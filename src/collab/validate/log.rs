@@ -84,7 +84,7 @@ pub(super) fn check_log(v: &mut Validator, protocol: &Protocol) -> Result<LogFac
     };
     // Freeze-hash read problems land in `v.errors`, which holds step 9's findings meanwhile.
     let reading = match &text {
-        Ok(text) => scan(text, |record| pass.event(v, protocol, &record))?,
+        Ok(text) => scan(text, |record| pass.event(v, protocol, record))?,
         Err(message) => crate::collab::events::Reading {
             errors: vec![message.clone()],
             ..Default::default()
