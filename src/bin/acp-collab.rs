@@ -20,20 +20,22 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// The scripts' snake_case aliases are in the help texts, so those are attributes: as doc
+// comments they would have to be backticked, which would change `--help`.
 enum Command {
-    /// Create a collaboration folder (alias: init_collaboration)
+    #[command(about = "Create a collaboration folder (alias: init_collaboration)")]
     #[command(aliases = ["init_collaboration", "init_collaboration.py"], args_override_self = true)]
     Init(InitArgs),
-    /// Append one event to events.jsonl (alias: append_event)
+    #[command(about = "Append one event to events.jsonl (alias: append_event)")]
     #[command(aliases = ["append_event", "append_event.py"], args_override_self = true)]
     Append(AppendArgs),
-    /// Print the next action for a participant (alias: next_action)
+    #[command(about = "Print the next action for a participant (alias: next_action)")]
     #[command(aliases = ["next_action", "next_action.py"], args_override_self = true)]
     Next(ParticipantArgs),
-    /// Wait until it is a participant's turn (alias: wait_for_turn)
+    #[command(about = "Wait until it is a participant's turn (alias: wait_for_turn)")]
     #[command(aliases = ["wait_for_turn", "wait_for_turn.py"], args_override_self = true)]
     Wait(WaitArgs),
-    /// Validate a collaboration folder (alias: validate_collaboration)
+    #[command(about = "Validate a collaboration folder (alias: validate_collaboration)")]
     #[command(
         aliases = ["validate_collaboration", "validate_collaboration.py"],
         args_override_self = true
@@ -151,8 +153,10 @@ struct AppendArgs {
     /// Which deliverable a deliverable event is about
     #[arg(long, value_parser = ["primary", "supporting"])]
     role: Option<String>,
-    /// SHA-256 of the deliverable being frozen (required by deliverable_frozen)
-    #[arg(long)]
+    #[arg(
+        long,
+        help = "SHA-256 of the deliverable being frozen (required by deliverable_frozen)"
+    )]
     sha256: Option<String>,
 }
 

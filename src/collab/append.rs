@@ -17,20 +17,30 @@ use super::{CollabError, FlagProblem};
 /// The `append` flags.
 #[derive(Debug, Clone, Default)]
 pub struct AppendOptions {
+    /// `--folder`.
     pub folder: String,
+    /// `--participant`: the sender.
     pub participant: String,
+    /// `--event`.
     pub event: String,
+    /// `--summary`.
     pub summary: String,
+    /// `--doc`.
     pub doc: Option<String>,
+    /// `--reply-to`.
     pub reply_to: Option<i64>,
+    /// `--role`.
     pub role: Option<String>,
+    /// `--sha256`.
     pub sha256: Option<String>,
 }
 
 /// A successful append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Appended {
+    /// The seq the event got.
     pub seq: i64,
+    /// The event appended.
     pub event: String,
 }
 
@@ -85,7 +95,7 @@ fn flag_problems(
                 "reply-to",
                 "reply_to must point to an existing event",
                 answer(last),
-            ))
+            ));
         }
         (Some(_), None) => problems.push(problem(
             "reply-to",

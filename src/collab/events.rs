@@ -34,10 +34,12 @@ fn key_of(key: &str) -> Cow<'static, str> {
 }
 
 impl Event {
+    /// The member `key`, if present.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// Whether the member `key` is present.
     pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
@@ -54,10 +56,12 @@ impl Event {
         }
     }
 
+    /// How many members the event has.
     pub fn len(&self) -> usize {
         self.members.len()
     }
 
+    /// Whether the event has no member.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }

@@ -19,6 +19,7 @@ use super::time::utc_now;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Invocation {
     #[default]
+    /// `acp-collab …` commands.
     Binary,
     /// The launchers' folder (they set `ACP_COLLAB_SCRIPTS`).
     Scripts(PathBuf),
@@ -60,9 +61,13 @@ struct Step {
 
 /// What the folder and the log say, for composing commands.
 pub struct Context<'a> {
+    /// The loaded `protocol.json`.
     pub protocol: &'a Protocol,
+    /// The whole log.
     pub events: &'a [Event],
+    /// Who is asking.
     pub participant: &'a str,
+    /// How follow-up commands are printed.
     pub invocation: &'a Invocation,
 }
 

@@ -17,22 +17,34 @@ use super::CollabError;
 /// The `init` flags, as given on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct InitOptions {
+    /// `--folder`.
     pub folder: String,
+    /// `--participant`, in order; the first is the proposal owner.
     pub participants: Vec<String>,
+    /// `--objective`.
     pub objective: String,
+    /// `--completion`: the objective gates.
     pub completion: Vec<String>,
+    /// `--primary-deliverable-type`.
     pub primary_type: String,
+    /// `--primary-deliverable-file`.
     pub primary_file: Option<String>,
+    /// `--primary-deliverable-check`: the sections of a custom deliverable.
     pub primary_checks: Vec<String>,
+    /// `--deliverables-mode`: `internal` or `external`.
     pub deliverables_mode: String,
+    /// `--deliverables-dir`.
     pub deliverables_dir: String,
+    /// `--repo-root` (external mode only).
     pub repo_root: Option<String>,
+    /// `--resume`.
     pub resume: bool,
 }
 
 /// What `init` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InitOutcome {
+    /// A new folder was written.
     Initialized(PathBuf),
     /// `--resume` found an existing `protocol.json`; nothing was written.
     AlreadyExists(PathBuf),

@@ -30,9 +30,13 @@ static REVIEW_HEADING: LazyLock<Regex> =
 /// The classification state of `readiness.md`.
 #[derive(Debug, Default, Clone)]
 pub struct Readiness {
+    /// A `[blocking]` item.
     pub blocking: bool,
+    /// An `[unresolved]` item, or `TBD` in a classified one.
     pub unresolved: bool,
+    /// A `[deferred_nonblocking]` item without `Reason:`.
     pub deferred_missing_reason: bool,
+    /// `- [x] Ready to implement` is ticked.
     pub ready: bool,
 }
 
@@ -262,12 +266,11 @@ pub fn decisions_errors(text: &str, refs: &[String]) -> Vec<String> {
     let mut seen = BTreeSet::new();
     for (i, (heading, _)) in headings.iter().enumerate() {
         let expected = format!("D{}", i + 1);
-        let id = match DECISION_ID.captures(heading) {
-            Some(c) => c[1].to_owned(),
-            None => {
-                errors.push("accepted decision headings must use D<number>".to_owned());
-                expected.clone()
-            }
+        let id = if let Some(c) = DECISION_ID.captures(heading) {
+            c[1].to_owned()
+        } else {
+            errors.push("accepted decision headings must use D<number>".to_owned());
+            expected.clone()
         };
         if !seen.insert(id.clone()) {
             errors.push(format!("duplicate accepted decision id {id}"));
@@ -309,6 +312,7 @@ pub struct ReviewHeading {
     pub seq: Option<i64>,
     /// The seq as Python's `int()` prints it (no leading zeros).
     pub seq_text: String,
+    /// The participant the heading names.
     pub participant: String,
 }
 
@@ -361,7 +365,11 @@ mod tests {
             for literal in ["Goals", "Gate A"] {
                 let heading = Regex::new(&format!(r"(?m)^##\s+{}\s*$", regex::escape(literal)));
                 let expected = heading.unwrap().find(text).map(|m| m.end());
-                assert_eq!(heading_match_end(text, literal), expected, "{text:?} {literal}");
+                assert_eq!(
+                    heading_match_end(text, literal),
+                    expected,
+                    "{text:?} {literal}"
+                );
                 let tick = format!(r"(?m)^\s*-\s*\[[xX]\]\s*{}\s*$", regex::escape(literal));
                 let expected = Regex::new(&tick).unwrap().is_match(text);
                 assert_eq!(is_ticked(text, literal), expected, "{text:?} {literal}");

@@ -15,7 +15,9 @@ use super::CollabError;
 /// A loaded `protocol.json` plus the folder it came from.
 #[derive(Debug, Clone)]
 pub struct Protocol {
+    /// The collaboration folder.
     pub folder: PathBuf,
+    /// The decoded object.
     pub map: Map<String, Value>,
 }
 
@@ -55,7 +57,9 @@ pub fn load_or_fail(folder: &Path) -> Result<Protocol, CollabError> {
 /// rule applied below `base`.
 #[derive(Debug, Clone)]
 pub struct DocTarget {
+    /// The folder the file is relative to.
     pub base: PathBuf,
+    /// The file below `base`, POSIX-style.
     pub rel: String,
 }
 
@@ -65,6 +69,7 @@ impl Protocol {
         participant_ids(self.map.get("participants"))
     }
 
+    /// The `deliverables` object, when present.
     pub fn deliverables(&self) -> Option<&Map<String, Value>> {
         self.map.get("deliverables").and_then(Value::as_object)
     }
@@ -202,7 +207,7 @@ fn strings_or_member(list: Option<&Value>, key: &str) -> Vec<String> {
 
 /// Serialises like Python's `json.dumps(indent=2, sort_keys=True,
 /// ensure_ascii=False)` plus a trailing newline. Keys are sorted here rather
-/// than relying on serde_json's map order, which a feature flag can change.
+/// than relying on `serde_json`'s map order, which a feature flag can change.
 pub fn to_sorted_pretty(map: &Map<String, Value>) -> String {
     let mut out = String::new();
     write_value(&mut out, &Value::Object(map.clone()), 0);

@@ -216,12 +216,11 @@ impl<'a> Record<'a> {
     }
 
     fn set_other(&mut self, name: &str, value: Value) {
-        match self.others.iter_mut().find(|(_, k, _)| k == name) {
-            Some((_, _, slot)) => *slot = value,
-            None => {
-                self.others.push((self.members, name.to_owned(), value));
-                self.members += 1;
-            }
+        if let Some((_, _, slot)) = self.others.iter_mut().find(|(_, k, _)| k == name) {
+            *slot = value;
+        } else {
+            self.others.push((self.members, name.to_owned(), value));
+            self.members += 1;
         }
     }
 

@@ -50,11 +50,17 @@ pub const REQUIRED_FILES: [&str; 7] = [
 /// Files that must never exist in a collaboration folder.
 pub const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "opinions.md"];
 
+/// The configuration and state mirror.
 pub const PROTOCOL_FILE: &str = "protocol.json";
+/// The event log.
 pub const EVENTS_FILE: &str = "events.jsonl";
+/// Question classification, gates and the readiness checklist.
 pub const READINESS_FILE: &str = "readiness.md";
+/// The final receipt.
 pub const CONCLUSION_FILE: &str = "conclusion.md";
+/// One structured review per `review_submitted`.
 pub const REVIEW_FILE: &str = "review.md";
+/// Accepted decisions with stable ids.
 pub const DECISIONS_FILE: &str = "decisions.md";
 
 /// Advisory lock file taken around every append (docs/collab-protocol.md#concurrency).

@@ -13,14 +13,23 @@ use super::spec::action_label;
 pub struct State {
     /// `None` before an `initialized` (or `blocked`) event.
     pub phase: Option<String>,
+    /// The proposal owner, once known.
     pub owner: Option<String>,
+    /// Who the next event is awaited from.
     pub waiting_for: Vec<String>,
+    /// Reviewers yet to submit a review.
     pub reviewer_pending: BTreeSet<String>,
+    /// Participants yet to accept the decisions.
     pub accept_pending: BTreeSet<String>,
+    /// Seq of the latest `question_classified` (0: none since the latest input).
     pub classification_seq: i64,
+    /// Seq of the latest `proposal_revised` or `decision_proposed`.
     pub latest_decision_input_seq: i64,
+    /// A primary `deliverable_drafted` or `deliverable_revised` occurred.
     pub primary_drafted: bool,
+    /// The primary deliverable was frozen.
     pub primary_frozen: bool,
+    /// `readiness_passed` occurred.
     pub readiness_passed: bool,
 }
 

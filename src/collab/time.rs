@@ -9,8 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub fn utc_now() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+        .map_or(0, |d| d.as_secs() as i64);
     format_utc(secs)
 }
 

@@ -187,7 +187,7 @@ impl Shapes {
             }
         }
         let name = event.text(Key::Event);
-        if !name.is_some_and(|n| EVENTS.binary_search(&n).is_ok()) {
+        if name.is_none_or(|n| EVENTS.binary_search(&n).is_err()) {
             self.err(format!(
                 "seq {s}: unknown event {}",
                 repr(event.get(Key::Event))

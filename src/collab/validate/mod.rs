@@ -124,7 +124,7 @@ impl Validator<'_> {
         match paths::read_text(base, rel) {
             Ok(Some(text)) => Ok(Doc::Text(text)),
             Ok(None) => Ok(Doc::Missing),
-            Err(e) => self.read_problem(e).map(|_| Doc::Refused),
+            Err(e) => self.read_problem(e).map(|()| Doc::Refused),
         }
     }
 
