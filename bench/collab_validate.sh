@@ -3,6 +3,9 @@
 # events (release build), and the cost per event. Usage:
 #   bench/collab_validate.sh [events] [runs]
 # e.g. `bench/collab_validate.sh 100000 10` for the growth check.
+# With `perf` installed it also prints the CPU time (user + system, what a loaded machine
+# distorts least) of `validate` and of two references on the same log: decoding every line
+# into a `serde_json::Value` (`gen_collab --decode`) and `cat`.
 set -euo pipefail
 
 events="${1:-10000}"
@@ -40,3 +43,11 @@ echo "mean:   $(ms $(( sum / runs ))) ms"
 echo "max:    $(ms "${sorted[$(( runs - 1 ))]}") ms"
 median="${sorted[$(( runs / 2 ))]}"
 echo "per event (median): $(( median * 1000 / events )) ns"
+
+if command -v perf > /dev/null; then
+  cpu() { perf stat -e task-clock -r "$runs" "$@" 2>&1 > /dev/null | awk '/task-clock/ {print $1}'; }
+  ms_validate=$(cpu "$target/acp-collab" validate --folder "$folder")
+  echo "cpu validate:         $ms_validate ms ($(awk -v t="$ms_validate" -v n="$events" 'BEGIN {printf "%.2f", t * 1000 / n}') µs per event)"
+  echo "cpu decode reference: $(cpu "$target/examples/gen_collab" --decode "$folder/events.jsonl") ms"
+  echo "cpu cat reference:    $(cpu cat "$folder/events.jsonl") ms"
+fi

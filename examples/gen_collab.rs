@@ -3,6 +3,9 @@
 //!
 //! Usage: `cargo run --release --example gen_collab -- <folder> [events]`
 //!
+//! `gen_collab --decode <events.jsonl>` is the benchmark's reference instead: it only reads
+//! the log and decodes each line into a `serde_json::Value`, the floor under `validate`.
+//!
 //! The bulk of the log is supporting-deliverable drafts (legal in any
 //! phase), written directly; the normal path's ten events are then appended
 //! through the library, so the folder ends `completed` and validates.
@@ -19,17 +22,45 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let folder = args
         .next()
-        .ok_or_else(|| anyhow::anyhow!("usage: gen_collab <folder> [events]"))?;
+        .ok_or_else(|| anyhow::anyhow!("usage: gen_collab <folder> [events] | --decode <file>"))?;
+    if folder == "--decode" {
+        let file = args
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("--decode needs a file"))?;
+        return decode(&file);
+    }
     let total: usize = args
         .next()
         .map(|n| n.parse())
         .transpose()?
         .unwrap_or(10_000);
-    const FLOW: usize = 11; // initialized + the ten events of the normal path
     anyhow::ensure!(total >= FLOW, "at least {FLOW} events");
+    let dir = init(&folder)?;
+    write_bulk(&dir, total)?;
+    append_flow(&folder, &dir, total)?;
+    println!("{}", dir.display());
+    Ok(())
+}
 
+/// `initialized` plus the ten events of the normal path.
+const FLOW: usize = 11;
+
+/// The reference: every line decoded into a JSON value, nothing checked.
+fn decode(file: &str) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file)?;
+    let mut objects = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let value: serde_json::Value = serde_json::from_str(line)?;
+        objects += usize::from(value.is_object());
+    }
+    println!("{objects} objects");
+    Ok(())
+}
+
+/// A design-spec collaboration with one supporting deliverable, `notes.md`.
+fn init(folder: &str) -> anyhow::Result<std::path::PathBuf> {
     let outcome = collab::init(&InitOptions {
-        folder: folder.clone(),
+        folder: folder.to_owned(),
         participants: vec!["server".into(), "reader".into()],
         objective: "Benchmark the validator".into(),
         completion: vec!["Gate A".into()],
@@ -43,12 +74,6 @@ fn main() -> anyhow::Result<()> {
         collab::InitOutcome::AlreadyExists(p) => anyhow::bail!("{} already exists", p.display()),
     };
     let path = |rel: &str| dir.join(rel);
-    let edit = |rel: &str, f: &dyn Fn(String) -> String| -> anyhow::Result<()> {
-        let text = std::fs::read_to_string(path(rel))?;
-        std::fs::write(path(rel), f(text))?;
-        Ok(())
-    };
-
     let mut protocol: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path("protocol.json"))?)?;
     protocol["deliverables"]["supporting"] = json!([{"type": "custom", "file": "notes.md"}]);
@@ -57,7 +82,12 @@ fn main() -> anyhow::Result<()> {
         serde_json::to_string_pretty(&protocol)?,
     )?;
     std::fs::write(path("deliverables/notes.md"), "# Notes\nStatus: Draft\n")?;
+    Ok(dir)
+}
 
+/// The bulk of the log: supporting-deliverable drafts, written directly.
+fn write_bulk(dir: &std::path::Path, total: usize) -> anyhow::Result<()> {
+    let path = |rel: &str| dir.join(rel);
     let first: Event = serde_json::from_str(std::fs::read_to_string(path("events.jsonl"))?.trim())?;
     let mut bulk = String::new();
     for seq in 2..=(total - FLOW + 1) {
@@ -74,11 +104,21 @@ fn main() -> anyhow::Result<()> {
         .append(true)
         .open(path("events.jsonl"))
         .and_then(|mut f| std::io::Write::write_all(&mut f, bulk.as_bytes()))?;
+    Ok(())
+}
 
+/// The normal path's ten events, through the library, so the folder ends `completed`.
+fn append_flow(folder: &str, dir: &std::path::Path, total: usize) -> anyhow::Result<()> {
+    let path = |rel: &str| dir.join(rel);
+    let edit = |rel: &str, f: &dyn Fn(String) -> String| -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(path(rel))?;
+        std::fs::write(path(rel), f(text))?;
+        Ok(())
+    };
     let mut last = (total - FLOW + 1) as i64;
     let mut append = |who: &str, event: &str, extra: &[(&str, &str)]| -> anyhow::Result<()> {
         let mut opts = AppendOptions {
-            folder: folder.clone(),
+            folder: folder.to_owned(),
             participant: who.into(),
             event: event.into(),
             summary: format!("{event} by {who}"),
@@ -132,7 +172,5 @@ fn main() -> anyhow::Result<()> {
     edit("conclusion.md", &|t| {
         t.replace("- [blocked]", "- [proceed]")
     })?;
-    append("server", "completed", &[("doc", "conclusion.md")])?;
-    println!("{}", dir.display());
-    Ok(())
+    append("server", "completed", &[("doc", "conclusion.md")])
 }

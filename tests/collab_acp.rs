@@ -62,7 +62,7 @@ impl Agent {
     }
 
     /// Sends a request; returns the notifications before its response, and the response.
-    fn request(&mut self, id: i64, method: &str, params: Value) -> (Vec<Value>, Value) {
+    fn request(&mut self, id: i64, method: &str, params: &Value) -> (Vec<Value>, Value) {
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send_line(&message.to_string());
         let mut notes = Vec::new();
@@ -79,7 +79,7 @@ impl Agent {
     /// A prompt's streamed text and its stop reason.
     fn prompt(&mut self, id: i64, session: &str, text: &str) -> (String, String) {
         let params = json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
-        let (notes, response) = self.request(id, "session/prompt", params);
+        let (notes, response) = self.request(id, "session/prompt", &params);
         let mut streamed = String::new();
         for note in notes {
             assert_eq!(note["method"], "session/update");
@@ -112,13 +112,13 @@ fn manifest() -> Value {
 
 fn initialize(agent: &mut Agent) -> Value {
     let params = json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "test", "version": "1"}});
-    let (notes, response) = agent.request(1, "initialize", params);
+    let (notes, response) = agent.request(1, "initialize", &params);
     assert!(notes.is_empty());
     response["result"].clone()
 }
 
 /// Opens a session; returns its id and the `session/update` announced right after.
-fn new_session(agent: &mut Agent, id: i64, params: Value) -> (String, Value) {
+fn new_session(agent: &mut Agent, id: i64, params: &Value) -> (String, Value) {
     let (notes, response) = agent.request(id, "session/new", params);
     assert!(notes.is_empty());
     let session = response["result"]["sessionId"]
@@ -143,7 +143,7 @@ fn a_whole_session_initialises_appends_and_validates_the_named_folder() {
 
     let params =
         json!({"cwd": workspace, "mcpServers": [], "_meta": {"collaborationFolder": "collab"}});
-    let (session, note) = new_session(&mut agent, 2, params);
+    let (session, note) = new_session(&mut agent, 2, &params);
     assert_eq!(note["params"]["sessionId"], session.as_str());
     let update = &note["params"]["update"];
     assert_eq!(update["sessionUpdate"], "available_commands_update");
@@ -218,20 +218,20 @@ fn bad_lines_unknown_methods_and_plain_text_get_answers_without_ending_the_sessi
     agent.send_line(r#"{"id":1,"method":"initialize"}"#);
     assert_eq!(agent.read()["error"]["code"], -32600);
 
-    let (_, response) = agent.request(2, "session/load", json!({}));
+    let (_, response) = agent.request(2, "session/load", &json!({}));
     assert_eq!(response["error"]["code"], -32601);
     let (_, response) = agent.request(
         3,
         "session/new",
-        json!({"cwd": "relative", "mcpServers": []}),
+        &json!({"cwd": "relative", "mcpServers": []}),
     );
     assert_eq!(response["error"]["code"], -32602);
     let params = json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "/status"}]});
-    let (_, response) = agent.request(4, "session/prompt", params);
+    let (_, response) = agent.request(4, "session/prompt", &params);
     assert_eq!(response["error"]["code"], -32002);
 
     let cwd = dir.path().canonicalize().unwrap();
-    let (session, _) = new_session(&mut agent, 5, json!({"cwd": cwd, "mcpServers": []}));
+    let (session, _) = new_session(&mut agent, 5, &json!({"cwd": cwd, "mcpServers": []}));
     let (text, stop) = agent.prompt(6, &session, "what can you do?");
     assert_eq!(stop, "end_turn");
     assert!(

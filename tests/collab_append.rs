@@ -503,7 +503,7 @@ fn supporting_deliverable_events_are_accepted_from_anyone_in_any_phase() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit_protocol(|p| {
         p["deliverables"]["supporting"] =
-            json!([{"type": "test-plan", "file": "tp.md", "frozen": true}])
+            json!([{"type": "test-plan", "file": "tp.md", "frozen": true}]);
     });
     fx.write("deliverables/tp.md", "# T\nStatus: Frozen\n");
     let sha = collab::paths::sha256_hex(b"# T\nStatus: Frozen\n");

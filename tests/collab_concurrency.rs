@@ -50,7 +50,7 @@ fn eight_processes_appending_200_events_each_keep_the_log_contiguous() {
     let fx = Fx::in_memory(&["server", "reader"]);
     fx.edit_protocol(|p| {
         p["deliverables"]["supporting"] =
-            serde_json::json!([{"type": "custom", "file": "notes.md"}])
+            serde_json::json!([{"type": "custom", "file": "notes.md"}]);
     });
     fx.write("deliverables/notes.md", "# Notes\nStatus: Draft\n");
 

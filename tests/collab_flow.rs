@@ -4,25 +4,24 @@ mod collab_support;
 
 use std::time::Duration;
 
-use acp_registry::collab::{self, next, WaitOptions, WaitOutcome};
+use acp_registry::collab::{self, next, Invocation, WaitOptions, WaitOutcome};
 use collab_support::*;
 
-#[test]
-fn happy_path_with_two_participants_passes_validation_via_the_binary() {
-    let tmp = tempfile::tempdir().unwrap();
-    let folder = tmp.path().join("run");
-    let f = folder.to_str().unwrap();
-    let run = |args: &[&str]| {
-        let out = bin().args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}{}",
-            stdout(&out),
-            stderr(&out)
-        );
-        stdout(&out)
-    };
-    let out = run(&[
+/// Runs the binary, which must succeed; returns its stdout.
+fn run_ok(args: &[&str]) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// `init_collaboration` through the binary: server and reader, a design spec.
+fn init_via_binary(f: &str) -> String {
+    run_ok(&[
         "init_collaboration",
         "--folder",
         f,
@@ -36,7 +35,16 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
         "Gate A",
         "--primary-deliverable-type",
         "design-spec",
-    ]);
+    ])
+}
+
+#[test]
+fn happy_path_with_two_participants_passes_validation_via_the_binary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("run");
+    let f = folder.to_str().unwrap();
+    let run = run_ok;
+    let out = init_via_binary(f);
     assert!(out.starts_with("Initialized ACP schema v2 collaboration folder: /"));
     let fx_write = |rel: &str, edit: &dyn Fn(String) -> String| {
         let p = folder.join(rel);
@@ -281,7 +289,7 @@ fn wait_opts(fx: &Fx, who: &str, timeout: f64) -> WaitOptions {
         participant: who.to_owned(),
         interval: 0.1,
         timeout,
-        invocation: Default::default(),
+        invocation: Invocation::default(),
     }
 }
 
@@ -358,7 +366,7 @@ fn wait_wakes_when_an_append_hands_over_the_turn() {
             participant: "reader".into(),
             interval: 2.0,
             timeout: 0.0,
-            invocation: Default::default(),
+            invocation: Invocation::default(),
         };
         let mut out = Vec::new();
         let outcome = collab::wait_for_turn(&opts, &mut out).unwrap();
@@ -386,7 +394,7 @@ fn wait_accepts_extreme_intervals_and_timeouts_without_panicking() {
             participant: if timeout > 0.0 { "server" } else { "reader" }.into(),
             interval,
             timeout,
-            invocation: Default::default(),
+            invocation: Invocation::default(),
         };
         let outcome = collab::wait_for_turn(&opts, &mut Vec::new()).unwrap();
         if timeout > 0.0 {

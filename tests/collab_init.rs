@@ -3,7 +3,7 @@
 
 mod collab_support;
 
-use acp_registry::collab::{self, model, CollabError, InitOptions, InitOutcome};
+use acp_registry::collab::{self, spec, CollabError, InitOptions, InitOutcome};
 use collab_support::*;
 
 fn base_args(folder: &str) -> Vec<String> {
@@ -34,13 +34,11 @@ fn usage_error(opts: &InitOptions) -> String {
     }
 }
 
-#[test]
-fn init_validation_errors_in_the_documented_order() {
-    let tmp = tempfile::tempdir().unwrap();
-    let folder = tmp.path().join("c");
-    let ok = || init_options(&folder, &["server", "reader"]);
-    type Tweak = Box<dyn Fn(&mut InitOptions)>;
-    let cases: Vec<(Tweak, &str)> = vec![
+type Tweak = Box<dyn Fn(&mut InitOptions)>;
+
+/// Each bad argument with the usage error it gets, in the order they are checked.
+fn init_error_cases() -> Vec<(Tweak, &'static str)> {
+    vec![
         (
             Box::new(|o| o.objective = "  ".into()),
             "--objective must not be blank",
@@ -107,7 +105,7 @@ fn init_validation_errors_in_the_documented_order() {
         // The first failure wins: a blank objective beats a bad file.
         (
             Box::new(|o| {
-                o.objective = "".into();
+                o.objective = String::new();
                 o.primary_file = Some("x.txt".into());
             }),
             "--objective must not be blank",
@@ -120,7 +118,15 @@ fn init_validation_errors_in_the_documented_order() {
             }),
             "at least one non-blank --completion is required",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn init_validation_errors_in_the_documented_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("c");
+    let ok = || init_options(&folder, &["server", "reader"]);
+    let cases = init_error_cases();
     for (tweak, expected) in cases {
         let mut opts = ok();
         tweak(&mut opts);
@@ -198,10 +204,7 @@ fn resume_without_protocol_json_initialises_normally() {
 #[test]
 fn init_writes_every_protocol_file_and_a_valid_folder() {
     let fx = Fx::new(&[" server ", "reader", "server", ""]);
-    for name in model::REQUIRED_FILES
-        .iter()
-        .chain(["README.md", REF].iter())
-    {
+    for name in spec::REQUIRED_FILES.iter().chain(["README.md", REF].iter()) {
         assert!(fx.path(name).is_file(), "{name}");
     }
     let p = fx.protocol();
@@ -236,15 +239,15 @@ fn init_writes_every_protocol_file_and_a_valid_folder() {
 
 #[test]
 fn every_deliverable_type_gets_its_byte_exact_template() {
-    for kind in model::DELIVERABLE_TYPES {
+    for kind in spec::DELIVERABLE_TYPES {
         let fx = Fx::with(&["a", "b"], |o| {
             o.primary_type = kind.into();
             if kind == "custom" {
                 o.primary_file = Some("out/custom.md".into());
-                o.primary_checks = vec![" One ".into(), "".into(), "Two".into()];
+                o.primary_checks = vec![" One ".into(), String::new(), "Two".into()];
             }
         });
-        let (title, default_file, sections) = model::deliverable_spec(kind).unwrap();
+        let (title, default_file, sections) = spec::deliverable_spec(kind).unwrap();
         let file = default_file.unwrap_or("out/custom.md");
         let sections: Vec<String> = if kind == "custom" {
             vec!["One".into(), "Two".into()]
@@ -286,7 +289,7 @@ fn primary_ref_is_normalised_like_a_posix_path() {
 
 #[test]
 fn empty_deliverables_dir_is_accepted_by_init_and_rejected_by_the_validator() {
-    let fx = Fx::with(&["a", "b"], |o| o.deliverables_dir = "".into());
+    let fx = Fx::with(&["a", "b"], |o| o.deliverables_dir = String::new());
     assert_eq!(fx.primary, "design-spec.md");
     assert!(fx.path("design-spec.md").is_file());
     assert_eq!(fx.errors(), vec!["deliverables.dir is required"]);

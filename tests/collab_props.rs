@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use acp_registry::collab::{
-    self, events::Event, markdown::Readiness, model::EVENTS, state::replay, AppendOptions,
+    self, events::Event, markdown::Readiness, spec::EVENTS, state::replay, AppendOptions,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};

@@ -198,7 +198,7 @@ fn deliverables_schema_checks() {
                 {"type": "adr", "file": "x.txt"}
             ],
             "attachments": [1, {"file": ""}, {"file": "/etc/passwd"}, {"file": "data.bin"}]
-        })
+        });
     });
     assert_eq!(
         fx.errors(),
@@ -222,7 +222,7 @@ fn deliverables_schema_checks() {
         p["deliverables"] = json!({
             "mode": "internal", "dir": " ", "primary": {"type": "custom", "file": "/x.md", "checklist": " "},
             "supporting": [{"type": "adr", "file": "/x.md"}]
-        })
+        });
     });
     let errors = fx.errors();
     assert_eq!(
@@ -251,7 +251,7 @@ fn deliverables_schema_checks() {
 fn supporting_file_may_not_reuse_the_primary_file() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit_protocol(|p| {
-        p["deliverables"]["supporting"] = json!([{"type": "adr", "file": "design-spec.md"}])
+        p["deliverables"]["supporting"] = json!([{"type": "adr", "file": "design-spec.md"}]);
     });
     assert_eq!(
         fx.errors(),
@@ -531,7 +531,7 @@ fn supporting_deliverable_checks() {
             {"type": "test-plan", "file": "tp.md", "frozen": true},
             {"type": "custom", "file": "c.md"},
             {"type": "adr", "file": "gone.md"}
-        ])
+        ]);
     });
     fx.write(
         "deliverables/tp.md",
@@ -601,7 +601,7 @@ fn decisions_numbering_and_reflection_checks() {
 fn attachments_must_exist() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit_protocol(|p| {
-        p["deliverables"]["attachments"] = json!([{"file": "data.bin"}, {"file": "here.bin"}])
+        p["deliverables"]["attachments"] = json!([{"file": "data.bin"}, {"file": "here.bin"}]);
     });
     fx.write("deliverables/here.bin", "x");
     assert_eq!(fx.errors(), vec!["attachment missing: data.bin"]);
@@ -615,7 +615,7 @@ fn replay_and_stored_state_checks() {
         t.lines()
             .enumerate()
             .filter(|(i, _)| *i != 4)
-            .map(|(_, l)| format!("{l}\n"))
+            .flat_map(|(_, l)| [l, "\n"])
             .collect()
     });
     let errors = fx.errors();
@@ -896,7 +896,7 @@ fn a_temporary_file_is_not_reported_while_an_append_holds_the_lock() {
 fn deliverable_event_docs_are_checked_against_declared_refs() {
     let fx = completed();
     replace_line(&fx, 2, |v| {
-        v["doc"] = json!("./deliverables/design-spec.md")
+        v["doc"] = json!("./deliverables/design-spec.md");
     });
     replace_line(&fx, 3, |v| {
         v["event"] = json!("deliverable_drafted");

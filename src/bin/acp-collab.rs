@@ -1,12 +1,10 @@
 //! `acp-collab`: the Agent Collaboration Protocol command line. Argument
 //! parsing only; the protocol lives in `acp_registry::collab`.
 
-use std::io::Write;
 use std::process::ExitCode;
 
-use acp_registry::collab::{
-    self, model, AppendOptions, CollabError, InitOptions, Invocation, WaitOptions, WaitOutcome,
-};
+use acp_registry::collab::cli::{self, Console};
+use acp_registry::collab::{spec, AppendOptions, InitOptions, Invocation, WaitOptions};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -22,20 +20,22 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// The scripts' snake_case aliases are in the help texts, so those are attributes: as doc
+// comments they would have to be backticked, which would change `--help`.
 enum Command {
-    /// Create a collaboration folder (alias: init_collaboration)
+    #[command(about = "Create a collaboration folder (alias: init_collaboration)")]
     #[command(aliases = ["init_collaboration", "init_collaboration.py"], args_override_self = true)]
     Init(InitArgs),
-    /// Append one event to events.jsonl (alias: append_event)
+    #[command(about = "Append one event to events.jsonl (alias: append_event)")]
     #[command(aliases = ["append_event", "append_event.py"], args_override_self = true)]
     Append(AppendArgs),
-    /// Print the next action for a participant (alias: next_action)
+    #[command(about = "Print the next action for a participant (alias: next_action)")]
     #[command(aliases = ["next_action", "next_action.py"], args_override_self = true)]
     Next(ParticipantArgs),
-    /// Wait until it is a participant's turn (alias: wait_for_turn)
+    #[command(about = "Wait until it is a participant's turn (alias: wait_for_turn)")]
     #[command(aliases = ["wait_for_turn", "wait_for_turn.py"], args_override_self = true)]
     Wait(WaitArgs),
-    /// Validate a collaboration folder (alias: validate_collaboration)
+    #[command(about = "Validate a collaboration folder (alias: validate_collaboration)")]
     #[command(
         aliases = ["validate_collaboration", "validate_collaboration.py"],
         args_override_self = true
@@ -108,7 +108,7 @@ struct InitArgs {
     #[arg(long, required = true)]
     completion: Vec<String>,
     /// The primary deliverable type
-    #[arg(long, value_parser = model::DELIVERABLE_TYPES)]
+    #[arg(long, value_parser = spec::DELIVERABLE_TYPES)]
     primary_deliverable_type: String,
     /// The primary deliverable file, relative to the deliverables directory
     #[arg(long)]
@@ -139,7 +139,7 @@ struct AppendArgs {
     #[arg(long)]
     participant: String,
     /// The event to record
-    #[arg(long, value_parser = model::EVENTS)]
+    #[arg(long, value_parser = spec::EVENTS)]
     event: String,
     /// One line saying what this event is about
     #[arg(long)]
@@ -153,8 +153,10 @@ struct AppendArgs {
     /// Which deliverable a deliverable event is about
     #[arg(long, value_parser = ["primary", "supporting"])]
     role: Option<String>,
-    /// SHA-256 of the deliverable being frozen (required by deliverable_frozen)
-    #[arg(long)]
+    #[arg(
+        long,
+        help = "SHA-256 of the deliverable being frozen (required by deliverable_frozen)"
+    )]
     sha256: Option<String>,
 }
 
@@ -207,8 +209,8 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
     };
-    match run(cli) {
-        Ok(code) => code,
+    match run(library_command(cli.command)) {
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
@@ -216,172 +218,68 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let mut stdout = std::io::stdout().lock();
-    let code = match cli.command {
-        Command::Init(a) => {
-            let opts = InitOptions {
-                folder: a.folder,
-                participants: a.participant,
-                objective: a.objective,
-                completion: a.completion,
-                primary_type: a.primary_deliverable_type,
-                primary_file: a.primary_deliverable_file,
-                primary_checks: a.primary_deliverable_check,
-                deliverables_mode: a.deliverables_mode,
-                deliverables_dir: a.deliverables_dir,
-                repo_root: a.repo_root,
-                resume: a.resume,
-            };
-            match collab::init(&opts) {
-                Ok(outcome) => {
-                    writeln!(stdout, "{}", outcome.message())?;
-                    0
-                }
-                Err(e) => report(&e, "init"),
-            }
-        }
-        Command::Append(a) => {
-            let opts = AppendOptions {
-                folder: a.folder,
-                participant: a.participant,
-                event: a.event,
-                summary: a.summary,
-                doc: a.doc,
-                reply_to: a.reply_to,
-                role: a.role,
-                sha256: a.sha256,
-            };
-            match collab::append(&opts) {
-                Ok(done) => {
-                    writeln!(stdout, "{}", done.message())?;
-                    0
-                }
-                Err(e) => report(&e, "append"),
-            }
-        }
-        Command::Next(a) => {
-            match collab::next_action_with(&a.folder, &a.participant, &invocation()) {
-                Ok(next) => {
-                    stdout.write_all(next.render().as_bytes())?;
-                    next.exit_code as u8
-                }
-                Err(e) => report(&e, "next"),
-            }
-        }
-        Command::Wait(a) => {
-            let opts = WaitOptions {
-                folder: a.folder,
-                participant: a.participant,
-                interval: a.interval,
-                timeout: a.timeout,
-                invocation: invocation(),
-            };
-            match collab::wait_for_turn(&opts, &mut stdout) {
-                Ok(WaitOutcome::Ready { next_error, .. }) => {
-                    if let Some(msg) = next_error {
-                        eprintln!("error: {msg}");
-                    }
-                    0
-                }
-                Ok(WaitOutcome::TimedOut { reason }) => {
-                    eprintln!("timeout: {reason}");
-                    1
-                }
-                Err(e) => report(&e, "wait"),
-            }
-        }
-        Command::Validate(a) => match collab::validate(&a.folder) {
-            Ok(result) => {
-                let text = match a.format {
-                    Format::Text => result.render_text(),
-                    Format::Json => result.render_json(),
-                };
-                stdout.write_all(text.as_bytes())?;
-                result.exit_code() as u8
-            }
-            Err(e) => report(&e, "validate"),
-        },
-        Command::Status(a) => match collab::status(&a.folder) {
-            Ok(status) => {
-                stdout.write_all(
-                    match a.format {
-                        Format::Text => status.render_text(),
-                        Format::Json => status.render_json(),
-                    }
-                    .as_bytes(),
-                )?;
-                0
-            }
-            Err(e) => report(&e, "status"),
-        },
-        Command::Skill(SkillCommand::Install(a)) => {
-            if a.list {
-                stdout.write_all(collab::skill::list().as_bytes())?;
-                0
-            } else {
-                skill_install(a, &mut stdout)?
-            }
-        }
-        Command::Log(a) => match collab::log(&a.folder, a.since) {
-            Ok(events) => {
-                stdout.write_all(
-                    match a.format {
-                        Format::Text => collab::status::render_log_text(&events),
-                        Format::Json => collab::status::render_log_json(&events),
-                    }
-                    .as_bytes(),
-                )?;
-                0
-            }
-            Err(e) => report(&e, "log"),
-        },
-        Command::Acp => {
-            drop(stdout);
-            collab::acp::serve(std::io::stdin(), std::io::stdout().lock())?;
-            return Ok(ExitCode::SUCCESS);
-        }
+fn run(command: cli::Command) -> anyhow::Result<u8> {
+    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+    let mut console = Console {
+        out: &mut out,
+        err: &mut err,
+        usage: &subcommand_usage,
     };
-    stdout.flush()?;
-    Ok(ExitCode::from(code))
+    Ok(cli::run(command, &mut console)?)
 }
 
-fn skill_install(a: SkillInstallArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    use collab::skill::{install, InstallOptions, Scope};
-    let scope = match a.project {
-        Some(dir) => Scope::Project(dir),
-        None => {
-            let home = std::env::var_os("HOME")
-                .or_else(|| std::env::var_os("USERPROFILE"))
-                .filter(|h| !h.is_empty())
-                .ok_or_else(|| anyhow::anyhow!("HOME is not set; pass --project DIR"))?;
-            Scope::Global(home.into())
+/// The parsed arguments as the library's command.
+fn library_command(command: Command) -> cli::Command {
+    match command {
+        Command::Init(a) => cli::Command::Init(InitOptions {
+            folder: a.folder,
+            participants: a.participant,
+            objective: a.objective,
+            completion: a.completion,
+            primary_type: a.primary_deliverable_type,
+            primary_file: a.primary_deliverable_file,
+            primary_checks: a.primary_deliverable_check,
+            deliverables_mode: a.deliverables_mode,
+            deliverables_dir: a.deliverables_dir,
+            repo_root: a.repo_root,
+            resume: a.resume,
+        }),
+        Command::Append(a) => cli::Command::Append(AppendOptions {
+            folder: a.folder,
+            participant: a.participant,
+            event: a.event,
+            summary: a.summary,
+            doc: a.doc,
+            reply_to: a.reply_to,
+            role: a.role,
+            sha256: a.sha256,
+        }),
+        Command::Next(a) => cli::Command::Next(a.folder, a.participant, invocation()),
+        Command::Wait(a) => cli::Command::Wait(WaitOptions {
+            folder: a.folder,
+            participant: a.participant,
+            interval: a.interval,
+            timeout: a.timeout,
+            invocation: invocation(),
+        }),
+        Command::Validate(a) => cli::Command::Validate(a.folder, a.format.into()),
+        Command::Status(a) => cli::Command::Status(a.folder, a.format.into()),
+        Command::Log(a) => cli::Command::Log(a.folder, a.since, a.format.into()),
+        Command::Skill(SkillCommand::Install(a)) if a.list => cli::Command::SkillList,
+        Command::Skill(SkillCommand::Install(a)) => {
+            cli::Command::SkillInstall(a.agent, a.project, a.force)
         }
-    };
-    let binary = std::env::current_exe()?;
-    let opts = InstallOptions {
-        agent: a.agent,
-        scope,
-        binary: binary.canonicalize().unwrap_or(binary),
-        force: a.force,
-    };
-    Ok(match install(&opts) {
-        Ok(done) => {
-            let verb = if done.changed {
-                "installed"
-            } else {
-                "already installed"
-            };
-            writeln!(
-                out,
-                "{verb}: {} (scripts run {})",
-                done.dir.display(),
-                opts.binary.display()
-            )?;
-            0
+        Command::Acp => cli::Command::Acp,
+    }
+}
+
+impl From<Format> for cli::Format {
+    fn from(format: Format) -> Self {
+        match format {
+            Format::Text => cli::Format::Text,
+            Format::Json => cli::Format::Json,
         }
-        Err(e) => report(&e, "skill"),
-    })
+    }
 }
 
 /// How follow-up commands are printed: the skill's launchers set `ACP_COLLAB_SCRIPTS` to
@@ -393,31 +291,14 @@ fn invocation() -> Invocation {
     }
 }
 
-/// Prints a library failure as docs/collab-protocol.md#conventions shapes it and returns exit 2.
-fn report(e: &CollabError, subcommand: &str) -> u8 {
-    match e {
-        CollabError::Usage(msg) => print_usage_error(subcommand, msg),
-        CollabError::Protocol(msg) => eprintln!("error: {msg}"),
-        CollabError::Flags(problems) => {
-            eprintln!("error: {e}");
-            for p in problems {
-                eprintln!("  --{}: {}", p.flag, p.hint);
-            }
-        }
-    }
-    2
-}
-
-fn print_usage_error(subcommand: &str, msg: &str) {
+/// The `Usage: …` line of a subcommand, from the clap definitions.
+fn subcommand_usage(subcommand: &str) -> String {
     let mut cmd = Cli::command();
     // Building first makes subcommand usage include the binary name.
     cmd.build();
-    let usage = cmd
-        .find_subcommand_mut(subcommand)
+    cmd.find_subcommand_mut(subcommand)
         .map(|c| c.render_usage().to_string())
-        .unwrap_or_default();
-    eprintln!("{}", usage.trim_end().replacen("Usage: ", "usage: ", 1));
-    eprintln!("acp-collab {subcommand}: error: {msg}");
+        .unwrap_or_default()
 }
 
 /// The subcommand named on the command line, resolved through aliases.
@@ -504,6 +385,12 @@ fn usage_error(e: &clap::Error) -> ExitCode {
             .trim_start_matches("error: ")
             .to_owned(),
     };
-    print_usage_error(&subcommand, &msg);
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr().lock());
+    let mut console = Console {
+        out: &mut out,
+        err: &mut err,
+        usage: &subcommand_usage,
+    };
+    let _ = console.usage_error(&subcommand, &msg);
     ExitCode::from(2)
 }

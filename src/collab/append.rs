@@ -4,33 +4,43 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::events::{append_line, format_event_line, read_events, AppendLock, Event};
+use super::events::{append_line, format_event_line, read_events, AppendLock, Event, EventLog};
 use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
-use super::model::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
 use super::paths;
 use super::protocol;
 use super::pyfmt::{self, as_int};
-use super::state::replay;
+use super::spec::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
+use super::state::{replay, State};
 use super::time::utc_now;
 use super::{CollabError, FlagProblem};
 
 /// The `append` flags.
 #[derive(Debug, Clone, Default)]
 pub struct AppendOptions {
+    /// `--folder`.
     pub folder: String,
+    /// `--participant`: the sender.
     pub participant: String,
+    /// `--event`.
     pub event: String,
+    /// `--summary`.
     pub summary: String,
+    /// `--doc`.
     pub doc: Option<String>,
+    /// `--reply-to`.
     pub reply_to: Option<i64>,
+    /// `--role`.
     pub role: Option<String>,
+    /// `--sha256`.
     pub sha256: Option<String>,
 }
 
 /// A successful append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Appended {
+    /// The seq the event got.
     pub seq: i64,
+    /// The event appended.
     pub event: String,
 }
 
@@ -85,7 +95,7 @@ fn flag_problems(
                 "reply-to",
                 "reply_to must point to an existing event",
                 answer(last),
-            ))
+            ));
         }
         (Some(_), None) => problems.push(problem(
             "reply-to",
@@ -205,7 +215,35 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
             opts.participant
         )));
     }
-    let log = read_events(&folder)?;
+    let log = read_sound_log(&folder)?;
+    let problems = flag_problems(opts, &protocol, &log.events)?;
+    if !problems.is_empty() {
+        return Err(CollabError::Flags(problems));
+    }
+    let missing_final_newline = log.missing_final_newline;
+    let mut all = log.events;
+    let seq = next_seq(&all);
+    all.push(payload(opts, seq));
+    let state = check_transition(&folder, &protocol, &participants, opts, &all)?;
+    let payload = all.last().expect("payload was pushed");
+    append_line(&folder, &format_event_line(payload), missing_final_newline)?;
+    if let Some(phase) = state.phase {
+        let map = &mut protocol.map;
+        map.insert("currentPhase".into(), json!(phase));
+        map.insert("proposalOwner".into(), json!(state.owner));
+        map.insert("waitingFor".into(), json!(state.waiting_for));
+        map.insert("updatedAt".into(), json!(utc_now()));
+        protocol.save()?;
+    }
+    Ok(Appended {
+        seq,
+        event: name.to_owned(),
+    })
+}
+
+/// The log, refused when it has read errors or ends in an incomplete line.
+fn read_sound_log(folder: &Path) -> Result<EventLog, CollabError> {
+    let log = read_events(folder)?;
     if !log.errors.is_empty() {
         return Err(refuse(log.errors.join("; ")));
     }
@@ -216,25 +254,28 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
             String::from_utf8_lossy(&head)
         )));
     }
-    let events = log.events;
-    let problems = flag_problems(opts, &protocol, &events)?;
-    if !problems.is_empty() {
-        return Err(CollabError::Flags(problems));
-    }
-    let doc = opts.doc.as_deref().filter(|d| !d.is_empty());
-    let role = opts.role.as_deref().filter(|r| !r.is_empty());
-    let sha = opts.sha256.as_deref().filter(|s| !s.is_empty());
+    Ok(log)
+}
 
-    let seq = events
+/// One above the highest integer seq in the log.
+fn next_seq(events: &[Event]) -> i64 {
+    events
         .iter()
         .filter_map(|e| e.get("seq").and_then(Value::as_i64))
         .max()
         .unwrap_or(0)
-        + 1;
+        + 1
+}
+
+/// The new event, its members in the documented order; blank flags are left out.
+fn payload(opts: &AppendOptions, seq: i64) -> Event {
+    let doc = opts.doc.as_deref().filter(|d| !d.is_empty());
+    let role = opts.role.as_deref().filter(|r| !r.is_empty());
+    let sha = opts.sha256.as_deref().filter(|s| !s.is_empty());
     let mut payload = Event::default();
     payload.insert("seq", json!(seq));
     payload.insert("from", json!(opts.participant));
-    payload.insert("event", json!(name));
+    payload.insert("event", json!(opts.event));
     payload.insert("at", json!(utc_now()));
     payload.insert("summary", json!(opts.summary));
     if let Some(d) = doc {
@@ -249,31 +290,33 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
     if let Some(s) = sha {
         payload.insert("sha256", json!(s));
     }
+    payload
+}
 
+/// Replays the log with the new event last, then its readiness gates (step 10) and, for
+/// `completed`, the completion gates and the conclusion (step 11); returns the new state.
+fn check_transition(
+    folder: &Path,
+    protocol: &protocol::Protocol,
+    participants: &[String],
+    opts: &AppendOptions,
+    all: &[Event],
+) -> Result<State, CollabError> {
+    let name = opts.event.as_str();
     let needs_readiness = matches!(name, "decision_accepted" | "readiness_passed" | "completed");
     let readiness_text = if needs_readiness {
-        read_folder_text(&folder, READINESS_FILE)?
+        read_folder_text(folder, READINESS_FILE)?
     } else {
         String::new()
     };
     let readiness = Readiness::scan(&readiness_text);
-    let mut all = events;
-    all.push(payload);
-    let (state, errors) = replay(&participants, &all, Some(&readiness));
+    let (state, errors) = replay(participants, all, Some(&readiness));
     if !errors.is_empty() {
         return Err(refuse(errors.join("; ")));
     }
-
-    // Step 10: readiness gates for the event being appended.
     let mut gate_errors = Vec::new();
-    if needs_readiness && readiness.blocking {
-        gate_errors.push("blocking readiness items must be cleared first");
-    }
-    if needs_readiness && readiness.unresolved {
-        gate_errors.push("unresolved readiness questions must be classified first");
-    }
-    if needs_readiness && readiness.deferred_missing_reason {
-        gate_errors.push("deferred_nonblocking readiness items require a reason");
+    if needs_readiness {
+        gate_errors.extend(readiness.gate_problems(READINESS_FIRST));
     }
     if matches!(name, "readiness_passed" | "completed") && !readiness.ready {
         gate_errors.push("readiness.md must check 'Ready to implement' first");
@@ -281,44 +324,41 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
     if !gate_errors.is_empty() {
         return Err(refuse(gate_errors.join("; ")));
     }
-
-    // Step 11: completion gates and the conclusion.
     if name == "completed" {
-        if doc != Some(CONCLUSION_FILE) {
-            return Err(refuse("completed must reference conclusion.md"));
-        }
-        let unchecked = unchecked_gates(&readiness_text, &protocol.completion_gate_texts());
-        if !unchecked.is_empty() {
-            return Err(refuse(format!(
-                "completion gates must be checked first: {}",
-                unchecked.join(", ")
-            )));
-        }
-        let conclusion = read_folder_text(&folder, CONCLUSION_FILE)?;
-        let primary_ref = protocol.primary_ref().unwrap_or_default();
-        let errors = conclusion_errors(&conclusion, &primary_ref);
-        if !errors.is_empty() {
-            return Err(refuse(errors.join("; ")));
-        }
+        check_completion(folder, protocol, opts, &readiness_text)?;
     }
+    Ok(state)
+}
 
-    let payload = all.last().expect("payload was pushed");
-    append_line(
-        &folder,
-        &format_event_line(payload),
-        log.missing_final_newline,
-    )?;
+/// The readiness gate messages of an append.
+const READINESS_FIRST: [&str; 3] = [
+    "blocking readiness items must be cleared first",
+    "unresolved readiness questions must be classified first",
+    "deferred_nonblocking readiness items require a reason",
+];
 
-    if let Some(phase) = state.phase {
-        let map = &mut protocol.map;
-        map.insert("currentPhase".into(), json!(phase));
-        map.insert("proposalOwner".into(), json!(state.owner));
-        map.insert("waitingFor".into(), json!(state.waiting_for));
-        map.insert("updatedAt".into(), json!(utc_now()));
-        protocol.save()?;
+/// `completed`: the doc, every completion gate checked, a complete conclusion.
+fn check_completion(
+    folder: &Path,
+    protocol: &protocol::Protocol,
+    opts: &AppendOptions,
+    readiness_text: &str,
+) -> Result<(), CollabError> {
+    if opts.doc.as_deref().filter(|d| !d.is_empty()) != Some(CONCLUSION_FILE) {
+        return Err(refuse("completed must reference conclusion.md"));
     }
-    Ok(Appended {
-        seq,
-        event: name.to_owned(),
-    })
+    let unchecked = unchecked_gates(readiness_text, &protocol.completion_gate_texts());
+    if !unchecked.is_empty() {
+        return Err(refuse(format!(
+            "completion gates must be checked first: {}",
+            unchecked.join(", ")
+        )));
+    }
+    let conclusion = read_folder_text(folder, CONCLUSION_FILE)?;
+    let primary_ref = protocol.primary_ref().unwrap_or_default();
+    let errors = conclusion_errors(&conclusion, &primary_ref);
+    if !errors.is_empty() {
+        return Err(refuse(errors.join("; ")));
+    }
+    Ok(())
 }

@@ -6,62 +6,40 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
-use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
-use super::model::{EVENTS_FILE, LOCK_FILE};
 use super::paths::{self, ReadError};
+use super::pyfmt;
+use super::record::{Fields, Key, Record};
+use super::spec::{EVENTS_FILE, LOCK_FILE};
 use super::CollabError;
 
-/// One decoded event line (always a JSON object): its members in file order. A repeated key
-/// keeps its first place and its last value, as a JSON object map does.
+/// One event kept in memory (always a JSON object): its members in file order, decoded
+/// through [`Record`]. A repeated key keeps its first place and its last value, as a JSON
+/// object map does.
 ///
-/// A small vector instead of a hash map: an event has about seven members, and the log is
-/// read whole on every command, so a look-up that compares a few short keys beats hashing
-/// each key (`validate` makes dozens of look-ups per event; see BENCHMARKS.md).
+/// A small vector instead of a hash map: an event has about seven members, and a look-up
+/// that compares a few short keys beats hashing each key.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Event {
     members: Vec<(Cow<'static, str>, Value)>,
 }
 
-/// The keys events normally have, shared instead of allocated per event.
-const KNOWN_KEYS: [&str; 9] = [
-    "seq", "from", "event", "at", "summary", "doc", "reply_to", "role", "sha256",
-];
-
 fn key_of(key: &str) -> Cow<'static, str> {
-    match KNOWN_KEYS.iter().find(|k| **k == key) {
-        Some(known) => Cow::Borrowed(known),
+    match Key::of(key) {
+        Some(known) => Cow::Borrowed(known.name()),
         None => Cow::Owned(key.to_owned()),
     }
 }
 
-/// Reads an object key without allocating for the known ones.
-struct KeySeed;
-
-impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
-    type Value = Cow<'static, str>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Cow<'static, str>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
-                Ok(key_of(key))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
 impl Event {
+    /// The member `key`, if present.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// Whether the member `key` is present.
     pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
@@ -78,10 +56,12 @@ impl Event {
         }
     }
 
+    /// How many members the event has.
     pub fn len(&self) -> usize {
         self.members.len()
     }
 
+    /// Whether the event has no member.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
@@ -120,48 +100,62 @@ impl serde::Serialize for Event {
     }
 }
 
+impl From<Record<'_>> for Event {
+    fn from(record: Record<'_>) -> Self {
+        Event {
+            members: record.into_members(),
+        }
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for Event {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct EventVisitor;
-        impl<'de> Visitor<'de> for EventVisitor {
-            type Value = Event;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Event, A::Error> {
-                let mut event = Event {
-                    members: Vec::with_capacity(access.size_hint().unwrap_or(9)),
-                };
-                while let Some(key) = access.next_key_seed(KeySeed)? {
-                    let value = access.next_value::<Value>()?;
-                    event.insert_key(key, value);
-                }
-                // The whole log stays in memory: give back the unused slots.
-                event.members.shrink_to_fit();
-                Ok(event)
-            }
-        }
-        deserializer.deserialize_map(EventVisitor)
+        Record::deserialize(deserializer).map(Event::from)
     }
 }
 
-/// One line decoded: an event, a JSON value that is not an object, or not JSON.
-enum Line {
-    Event(Event),
-    NotObject,
-    Invalid(serde_json::Error),
+impl Fields for Event {
+    fn text(&self, key: Key) -> Option<&str> {
+        self.get(key.name()).and_then(Value::as_str)
+    }
+    fn int(&self, key: Key) -> Option<i64> {
+        pyfmt::as_int(self.get(key.name()))
+    }
+    fn shown(&self, key: Key) -> String {
+        pyfmt::py_str(self.get(key.name()))
+    }
 }
 
-fn decode(line: &str) -> Line {
-    match serde_json::from_str::<Event>(line) {
-        Ok(event) => Line::Event(event),
+/// One line decoded: an event (in the record) or a JSON value that is not an object (not
+/// JSON is `Err`).
+enum Line {
+    Event,
+    NotObject,
+}
+
+fn decode<'a>(line: &'a str, record: &mut Record<'a>) -> Result<Line, serde_json::Error> {
+    match record.decode_from(line) {
+        Ok(()) => Ok(Line::Event),
         // A type error: decide between "not an object" and "not JSON" as a whole value would.
         Err(e) if e.is_data() => match serde_json::from_str::<Value>(line) {
-            Ok(_) => Line::NotObject,
-            Err(e) => Line::Invalid(e),
+            Ok(_) => Ok(Line::NotObject),
+            Err(e) => Err(e),
         },
-        Err(e) => Line::Invalid(e),
+        Err(e) => Err(e),
     }
+}
+
+/// What reading a log found besides its events.
+#[derive(Debug, Default)]
+pub struct Reading {
+    /// Read errors, including `missing events.jsonl` and symlink refusals.
+    pub errors: Vec<String>,
+    /// Warnings: an ignored incomplete last line (docs/collab-protocol.md#partial-last-line).
+    pub warnings: Vec<String>,
+    /// The ignored incomplete last line, if any.
+    pub incomplete_tail: Option<String>,
+    /// The file ends in a complete line that lacks its `\n`.
+    pub missing_final_newline: bool,
 }
 
 /// The result of reading `events.jsonl`.
@@ -179,71 +173,93 @@ pub struct EventLog {
     pub missing_final_newline: bool,
 }
 
+/// Reads the text of `events.jsonl`: `Ok(Err(message))` when it is missing or a link (a
+/// read error to report), `Err` for an I/O failure (e.g. non-UTF-8 content).
+pub fn read_log_text(folder: &Path) -> Result<Result<String, String>, CollabError> {
+    match paths::read_text(folder, EVENTS_FILE) {
+        Ok(Some(text)) => Ok(Ok(text)),
+        Ok(None) => Ok(Err("missing events.jsonl".to_owned())),
+        Err(ReadError::Symlink(m)) => Ok(Err(m)),
+        Err(ReadError::Io(m)) => Err(CollabError::Protocol(m)),
+    }
+}
+
 /// Reads `events.jsonl`. Only an I/O failure (e.g. non-UTF-8 content) is an `Err`.
 pub fn read_events(folder: &Path) -> Result<EventLog, CollabError> {
-    let text = match paths::read_text(folder, EVENTS_FILE) {
-        Ok(Some(text)) => text,
-        Ok(None) => {
-            return Ok(EventLog {
-                errors: vec!["missing events.jsonl".to_owned()],
-                ..EventLog::default()
-            })
-        }
-        Err(ReadError::Symlink(m)) => {
-            return Ok(EventLog {
-                errors: vec![m],
-                ..EventLog::default()
-            })
-        }
-        Err(ReadError::Io(m)) => return Err(CollabError::Protocol(m)),
-    };
-    Ok(parse_events(&text))
+    Ok(match read_log_text(folder)? {
+        Ok(text) => parse_events(&text),
+        Err(message) => EventLog {
+            errors: vec![message],
+            ..EventLog::default()
+        },
+    })
 }
 
 /// Parses the text of an event log (`docs/collab-protocol.md#eventsjsonl`).
 pub fn parse_events(text: &str) -> EventLog {
-    let mut log = EventLog::default();
+    let mut events = Vec::new();
+    let reading = scan(text, |record| {
+        events.push(Event::from(std::mem::take(record)));
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let Ok(reading) = reading;
+    EventLog {
+        events,
+        errors: reading.errors,
+        warnings: reading.warnings,
+        incomplete_tail: reading.incomplete_tail,
+        missing_final_newline: reading.missing_final_newline,
+    }
+}
+
+/// Decodes each line of a log's text in order into one reused record, handing every event
+/// to `on_event` as it is decoded (nothing is kept), and collects the read errors and
+/// warnings. Lines are cut from the one buffer (a `memchr` search per line); numbers are
+/// physical line numbers.
+pub fn scan<'a, E>(
+    text: &'a str,
+    mut on_event: impl FnMut(&mut Record<'a>) -> Result<(), E>,
+) -> Result<Reading, E> {
+    let mut reading = Reading::default();
+    let mut record = Record::default();
     let ends_with_newline = text.is_empty() || text.ends_with('\n');
-    let lines: Vec<&str> = text.split('\n').collect();
-    let last_index = lines.len() - 1;
-    for (index, line) in lines.iter().enumerate() {
+    let mut offset = 0;
+    for (index, line) in text.split('\n').enumerate() {
+        offset += line.len() + 1;
         if line.trim().is_empty() {
             continue;
         }
         let number = index + 1;
-        let is_unterminated = index == last_index && !ends_with_newline;
-        match decode(line) {
-            Line::Event(event) => {
-                log.missing_final_newline = is_unterminated;
-                log.events.push(event);
+        let is_unterminated = offset > text.len() && !ends_with_newline;
+        match decode(line, &mut record) {
+            Ok(Line::Event) => {
+                reading.missing_final_newline = is_unterminated;
+                on_event(&mut record)?;
             }
-            Line::NotObject => {
-                log.missing_final_newline = is_unterminated;
-                log.errors.push(format!(
+            Ok(Line::NotObject) => {
+                reading.missing_final_newline = is_unterminated;
+                reading.errors.push(format!(
                     "events.jsonl line {number}: event must be an object"
                 ));
             }
-            Line::Invalid(_) if is_unterminated => {
-                log.warnings.push(format!(
+            Err(_) if is_unterminated => {
+                reading.warnings.push(format!(
                     "events.jsonl line {number} is an incomplete last line (no newline, not valid JSON) and was ignored; remove it or restore the rest of the line"
                 ));
-                log.incomplete_tail = Some((*line).to_owned());
+                reading.incomplete_tail = Some(line.to_owned());
             }
-            Line::Invalid(e) => log
+            Err(e) => reading
                 .errors
                 .push(format!("events.jsonl line {number}: invalid JSON: {e}")),
         }
     }
-    log
+    Ok(reading)
 }
 
 /// Serialises an event as one compact line in the documented field order, with `\n`.
 pub fn format_event_line(event: &Event) -> String {
-    const ORDER: [&str; 9] = [
-        "seq", "from", "event", "at", "summary", "doc", "reply_to", "role", "sha256",
-    ];
     let mut parts: Vec<String> = Vec::with_capacity(event.len());
-    for key in ORDER {
+    for key in Key::ALL.map(Key::name) {
         if let Some(value) = event.get(key) {
             parts.push(format!("{}:{}", Value::String(key.to_owned()), value));
         }

@@ -19,6 +19,7 @@ use super::time::utc_now;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Invocation {
     #[default]
+    /// `acp-collab …` commands.
     Binary,
     /// The launchers' folder (they set `ACP_COLLAB_SCRIPTS`).
     Scripts(PathBuf),
@@ -60,9 +61,13 @@ struct Step {
 
 /// What the folder and the log say, for composing commands.
 pub struct Context<'a> {
+    /// The loaded `protocol.json`.
     pub protocol: &'a Protocol,
+    /// The whole log.
     pub events: &'a [Event],
+    /// Who is asking.
     pub participant: &'a str,
+    /// How follow-up commands are printed.
     pub invocation: &'a Invocation,
 }
 
@@ -180,42 +185,9 @@ fn plan(cx: &Context, advice: &str, drafted: bool) -> Plan {
     let r = cx.primary_ref();
     let last = cx.reply_target(&[]);
     match advice {
-        text::DRAFT => {
-            let mut steps = Vec::new();
-            if !drafted {
-                steps.push(step("deliverable_drafted", last, cx.primary()));
-            }
-            steps.push(step("proposal_submitted", last, vec![]));
-            let write =
-                format!("`{r}` (keep its `Status:` line and every `##` section) and proposal.md");
-            (write, steps, false)
-        }
-        text::REVIEW => {
-            let heading = format!(
-                "## {} - {} - seq {}",
-                utc_now(),
-                cx.participant,
-                cx.next_seq()
-            );
-            let write = format!(
-                "append your review to review.md under the heading `{heading}` (the seq your \
-                 event will get); mention `{r}`, a `Review Scope:` list with `Primary \
-                 deliverable completeness`, your position, concerns and required changes"
-            );
-            let reply = cx.reply_target(&["proposal_submitted"]);
-            (write, vec![step("review_submitted", reply, vec![])], false)
-        }
-        text::REVISE => {
-            let reply = cx.reply_target(&["review_submitted"]);
-            let mut revised = step("deliverable_revised", reply, cx.primary());
-            revised.note = " (only if the deliverable changed; then the next seq is one less)";
-            let write = format!("address the reviews in proposal.md, decisions.md and `{r}`");
-            (
-                write,
-                vec![revised, step("proposal_revised", reply, vec![])],
-                false,
-            )
-        }
+        text::DRAFT => draft_plan(cx, last, drafted),
+        text::REVIEW => review_plan(cx),
+        text::REVISE => revise_plan(cx),
         text::CLASSIFY => {
             let reply = cx.reply_target(&["proposal_revised", "decision_proposed"]);
             let write = "readiness.md: mark every open question `- [resolved] …`, \
@@ -263,6 +235,50 @@ fn plan(cx: &Context, advice: &str, drafted: bool) -> Plan {
         }
         _ => (String::new(), vec![], false),
     }
+}
+
+/// The owner drafts (unless already drafted) and submits the proposal.
+fn draft_plan(cx: &Context, last: i64, drafted: bool) -> Plan {
+    let r = cx.primary_ref();
+    let mut steps = Vec::new();
+    if !drafted {
+        steps.push(step("deliverable_drafted", last, cx.primary()));
+    }
+    steps.push(step("proposal_submitted", last, vec![]));
+    let write = format!("`{r}` (keep its `Status:` line and every `##` section) and proposal.md");
+    (write, steps, false)
+}
+
+/// A reviewer writes the review under the heading its event's seq will match.
+fn review_plan(cx: &Context) -> Plan {
+    let r = cx.primary_ref();
+    let heading = format!(
+        "## {} - {} - seq {}",
+        utc_now(),
+        cx.participant,
+        cx.next_seq()
+    );
+    let write = format!(
+        "append your review to review.md under the heading `{heading}` (the seq your \
+         event will get); mention `{r}`, a `Review Scope:` list with `Primary \
+         deliverable completeness`, your position, concerns and required changes"
+    );
+    let reply = cx.reply_target(&["proposal_submitted"]);
+    (write, vec![step("review_submitted", reply, vec![])], false)
+}
+
+/// The owner answers the reviews, revising the deliverable if it changed.
+fn revise_plan(cx: &Context) -> Plan {
+    let r = cx.primary_ref();
+    let reply = cx.reply_target(&["review_submitted"]);
+    let mut revised = step("deliverable_revised", reply, cx.primary());
+    revised.note = " (only if the deliverable changed; then the next seq is one less)";
+    let write = format!("address the reviews in proposal.md, decisions.md and `{r}`");
+    (
+        write,
+        vec![revised, step("proposal_revised", reply, vec![])],
+        false,
+    )
 }
 
 fn freeze_plan(cx: &Context, last: i64) -> Plan {

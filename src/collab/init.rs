@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::events::{append_line, format_event_line, AppendLock};
-use super::model::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
 use super::paths::{self, check_no_symlink};
 use super::protocol::write_atomic;
+use super::spec::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
 use super::templates::{self, TemplateInput};
 use super::time::utc_now;
 use super::CollabError;
@@ -17,22 +17,34 @@ use super::CollabError;
 /// The `init` flags, as given on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct InitOptions {
+    /// `--folder`.
     pub folder: String,
+    /// `--participant`, in order; the first is the proposal owner.
     pub participants: Vec<String>,
+    /// `--objective`.
     pub objective: String,
+    /// `--completion`: the objective gates.
     pub completion: Vec<String>,
+    /// `--primary-deliverable-type`.
     pub primary_type: String,
+    /// `--primary-deliverable-file`.
     pub primary_file: Option<String>,
+    /// `--primary-deliverable-check`: the sections of a custom deliverable.
     pub primary_checks: Vec<String>,
+    /// `--deliverables-mode`: `internal` or `external`.
     pub deliverables_mode: String,
+    /// `--deliverables-dir`.
     pub deliverables_dir: String,
+    /// `--repo-root` (external mode only).
     pub repo_root: Option<String>,
+    /// `--resume`.
     pub resume: bool,
 }
 
 /// What `init` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InitOutcome {
+    /// A new folder was written.
     Initialized(PathBuf),
     /// `--resume` found an existing `protocol.json`; nothing was written.
     AlreadyExists(PathBuf),
@@ -67,23 +79,48 @@ fn trimmed_nonblank(values: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The arguments after validation, in the published order.
+struct Checked<'a> {
+    objective: &'a str,
+    participants: Vec<String>,
+    gates: Vec<String>,
+    kind: &'a str,
+    title: &'static str,
+    sections: Vec<String>,
+    checks: Vec<String>,
+    file: String,
+    dir: &'a str,
+    external: bool,
+}
+
 /// Creates a collaboration folder (or acknowledges one with `--resume`).
 pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
+    let args = check_arguments(opts)?;
+    let folder = paths::resolve_folder(&opts.folder);
+    if paths::exists_no_follow(&folder, PROTOCOL_FILE) {
+        if opts.resume {
+            return Ok(InitOutcome::AlreadyExists(folder));
+        }
+        return Err(usage(
+            "collaboration folder already contains protocol.json; use --resume to acknowledge it",
+        ));
+    }
+    if folder.exists() && !folder.is_dir() {
+        return Err(CollabError::Protocol(format!(
+            "{} exists and is not a directory; choose another --folder",
+            folder.display()
+        )));
+    }
+    write_folder(opts, &args, folder)
+}
+
+/// Every argument check, in the published order; the first failure is the usage error.
+fn check_arguments(opts: &InitOptions) -> Result<Checked<'_>, CollabError> {
     let objective = opts.objective.trim();
     if objective.is_empty() {
         return Err(usage("--objective must not be blank"));
     }
-    let mut participants: Vec<String> = Vec::new();
-    for p in trimmed_nonblank(&opts.participants) {
-        if !participants.contains(&p) {
-            participants.push(p);
-        }
-    }
-    if participants.len() < 2 {
-        return Err(usage(
-            "at least two non-blank --participant values are required",
-        ));
-    }
+    let participants = check_participants(&opts.participants)?;
     let gates = trimmed_nonblank(&opts.completion);
     if gates.is_empty() {
         return Err(usage("at least one non-blank --completion is required"));
@@ -95,6 +132,56 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         )));
     };
     let checks = trimmed_nonblank(&opts.primary_checks);
+    let file = check_primary_file(opts, kind, &checks, default_file)?;
+    let dir = opts.deliverables_dir.as_str();
+    if paths::escapes(dir) {
+        return Err(usage(
+            "--deliverables-dir must be relative and must not contain ..",
+        ));
+    }
+    let external = check_mode(opts)?;
+    let sections = if kind == "custom" {
+        checks.clone()
+    } else {
+        builtin_sections.iter().map(|s| (*s).to_owned()).collect()
+    };
+    Ok(Checked {
+        objective,
+        participants,
+        gates,
+        kind,
+        title,
+        sections,
+        checks,
+        file,
+        dir,
+        external,
+    })
+}
+
+/// The participants trimmed, blanks and repeats dropped; at least two.
+fn check_participants(values: &[String]) -> Result<Vec<String>, CollabError> {
+    let mut participants: Vec<String> = Vec::new();
+    for p in trimmed_nonblank(values) {
+        if !participants.contains(&p) {
+            participants.push(p);
+        }
+    }
+    if participants.len() < 2 {
+        return Err(usage(
+            "at least two non-blank --participant values are required",
+        ));
+    }
+    Ok(participants)
+}
+
+/// The primary deliverable file: given, or the type's default; Markdown, relative.
+fn check_primary_file(
+    opts: &InitOptions,
+    kind: &str,
+    checks: &[String],
+    default_file: Option<&str>,
+) -> Result<String, CollabError> {
     if kind == "custom" && opts.primary_file.is_none() {
         return Err(usage(
             "custom deliverables require --primary-deliverable-file",
@@ -118,12 +205,11 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
             "primary deliverable file must be relative and must not contain ..",
         ));
     }
-    let dir = opts.deliverables_dir.as_str();
-    if paths::escapes(dir) {
-        return Err(usage(
-            "--deliverables-dir must be relative and must not contain ..",
-        ));
-    }
+    Ok(file)
+}
+
+/// Whether deliverables are external, checked against `--repo-root`.
+fn check_mode(opts: &InitOptions) -> Result<bool, CollabError> {
     let external = match opts.deliverables_mode.as_str() {
         "internal" => false,
         "external" => true,
@@ -134,65 +220,46 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         }
     };
     match (&opts.repo_root, external) {
-        (None, true) => {
-            return Err(usage(
-                "--repo-root is required when --deliverables-mode external",
-            ))
-        }
-        (Some(root), true) if Path::new(root).is_absolute() || root.starts_with('/') => {
-            return Err(usage(
-                "--repo-root must be relative to the collaboration folder",
-            ))
-        }
-        (Some(_), false) => {
-            return Err(usage(
-                "--repo-root is only allowed when --deliverables-mode external",
-            ))
-        }
-        _ => {}
+        (None, true) => Err(usage(
+            "--repo-root is required when --deliverables-mode external",
+        )),
+        (Some(root), true) if Path::new(root).is_absolute() || root.starts_with('/') => Err(usage(
+            "--repo-root must be relative to the collaboration folder",
+        )),
+        (Some(_), false) => Err(usage(
+            "--repo-root is only allowed when --deliverables-mode external",
+        )),
+        _ => Ok(external),
     }
+}
 
-    let folder = paths::resolve_folder(&opts.folder);
-    if paths::exists_no_follow(&folder, PROTOCOL_FILE) {
-        if opts.resume {
-            return Ok(InitOutcome::AlreadyExists(folder));
-        }
-        return Err(usage(
-            "collaboration folder already contains protocol.json; use --resume to acknowledge it",
-        ));
-    }
-    if folder.exists() && !folder.is_dir() {
-        return Err(CollabError::Protocol(format!(
-            "{} exists and is not a directory; choose another --folder",
-            folder.display()
-        )));
-    }
-
-    let primary_ref = if external {
+/// Writes `protocol.json`, the deliverable, the Markdown files and the first event, after
+/// refusing every symlink among them.
+fn write_folder(
+    opts: &InitOptions,
+    args: &Checked,
+    folder: PathBuf,
+) -> Result<InitOutcome, CollabError> {
+    let (dir, file) = (args.dir, &args.file);
+    let primary_ref = if args.external {
         format!("external:{file}")
     } else {
-        paths::posix_join(dir, &file)
+        paths::posix_join(dir, file)
     };
-    let sections: Vec<String> = if kind == "custom" {
-        checks.clone()
-    } else {
-        builtin_sections.iter().map(|s| (*s).to_owned()).collect()
-    };
-    let generated = templates::generated_gates(kind, &primary_ref);
-    let (deliverable_base, deliverable_rel) = if external {
+    let generated = templates::generated_gates(args.kind, &primary_ref);
+    let (deliverable_base, deliverable_rel) = if args.external {
         let root = opts.repo_root.as_deref().unwrap_or_default();
         let base = paths::resolve_lexically_with_links(&folder.join(root).join(dir));
         (base, file.clone())
     } else {
-        (folder.clone(), paths::posix_join(dir, &file))
+        (folder.clone(), paths::posix_join(dir, file))
     };
-
     let t = TemplateInput {
-        objective,
-        participants: &participants,
-        objective_gates: &gates,
+        objective: args.objective,
+        participants: &args.participants,
+        objective_gates: &args.gates,
         generated_gates: &generated,
-        kind,
+        kind: args.kind,
         primary_ref: &primary_ref,
         dir,
     };
@@ -204,7 +271,6 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         ("readiness.md", templates::readiness(&t)),
         ("conclusion.md", templates::conclusion(&t)),
     ];
-
     // Refuse symlinks before writing anything, so a refusal leaves no half-made folder.
     for name in [PROTOCOL_FILE, EVENTS_FILE] {
         check_no_symlink(&folder, name)?;
@@ -213,19 +279,35 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         check_no_symlink(&folder, name)?;
     }
     check_no_symlink(&deliverable_base, &deliverable_rel)?;
-    if !external {
+    if !args.external {
         check_no_symlink(&folder, dir)?;
     }
-
-    let mkdir = |p: &Path| {
-        std::fs::create_dir_all(p)
-            .map_err(|e| CollabError::Protocol(format!("cannot create {}: {e}", p.display())))
-    };
-    mkdir(&folder)?;
+    std::fs::create_dir_all(&folder)
+        .map_err(|e| CollabError::Protocol(format!("cannot create {}: {e}", folder.display())))?;
     let _lock = AppendLock::acquire(&folder)?;
     let now = utc_now();
+    write_atomic(&folder, &protocol_map(opts, args, &generated, &now))?;
+    write_file(
+        &deliverable_base.join(&deliverable_rel),
+        &templates::deliverable(args.title, args.kind, &args.sections),
+    )?;
+    for (name, text) in &files {
+        write_file(&folder.join(name), text)?;
+    }
+    append_initialized(&folder, &args.participants[0], &now)?;
+    Ok(InitOutcome::Initialized(folder))
+}
 
-    let mut completion_gates: Vec<Value> = gates
+/// The new `protocol.json` (keys sorted as the published script writes them).
+fn protocol_map(
+    opts: &InitOptions,
+    args: &Checked,
+    generated: &[String],
+    now: &str,
+) -> Map<String, Value> {
+    let owner = &args.participants[0];
+    let mut completion_gates: Vec<Value> = args
+        .gates
         .iter()
         .map(|g| json!({"source": "objective", "text": g}))
         .collect();
@@ -243,41 +325,36 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         json!({
             "attachments": [],
             "coAuthors": [],
-            "dir": dir,
-            "mode": if external { "external" } else { "internal" },
-            "owner": participants[0],
-            "primary": {"checklist": checks, "file": file, "type": kind},
+            "dir": args.dir,
+            "mode": if args.external { "external" } else { "internal" },
+            "owner": owner,
+            "primary": {"checklist": args.checks, "file": args.file, "type": args.kind},
             "supporting": [],
         }),
     );
-    protocol.insert("objective".into(), json!(objective));
-    protocol.insert("objectiveGates".into(), json!(gates));
+    protocol.insert("objective".into(), json!(args.objective));
+    protocol.insert("objectiveGates".into(), json!(args.gates));
     protocol.insert(
         "participants".into(),
-        Value::Array(participants.iter().map(|p| json!({"id": p})).collect()),
+        Value::Array(args.participants.iter().map(|p| json!({"id": p})).collect()),
     );
-    protocol.insert("proposalOwner".into(), json!(participants[0]));
+    protocol.insert("proposalOwner".into(), json!(owner));
     protocol.insert("protocol".into(), json!("acp"));
-    if let Some(root) = opts.repo_root.as_deref().filter(|_| external) {
+    if let Some(root) = opts.repo_root.as_deref().filter(|_| args.external) {
         protocol.insert("repoRoot".into(), json!(root));
     }
     protocol.insert("schemaVersion".into(), json!(2));
     protocol.insert("updatedAt".into(), json!(now));
-    protocol.insert("waitingFor".into(), json!([participants[0]]));
-    write_atomic(&folder, &protocol)?;
+    protocol.insert("waitingFor".into(), json!([owner]));
+    protocol
+}
 
-    let deliverable_path = deliverable_base.join(&deliverable_rel);
-    write_file(
-        &deliverable_path,
-        &templates::deliverable(title, kind, &sections),
-    )?;
-    for (name, text) in &files {
-        write_file(&folder.join(name), text)?;
-    }
-
+/// Appends the `initialized` event. A stale log is appended to, never truncated
+/// (docs/collab-protocol.md#init).
+fn append_initialized(folder: &Path, owner: &str, now: &str) -> Result<(), CollabError> {
     let mut event = super::events::Event::default();
     event.insert("seq", json!(1));
-    event.insert("from", json!(participants[0]));
+    event.insert("from", json!(owner));
     event.insert("event", json!("initialized"));
     event.insert("at", json!(now));
     event.insert(
@@ -285,11 +362,9 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         json!("Initialized ACP schema v2 collaboration workspace."),
     );
     event.insert("doc", json!("protocol.json"));
-    // A stale log is appended to, never truncated (docs/collab-protocol.md#init).
-    let stale_unterminated = paths::read_bytes(&folder, EVENTS_FILE)
+    let stale_unterminated = paths::read_bytes(folder, EVENTS_FILE)
         .is_ok_and(|b| b.is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n")));
-    append_line(&folder, &format_event_line(&event), stale_unterminated)?;
-    Ok(InitOutcome::Initialized(folder))
+    append_line(folder, &format_event_line(&event), stale_unterminated)
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), CollabError> {

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::model::{CONCLUSION_HEADINGS, OUTCOMES};
+use super::spec::{CONCLUSION_HEADINGS, OUTCOMES};
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("static regex")
@@ -30,9 +30,13 @@ static REVIEW_HEADING: LazyLock<Regex> =
 /// The classification state of `readiness.md`.
 #[derive(Debug, Default, Clone)]
 pub struct Readiness {
+    /// A `[blocking]` item.
     pub blocking: bool,
+    /// An `[unresolved]` item, or `TBD` in a classified one.
     pub unresolved: bool,
+    /// A `[deferred_nonblocking]` item without `Reason:`.
     pub deferred_missing_reason: bool,
+    /// `- [x] Ready to implement` is ticked.
     pub ready: bool,
 }
 
@@ -66,6 +70,17 @@ impl Readiness {
     pub fn has_open_items(&self) -> bool {
         self.blocking || self.unresolved || self.deferred_missing_reason
     }
+
+    /// The messages, of `[blocking, unresolved, reasonless deferral]`, of the open items
+    /// found, in that order: each gate words them its own way.
+    pub fn gate_problems<'m>(&self, messages: [&'m str; 3]) -> Vec<&'m str> {
+        let found = [self.blocking, self.unresolved, self.deferred_missing_reason];
+        messages
+            .into_iter()
+            .zip(found)
+            .filter_map(|(message, open)| open.then_some(message))
+            .collect()
+    }
 }
 
 /// What one marker item contributes to the readiness state.
@@ -85,21 +100,73 @@ fn classify(label: &str, body: &str) -> Readiness {
 pub fn unchecked_gates(readiness: &str, gates: &[String]) -> Vec<String> {
     gates
         .iter()
-        .filter(|gate| {
-            let pattern = format!(r"(?m)^\s*-\s*\[[xX]\]\s*{}\s*$", regex::escape(gate));
-            !Regex::new(&pattern).is_ok_and(|r| r.is_match(readiness))
-        })
+        .filter(|gate| !is_ticked(readiness, gate))
         .cloned()
         .collect()
+}
+
+/// The published `(?m)^\s*-\s*\[[xX]\]\s*«gate»\s*$` (`\s` spans newlines). A gate with no
+/// whitespace at either end is matched by hand, with the same result: compiling one regex
+/// per gate was most of a small log's validation time.
+fn is_ticked(text: &str, gate: &str) -> bool {
+    if !is_trimmed(gate) {
+        let pattern = format!(r"(?m)^\s*-\s*\[[xX]\]\s*{}\s*$", regex::escape(gate));
+        return Regex::new(&pattern).is_ok_and(|r| r.is_match(text));
+    }
+    text.match_indices('-').any(|(dash, _)| {
+        let before = text[..dash].trim_end_matches(char::is_whitespace);
+        let line_start = before.is_empty() || text[before.len()..dash].contains('\n');
+        let rest = text[dash + 1..].trim_start_matches(char::is_whitespace);
+        let rest = ["[x]", "[X]"]
+            .iter()
+            .find_map(|tick| rest.strip_prefix(tick));
+        line_start
+            && rest
+                .map(|r| r.trim_start_matches(char::is_whitespace))
+                .and_then(|r| r.strip_prefix(gate))
+                .is_some_and(|after| line_end_after(text, after).is_some())
+    })
+}
+
+/// True for a non-empty literal with no whitespace at either end: then `\s*«literal»` and
+/// `\s+«literal»` must take a whole run of whitespace, so a hand-written match is exact.
+fn is_trimmed(literal: &str) -> bool {
+    !literal.is_empty() && literal.trim() == literal
+}
+
+/// Where the published `\s*$` after a match ends when `after` (a suffix of `text`) follows
+/// it: the greedy run of whitespace up to its last newline, or to the end of the text;
+/// `None` when the run holds no newline and the text goes on.
+fn line_end_after(text: &str, after: &str) -> Option<usize> {
+    let start = text.len() - after.len();
+    let rest = after.trim_start_matches(char::is_whitespace);
+    if rest.is_empty() {
+        return Some(text.len());
+    }
+    let run = &after[..after.len() - rest.len()];
+    run.rfind('\n').map(|newline| start + newline)
 }
 
 fn has_h2(text: &str, heading: &str) -> bool {
     heading_match_end(text, heading).is_some()
 }
 
+/// The end of the first match of the published `(?m)^##\s+«heading»\s*$`; a heading with
+/// no whitespace at either end is matched by hand (see [`is_ticked`]).
 fn heading_match_end(text: &str, heading: &str) -> Option<usize> {
-    let pattern = format!(r"(?m)^##\s+{}\s*$", regex::escape(heading));
-    Regex::new(&pattern).ok()?.find(text).map(|m| m.end())
+    if !is_trimmed(heading) {
+        let pattern = format!(r"(?m)^##\s+{}\s*$", regex::escape(heading));
+        return Regex::new(&pattern).ok()?.find(text).map(|m| m.end());
+    }
+    let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+    line_starts.into_iter().find_map(|start| {
+        let rest = text[start..].strip_prefix("##")?;
+        let after_marks = rest.trim_start_matches(char::is_whitespace);
+        if after_marks.len() == rest.len() {
+            return None;
+        }
+        line_end_after(text, after_marks.strip_prefix(heading)?)
+    })
 }
 
 /// The conclusion errors, in the documented order.
@@ -199,12 +266,11 @@ pub fn decisions_errors(text: &str, refs: &[String]) -> Vec<String> {
     let mut seen = BTreeSet::new();
     for (i, (heading, _)) in headings.iter().enumerate() {
         let expected = format!("D{}", i + 1);
-        let id = match DECISION_ID.captures(heading) {
-            Some(c) => c[1].to_owned(),
-            None => {
-                errors.push("accepted decision headings must use D<number>".to_owned());
-                expected.clone()
-            }
+        let id = if let Some(c) = DECISION_ID.captures(heading) {
+            c[1].to_owned()
+        } else {
+            errors.push("accepted decision headings must use D<number>".to_owned());
+            expected.clone()
         };
         if !seen.insert(id.clone()) {
             errors.push(format!("duplicate accepted decision id {id}"));
@@ -246,6 +312,7 @@ pub struct ReviewHeading {
     pub seq: Option<i64>,
     /// The seq as Python's `int()` prints it (no leading zeros).
     pub seq_text: String,
+    /// The participant the heading names.
     pub participant: String,
 }
 
@@ -277,6 +344,38 @@ pub fn review_headings(text: &str) -> Vec<ReviewHeading> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hand_matchers_agree_with_the_published_regexes() {
+        let texts = [
+            "## Goals\n",
+            "##Goals\n",
+            "##\nGoals  \n\n  \nx",
+            "## Goals  \t",
+            "## Goals x\n## Goals\n",
+            "### Goals\n",
+            "text\n- [x] Gate A\n",
+            "  \n  - [X]Gate A",
+            "x - [x] Gate A\n",
+            "-\n[x]\nGate A\n\nz",
+            "- [x] Gate AB\n",
+            "- [ ] Gate A\n- [x]  Gate A \u{a0}\n",
+        ];
+        for text in texts {
+            for literal in ["Goals", "Gate A"] {
+                let heading = Regex::new(&format!(r"(?m)^##\s+{}\s*$", regex::escape(literal)));
+                let expected = heading.unwrap().find(text).map(|m| m.end());
+                assert_eq!(
+                    heading_match_end(text, literal),
+                    expected,
+                    "{text:?} {literal}"
+                );
+                let tick = format!(r"(?m)^\s*-\s*\[[xX]\]\s*{}\s*$", regex::escape(literal));
+                let expected = Regex::new(&tick).unwrap().is_match(text);
+                assert_eq!(is_ticked(text, literal), expected, "{text:?} {literal}");
+            }
+        }
+    }
 
     #[test]
     fn empty_marker_body_absorbs_next_line() {

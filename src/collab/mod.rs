@@ -7,24 +7,26 @@
 //! refused symlinks, exit 2 for internal failures, corrected guidance, `ready:`
 //! first and no busy waiting) are listed at the end of that document.
 //!
-//! One file per concern: [`model`] (constants), [`paths`] (path rules and
+//! One file per concern: [`spec`] (the protocol's fixed tables), [`paths`] (path rules and
 //! symlink refusal), [`protocol`] (`protocol.json`), [`events`] (log I/O and
-//! locking), [`state`] (replay), [`markdown`] (readiness, conclusion,
-//! content, decisions, review headings), [`templates`], and one module per
+//! locking), [`record`] (one decoded line), [`state`] (replay), [`markdown`] (readiness, conclusion,
+//! content, decisions, review headings), [`templates`], [`cli`] (what each command prints), and one module per
 //! command.
 
 pub mod acp;
 pub mod append;
+pub mod cli;
 pub mod events;
 pub mod guide;
 pub mod init;
 pub mod markdown;
-pub mod model;
 pub mod next;
 pub mod paths;
 pub mod protocol;
 pub mod pyfmt;
+pub mod record;
 pub mod skill;
+pub mod spec;
 pub mod state;
 pub mod status;
 pub mod templates;

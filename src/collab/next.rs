@@ -8,16 +8,18 @@ use serde_json::Value;
 use super::events::{read_events, Event};
 use super::guide::{self, Context, Invocation};
 use super::markdown::{conclusion_errors, Readiness};
-use super::model::{CONCLUSION_FILE, READINESS_FILE};
 use super::paths;
 use super::protocol::{self, Protocol};
-use super::pyfmt::py_str;
+use super::pyfmt::{join_or_none, py_str};
+use super::spec::{CONCLUSION_FILE, READINESS_FILE};
 use super::CollabError;
 
 /// The printed report and the exit code (1 only for an invalid phase).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NextAction {
+    /// The report's lines.
     pub lines: Vec<String>,
+    /// The exit code.
     pub exit_code: i32,
 }
 
@@ -30,30 +32,51 @@ impl NextAction {
     }
 }
 
+/// `drafting`, for a listed participant.
 pub const DRAFT: &str = "draft the primary deliverable, append deliverable_drafted, update proposal.md, then append proposal_submitted.";
+/// `drafting`, for the others.
 pub const WAIT_PROPOSAL: &str = "wait for the proposal owner to submit the proposal.";
+/// `reviewing`, for a listed reviewer who did not send the proposal.
 pub const REVIEW: &str = "review proposal.md and the primary deliverable, update review.md with Review Scope, then append review_submitted.";
+/// `reviewing`, for the owner.
 pub const OWNER_WAIT_REVIEW: &str = "wait for the listed reviewer(s); do not edit proposal.md or deliverables while reviewing unless blocking the collaboration.";
+/// `reviewing`, for the others.
 pub const WAIT_REVIEW: &str =
     "wait for the listed reviewer(s) to submit review_submitted or blocked.";
+/// `revising`, for a listed participant after someone else's review.
 pub const REVISE: &str = "revise proposal.md and deliverables as needed, append deliverable_revised if the deliverable changed, then append proposal_revised.";
+/// `revising`, for the others.
 pub const WAIT_REVISE: &str = "wait for the proposal owner to revise.";
+/// `decision_review` with unclassified input, for the owner.
 pub const CLASSIFY: &str = "classify the open questions in readiness.md, then append question_classified before anyone appends decision_accepted.";
+/// `decision_review` with unclassified input, for the others.
 pub const WAIT_CLASSIFY: &str = "wait for the proposal owner to classify readiness.md questions and append question_classified.";
+/// `decision_review`, for a listed participant who has not accepted yet.
 pub const ACCEPT: &str =
     "review decisions.md and append decision_accepted only if decisions are explicit.";
+/// `decision_review`, for the others.
 pub const WAIT_ACCEPT: &str = "wait for remaining participants to accept decisions.";
+/// `readiness_check`, for everyone but the owner.
 pub const WAIT_OWNER_READINESS: &str = "wait for the proposal owner to freeze the primary deliverable, pass readiness and complete the collaboration.";
+/// `readiness_check`: open readiness items remain.
 pub const CLEAR_READINESS: &str =
     "classify readiness.md questions and clear blockers before readiness_passed.";
+/// `readiness_check`: `Ready to implement` is not ticked.
 pub const CHECKLIST: &str = "complete the final design checklist in readiness.md.";
+/// `readiness_check`: the primary deliverable is not frozen yet.
 pub const FREEZE: &str = "freeze the primary deliverable with deliverable_frozen, run validate_collaboration.py, then append readiness_passed.";
+/// `readiness_check`: frozen, `readiness_passed` not appended yet.
 pub const PASS_READINESS: &str = "run validate_collaboration.py, then append readiness_passed.";
+/// `readiness_check`: passed, but `conclusion.md` is not complete.
 pub const WRITE_CONCLUSION: &str = "write conclusion.md with the final outcome, deliverable receipt, readiness result, and next action.";
+/// `readiness_check`: everything is ready for `completed`.
 pub const COMPLETE: &str =
     "run validate_collaboration.py, then append completed with doc=conclusion.md.";
+/// `completed`.
 pub const STOP: &str = "stop; collaboration is complete.";
+/// `blocked`.
 pub const RESOLVE_BLOCKER: &str = "resolve the blocker or start a new collaboration round.";
+/// An unknown phase (exit 1).
 pub const INVALID_PHASE: &str = "run validate_collaboration.py; current phase is invalid.";
 
 /// Loads the folder and reports the next action for `participant`, with the follow-up
@@ -163,26 +186,7 @@ fn advise(
     let waiting = stored_waiting(protocol);
     let listed = waiting.iter().any(|w| w == participant);
     let is_owner = owner == Some(participant);
-    let mut lines = vec![
-        format!("phase: {}", py_str(phase)),
-        format!("proposal owner: {}", py_str(map.get("proposalOwner"))),
-        format!(
-            "waiting for: {}",
-            if waiting.is_empty() {
-                "none".to_owned()
-            } else {
-                waiting.join(", ")
-            }
-        ),
-    ];
-    if let Some(last) = events.last() {
-        lines.push(format!(
-            "last event: seq {} {} from {}",
-            py_str(last.get("seq")),
-            py_str(last.get("event")),
-            py_str(last.get("from"))
-        ));
-    }
+    let mut lines = report_head(protocol, &waiting, events);
     let sent_by_other =
         |idx: Option<usize>| idx.is_some_and(|i| from_of(&events[i]) != Some(participant));
     let mut exit_code = 0;
@@ -204,27 +208,7 @@ fn advise(
             REVISE
         }
         Some("revising") => WAIT_REVISE,
-        Some("decision_review") => {
-            let input = latest(events, &["proposal_revised", "decision_proposed"]);
-            let classified = latest(events, &["question_classified"]);
-            let needs_classification = match (input, classified) {
-                (Some(i), Some(c)) => c < i,
-                (Some(_), None) => true,
-                _ => false,
-            };
-            let accepted_since = events[classified.map_or(0, |c| c + 1)..].iter().any(|e| {
-                name_of(e) == Some("decision_accepted") && from_of(e) == Some(participant)
-            });
-            if needs_classification && is_owner {
-                CLASSIFY
-            } else if needs_classification {
-                WAIT_CLASSIFY
-            } else if listed && !accepted_since {
-                ACCEPT
-            } else {
-                WAIT_ACCEPT
-            }
-        }
+        Some("decision_review") => decision_advice(events, participant, listed, is_owner),
         Some("readiness_check") if !is_owner => WAIT_OWNER_READINESS,
         Some("readiness_check") => readiness_advice(protocol, events)?,
         Some("completed") => STOP,
@@ -236,6 +220,53 @@ fn advise(
     };
     lines.push(format!("next action: {text}"));
     Ok(NextAction { lines, exit_code })
+}
+
+/// The report's first lines: phase, owner, who is awaited and the last event.
+fn report_head(protocol: &Protocol, waiting: &[String], events: &[Event]) -> Vec<String> {
+    let map = &protocol.map;
+    let mut lines = vec![
+        format!("phase: {}", py_str(map.get("currentPhase"))),
+        format!("proposal owner: {}", py_str(map.get("proposalOwner"))),
+        format!("waiting for: {}", join_or_none(waiting)),
+    ];
+    if let Some(last) = events.last() {
+        lines.push(format!(
+            "last event: seq {} {} from {}",
+            py_str(last.get("seq")),
+            py_str(last.get("event")),
+            py_str(last.get("from"))
+        ));
+    }
+    lines
+}
+
+/// In `decision_review`: classify (owner) or wait for it, then accept once each.
+fn decision_advice(
+    events: &[Event],
+    participant: &str,
+    listed: bool,
+    is_owner: bool,
+) -> &'static str {
+    let input = latest(events, &["proposal_revised", "decision_proposed"]);
+    let classified = latest(events, &["question_classified"]);
+    let needs_classification = match (input, classified) {
+        (Some(i), Some(c)) => c < i,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    let accepted_since = events[classified.map_or(0, |c| c + 1)..]
+        .iter()
+        .any(|e| name_of(e) == Some("decision_accepted") && from_of(e) == Some(participant));
+    if needs_classification && is_owner {
+        CLASSIFY
+    } else if needs_classification {
+        WAIT_CLASSIFY
+    } else if listed && !accepted_since {
+        ACCEPT
+    } else {
+        WAIT_ACCEPT
+    }
 }
 
 fn readiness_advice(protocol: &Protocol, events: &[Event]) -> Result<&'static str, CollabError> {

@@ -15,7 +15,9 @@ use crate::fs;
 /// a reportable protocol problem, or an I/O failure that ends the command.
 #[derive(Debug)]
 pub enum ReadError {
+    /// The path is or passes through a symlink (the message to report).
     Symlink(String),
+    /// An I/O failure (the message to print).
     Io(String),
 }
 
@@ -171,10 +173,13 @@ pub fn sha256_file(base: &Path, rel: &str) -> Result<Option<String>, ReadError> 
 
 /// Lowercase hex SHA-256 of a byte string.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
     Sha256::digest(bytes)
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+        .fold(String::with_capacity(64), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        })
 }
 
 /// True when `base/rel` exists without following a final symlink.

@@ -8,14 +8,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
-use super::model::PROTOCOL_FILE;
 use super::paths::{self, ReadError};
+use super::spec::PROTOCOL_FILE;
 use super::CollabError;
 
 /// A loaded `protocol.json` plus the folder it came from.
 #[derive(Debug, Clone)]
 pub struct Protocol {
+    /// The collaboration folder.
     pub folder: PathBuf,
+    /// The decoded object.
     pub map: Map<String, Value>,
 }
 
@@ -55,7 +57,9 @@ pub fn load_or_fail(folder: &Path) -> Result<Protocol, CollabError> {
 /// rule applied below `base`.
 #[derive(Debug, Clone)]
 pub struct DocTarget {
+    /// The folder the file is relative to.
     pub base: PathBuf,
+    /// The file below `base`, POSIX-style.
     pub rel: String,
 }
 
@@ -65,6 +69,7 @@ impl Protocol {
         participant_ids(self.map.get("participants"))
     }
 
+    /// The `deliverables` object, when present.
     pub fn deliverables(&self) -> Option<&Map<String, Value>> {
         self.map.get("deliverables").and_then(Value::as_object)
     }
@@ -170,22 +175,7 @@ impl Protocol {
 
     /// Completion gate texts: object gates give `text`, plain strings count too.
     pub fn completion_gate_texts(&self) -> Vec<String> {
-        self.map
-            .get("completionGates")
-            .and_then(Value::as_array)
-            .map(|gates| {
-                gates
-                    .iter()
-                    .filter_map(|g| match g {
-                        Value::String(s) => Some(s.clone()),
-                        Value::Object(o) => {
-                            o.get("text").and_then(Value::as_str).map(str::to_owned)
-                        }
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        strings_or_member(self.map.get("completionGates"), "text")
     }
 
     /// Rewrites `protocol.json` atomically.
@@ -196,24 +186,28 @@ impl Protocol {
 
 /// Participant ids from a `participants` value.
 pub fn participant_ids(value: Option<&Value>) -> Vec<String> {
-    value
+    strings_or_member(value, "id")
+}
+
+/// The items of a list that are strings, or objects whose `key` is a string (others are
+/// skipped); a non-list gives none.
+fn strings_or_member(list: Option<&Value>, key: &str) -> Vec<String> {
+    let items = list
         .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|p| match p {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Object(o) => o.get("id").and_then(Value::as_str).map(str::to_owned),
-                    _ => None,
-                })
-                .collect()
+        .map_or(&[][..], Vec::as_slice);
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) => o.get(key).and_then(Value::as_str).map(str::to_owned),
+            _ => None,
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// Serialises like Python's `json.dumps(indent=2, sort_keys=True,
 /// ensure_ascii=False)` plus a trailing newline. Keys are sorted here rather
-/// than relying on serde_json's map order, which a feature flag can change.
+/// than relying on `serde_json`'s map order, which a feature flag can change.
 pub fn to_sorted_pretty(map: &Map<String, Value>) -> String {
     let mut out = String::new();
     write_value(&mut out, &Value::Object(map.clone()), 0);

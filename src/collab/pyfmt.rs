@@ -12,6 +12,15 @@ pub fn py_str(value: Option<&Value>) -> String {
     }
 }
 
+/// Names joined with `, `, or `none` for an empty list (the reports' `waiting for:` form).
+pub fn join_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
 /// Python `repr()` of the decoded value.
 pub fn py_repr(value: Option<&Value>) -> String {
     let mut out = String::new();
@@ -108,7 +117,7 @@ pub fn as_int(value: Option<&Value>) -> Option<i64> {
 /// Python truthiness of a decoded JSON value (missing counts as falsy).
 pub fn truthy(value: Option<&Value>) -> bool {
     match value {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        None | Some(Value::Null | Value::Bool(false)) => false,
         Some(Value::Bool(true)) => true,
         Some(Value::Number(n)) => n.as_f64() != Some(0.0),
         Some(Value::String(s)) => !s.is_empty(),

@@ -47,6 +47,7 @@ skill_files!(
 /// An agent that reads Agent Skills, and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Agent {
+    /// The agent's name (`--agent`).
     pub name: &'static str,
     /// The user's skills folder, relative to the home folder.
     pub global: &'static str,
@@ -100,16 +101,20 @@ pub enum Scope {
 /// The `skill install` flags.
 #[derive(Debug, Clone)]
 pub struct InstallOptions {
+    /// `--agent`.
     pub agent: String,
+    /// Where to install.
     pub scope: Scope,
     /// The `acp-collab` the launchers will run.
     pub binary: PathBuf,
+    /// `--force`: replace a different skill folder.
     pub force: bool,
 }
 
 /// What an install did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {
+    /// The installed skill folder.
     pub dir: PathBuf,
     /// False when the same skill was already there.
     pub changed: bool,
@@ -117,15 +122,15 @@ pub struct Installed {
 
 /// `--list`: one line per agent with its two folders.
 pub fn list() -> String {
-    AGENTS
-        .iter()
-        .map(|a| {
-            format!(
-                "{:<15} ~/{}/{NAME}/  <project>/{}/{NAME}/\n",
-                a.name, a.global, a.project
-            )
-        })
-        .collect()
+    use std::fmt::Write;
+    AGENTS.iter().fold(String::new(), |mut out, a| {
+        let _ = writeln!(
+            out,
+            "{:<15} ~/{}/{NAME}/  <project>/{}/{NAME}/",
+            a.name, a.global, a.project
+        );
+        out
+    })
 }
 
 fn agent(name: &str) -> Result<&'static Agent, CollabError> {

@@ -7,11 +7,11 @@ use serde_json::{json, Value};
 
 use super::events::{read_events, Event};
 use super::markdown::Readiness;
-use super::model::READINESS_FILE;
 use super::next::stored_waiting;
 use super::paths;
 use super::protocol;
-use super::pyfmt::{as_int, py_str};
+use super::pyfmt::{as_int, join_or_none, py_str};
+use super::spec::READINESS_FILE;
 use super::CollabError;
 use crate::diagnostics::escape;
 
@@ -21,13 +21,21 @@ pub const LAST_EVENTS: usize = 5;
 /// Where a collaboration stands, from the stored state mirror and the files.
 #[derive(Debug, Clone)]
 pub struct Status {
+    /// The collaboration folder, resolved.
     pub folder: PathBuf,
+    /// `objective`.
     pub objective: String,
+    /// `currentPhase`.
     pub phase: Option<String>,
+    /// `proposalOwner`.
     pub owner: Option<String>,
+    /// `waitingFor`.
     pub waiting_for: Vec<String>,
+    /// The participant ids.
     pub participants: Vec<String>,
+    /// The primary deliverable's ref.
     pub primary: Option<String>,
+    /// How many events the log holds.
     pub event_count: usize,
     /// The latest events, oldest first.
     pub last_events: Vec<Event>,
@@ -98,15 +106,8 @@ fn event_line(e: &Event) -> String {
     )
 }
 
-fn or_none(items: &[String]) -> String {
-    if items.is_empty() {
-        "none".to_owned()
-    } else {
-        items.join(", ")
-    }
-}
-
 impl Status {
+    /// The report for people, one `label: value` line each, escaped for the terminal.
     pub fn render_text(&self) -> String {
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "None".to_owned());
         let mut lines = vec![
@@ -114,8 +115,8 @@ impl Status {
             format!("objective: {}", self.objective),
             format!("phase: {}", opt(&self.phase)),
             format!("proposal owner: {}", opt(&self.owner)),
-            format!("waiting for: {}", or_none(&self.waiting_for)),
-            format!("participants: {}", or_none(&self.participants)),
+            format!("waiting for: {}", join_or_none(&self.waiting_for)),
+            format!("participants: {}", join_or_none(&self.participants)),
             format!("primary deliverable: {}", opt(&self.primary)),
             format!("events: {}", self.event_count),
             "last events:".to_owned(),
@@ -136,6 +137,7 @@ impl Status {
         text
     }
 
+    /// The report as one JSON object (version 1).
     pub fn render_json(&self) -> String {
         let doc = json!({
             "version": 1,
@@ -167,16 +169,19 @@ pub fn log(folder: &str, since: Option<i64>) -> Result<Vec<Event>, CollabError> 
 
 /// `log`'s text form: one line per event.
 pub fn render_log_text(events: &[Event]) -> String {
-    events
-        .iter()
-        .map(|e| format!("{}\n", event_line(e)))
-        .collect()
+    lines_of(events, event_line)
 }
 
 /// `log --format json`: JSON Lines, one object per event with every field it holds.
 pub fn render_log_json(events: &[Event]) -> String {
-    events
-        .iter()
-        .map(|e| format!("{}\n", e.to_value()))
-        .collect()
+    lines_of(events, |e| e.to_value().to_string())
+}
+
+/// One line per event, each ending in `\n`.
+fn lines_of(events: &[Event], line: impl Fn(&Event) -> String) -> String {
+    events.iter().fold(String::new(), |mut out, e| {
+        out.push_str(&line(e));
+        out.push('\n');
+        out
+    })
 }

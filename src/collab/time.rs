@@ -9,8 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub fn utc_now() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+        .map_or(0, |d| d.as_secs() as i64);
     format_utc(secs)
 }
 
@@ -33,73 +32,17 @@ pub fn format_utc(secs: i64) -> String {
 /// `datetime.fromisoformat` plus the "must have a zone" rule.
 pub fn parse_iso_utc_nanos(text: &str) -> Option<i128> {
     let b = text.as_bytes();
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = b.get(range)?;
-        if part.iter().all(u8::is_ascii_digit) {
-            std::str::from_utf8(part).ok()?.parse().ok()
-        } else {
-            None
-        }
-    };
     if b.len() < 16 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' {
         return None;
     }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (year, month, day) = (digits(b, 0..4)?, digits(b, 5..7)?, digits(b, 8..10)?);
     // Python accepts any single character as the date/time separator.
     if !b[10].is_ascii() {
         return None;
     }
-    let (hour, minute) = (num(11..13)?, num(14..16)?);
-    let mut pos = 16;
-    let mut second = 0;
-    let mut nanos: i64 = 0;
-    if b.get(pos) == Some(&b':') {
-        second = num(pos + 1..pos + 3)?;
-        pos += 3;
-        if matches!(b.get(pos), Some(b'.') | Some(b',')) {
-            let start = pos + 1;
-            let mut end = start;
-            while end < b.len() && b[end].is_ascii_digit() {
-                end += 1;
-            }
-            if end == start {
-                return None;
-            }
-            let digits = &text[start..end.min(start + 9)];
-            nanos = digits.parse::<i64>().ok()? * 10i64.pow(9 - digits.len() as u32);
-            pos = end;
-        }
-    }
-    let offset_secs = match &text[pos..] {
-        "Z" | "z" => 0,
-        rest if rest.starts_with('+') || rest.starts_with('-') => {
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            let body = &rest[1..];
-            let parts: Vec<&str> = if body.contains(':') {
-                body.split(':').collect()
-            } else if body.len() == 4 && body.is_ascii() {
-                vec![&body[..2], &body[2..]]
-            } else {
-                return None;
-            };
-            let field = |s: &str| -> Option<i64> {
-                (s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit()))
-                    .then(|| s.parse().ok())
-                    .flatten()
-            };
-            let h = field(parts.first()?)?;
-            let m = field(parts.get(1)?)?;
-            let s = match parts.get(2) {
-                Some(p) => field(p.split('.').next()?)?,
-                None => 0,
-            };
-            if parts.len() > 3 || h > 23 || m > 59 || s > 59 {
-                return None;
-            }
-            sign * (h * 3600 + m * 60 + s)
-        }
-        _ => return None,
-    };
+    let (hour, minute) = (digits(b, 11..13)?, digits(b, 14..16)?);
+    let (second, nanos, pos) = seconds_and_fraction(text, 16)?;
+    let offset_secs = zone_offset(&text[pos..])?;
     if !(1..=12).contains(&month)
         || day < 1
         || day > days_in_month(year, month)
@@ -113,6 +56,77 @@ pub fn parse_iso_utc_nanos(text: &str) -> Option<i128> {
     let days = days_from_civil(year, month, day);
     let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
     Some(i128::from(secs) * 1_000_000_000 + i128::from(nanos))
+}
+
+/// The decimal number in `b[range]`, all ASCII digits.
+fn digits(b: &[u8], range: std::ops::Range<usize>) -> Option<i64> {
+    let part = b.get(range)?;
+    if part.is_empty() || !part.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(part.iter().fold(0, |n, d| n * 10 + i64::from(d - b'0')))
+}
+
+/// The optional `:SS[.fff…]` after the minutes at `pos`: seconds, nanoseconds (digits past
+/// the ninth are dropped) and where the zone starts.
+fn seconds_and_fraction(text: &str, mut pos: usize) -> Option<(i64, i64, usize)> {
+    let b = text.as_bytes();
+    if b.get(pos) != Some(&b':') {
+        return Some((0, 0, pos));
+    }
+    let second = digits(b, pos + 1..pos + 3)?;
+    pos += 3;
+    let mut nanos = 0;
+    if matches!(b.get(pos), Some(b'.' | b',')) {
+        let start = pos + 1;
+        let mut end = start;
+        while end < b.len() && b[end].is_ascii_digit() {
+            end += 1;
+        }
+        if end == start {
+            return None;
+        }
+        let kept = end.min(start + 9);
+        let scale = 10i64.pow(u32::try_from(9 - (kept - start)).ok()?);
+        nanos = digits(b, start..kept)? * scale;
+        pos = end;
+    }
+    Some((second, nanos, pos))
+}
+
+/// The zone designator's offset east of UTC in seconds: `Z`, `±HH:MM[:SS[.f]]` or `±HHMM`.
+fn zone_offset(zone: &str) -> Option<i64> {
+    if matches!(zone, "Z" | "z") {
+        return Some(0);
+    }
+    let sign = match zone.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let body = &zone[1..];
+    let parts: Vec<&str> = if body.contains(':') {
+        body.split(':').collect()
+    } else if body.len() == 4 && body.is_ascii() {
+        vec![&body[..2], &body[2..]]
+    } else {
+        return None;
+    };
+    let field = |s: &str| -> Option<i64> {
+        (s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let h = field(parts.first()?)?;
+    let m = field(parts.get(1)?)?;
+    let s = match parts.get(2) {
+        Some(p) => field(p.split('.').next()?)?,
+        None => 0,
+    };
+    if parts.len() > 3 || h > 23 || m > 59 || s > 59 {
+        return None;
+    }
+    Some(sign * (h * 3600 + m * 60 + s))
 }
 
 fn days_in_month(y: i64, m: i64) -> i64 {

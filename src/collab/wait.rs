@@ -7,16 +7,19 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::events::read_events;
-use super::model::{EVENTS_FILE, PROTOCOL_FILE};
 use super::next::{check_participant, last_seq, next_action_in, stored_waiting};
 use super::paths;
 use super::protocol;
+use super::pyfmt::join_or_none;
+use super::spec::{EVENTS_FILE, PROTOCOL_FILE};
 use super::CollabError;
 
 /// The `wait` flags.
 #[derive(Debug, Clone)]
 pub struct WaitOptions {
+    /// `--folder`.
     pub folder: String,
+    /// `--participant`: who waits.
     pub participant: String,
     /// Seconds between polls; the effective minimum is 0.1.
     pub interval: f64,
@@ -32,11 +35,16 @@ pub enum WaitOutcome {
     /// `ready: …` and the next-action report were written; `next_error` is
     /// the next-action failure, if any (the wait still exits 0).
     Ready {
+        /// Why it is this participant's turn.
         reason: String,
+        /// The next-action failure, if any.
         next_error: Option<String>,
     },
     /// The timeout passed; the caller prints `timeout: «reason»` on stderr.
-    TimedOut { reason: String },
+    TimedOut {
+        /// Who is awaited, after which seq.
+        reason: String,
+    },
 }
 
 type Signature = (Option<SystemTime>, Option<SystemTime>, usize);
@@ -96,11 +104,7 @@ pub fn wait_for_turn(opts: &WaitOptions, out: &mut dyn Write) -> Result<WaitOutc
             };
             return Ok(WaitOutcome::Ready { reason, next_error });
         }
-        let who = if waiting.is_empty() {
-            "none".to_owned()
-        } else {
-            waiting.join(", ")
-        };
+        let who = join_or_none(&waiting);
         let reason = match last_seq(&log.events) {
             Some(seq) => format!("waiting for {who} after seq {seq}"),
             None => format!("waiting for {who}"),
@@ -136,13 +140,13 @@ mod watch {
     use std::time::Duration;
 
     /// An inotify instance watching the collaboration folder's entries.
-    pub struct Watcher {
+    pub(super) struct Watcher {
         fd: libc::c_int,
     }
 
     impl Watcher {
         /// `None` when inotify is unavailable; the caller then sleeps instead.
-        pub fn new(folder: &Path) -> Option<Self> {
+        pub(super) fn new(folder: &Path) -> Option<Self> {
             let path = CString::new(folder.as_os_str().as_bytes()).ok()?;
             // SAFETY: plain syscalls on a descriptor this struct owns.
             let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
@@ -164,7 +168,7 @@ mod watch {
         }
 
         /// Blocks until something in the folder changes or `timeout` passes.
-        pub fn wait(&self, timeout: Duration) {
+        pub(super) fn wait(&self, timeout: Duration) {
             let mut pfd = libc::pollfd {
                 fd: self.fd,
                 events: libc::POLLIN,
@@ -201,14 +205,14 @@ mod watch {
     use std::time::Duration;
 
     /// Without a notification API here, waiting is a plain sleep.
-    pub struct Watcher;
+    pub(super) struct Watcher;
 
     impl Watcher {
-        pub fn new(_folder: &Path) -> Option<Self> {
+        pub(super) fn new(_folder: &Path) -> Option<Self> {
             Some(Watcher)
         }
 
-        pub fn wait(&self, timeout: Duration) {
+        pub(super) fn wait(&self, timeout: Duration) {
             std::thread::sleep(timeout);
         }
     }

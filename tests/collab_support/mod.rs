@@ -10,21 +10,21 @@ use acp_registry::collab::{
 };
 use tempfile::TempDir;
 
-pub const REF: &str = "deliverables/design-spec.md";
+pub(crate) const REF: &str = "deliverables/design-spec.md";
 
-pub fn bin() -> Command {
+pub(crate) fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_acp-collab"))
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-pub fn init_options(folder: &Path, participants: &[&str]) -> InitOptions {
+pub(crate) fn init_options(folder: &Path, participants: &[&str]) -> InitOptions {
     InitOptions {
         folder: folder.display().to_string(),
         participants: participants.iter().map(|p| (*p).to_owned()).collect(),
@@ -38,27 +38,27 @@ pub fn init_options(folder: &Path, participants: &[&str]) -> InitOptions {
 }
 
 /// A collaboration folder inside a temporary directory.
-pub struct Fx {
-    pub tmp: TempDir,
-    pub folder: PathBuf,
-    pub participants: Vec<String>,
+pub(crate) struct Fx {
+    pub(crate) tmp: TempDir,
+    pub(crate) folder: PathBuf,
+    pub(crate) participants: Vec<String>,
     /// The primary ref (`deliverables/design-spec.md` by default).
-    pub primary: String,
+    pub(crate) primary: String,
 }
 
 impl Fx {
     /// A design-spec collaboration with one objective gate, `Gate A`.
-    pub fn new(participants: &[&str]) -> Self {
+    pub(crate) fn new(participants: &[&str]) -> Self {
         Self::with(participants, |_| {})
     }
 
-    pub fn with(participants: &[&str], tweak: impl FnOnce(&mut InitOptions)) -> Self {
+    pub(crate) fn with(participants: &[&str], tweak: impl FnOnce(&mut InitOptions)) -> Self {
         Self::with_tmp(tempfile::tempdir().unwrap(), participants, tweak)
     }
 
     /// A fixture in memory-backed storage where available: the fsyncs that
     /// make appends durable then cost nothing, which keeps load tests fast.
-    pub fn in_memory(participants: &[&str]) -> Self {
+    pub(crate) fn in_memory(participants: &[&str]) -> Self {
         let shm = Path::new("/dev/shm");
         let tmp = if shm.is_dir() {
             tempfile::tempdir_in(shm).unwrap()
@@ -90,50 +90,50 @@ impl Fx {
         }
     }
 
-    pub fn owner(&self) -> &str {
+    pub(crate) fn owner(&self) -> &str {
         &self.participants[0]
     }
 
-    pub fn reviewers(&self) -> Vec<String> {
+    pub(crate) fn reviewers(&self) -> Vec<String> {
         let mut r: Vec<String> = self.participants[1..].to_vec();
         r.sort();
         r
     }
 
-    pub fn folder_str(&self) -> String {
+    pub(crate) fn folder_str(&self) -> String {
         self.folder.display().to_string()
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.folder.join(rel)
     }
 
-    pub fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).unwrap()
     }
 
-    pub fn write(&self, rel: &str, text: &str) {
+    pub(crate) fn write(&self, rel: &str, text: &str) {
         let p = self.path(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
 
-    pub fn edit(&self, rel: &str, f: impl FnOnce(String) -> String) {
+    pub(crate) fn edit(&self, rel: &str, f: impl FnOnce(String) -> String) {
         let text = self.read(rel);
         self.write(rel, &f(text));
     }
 
-    pub fn protocol(&self) -> serde_json::Value {
+    pub(crate) fn protocol(&self) -> serde_json::Value {
         serde_json::from_str(&self.read("protocol.json")).unwrap()
     }
 
-    pub fn edit_protocol(&self, f: impl FnOnce(&mut serde_json::Value)) {
+    pub(crate) fn edit_protocol(&self, f: impl FnOnce(&mut serde_json::Value)) {
         let mut p = self.protocol();
         f(&mut p);
         self.write("protocol.json", &serde_json::to_string_pretty(&p).unwrap());
     }
 
-    pub fn last_seq(&self) -> i64 {
+    pub(crate) fn last_seq(&self) -> i64 {
         std::fs::read_to_string(self.path("events.jsonl"))
             .unwrap_or_default()
             .lines()
@@ -143,7 +143,7 @@ impl Fx {
 
     /// Appends with `reply_to` = the last seq and the given extra fields
     /// (`doc`, `role`, `sha256`, `reply_to`, `summary`).
-    pub fn try_append(
+    pub(crate) fn try_append(
         &self,
         who: &str,
         event: &str,
@@ -170,37 +170,37 @@ impl Fx {
         collab::append(&opts)
     }
 
-    pub fn ok(&self, who: &str, event: &str, extra: &[(&str, &str)]) -> i64 {
+    pub(crate) fn ok(&self, who: &str, event: &str, extra: &[(&str, &str)]) -> i64 {
         match self.try_append(who, event, extra) {
             Ok(a) => a.seq,
             Err(e) => panic!("{event} from {who} refused: {e}"),
         }
     }
 
-    pub fn refused(&self, who: &str, event: &str, extra: &[(&str, &str)]) -> String {
+    pub(crate) fn refused(&self, who: &str, event: &str, extra: &[(&str, &str)]) -> String {
         match self.try_append(who, event, extra) {
             Ok(a) => panic!("{event} from {who} was accepted as seq {}", a.seq),
             Err(e) => e.to_string(),
         }
     }
 
-    pub fn validate(&self) -> Report {
+    pub(crate) fn validate(&self) -> Report {
         collab::validate(&self.folder_str()).expect("validate runs")
     }
 
-    pub fn assert_valid(&self) {
+    pub(crate) fn assert_valid(&self) {
         let r = self.validate();
         assert_eq!(r.exit_code(), 0, "{}", r.render_text());
     }
 
     /// Validation errors (asserts there is at least one).
-    pub fn errors(&self) -> Vec<String> {
+    pub(crate) fn errors(&self) -> Vec<String> {
         let r = self.validate();
         assert_eq!(r.exit_code(), 2, "{}", r.render_text());
         r.errors
     }
 
-    pub fn next(&self, who: &str) -> String {
+    pub(crate) fn next(&self, who: &str) -> String {
         let n = collab::next_action(&self.folder_str(), who).unwrap();
         // The follow-up lines (next seq, commands) come after `next action:`.
         n.lines
@@ -212,7 +212,7 @@ impl Fx {
 
     // ---- protocol steps -------------------------------------------------
 
-    pub fn draft(&self) -> i64 {
+    pub(crate) fn draft(&self) -> i64 {
         let r = self.primary.clone();
         self.ok(
             self.owner(),
@@ -221,12 +221,12 @@ impl Fx {
         )
     }
 
-    pub fn submit(&self) -> i64 {
+    pub(crate) fn submit(&self) -> i64 {
         self.ok(self.owner(), "proposal_submitted", &[])
     }
 
     /// Writes a review heading for the seq the next event will get.
-    pub fn write_review_heading(&self, who: &str) {
+    pub(crate) fn write_review_heading(&self, who: &str) {
         let seq = self.last_seq() + 1;
         self.edit("review.md", |t| {
             format!(
@@ -235,34 +235,34 @@ impl Fx {
         });
     }
 
-    pub fn review(&self, who: &str) -> i64 {
+    pub(crate) fn review(&self, who: &str) -> i64 {
         self.write_review_heading(who);
         self.ok(who, "review_submitted", &[])
     }
 
-    pub fn all_review(&self) {
+    pub(crate) fn all_review(&self) {
         for r in self.reviewers() {
             self.review(&r);
         }
     }
 
-    pub fn revise(&self) -> i64 {
+    pub(crate) fn revise(&self) -> i64 {
         self.ok(self.owner(), "proposal_revised", &[])
     }
 
     /// Resolves the seeded readiness question.
-    pub fn resolve_readiness(&self) {
+    pub(crate) fn resolve_readiness(&self) {
         self.edit("readiness.md", |t| {
             t.replace("- [unresolved]", "- [resolved]")
         });
     }
 
-    pub fn classify(&self) -> i64 {
+    pub(crate) fn classify(&self) -> i64 {
         self.resolve_readiness();
         self.ok(self.owner(), "question_classified", &[])
     }
 
-    pub fn all_accept(&self) {
+    pub(crate) fn all_accept(&self) {
         let mut ps = self.participants.clone();
         ps.sort();
         for p in ps {
@@ -271,7 +271,7 @@ impl Fx {
     }
 
     /// Draft → submit → reviews → revise → classify → acceptances.
-    pub fn to_readiness_check(&self) {
+    pub(crate) fn to_readiness_check(&self) {
         self.draft();
         self.submit();
         self.all_review();
@@ -281,7 +281,7 @@ impl Fx {
     }
 
     /// Fills every section and sets `Status: Frozen`.
-    pub fn finish_deliverable(&self) {
+    pub(crate) fn finish_deliverable(&self) {
         self.edit(REF, |t| {
             let t = t.replace("Status: Draft", "Status: Frozen");
             t.lines()
@@ -298,11 +298,11 @@ impl Fx {
         });
     }
 
-    pub fn deliverable_sha(&self) -> String {
+    pub(crate) fn deliverable_sha(&self) -> String {
         sha256_hex(&std::fs::read(self.path(REF)).unwrap())
     }
 
-    pub fn freeze(&self) -> i64 {
+    pub(crate) fn freeze(&self) -> i64 {
         self.finish_deliverable();
         let sha = self.deliverable_sha();
         let r = self.primary.clone();
@@ -313,16 +313,16 @@ impl Fx {
         )
     }
 
-    pub fn tick_all(&self) {
+    pub(crate) fn tick_all(&self) {
         self.edit("readiness.md", |t| t.replace("- [ ] ", "- [x] "));
     }
 
-    pub fn pass_readiness(&self) -> i64 {
+    pub(crate) fn pass_readiness(&self) -> i64 {
         self.tick_all();
         self.ok(self.owner(), "readiness_passed", &[])
     }
 
-    pub fn write_conclusion(&self, outcome: &str) {
+    pub(crate) fn write_conclusion(&self, outcome: &str) {
         self.edit("conclusion.md", |t| {
             t.replace(
                 "- [blocked] The collaboration is not complete yet.",
@@ -331,13 +331,13 @@ impl Fx {
         });
     }
 
-    pub fn complete(&self) -> i64 {
+    pub(crate) fn complete(&self) -> i64 {
         self.write_conclusion("proceed");
         self.ok(self.owner(), "completed", &[("doc", "conclusion.md")])
     }
 
     /// The whole normal path, ending in `completed`.
-    pub fn run_all(&self) {
+    pub(crate) fn run_all(&self) {
         self.to_readiness_check();
         self.freeze();
         self.pass_readiness();

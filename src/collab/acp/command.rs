@@ -1,21 +1,28 @@
 //! The slash commands of the ACP mode. Words are split like a POSIX shell (quotes and
 //! backslashes), so objectives and summaries can hold spaces; flags are those of the
-//! `acp-collab` subcommands, and choices are checked against the same `model` lists.
+//! `acp-collab` subcommands, and choices are checked against the same `spec` lists.
 
 use std::collections::BTreeMap;
 
-use crate::collab::model::{DELIVERABLE_TYPES, EVENTS};
+use crate::collab::spec::{DELIVERABLE_TYPES, EVENTS};
 use crate::collab::{AppendOptions, InitOptions};
 
 /// One parsed prompt. The folder is the session's, never a flag.
 #[derive(Debug, Clone)]
 pub enum SlashCommand {
+    /// `/status`.
     Status,
+    /// `/next <participant>`.
     Next(String),
+    /// `/validate`.
     Validate,
+    /// `/init …`, with its parsed flags.
     Init(InitOptions),
+    /// `/append …`, with its parsed flags.
     Append(AppendOptions),
+    /// `/log`.
     Log,
+    /// `/help`, or an unknown command.
     Help,
 }
 
@@ -113,7 +120,10 @@ pub fn parse(text: &str, folder: &str) -> Result<SlashCommand, String> {
             [participant] => Ok(SlashCommand::Next(participant.clone())),
             _ => Err("usage: /next <participant>".into()),
         },
-        "/init" => init(&read_flags("/init", args, &INIT_FLAGS)?, folder).map(SlashCommand::Init),
+        "/init" => Ok(SlashCommand::Init(init(
+            &read_flags("/init", args, &INIT_FLAGS)?,
+            folder,
+        ))),
         "/append" => {
             append(&read_flags("/append", args, &APPEND_FLAGS)?, folder).map(SlashCommand::Append)
         }
@@ -178,8 +188,8 @@ fn many(flags: &Flags, name: &str) -> Vec<String> {
     flags.get(name).cloned().unwrap_or_default()
 }
 
-fn init(flags: &Flags, folder: &str) -> Result<InitOptions, String> {
-    Ok(InitOptions {
+fn init(flags: &Flags, folder: &str) -> InitOptions {
+    InitOptions {
         folder: folder.to_string(),
         participants: many(flags, "participant"),
         objective: one(flags, "objective").unwrap_or_default(),
@@ -191,7 +201,7 @@ fn init(flags: &Flags, folder: &str) -> Result<InitOptions, String> {
         deliverables_dir: one(flags, "deliverables-dir").unwrap_or_else(|| "deliverables".into()),
         repo_root: one(flags, "repo-root"),
         resume: flags.contains_key("resume"),
-    })
+    }
 }
 
 fn append(flags: &Flags, folder: &str) -> Result<AppendOptions, String> {

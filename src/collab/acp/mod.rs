@@ -44,11 +44,11 @@ const CHUNK_LINES: usize = 40;
 pub fn serve<R: Read + Send + 'static, W: Write>(input: R, output: W) -> io::Result<()> {
     let (tx, rx) = mpsc::channel();
     // A reader thread lets a prompt notice `session/cancel` while it streams.
-    std::thread::spawn(move || read_frames(input, tx));
+    std::thread::spawn(move || read_frames(input, &tx));
     Server::new(rx, output).run()
 }
 
-fn read_frames<R: Read>(mut input: R, tx: Sender<Frame>) {
+fn read_frames<R: Read>(mut input: R, tx: &Sender<Frame>) {
     let mut lines = LineBuffer::new(crate::acp::framing::DEFAULT_LINE_CAP);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -111,6 +111,7 @@ impl<W: Write> Server<W> {
         }
     }
 
+    /// Serves requests until the client closes its input.
     pub fn run(mut self) -> io::Result<()> {
         while let Some(frame) = self.backlog.pop_front().or_else(|| self.rx.recv().ok()) {
             self.handle(frame)?;
@@ -342,7 +343,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn frame(value: Value) -> Frame {
+    fn frame(value: &Value) -> Frame {
         Frame::Line(value.to_string().into_bytes())
     }
 
@@ -350,7 +351,7 @@ mod tests {
     fn run(frames: Vec<Value>) -> Vec<Value> {
         let (tx, rx) = mpsc::channel();
         for f in frames {
-            tx.send(frame(f)).unwrap();
+            tx.send(frame(&f)).unwrap();
         }
         drop(tx);
         let mut out = Vec::new();
@@ -412,7 +413,7 @@ mod tests {
             },
         );
         tx.send(frame(
-            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "other"}}),
+            &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "other"}}),
         ))
         .unwrap();
         let stop = server

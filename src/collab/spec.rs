@@ -1,5 +1,5 @@
-//! Protocol constants: phases, events, files and deliverable types
-//! (`docs/collab-protocol.md#files`, `docs/collab-protocol.md#events`).
+//! The protocol's fixed tables: phases, events, files, deliverable types and their
+//! sections, action labels (`docs/collab-protocol.md#files`, `docs/collab-protocol.md#events`).
 
 /// The seven phases, in the order docs/collab-protocol.md#state-machine lists them.
 pub const PHASES: [&str; 7] = [
@@ -50,11 +50,17 @@ pub const REQUIRED_FILES: [&str; 7] = [
 /// Files that must never exist in a collaboration folder.
 pub const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "opinions.md"];
 
+/// The configuration and state mirror.
 pub const PROTOCOL_FILE: &str = "protocol.json";
+/// The event log.
 pub const EVENTS_FILE: &str = "events.jsonl";
+/// Question classification, gates and the readiness checklist.
 pub const READINESS_FILE: &str = "readiness.md";
+/// The final receipt.
 pub const CONCLUSION_FILE: &str = "conclusion.md";
+/// One structured review per `review_submitted`.
 pub const REVIEW_FILE: &str = "review.md";
+/// Accepted decisions with stable ids.
 pub const DECISIONS_FILE: &str = "decisions.md";
 
 /// Advisory lock file taken around every append (docs/collab-protocol.md#concurrency).
@@ -87,91 +93,116 @@ pub const DELIVERABLE_TYPES: [&str; 7] = [
     "test-plan",
 ];
 
-/// Title, default file and required sections of a built-in deliverable type
+/// A built-in deliverable type: its title, default file and required sections
 /// (`custom` has no default file and takes its sections from the checklist).
+struct DeliverableSpec {
+    kind: &'static str,
+    title: &'static str,
+    file: Option<&'static str>,
+    sections: &'static [&'static str],
+}
+
+/// One entry per deliverable type (docs/collab-protocol.md#deliverables).
+const DELIVERABLE_SPECS: [DeliverableSpec; 7] = [
+    DeliverableSpec {
+        kind: "adr",
+        title: "Architecture Decision Record",
+        file: Some("adr.md"),
+        sections: &[
+            "Status",
+            "Context",
+            "Decision",
+            "Alternatives Considered",
+            "Consequences",
+            "Follow-ups",
+        ],
+    },
+    DeliverableSpec {
+        kind: "design-spec",
+        title: "Design Spec",
+        file: Some("design-spec.md"),
+        sections: &[
+            "Problem",
+            "Goals",
+            "Non-goals",
+            "Proposed Design",
+            "Interfaces / Contracts",
+            "Failure Modes",
+            "Validation Plan",
+            "Open Questions",
+        ],
+    },
+    DeliverableSpec {
+        kind: "implementation-plan",
+        title: "Implementation Plan",
+        file: Some("implementation-plan.md"),
+        sections: &[
+            "Scope",
+            "Phases",
+            "Tasks",
+            "Dependencies",
+            "Rollout / Migration",
+            "Tests",
+            "Risks",
+            "Exit Criteria",
+        ],
+    },
+    DeliverableSpec {
+        kind: "decision-memo",
+        title: "Decision Memo",
+        file: Some("decision-memo.md"),
+        sections: &[
+            "Question",
+            "Recommendation",
+            "Options",
+            "Tradeoffs",
+            "Decision",
+            "Next Action",
+        ],
+    },
+    DeliverableSpec {
+        kind: "review-report",
+        title: "Review Report",
+        file: Some("review-report.md"),
+        sections: &[
+            "Scope",
+            "Findings",
+            "Risks",
+            "Required Changes",
+            "Open Questions",
+            "Recommendation",
+        ],
+    },
+    DeliverableSpec {
+        kind: "test-plan",
+        title: "Test Plan",
+        file: Some("test-plan.md"),
+        sections: &[
+            "Scope",
+            "Test Matrix",
+            "Fixtures",
+            "Automation",
+            "Manual Tests",
+            "Exit Criteria",
+        ],
+    },
+    DeliverableSpec {
+        kind: "custom",
+        title: "Custom Deliverable",
+        file: None,
+        sections: &[],
+    },
+];
+
+/// Title, default file and required sections of a deliverable type; `None` for an unknown
+/// type.
 pub fn deliverable_spec(
     kind: &str,
 ) -> Option<(&'static str, Option<&'static str>, &'static [&'static str])> {
-    Some(match kind {
-        "adr" => (
-            "Architecture Decision Record",
-            Some("adr.md"),
-            &[
-                "Status",
-                "Context",
-                "Decision",
-                "Alternatives Considered",
-                "Consequences",
-                "Follow-ups",
-            ][..],
-        ),
-        "design-spec" => (
-            "Design Spec",
-            Some("design-spec.md"),
-            &[
-                "Problem",
-                "Goals",
-                "Non-goals",
-                "Proposed Design",
-                "Interfaces / Contracts",
-                "Failure Modes",
-                "Validation Plan",
-                "Open Questions",
-            ][..],
-        ),
-        "implementation-plan" => (
-            "Implementation Plan",
-            Some("implementation-plan.md"),
-            &[
-                "Scope",
-                "Phases",
-                "Tasks",
-                "Dependencies",
-                "Rollout / Migration",
-                "Tests",
-                "Risks",
-                "Exit Criteria",
-            ][..],
-        ),
-        "decision-memo" => (
-            "Decision Memo",
-            Some("decision-memo.md"),
-            &[
-                "Question",
-                "Recommendation",
-                "Options",
-                "Tradeoffs",
-                "Decision",
-                "Next Action",
-            ][..],
-        ),
-        "review-report" => (
-            "Review Report",
-            Some("review-report.md"),
-            &[
-                "Scope",
-                "Findings",
-                "Risks",
-                "Required Changes",
-                "Open Questions",
-                "Recommendation",
-            ][..],
-        ),
-        "test-plan" => (
-            "Test Plan",
-            Some("test-plan.md"),
-            &[
-                "Scope",
-                "Test Matrix",
-                "Fixtures",
-                "Automation",
-                "Manual Tests",
-                "Exit Criteria",
-            ][..],
-        ),
-        "custom" => ("Custom Deliverable", None, &[][..]),
-        _ => return None,
-    })
+    DELIVERABLE_SPECS
+        .iter()
+        .find(|spec| spec.kind == kind)
+        .map(|spec| (spec.title, spec.file, spec.sections))
 }
 
 /// The action label used in "reserved for" errors (docs/collab-protocol.md#replay).

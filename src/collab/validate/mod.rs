@@ -1,0 +1,304 @@
+//! `validate` (`docs/collab-protocol.md#validation`): every check, in the
+//! documented order. All checks run; only an unloadable `protocol.json`
+//! stops early.
+//!
+//! # JSON output (`--format json`)
+//!
+//! One line, keys in this order:
+//!
+//! ```json
+//! {"version":1,"status":"failed","exit_code":2,"errors":["…"],"warnings":["…"]}
+//! ```
+//!
+//! - `version`: the shape's version, `1`.
+//! - `status`: `"passed"`, `"passed_with_warnings"` or `"failed"`.
+//! - `exit_code`: the process exit code, `0`, `1` or `2` as above.
+//! - `errors`, `warnings`: the messages of the text format's `ERROR: ` and
+//!   `WARNING: ` lines, in the same order, without the prefixes.
+//!
+//! Internal failures (unreadable files, non-UTF-8 text, a `protocol.json`
+//! that is not an object) print `error: …` on stderr and exit 2 in both formats.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
+use super::paths::{self, ReadError};
+use super::protocol::{self, Protocol};
+use super::pyfmt::{py_repr, py_str, repr_list, repr_str};
+use super::spec::{CONCLUSION_FILE, FORBIDDEN_FILES, READINESS_FILE, REQUIRED_FILES, REVIEW_FILE};
+use super::state::{State, BEFORE_ACCEPTANCE};
+use super::CollabError;
+
+mod content;
+mod log;
+mod schema;
+
+/// The validator's findings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// The `ERROR: ` messages, in check order.
+    pub errors: Vec<String>,
+    /// The `WARNING: ` messages, in check order.
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// 2 with errors, 1 with warnings only, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if !self.errors.is_empty() {
+            2
+        } else if !self.warnings.is_empty() {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// The text format of docs/collab-protocol.md#validate.
+    pub fn render_text(&self) -> String {
+        let mut out = String::from(match self.exit_code() {
+            2 => "ACP validation failed\n",
+            1 => "ACP validation passed with warnings\n",
+            _ => "ACP validation passed\n",
+        });
+        for e in &self.errors {
+            out.push_str(&format!("ERROR: {e}\n"));
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("WARNING: {w}\n"));
+        }
+        out
+    }
+
+    /// The JSON format documented in the module docs.
+    pub fn render_json(&self) -> String {
+        let status = match self.exit_code() {
+            2 => "failed",
+            1 => "passed_with_warnings",
+            _ => "passed",
+        };
+        format!(
+            "{{\"version\":1,\"status\":\"{status}\",\"exit_code\":{},\"errors\":{},\"warnings\":{}}}\n",
+            self.exit_code(),
+            Value::from(self.errors.clone()),
+            Value::from(self.warnings.clone())
+        )
+    }
+}
+
+/// Validates the folder given on the command line.
+pub fn validate(folder: &str) -> Result<Report, CollabError> {
+    validate_in(&paths::resolve_folder(folder))
+}
+
+struct Validator<'a> {
+    folder: &'a Path,
+    errors: Vec<String>,
+    warnings: Vec<String>,
+    reported_symlinks: BTreeSet<String>,
+}
+
+impl Validator<'_> {
+    fn err(&mut self, msg: impl Into<String>) {
+        self.errors.push(msg.into());
+    }
+
+    /// Turns a read problem into an ERROR (symlinks, once each) or an internal failure.
+    fn read_problem(&mut self, e: ReadError) -> Result<(), CollabError> {
+        match e {
+            ReadError::Symlink(m) => {
+                if self.reported_symlinks.insert(m.clone()) {
+                    self.errors.push(m);
+                }
+                Ok(())
+            }
+            ReadError::Io(m) => Err(CollabError::Protocol(m)),
+        }
+    }
+
+    /// Reads `base/rel`; a refused symlink is reported here, once.
+    fn read(&mut self, base: &Path, rel: &str) -> Result<Doc, CollabError> {
+        match paths::read_text(base, rel) {
+            Ok(Some(text)) => Ok(Doc::Text(text)),
+            Ok(None) => Ok(Doc::Missing),
+            Err(e) => self.read_problem(e).map(|()| Doc::Refused),
+        }
+    }
+
+    /// A protocol text file; missing reads as empty (step 1 reported it).
+    fn read_folder_file(&mut self, name: &str) -> Result<String, CollabError> {
+        let folder = self.folder;
+        Ok(match self.read(folder, name)? {
+            Doc::Text(text) => text,
+            Doc::Missing | Doc::Refused => String::new(),
+        })
+    }
+}
+
+/// A file read by the validator.
+enum Doc {
+    Text(String),
+    Missing,
+    /// A symlink, already reported.
+    Refused,
+}
+
+/// Validates an already resolved folder: every step of docs/collab-protocol.md#validation, in
+/// order; only an unloadable `protocol.json` stops early.
+pub fn validate_in(folder: &Path) -> Result<Report, CollabError> {
+    let mut v = Validator {
+        folder,
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        reported_symlinks: BTreeSet::new(),
+    };
+    check_files(&mut v);
+    // Step 3: load protocol.json.
+    let protocol = match protocol::load(folder)? {
+        Ok(p) => p,
+        Err(load_error) => {
+            let mut errors = vec![load_error];
+            errors.append(&mut v.errors);
+            return Ok(Report {
+                errors,
+                warnings: Vec::new(),
+            });
+        }
+    };
+    schema::check_top_level(&mut v, &protocol);
+    let deliverable_errors_before = v.errors.len();
+    schema::check_deliverables(&mut v, &protocol);
+    let deliverables_ok = v.errors.len() == deliverable_errors_before;
+    let facts = log::check_log(&mut v, &protocol)?;
+    check_stored_state(&mut v, &protocol, &facts.state);
+    let passed_or_completed = facts.has("readiness_passed") || facts.has("completed");
+    // Step 12: content, only when the deliverables schema is sound.
+    if deliverables_ok {
+        let frozen_required = facts.has_primary_freeze || passed_or_completed;
+        content::check_contents(
+            &mut v,
+            &protocol,
+            &facts.frozen_supporting_docs,
+            frozen_required,
+        )?;
+    }
+    check_readiness(&mut v, &protocol, &facts)?;
+    Ok(Report {
+        errors: v.errors,
+        warnings: v.warnings,
+    })
+}
+
+/// Steps 1–2: required and forbidden files, and leftovers of killed writers.
+fn check_files(v: &mut Validator) {
+    let folder = v.folder;
+    for name in REQUIRED_FILES {
+        if !paths::exists_no_follow(folder, name) {
+            v.err(format!("missing {name}"));
+        }
+    }
+    for name in FORBIDDEN_FILES {
+        if paths::exists_no_follow(folder, name) {
+            v.err(format!(
+                "{name} is not part of the protocol; remove it and use events.jsonl/readiness.md instead"
+            ));
+        }
+    }
+    // While an append holds the lock its temporary file is expected, not a leftover.
+    let leftovers = if super::events::writer_active(folder) {
+        Vec::new()
+    } else {
+        protocol::leftover_temps(folder)
+    };
+    for name in leftovers {
+        v.warnings.push(format!(
+            "{name} is a temporary file left by a writer that was killed; the next append removes it"
+        ));
+    }
+}
+
+/// Step 11: the state mirror of `protocol.json` against the replayed state.
+fn check_stored_state(v: &mut Validator, protocol: &Protocol, state: &State) {
+    let map = &protocol.map;
+    if let Some(phase) = &state.phase {
+        if map.get("currentPhase").and_then(Value::as_str) != Some(phase.as_str()) {
+            v.err(format!(
+                "protocol.json currentPhase is {}, expected {phase}",
+                py_str(map.get("currentPhase"))
+            ));
+        }
+    }
+    if let (Some(stored), Some(owner)) = (map.get("proposalOwner"), &state.owner) {
+        if stored.as_str() != Some(owner.as_str()) {
+            v.err(format!(
+                "protocol.json proposalOwner is {}, expected {}",
+                py_repr(Some(stored)),
+                repr_str(owner)
+            ));
+        }
+    }
+    if let Some(stored) = map.get("waitingFor") {
+        if *stored != Value::from(state.waiting_for.clone()) {
+            v.err(format!(
+                "protocol.json waitingFor is {}, expected {}",
+                py_repr(Some(stored)),
+                repr_list(&state.waiting_for)
+            ));
+        }
+    }
+}
+
+/// The readiness gate messages of the validator once readiness passed or completed.
+const BEFORE_READINESS_PASSED: [&str; 3] = [
+    "blocking readiness items must be cleared before readiness_passed or completed",
+    "unresolved readiness questions must be classified before readiness_passed or completed",
+    "deferred_nonblocking readiness items require a reason",
+];
+
+/// Steps 13–15: readiness rules, then completion or the reasonless-deferral warning.
+fn check_readiness(
+    v: &mut Validator,
+    protocol: &Protocol,
+    facts: &log::LogFacts,
+) -> Result<(), CollabError> {
+    let readiness_text = v.read_folder_file(READINESS_FILE)?;
+    let readiness = Readiness::scan(&readiness_text);
+    if facts.has("decision_accepted") {
+        for message in readiness.gate_problems(BEFORE_ACCEPTANCE) {
+            v.err(message);
+        }
+    }
+    if facts.has("readiness_passed") || facts.has("completed") {
+        for message in readiness.gate_problems(BEFORE_READINESS_PASSED) {
+            v.err(message);
+        }
+        if !readiness.ready {
+            v.err(
+                "readiness.md must check 'Ready to implement' before readiness_passed or completed",
+            );
+        }
+        if !facts.has_primary_freeze {
+            v.err("readiness_passed requires primary deliverable_frozen");
+        }
+    }
+    if facts.has("completed") {
+        let unchecked = unchecked_gates(&readiness_text, &protocol.completion_gate_texts());
+        if !unchecked.is_empty() {
+            v.err(format!(
+                "completion gates must be checked before completed: {}",
+                unchecked.join(", ")
+            ));
+        }
+        let conclusion = v.read_folder_file(CONCLUSION_FILE)?;
+        let primary_ref = protocol.primary_ref().unwrap_or_default();
+        v.errors
+            .extend(conclusion_errors(&conclusion, &primary_ref));
+    } else if readiness.deferred_missing_reason {
+        v.warnings
+            .push("deferred_nonblocking readiness items should include a reason".to_owned());
+    }
+    Ok(())
+}
