@@ -16,6 +16,7 @@
 //! Platforms without `openat` check every component with `symlink_metadata` instead.
 
 pub mod archive;
+pub mod atomic;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -358,38 +359,20 @@ pub fn replace_file(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), Read
         old.metadata().map_err(ReadError::Io)?.permissions(),
     );
     let path = base.join(rel);
-    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+    if path.file_name().is_none() {
         return Err(ReadError::IsDir);
-    };
-    let temp = folder.join(format!(
-        ".{}.{}.{:08x}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        fastrand::u32(..)
-    ));
-    let written = (|| {
-        let mut file = no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
-            .open(&temp)
-            .map_err(ReadError::Io)?;
-        file.write_all(contents).map_err(ReadError::Io)?;
-        file.set_permissions(permissions).map_err(ReadError::Io)?;
-        file.sync_all().map_err(ReadError::Io)?;
-        // The path must still name the file checked above (no link swapped in meanwhile).
-        if identity(&open_regular(base, rel)?)? != id {
-            return Err(ReadError::Io(io::Error::other(
-                "the file changed while it was written",
-            )));
-        }
-        std::fs::rename(&temp, &path).map_err(ReadError::Io)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
     }
-    written?;
-    if let Ok(dir) = File::open(folder) {
-        let _ = dir.sync_all();
+    let mut file = atomic::AtomicFile::create(&path).map_err(ReadError::Io)?;
+    file.write_all(contents).map_err(ReadError::Io)?;
+    file.set_permissions(permissions).map_err(ReadError::Io)?;
+    file.sync().map_err(ReadError::Io)?;
+    // The path must still name the file checked above (no link swapped in meanwhile).
+    if identity(&open_regular(base, rel)?)? != id {
+        return Err(ReadError::Io(io::Error::other(
+            "the file changed while it was written",
+        )));
     }
-    Ok(())
+    file.commit().map_err(ReadError::Io)
 }
 
 #[cfg(unix)]

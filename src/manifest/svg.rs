@@ -53,7 +53,7 @@ pub const TEXT_ELEMENTS: [&str; 2] = ["text", "tspan"];
 /// How an allowed attribute's value is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttrKind {
-    /// `fill`, `stroke`: `currentColor`, `none`, `inherit` or `url(#id)`.
+    /// `fill`, `stroke`: one of [`PAINT_KEYWORDS`] or `url(#id)`.
     Paint,
     /// `color`, `stop-color`: a colour the site replaces with `currentColor`.
     Color,
@@ -170,6 +170,17 @@ const ATTRIBUTES: [(&str, AttrKind); 90] = {
         ("y2", Plain),
     ]
 };
+
+/// The paint keywords an icon may use (compared without case): they follow the text colour
+/// or paint nothing. Any other colour is fixed (`icon-color`) and the site replaces it with
+/// `currentColor`.
+pub const PAINT_KEYWORDS: [&str; 3] = ["currentColor", "none", "inherit"];
+
+/// Whether `value` (surrounding spaces ignored) is one of [`PAINT_KEYWORDS`].
+pub fn is_paint_keyword(value: &str) -> bool {
+    let value = value.trim();
+    PAINT_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(value))
+}
 
 pub fn is_allowed_element(namespace: Option<&str>, name: &str) -> bool {
     namespace == Some(SVG_NS) && ELEMENTS.contains(&name)
@@ -377,6 +388,16 @@ mod tests {
         assert_eq!(attribute_kind(None, "onload"), None);
         assert_eq!(attribute_kind(Some(XLINK_NS), "href"), Some(AttrKind::Href));
         assert_eq!(attribute_kind(Some(XLINK_NS), "actuate"), None);
+    }
+
+    #[test]
+    fn paint_keywords_are_matched_without_case_and_colours_are_not() {
+        for kept in ["currentColor", " CURRENTCOLOR ", "none", "None", "inherit"] {
+            assert!(is_paint_keyword(kept), "{kept}");
+        }
+        for fixed in ["red", "#000", "url(#a)", "", "nonee"] {
+            assert!(!is_paint_keyword(fixed), "{fixed}");
+        }
     }
 
     #[test]

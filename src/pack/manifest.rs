@@ -151,7 +151,7 @@ pub fn write_manifest(dir: &Path, text: &str) -> Result<(), PackError> {
 }
 
 /// Writes `path`: through `fs::replace_file` when it exists (the caller checked it is ours),
-/// else as a new file, fsynced.
+/// else as a new file, atomically (`fs::atomic`).
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
     let fail = |e: &dyn std::fmt::Display| PackError::Output {
         path: path.display().to_string(),
@@ -164,10 +164,9 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
     if std::fs::symlink_metadata(path).is_ok() {
         return crate::fs::replace_file(dir, Path::new(name), bytes).map_err(|e| fail(&e));
     }
-    let mut file = crate::fs::no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
-        .open(path)
-        .map_err(|e| fail(&e))?;
+    // Written beside the path and renamed in only if nothing appeared there meanwhile.
+    let mut file = crate::fs::atomic::AtomicFile::create(path).map_err(|e| fail(&e))?;
     file.write_all(bytes)
-        .and_then(|()| file.sync_all())
+        .and_then(|()| file.commit_new())
         .map_err(|e| fail(&e))
 }

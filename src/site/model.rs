@@ -1,68 +1,18 @@
 //! View models: what the templates and `agents.json` see of an agent. Every value here is
-//! plain text (escaped by the templates) or a URL that passed [`safe_url`].
+//! plain text (escaped by the templates) or a URL that passed [`safe_url`](super::safe_url).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::labels::{label, AUTH_LABELS, DEPLOY_LABELS, PLATFORM_LABELS};
 use super::markdown;
 use super::snippets::{self, Install};
+use super::urls::safe_url;
 use super::SiteAgent;
 use crate::manifest::distribution::Distribution;
 use crate::manifest::{DISTRIBUTION_KINDS, PLATFORMS};
-
-/// Platform keys with the labels people read.
-pub const PLATFORM_LABELS: [(&str, &str); 6] = [
-    ("darwin-aarch64", "macOS arm64"),
-    ("darwin-x86_64", "macOS x86-64"),
-    ("linux-aarch64", "Linux arm64"),
-    ("linux-x86_64", "Linux x86-64"),
-    ("windows-aarch64", "Windows arm64"),
-    ("windows-x86_64", "Windows x86-64"),
-];
-
-/// Auth types with labels; `none` stands for "nothing declared".
-pub const AUTH_LABELS: [(&str, &str); 4] = [
-    ("agent", "Agent sign-in"),
-    ("terminal", "Terminal sign-in"),
-    ("env_var", "API key variable"),
-    ("none", "Not declared"),
-];
-
-/// Distribution kinds with labels.
-pub const DEPLOY_LABELS: [(&str, &str); 3] = [
-    ("binary", "Binary download"),
-    ("npx", "npx (Node.js)"),
-    ("uvx", "uvx (Python)"),
-];
-
-/// An absolute `http`/`https` URL with a host and no credentials, re-serialised (which
-/// percent-encodes quotes, spaces and angle brackets); anything else is dropped.
-pub fn safe_url(raw: &str) -> Option<String> {
-    let url = url::Url::parse(raw.trim()).ok()?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return None;
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return None;
-    }
-    Some(url.into())
-}
-
-/// A relative path such as `../registry.json` (no scheme, no `//` host, no backslash).
-pub fn is_relative_path(raw: &str) -> bool {
-    !raw.is_empty()
-        && !raw.starts_with("//")
-        && !raw.contains(['\\', '"', '\'', '<', '>', ' ', '\n', '\r', '\t'])
-        && raw
-            .split('/')
-            .next()
-            .is_some_and(|first| !first.contains(':'))
-}
 
 /// Text of a JSON value: strings as they are, anything else as compact JSON.
 pub fn text(value: &Value) -> String {
@@ -88,13 +38,6 @@ pub fn sort_key(agent: &SiteAgent) -> String {
     string_field(&agent.agent, "name")
         .unwrap_or_else(|| agent.id.clone())
         .to_lowercase()
-}
-
-fn label<'a>(table: &[(&'a str, &'a str)], key: &'a str) -> &'a str {
-    table
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map_or(key, |(_, l)| l)
 }
 
 /// One card of the index; also one record of `agents.json`.
