@@ -304,7 +304,10 @@ mod tests {
             out
         };
         assert_eq!(escaped(Quotes::None), r#"a &amp; &lt;b&gt; "c" 'd'"#);
-        assert_eq!(escaped(Quotes::Double), "a &amp; &lt;b&gt; &quot;c&quot; 'd'");
+        assert_eq!(
+            escaped(Quotes::Double),
+            "a &amp; &lt;b&gt; &quot;c&quot; 'd'"
+        );
         assert_eq!(
             escaped(Quotes::Both),
             "a &amp; &lt;b&gt; &quot;c&quot; &#39;d&#39;"

@@ -27,9 +27,9 @@ impl AtomicFile {
     /// A new, empty temporary file beside `target`.
     pub fn create(target: &Path) -> io::Result<Self> {
         let folder = folder_of(target);
-        let name = target.file_name().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "the path names no file")
-        })?;
+        let name = target
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
         let mut last = None;
         for _ in 0..NAME_ATTEMPTS {
             let temp = folder.join(format!(
@@ -169,8 +169,15 @@ pub(crate) fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Resu
     let a = CString::new(from.as_os_str().as_bytes())?;
     let b = CString::new(to.as_os_str().as_bytes())?;
     // SAFETY: both pointers are valid NUL-terminated strings for the duration of the call.
-    let result =
-        unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), flags) };
+    let result = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            flags,
+        )
+    };
     if result == 0 {
         return Ok(true);
     }
@@ -211,7 +218,11 @@ mod tests {
         std::fs::write(&path, "old").unwrap();
         let mut file = AtomicFile::create(&path).unwrap();
         file.write_all(b"half").unwrap();
-        assert_eq!(names(dir.path()).len(), 2, "the temporary file is beside the target");
+        assert_eq!(
+            names(dir.path()).len(),
+            2,
+            "the temporary file is beside the target"
+        );
         drop(file);
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
         assert_eq!(names(dir.path()), ["f.json"]);
@@ -224,7 +235,11 @@ mod tests {
         let name = file.temp.file_name().unwrap().to_str().unwrap().to_string();
         assert!(is_temporary(&name, "m.json"), "{name}");
         assert!(!is_temporary(&name, "m"));
-        for other in [".m.json.1.0000000g.tmp", ".m.json..00000000.tmp", "m.json.1.00000000.tmp"] {
+        for other in [
+            ".m.json.1.0000000g.tmp",
+            ".m.json..00000000.tmp",
+            "m.json.1.00000000.tmp",
+        ] {
             assert!(!is_temporary(other, "m.json"), "{other}");
         }
     }

@@ -24,42 +24,91 @@ use crate::site::{self, AgentSource, Site, SiteAgent, SiteOptions};
 /// `version` of the published registry files.
 pub const REGISTRY_FORMAT_VERSION: &str = "1.0.0";
 
+/// Why `build` or `site` wrote nothing (or, for [`BuildError::OldOutputLeft`], left the old
+/// tree behind).
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
+    /// Reading or writing `path` failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file or folder.
         path: PathBuf,
+        /// The failure.
         source: std::io::Error,
     },
     #[error("{file} would not validate against registry.schema.json: {message}; check the patches of this output in acp-registry.jsonc")]
-    InvalidOutput { file: String, message: String },
+    /// An output file would not validate against `registry.schema.json`.
+    InvalidOutput {
+        /// The output file.
+        file: String,
+        /// The first violation, naming the agent.
+        message: String,
+    },
     #[error("refusing to replace `{out}`: it holds paths that acp-registry did not write:\n{paths}\nmove them out of the folder or choose another --out")]
-    ForeignOutput { out: PathBuf, paths: String },
-    #[error("cannot replace `{out}`: these paths cannot be removed:\n{paths}\nmake them writable or choose another --out; nothing was changed")]
-    ReadOnlyOutput { out: PathBuf, paths: String },
-    #[error("cannot write `{out}` ({what}): {source}; `{out}` is left as it was")]
-    Unchanged {
+    /// `--out` holds paths this tool did not write.
+    ForeignOutput {
+        /// The output folder as named.
         out: PathBuf,
+        /// The paths, one per line.
+        paths: String,
+    },
+    #[error("cannot replace `{out}`: these paths cannot be removed:\n{paths}\nmake them writable or choose another --out; nothing was changed")]
+    /// Paths of `--out` that this process cannot remove.
+    ReadOnlyOutput {
+        /// The output folder as named.
+        out: PathBuf,
+        /// The paths with the reason, one per line.
+        paths: String,
+    },
+    #[error("cannot write `{out}` ({what}): {source}; `{out}` is left as it was")]
+    /// A step of writing failed before the swap; the old output is intact.
+    Unchanged {
+        /// The output folder as named.
+        out: PathBuf,
+        /// The step that failed.
         what: String,
+        /// The failure.
         source: std::io::Error,
     },
     #[error("`{out}` holds the new output, but the previous one could not be removed from `{old}`: {source}; remove it by hand")]
+    /// The new output is in place but the previous tree could not be removed.
     OldOutputLeft {
+        /// The output folder as named.
         out: PathBuf,
+        /// Where the previous tree is.
         old: PathBuf,
+        /// Why it could not be removed.
         source: std::io::Error,
     },
     #[error(
         "refusing to write to `{out}`: it overlaps the registry `{registry}`; choose another --out"
     )]
-    OverlapsRegistry { out: PathBuf, registry: PathBuf },
+    /// `--out` and the registry overlap.
+    OverlapsRegistry {
+        /// The output folder as named.
+        out: PathBuf,
+        /// The registry as named.
+        registry: PathBuf,
+    },
     #[error("`{0}` exists and is not a folder; choose another --out")]
+    /// `--out` names something other than a folder.
     NotAFolder(PathBuf),
     #[error("refusing to publish {file}: {message}; the icon rules stay on for published icons whatever acp-registry.jsonc says, so fix the icon")]
-    UnsafeIcon { file: String, message: String },
+    /// An icon fails the icon safety rules.
+    UnsafeIcon {
+        /// The icon, with line and column.
+        file: String,
+        /// The finding and its code.
+        message: String,
+    },
     #[error("--base-url {problem}; pass the https URL the registry's files are published under")]
-    BaseUrl { problem: String },
+    /// `--base-url` is not a usable https URL.
+    BaseUrl {
+        /// What is wrong with it.
+        problem: String,
+    },
     #[error(transparent)]
+    /// The site could not be rendered.
     Site(#[from] site::SiteError),
 }
 
@@ -70,35 +119,50 @@ pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BuildError + '_ 
     }
 }
 
+/// What to build beyond the configuration.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     /// Overrides the configuration's `base_url`.
     pub base_url: Option<String>,
+    /// Render the catalogue site under `site/`.
     pub site: bool,
     /// `build --matrix`: per id, the version that was verified and what was found; shown
     /// only while the published version is still that one.
     pub verifications: BTreeMap<String, (String, site::Verification)>,
 }
 
+/// What one registry file publishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputSummary {
+    /// The file, e.g. `registry.json`.
     pub file: String,
+    /// How many agents it lists.
     pub agents: usize,
+    /// Ids left out by its include/exclude lists or by quarantine, sorted.
     pub excluded: Vec<String>,
 }
 
+/// One quarantined entry of the registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuarantineSummary {
+    /// The entry id.
     pub id: String,
+    /// Why it is quarantined.
     pub reason: String,
+    /// Whether the configuration publishes quarantined entries anyway.
     pub published: bool,
 }
 
+/// What a build publishes, for the command's report.
 #[derive(Debug, Clone, Default)]
 pub struct BuildSummary {
+    /// One per registry file, in configuration order.
     pub outputs: Vec<OutputSummary>,
+    /// The quarantined entries, by id.
     pub quarantined: Vec<QuarantineSummary>,
+    /// Every file of the output folder, manifests included.
     pub files: usize,
+    /// HTML pages of the site (0 without it).
     pub site_pages: usize,
 }
 
@@ -387,11 +451,12 @@ impl Files<'_> {
         })?;
         if !self.site_only {
             // `site/` carries its own manifest, so `acp-registry site` may replace it alone.
-            let digests = files.digests();
-            let listed = digests
-                .iter()
-                .filter_map(|(path, digest)| Some((path.strip_prefix(SITE)?, digest.as_str())));
-            let manifest = ownership_manifest(listed);
+            let manifest = files.with_digests(|digests| {
+                let listed = digests.iter().filter_map(|(path, digest)| {
+                    Some((path.strip_prefix(SITE)?, digest.as_str()))
+                });
+                ownership_manifest(listed)
+            });
             files.bytes(&format!("{SITE}{OWNERSHIP_FILE}"), &manifest)?;
         }
         Ok(())
@@ -414,9 +479,11 @@ impl Tree for Files<'_> {
             self.produce_registry(&files)?;
         }
         self.produce_site(&files)?;
-        files.bytes(SUMS, sha256sums(&files.digests()).as_bytes())?;
-        let digests = files.digests();
-        let manifest = ownership_manifest(digests.iter().map(|(p, d)| (p.as_str(), d.as_str())));
+        let sums = files.with_digests(sha256sums);
+        files.bytes(SUMS, sums.as_bytes())?;
+        let manifest = files.with_digests(|digests| {
+            ownership_manifest(digests.iter().map(|(p, d)| (p.as_str(), d.as_str())))
+        });
         sink.file(OWNERSHIP_FILE, &mut |out| out.write_all(&manifest))?;
         Ok(())
     }
@@ -450,9 +517,9 @@ impl<'s> Recorder<'s> {
         self.file(path, &mut |out| out.write_all(bytes))
     }
 
-    /// The digests so far, by path.
-    fn digests(&self) -> BTreeMap<String, String> {
-        self.lock().clone()
+    /// `f` of the digests so far, by path (not a copy: there is one per file).
+    fn with_digests<T>(&self, f: impl FnOnce(&BTreeMap<String, String>) -> T) -> T {
+        f(&self.lock())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
@@ -494,25 +561,22 @@ fn refuse_unsafe_icon(file: &str, bytes: &[u8]) -> Result<(), BuildError> {
 
 /// The entry's icons as validated (the text the rules read; from disk only if it was not kept).
 fn icon_files(entry: &EntryReport) -> Result<Vec<(String, Vec<u8>)>, BuildError> {
+    let read = |icon: &String| {
+        if let Some(text) = entry.file_text(icon) {
+            return Ok(text.as_bytes().to_vec());
+        }
+        // The same refusals as the rules: no link, regular files only, capped.
+        crate::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
+            .map_err(|e| match e {
+                crate::fs::ReadError::Io(e) => e,
+                other => std::io::Error::other(other.to_string()),
+            })
+            .map_err(io(&entry.entry.path.join(icon)))
+    };
     entry
         .icons
         .iter()
-        .map(|icon| {
-            let bytes = match entry.file_text(icon) {
-                Some(text) => text.as_bytes().to_vec(),
-                None => {
-                    let path = entry.entry.path.join(icon);
-                    // The same refusals as the rules: no link, regular files only, capped.
-                    crate::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
-                        .map_err(|e| match e {
-                            crate::fs::ReadError::Io(e) => e,
-                            other => std::io::Error::other(other.to_string()),
-                        })
-                        .map_err(io(&path))?
-                }
-            };
-            Ok((icon.clone(), bytes))
-        })
+        .map(|icon| Ok((icon.clone(), read(icon)?)))
         .collect()
 }
 
@@ -560,8 +624,7 @@ impl AgentSource for SiteSource<'_> {
     fn agent(&self, index: usize) -> Result<Cow<'_, SiteAgent>, BuildError> {
         let entry = self.entries[index];
         let agent = published_agent(entry, &self.base, Channel::Stable).unwrap_or_default();
-        let preview =
-            published_agent(entry, &self.base, Channel::Preview).filter(|p| *p != agent);
+        let preview = published_agent(entry, &self.base, Channel::Preview).filter(|p| *p != agent);
         let version = agent.get("version").and_then(Value::as_str);
         let verification = self
             .verifications

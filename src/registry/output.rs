@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,7 +41,12 @@ pub fn digest_hex(bytes: &[u8]) -> String {
 }
 
 fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    digest
+        .iter()
+        .fold(String::with_capacity(digest.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 /// The ownership manifest listing `digests` (path and sha256; the manifest itself left
@@ -122,7 +128,9 @@ fn join(prefix: &str, name: &str) -> String {
 /// it is written, so a link the user chose as `--out` is kept and its target replaced).
 #[derive(Debug, Clone)]
 pub struct Destination {
+    /// As the user named it.
     pub shown: PathBuf,
+    /// Absolute, links resolved.
     pub path: PathBuf,
 }
 
@@ -146,7 +154,7 @@ fn resolved(path: &Path) -> Result<PathBuf, BuildError> {
                 }
                 return Ok(out);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io(path)(e)),
         }
     }
@@ -289,7 +297,7 @@ fn judge(
             Kind::File => match listing.get(&rel) {
                 None => problems.foreign(&display, "not written by acp-registry"),
                 Some(digest) if file_digest(&path).ok().as_ref() != Some(digest) => {
-                    problems.foreign(&display, "changed since acp-registry wrote it")
+                    problems.foreign(&display, "changed since acp-registry wrote it");
                 }
                 Some(_) => {}
             },
@@ -396,7 +404,10 @@ fn hashed<W: Write>(
     };
     content(&mut out)?;
     let digest = hex(&out.hasher.finalize());
-    let inner = out.inner.into_inner().map_err(|e| e.into_error())?;
+    let inner = out
+        .inner
+        .into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?;
     Ok((inner, digest))
 }
 
@@ -454,34 +465,37 @@ fn process_is_gone(pid: u32) -> bool {
     true
 }
 
+/// Whether every path under `dir` (`key` in the listing) is listed, or is the temporary
+/// file of the real manifest at the top.
+fn all_listed(dir: &Path, key: &str, listing: &BTreeMap<String, String>) -> bool {
+    let Ok(list) = entries(dir) else { return false };
+    list.into_iter().all(|(name, kind)| {
+        let Some(name) = name.to_str() else {
+            return false;
+        };
+        let rel = join(key, name);
+        match kind {
+            // A kill while the real manifest was written leaves its temporary file.
+            Kind::File => {
+                rel == OWNERSHIP_FILE
+                    || listing.contains_key(&rel)
+                    || (key.is_empty() && atomic::is_temporary(name, OWNERSHIP_FILE))
+            }
+            Kind::Dir => {
+                let prefix = format!("{rel}/");
+                listing.keys().any(|k| k.starts_with(&prefix))
+                    && all_listed(&dir.join(name), &rel, listing)
+            }
+            Kind::Link | Kind::Special(_) => false,
+        }
+    })
+}
+
 /// Whether a leftover folder is provably one of ours: every path in it is listed by the
 /// manifest we write into staging first (a kill may leave a file half written, so digests
 /// are not compared), or it holds nothing but a manifest cut short.
 fn leftover_is_ours(dir: &Path) -> bool {
     let listing = read_listing(dir).unwrap_or_default();
-    fn all_listed(dir: &Path, key: &str, listing: &BTreeMap<String, String>) -> bool {
-        let Ok(list) = entries(dir) else { return false };
-        list.into_iter().all(|(name, kind)| {
-            let Some(name) = name.to_str() else {
-                return false;
-            };
-            let rel = join(key, name);
-            match kind {
-                // A kill while the real manifest was written leaves its temporary file.
-                Kind::File => {
-                    rel == OWNERSHIP_FILE
-                        || listing.contains_key(&rel)
-                        || (key.is_empty() && atomic::is_temporary(name, OWNERSHIP_FILE))
-                }
-                Kind::Dir => {
-                    let prefix = format!("{rel}/");
-                    listing.keys().any(|k| k.starts_with(&prefix))
-                        && all_listed(&dir.join(name), &rel, listing)
-                }
-                Kind::Link | Kind::Special(_) => false,
-            }
-        })
-    }
     all_listed(dir, "", &listing)
 }
 
@@ -631,7 +645,9 @@ impl FileSink for Staging<'_> {
         content: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
     ) -> Result<String, BuildError> {
         if !self.expected.contains(path) {
-            return Err(self.failed(path)(std::io::Error::other("not a planned file")));
+            return Err(self.failed(path)(std::io::Error::other(
+                "not a planned file",
+            )));
         }
         let target = self.staging.join(path);
         let digest = if path == OWNERSHIP_FILE {
@@ -701,8 +717,11 @@ fn swap(new: &Path, out: &Path) -> std::io::Result<()> {
 /// A difference between a fresh build and an existing folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Difference {
+    /// A file of the build is not in the folder.
     Missing(String),
+    /// A path of the folder is not in the build.
     Extra(String),
+    /// The folder's file differs, or is not a regular file.
     Changed(String),
 }
 
@@ -790,7 +809,10 @@ impl FileSink for Comparison<'_> {
                     Ok::<_, std::io::Error>((digest, same.at_end()?))
                 };
                 let (digest, same) = read(disk).map_err(io(disk))?;
-                (digest, (!same).then(|| Difference::Changed(path.to_string())))
+                (
+                    digest,
+                    (!same).then(|| Difference::Changed(path.to_string())),
+                )
             }
             other => {
                 let (_, digest) = hashed(std::io::sink(), content).map_err(io(Path::new(path)))?;

@@ -17,19 +17,19 @@ use crate::manifest::svg::{self, AttrKind};
 use crate::manifest::MAX_ICON_BYTES;
 
 /// Class of the box painted with the generic icon when an agent has none (or a broken one).
-pub const FALLBACK_CLASS: &str = "i-none";
+pub(crate) const FALLBACK_CLASS: &str = "i-none";
 
 /// First lines of `assets/icons.css`.
-pub const CSS_HEADER: &str =
+pub(crate) const CSS_HEADER: &str =
     "/* One mask per agent icon; the box is painted with currentColor (site.css .icon). */\n";
 
 /// Deeper elements are dropped (with their subtree).
 const MAX_DEPTH: usize = 32;
 
 /// The icons of one agent, sanitised: a plain icon, theme variants, or both.
-pub struct IconSet {
-    pub plain: Option<String>,
-    pub light_dark: Option<(String, String)>,
+pub(crate) struct IconSet {
+    pub(crate) plain: Option<String>,
+    pub(crate) light_dark: Option<(String, String)>,
 }
 
 impl IconSet {
@@ -52,7 +52,7 @@ impl IconSet {
     }
 }
 
-pub fn sanitise_set(icons: &BTreeMap<String, Vec<u8>>) -> Option<IconSet> {
+pub(crate) fn sanitise_set(icons: &BTreeMap<String, Vec<u8>>) -> Option<IconSet> {
     let get = |name: &str| icons.get(name).and_then(|bytes| sanitise(bytes));
     let plain = get("icon.svg");
     let light_dark = match (get("icon-light.svg"), get("icon-dark.svg")) {
@@ -67,7 +67,7 @@ pub fn sanitise_set(icons: &BTreeMap<String, Vec<u8>>) -> Option<IconSet> {
 
 /// The mask rules of one agent. Ids are `^[a-z][a-z0-9-]*$`, so they are valid in class
 /// names and URLs as they are.
-pub fn css_rule(id: &str, set: &IconSet) -> String {
+pub(crate) fn css_rule(id: &str, set: &IconSet) -> String {
     let rule = |file: &str| {
         format!(
             ".i-{id}{{-webkit-mask-image:url(../icons/{file});mask-image:url(../icons/{file})}}\n"

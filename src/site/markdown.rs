@@ -1,4 +1,4 @@
-//! README rendering: CommonMark (pulldown-cmark) to HTML, sanitised (ammonia for raw HTML).
+//! README rendering: `CommonMark` (`pulldown-cmark`) to HTML, sanitised (ammonia for raw HTML).
 //!
 //! Allowed: text formatting, lists, tables, code, quotes and links whose URL is `http(s)` or
 //! relative; every link gets `rel="noopener noreferrer"`. Dropped: scripts and styles with

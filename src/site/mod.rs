@@ -6,8 +6,8 @@
 //! file system, the clock or the network, so the same input always gives byte-identical
 //! output; the caller (`build`, `site`) writes the files.
 //!
-//! Ground floor: imports only `std`, serde_json, minijinja, pulldown-cmark, ammonia, url,
-//! roxmltree, rayon, the constants, id predicate and distribution model of
+//! Ground floor: imports only `std`, `serde_json`, `minijinja`, `pulldown-cmark`, `ammonia`,
+//! `url`, `roxmltree`, `rayon`, the constants, id predicate and distribution model of
 //! [`crate::manifest`] and the HTML escaper of [`crate::diagnostics::escape`]; the build
 //! calls this module, never the reverse.
 //!
@@ -18,7 +18,7 @@
 //!   re-serialised ([`safe_url`]);
 //! - icons are re-serialised from an allow-list of SVG elements and attributes and served as
 //!   files, shown as CSS masks painted with `currentColor` ([`icons`]);
-//! - install snippets are built with serde_json and a POSIX shell quoter ([`snippets`]);
+//! - install snippets are built with `serde_json` and a POSIX shell quoter ([`snippets`]);
 //! - every page carries a Content-Security-Policy without inline script, inline style or
 //!   external origins; the JavaScript only ever sets `textContent`.
 
@@ -37,7 +37,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 pub use icons::sanitise as sanitise_icon;
-pub use pages::{Site, Sink};
+pub use pages::{Sink, Site};
 pub use urls::safe_url;
 
 /// One agent to show, as the build hands it over.
@@ -47,9 +47,9 @@ pub struct SiteAgent {
     /// class names.
     pub id: String,
     /// The agent exactly as published in registry.json (canonical keys: id, name, version,
-    /// description, repository, website, homepage, authors, license, license_url, icon
+    /// description, repository, website, homepage, authors, license, `license_url`, icon
     /// (absolute URL), icons {light,dark} (URLs, optional), capabilities, auth
-    /// [{type,id,name,description,args,env,vars}], tags, protocol_version, distribution
+    /// [{type,id,name,description,args,env,vars}], tags, `protocol_version`, distribution
     /// {binary {<platform>: {archive, cmd, args, env, sha256}}, npx {package, args, env}, uvx
     /// {package, args, env}}; unknown keys possible). Treat every string as hostile.
     pub agent: serde_json::Map<String, serde_json::Value>,
@@ -74,6 +74,7 @@ pub struct Verification {
     pub verified: String,
     /// Whether the launch passed every check.
     pub passed: bool,
+    /// The ACP version the agent answered with.
     pub protocol_version: Option<u64>,
     /// Sign-in methods the agent offered: name and type.
     pub sign_in: Vec<(String, String)>,
@@ -100,19 +101,26 @@ impl Default for SiteOptions {
     }
 }
 
+/// Why the site could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum SiteError {
     #[error("agent id `{0}` cannot be used in site paths: expected ^[a-z][a-z0-9-]*$, at most {max} bytes, not a Windows device name", max = crate::manifest::names::MAX_ID_LEN)]
+    /// An id that cannot be a path segment or class name.
     InvalidId(String),
     #[error("agent id `{0}` appears more than once")]
+    /// Two agents with one id.
     DuplicateId(String),
     #[error("rendering `{page}` failed: {source}")]
+    /// A template failed (a bug of the templates, not of the input).
     Template {
+        /// The page being rendered.
         page: String,
+        /// What `minijinja` reported.
         #[source]
         source: minijinja::Error,
     },
     #[error("encoding the agent index failed: {0}")]
+    /// `agents.json` could not be serialised.
     Json(#[from] serde_json::Error),
 }
 
@@ -158,11 +166,15 @@ pub fn render(
     let site = Site::new(agents, options)?;
     let files = Mutex::new(BTreeMap::new());
     site.render(agents, &|path, bytes| {
-        let mut files = files.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut files = files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         files.insert(path.to_string(), bytes.to_vec());
         Ok(())
     })?;
-    Ok(files.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+    Ok(files
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
 #[cfg(test)]

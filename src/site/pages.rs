@@ -55,7 +55,10 @@ struct Row {
 impl Site {
     /// Check the ids (valid by the registry's one predicate, unique), sanitise the icons
     /// once to learn which are published, and build every card.
-    pub fn new<S: AgentSource + ?Sized>(agents: &S, options: &SiteOptions) -> Result<Site, S::Error> {
+    pub fn new<S: AgentSource + ?Sized>(
+        agents: &S,
+        options: &SiteOptions,
+    ) -> Result<Site, S::Error> {
         let rows: Vec<Result<Row, S::Error>> = (0..agents.count())
             .into_par_iter()
             .map(|index| row(index, &*agents.agent(index)?))
@@ -124,8 +127,13 @@ impl Site {
         self.cards
             .par_iter()
             .zip(self.agents.par_iter())
-            .try_for_each(|(card, (index, _))| self.render_agent(&*agents.agent(*index)?, card, sink))?;
-        sink("agents.json", &model::index_json(&self.cards, PAGE_SIZE).map_err(SiteError::from)?)?;
+            .try_for_each(|(card, (index, _))| {
+                self.render_agent(&*agents.agent(*index)?, card, sink)
+            })?;
+        sink(
+            "agents.json",
+            &model::index_json(&self.cards, PAGE_SIZE).map_err(SiteError::from)?,
+        )?;
         sink("assets/icons.css", self.icons_css.as_bytes())?;
         for (path, text) in ASSETS {
             sink(path, text.as_bytes())?;

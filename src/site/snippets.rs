@@ -1,7 +1,7 @@
 //! Copy-ready install snippets, generated from the manifest's `distribution`: Zed
-//! (`agent_servers` in settings.json), JetBrains (`acp.json`) and a plain command line.
+//! (`agent_servers` in `settings.json`), `JetBrains` (`acp.json`) and a plain command line.
 //!
-//! JSON is built with serde_json from structs (never by concatenating strings), shell words
+//! JSON is built with `serde_json` from structs (never by concatenating strings), shell words
 //! are quoted for POSIX `sh` or PowerShell; the templates HTML-escape the result.
 
 use std::collections::BTreeMap;
@@ -14,31 +14,31 @@ use crate::manifest::distribution::{BinaryTarget, Distribution, Kind, Package};
 
 /// Install instructions of one channel.
 #[derive(Debug, Clone, Serialize)]
-pub struct Install {
+pub(crate) struct Install {
     /// The distribution the snippets use: `npx`, then `uvx`, then `binary`; None when the
     /// manifest has none.
-    pub kind: Option<&'static str>,
+    pub(crate) kind: Option<&'static str>,
     /// One sentence on what the snippets need.
-    pub intro: String,
-    /// Zed, JetBrains and command line, in that order.
-    pub targets: Vec<Target>,
+    pub(crate) intro: String,
+    /// Zed, `JetBrains` and command line, in that order.
+    pub(crate) targets: Vec<Target>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Target {
+pub(crate) struct Target {
     /// `zed`, `jetbrains` or `cli` (used in element ids).
-    pub key: &'static str,
-    pub title: &'static str,
+    pub(crate) key: &'static str,
+    pub(crate) title: &'static str,
     /// Where the snippet goes.
-    pub hint: String,
-    pub variants: Vec<Variant>,
+    pub(crate) hint: String,
+    pub(crate) variants: Vec<Variant>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Variant {
+pub(crate) struct Variant {
     /// Which platforms the variant is for, when it is not for all.
-    pub label: Option<String>,
-    pub code: String,
+    pub(crate) label: Option<String>,
+    pub(crate) code: String,
 }
 
 /// One server entry of `agent_servers`. Field order is the output order.
@@ -65,7 +65,7 @@ fn json_snippet(name: &str, server: Server) -> String {
 
 /// Quote one word for POSIX `sh`: bare when it only has safe characters, else in single
 /// quotes.
-pub fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     let safe = !word.is_empty()
         && word.chars().all(|c| {
             c.is_ascii_alphanumeric()
@@ -91,7 +91,7 @@ fn ps_quote(word: &str) -> String {
     }
 }
 
-pub fn shell_join(words: &[String]) -> String {
+pub(crate) fn shell_join(words: &[String]) -> String {
     words
         .iter()
         .map(|w| shell_quote(w))
@@ -150,7 +150,7 @@ fn ps_command(env: &BTreeMap<String, String>, cmd: &str, args: &[String]) -> Str
 
 /// The command of a binary target, run from the unpacked folder (Downloads table): POSIX
 /// `sh` for macOS and Linux, PowerShell for Windows.
-pub fn binary_command_line(platform: &str, target: &BinaryTarget) -> String {
+pub(crate) fn binary_command_line(platform: &str, target: &BinaryTarget) -> String {
     let cmd = target.cmd.clone().unwrap_or_default();
     let args = target.args.clone();
     let env = &target.env;
@@ -268,7 +268,10 @@ fn powershell_steps(folder: &str, fetch: &Fetch, cmd: &str, target: &BinaryTarge
             ps_quote(folder),
             ps_quote(folder)
         ),
-        format!("Invoke-WebRequest -Uri {} -OutFile {file}", ps_quote(fetch.url)),
+        format!(
+            "Invoke-WebRequest -Uri {} -OutFile {file}",
+            ps_quote(fetch.url)
+        ),
     ];
     if let Some(sha) = &fetch.sha {
         lines.push(format!(
@@ -473,7 +476,7 @@ fn binary_install(agent_name: &str, distribution: &Distribution, platforms: &[St
     }
 }
 
-/// The Zed and JetBrains variants of each launch group, labelled with its platforms.
+/// The Zed and `JetBrains` variants of each launch group, labelled with its platforms.
 fn editor_variants(
     agent_name: &str,
     folder: &str,
