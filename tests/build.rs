@@ -1151,6 +1151,32 @@ fn only_leftovers_of_dead_runs_holding_nothing_but_our_files_are_removed() {
     assert!(live.join(".acp-registry-output.json").is_file());
 }
 
+/// A run killed while it renamed its real ownership manifest over the listing leaves the
+/// manifest's temporary file beside the listing: still ours, so the next build removes it.
+#[cfg(unix)]
+#[test]
+fn a_leftover_killed_while_writing_its_final_manifest_is_removed() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = small_registry(work.path(), "reg", "1.0.0");
+    let out = work.path().join("dist");
+    assert_eq!(build(&reg, &out, &["--no-site"]).code, 0);
+    let manifest = std::fs::read(out.join(".acp-registry-output.json")).unwrap();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let dead = child.id();
+    let leftover = work.path().join(format!(".dist.tmp-{dead}"));
+    std::fs::create_dir(&leftover).unwrap();
+    std::fs::write(leftover.join(".acp-registry-output.json"), &manifest).unwrap();
+    let temporary = format!("..acp-registry-output.json.{dead}.0badf00d.tmp");
+    std::fs::write(leftover.join(temporary), "{\"acp-registry-out").unwrap();
+    let run = build(&reg, &out, &["--no-site"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !leftover.exists(),
+        "the killed run's staging folder is removed"
+    );
+}
+
 #[test]
 fn a_base_url_override_that_is_not_https_stops_the_build() {
     let work = tempfile::tempdir().unwrap();

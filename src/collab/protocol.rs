@@ -2,9 +2,7 @@
 //! (`docs/collab-protocol.md#deliverables`), and the sorted, atomic rewrite
 //! (`docs/collab-protocol.md#protocoljson`, `docs/collab-protocol.md#concurrency`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
@@ -253,54 +251,14 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
     }
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Removes the temporary file unless it was renamed into place.
-struct TempGuard(Option<PathBuf>);
-
-impl Drop for TempGuard {
-    fn drop(&mut self) {
-        if let Some(path) = self.0.take() {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
-/// Writes `protocol.json` via `.protocol.json.<random>.tmp`, fsync, rename,
-/// so readers only ever see a complete file (docs/collab-protocol.md#concurrency).
+/// Writes `protocol.json` via `.protocol.json.<unique>.tmp`, fsync, rename (and a folder
+/// fsync, through `crate::fs::atomic`), so readers only ever see a complete file
+/// (docs/collab-protocol.md#concurrency).
 pub fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), CollabError> {
     paths::check_no_symlink(folder, PROTOCOL_FILE)?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let unique = format!(
-        "{:x}{:x}{:x}",
-        std::process::id(),
-        nanos,
-        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let tmp = folder.join(format!(".protocol.json.{unique}.tmp"));
-    let fail = |e: std::io::Error| {
-        CollabError::Protocol(format!(
-            "cannot write {}: {e}",
-            folder.join(PROTOCOL_FILE).display()
-        ))
-    };
-    let mut guard = TempGuard(Some(tmp.clone()));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(fail)?;
-    file.write_all(to_sorted_pretty(map).as_bytes())
-        .map_err(fail)?;
-    file.sync_all().map_err(fail)?;
-    drop(file);
-    std::fs::rename(&tmp, folder.join(PROTOCOL_FILE)).map_err(fail)?;
-    guard.0 = None;
-    sync_dir(folder);
-    Ok(())
+    let path = folder.join(PROTOCOL_FILE);
+    crate::fs::atomic::write(&path, to_sorted_pretty(map).as_bytes())
+        .map_err(|e| CollabError::Protocol(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Regular files named like [`write_atomic`]'s temporary (`.protocol.json.<unique>.tmp`),
@@ -322,13 +280,6 @@ pub fn leftover_temps(folder: &Path) -> Vec<String> {
 pub fn remove_leftover_temps(folder: &Path) {
     for name in leftover_temps(folder) {
         let _ = std::fs::remove_file(folder.join(name));
-    }
-}
-
-/// Makes a rename durable where directories can be fsynced (not on Windows).
-fn sync_dir(folder: &Path) {
-    if let Ok(dir) = std::fs::File::open(folder) {
-        let _ = dir.sync_all();
     }
 }
 

@@ -69,20 +69,6 @@ fn ours(path: &Path) -> bool {
 }
 
 fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let result = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&temp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&temp);
-        anyhow::bail!("cannot write {}: {e}", path.display());
-    }
-    Ok(())
+    crate::fs::atomic::write(path, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }

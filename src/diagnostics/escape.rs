@@ -119,21 +119,53 @@ pub fn markdown_cell(text: &str) -> String {
 /// Plain text in a Markdown table cell: no HTML, no cell break, no link, emphasis or code
 /// span; newlines become spaces.
 fn markdown_text_cell(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
+    let mut marked = String::with_capacity(text.len() + 8);
     for c in visible(text).chars() {
         match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\n' | '\r' => out.push(' '),
+            '\n' | '\r' => marked.push(' '),
             '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '!' => {
-                out.push('\\');
-                out.push(c);
+                marked.push('\\');
+                marked.push(c);
             }
-            _ => out.push(c),
+            _ => marked.push(c),
         }
     }
+    // The backslashes added above are no HTML, so escaping after them is the same.
+    let mut out = String::with_capacity(marked.len() + 8);
+    let _ = html_into(&mut out, &marked, Quotes::None);
     out
+}
+
+/// Which quotes [`html_into`] replaces besides `&`, `<` and `>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quotes {
+    /// None: text outside attributes (a Markdown cell).
+    None,
+    /// `"` only: SVG attribute values and text, always written in double quotes.
+    Double,
+    /// `"` as `&quot;` and `'` as `&#39;`: HTML text and attributes of either quoting.
+    Both,
+}
+
+/// Text for HTML or XML, written into `out`: `&`, `<`, `>` and the chosen [`Quotes`] as
+/// character references, everything else unchanged. The one HTML escaper of the crate (the
+/// site's templates, README links, icons, Markdown cells).
+pub fn html_into(out: &mut impl Write, text: &str, quotes: Quotes) -> std::fmt::Result {
+    let mut last = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let replacement = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' if quotes != Quotes::None => "&quot;",
+            b'\'' if quotes == Quotes::Both => "&#39;",
+            _ => continue,
+        };
+        out.write_str(&text[last..i])?;
+        out.write_str(replacement)?;
+        last = i + 1;
+    }
+    out.write_str(&text[last..])
 }
 
 /// A Markdown code span in a table cell holding `text` literally: the fence is one backtick
@@ -260,6 +292,25 @@ mod tests {
         assert_eq!(
             uri_path("a b/c#d%/e\u{e9}.json"),
             "a%20b/c%23d%25/e%C3%A9.json"
+        );
+    }
+
+    #[test]
+    fn html_escapes_markup_and_only_the_chosen_quotes() {
+        let text = r#"a & <b> "c" 'd'"#;
+        let escaped = |quotes| {
+            let mut out = String::new();
+            html_into(&mut out, text, quotes).unwrap();
+            out
+        };
+        assert_eq!(escaped(Quotes::None), r#"a &amp; &lt;b&gt; "c" 'd'"#);
+        assert_eq!(
+            escaped(Quotes::Double),
+            "a &amp; &lt;b&gt; &quot;c&quot; 'd'"
+        );
+        assert_eq!(
+            escaped(Quotes::Both),
+            "a &amp; &lt;b&gt; &quot;c&quot; &#39;d&#39;"
         );
     }
 }

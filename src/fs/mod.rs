@@ -18,11 +18,12 @@
 //! [`archive`] extracts downloaded archives under the same rules.
 
 pub mod archive;
+pub mod atomic;
 
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
 /// What a directory entry is, without following links.
@@ -386,108 +387,61 @@ pub fn replace_file(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), Read
         old.metadata().map_err(ReadError::Io)?.permissions(),
     );
     let path = base.join(rel);
-    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+    if path.file_name().is_none() {
         return Err(ReadError::IsDir);
-    };
-    let temp = temp_sibling(folder, name);
-    let written = (|| {
-        let file = write_temp(&temp, contents)?;
-        file.set_permissions(permissions).map_err(ReadError::Io)?;
-        file.sync_all().map_err(ReadError::Io)?;
-        // The path must still name the file checked above (no link swapped in meanwhile).
-        if identity(&open_regular(base, rel)?)? != id {
-            return Err(ReadError::Io(io::Error::other(
-                "the file changed while it was written",
-            )));
-        }
-        std::fs::rename(&temp, &path).map_err(ReadError::Io)
-    })();
-    finish_rename(folder, &temp, written)
-}
-
-/// Create `path`, which must not exist, with `contents` atomically: written beside it as in
-/// [`replace_file`], fsynced and renamed into place, so a kill never leaves a torn file there.
-pub(crate) fn write_new(path: &Path, contents: &[u8]) -> Result<(), ReadError> {
-    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(ReadError::IsDir);
-    };
-    let temp = temp_sibling(folder, name);
-    let written = (|| {
-        write_temp(&temp, contents)?
-            .sync_all()
-            .map_err(ReadError::Io)?;
-        if std::fs::symlink_metadata(path).is_ok() {
-            return Err(ReadError::Io(io::Error::from(io::ErrorKind::AlreadyExists)));
-        }
-        std::fs::rename(&temp, path).map_err(ReadError::Io)
-    })();
-    finish_rename(folder, &temp, written)
-}
-
-/// A new temporary file `temp` (never through a link) holding `contents`.
-fn write_temp(temp: &Path, contents: &[u8]) -> Result<File, ReadError> {
-    use std::io::Write;
-    let mut file = no_follow(std::fs::OpenOptions::new().write(true).create_new(true))
-        .open(temp)
-        .map_err(ReadError::Io)?;
+    }
+    remove_stale_temps(&path);
+    let mut file = atomic::AtomicFile::create(&path).map_err(ReadError::Io)?;
     file.write_all(contents).map_err(ReadError::Io)?;
-    Ok(file)
+    file.set_permissions(permissions).map_err(ReadError::Io)?;
+    file.sync().map_err(ReadError::Io)?;
+    // The path must still name the file checked above (no link swapped in meanwhile).
+    if identity(&open_regular(base, rel)?)? != id {
+        return Err(ReadError::Io(io::Error::other(
+            "the file changed while it was written",
+        )));
+    }
+    file.commit().map_err(ReadError::Io)
 }
 
-/// After the rename: on failure remove the temporary file, on success fsync the folder.
-fn finish_rename(
-    folder: &Path,
-    temp: &Path,
-    written: Result<(), ReadError>,
-) -> Result<(), ReadError> {
-    if written.is_err() {
-        let _ = std::fs::remove_file(temp);
+/// Create `path`, which must not exist, with `contents` atomically (written beside it,
+/// fsynced, renamed into place without replacing anything), so a kill never leaves a torn
+/// file there; temporary files of killed runs beside it are removed first.
+pub(crate) fn write_new(path: &Path, contents: &[u8]) -> Result<(), ReadError> {
+    if path.file_name().is_none() {
+        return Err(ReadError::IsDir);
     }
-    written?;
-    if let Ok(dir) = File::open(folder) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
-}
-
-/// `.<name>.<pid>.<8 hex>.tmp` beside `name`, after removing the ones killed runs left.
-fn temp_sibling(folder: &Path, name: &std::ffi::OsStr) -> PathBuf {
-    let name = name.to_string_lossy();
-    remove_stale_temps(folder, &name);
-    folder.join(format!(
-        ".{name}.{}.{:08x}.tmp",
-        std::process::id(),
-        fastrand::u32(..)
-    ))
+    remove_stale_temps(path);
+    let mut file = atomic::AtomicFile::create(path).map_err(ReadError::Io)?;
+    file.write_all(contents).map_err(ReadError::Io)?;
+    file.commit_new().map_err(ReadError::Io)
 }
 
 /// A kill between creating a temporary file and renaming it leaves it behind (in an entry
 /// folder it would be reported as an unexpected file). Only regular files with exactly our
 /// pattern whose process is gone are removed.
-fn remove_stale_temps(folder: &Path, name: &str) {
+fn remove_stale_temps(target: &Path) {
+    let (Some(folder), Some(name)) = (target.parent(), target.file_name()) else {
+        return;
+    };
+    let name = name.to_string_lossy();
+    let folder = if folder.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        folder
+    };
     let Ok(children) = list_dir(folder) else {
         return;
     };
     for child in children {
         let file = child.name.to_string_lossy();
         let stale = child.kind == Kind::File
-            && stale_temp_pid(&file, name)
+            && atomic::temporary_pid(&file, &name)
                 .is_some_and(|pid| pid != std::process::id() && process_is_gone(pid));
         if stale {
             let _ = std::fs::remove_file(folder.join(&child.name));
         }
     }
-}
-
-/// The pid in `.<name>.<pid>.<8 hex>.tmp`.
-fn stale_temp_pid(file: &str, name: &str) -> Option<u32> {
-    let rest = file
-        .strip_prefix(&format!(".{name}."))?
-        .strip_suffix(".tmp")?;
-    let (pid, tag) = rest.split_once('.')?;
-    let hex = tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_hexdigit());
-    let digits = !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
-    (hex && digits).then(|| pid.parse().ok())?
 }
 
 /// Whether no live process has `pid` (our own pid counts as gone: callers name leftovers of
@@ -531,7 +485,7 @@ mod tests {
     #[test]
     fn only_our_temporary_names_for_the_same_file_carry_a_pid() {
         assert_eq!(
-            stale_temp_pid(".agent.json.123.0badf00d.tmp", "agent.json"),
+            atomic::temporary_pid(".agent.json.123.0badf00d.tmp", "agent.json"),
             Some(123)
         );
         for other in [
@@ -542,7 +496,7 @@ mod tests {
             ".icon.svg.123.0badf00d.tmp",
             "agent.json.123.0badf00d.tmp",
         ] {
-            assert_eq!(stale_temp_pid(other, "agent.json"), None, "{other}");
+            assert_eq!(atomic::temporary_pid(other, "agent.json"), None, "{other}");
         }
     }
 

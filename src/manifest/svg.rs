@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+/// The SVG namespace, the only one an icon's elements may be in.
 pub const SVG_NS: &str = "http://www.w3.org/2000/svg";
 /// Only for `xlink:href="#id"`.
 pub const XLINK_NS: &str = "http://www.w3.org/1999/xlink";
@@ -53,7 +54,7 @@ pub const TEXT_ELEMENTS: [&str; 2] = ["text", "tspan"];
 /// How an allowed attribute's value is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttrKind {
-    /// `fill`, `stroke`: `currentColor`, `none`, `inherit` or `url(#id)`.
+    /// `fill`, `stroke`: one of [`PAINT_KEYWORDS`] or `url(#id)`.
     Paint,
     /// `color`, `stop-color`: a colour the site replaces with `currentColor`.
     Color,
@@ -171,6 +172,18 @@ const ATTRIBUTES: [(&str, AttrKind); 90] = {
     ]
 };
 
+/// The paint keywords an icon may use (compared without case): they follow the text colour
+/// or paint nothing. Any other colour is fixed (`icon-color`) and the site replaces it with
+/// `currentColor`.
+pub const PAINT_KEYWORDS: [&str; 3] = ["currentColor", "none", "inherit"];
+
+/// Whether `value` (surrounding spaces ignored) is one of [`PAINT_KEYWORDS`].
+pub fn is_paint_keyword(value: &str) -> bool {
+    let value = value.trim();
+    PAINT_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(value))
+}
+
+/// Whether an element may appear in an icon: in the SVG namespace and listed in [`ELEMENTS`].
 pub fn is_allowed_element(namespace: Option<&str>, name: &str) -> bool {
     namespace == Some(SVG_NS) && ELEMENTS.contains(&name)
 }
@@ -301,7 +314,9 @@ pub enum Hazard {
 /// One finding of [`scan_css`], at a byte range of the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found<T> {
+    /// Where it is, in bytes of the scanned input.
     pub range: Range<usize>,
+    /// What was found there.
     pub what: T,
 }
 
@@ -309,10 +324,13 @@ pub struct Found<T> {
 /// [`normalise_css`]; ranges are in the input.
 #[derive(Debug, Default)]
 pub struct CssScan {
+    /// What fetches or runs, by position.
     pub hazards: Vec<Found<Hazard>>,
+    /// The ids of the `url(#id)` references.
     pub fragments: Vec<Found<String>>,
 }
 
+/// Scan CSS text (a `style` attribute, a `<style>` element, a presentation attribute).
 pub fn scan_css(css: &str) -> CssScan {
     static URL: OnceLock<Regex> = OnceLock::new();
     static OTHER: OnceLock<Regex> = OnceLock::new();
@@ -337,7 +355,7 @@ pub fn scan_css(css: &str) -> CssScan {
         match fragment(target) {
             Some(id) => scan.fragments.push(found(id.to_string())),
             None if target.trim().starts_with('#') => {
-                scan.fragments.push(found(target.trim()[1..].to_string()))
+                scan.fragments.push(found(target.trim()[1..].to_string()));
             }
             None => scan.hazards.push(Found {
                 range: range(whole.range()),
@@ -377,6 +395,16 @@ mod tests {
         assert_eq!(attribute_kind(None, "onload"), None);
         assert_eq!(attribute_kind(Some(XLINK_NS), "href"), Some(AttrKind::Href));
         assert_eq!(attribute_kind(Some(XLINK_NS), "actuate"), None);
+    }
+
+    #[test]
+    fn paint_keywords_are_matched_without_case_and_colours_are_not() {
+        for kept in ["currentColor", " CURRENTCOLOR ", "none", "None", "inherit"] {
+            assert!(is_paint_keyword(kept), "{kept}");
+        }
+        for fixed in ["red", "#000", "url(#a)", "", "nonee"] {
+            assert!(!is_paint_keyword(fixed), "{fixed}");
+        }
     }
 
     #[test]

@@ -393,8 +393,8 @@ impl Client {
     }
 
     /// Download `url` into the new file `dest` (at most `cap` bytes), hashing it as it
-    /// streams; one attempt per retry, the file truncated before each. Not memoised: the
-    /// caller owns `dest`.
+    /// streams; one attempt per retry, each written beside `dest` and renamed over it only
+    /// when complete (`fs::atomic`). Not memoised: the caller owns `dest`.
     pub(crate) async fn download_to(
         &self,
         url: &str,
@@ -422,7 +422,9 @@ impl Client {
         let validator = validator(held.response.headers());
         let file_error =
             |e: std::io::Error| NetError::Body(format!("cannot write {}: {e}", dest.display()));
-        let mut file = std::fs::File::create(dest).map_err(file_error)?;
+        // Written beside `dest` and renamed over it only when complete; a failed attempt
+        // leaves nothing at `dest`.
+        let mut file = crate::fs::atomic::AtomicFile::create(dest).map_err(file_error)?;
         let mut hasher = Sha256::new();
         let mut failed = None;
         let size = read_body(held.response, cap, |chunk| {
@@ -435,7 +437,7 @@ impl Client {
         if let Some(e) = failed {
             return Err(file_error(e));
         }
-        file.sync_all().map_err(file_error)?;
+        file.commit().map_err(file_error)?;
         Ok(Download {
             sha256: hex(&hasher.finalize()),
             size,

@@ -5,7 +5,6 @@
 //! the server still announces the same one.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -153,17 +152,8 @@ impl Cache {
 }
 
 fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let temp = dir.join(format!(".{CACHE_FILE}.{}.tmp", std::process::id()));
-    // `create_new`: never write through a file or symlink already at the temporary name.
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)
+    std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
+    crate::fs::atomic::write(path, bytes)
 }
 
 #[cfg(test)]

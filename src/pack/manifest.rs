@@ -161,7 +161,8 @@ pub(crate) fn write_manifest(dir: &Path, text: &str) -> Result<(), PackError> {
 }
 
 /// Writes `path`: through `fs::replace_file` when it exists (the caller checked it is ours),
-/// else through `fs::write_new`; either way atomically, so a kill never tears it.
+/// else as a new file through `fs::write_new`, which never replaces what appeared meanwhile;
+/// either way atomically (`fs::atomic`), so a kill never tears it.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
     let fail = |e: &dyn std::fmt::Display| PackError::Output {
         path: path.display().to_string(),

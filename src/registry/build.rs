@@ -1,60 +1,115 @@
-//! `build`: everything an editor downloads, composed in memory from a checked registry (then
-//! written by [`super::output`]: a fresh folder beside the output, swapped in whole).
+//! `build`: everything an editor downloads, planned from a checked registry (every input
+//! problem found first), then produced one file at a time into [`super::output`] (a fresh
+//! folder beside the output, swapped in whole, or the `--check` comparison), so memory does
+//! not grow with the pages and files written.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-use serde_json::Value;
+use rayon::prelude::*;
+use serde_json::{Map, Value};
 
 use super::config::base_url_problem;
-use super::output::{digest_hex, ownership_manifest, OWNERSHIP_FILE};
-use super::variants::{output_agent, published_agent, Channel};
+use super::output::{ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
+use super::variants::{output_agent, published_agent, Channel, Output};
 use super::Checked;
 use crate::diagnostics::Code;
 use crate::manifest::MAX_ICON_BYTES;
 use crate::rules::{published_agent_validator, EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
-use crate::site::{self, SiteAgent, SiteOptions};
+use crate::site::{self, AgentSource, Site, SiteAgent, SiteOptions};
 
 /// `version` of the published registry files.
 pub const REGISTRY_FORMAT_VERSION: &str = "1.0.0";
 
+/// Why `build` or `site` wrote nothing (or, for [`BuildError::OldOutputLeft`], left the old
+/// tree behind).
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
+    /// Reading or writing `path` failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file or folder.
         path: PathBuf,
+        /// The failure.
         source: std::io::Error,
     },
     #[error("{file} would not validate against registry.schema.json: {message}; check the patches of this output in acp-registry.jsonc")]
-    InvalidOutput { file: String, message: String },
+    /// An output file would not validate against `registry.schema.json`.
+    InvalidOutput {
+        /// The output file.
+        file: String,
+        /// The first violation, naming the agent.
+        message: String,
+    },
     #[error("refusing to replace `{out}`: it holds paths that acp-registry did not write:\n{paths}\nmove them out of the folder or choose another --out")]
-    ForeignOutput { out: PathBuf, paths: String },
-    #[error("cannot replace `{out}`: these paths cannot be removed:\n{paths}\nmake them writable or choose another --out; nothing was changed")]
-    ReadOnlyOutput { out: PathBuf, paths: String },
-    #[error("cannot write `{out}` ({what}): {source}; `{out}` is left as it was")]
-    Unchanged {
+    /// `--out` holds paths this tool did not write.
+    ForeignOutput {
+        /// The output folder as named.
         out: PathBuf,
+        /// The paths, one per line.
+        paths: String,
+    },
+    #[error("cannot replace `{out}`: these paths cannot be removed:\n{paths}\nmake them writable or choose another --out; nothing was changed")]
+    /// Paths of `--out` that this process cannot remove.
+    ReadOnlyOutput {
+        /// The output folder as named.
+        out: PathBuf,
+        /// The paths with the reason, one per line.
+        paths: String,
+    },
+    #[error("cannot write `{out}` ({what}): {source}; `{out}` is left as it was")]
+    /// A step of writing failed before the swap; the old output is intact.
+    Unchanged {
+        /// The output folder as named.
+        out: PathBuf,
+        /// The step that failed.
         what: String,
+        /// The failure.
         source: std::io::Error,
     },
     #[error("`{out}` holds the new output, but the previous one could not be removed from `{old}`: {source}; remove it by hand")]
+    /// The new output is in place but the previous tree could not be removed.
     OldOutputLeft {
+        /// The output folder as named.
         out: PathBuf,
+        /// Where the previous tree is.
         old: PathBuf,
+        /// Why it could not be removed.
         source: std::io::Error,
     },
     #[error(
         "refusing to write to `{out}`: it overlaps the registry `{registry}`; choose another --out"
     )]
-    OverlapsRegistry { out: PathBuf, registry: PathBuf },
+    /// `--out` and the registry overlap.
+    OverlapsRegistry {
+        /// The output folder as named.
+        out: PathBuf,
+        /// The registry as named.
+        registry: PathBuf,
+    },
     #[error("`{0}` exists and is not a folder; choose another --out")]
+    /// `--out` names something other than a folder.
     NotAFolder(PathBuf),
     #[error("refusing to publish {file}: {message}; the icon rules stay on for published icons whatever acp-registry.jsonc says, so fix the icon")]
-    UnsafeIcon { file: String, message: String },
+    /// An icon fails the icon safety rules.
+    UnsafeIcon {
+        /// The icon, with line and column.
+        file: String,
+        /// The finding and its code.
+        message: String,
+    },
     #[error("--base-url {problem}; pass the https URL the registry's files are published under")]
-    BaseUrl { problem: String },
+    /// `--base-url` is not a usable https URL.
+    BaseUrl {
+        /// What is wrong with it.
+        problem: String,
+    },
     #[error(transparent)]
+    /// The site could not be rendered.
     Site(#[from] site::SiteError),
 }
 
@@ -65,43 +120,72 @@ pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BuildError + '_ 
     }
 }
 
+/// What to build beyond the configuration.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     /// Overrides the configuration's `base_url`.
     pub base_url: Option<String>,
+    /// Render the catalogue site under `site/`.
     pub site: bool,
     /// `build --matrix`: per id, the version that was verified and what was found; shown
     /// only while the published version is still that one.
     pub verifications: BTreeMap<String, (String, site::Verification)>,
 }
 
+/// What one registry file publishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputSummary {
+    /// The file, e.g. `registry.json`.
     pub file: String,
+    /// How many agents it lists.
     pub agents: usize,
+    /// Ids left out by its include/exclude lists or by quarantine, sorted.
     pub excluded: Vec<String>,
 }
 
+/// One quarantined entry of the registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuarantineSummary {
+    /// The entry id.
     pub id: String,
+    /// Why it is quarantined.
     pub reason: String,
+    /// Whether the configuration publishes quarantined entries anyway.
     pub published: bool,
 }
 
+/// What a build publishes, for the command's report.
 #[derive(Debug, Clone, Default)]
 pub struct BuildSummary {
+    /// One per registry file, in configuration order.
     pub outputs: Vec<OutputSummary>,
+    /// The quarantined entries, by id.
     pub quarantined: Vec<QuarantineSummary>,
+    /// Every file of the output folder, manifests included.
     pub files: usize,
+    /// HTML pages of the site (0 without it).
     pub site_pages: usize,
 }
 
-/// Every file of the output folder, by `/`-separated relative path.
-#[derive(Debug, Clone, Default)]
-pub struct Plan {
-    pub files: BTreeMap<String, Vec<u8>>,
+/// A planned build: every input problem already found, the summary known, the files
+/// produced only when written or compared ([`Files`]).
+pub struct Plan<'a> {
+    /// Every file of the output folder, produced on demand.
+    pub files: Files<'a>,
+    /// What the build publishes, for the command's report.
     pub summary: BuildSummary,
+}
+
+/// Every file of a build, by `/`-separated relative path, composed again from the checked
+/// registry each time it is produced: nothing is held for the whole run but the site's cards.
+pub struct Files<'a> {
+    checked: &'a Checked,
+    base: String,
+    entries: Vec<&'a EntryReport>,
+    site: Option<(Site, SiteSource<'a>)>,
+    /// Only the site, at the top (`acp-registry site`).
+    site_only: bool,
+    paths: BTreeSet<String>,
 }
 
 /// The configured `base_url` (checked when the configuration was read), or `--base-url`,
@@ -146,111 +230,151 @@ fn indented(agent: &Value) -> String {
 }
 
 /// `{"version": …, "agents": [...], "extensions": []}` exactly as `to_string_pretty` would
-/// print it, assembled from pre-serialised agents.
-fn registry_document(agents: &[String]) -> Vec<u8> {
-    let mut out = format!("{{\n  \"version\": \"{REGISTRY_FORMAT_VERSION}\",\n  \"agents\": ");
-    if agents.is_empty() {
-        out.push_str("[]");
-    } else {
-        out.push_str("[\n");
-        out.push_str(&agents.join(",\n"));
-        out.push_str("\n  ]");
+/// print it, written one agent at a time.
+fn write_document(out: &mut dyn Write, agents: impl Iterator<Item = Value>) -> io::Result<()> {
+    write!(
+        out,
+        "{{\n  \"version\": \"{REGISTRY_FORMAT_VERSION}\",\n  \"agents\": "
+    )?;
+    let mut empty = true;
+    for agent in agents {
+        out.write_all(if empty { b"[\n" } else { b",\n" })?;
+        out.write_all(indented(&agent).as_bytes())?;
+        empty = false;
     }
-    out.push_str(",\n  \"extensions\": []\n}\n");
-    out.into_bytes()
+    out.write_all(if empty { b"[]" } else { b"\n  ]" })?;
+    out.write_all(b",\n  \"extensions\": []\n}\n")
 }
 
-/// Compose every file of the build in memory.
-pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildError> {
+/// The agents `output` publishes, in id order, as it publishes them.
+fn output_agents<'e>(
+    entries: &'e [&EntryReport],
+    base: &'e str,
+    output: &'e Output,
+) -> impl Iterator<Item = (&'e EntryReport, Map<String, Value>)> + 'e {
+    entries
+        .iter()
+        .filter(|entry| output.publishes(entry.id()))
+        .filter_map(move |entry| Some((*entry, output_agent(entry, base, output)?)))
+}
+
+/// Check every agent `output` publishes against `registry.schema.json` (one at a time, so
+/// memory stays flat; [`Files`] composes them again when written) and summarise the output.
+fn check_output(
+    checked: &Checked,
+    entries: &[&EntryReport],
+    base: &str,
+    output: &Output,
+) -> Result<OutputSummary, BuildError> {
+    let mut agents = 0;
+    for (entry, agent) in output_agents(entries, base, output) {
+        let agent = Value::Object(agent);
+        if let Some(error) = published_agent_validator().iter_errors(&agent).next() {
+            return Err(BuildError::InvalidOutput {
+                file: output.file.clone(),
+                message: format!(
+                    "agent `{}`: {} at {}",
+                    entry.id(),
+                    error,
+                    error.instance_path().as_str()
+                ),
+            });
+        }
+        agents += 1;
+    }
+    let mut excluded: Vec<String> = entries
+        .iter()
+        .map(|e| e.id())
+        .filter(|id| !output.publishes(id))
+        .map(str::to_string)
+        .collect();
+    if !checked.config.publish_quarantined {
+        let quarantined = checked.quarantine.ids.keys();
+        excluded.extend(quarantined.filter(|id| output.publishes(id)).cloned());
+    }
+    excluded.sort();
+    excluded.dedup();
+    Ok(OutputSummary {
+        file: output.file.clone(),
+        agents,
+        excluded,
+    })
+}
+
+/// Plan the build: every problem of the input found (outputs that would not validate,
+/// unsafe icons, site ids), the summary counted and every path listed, without composing
+/// the files.
+pub fn plan<'a>(checked: &'a Checked, options: &BuildOptions) -> Result<Plan<'a>, BuildError> {
     let base = base_url(checked, options)?;
     let entries = publishable(checked);
-    let mut plan = Plan::default();
+    let mut summary = BuildSummary::default();
+    let mut paths = BTreeSet::new();
     for output in &checked.config.outputs {
-        // Agents are validated and serialised one at a time, so memory stays flat whatever
-        // the registry's size.
-        let mut agents = Vec::new();
-        let mut excluded = Vec::new();
-        for entry in &entries {
-            if !output.publishes(entry.id()) {
-                excluded.push(entry.id().to_string());
-                continue;
-            }
-            let Some(agent) = output_agent(entry, &base, output) else {
-                continue;
-            };
-            let agent = Value::Object(agent);
-            if let Some(error) = published_agent_validator().iter_errors(&agent).next() {
-                return Err(BuildError::InvalidOutput {
-                    file: output.file.clone(),
-                    message: format!(
-                        "agent `{}`: {} at {}",
-                        entry.id(),
-                        error,
-                        error.instance_path().as_str()
-                    ),
-                });
-            }
-            agents.push(indented(&agent));
-        }
-        for id in checked.quarantine.ids.keys() {
-            if !checked.config.publish_quarantined && output.publishes(id) {
-                excluded.push(id.clone());
-            }
-        }
-        excluded.sort();
-        excluded.dedup();
-        plan.summary.outputs.push(OutputSummary {
-            file: output.file.clone(),
-            agents: agents.len(),
-            excluded,
-        });
-        plan.files
-            .insert(output.file.clone(), registry_document(&agents));
+        summary
+            .outputs
+            .push(check_output(checked, &entries, &base, output)?);
+        paths.insert(output.file.clone());
     }
     for entry in &entries {
         for (icon, bytes) in icon_files(entry)? {
-            let name = format!("{}{}", entry.id(), icon.trim_start_matches("icon"));
             refuse_unsafe_icon(&crate::rules::display_path(&entry.entry, &icon), &bytes)?;
-            plan.files.insert(name, bytes);
+            paths.insert(published_icon(entry, &icon));
         }
     }
-    plan.files
-        .insert("agent.schema.json".into(), AGENT_SCHEMA.as_bytes().to_vec());
-    plan.files.insert(
-        "registry.schema.json".into(),
-        REGISTRY_SCHEMA.as_bytes().to_vec(),
-    );
-    if options.site {
-        let mut agents = site_agents(checked, &base)?;
-        for agent in &mut agents {
-            let version = agent.agent.get("version").and_then(|v| v.as_str());
-            agent.verification = options
-                .verifications
-                .get(&agent.id)
-                .filter(|(verified, _)| Some(verified.as_str()) == version)
-                .map(|(_, v)| v.clone());
-        }
-        let registry_json = checked
-            .config
-            .outputs
-            .first()
-            .map_or("registry.json".to_string(), |o| o.file.clone());
-        let files = site::render(
-            &agents,
-            &SiteOptions {
-                title: "ACP Agent Registry".into(),
-                registry_json_url: format!("../{registry_json}"),
-            },
-        )?;
-        plan.summary.site_pages = files.keys().filter(|k| k.ends_with(".html")).count();
-        let mut files = files;
-        // `site/` carries its own manifest, so `acp-registry site` may replace it alone.
-        files.insert(OWNERSHIP_FILE.into(), ownership_manifest(&files));
-        for (path, bytes) in files {
-            plan.files.insert(format!("site/{path}"), bytes);
-        }
+    paths.extend(SCHEMAS.iter().map(|(name, _)| (*name).to_string()));
+    let site = if options.site {
+        let source = SiteSource::new(checked, &base, options.verifications.clone());
+        let site = Site::new(&source, &site_options(checked))?;
+        summary.site_pages = site.html_pages();
+        paths.extend(site.paths().into_iter().map(|path| format!("{SITE}{path}")));
+        Some((site, source))
+    } else {
+        None
+    };
+    summary.quarantined = quarantined(checked);
+    let mut files = Files {
+        checked,
+        base,
+        entries,
+        site,
+        site_only: false,
+        paths,
+    };
+    files.seal(&mut summary);
+    Ok(Plan { files, summary })
+}
+
+/// The schemas published beside the registry files.
+const SCHEMAS: [(&str, &str); 2] = [
+    ("agent.schema.json", AGENT_SCHEMA),
+    ("registry.schema.json", REGISTRY_SCHEMA),
+];
+/// Where the site goes in a full build.
+const SITE: &str = "site/";
+/// The `sha256sum` listing of the published files.
+const SUMS: &str = "SHA256SUMS";
+
+/// The name an entry's icon is published under: `<id>.svg`, `<id>-light.svg`, ….
+fn published_icon(entry: &EntryReport, icon: &str) -> String {
+    format!("{}{}", entry.id(), icon.trim_start_matches("icon"))
+}
+
+/// The site's title and its link to the first output.
+fn site_options(checked: &Checked) -> SiteOptions {
+    let registry_json = checked
+        .config
+        .outputs
+        .first()
+        .map_or("registry.json", |o| o.file.as_str());
+    SiteOptions {
+        title: "ACP Agent Registry".into(),
+        registry_json_url: format!("../{registry_json}"),
     }
-    plan.summary.quarantined = checked
+}
+
+/// Quarantined entries of the registry and whether they are published.
+fn quarantined(checked: &Checked) -> Vec<QuarantineSummary> {
+    checked
         .quarantine
         .ids
         .iter()
@@ -260,46 +384,160 @@ pub fn plan(checked: &Checked, options: &BuildOptions) -> Result<Plan, BuildErro
             reason: reason.clone(),
             published: checked.config.publish_quarantined,
         })
-        .collect();
-    seal(&mut plan);
-    Ok(plan)
+        .collect()
 }
 
-/// Only the site, as `acp-registry site` writes it: the files under `site/`, with their own
-/// `SHA256SUMS` and ownership manifest.
-pub fn site_only(plan: Plan) -> Plan {
-    let files = plan
-        .files
-        .into_iter()
-        .filter_map(|(path, bytes)| path.strip_prefix("site/").map(|p| (p.to_string(), bytes)))
-        .collect();
-    let mut plan = Plan {
-        files,
-        summary: plan.summary,
-    };
-    seal(&mut plan);
-    plan
+/// Only the site, as `acp-registry site` writes it: the files under `site/`, at the top,
+/// with their own `SHA256SUMS` and ownership manifest.
+pub fn site_only(plan: Plan<'_>) -> Plan<'_> {
+    let Plan {
+        mut files,
+        mut summary,
+    } = plan;
+    files.site_only = true;
+    files.paths = files
+        .site
+        .as_ref()
+        .map(|(site, _)| site.paths())
+        .unwrap_or_default();
+    files.seal(&mut summary);
+    Plan { files, summary }
 }
 
-/// Add `SHA256SUMS` and then the ownership manifest, which lists every file, the sums too.
-/// `SHA256SUMS` lists the published files, not the tool's own manifests (the two cannot list
-/// each other, and a manifest is bookkeeping for the output folder, not content).
-fn seal(plan: &mut Plan) {
-    plan.files.remove(OWNERSHIP_FILE);
-    let sums = sha256sums(&plan.files);
-    plan.files.insert("SHA256SUMS".into(), sums.into_bytes());
-    let manifest = ownership_manifest(&plan.files);
-    plan.files.insert(OWNERSHIP_FILE.into(), manifest);
-    plan.summary.files = plan.files.len();
+impl Files<'_> {
+    /// Add `SHA256SUMS` and the ownership manifests to the paths, and count them all.
+    fn seal(&mut self, summary: &mut BuildSummary) {
+        if self.site.is_some() && !self.site_only {
+            self.paths.insert(format!("{SITE}{OWNERSHIP_FILE}"));
+        }
+        self.paths.insert(SUMS.to_string());
+        self.paths.insert(OWNERSHIP_FILE.to_string());
+        summary.files = self.paths.len();
+    }
+
+    /// The registry files, the icons and the schemas, each handed on as composed.
+    fn produce_registry(&self, files: &Recorder<'_>) -> Result<(), BuildError> {
+        for output in &self.checked.config.outputs {
+            files.file(&output.file, &mut |out| {
+                let agents = output_agents(&self.entries, &self.base, output);
+                write_document(out, agents.map(|(_, agent)| Value::Object(agent)))
+            })?;
+        }
+        self.entries.par_iter().try_for_each(|entry| {
+            for (icon, bytes) in icon_files(entry)? {
+                // Read again from disk: judge what is published, not what was planned.
+                if entry.file_text(&icon).is_none() {
+                    let file = crate::rules::display_path(&entry.entry, &icon);
+                    refuse_unsafe_icon(&file, &bytes)?;
+                }
+                files.bytes(&published_icon(entry, &icon), &bytes)?;
+            }
+            Ok::<(), BuildError>(())
+        })?;
+        for (name, text) in SCHEMAS {
+            files.bytes(name, text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// The site's files (under `site/` unless only the site is built), then its own
+    /// ownership manifest.
+    fn produce_site(&self, files: &Recorder<'_>) -> Result<(), BuildError> {
+        let Some((site, source)) = &self.site else {
+            return Ok(());
+        };
+        let prefix = if self.site_only { "" } else { SITE };
+        site.render(source, &|path, bytes| {
+            files.bytes(&format!("{prefix}{path}"), bytes)
+        })?;
+        if !self.site_only {
+            // `site/` carries its own manifest, so `acp-registry site` may replace it alone.
+            let manifest = files.with_digests(|digests| {
+                let listed = digests
+                    .iter()
+                    .filter_map(|(path, digest)| Some((path.strip_prefix(SITE)?, digest.as_str())));
+                ownership_manifest(listed)
+            });
+            files.bytes(&format!("{SITE}{OWNERSHIP_FILE}"), &manifest)?;
+        }
+        Ok(())
+    }
 }
 
-/// `sha256sum`-compatible listing of every published file, sorted by path.
-pub fn sha256sums(files: &BTreeMap<String, Vec<u8>>) -> String {
+impl Tree for Files<'_> {
+    fn paths(&self) -> Vec<&str> {
+        self.paths.iter().map(String::as_str).collect()
+    }
+
+    /// Every file once: the registry's, the site's, then `SHA256SUMS` and the ownership
+    /// manifest, which lists every file, the sums too, by the digests taken as the files
+    /// went by. `SHA256SUMS` lists the published files, not the tool's own manifests (the
+    /// two cannot list each other, and a manifest is bookkeeping for the output folder, not
+    /// content).
+    fn produce(&self, sink: &dyn FileSink) -> Result<(), BuildError> {
+        let files = Recorder::new(sink);
+        if !self.site_only {
+            self.produce_registry(&files)?;
+        }
+        self.produce_site(&files)?;
+        let sums = files.with_digests(sha256sums);
+        files.bytes(SUMS, sums.as_bytes())?;
+        let manifest = files.with_digests(|digests| {
+            ownership_manifest(digests.iter().map(|(p, d)| (p.as_str(), d.as_str())))
+        });
+        sink.file(OWNERSHIP_FILE, &mut |out| out.write_all(&manifest))?;
+        Ok(())
+    }
+}
+
+/// A sink that keeps the digest of every file it passes on.
+struct Recorder<'s> {
+    sink: &'s dyn FileSink,
+    digests: Mutex<BTreeMap<String, String>>,
+}
+
+impl<'s> Recorder<'s> {
+    fn new(sink: &'s dyn FileSink) -> Self {
+        Recorder {
+            sink,
+            digests: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn file(
+        &self,
+        path: &str,
+        content: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), BuildError> {
+        let digest = self.sink.file(path, content)?;
+        self.lock().insert(path.to_string(), digest);
+        Ok(())
+    }
+
+    fn bytes(&self, path: &str, bytes: &[u8]) -> Result<(), BuildError> {
+        self.file(path, &mut |out| out.write_all(bytes))
+    }
+
+    /// `f` of the digests so far, by path (not a copy: there is one per file).
+    fn with_digests<T>(&self, f: impl FnOnce(&BTreeMap<String, String>) -> T) -> T {
+        f(&self.lock())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.digests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// `sha256sum`-compatible listing of every published file, sorted by path: not
+/// `SHA256SUMS` itself, not the ownership manifests.
+fn sha256sums(digests: &BTreeMap<String, String>) -> String {
     let mut out = String::new();
-    for (path, bytes) in files {
+    for (path, digest) in digests {
         let manifest = path.rsplit('/').next() == Some(OWNERSHIP_FILE);
-        if path != "SHA256SUMS" && !manifest {
-            let _ = writeln!(out, "{}  {path}", digest_hex(bytes));
+        if path != SUMS && !manifest {
+            let _ = writeln!(out, "{digest}  {path}");
         }
     }
     out
@@ -324,49 +562,95 @@ fn refuse_unsafe_icon(file: &str, bytes: &[u8]) -> Result<(), BuildError> {
 
 /// The entry's icons as validated (the text the rules read; from disk only if it was not kept).
 fn icon_files(entry: &EntryReport) -> Result<Vec<(String, Vec<u8>)>, BuildError> {
+    let read = |icon: &String| {
+        if let Some(text) = entry.file_text(icon) {
+            return Ok(text.as_bytes().to_vec());
+        }
+        // The same refusals as the rules: no link, regular files only, capped.
+        crate::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
+            .map_err(|e| match e {
+                crate::fs::ReadError::Io(e) => e,
+                other => std::io::Error::other(other.to_string()),
+            })
+            .map_err(io(&entry.entry.path.join(icon)))
+    };
     entry
         .icons
         .iter()
-        .map(|icon| {
-            let bytes = match entry.file_text(icon) {
-                Some(text) => text.as_bytes().to_vec(),
-                None => {
-                    let path = entry.entry.path.join(icon);
-                    // The same refusals as the rules: no link, regular files only, capped.
-                    crate::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
-                        .map_err(|e| match e {
-                            crate::fs::ReadError::Io(e) => e,
-                            other => std::io::Error::other(other.to_string()),
-                        })
-                        .map_err(io(&path))?
-                }
-            };
-            Ok((icon.clone(), bytes))
-        })
+        .map(|icon| Ok((icon.clone(), read(icon)?)))
         .collect()
 }
 
-/// The site's view of every published entry: stable and (when newer) preview variants.
-pub fn site_agents(checked: &Checked, base_url: &str) -> Result<Vec<SiteAgent>, BuildError> {
-    let mut agents = Vec::new();
-    for entry in publishable(checked) {
-        let Some(agent) = published_agent(entry, base_url, Channel::Stable) else {
-            continue;
-        };
-        let preview = published_agent(entry, base_url, Channel::Preview).filter(|p| *p != agent);
-        let readme = entry.file_text("README.md").map(str::to_string);
-        let icons = icon_files(entry)?.into_iter().collect();
-        agents.push(SiteAgent {
-            id: entry.id().to_string(),
-            agent,
-            preview,
-            readme,
-            icons,
-            quarantine: checked.quarantine.ids.get(entry.id()).cloned(),
-            verification: None,
-        });
+/// The site's view of the published entries (stable and, when newer, preview variants),
+/// each built when the site asks for it.
+struct SiteSource<'a> {
+    checked: &'a Checked,
+    entries: Vec<&'a EntryReport>,
+    base: String,
+    /// `build --matrix`: shown while the published version is the verified one.
+    verifications: BTreeMap<String, (String, site::Verification)>,
+}
+
+impl<'a> SiteSource<'a> {
+    fn new(
+        checked: &'a Checked,
+        base: &str,
+        verifications: BTreeMap<String, (String, site::Verification)>,
+    ) -> Self {
+        // The entries `published_agent` publishes: a manifest whose top level is an object.
+        let entries = publishable(checked)
+            .into_iter()
+            .filter(|e| {
+                e.manifest
+                    .as_ref()
+                    .is_some_and(|d| d.root.as_object().is_some())
+            })
+            .collect();
+        SiteSource {
+            checked,
+            entries,
+            base: base.to_string(),
+            verifications,
+        }
     }
-    Ok(agents)
+}
+
+impl AgentSource for SiteSource<'_> {
+    type Error = BuildError;
+
+    fn count(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn agent(&self, index: usize) -> Result<Cow<'_, SiteAgent>, BuildError> {
+        let entry = self.entries[index];
+        let agent = published_agent(entry, &self.base, Channel::Stable).unwrap_or_default();
+        let preview = published_agent(entry, &self.base, Channel::Preview).filter(|p| *p != agent);
+        let version = agent.get("version").and_then(Value::as_str);
+        let verification = self
+            .verifications
+            .get(entry.id())
+            .filter(|(verified, _)| Some(verified.as_str()) == version)
+            .map(|(_, v)| v.clone());
+        Ok(Cow::Owned(SiteAgent {
+            id: entry.id().to_string(),
+            preview,
+            readme: entry.file_text("README.md").map(str::to_string),
+            icons: icon_files(entry)?.into_iter().collect(),
+            quarantine: self.checked.quarantine.ids.get(entry.id()).cloned(),
+            verification,
+            agent,
+        }))
+    }
+}
+
+/// The site's view of every published entry, as `build` hands it to the site (without
+/// verifications).
+pub fn site_agents(checked: &Checked, base_url: &str) -> Result<Vec<SiteAgent>, BuildError> {
+    let source = SiteSource::new(checked, base_url, BTreeMap::new());
+    (0..source.count())
+        .map(|index| source.agent(index).map(Cow::into_owned))
+        .collect()
 }
 
 #[cfg(test)]
@@ -387,11 +671,9 @@ mod tests {
             });
             let mut expected = serde_json::to_string_pretty(&expected).unwrap();
             expected.push('\n');
-            let parts: Vec<String> = agents[..count].iter().map(indented).collect();
-            assert_eq!(
-                String::from_utf8(registry_document(&parts)).unwrap(),
-                expected
-            );
+            let mut written = Vec::new();
+            write_document(&mut written, agents[..count].iter().cloned()).unwrap();
+            assert_eq!(String::from_utf8(written).unwrap(), expected);
         }
     }
 }

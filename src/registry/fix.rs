@@ -17,7 +17,9 @@ use crate::manifest::MAX_MANIFEST_BYTES;
 pub struct Attempt {
     /// The manifest, relative to the registry root like the finding's file.
     pub file: String,
+    /// The rule code of the finding.
     pub code: &'static str,
+    /// The fix it carried.
     pub fix: Fix,
     /// Why it was not applied; `None` when it was (and the file written).
     pub failure: Option<String>,

@@ -21,27 +21,43 @@ use crate::rules::{self, EntryDir};
 /// Folder names at the registry root that are never entries.
 pub const NOT_ENTRIES: [&str; 3] = ["dist", "target", "node_modules"];
 
+/// Why a registry could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     #[error("registry folder `{0}` does not exist; pass the registry root with --registry DIR")]
+    /// The root does not exist.
     Missing(PathBuf),
     #[error("`{0}` is not a folder; pass the registry root with --registry DIR")]
+    /// The root is not a folder.
     NotAFolder(PathBuf),
     #[error("cannot list `{path}`: {source}")]
+    /// Listing a folder failed.
     Io {
+        /// The folder.
         path: PathBuf,
+        /// The failure.
         source: std::io::Error,
     },
     #[error("`{}` holds no agent folders ({found}){hint}", path.display())]
+    /// The root holds no entry folder.
     Empty {
+        /// The root.
         path: PathBuf,
+        /// What it holds instead, counted.
         found: String,
         /// A second line: `hint: …`.
         hint: String,
     },
     #[error("`{}` is not inside the registry `{}`; name files of its entries, or pass the registry root with --registry DIR", path.display(), root.display())]
-    Outside { path: PathBuf, root: PathBuf },
+    /// A path named on the command line lies outside the registry.
+    Outside {
+        /// The path as named.
+        path: PathBuf,
+        /// The registry root.
+        root: PathBuf,
+    },
     #[error(transparent)]
+    /// `--changed-since` could not ask git.
     Git(#[from] git::GitError),
 }
 

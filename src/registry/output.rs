@@ -6,10 +6,13 @@
 //! request: it is read without following links, opened without blocking, and replaced only
 //! when every path in it is one this tool wrote and nobody changed since.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::io::{Read as _, Write as _};
+use std::fmt::Write as _;
+use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -17,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::build::{io, BuildError};
 use crate::diagnostics::escape;
+use crate::fs::atomic::{self, sync_dir, AtomicFile};
 use crate::fs::{self, Kind};
 
 /// The ownership manifest written at the top of every output folder (and of `site/`).
@@ -37,16 +41,21 @@ pub fn digest_hex(bytes: &[u8]) -> String {
 }
 
 fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    digest
+        .iter()
+        .fold(String::with_capacity(digest.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
-/// The ownership manifest of `files`: every path (except the manifest itself) with its
-/// sha256, sorted by path, so it is as deterministic as the files it lists.
-pub fn ownership_manifest(files: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
-    let listed: serde_json::Map<String, Value> = files
-        .iter()
+/// The ownership manifest listing `digests` (path and sha256; the manifest itself left
+/// out), in the order given (sorted by path by every caller), so it is as deterministic as
+/// the files it lists.
+pub fn ownership_manifest<'a>(digests: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<u8> {
+    let listed: serde_json::Map<String, Value> = digests
         .filter(|(path, _)| *path != OWNERSHIP_FILE)
-        .map(|(path, bytes)| (path.clone(), Value::String(digest_hex(bytes))))
+        .map(|(path, digest)| (path.to_string(), Value::String(digest.to_string())))
         .collect();
     let doc = serde_json::json!({ FORMAT_KEY: FORMAT, "files": listed });
     let mut text = serde_json::to_vec_pretty(&doc).expect("JSON values serialise");
@@ -119,7 +128,9 @@ fn join(prefix: &str, name: &str) -> String {
 /// it is written, so a link the user chose as `--out` is kept and its target replaced).
 #[derive(Debug, Clone)]
 pub struct Destination {
+    /// As the user named it.
     pub shown: PathBuf,
+    /// Absolute, links resolved.
     pub path: PathBuf,
 }
 
@@ -143,7 +154,7 @@ fn resolved(path: &Path) -> Result<PathBuf, BuildError> {
                 }
                 return Ok(out);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io(path)(e)),
         }
     }
@@ -286,7 +297,7 @@ fn judge(
             Kind::File => match listing.get(&rel) {
                 None => problems.foreign(&display, "not written by acp-registry"),
                 Some(digest) if file_digest(&path).ok().as_ref() != Some(digest) => {
-                    problems.foreign(&display, "changed since acp-registry wrote it")
+                    problems.foreign(&display, "changed since acp-registry wrote it");
                 }
                 Some(_) => {}
             },
@@ -320,6 +331,84 @@ fn removable(path: &Path, kind: Kind, display: &str, problems: &mut Problems) {
     }
     #[cfg(not(unix))]
     let _ = (path, kind, display, problems);
+}
+
+// --- producing files ---------------------------------------------------------------------
+
+/// Where the files of a [`Tree`] go as they are produced: written into staging, or compared
+/// with the existing output. Called from several threads at once.
+pub trait FileSink: Sync {
+    /// Take the file at `path` (`/`-separated, relative), whose bytes `content` writes;
+    /// returns their sha256 in lower-case hex.
+    fn file(
+        &self,
+        path: &str,
+        content: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<String, BuildError>;
+}
+
+/// The files of an output folder, produced one at a time so that no build holds them all.
+pub trait Tree: Sync {
+    /// Every path [`Tree::produce`] hands over, each once, sorted.
+    fn paths(&self) -> Vec<&str>;
+    /// Hand every file of [`Tree::paths`] to `sink` once, the ownership manifest (when there
+    /// is one) last.
+    fn produce(&self, sink: &dyn FileSink) -> Result<(), BuildError>;
+}
+
+/// Files already in memory (the ownership manifest, if any, among them).
+impl Tree for BTreeMap<String, Vec<u8>> {
+    fn paths(&self) -> Vec<&str> {
+        self.keys().map(String::as_str).collect()
+    }
+
+    fn produce(&self, sink: &dyn FileSink) -> Result<(), BuildError> {
+        self.par_iter()
+            .filter(|(path, _)| *path != OWNERSHIP_FILE)
+            .try_for_each(|(path, bytes)| {
+                sink.file(path, &mut |out| out.write_all(bytes)).map(drop)
+            })?;
+        if let Some(bytes) = self.get(OWNERSHIP_FILE) {
+            sink.file(OWNERSHIP_FILE, &mut |out| out.write_all(bytes))?;
+        }
+        Ok(())
+    }
+}
+
+/// A writer that hashes what goes through it.
+struct Hashing<W> {
+    inner: W,
+    hasher: Sha256,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Run `content` into `inner` (buffered), hashing the bytes; returns `inner` and the digest.
+fn hashed<W: Write>(
+    inner: W,
+    content: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<(W, String)> {
+    let mut out = Hashing {
+        inner: std::io::BufWriter::with_capacity(64 * 1024, inner),
+        hasher: Sha256::new(),
+    };
+    content(&mut out)?;
+    let digest = hex(&out.hasher.finalize());
+    let inner = out
+        .inner
+        .into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?;
+    Ok((inner, digest))
 }
 
 // --- writing ---------------------------------------------------------------------------
@@ -357,29 +446,37 @@ fn leftover_pid(file: &str, out_name: &str) -> Option<u32> {
         .then(|| pid.parse().ok())?
 }
 
+/// Whether every path under `dir` (`key` in the listing) is listed, or is the temporary
+/// file of the real manifest at the top.
+fn all_listed(dir: &Path, key: &str, listing: &BTreeMap<String, String>) -> bool {
+    let Ok(list) = entries(dir) else { return false };
+    list.into_iter().all(|(name, kind)| {
+        let Some(name) = name.to_str() else {
+            return false;
+        };
+        let rel = join(key, name);
+        match kind {
+            // A kill while the real manifest was written leaves its temporary file.
+            Kind::File => {
+                rel == OWNERSHIP_FILE
+                    || listing.contains_key(&rel)
+                    || (key.is_empty() && atomic::is_temporary(name, OWNERSHIP_FILE))
+            }
+            Kind::Dir => {
+                let prefix = format!("{rel}/");
+                listing.keys().any(|k| k.starts_with(&prefix))
+                    && all_listed(&dir.join(name), &rel, listing)
+            }
+            Kind::Link | Kind::Special(_) => false,
+        }
+    })
+}
+
 /// Whether a leftover folder is provably one of ours: every path in it is listed by the
 /// manifest we write into staging first (a kill may leave a file half written, so digests
 /// are not compared), or it holds nothing but a manifest cut short.
 fn leftover_is_ours(dir: &Path) -> bool {
     let listing = read_listing(dir).unwrap_or_default();
-    fn all_listed(dir: &Path, key: &str, listing: &BTreeMap<String, String>) -> bool {
-        let Ok(list) = entries(dir) else { return false };
-        list.into_iter().all(|(name, kind)| {
-            let Some(name) = name.to_str() else {
-                return false;
-            };
-            let rel = join(key, name);
-            match kind {
-                Kind::File => rel == OWNERSHIP_FILE || listing.contains_key(&rel),
-                Kind::Dir => {
-                    let prefix = format!("{rel}/");
-                    listing.keys().any(|k| k.starts_with(&prefix))
-                        && all_listed(&dir.join(name), &rel, listing)
-                }
-                Kind::Link | Kind::Special(_) => false,
-            }
-        })
-    }
     all_listed(dir, "", &listing)
 }
 
@@ -401,18 +498,11 @@ fn remove_leftovers(out: &Path) {
     }
 }
 
-fn sync_dir(path: &Path) -> std::io::Result<()> {
-    std::fs::File::open(path)?.sync_all()
-}
-
-/// Write `files` as the complete new content of the destination: into a fresh folder beside
-/// it, flushed to disk, then swapped in with one atomic exchange. A failure or a kill at any
-/// moment leaves the old complete folder or the new complete one; a failure removes the
-/// staging folder and names the step that failed.
-pub fn write_atomically(
-    destination: &Destination,
-    files: &BTreeMap<String, Vec<u8>>,
-) -> Result<(), BuildError> {
+/// Write the files of `tree` as the complete new content of the destination: into a fresh
+/// folder beside it, as they are produced, flushed to disk, then swapped in with one atomic
+/// exchange. A failure or a kill at any moment leaves the old complete folder or the new
+/// complete one; a failure removes the staging folder and names the step that failed.
+pub fn write_atomically(destination: &Destination, tree: &impl Tree) -> Result<(), BuildError> {
     let out = &destination.path;
     let unchanged = |what: String| {
         move |source| BuildError::Unchanged {
@@ -427,55 +517,135 @@ pub fn write_atomically(
     remove_leftovers(out);
     let staging = sibling(out, "tmp");
     std::fs::create_dir(&staging).map_err(unchanged(format!("creating {}", staging.display())))?;
-    let staged = stage(&staging, files).and_then(|()| {
-        sync_dir(&parent).map_err(|e| (format!("flushing {}", parent.display()), e))
+    let staged = stage(destination, &staging, tree).and_then(|()| {
+        sync_dir(&parent).map_err(unchanged(format!("flushing {}", parent.display())))
     });
-    if let Err((what, source)) = staged {
+    if let Err(error) = staged {
         let _ = std::fs::remove_dir_all(&staging);
-        return Err(unchanged(what)(source));
+        return Err(error);
     }
     replace(destination, &staging)
 }
 
-/// Every file into `staging`: the ownership manifest first (it marks the folder as ours
-/// should the run be killed), then the rest in parallel, each synced on its own (the disk
-/// overlaps the flushes; a file-system-wide sync would wait for everyone's data).
-fn stage(
-    staging: &Path,
-    files: &BTreeMap<String, Vec<u8>>,
-) -> Result<(), (String, std::io::Error)> {
-    let write = |path: &String, bytes: &Vec<u8>| {
-        let target = staging.join(path);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&target)
-            .and_then(|mut file| {
-                file.write_all(bytes)?;
-                file.sync_all()
-            })
-            .map_err(|e| (format!("writing {}", shown(path)), e))
+/// Every file of `tree` into `staging`: first a listing of every path (it marks the folder
+/// as ours should the run be killed; digests are not known yet), then each file as it is
+/// produced, synced on its own (the disk overlaps the flushes; a file-system-wide sync would
+/// wait for everyone's data), and last the real ownership manifest renamed over the listing.
+fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<(), BuildError> {
+    let paths = tree.paths();
+    let sink = Staging {
+        destination,
+        staging,
+        expected: paths.iter().copied().collect(),
+        written: AtomicUsize::new(0),
     };
-    if let Some((path, bytes)) = files.get_key_value(OWNERSHIP_FILE) {
-        write(path, bytes)?;
+    if sink.expected.contains(OWNERSHIP_FILE) {
+        let listed = paths.iter().map(|path| (*path, ""));
+        let listing = ownership_manifest(listed);
+        let target = staging.join(OWNERSHIP_FILE);
+        write_new(&target, &mut |out| out.write_all(&listing))
+            .map_err(sink.failed(OWNERSHIP_FILE))?;
     }
-    let mut dirs = std::collections::BTreeSet::from([staging.to_path_buf()]);
-    for path in files.keys() {
+    let mut dirs = BTreeSet::from([staging.to_path_buf()]);
+    for path in &paths {
         if let Some(dir) = staging.join(path).parent() {
             if dirs.insert(dir.to_path_buf()) {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| (format!("creating {}", shown(path)), e))?;
+                std::fs::create_dir_all(dir).map_err(|source| BuildError::Unchanged {
+                    out: destination.shown.clone(),
+                    what: format!("creating {}", shown(path)),
+                    source,
+                })?;
             }
         }
     }
-    files
-        .par_iter()
-        .filter(|(path, _)| *path != OWNERSHIP_FILE)
-        .try_for_each(|(path, bytes)| write(path, bytes))?;
+    tree.produce(&sink)?;
+    sink.all_written()?;
     for dir in dirs.iter().rev() {
-        sync_dir(dir).map_err(|e| (format!("flushing {}", dir.display()), e))?;
+        sync_dir(dir).map_err(|source| BuildError::Unchanged {
+            out: destination.shown.clone(),
+            what: format!("flushing {}", dir.display()),
+            source,
+        })?;
     }
     Ok(())
+}
+
+/// A new file at `target` holding what `content` writes, synced; returns its digest.
+fn write_new(
+    target: &Path,
+    content: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<String> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(target)?;
+    let (file, digest) = hashed(file, content)?;
+    file.sync_all()?;
+    Ok(digest)
+}
+
+/// The staging folder as a [`FileSink`]: only the planned paths, each written once.
+struct Staging<'a> {
+    destination: &'a Destination,
+    staging: &'a Path,
+    expected: BTreeSet<&'a str>,
+    written: AtomicUsize,
+}
+
+impl Staging<'_> {
+    fn failed(&self, path: &str) -> impl FnOnce(std::io::Error) -> BuildError + '_ {
+        let what = format!("writing {}", shown(path));
+        move |source| BuildError::Unchanged {
+            out: self.destination.shown.clone(),
+            what,
+            source,
+        }
+    }
+
+    /// Every planned file arrived (a file produced twice fails on `create_new`).
+    fn all_written(&self) -> Result<(), BuildError> {
+        let written = self.written.load(Ordering::SeqCst);
+        if written == self.expected.len() {
+            return Ok(());
+        }
+        Err(BuildError::Unchanged {
+            out: self.destination.shown.clone(),
+            what: format!("staging {}", self.staging.display()),
+            source: std::io::Error::other(format!(
+                "{written} of {} planned files were produced",
+                self.expected.len()
+            )),
+        })
+    }
+}
+
+impl FileSink for Staging<'_> {
+    fn file(
+        &self,
+        path: &str,
+        content: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<String, BuildError> {
+        if !self.expected.contains(path) {
+            return Err(self.failed(path)(std::io::Error::other(
+                "not a planned file",
+            )));
+        }
+        let target = self.staging.join(path);
+        let digest = if path == OWNERSHIP_FILE {
+            // Renamed over the listing, so a kill leaves one or the other, whole.
+            let mut write = || {
+                let file = AtomicFile::create(&target)?;
+                let (file, digest) = hashed(file, content)?;
+                file.commit().map(|()| digest)
+            };
+            write()
+        } else {
+            write_new(&target, content)
+        }
+        .map_err(self.failed(path))?;
+        self.written.fetch_add(1, Ordering::SeqCst);
+        Ok(digest)
+    }
 }
 
 /// Put the complete `staging` tree in place of the destination and remove the old tree.
@@ -511,28 +681,8 @@ fn replace(destination: &Destination, staging: &Path) -> Result<(), BuildError> 
 /// hidden name, which the next build cleans up; a failed second rename is undone).
 fn swap(new: &Path, out: &Path) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
-    {
-        use std::ffi::CString;
-        use std::os::unix::ffi::OsStrExt;
-        let a = CString::new(new.as_os_str().as_bytes())?;
-        let b = CString::new(out.as_os_str().as_bytes())?;
-        // SAFETY: both pointers are valid NUL-terminated strings for the duration of the call.
-        let result = unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                a.as_ptr(),
-                libc::AT_FDCWD,
-                b.as_ptr(),
-                libc::RENAME_EXCHANGE,
-            )
-        };
-        if result == 0 {
-            return Ok(());
-        }
-        let error = std::io::Error::last_os_error();
-        if !matches!(error.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
-            return Err(error);
-        }
+    if atomic::renameat2(new, out, libc::RENAME_EXCHANGE)? {
+        return Ok(());
     }
     let old = sibling(out, "old");
     std::fs::rename(out, &old)?;
@@ -548,8 +698,11 @@ fn swap(new: &Path, out: &Path) -> std::io::Result<()> {
 /// A difference between a fresh build and an existing folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Difference {
+    /// A file of the build is not in the folder.
     Missing(String),
+    /// A path of the folder is not in the build.
     Extra(String),
+    /// The folder's file differs, or is not a regular file.
     Changed(String),
 }
 
@@ -590,36 +743,115 @@ fn list_paths(
     Ok(())
 }
 
-/// Compare a fresh build with the folder `out` (sorted by path). Links and special files
-/// are differences, never read.
-pub fn compare(
-    out: &Path,
-    files: &BTreeMap<String, Vec<u8>>,
-) -> Result<Vec<Difference>, BuildError> {
+/// Compare a fresh build with the folder `out` (sorted by path), file by file as they are
+/// produced. Links and special files are differences, never read.
+pub fn compare(out: &Path, tree: &impl Tree) -> Result<Vec<Difference>, BuildError> {
     let mut existing = BTreeMap::new();
     if std::fs::symlink_metadata(out).is_ok_and(|m| m.is_dir()) {
         list_paths(out, "", &mut existing)?;
     }
-    let mut differences = Vec::new();
-    for (path, bytes) in files {
-        match existing.get(path) {
-            None => differences.push(Difference::Missing(path.clone())),
-            Some((disk, Kind::File)) => {
-                let read = read_capped(disk, bytes.len() as u64).map_err(io(disk))?;
-                if read.as_ref() != Some(bytes) {
-                    differences.push(Difference::Changed(path.clone()));
-                }
-            }
-            Some(_) => differences.push(Difference::Changed(path.clone())),
-        }
-    }
+    let comparison = Comparison {
+        existing: &existing,
+        differences: Mutex::new(Vec::new()),
+    };
+    tree.produce(&comparison)?;
+    let mut differences = comparison
+        .differences
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let planned: BTreeSet<&str> = tree.paths().into_iter().collect();
     for path in existing.keys() {
-        if !files.contains_key(path) {
+        if !planned.contains(path.as_str()) {
             differences.push(Difference::Extra(path.clone()));
         }
     }
     differences.sort_by(|a, b| a.path().cmp(b.path()));
     Ok(differences)
+}
+
+/// The existing output as a [`FileSink`]: notes each produced file that is missing there
+/// or differs.
+struct Comparison<'a> {
+    existing: &'a BTreeMap<String, (PathBuf, Kind)>,
+    differences: Mutex<Vec<Difference>>,
+}
+
+impl FileSink for Comparison<'_> {
+    fn file(
+        &self,
+        path: &str,
+        content: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<String, BuildError> {
+        let (digest, difference) = match self.existing.get(path) {
+            Some((disk, Kind::File)) => {
+                let mut read = |disk| {
+                    let file = std::io::BufReader::new(fs::open_path(disk)?);
+                    let (same, digest) = hashed(SameBytes::new(file), content)?;
+                    Ok::<_, std::io::Error>((digest, same.at_end()?))
+                };
+                let (digest, same) = read(disk).map_err(io(disk))?;
+                (
+                    digest,
+                    (!same).then(|| Difference::Changed(path.to_string())),
+                )
+            }
+            other => {
+                let (_, digest) = hashed(std::io::sink(), content).map_err(io(Path::new(path)))?;
+                let difference = match other {
+                    None => Difference::Missing(path.to_string()),
+                    Some(_) => Difference::Changed(path.to_string()),
+                };
+                (digest, Some(difference))
+            }
+        };
+        if let Some(difference) = difference {
+            self.differences
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(difference);
+        }
+        Ok(digest)
+    }
+}
+
+/// A writer that checks the bytes written equal those read from `disk`.
+struct SameBytes<R> {
+    disk: R,
+    same: bool,
+    scratch: Vec<u8>,
+}
+
+impl<R: Read> SameBytes<R> {
+    fn new(disk: R) -> Self {
+        SameBytes {
+            disk,
+            same: true,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Whether everything matched and the file holds nothing more.
+    fn at_end(mut self) -> std::io::Result<bool> {
+        Ok(self.same && self.disk.read(&mut [0])? == 0)
+    }
+}
+
+impl<R: Read> Write for SameBytes<R> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.same {
+            self.scratch.resize(buf.len(), 0);
+            match self.disk.read_exact(&mut self.scratch) {
+                Ok(()) => self.same = self.scratch == buf,
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => self.same = false,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -637,7 +869,12 @@ mod tests {
     fn the_manifest_lists_every_other_path_with_its_digest_sorted() {
         let mut set = files(&["b.json", "a/x.svg", "SHA256SUMS"]);
         set.insert(OWNERSHIP_FILE.into(), b"stale".to_vec());
-        let text = String::from_utf8(ownership_manifest(&set)).unwrap();
+        let digests: BTreeMap<String, String> = set
+            .iter()
+            .map(|(path, bytes)| (path.clone(), digest_hex(bytes)))
+            .collect();
+        let listed = digests.iter().map(|(p, d)| (p.as_str(), d.as_str()));
+        let text = String::from_utf8(ownership_manifest(listed)).unwrap();
         let doc: Value = serde_json::from_str(&text).unwrap();
         let keys: Vec<&String> = doc["files"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["SHA256SUMS", "a/x.svg", "b.json"]);

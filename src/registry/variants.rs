@@ -12,6 +12,7 @@ use crate::rules::{normalized_json, EntryReport, PreviewVersion, Version};
 /// Which version of each entry an output serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Channel {
+    /// The top-level version and distribution.
     #[default]
     Stable,
     /// The preview block when it is strictly newer than the stable version.
@@ -21,6 +22,7 @@ pub enum Channel {
 /// A change applied to one agent in one output.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Patch {
+    /// The agent it applies to.
     pub id: String,
     /// Arguments appended per distribution kind (`binary` applies to every platform).
     pub append_args: BTreeMap<String, Vec<String>>,
@@ -31,11 +33,15 @@ pub struct Patch {
 /// One registry file `build` writes.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Output {
+    /// The file name, e.g. `registry.json`.
     pub file: String,
     /// When set, only these ids are published in this output.
     pub include: Option<BTreeSet<String>>,
+    /// Ids never published in this output.
     pub exclude: BTreeSet<String>,
+    /// Which version of each entry it serves.
     pub channel: Channel,
+    /// Changes to single agents.
     pub patches: Vec<Patch>,
     /// Add `icon_data_uri` (the icon as a `data:` URI) next to `icon`, so a client lists
     /// every agent with one request.
@@ -43,6 +49,7 @@ pub struct Output {
 }
 
 impl Output {
+    /// The outputs without configuration: `registry.json`, stable, every agent.
     pub fn default_outputs() -> Vec<Output> {
         vec![Output {
             file: "registry.json".into(),
@@ -50,6 +57,7 @@ impl Output {
         }]
     }
 
+    /// Whether this output lists the agent `id`.
     pub fn publishes(&self, id: &str) -> bool {
         self.include.as_ref().is_none_or(|ids| ids.contains(id)) && !self.exclude.contains(id)
     }

@@ -12,41 +12,47 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use crate::diagnostics::escape::{self, Quotes};
 use crate::manifest::svg::{self, AttrKind};
 use crate::manifest::MAX_ICON_BYTES;
 
 /// Class of the box painted with the generic icon when an agent has none (or a broken one).
-pub const FALLBACK_CLASS: &str = "i-none";
+pub(crate) const FALLBACK_CLASS: &str = "i-none";
 
 /// First lines of `assets/icons.css`.
-pub const CSS_HEADER: &str =
+pub(crate) const CSS_HEADER: &str =
     "/* One mask per agent icon; the box is painted with currentColor (site.css .icon). */\n";
 
 /// Deeper elements are dropped (with their subtree).
 const MAX_DEPTH: usize = 32;
 
 /// The icons of one agent, sanitised: a plain icon, theme variants, or both.
-pub struct IconSet {
-    pub plain: Option<String>,
-    pub light_dark: Option<(String, String)>,
+pub(crate) struct IconSet {
+    pub(crate) plain: Option<String>,
+    pub(crate) light_dark: Option<(String, String)>,
 }
 
 impl IconSet {
     /// `(file name under icons/, svg)` pairs.
-    pub fn files(&self, id: &str) -> Vec<(String, String)> {
+    pub(crate) fn files(&self, id: &str) -> Vec<(String, &str)> {
         let mut out = Vec::new();
         if let Some(svg) = &self.plain {
-            out.push((format!("{id}.svg"), svg.clone()));
+            out.push((format!("{id}.svg"), svg.as_str()));
         }
         if let Some((light, dark)) = &self.light_dark {
-            out.push((format!("{id}-light.svg"), light.clone()));
-            out.push((format!("{id}-dark.svg"), dark.clone()));
+            out.push((format!("{id}-light.svg"), light.as_str()));
+            out.push((format!("{id}-dark.svg"), dark.as_str()));
         }
         out
     }
+
+    /// The file names of [`IconSet::files`].
+    pub(crate) fn names(&self, id: &str) -> Vec<String> {
+        self.files(id).into_iter().map(|(name, _)| name).collect()
+    }
 }
 
-pub fn sanitise_set(icons: &BTreeMap<String, Vec<u8>>) -> Option<IconSet> {
+pub(crate) fn sanitise_set(icons: &BTreeMap<String, Vec<u8>>) -> Option<IconSet> {
     let get = |name: &str| icons.get(name).and_then(|bytes| sanitise(bytes));
     let plain = get("icon.svg");
     let light_dark = match (get("icon-light.svg"), get("icon-dark.svg")) {
@@ -61,7 +67,7 @@ pub fn sanitise_set(icons: &BTreeMap<String, Vec<u8>>) -> Option<IconSet> {
 
 /// The mask rules of one agent. Ids are `^[a-z][a-z0-9-]*$`, so they are valid in class
 /// names and URLs as they are.
-pub fn css_rule(id: &str, set: &IconSet) -> String {
+pub(crate) fn css_rule(id: &str, set: &IconSet) -> String {
     let rule = |file: &str| {
         format!(
             ".i-{id}{{-webkit-mask-image:url(../icons/{file});mask-image:url(../icons/{file})}}\n"
@@ -132,8 +138,7 @@ fn kept_ids<'a>(node: roxmltree::Node<'a, '_>, depth: usize, ids: &mut BTreeSet<
 /// The value to write for an allowed attribute, or None to drop it.
 fn clean_attribute(kind: AttrKind, value: &str, ids: &BTreeSet<&str>) -> Option<String> {
     let kept = |id: &str| ids.contains(id);
-    let lower = value.trim().to_ascii_lowercase();
-    let keyword = matches!(lower.as_str(), "none" | "inherit" | "currentcolor");
+    let keyword = svg::is_paint_keyword(value);
     match kind {
         AttrKind::Paint | AttrKind::Color => Some(match svg::url_fragment(value) {
             _ if keyword => value.trim().to_string(),
@@ -150,18 +155,6 @@ fn clean_attribute(kind: AttrKind, value: &str, ids: &BTreeSet<&str>) -> Option<
         AttrKind::Plain => is_plain_value(value).then(|| value.to_string()),
         AttrKind::FontList => is_font_list(value).then(|| value.to_string()),
         AttrKind::Style | AttrKind::Annotation => None,
-    }
-}
-
-fn escape(out: &mut String, value: &str) {
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
     }
 }
 
@@ -182,7 +175,7 @@ fn write_element(out: &mut String, node: roxmltree::Node, depth: usize, ids: &BT
         if let Some(value) = clean_attribute(kind, attr.value(), ids) {
             // `xlink:href` is written as plain `href` (SVG 2), so no xlink declaration is needed.
             let _ = write!(out, " {}=\"", attr.name());
-            escape(out, &value);
+            let _ = escape::html_into(out, &value, Quotes::Double);
             out.push('"');
         }
     }
@@ -199,7 +192,9 @@ fn write_element(out: &mut String, node: roxmltree::Node, depth: usize, ids: &BT
     out.push('>');
     for child in children {
         match child.text().filter(|_| child.is_text()) {
-            Some(text) => escape(out, text),
+            Some(text) => {
+                let _ = escape::html_into(out, text, Quotes::Double);
+            }
             None => write_element(out, child, depth + 1, ids),
         }
     }

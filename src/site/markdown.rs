@@ -1,4 +1,4 @@
-//! README rendering: CommonMark (pulldown-cmark) to HTML, sanitised (ammonia for raw HTML).
+//! README rendering: `CommonMark` (`pulldown-cmark`) to HTML, sanitised (ammonia for raw HTML).
 //!
 //! Allowed: text formatting, lists, tables, code, quotes and links whose URL is `http(s)` or
 //! relative; every link gets `rel="noopener noreferrer"`. Dropped: scripts and styles with
@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 use pulldown_cmark::{
     html, Alignment, CodeBlockKind, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd,
 };
+
+use crate::diagnostics::escape::{self, Quotes};
 
 /// Tags the README may keep. Headings start at h3: the page owns h1 and h2.
 const TAGS: [&str; 36] = [
@@ -104,29 +106,16 @@ fn allowed_url(url: &str) -> bool {
     }
 }
 
-fn escape_attribute(out: &mut String, value: &str) {
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-}
-
 /// README Markdown to sanitised HTML.
 ///
-/// The Markdown events are rewritten first: headings moved under the page's `<h2>`, images
-/// turned into links, links written by us with `rel` (and without their URL when it is not
-/// http(s) or relative), code-block info strings and table alignments (which would become
-/// `class=`/`style=`) dropped. A README without raw HTML then yields only the tags of
-/// pulldown-cmark's writer, with escaped text, which is already clean; a README with raw
-/// HTML goes through ammonia as well. `tests::fast_path_output_is_already_clean` checks that
-/// ammonia leaves the first kind unchanged.
-pub fn render(markdown: &str) -> String {
+/// The Markdown events are rewritten first ([`Rewrite`]): headings moved under the page's
+/// `<h2>`, images turned into links, links written by us with `rel` (and without their URL
+/// when it is not http(s) or relative), code-block info strings and table alignments (which
+/// would become `class=`/`style=`) dropped. A README without raw HTML then yields only the
+/// tags of pulldown-cmark's writer, with escaped text, which is already clean; a README with
+/// raw HTML goes through ammonia as well. `tests::fast_path_output_is_already_clean` checks
+/// that ammonia leaves the first kind unchanged.
+pub(crate) fn render(markdown: &str) -> String {
     let events: Vec<Event> = Parser::new_ext(
         markdown,
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
@@ -135,76 +124,76 @@ pub fn render(markdown: &str) -> String {
     let has_raw_html = events
         .iter()
         .any(|e| matches!(e, Event::Html(_) | Event::InlineHtml(_)));
+    let mut rewrite = Rewrite::new(&events);
+    let mut out = String::with_capacity(markdown.len() * 3 / 2);
+    html::push_html(
+        &mut out,
+        events.into_iter().filter_map(|event| rewrite.event(event)),
+    );
+    if has_raw_html {
+        sanitizer().clean(&out).to_string()
+    } else {
+        out
+    }
+}
 
-    // Map the README's heading levels, in order of rank, to h3..h6, never skipping a level
-    // after the previous heading (the section's h2 comes first).
-    let mut used: Vec<usize> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Start(Tag::Heading { level, .. }) => Some(level_number(*level)),
-            _ => None,
-        })
-        .collect();
-    used.sort_unstable();
-    used.dedup();
-    let rank: BTreeMap<usize, usize> = used
-        .iter()
-        .enumerate()
-        .map(|(i, level)| (*level, (3 + i).min(6)))
-        .collect();
-    let mut previous = 2;
-    let mut open_headings: Vec<HeadingLevel> = Vec::new();
-    // For each open link or image: whether we wrote an <a>.
-    let mut open_links: Vec<bool> = Vec::new();
+/// The state of the event rewrite: heading levels and the links opened so far.
+struct Rewrite {
+    /// The README's heading levels, in order of rank, mapped to h3..h6.
+    rank: BTreeMap<usize, usize>,
+    /// The level of the previous heading (the section's h2 comes first).
+    previous: usize,
+    open_headings: Vec<HeadingLevel>,
+    /// For each open link or image: whether we wrote an `<a>`.
+    open_links: Vec<bool>,
+}
 
-    let events = events.into_iter().filter_map(|event| {
-        Some(match event {
-            Event::Start(Tag::Heading { level, .. }) => {
-                let mapped = rank[&level_number(level)].min(previous + 1);
-                previous = mapped;
-                let level = level_of(mapped);
-                open_headings.push(level);
-                Event::Start(Tag::Heading {
-                    level,
-                    id: None,
-                    classes: Vec::new(),
-                    attrs: Vec::new(),
-                })
-            }
-            Event::End(TagEnd::Heading(_)) => Event::End(TagEnd::Heading(
-                open_headings.pop().unwrap_or(HeadingLevel::H6),
-            )),
-            Event::Start(Tag::Link {
-                link_type,
-                dest_url,
-                title,
-                ..
+impl Rewrite {
+    fn new(events: &[Event]) -> Self {
+        let mut used: Vec<usize> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Start(Tag::Heading { level, .. }) => Some(level_number(*level)),
+                _ => None,
             })
-            | Event::Start(Tag::Image {
-                link_type,
-                dest_url,
-                title,
-                ..
-            }) => {
-                // E-mail autolinks would need `mailto:`, which is not allowed.
-                let keep = link_type != LinkType::Email && allowed_url(&dest_url);
-                open_links.push(keep);
-                if !keep {
-                    return None;
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        Rewrite {
+            rank: used
+                .iter()
+                .enumerate()
+                .map(|(i, level)| (*level, (3 + i).min(6)))
+                .collect(),
+            previous: 2,
+            open_headings: Vec::new(),
+            open_links: Vec::new(),
+        }
+    }
+
+    /// The event to write instead of `event`, or None to drop it.
+    fn event<'a>(&mut self, event: Event<'a>) -> Option<Event<'a>> {
+        Some(match event {
+            Event::Start(Tag::Heading { level, .. }) => self.heading(level),
+            Event::End(TagEnd::Heading(_)) => Event::End(TagEnd::Heading(
+                self.open_headings.pop().unwrap_or(HeadingLevel::H6),
+            )),
+            Event::Start(
+                Tag::Link {
+                    link_type,
+                    dest_url,
+                    title,
+                    ..
                 }
-                let mut tag = String::from("<a href=\"");
-                escape_attribute(&mut tag, &dest_url);
-                tag.push('"');
-                if !title.is_empty() {
-                    tag.push_str(" title=\"");
-                    escape_attribute(&mut tag, &title);
-                    tag.push('"');
-                }
-                tag.push_str(" rel=\"noopener noreferrer\">");
-                Event::InlineHtml(tag.into())
-            }
-            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
-                if !open_links.pop().unwrap_or(false) {
+                | Tag::Image {
+                    link_type,
+                    dest_url,
+                    title,
+                    ..
+                },
+            ) => self.link(link_type, &dest_url, &title)?,
+            Event::End(TagEnd::Link | TagEnd::Image) => {
+                if !self.open_links.pop().unwrap_or(false) {
                     return None;
                 }
                 Event::InlineHtml("</a>".into())
@@ -217,13 +206,41 @@ pub fn render(markdown: &str) -> String {
             }
             other => other,
         })
-    });
-    let mut out = String::with_capacity(markdown.len() * 3 / 2);
-    html::push_html(&mut out, events);
-    if has_raw_html {
-        sanitizer().clean(&out).to_string()
-    } else {
-        out
+    }
+
+    /// A heading at its rank, never deeper than one below the previous heading.
+    fn heading<'a>(&mut self, level: HeadingLevel) -> Event<'a> {
+        let mapped = self.rank[&level_number(level)].min(self.previous + 1);
+        self.previous = mapped;
+        let level = level_of(mapped);
+        self.open_headings.push(level);
+        Event::Start(Tag::Heading {
+            level,
+            id: None,
+            classes: Vec::new(),
+            attrs: Vec::new(),
+        })
+    }
+
+    /// Our own `<a>` for a link or an image, or None (the text stays) when its URL is not
+    /// allowed.
+    fn link<'a>(&mut self, link_type: LinkType, url: &str, title: &str) -> Option<Event<'a>> {
+        // E-mail autolinks would need `mailto:`, which is not allowed.
+        let keep = link_type != LinkType::Email && allowed_url(url);
+        self.open_links.push(keep);
+        if !keep {
+            return None;
+        }
+        let mut tag = String::from("<a href=\"");
+        let _ = escape::html_into(&mut tag, url, Quotes::Both);
+        tag.push('"');
+        if !title.is_empty() {
+            tag.push_str(" title=\"");
+            let _ = escape::html_into(&mut tag, title, Quotes::Both);
+            tag.push('"');
+        }
+        tag.push_str(" rel=\"noopener noreferrer\">");
+        Some(Event::InlineHtml(tag.into()))
     }
 }
 

@@ -1,71 +1,21 @@
 //! View models: what the templates and `agents.json` see of an agent. Every value here is
-//! plain text (escaped by the templates) or a URL that passed [`safe_url`].
+//! plain text (escaped by the templates) or a URL that passed [`safe_url`](super::safe_url).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::labels::{label, AUTH_LABELS, DEPLOY_LABELS, PLATFORM_LABELS};
 use super::markdown;
 use super::snippets::{self, Install};
+use super::urls::safe_url;
 use super::SiteAgent;
 use crate::manifest::distribution::Distribution;
 use crate::manifest::{DISTRIBUTION_KINDS, PLATFORMS};
 
-/// Platform keys with the labels people read.
-pub const PLATFORM_LABELS: [(&str, &str); 6] = [
-    ("darwin-aarch64", "macOS arm64"),
-    ("darwin-x86_64", "macOS x86-64"),
-    ("linux-aarch64", "Linux arm64"),
-    ("linux-x86_64", "Linux x86-64"),
-    ("windows-aarch64", "Windows arm64"),
-    ("windows-x86_64", "Windows x86-64"),
-];
-
-/// Auth types with labels; `none` stands for "nothing declared".
-pub const AUTH_LABELS: [(&str, &str); 4] = [
-    ("agent", "Agent sign-in"),
-    ("terminal", "Terminal sign-in"),
-    ("env_var", "API key variable"),
-    ("none", "Not declared"),
-];
-
-/// Distribution kinds with labels.
-pub const DEPLOY_LABELS: [(&str, &str); 3] = [
-    ("binary", "Binary download"),
-    ("npx", "npx (Node.js)"),
-    ("uvx", "uvx (Python)"),
-];
-
-/// An absolute `http`/`https` URL with a host and no credentials, re-serialised (which
-/// percent-encodes quotes, spaces and angle brackets); anything else is dropped.
-pub fn safe_url(raw: &str) -> Option<String> {
-    let url = url::Url::parse(raw.trim()).ok()?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return None;
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return None;
-    }
-    Some(url.into())
-}
-
-/// A relative path such as `../registry.json` (no scheme, no `//` host, no backslash).
-pub fn is_relative_path(raw: &str) -> bool {
-    !raw.is_empty()
-        && !raw.starts_with("//")
-        && !raw.contains(['\\', '"', '\'', '<', '>', ' ', '\n', '\r', '\t'])
-        && raw
-            .split('/')
-            .next()
-            .is_some_and(|first| !first.contains(':'))
-}
-
 /// Text of a JSON value: strings as they are, anything else as compact JSON.
-pub fn text(value: &Value) -> String {
+pub(crate) fn text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -84,49 +34,42 @@ fn string_list(map: &Map<String, Value>, key: &str) -> Vec<String> {
     }
 }
 
-pub fn sort_key(agent: &SiteAgent) -> String {
+pub(crate) fn sort_key(agent: &SiteAgent) -> String {
     string_field(&agent.agent, "name")
         .unwrap_or_else(|| agent.id.clone())
         .to_lowercase()
 }
 
-fn label<'a>(table: &[(&'a str, &'a str)], key: &'a str) -> &'a str {
-    table
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map_or(key, |(_, l)| l)
-}
-
 /// One card of the index; also one record of `agents.json`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Card {
-    pub id: String,
-    pub name: String,
-    pub version: String,
-    pub description: String,
+pub(crate) struct Card {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) description: String,
     /// Path of the agent page from the site root.
-    pub href: String,
+    pub(crate) href: String,
     /// CSS class that paints the icon (see `icons.css`).
-    pub icon: String,
+    pub(crate) icon: String,
     /// Distribution kinds, in `DISTRIBUTION_KINDS` order.
-    pub deploy: Vec<String>,
-    pub deploy_text: String,
+    pub(crate) deploy: Vec<String>,
+    pub(crate) deploy_text: String,
     /// Binary platform keys (known ones in `PLATFORMS` order, then unknown ones sorted).
-    pub platforms: Vec<String>,
-    pub platforms_text: String,
+    pub(crate) platforms: Vec<String>,
+    pub(crate) platforms_text: String,
     /// Auth types, distinct, in manifest order; `["none"]` when nothing is declared.
-    pub auth: Vec<String>,
-    pub auth_text: String,
-    pub tags: Vec<String>,
-    pub license: Option<String>,
-    pub capabilities: Vec<String>,
-    pub protocol: Option<String>,
-    pub quarantined: bool,
-    pub preview: Option<String>,
+    pub(crate) auth: Vec<String>,
+    pub(crate) auth_text: String,
+    pub(crate) tags: Vec<String>,
+    pub(crate) license: Option<String>,
+    pub(crate) capabilities: Vec<String>,
+    pub(crate) protocol: Option<String>,
+    pub(crate) quarantined: bool,
+    pub(crate) preview: Option<String>,
     /// `["verified"]` when `matrix` verified the agent (the filter's value), else empty and
     /// left out of `agents.json`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub verified: Vec<String>,
+    pub(crate) verified: Vec<String>,
 }
 
 static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
@@ -141,7 +84,7 @@ fn distribution_facts(
     let deploy: Vec<String> = DISTRIBUTION_KINDS
         .iter()
         .filter(|k| distribution.contains_key(**k))
-        .map(|k| k.to_string())
+        .map(ToString::to_string)
         .collect();
     let mut platforms: Vec<String> = Vec::new();
     if let Some(Value::Object(binary)) = distribution.get("binary") {
@@ -149,7 +92,7 @@ fn distribution_facts(
             PLATFORMS
                 .iter()
                 .filter(|p| binary.contains_key(**p))
-                .map(|p| p.to_string()),
+                .map(ToString::to_string),
         );
         let mut unknown: Vec<String> = binary
             .keys()
@@ -162,7 +105,7 @@ fn distribution_facts(
     (deploy, platforms, distribution)
 }
 
-pub fn card(agent: &SiteAgent, icon_class: &str) -> Card {
+pub(crate) fn card(agent: &SiteAgent, icon_class: &str) -> Card {
     let a = &agent.agent;
     let (deploy, platforms, _) = distribution_facts(a);
     let mut auth: Vec<String> = Vec::new();
@@ -191,7 +134,7 @@ pub fn card(agent: &SiteAgent, icon_class: &str) -> Card {
     );
     let deploy_text = deploy
         .iter()
-        .map(|d| d.as_str())
+        .map(String::as_str)
         .collect::<Vec<_>>()
         .join(", ");
     let auth_text = auth
@@ -240,29 +183,29 @@ pub fn card(agent: &SiteAgent, icon_class: &str) -> Card {
 
 /// One value of a filter, with the number of agents that have it.
 #[derive(Debug, Clone, Serialize)]
-pub struct FacetValue {
-    pub value: String,
-    pub label: String,
-    pub count: usize,
+pub(crate) struct FacetValue {
+    pub(crate) value: String,
+    pub(crate) label: String,
+    pub(crate) count: usize,
 }
 
 /// The filter form's choices. Long lists (tags, capabilities, licenses) show the most
 /// common values; the script adds any other value that arrives through the URL.
 #[derive(Debug, Clone, Serialize)]
-pub struct Facets {
-    pub deploy: Vec<FacetValue>,
-    pub platform: Vec<FacetValue>,
-    pub auth: Vec<FacetValue>,
-    pub protocol: Vec<FacetValue>,
-    pub license: Vec<FacetValue>,
-    pub cap: Vec<FacetValue>,
-    pub tag: Vec<FacetValue>,
+pub(crate) struct Facets {
+    pub(crate) deploy: Vec<FacetValue>,
+    pub(crate) platform: Vec<FacetValue>,
+    pub(crate) auth: Vec<FacetValue>,
+    pub(crate) protocol: Vec<FacetValue>,
+    pub(crate) license: Vec<FacetValue>,
+    pub(crate) cap: Vec<FacetValue>,
+    pub(crate) tag: Vec<FacetValue>,
     /// Offered only when some agent was verified by `matrix`.
-    pub verified: Vec<FacetValue>,
+    pub(crate) verified: Vec<FacetValue>,
 }
 
 /// Most values a facet lists in the form.
-pub const FACET_LIMIT: usize = 40;
+pub(crate) const FACET_LIMIT: usize = 40;
 
 fn facet<'a>(
     values: impl Iterator<Item = &'a String>,
@@ -297,7 +240,7 @@ fn facet<'a>(
     out
 }
 
-pub fn facets(cards: &[Card]) -> Facets {
+pub(crate) fn facets(cards: &[Card]) -> Facets {
     // Every platform is offered: npx/uvx agents run on all of them.
     let platform = PLATFORM_LABELS
         .iter()
@@ -335,18 +278,18 @@ pub fn facets(cards: &[Card]) -> Facets {
 
 /// Links of the static pager; `gap` stands for skipped page numbers.
 #[derive(Debug, Clone, Serialize)]
-pub struct PagerLink {
-    pub number: usize,
-    pub href: String,
-    pub current: bool,
-    pub gap: bool,
+pub(crate) struct PagerLink {
+    pub(crate) number: usize,
+    pub(crate) href: String,
+    pub(crate) current: bool,
+    pub(crate) gap: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Pager {
-    pub prev: Option<String>,
-    pub next: Option<String>,
-    pub links: Vec<PagerLink>,
+pub(crate) struct Pager {
+    pub(crate) prev: Option<String>,
+    pub(crate) next: Option<String>,
+    pub(crate) links: Vec<PagerLink>,
 }
 
 fn page_href(page: usize, root: &str) -> String {
@@ -359,7 +302,7 @@ fn page_href(page: usize, root: &str) -> String {
 
 /// Previous/next and a window of page numbers: the first, the last, and two on each side of
 /// the current one.
-pub fn pager(page: usize, pages: usize, root: &str) -> Option<Pager> {
+pub(crate) fn pager(page: usize, pages: usize, root: &str) -> Option<Pager> {
     if pages <= 1 {
         return None;
     }
@@ -394,7 +337,7 @@ pub fn pager(page: usize, pages: usize, root: &str) -> Option<Pager> {
 }
 
 /// `agents.json`: what the script filters and pages through.
-pub fn index_json(cards: &[Card], page_size: usize) -> Result<Vec<u8>, serde_json::Error> {
+pub(crate) fn index_json(cards: &[Card], page_size: usize) -> Result<Vec<u8>, serde_json::Error> {
     #[derive(Serialize)]
     struct Labels {
         deploy: BTreeMap<&'static str, &'static str>,
@@ -425,68 +368,68 @@ pub fn index_json(cards: &[Card], page_size: usize) -> Result<Vec<u8>, serde_jso
 
 /// A link with its text; `url` is always a safe absolute http(s) URL.
 #[derive(Debug, Clone, Serialize)]
-pub struct Link {
-    pub text: String,
-    pub url: String,
+pub(crate) struct Link {
+    pub(crate) text: String,
+    pub(crate) url: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct AuthView {
-    pub kind: String,
-    pub kind_label: String,
-    pub id: Option<String>,
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub vars: Vec<String>,
-    pub command: Option<String>,
-    pub env: Vec<(String, String)>,
+pub(crate) struct AuthView {
+    pub(crate) kind: String,
+    pub(crate) kind_label: String,
+    pub(crate) id: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) vars: Vec<String>,
+    pub(crate) command: Option<String>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Download {
-    pub platform: String,
-    pub platform_label: String,
-    pub archive: Option<Link>,
+pub(crate) struct Download {
+    pub(crate) platform: String,
+    pub(crate) platform_label: String,
+    pub(crate) archive: Option<Link>,
     pub sha256: Option<String>,
-    pub command: String,
+    pub(crate) command: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Channel {
+pub(crate) struct Channel {
     /// `stable` or `preview` (used in element ids).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// `Stable` or `Preview`.
-    pub label: &'static str,
+    pub(crate) label: &'static str,
     /// Id of the install section.
-    pub section_id: &'static str,
+    pub(crate) section_id: &'static str,
     /// Heading of the install section.
-    pub title: String,
-    pub version: String,
-    pub install: Install,
-    pub downloads: Vec<Download>,
+    pub(crate) title: String,
+    pub(crate) version: String,
+    pub(crate) install: Install,
+    pub(crate) downloads: Vec<Download>,
 }
 
 /// Everything the agent page shows.
 #[derive(Debug, Clone, Serialize)]
-pub struct Page {
-    pub card: Card,
-    pub quarantine: Option<String>,
-    pub authors: Vec<String>,
-    pub repository: Option<Link>,
-    pub website: Option<Link>,
-    pub homepage: Option<Link>,
-    pub license: Option<String>,
-    pub license_link: Option<Link>,
-    pub auth: Vec<AuthView>,
+pub(crate) struct Page {
+    pub(crate) card: Card,
+    pub(crate) quarantine: Option<String>,
+    pub(crate) authors: Vec<String>,
+    pub(crate) repository: Option<Link>,
+    pub(crate) website: Option<Link>,
+    pub(crate) homepage: Option<Link>,
+    pub(crate) license: Option<String>,
+    pub(crate) license_link: Option<Link>,
+    pub(crate) auth: Vec<AuthView>,
     /// Stable, then preview when there is one.
-    pub channels: Vec<Channel>,
-    pub has_downloads: bool,
+    pub(crate) channels: Vec<Channel>,
+    pub(crate) has_downloads: bool,
     /// Other fields of the manifest, as compact JSON text.
-    pub other: Vec<(String, String)>,
+    pub(crate) other: Vec<(String, String)>,
     /// Sanitised README HTML (the only value rendered unescaped).
-    pub readme: Option<String>,
+    pub(crate) readme: Option<String>,
     /// What `matrix` found, when the build was given one.
-    pub verification: Option<super::Verification>,
+    pub(crate) verification: Option<super::Verification>,
 }
 
 fn link(map: &Map<String, Value>, key: &str) -> Option<Link> {
@@ -569,7 +512,7 @@ const SHOWN: [&str; 19] = [
     "preview",
 ];
 
-pub fn page(agent: &SiteAgent, card: &Card) -> Page {
+pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
     let a = &agent.agent;
     let mut auth = Vec::new();
     if let Some(Value::Array(methods)) = a.get("auth") {

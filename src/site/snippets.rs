@@ -1,43 +1,44 @@
 //! Copy-ready install snippets, generated from the manifest's `distribution`: Zed
-//! (`agent_servers` in settings.json), JetBrains (`acp.json`) and a plain command line.
+//! (`agent_servers` in `settings.json`), `JetBrains` (`acp.json`) and a plain command line.
 //!
-//! JSON is built with serde_json from structs (never by concatenating strings), shell words
+//! JSON is built with `serde_json` from structs (never by concatenating strings), shell words
 //! are quoted for POSIX `sh` or PowerShell; the templates HTML-escape the result.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::model::PLATFORM_LABELS;
-use crate::manifest::distribution::{ArchiveFormat, BinaryTarget, Distribution, Kind};
+use super::labels::{label, PLATFORM_LABELS};
+use super::urls::safe_url;
+use crate::manifest::distribution::{ArchiveFormat, BinaryTarget, Distribution, Kind, Package};
 
 /// Install instructions of one channel.
 #[derive(Debug, Clone, Serialize)]
-pub struct Install {
+pub(crate) struct Install {
     /// The distribution the snippets use: `npx`, then `uvx`, then `binary`; None when the
     /// manifest has none.
-    pub kind: Option<&'static str>,
+    pub(crate) kind: Option<&'static str>,
     /// One sentence on what the snippets need.
-    pub intro: String,
-    /// Zed, JetBrains and command line, in that order.
-    pub targets: Vec<Target>,
+    pub(crate) intro: String,
+    /// Zed, `JetBrains` and command line, in that order.
+    pub(crate) targets: Vec<Target>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Target {
+pub(crate) struct Target {
     /// `zed`, `jetbrains` or `cli` (used in element ids).
-    pub key: &'static str,
-    pub title: &'static str,
+    pub(crate) key: &'static str,
+    pub(crate) title: &'static str,
     /// Where the snippet goes.
-    pub hint: String,
-    pub variants: Vec<Variant>,
+    pub(crate) hint: String,
+    pub(crate) variants: Vec<Variant>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Variant {
+pub(crate) struct Variant {
     /// Which platforms the variant is for, when it is not for all.
-    pub label: Option<String>,
-    pub code: String,
+    pub(crate) label: Option<String>,
+    pub(crate) code: String,
 }
 
 /// One server entry of `agent_servers`. Field order is the output order.
@@ -64,7 +65,7 @@ fn json_snippet(name: &str, server: Server) -> String {
 
 /// Quote one word for POSIX `sh`: bare when it only has safe characters, else in single
 /// quotes.
-pub fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     let safe = !word.is_empty()
         && word.chars().all(|c| {
             c.is_ascii_alphanumeric()
@@ -90,7 +91,7 @@ fn ps_quote(word: &str) -> String {
     }
 }
 
-pub fn shell_join(words: &[String]) -> String {
+pub(crate) fn shell_join(words: &[String]) -> String {
     words
         .iter()
         .map(|w| shell_quote(w))
@@ -149,7 +150,7 @@ fn ps_command(env: &BTreeMap<String, String>, cmd: &str, args: &[String]) -> Str
 
 /// The command of a binary target, run from the unpacked folder (Downloads table): POSIX
 /// `sh` for macOS and Linux, PowerShell for Windows.
-pub fn binary_command_line(platform: &str, target: &BinaryTarget) -> String {
+pub(crate) fn binary_command_line(platform: &str, target: &BinaryTarget) -> String {
     let cmd = target.cmd.clone().unwrap_or_default();
     let args = target.args.clone();
     let env = &target.env;
@@ -163,13 +164,6 @@ pub fn binary_command_line(platform: &str, target: &BinaryTarget) -> String {
 
 fn is_windows(platform: &str) -> bool {
     platform.starts_with("windows")
-}
-
-fn platform_label(key: &str) -> String {
-    PLATFORM_LABELS
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map_or(key.to_string(), |(_, l)| l.to_string())
 }
 
 /// Folder name for unpacking: the agent name reduced to safe characters.
@@ -211,86 +205,107 @@ fn is_sha256(s: &str) -> bool {
     s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit())
 }
 
+/// What the steps of one platform download: the URL, its file name, the expected sha256.
+struct Fetch<'a> {
+    url: &'a str,
+    file: &'a str,
+    sha: Option<String>,
+}
+
 /// Download, check, unpack and run, for one platform.
 fn binary_steps(folder: &str, platform: &str, target: &BinaryTarget) -> String {
-    let cmd = target.cmd.clone().unwrap_or_default();
-    let args = target.args.clone();
-    let env = &target.env;
-    let archive = target.archive.as_deref().and_then(super::safe_url);
-    let sha = target
-        .sha256
-        .clone()
-        .filter(|s| is_sha256(s))
-        .map(|s| s.to_ascii_lowercase());
-    let mut lines = Vec::new();
-    let Some(url) = archive else {
-        lines.push("# No https download for this platform.".to_string());
-        return lines.join("\n");
+    let Some(url) = target.archive.as_deref().and_then(safe_url) else {
+        return "# No https download for this platform.".to_string();
     };
     let file = archive_file(&url);
-    let format = ArchiveFormat::of_file_name(&file);
-    if is_windows(platform) {
-        lines.push(format!(
+    let fetch = Fetch {
+        url: &url,
+        file: &file,
+        sha: target
+            .sha256
+            .clone()
+            .filter(|s| is_sha256(s))
+            .map(|s| s.to_ascii_lowercase()),
+    };
+    let cmd = target.cmd.clone().unwrap_or_default();
+    let lines = if is_windows(platform) {
+        powershell_steps(folder, &fetch, &cmd, target)
+    } else {
+        posix_steps(folder, platform, &fetch, &cmd, target)
+    };
+    lines.join("\n")
+}
+
+/// [`binary_steps`] in PowerShell.
+fn powershell_steps(folder: &str, fetch: &Fetch, cmd: &str, target: &BinaryTarget) -> Vec<String> {
+    let file = ps_quote(fetch.file);
+    let mut lines = vec![
+        format!(
             "New-Item -ItemType Directory -Force {} | Out-Null; Set-Location {}",
             ps_quote(folder),
             ps_quote(folder)
-        ));
+        ),
+        format!(
+            "Invoke-WebRequest -Uri {} -OutFile {file}",
+            ps_quote(fetch.url)
+        ),
+    ];
+    if let Some(sha) = &fetch.sha {
         lines.push(format!(
-            "Invoke-WebRequest -Uri {} -OutFile {}",
-            ps_quote(&url),
-            ps_quote(&file)
+            "if ((Get-FileHash {file} -Algorithm SHA256).Hash -ne '{}') {{ throw 'checksum mismatch' }}",
+            sha.to_ascii_uppercase()
         ));
-        if let Some(sha) = &sha {
-            lines.push(format!(
-                "if ((Get-FileHash {} -Algorithm SHA256).Hash -ne '{}') {{ throw 'checksum mismatch' }}",
-                ps_quote(&file),
-                sha.to_ascii_uppercase()
-            ));
+    }
+    match ArchiveFormat::of_file_name(fetch.file) {
+        ArchiveFormat::Zip => lines.push(format!("Expand-Archive -Force {file} .")),
+        ArchiveFormat::TarGz | ArchiveFormat::TarBz2 | ArchiveFormat::TarXz => {
+            lines.push(format!("tar -xf {file}"));
         }
-        match format {
-            ArchiveFormat::Zip => {
-                lines.push(format!("Expand-Archive -Force {} .", ps_quote(&file)));
-            }
-            ArchiveFormat::TarGz | ArchiveFormat::TarBz2 | ArchiveFormat::TarXz => {
-                lines.push(format!("tar -xf {}", ps_quote(&file)));
-            }
-            ArchiveFormat::Raw => {}
-        }
-        lines.push(ps_command(env, &cmd, &args));
-    } else {
-        lines.push(format!(
+        ArchiveFormat::Raw => {}
+    }
+    lines.push(ps_command(&target.env, cmd, &target.args));
+    lines
+}
+
+/// [`binary_steps`] in POSIX `sh`.
+fn posix_steps(
+    folder: &str,
+    platform: &str,
+    fetch: &Fetch,
+    cmd: &str,
+    target: &BinaryTarget,
+) -> Vec<String> {
+    let file = shell_quote(fetch.file);
+    let mut lines = vec![
+        format!(
             "mkdir -p {} && cd {}",
             shell_quote(folder),
             shell_quote(folder)
-        ));
+        ),
+        format!("curl -fL -o {file} {}", shell_quote(fetch.url)),
+    ];
+    if let Some(sha) = &fetch.sha {
+        let tool = if platform.starts_with("darwin") {
+            "shasum -a 256 -c"
+        } else {
+            "sha256sum -c"
+        };
         lines.push(format!(
-            "curl -fL -o {} {}",
-            shell_quote(&file),
-            shell_quote(&url)
+            "echo {} | {tool}",
+            shell_quote(&format!("{sha}  {}", fetch.file))
         ));
-        if let Some(sha) = &sha {
-            let tool = if platform.starts_with("darwin") {
-                "shasum -a 256 -c"
-            } else {
-                "sha256sum -c"
-            };
-            lines.push(format!(
-                "echo {} | {tool}",
-                shell_quote(&format!("{sha}  {file}"))
-            ));
-        }
-        lines.push(match format {
-            ArchiveFormat::Zip => format!("unzip -o {}", shell_quote(&file)),
-            ArchiveFormat::TarGz | ArchiveFormat::TarBz2 | ArchiveFormat::TarXz => {
-                format!("tar -xf {}", shell_quote(&file))
-            }
-            ArchiveFormat::Raw => format!("chmod +x {}", shell_quote(&file)),
-        });
-        let mut words = vec![format!("./{}", cmd_path(&cmd).replace('\\', "/"))];
-        words.extend(args);
-        lines.push(sh_command(env, &words));
     }
-    lines.join("\n")
+    lines.push(match ArchiveFormat::of_file_name(fetch.file) {
+        ArchiveFormat::Zip => format!("unzip -o {file}"),
+        ArchiveFormat::TarGz | ArchiveFormat::TarBz2 | ArchiveFormat::TarXz => {
+            format!("tar -xf {file}")
+        }
+        ArchiveFormat::Raw => format!("chmod +x {file}"),
+    });
+    let mut words = vec![format!("./{}", cmd_path(cmd).replace('\\', "/"))];
+    words.extend(target.args.iter().cloned());
+    lines.push(sh_command(&target.env, &words));
+    lines
 }
 
 fn zed_server(command: String, args: Vec<String>, env: BTreeMap<String, String>) -> Server {
@@ -339,52 +354,17 @@ fn targets(
     ]
 }
 
-/// Snippets for one channel's `distribution`.
-pub fn install(agent_name: &str, distribution: &Distribution, platforms: &[String]) -> Install {
+/// Snippets for one channel's `distribution`: a package runner when there is one (npx, then
+/// uvx), else the binary downloads.
+pub(crate) fn install(
+    agent_name: &str,
+    distribution: &Distribution,
+    platforms: &[String],
+) -> Install {
     for kind in [Kind::Npx, Kind::Uvx] {
-        let Some(package) = distribution.package(kind) else {
-            continue;
-        };
-        let pkg = package.spec.clone().unwrap_or_default();
-        let extra = package.args.clone();
-        let env = package.env.clone();
-        let kind = kind.as_str();
-        let mut args = Vec::new();
-        if kind == "npx" {
-            args.push("-y".to_string());
+        if let Some(package) = distribution.package(kind) {
+            return package_install(agent_name, kind.as_str(), package);
         }
-        args.push(pkg);
-        args.extend(extra);
-        let mut words = vec![kind.to_string()];
-        words.extend(args.iter().cloned());
-        let one = |code: String| vec![Variant { label: None, code }];
-        let (intro, cli_hint) = if kind == "npx" {
-            (
-                "Runs the pinned npm package with npx; needs Node.js.",
-                "Start it in a terminal:",
-            )
-        } else {
-            (
-                "Runs the pinned Python package with uvx; needs uv.",
-                "Start it in a terminal:",
-            )
-        };
-        return Install {
-            kind: Some(kind),
-            intro: intro.to_string(),
-            targets: targets(
-                one(json_snippet(
-                    agent_name,
-                    zed_server(kind.to_string(), args.clone(), env.clone()),
-                )),
-                one(json_snippet(
-                    agent_name,
-                    jetbrains_server(kind.to_string(), args.clone(), env.clone()),
-                )),
-                one(sh_command(&env, &words)),
-                cli_hint,
-            ),
-        };
     }
     if distribution.binary.is_empty() {
         return Install {
@@ -393,30 +373,96 @@ pub fn install(agent_name: &str, distribution: &Distribution, platforms: &[Strin
             targets: Vec::new(),
         };
     }
+    binary_install(agent_name, distribution, platforms)
+}
+
+/// Snippets that run a pinned package with `npx` or `uvx`.
+fn package_install(agent_name: &str, kind: &'static str, package: &Package) -> Install {
+    let mut args = Vec::new();
+    if kind == "npx" {
+        args.push("-y".to_string());
+    }
+    args.push(package.spec.clone().unwrap_or_default());
+    args.extend(package.args.iter().cloned());
+    let mut words = vec![kind.to_string()];
+    words.extend(args.iter().cloned());
+    let env = &package.env;
+    let one = |code: String| vec![Variant { label: None, code }];
+    let intro = if kind == "npx" {
+        "Runs the pinned npm package with npx; needs Node.js."
+    } else {
+        "Runs the pinned Python package with uvx; needs uv."
+    };
+    Install {
+        kind: Some(kind),
+        intro: intro.to_string(),
+        targets: targets(
+            one(json_snippet(
+                agent_name,
+                zed_server(kind.to_string(), args.clone(), env.clone()),
+            )),
+            one(json_snippet(
+                agent_name,
+                jetbrains_server(kind.to_string(), args, env.clone()),
+            )),
+            one(sh_command(env, &words)),
+            "Start it in a terminal:",
+        ),
+    }
+}
+
+/// How a binary target launches: on Windows or not, `cmd`, `args`, `env`. Platforms that
+/// launch the same way share one editor snippet.
+type Launch = (bool, String, Vec<String>, BTreeMap<String, String>);
+
+/// Snippets for binary downloads: one command-line variant per platform, one editor
+/// snippet per way of launching.
+fn binary_install(agent_name: &str, distribution: &Distribution, platforms: &[String]) -> Install {
     let folder = folder_name(agent_name);
-    // Platforms that launch the same way share one editor snippet.
-    type Key = (bool, String, Vec<String>, BTreeMap<String, String>);
-    let mut groups: Vec<(Key, Vec<String>)> = Vec::new();
+    let mut groups: Vec<(Launch, Vec<String>)> = Vec::new();
     let mut cli = Vec::new();
     for platform in platforms {
         let Some(target) = distribution.target(platform) else {
             continue;
         };
-        let key: Key = (
+        let launch: Launch = (
             is_windows(platform),
             target.cmd.clone().unwrap_or_default(),
             target.args.clone(),
             target.env.clone(),
         );
-        match groups.iter_mut().find(|(k, _)| *k == key) {
+        match groups.iter_mut().find(|(k, _)| *k == launch) {
             Some((_, members)) => members.push(platform.clone()),
-            None => groups.push((key, vec![platform.clone()])),
+            None => groups.push((launch, vec![platform.clone()])),
         }
         cli.push(Variant {
-            label: Some(platform_label(platform)),
+            label: Some(label(&PLATFORM_LABELS, platform).to_string()),
             code: binary_steps(&folder, platform, target),
         });
     }
+    let (zed, jetbrains) = editor_variants(agent_name, &folder, groups);
+    Install {
+        kind: Some("binary"),
+        intro: format!(
+            "Download and unpack the archive for your platform (the command-line steps unpack \
+             it into a folder named {folder}), then point your editor at the command inside it: \
+             replace /path/to/{folder} with that folder."
+        ),
+        targets: targets(
+            zed,
+            jetbrains,
+            cli,
+            "Download, check, unpack and start it in a terminal:",
+        ),
+    }
+}
+
+/// The Zed and `JetBrains` variants of each launch group, labelled with its platforms.
+fn editor_variants(
+    agent_name: &str,
+    folder: &str,
+    groups: Vec<(Launch, Vec<String>)>,
+) -> (Vec<Variant>, Vec<Variant>) {
     let mut zed = Vec::new();
     let mut jetbrains = Vec::new();
     for ((windows, cmd, args, env), members) in groups {
@@ -431,7 +477,7 @@ pub fn install(agent_name: &str, distribution: &Distribution, platforms: &[Strin
         let label = Some(
             members
                 .iter()
-                .map(|p| platform_label(p))
+                .map(|p| label(&PLATFORM_LABELS, p))
                 .collect::<Vec<_>>()
                 .join(", "),
         );
@@ -447,20 +493,7 @@ pub fn install(agent_name: &str, distribution: &Distribution, platforms: &[Strin
             code: json_snippet(agent_name, jetbrains_server(command, args, env)),
         });
     }
-    Install {
-        kind: Some("binary"),
-        intro: format!(
-            "Download and unpack the archive for your platform (the command-line steps unpack \
-             it into a folder named {folder}), then point your editor at the command inside it: \
-             replace /path/to/{folder} with that folder."
-        ),
-        targets: targets(
-            zed,
-            jetbrains,
-            cli,
-            "Download, check, unpack and start it in a terminal:",
-        ),
-    }
+    (zed, jetbrains)
 }
 
 #[cfg(test)]

@@ -1,0 +1,313 @@
+//! The site as a plan and a stream: [`Site::new`] reads every agent once for its card (the
+//! index, the filters and `agents.json` need them all); [`Site::render`] reads each agent
+//! again for its page and hands every file to a sink as soon as it is rendered, so no more
+//! than one page per thread is held at a time.
+
+use std::collections::BTreeSet;
+
+use minijinja::{AutoEscape, Environment, Value};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{icons, model, urls, AgentSource, SiteAgent, SiteError, SiteOptions, CSP, PAGE_SIZE};
+use crate::diagnostics::escape::{self, Quotes};
+use crate::manifest::names::is_valid_id;
+
+const BASE_HTML: &str = include_str!("../../site-templates/base.html");
+const INDEX_HTML: &str = include_str!("../../site-templates/index.html");
+const AGENT_HTML: &str = include_str!("../../site-templates/agent.html");
+const SITE_CSS: &str = include_str!("../../site-templates/site.css");
+const SITE_JS: &str = include_str!("../../site-templates/site.js");
+const FAVICON_SVG: &str = include_str!("../../site-templates/favicon.svg");
+
+/// The files that are the same for every registry, under `assets/` (`icons.css` is not).
+const ASSETS: [(&str, &str); 3] = [
+    ("assets/site.css", SITE_CSS),
+    ("assets/site.js", SITE_JS),
+    ("assets/favicon.svg", FAVICON_SVG),
+];
+
+/// Where rendered files go: a path relative to the site root and its bytes. Called from
+/// several threads at once, in no particular order.
+pub type Sink<'a, E> = dyn Fn(&str, &[u8]) -> Result<(), E> + Sync + 'a;
+
+/// A site ready to render: every agent's card in index order and what the pages share.
+pub struct Site {
+    env: Environment<'static>,
+    context: SiteContext,
+    /// Cards sorted by name (case-insensitive), then id: the order of the index and of
+    /// `agents.json`.
+    cards: Vec<model::Card>,
+    /// For each card: the agent's index in the source and its icon file names.
+    agents: Vec<(usize, Vec<String>)>,
+    icons_css: String,
+}
+
+/// What the first pass learns of one agent.
+struct Row {
+    sort_key: (String, String),
+    index: usize,
+    card: model::Card,
+    icon_files: Vec<String>,
+    icon_css: Option<String>,
+}
+
+impl Site {
+    /// Check the ids (valid by the registry's one predicate, unique), sanitise the icons
+    /// once to learn which are published, and build every card.
+    pub fn new<S: AgentSource + ?Sized>(
+        agents: &S,
+        options: &SiteOptions,
+    ) -> Result<Site, S::Error> {
+        let rows: Vec<Result<Row, S::Error>> = (0..agents.count())
+            .into_par_iter()
+            .map(|index| row(index, &*agents.agent(index)?))
+            .collect();
+        let mut seen = BTreeSet::new();
+        let mut checked = Vec::with_capacity(rows.len());
+        // In source order, so the error reported is the first one, whatever the threads did.
+        for row in rows {
+            let row = row?;
+            if !seen.insert(row.card.id.clone()) {
+                return Err(SiteError::DuplicateId(row.card.id).into());
+            }
+            checked.push(row);
+        }
+        checked.sort_by(|a, b| a.sort_key.cmp(&b.sort_key));
+        let mut icons_css = String::from(icons::CSS_HEADER);
+        let mut cards = Vec::with_capacity(checked.len());
+        let mut order = Vec::with_capacity(checked.len());
+        for row in checked {
+            icons_css.extend(row.icon_css);
+            cards.push(row.card);
+            order.push((row.index, row.icon_files));
+        }
+        Ok(Site {
+            env: environment()?,
+            context: SiteContext::new(options),
+            cards,
+            agents: order,
+            icons_css,
+        })
+    }
+
+    /// The number of listing pages: page 1 is `index.html`.
+    fn listing_pages(&self) -> usize {
+        self.cards.len().div_ceil(PAGE_SIZE).max(1)
+    }
+
+    /// The number of HTML pages the site has.
+    pub fn html_pages(&self) -> usize {
+        self.listing_pages() + self.cards.len()
+    }
+
+    /// Every path [`Site::render`] writes, sorted.
+    pub fn paths(&self) -> BTreeSet<String> {
+        let mut paths: BTreeSet<String> = (1..=self.listing_pages()).map(listing_path).collect();
+        for (card, (_, icon_files)) in self.cards.iter().zip(&self.agents) {
+            paths.insert(agent_path(&card.id));
+            paths.extend(icon_files.iter().map(|name| format!("icons/{name}")));
+        }
+        paths.insert("agents.json".to_string());
+        paths.insert("assets/icons.css".to_string());
+        paths.extend(ASSETS.iter().map(|(path, _)| (*path).to_string()));
+        paths
+    }
+
+    /// Render every file of [`Site::paths`] into `sink`, reading each agent from `agents`
+    /// (the source [`Site::new`] was given) once more. Deterministic: the same input gives
+    /// byte-identical files.
+    pub fn render<S: AgentSource + ?Sized>(
+        &self,
+        agents: &S,
+        sink: &Sink<'_, S::Error>,
+    ) -> Result<(), S::Error> {
+        self.render_listing(sink)?;
+        // Agent pages, in parallel: they are independent and the bulk of the work.
+        self.cards
+            .par_iter()
+            .zip(self.agents.par_iter())
+            .try_for_each(|(card, (index, _))| {
+                self.render_agent(&*agents.agent(*index)?, card, sink)
+            })?;
+        sink(
+            "agents.json",
+            &model::index_json(&self.cards, PAGE_SIZE).map_err(SiteError::from)?,
+        )?;
+        sink("assets/icons.css", self.icons_css.as_bytes())?;
+        for (path, text) in ASSETS {
+            sink(path, text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Listing pages: page 1 is index.html with the filter form; later pages exist so that
+    /// every agent is listed and linked without JavaScript.
+    fn render_listing<E: From<SiteError> + Send>(&self, sink: &Sink<'_, E>) -> Result<(), E> {
+        let facets = model::facets(&self.cards);
+        let pages = self.listing_pages();
+        (1..=pages).into_par_iter().try_for_each(|page| {
+            let start = (page - 1) * PAGE_SIZE;
+            let end = (start + PAGE_SIZE).min(self.cards.len());
+            let root = if page == 1 { "" } else { "../../" };
+            let path = listing_path(page);
+            let context = minijinja::context! {
+                site => &self.context.with_root(root),
+                agents => &self.cards[start..end],
+                total => self.cards.len(),
+                first => start + 1,
+                last => end,
+                page => page,
+                pages => pages,
+                pager => model::pager(page, pages, root),
+                facets => if page == 1 { Some(&facets) } else { None },
+                page_size => PAGE_SIZE,
+            };
+            let html = render_page(&self.env, "index.html", &path, context)?;
+            sink(&path, html.as_bytes())
+        })
+    }
+
+    /// One agent's page and its icon files.
+    fn render_agent<E: From<SiteError>>(
+        &self,
+        agent: &SiteAgent,
+        card: &model::Card,
+        sink: &Sink<'_, E>,
+    ) -> Result<(), E> {
+        if let Some(set) = icons::sanitise_set(&agent.icons) {
+            for (name, svg) in set.files(&agent.id) {
+                sink(&format!("icons/{name}"), svg.as_bytes())?;
+            }
+        }
+        let path = agent_path(&agent.id);
+        let context = minijinja::context! {
+            site => &self.context.with_root("../../"),
+            a => &model::page(agent, card),
+        };
+        let html = render_page(&self.env, "agent.html", &path, context)?;
+        sink(&path, html.as_bytes())
+    }
+}
+
+/// The id checked, the icons sanitised (kept only as names and a CSS rule) and the card.
+fn row<E: From<SiteError>>(index: usize, agent: &SiteAgent) -> Result<Row, E> {
+    // The id becomes a path segment and a CSS class name: the registry's one id predicate.
+    if !is_valid_id(&agent.id) {
+        return Err(SiteError::InvalidId(agent.id.clone()).into());
+    }
+    let set = icons::sanitise_set(&agent.icons);
+    let icon_class = match &set {
+        Some(_) => format!("i-{}", agent.id),
+        None => icons::FALLBACK_CLASS.to_string(),
+    };
+    Ok(Row {
+        sort_key: (model::sort_key(agent), agent.id.clone()),
+        index,
+        card: model::card(agent, &icon_class),
+        icon_files: set.as_ref().map_or_else(Vec::new, |s| s.names(&agent.id)),
+        icon_css: set.as_ref().map(|s| icons::css_rule(&agent.id, s)),
+    })
+}
+
+fn listing_path(page: usize) -> String {
+    if page == 1 {
+        "index.html".to_string()
+    } else {
+        format!("page/{page}/index.html")
+    }
+}
+
+fn agent_path(id: &str) -> String {
+    format!("agents/{id}/index.html")
+}
+
+/// What every page knows about the site.
+#[derive(Debug, Clone, Serialize)]
+struct SiteContext {
+    title: String,
+    csp: &'static str,
+    /// Prefix from the page to the site root ("" or "../../").
+    root: String,
+    /// The registry.json link as given, when it is an absolute http(s) URL or a relative path.
+    registry_json: Option<String>,
+    registry_json_absolute: bool,
+}
+
+impl SiteContext {
+    fn new(options: &SiteOptions) -> Self {
+        let raw = options.registry_json_url.trim();
+        let (registry_json, absolute) = if let Some(url) = urls::safe_url(raw) {
+            (Some(url), true)
+        } else if urls::is_relative_path(raw) {
+            (Some(raw.to_string()), false)
+        } else {
+            (None, false)
+        };
+        SiteContext {
+            title: options.title.clone(),
+            csp: CSP,
+            root: String::new(),
+            registry_json,
+            registry_json_absolute: absolute,
+        }
+    }
+
+    fn with_root(&self, root: &str) -> Self {
+        let mut copy = self.clone();
+        copy.root = root.to_string();
+        if !copy.registry_json_absolute {
+            copy.registry_json = copy.registry_json.map(|path| format!("{root}{path}"));
+        }
+        copy
+    }
+}
+
+fn environment() -> Result<Environment<'static>, SiteError> {
+    let mut env = Environment::new();
+    // Autoescape every template (they are all HTML), whatever its name.
+    env.set_auto_escape_callback(|_| AutoEscape::Html);
+    // HTML-escape the five characters that matter, and leave `/` alone so URLs stay readable.
+    env.set_formatter(|out, state, value| {
+        if state.auto_escape() != AutoEscape::Html || value.is_safe() {
+            return minijinja::escape_formatter(out, state, value);
+        }
+        if value.is_undefined() {
+            return Ok(());
+        }
+        match value.as_str() {
+            Some(text) => escape::html_into(out, text, Quotes::Both),
+            None => escape::html_into(out, &value.to_string(), Quotes::Both),
+        }
+        .map_err(|_| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "write failed"))
+    });
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    for (name, source) in [
+        ("base.html", BASE_HTML),
+        ("index.html", INDEX_HTML),
+        ("agent.html", AGENT_HTML),
+    ] {
+        env.add_template(name, source)
+            .map_err(|source| SiteError::Template {
+                page: name.to_string(),
+                source,
+            })?;
+    }
+    Ok(env)
+}
+
+fn render_page(
+    env: &Environment<'static>,
+    template: &str,
+    path: &str,
+    context: Value,
+) -> Result<String, SiteError> {
+    let failed = |source| SiteError::Template {
+        page: path.to_string(),
+        source,
+    };
+    env.get_template(template)
+        .map_err(failed)?
+        .render(context)
+        .map_err(failed)
+}
