@@ -8,7 +8,8 @@
 #        RUNS=3 SIZES="1000 10000" bench/run.sh
 #        BENCH_ONLINE_URLS=400 bench/run.sh   # a shorter one-by-one reference
 # Environment: RUNS, SIZES, BENCH_DIR (scratch space; tmpfs for the least noise),
-# BENCH_ONLINE_URLS (default 2000), BENCH_SITE_AGENTS (default 10000), BENCHMARKS (the file to rewrite, default BENCHMARKS.md).
+# BENCH_ONLINE_URLS (default 2000), BENCH_SITE_AGENTS (default 10000), BENCHMARKS (the file to rewrite, default BENCHMARKS.md),
+# VERIFY_RUNS (runs of each `verify -j N`, default 2; 0 skips it: it needs registry.npmjs.org).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUNS=${RUNS:-5}
@@ -16,6 +17,7 @@ export SIZES=${SIZES:-"1000 10000 100000"}
 export BENCH_ONLINE_URLS=${BENCH_ONLINE_URLS:-2000}
 export BENCHMARKS=${BENCHMARKS:-BENCHMARKS.md}
 export BENCH_SITE_AGENTS=${BENCH_SITE_AGENTS:-10000}
+export VERIFY_RUNS=${VERIFY_RUNS:-2}
 # PROFILE=dev only to try the script quickly: its numbers are not the ones to publish.
 profile=${PROFILE:-release}
 export PROFILE=$profile
@@ -26,7 +28,7 @@ work=$(mktemp -d -p "${BENCH_DIR:-${TMPDIR:-/tmp}}")
 trap 'rm -rf "$work"' EXIT
 export WORK=$work
 exec python3 - <<'PY'
-import os, re, statistics, subprocess, datetime
+import json, os, re, statistics, subprocess, datetime
 
 T, W, RUNS = os.environ["TARGET"], os.environ["WORK"], int(os.environ["RUNS"])
 SIZES = [int(s) for s in os.environ["SIZES"].split()]
@@ -95,6 +97,29 @@ urls = int(os.environ["BENCH_ONLINE_URLS"])
 online = subprocess.run([f"{T}/examples/online_bench", "--urls", str(urls), "--hosts", "20",
                          "--delay-ms", "50"], check=True, capture_output=True, text=True).stdout
 tables["online"] = "```\n" + online.strip() + "\n```\n"
+
+def verify_run(jobs):
+    """One `verify -j jobs` of the pinned real npm agents (each run its own npm cache)."""
+    out = f"{W}/verify-{jobs}.json"
+    wall, rss = timed(f"{T}/acp-registry verify --registry tests/fixtures/real-agents "
+                      f"--agent claude-code-acp,opencode,gemini -j {jobs} --timeout 120 "
+                      f"--format json > {out}")
+    agents = json.load(open(out))["agents"]
+    passed = sum(a["status"] == "passed" for a in agents)
+    return wall, rss, passed, len(agents)
+
+verify_runs = int(os.environ["VERIFY_RUNS"])
+if verify_runs > 0:
+    tables["verify"] = ("| command | runs | min / median / max | peak RSS | agents passed |\n"
+                        "|---|---|---|---|---|\n")
+    for jobs in (1, 2, 4):
+        runs = [verify_run(jobs) for _ in range(verify_runs)]
+        walls = sorted(r[0] for r in runs)
+        ref = " (reference)" if jobs == 1 else ""
+        tables["verify"] += (f"| `verify -j {jobs}`{ref} | {verify_runs} | {walls[0]:.1f} / "
+                             f"{statistics.median(walls):.1f} / {walls[-1]:.1f} s | "
+                             f"{max(r[1] for r in runs):.0f} MB | "
+                             f"{min(r[2] for r in runs)}/{runs[0][3]} |\n")
 
 machine = f"{os.cpu_count()} cores, {os.environ['PROFILE']} build, {datetime.date.today()}, RUNS={RUNS}"
 text = open(os.environ["BENCHMARKS"]).read()

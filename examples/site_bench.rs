@@ -230,7 +230,7 @@ fn main() {
                 count = args
                     .next()
                     .and_then(|v| v.parse().ok())
-                    .expect("--agents N")
+                    .expect("--agents N");
             }
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs R"),
             "--out" => out = args.next().map(Into::into),

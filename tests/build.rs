@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{acp_registry, copy_dir, repo_root, Run};
+use common::{acp_registry, copy_dir, repo_root, sha256_hex, Run};
 use serde_json::Value;
 
 const BASE: &str = "https://cdn.example.com/registry/v1/latest";
@@ -186,14 +186,6 @@ fn registry_json_is_canonical_two_space_json_with_a_trailing_newline() {
     let mut expected = sorted.clone();
     expected.sort();
     assert_eq!(sorted, expected);
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 const OWNERSHIP: &str = ".acp-registry-output.json";
@@ -604,7 +596,7 @@ fn sigkill_at_any_moment_leaves_the_old_or_the_new_complete_tree() {
             if threshold == 0 || child.try_wait().unwrap().is_some() || Instant::now() > deadline {
                 break;
             }
-            let staged = std::fs::read_dir(&staging).map_or(0, |d| d.count());
+            let staged = std::fs::read_dir(&staging).map_or(0, std::iter::Iterator::count);
             if staged >= threshold {
                 break;
             }

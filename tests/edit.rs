@@ -121,17 +121,17 @@ fn print(value: &Value, seed: u64) -> (String, Vec<String>) {
 }
 
 /// Every value's pointer, with whether its parent is an object.
-fn pointers(value: &Value, at: String, out: &mut Vec<(String, bool)>, in_object: bool) {
-    out.push((at.clone(), in_object));
+fn pointers(value: &Value, at: &str, out: &mut Vec<(String, bool)>, in_object: bool) {
+    out.push((at.to_string(), in_object));
     match value {
         Value::Object(map) => {
             for (k, v) in map {
-                pointers(v, format!("{at}/{}", escape_pointer(k)), out, true);
+                pointers(v, &format!("{at}/{}", escape_pointer(k)), out, true);
             }
         }
         Value::Array(items) => {
             for (i, v) in items.iter().enumerate() {
-                pointers(v, format!("{at}/{i}"), out, false);
+                pointers(v, &format!("{at}/{i}"), out, false);
             }
         }
         _ => {}
@@ -243,7 +243,7 @@ proptest! {
     ) {
         let (text, comments) = print(&value, seed);
         let mut all = Vec::new();
-        pointers(&value, String::new(), &mut all, false);
+        pointers(&value, "", &mut all, false);
         let (pointer, in_object) = pick.get(&all).clone();
         let mut editor = Editor::parse(&text).unwrap();
         let mut expected = value.clone();
@@ -270,7 +270,7 @@ proptest! {
     ) {
         let (text, _) = print(&value, seed);
         let mut all = Vec::new();
-        pointers(&value, String::new(), &mut all, false);
+        pointers(&value, "", &mut all, false);
         let (pointer, _) = pick.get(&all).clone();
         let root = manifest::parse(&text).unwrap();
         let span = root.pointer(&pointer).unwrap().0.span;

@@ -9,6 +9,7 @@ use acp_registry::manifest::edit::Editor;
 use acp_registry::manifest::parse;
 use common::{acp_registry, copy_dir, public_sample, repo_root};
 use jsonc_parser::cst::{CstNode, CstRootNode};
+use jsonc_parser::ParseOptions;
 
 fn format(text: &str) -> String {
     let mut editor = Editor::parse(text).unwrap();
@@ -18,18 +19,18 @@ fn format(text: &str) -> String {
 
 /// Every comment of `text`, in order.
 fn comments(text: &str) -> Vec<String> {
-    fn walk(node: CstNode, out: &mut Vec<String>) {
+    fn walk(node: &CstNode, out: &mut Vec<String>) {
         if let Some(comment) = node.as_comment() {
             out.push(comment.raw_value().trim_end().to_string());
         }
         for child in node.children() {
-            walk(child, out);
+            walk(&child, out);
         }
     }
-    let root = CstRootNode::parse(text, &Default::default()).unwrap();
+    let root = CstRootNode::parse(text, &ParseOptions::default()).unwrap();
     let mut out = Vec::new();
     for child in root.children() {
-        walk(child, &mut out);
+        walk(&child, &mut out);
     }
     out
 }

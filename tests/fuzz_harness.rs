@@ -22,7 +22,7 @@ fn every_fuzz_target_has_a_bin_entry_a_corpus_and_a_fuzzing_md_row() {
             "fuzz/Cargo.toml has no [[bin]] for {target}"
         );
         let corpus = root.join("fuzz/corpus").join(target);
-        let seeds = std::fs::read_dir(&corpus).map_or(0, |d| d.count());
+        let seeds = std::fs::read_dir(&corpus).map_or(0, std::iter::Iterator::count);
         assert!(seeds > 0, "no seed corpus in {}", corpus.display());
         assert!(
             record.contains(&format!("| `{target}` |")),

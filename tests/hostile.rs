@@ -45,7 +45,7 @@ fn outcome(run: &Run) -> (Option<i32>, Vec<String>) {
 }
 
 fn assert_outcome(case: &str, run: &Run, code: i32, codes: &[&str]) {
-    let want: Vec<String> = codes.iter().map(|c| c.to_string()).collect();
+    let want: Vec<String> = codes.iter().map(std::string::ToString::to_string).collect();
     assert_eq!(
         outcome(run),
         (Some(code), want),

@@ -198,10 +198,10 @@ fn run_action(with: &[(String, String)], runner_temp: &Path) -> ActionRun {
         .unwrap();
         let output_file = runner_temp.join("github_output");
         std::fs::write(&output_file, "").unwrap();
-        let cwd = step["working-directory"]
-            .as_str()
-            .map(|dir| PathBuf::from(evaluate(dir, &inputs, &run.outputs)))
-            .unwrap_or_else(|| runner_temp.to_path_buf());
+        let cwd = step["working-directory"].as_str().map_or_else(
+            || runner_temp.to_path_buf(),
+            |dir| PathBuf::from(evaluate(dir, &inputs, &run.outputs)),
+        );
         let path = std::env::var("PATH").unwrap();
         let mut command = Command::new("bash");
         command
@@ -377,7 +377,7 @@ fn registry_workflow_pins_actions_by_commit_and_grants_least_privilege() {
     assert!(
         workflow["permissions"]
             .as_hash()
-            .is_some_and(|p| p.is_empty()),
+            .is_some_and(yaml_rust2::yaml::Hash::is_empty),
         "the workflow grants nothing by default"
     );
     for (job, uses) in uses_of(&workflow) {

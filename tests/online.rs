@@ -23,13 +23,14 @@ fn config(server: &str) -> String {
 }
 
 fn manifest(id: &str, distribution: Value) -> Value {
-    json!({
+    let mut doc = json!({
         "id": id, "name": "Example Agent", "version": "1.0.0",
         "description": "A coding agent that reads, edits and runs code in a project.",
         "repository": "https://github.com/example/example-agent", "authors": ["Example Inc."],
         "license": "MIT", "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",
-        "distribution": distribution
-    })
+    });
+    doc["distribution"] = distribution;
+    doc
 }
 
 /// A binary distribution of `url` written as `https`, as every rule requires: the test-only
@@ -65,7 +66,7 @@ fn registry(server: &str, manifests: &[Value]) -> tempfile::TempDir {
 
 struct Run {
     code: i32,
-    /// (severity, code, file:line:col, message)
+    /// (severity, code, `file:line:col`, message)
     findings: Vec<(String, String, String, String)>,
     stderr: String,
 }

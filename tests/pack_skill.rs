@@ -154,15 +154,29 @@ fn finish_deliverable(text: &str) -> String {
     body.join("\n") + "\n"
 }
 
-#[test]
-fn a_two_participant_collaboration_runs_through_the_packaged_launchers() {
-    let p = Package::extracted();
-    let f = p.folder_str();
+/// Every event of the collaboration, in the order the run appends them.
+const EXPECTED_EVENTS: [&str; 12] = [
+    "initialized",
+    "deliverable_drafted",
+    "proposal_submitted",
+    "review_submitted",
+    "deliverable_revised",
+    "proposal_revised",
+    "question_classified",
+    "decision_accepted",
+    "decision_accepted",
+    "deliverable_frozen",
+    "readiness_passed",
+    "completed",
+];
+
+/// Initializes the two-participant collaboration in the package's folder `f`.
+fn init_collaboration(p: &Package, f: &str) {
     let init = p.ok(
         "init_collaboration",
         &[
             "--folder",
-            &f,
+            f,
             "--participant",
             "server",
             "--participant",
@@ -179,14 +193,11 @@ fn a_two_participant_collaboration_runs_through_the_packaged_launchers() {
         init,
         format!("Initialized ACP schema v2 collaboration folder: {f}\n")
     );
+}
 
-    // Drafting: the owner's two commands (deliverable_drafted, proposal_submitted).
-    p.follow("server");
-    // Reviewing: the reader writes the heading `next` gives, then appends.
-    let waited = p.ok(
-        "wait_for_turn",
-        &["--folder", &f, "--participant", "reader"],
-    );
+/// Reviewing: the reader waits for its turn, writes the heading `next` gives, then appends.
+fn review_as_reader(p: &Package, f: &str) {
+    let waited = p.ok("wait_for_turn", &["--folder", f, "--participant", "reader"]);
     assert!(
         waited.starts_with("ready: reader is listed in waitingFor\n"),
         "{waited}"
@@ -200,16 +211,10 @@ fn a_two_participant_collaboration_runs_through_the_packaged_launchers() {
         )
     });
     p.follow("reader");
-    // Revising (deliverable_revised, proposal_revised), then classification.
-    p.follow("server");
-    p.edit("readiness.md", |t| {
-        t.replace("- [unresolved]", "- [resolved]")
-    });
-    p.follow("server");
-    for who in ["reader", "server"] {
-        p.follow(who);
-    }
-    // Readiness: tick the gates and the ready box, freeze, pass, conclude, complete.
+}
+
+/// Readiness: tick the gates and the ready box, freeze, pass, conclude, complete.
+fn pass_readiness_and_complete(p: &Package) {
     p.edit("readiness.md", |t| t.replace("- [ ] ", "- [x] "));
     p.edit("deliverables/design-spec.md", |t| finish_deliverable(&t));
     let freeze = p.follow("server");
@@ -224,13 +229,13 @@ fn a_two_participant_collaboration_runs_through_the_packaged_launchers() {
     });
     let complete = p.follow("server");
     assert!(complete.contains("--event completed"), "{complete}");
+}
 
-    let validated = p.ok("validate_collaboration", &["--folder", &f]);
+/// The completed collaboration validates, waits for nobody and logged every event.
+fn assert_completed(p: &Package, f: &str) {
+    let validated = p.ok("validate_collaboration", &["--folder", f]);
     assert_eq!(validated, "ACP validation passed\n");
-    let done = p.ok(
-        "wait_for_turn",
-        &["--folder", &f, "--participant", "reader"],
-    );
+    let done = p.ok("wait_for_turn", &["--folder", f, "--participant", "reader"]);
     assert!(done.starts_with("ready: phase is completed\n"), "{done}");
     let log = std::fs::read_to_string(p.folder.join("events.jsonl")).unwrap();
     let events: Vec<String> = log
@@ -242,23 +247,30 @@ fn a_two_participant_collaboration_runs_through_the_packaged_launchers() {
                 .to_owned()
         })
         .collect();
-    assert_eq!(
-        events,
-        [
-            "initialized",
-            "deliverable_drafted",
-            "proposal_submitted",
-            "review_submitted",
-            "deliverable_revised",
-            "proposal_revised",
-            "question_classified",
-            "decision_accepted",
-            "decision_accepted",
-            "deliverable_frozen",
-            "readiness_passed",
-            "completed",
-        ]
-    );
+    assert_eq!(events, EXPECTED_EVENTS);
+}
+
+#[test]
+fn a_two_participant_collaboration_runs_through_the_packaged_launchers() {
+    let p = Package::extracted();
+    let f = p.folder_str();
+    init_collaboration(&p, &f);
+
+    // Drafting: the owner's two commands (deliverable_drafted, proposal_submitted).
+    p.follow("server");
+    review_as_reader(&p, &f);
+    // Revising (deliverable_revised, proposal_revised), then classification.
+    p.follow("server");
+    p.edit("readiness.md", |t| {
+        t.replace("- [unresolved]", "- [resolved]")
+    });
+    p.follow("server");
+    for who in ["reader", "server"] {
+        p.follow(who);
+    }
+    pass_readiness_and_complete(&p);
+
+    assert_completed(&p, &f);
 }
 
 #[test]

@@ -34,19 +34,9 @@ fn find_by_name(dir: &Path, name: &str) -> Option<PathBuf> {
     None
 }
 
-#[test]
-fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
-    let tmp = tempfile::tempdir().unwrap();
-    let registry = tmp.path().join("registry");
-    copy_dir(&repo_root().join("registry").join(ID), &registry.join(ID));
-    // As in the bundled registry: the engine offers no sign-in, so the auth policy is waived.
-    std::fs::write(
-        registry.join("acp-registry.jsonc"),
-        r#"{ "exemptions": { "agent-collaboration-protocol": ["agent-auth"] } }"#,
-    )
-    .unwrap();
-    let packages = registry.join("dist/packages");
-    let served = packages.clone();
+/// A server answering every request with the file of that name below `packages`, and the
+/// requests it saw, as `"METHOD /path"`.
+fn packages_server(packages: PathBuf) -> (Server, Arc<Mutex<Vec<String>>>) {
     let requests = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&requests);
     let server = Server::start(move |request, _| {
@@ -54,21 +44,25 @@ fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
             .unwrap()
             .push(format!("{} {}", request.method, request.path));
         let name = request.path.rsplit('/').next().unwrap_or_default();
-        match find_by_name(&served, name) {
+        match find_by_name(&packages, name) {
             Some(file) => Reply::body(200, std::fs::read(file).unwrap()),
             None => Reply::status(404),
         }
     });
-    // https, as the rules require; the test-only loopback switch fetches it over http.
-    let base = server.url("/releases").replacen("http://", "https://", 1);
+    (server, requests)
+}
+
+/// Packs `acp-collab` for this machine with archives under `base`, and checks the manifest
+/// entry it wrote.
+fn pack_engine(registry: &Path, base: &str) {
     let license = repo_root().join("LICENSE");
     let mut args = pack_args(
         TARGET,
         env!("CARGO_BIN_EXE_acp-collab"),
         license.to_str().unwrap(),
     );
-    args.extend(["--base-url", &base]);
-    let pack = acp_registry(&args, &registry);
+    args.extend(["--base-url", base]);
+    let pack = acp_registry(&args, registry);
     assert_eq!(pack.code, 0, "{}{}", pack.stdout, pack.stderr);
     let manifest: Value = serde_json::from_str(
         &std::fs::read_to_string(registry.join(ID).join("agent.json")).unwrap(),
@@ -79,7 +73,7 @@ fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
         target["archive"]
             .as_str()
             .unwrap_or_default()
-            .starts_with(&base),
+            .starts_with(base),
         "{target}"
     );
     assert_eq!(
@@ -88,7 +82,10 @@ fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
         "{target}"
     );
     assert_eq!(target["args"], serde_json::json!(["acp"]));
+}
 
+/// Runs `verify` on the entry over the loopback server and checks it passes without errors.
+fn assert_verify_passes(registry: &Path) {
     let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
         .args([
             "verify",
@@ -103,7 +100,7 @@ fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
             "--no-cache",
             "--require-tested",
         ])
-        .current_dir(&registry)
+        .current_dir(registry)
         .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
         .output()
         .unwrap();
@@ -118,6 +115,24 @@ fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
         .filter(|f| f["severity"] == "error")
         .collect();
     assert!(errors.is_empty(), "{stdout}");
+}
+
+#[test]
+fn the_packed_collaboration_engine_passes_verify_from_a_local_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let registry = tmp.path().join("registry");
+    copy_dir(&repo_root().join("registry").join(ID), &registry.join(ID));
+    // As in the bundled registry: the engine offers no sign-in, so the auth policy is waived.
+    std::fs::write(
+        registry.join("acp-registry.jsonc"),
+        r#"{ "exemptions": { "agent-collaboration-protocol": ["agent-auth"] } }"#,
+    )
+    .unwrap();
+    let (server, requests) = packages_server(registry.join("dist/packages"));
+    // https, as the rules require; the test-only loopback switch fetches it over http.
+    let base = server.url("/releases").replacen("http://", "https://", 1);
+    pack_engine(&registry, &base);
+    assert_verify_passes(&registry);
     // The archive really came from the server: downloaded, not found elsewhere.
     let archive_name = format!("acp-collab-{TARGET}.tar.gz");
     assert!(

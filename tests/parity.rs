@@ -30,8 +30,11 @@ fn manifest(extra: Value) -> Value {
         "license_url": "https://example.com/LICENSE",
         "distribution": {"npx": {"package": "example-agent@1.0.0"}},
     });
-    for (k, v) in extra.as_object().unwrap() {
-        m[k] = v.clone();
+    let Value::Object(extra) = extra else {
+        panic!("the extra fields are not an object: {extra}");
+    };
+    for (k, v) in extra {
+        m[k] = v;
     }
     m
 }

@@ -190,9 +190,9 @@ mod parity {
     }
 
     /// A distribution whose pins are `version` most of the time.
-    fn distribution(version: String) -> impl Strategy<Value = Value> {
+    fn distribution(version: &str) -> impl Strategy<Value = Value> {
         let pin = prop_oneof![
-            30 => Just(version.clone()),
+            30 => Just(version.to_string()),
             1 => Just("0.0.1".to_string()),
             1 => Just("^1.0.0".to_string()),
             1 => Just("latest".to_string()),
@@ -211,7 +211,7 @@ mod parity {
                 }
                 platforms
             });
-        let binary_version = version.clone();
+        let binary_version = version.to_string();
         prop_oneof![
             pin.clone().prop_map(|p| json!({"npx": {"package": format!("example-agent@{p}")}})),
             // Only the schema knows this key is not part of an npx distribution.
@@ -266,14 +266,14 @@ mod parity {
             let preview = prop::option::weighted(
                 0.2,
                 prop_oneof![4 => Just("1.0.1-preview.1"), 2 => Just("0.9.0"), 1 => Just("1.0.1-beta")]
-                    .prop_flat_map(|v| distribution(v.to_string()).prop_map(move |d| (v, d))),
+                    .prop_flat_map(|v| distribution(v).prop_map(move |d| (v, d))),
             );
             (
                 Just(id),
                 Just(version.clone()),
                 text(),
                 text(),
-                distribution(version),
+                distribution(&version),
                 optional_fields(),
                 prop::collection::vec((unknown_key(), value()), 0..3),
                 preview,
@@ -357,9 +357,26 @@ mod parity {
             Just(json!({"set": {"distribution": 1}})),
             Just(json!({"set": {"x-vendor": {"a": 1}}})),
         ];
-        // Codes a configuration may lower, and (rarely) one it may not: that setting is a
-        // config-invalid finding, so such a registry never validates.
-        let lowered = (
+        let lowered = lowered_codes();
+        let level = prop::sample::select(vec!["warning", "note", "off"]);
+        prop::option::weighted(
+            0.6,
+            (
+                prop::option::of(base_url),
+                prop::option::of((file, prop::option::of(patch), any::<bool>())),
+                lowered,
+                level,
+            )
+                .prop_map(|(base_url, output, lowered, level)| {
+                    config_text(base_url, output, &lowered, level)
+                }),
+        )
+    }
+
+    /// Codes a configuration may lower, and (rarely) one it may not: that setting is a
+    /// config-invalid finding, so such a registry never validates.
+    fn lowered_codes() -> impl Strategy<Value = Vec<&'static str>> {
+        (
             prop::sample::subsequence(
                 vec![
                     "id-mismatch",
@@ -381,43 +398,41 @@ mod parity {
             .prop_map(|(mut codes, enforced)| {
                 codes.extend(enforced);
                 codes
-            });
-        let level = prop::sample::select(vec!["warning", "note", "off"]);
-        prop::option::weighted(
-            0.6,
-            (
-                prop::option::of(base_url),
-                prop::option::of((file, prop::option::of(patch), any::<bool>())),
-                lowered,
-                level,
-            )
-                .prop_map(|(base_url, output, lowered, level)| {
-                    let mut config = Map::new();
-                    if let Some(url) = base_url {
-                        config.insert("base_url".into(), json!(url));
-                    }
-                    if let Some((file, patch, preview)) = output {
-                        let mut extra = json!({"file": file});
-                        if preview {
-                            extra["channel"] = json!("preview");
-                        }
-                        if let Some(mut patch) = patch {
-                            // The first entry's folder, filled in when the registry is written.
-                            patch["id"] = json!(FIRST_ENTRY);
-                            extra["patches"] = json!([patch]);
-                        }
-                        config.insert("outputs".into(), json!([{"file": "registry.json"}, extra]));
-                    }
-                    if !lowered.is_empty() {
-                        let severity: Map<String, Value> = lowered
-                            .into_iter()
-                            .map(|code| (code.to_string(), json!(level)))
-                            .collect();
-                        config.insert("severity".into(), Value::Object(severity));
-                    }
-                    serde_json::to_string_pretty(&Value::Object(config)).expect("serialises")
-                }),
-        )
+            })
+    }
+
+    /// The `acp-registry.jsonc` text of one generated configuration: an optional base URL, an
+    /// optional extra output (file, patch, preview channel) and the codes lowered to `level`.
+    fn config_text(
+        base_url: Option<&str>,
+        output: Option<(&str, Option<Value>, bool)>,
+        lowered: &[&str],
+        level: &str,
+    ) -> String {
+        let mut config = Map::new();
+        if let Some(url) = base_url {
+            config.insert("base_url".into(), json!(url));
+        }
+        if let Some((file, patch, preview)) = output {
+            let mut extra = json!({"file": file});
+            if preview {
+                extra["channel"] = json!("preview");
+            }
+            if let Some(mut patch) = patch {
+                // The first entry's folder, filled in when the registry is written.
+                patch["id"] = json!(FIRST_ENTRY);
+                extra["patches"] = json!([patch]);
+            }
+            config.insert("outputs".into(), json!([{"file": "registry.json"}, extra]));
+        }
+        if !lowered.is_empty() {
+            let severity: Map<String, Value> = lowered
+                .iter()
+                .map(|code| ((*code).to_string(), json!(level)))
+                .collect();
+            config.insert("severity".into(), Value::Object(severity));
+        }
+        serde_json::to_string_pretty(&Value::Object(config)).expect("serialises")
     }
 
     /// Validate the registry, and when that exits 0, build it: the build must exit 0 too.

@@ -39,6 +39,7 @@
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,7 +88,7 @@ fn every_rule_code_has_a_failing_and_a_passing_case() {
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism()
-        .map_or(4, |n| n.get())
+        .map_or(4, std::num::NonZero::get)
         .min(16);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -175,13 +176,27 @@ fn collect_cases(root: &Path, problems: &mut Vec<String>) -> Vec<Case> {
     cases
 }
 
+/// Prefixes a problem with the rule and case it happened in.
+fn failure(case: &Case) -> impl Fn(String) -> String + '_ {
+    |msg: String| format!("rule `{}`, case `{}`: {msg}", case.code, case.name)
+}
+
 /// Run one case; `Err` carries a readable description of what went wrong.
 fn run_case(case: &Case) -> Result<(), String> {
-    let fail = |msg: String| format!("rule `{}`, case `{}`: {msg}", case.code, case.name);
+    let fail = failure(case);
     let temp = tempfile::tempdir().map_err(|e| fail(format!("cannot create a temp dir: {e}")))?;
     let registry = temp.path().join("registry");
-    copy_case(&case.dir, &registry).map_err(|e| fail(format!("cannot copy the case: {e}")))?;
     let subcommand = online_command(&case.dir);
+    prepare_case(case, &registry, &subcommand)?;
+    let (exit, all) = run_subcommand(case, &registry, &subcommand)?;
+    check_findings(case, exit, &all)
+}
+
+/// Copy the case to `registry`, with the test agent when it runs `verify`, and generate its
+/// inputs.
+fn prepare_case(case: &Case, registry: &Path, subcommand: &str) -> Result<(), String> {
+    let fail = failure(case);
+    copy_case(&case.dir, registry).map_err(|e| fail(format!("cannot copy the case: {e}")))?;
     if subcommand == "verify" {
         let agents = registry.join("_agents");
         fs::create_dir_all(&agents).map_err(|e| fail(e.to_string()))?;
@@ -191,18 +206,25 @@ fn run_case(case: &Case) -> Result<(), String> {
         )
         .map_err(|e| fail(format!("cannot copy the test agent: {e}")))?;
     }
-    generate(case.code.as_str(), &case.name, &registry)
-        .map_err(|e| fail(format!("cannot generate inputs: {e}")))?;
+    generate(case.code.as_str(), &case.name, registry)
+        .map_err(|e| fail(format!("cannot generate inputs: {e}")))
+}
 
+/// A run's exit code and every finding as (code, line).
+type Outcome = (Option<i32>, Vec<(String, String)>);
+
+/// Run the case's subcommand on `registry`.
+fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outcome, String> {
+    let fail = failure(case);
     // From inside the copy with `--registry .`, finding paths are relative to the registry
     // root, as expected.txt writes them.
     let mut command = Command::new(BIN);
     command
-        .args([subcommand.as_str(), "--registry", ".", "--format", "json"])
-        .current_dir(&registry)
+        .args([subcommand, "--registry", ".", "--format", "json"])
+        .current_dir(registry)
         .env_remove("GITHUB_STEP_SUMMARY");
     // Kept alive until the run ends.
-    let _server = online_case(&case.dir, &registry, &mut command)
+    let _server = online_case(&case.dir, registry, &mut command)
         .map_err(|e| fail(format!("cannot set up the online case: {e}")))?;
     let output = command
         .output()
@@ -219,6 +241,12 @@ fn run_case(case: &Case) -> Result<(), String> {
         .as_array()
         .map(|findings| findings.iter().map(finding_line).collect())
         .unwrap_or_default();
+    Ok((exit, all))
+}
+
+/// Compare the findings of the case's own code and the exit code with what the case expects.
+fn check_findings(case: &Case, exit: Option<i32>, all: &[(String, String)]) -> Result<(), String> {
+    let fail = failure(case);
     let actual: Vec<&str> = all
         .iter()
         .filter(|(code, _)| code == case.code.as_str())
@@ -301,8 +329,11 @@ fn load_bodies(routes: &mut Value, registry: &Path) -> std::io::Result<()> {
         for reply in list {
             if let Some(path) = reply["body_path"].as_str() {
                 let bytes = fs::read(registry.join(path))?;
-                reply["body_hex"] =
-                    Value::String(bytes.iter().map(|b| format!("{b:02x}")).collect());
+                let hex = bytes.iter().fold(String::new(), |mut hex, b| {
+                    write!(hex, "{b:02x}").unwrap();
+                    hex
+                });
+                reply["body_hex"] = Value::String(hex);
             }
         }
     }
@@ -368,7 +399,7 @@ fn indent(lines: &[&str]) -> String {
     if lines.is_empty() {
         return " (none)".into();
     }
-    lines.iter().map(|l| format!("\n    {l}")).collect()
+    lines.iter().flat_map(|l| ["\n    ", *l]).collect()
 }
 
 /// Copy a case folder (without its `expected.txt` and `online.json`) to `to`.

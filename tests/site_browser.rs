@@ -15,7 +15,7 @@ mod site_common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -125,9 +125,37 @@ fn site_works_in_a_headless_browser() {
         missing.join(", ")
     );
 
-    let files = site_common::render_bundled();
     let site = tempfile::tempdir().unwrap();
-    site_common::write_site(&files, site.path());
+    write_sites(site.path());
+    let base = serve(site.path().to_path_buf());
+
+    // target/site-artefacts, next to target/tmp.
+    let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("site-artefacts");
+    let (status, out, err) = run_browser_checks(&browser_dir, &base, &artefacts);
+    match status {
+        Some(status) if status.success() => {
+            println!("{out}");
+            for name in ["index-light", "index-dark", "agent-light", "agent-dark"] {
+                let shot = artefacts.join(format!("{name}.png"));
+                assert!(shot.is_file(), "screenshot {} missing", shot.display());
+            }
+        }
+        Some(status) => panic!("browser checks failed ({status}):\n{out}\n{err}"),
+        None => panic!(
+            "browser checks did not finish within {}s:\n{out}\n{err}",
+            BROWSER_TIMEOUT.as_secs()
+        ),
+    }
+}
+
+/// Writes the three sites into `site`: the bundled registry's at the root, one with a
+/// hostile entry under `hostile/` and one of 300 agents under `many/`.
+fn write_sites(site: &Path) {
+    let files = site_common::render_bundled();
+    site_common::write_site(&files, site);
     // A second site under hostile/: one entry whose every string is an injection attempt.
     let hostile = acp_registry::site::render(
         &[
@@ -137,30 +165,32 @@ fn site_works_in_a_headless_browser() {
         &site_common::options(),
     )
     .unwrap();
-    site_common::write_site(&hostile, &site.path().join("hostile"));
+    site_common::write_site(&hostile, &site.join("hostile"));
     // A third under many/: 300 agents, so the pager (static and scripted) has seven pages.
     let many: Vec<_> = (0..300)
         .map(|i| site_common::simple_agent(&format!("agent-{i:03}"), &format!("Agent {i:03}")))
         .collect();
     let many = acp_registry::site::render(&many, &site_common::options()).unwrap();
-    site_common::write_site(&many, &site.path().join("many"));
-    let base = serve(site.path().to_path_buf());
+    site_common::write_site(&many, &site.join("many"));
+}
 
-    // target/site-artefacts, next to target/tmp.
-    let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .join("site-artefacts");
+/// Runs `site.mjs` on the sites served at `base`, killed after [`BROWSER_TIMEOUT`]: its exit
+/// status (`None` when it was killed), stdout and stderr.
+fn run_browser_checks(
+    browser_dir: &Path,
+    base: &str,
+    artefacts: &Path,
+) -> (Option<ExitStatus>, String, String) {
     let logs = tempfile::tempdir().unwrap();
     let stdout_path = logs.path().join("stdout");
     let stderr_path = logs.path().join("stderr");
     let mut child = Command::new("node")
         .arg(browser_dir.join("site.mjs"))
-        .arg(&base)
-        .arg(&artefacts)
+        .arg(base)
+        .arg(artefacts)
         .arg(format!("{base}hostile/"))
         .arg(format!("{base}many/"))
-        .current_dir(&browser_dir)
+        .current_dir(browser_dir)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&stdout_path).unwrap())
         .stderr(std::fs::File::create(&stderr_path).unwrap())
@@ -188,18 +218,5 @@ fn site_works_in_a_headless_browser() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    match status {
-        Some(status) if status.success() => {
-            println!("{out}");
-            for name in ["index-light", "index-dark", "agent-light", "agent-dark"] {
-                let shot = artefacts.join(format!("{name}.png"));
-                assert!(shot.is_file(), "screenshot {} missing", shot.display());
-            }
-        }
-        Some(status) => panic!("browser checks failed ({status}):\n{out}\n{err}"),
-        None => panic!(
-            "browser checks did not finish within {}s:\n{out}\n{err}",
-            BROWSER_TIMEOUT.as_secs()
-        ),
-    }
+    (status, out, err)
 }

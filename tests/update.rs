@@ -1,5 +1,5 @@
 //! `acp-registry update` end to end: the binary against local servers answering like npm,
-//! PyPI and the GitHub API (their real response shapes), inside the registry with
+//! `PyPI` and the GitHub API (their real response shapes), inside the registry with
 //! `--registry .`.
 
 mod common;
@@ -30,7 +30,9 @@ fn binary(server: &str, tag: &str, file: &str, sha256: Option<&str>) -> Value {
 }
 
 fn npm_doc(versions: Value) -> Reply {
-    Reply::json(&json!({"name": "x", "dist-tags": {"latest": "0.0.0"}, "versions": versions}))
+    let mut doc = json!({"name": "x", "dist-tags": {"latest": "0.0.0"}});
+    doc["versions"] = versions;
+    Reply::json(&doc)
 }
 
 fn release(server: &str, tag: &str, assets: &[(&str, Option<&str>)]) -> Value {

@@ -63,119 +63,123 @@ fn edit(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replacen(from, to, 1)).unwrap();
 }
 
+/// Breaks a copy of the public sample in one way.
+type Inject = fn(&Path);
+
+/// The public CI's rejection cases: (name, the error code expected, how to inject it).
+const REJECTION_CASES: &[(&str, &str, Inject)] = &[
+    ("invalid JSON", "jsonc-syntax", |r| {
+        edit(&r.join("gemini/agent.json"), "\"name\":", "\"name\"");
+    }),
+    ("missing required field", "schema", |r| {
+        edit(
+            &r.join("gemini/agent.json"),
+            "\"description\": \"Google's official CLI for Gemini\",",
+            "",
+        );
+    }),
+    ("id not a slug", "id-format", |r| {
+        std::fs::rename(r.join("gemini"), r.join("Gemini")).unwrap();
+        edit(
+            &r.join("Gemini/agent.json"),
+            "\"id\": \"gemini\"",
+            "\"id\": \"Gemini\"",
+        );
+    }),
+    ("id differs from folder", "id-mismatch", |r| {
+        edit(
+            &r.join("gemini/agent.json"),
+            "\"id\": \"gemini\"",
+            "\"id\": \"gemini-cli\"",
+        );
+    }),
+    ("duplicate id", "duplicate-id", |r| {
+        edit(
+            &r.join("qwen-code/agent.json"),
+            "\"id\": \"qwen-code\"",
+            "\"id\": \"gemini\"",
+        );
+    }),
+    ("version not X.Y.Z", "version-format", |r| {
+        edit(
+            &r.join("gemini/agent.json"),
+            "\"version\": \"0.51.0\"",
+            "\"version\": \"v0.51\"",
+        );
+    }),
+    ("missing icon", "icon-missing", |r| {
+        std::fs::remove_file(r.join("gemini/icon.svg")).unwrap();
+    }),
+    ("icon not 16x16", "icon-size", |r| {
+        edit(
+            &r.join("gemini/icon.svg"),
+            "width=\"16\" height=\"16\"",
+            "width=\"24\" height=\"24\"",
+        );
+    }),
+    ("icon with a fixed colour", "icon-color", |r| {
+        edit(
+            &r.join("gemini/icon.svg"),
+            "fill=\"currentColor\"",
+            "fill=\"#4285F4\"",
+        );
+    }),
+    ("unknown platform", "platform-unknown", |r| {
+        edit(
+            &r.join("goose/agent.json"),
+            "\"linux-x86_64\"",
+            "\"linux-x64\"",
+        );
+    }),
+    ("archive over http", "archive-url", |r| {
+        edit(
+            &r.join("goose/agent.json"),
+            "https://github.com/block/goose/releases/download/v1.43.0/goose-x86_64-unknown",
+            "http://github.com/block/goose/releases/download/v1.43.0/goose-x86_64-unknown",
+        );
+    }),
+    ("npx pin differs from version", "version-mismatch", |r| {
+        edit(
+            &r.join("gemini/agent.json"),
+            "@google/gemini-cli@0.51.0",
+            "@google/gemini-cli@0.50.0",
+        );
+    }),
+    ("latest tag", "latest-tag", |r| {
+        edit(
+            &r.join("gemini/agent.json"),
+            "@google/gemini-cli@0.51.0",
+            "@google/gemini-cli@latest",
+        );
+    }),
+    ("no distribution", "schema", |r| {
+        let path = r.join("fast-agent/agent.json");
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        doc.as_object_mut().unwrap().remove("distribution");
+        std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    }),
+    ("unknown distribution type", "schema", |r| {
+        edit(
+            &r.join("gemini/agent.json"),
+            "\"npx\": {",
+            "\"docker\": {\"image\": \"x\"}, \"npx\": {",
+        );
+    }),
+    ("empty name", "schema", |r| {
+        edit(
+            &r.join("gemini/agent.json"),
+            "\"name\": \"Gemini CLI\"",
+            "\"name\": \"\"",
+        );
+    }),
+];
+
 /// The public CI's rejection cases, each injected alone into a copy of the sample.
 #[test]
 fn public_ci_rejection_cases_are_rejected() {
-    type Inject = fn(&Path);
-    let cases: Vec<(&str, &str, Inject)> = vec![
-        ("invalid JSON", "jsonc-syntax", |r| {
-            edit(&r.join("gemini/agent.json"), "\"name\":", "\"name\"")
-        }),
-        ("missing required field", "schema", |r| {
-            edit(
-                &r.join("gemini/agent.json"),
-                "\"description\": \"Google's official CLI for Gemini\",",
-                "",
-            )
-        }),
-        ("id not a slug", "id-format", |r| {
-            std::fs::rename(r.join("gemini"), r.join("Gemini")).unwrap();
-            edit(
-                &r.join("Gemini/agent.json"),
-                "\"id\": \"gemini\"",
-                "\"id\": \"Gemini\"",
-            )
-        }),
-        ("id differs from folder", "id-mismatch", |r| {
-            edit(
-                &r.join("gemini/agent.json"),
-                "\"id\": \"gemini\"",
-                "\"id\": \"gemini-cli\"",
-            )
-        }),
-        ("duplicate id", "duplicate-id", |r| {
-            edit(
-                &r.join("qwen-code/agent.json"),
-                "\"id\": \"qwen-code\"",
-                "\"id\": \"gemini\"",
-            )
-        }),
-        ("version not X.Y.Z", "version-format", |r| {
-            edit(
-                &r.join("gemini/agent.json"),
-                "\"version\": \"0.51.0\"",
-                "\"version\": \"v0.51\"",
-            )
-        }),
-        ("missing icon", "icon-missing", |r| {
-            std::fs::remove_file(r.join("gemini/icon.svg")).unwrap()
-        }),
-        ("icon not 16x16", "icon-size", |r| {
-            edit(
-                &r.join("gemini/icon.svg"),
-                "width=\"16\" height=\"16\"",
-                "width=\"24\" height=\"24\"",
-            )
-        }),
-        ("icon with a fixed colour", "icon-color", |r| {
-            edit(
-                &r.join("gemini/icon.svg"),
-                "fill=\"currentColor\"",
-                "fill=\"#4285F4\"",
-            )
-        }),
-        ("unknown platform", "platform-unknown", |r| {
-            edit(
-                &r.join("goose/agent.json"),
-                "\"linux-x86_64\"",
-                "\"linux-x64\"",
-            )
-        }),
-        ("archive over http", "archive-url", |r| {
-            edit(
-                &r.join("goose/agent.json"),
-                "https://github.com/block/goose/releases/download/v1.43.0/goose-x86_64-unknown",
-                "http://github.com/block/goose/releases/download/v1.43.0/goose-x86_64-unknown",
-            )
-        }),
-        ("npx pin differs from version", "version-mismatch", |r| {
-            edit(
-                &r.join("gemini/agent.json"),
-                "@google/gemini-cli@0.51.0",
-                "@google/gemini-cli@0.50.0",
-            )
-        }),
-        ("latest tag", "latest-tag", |r| {
-            edit(
-                &r.join("gemini/agent.json"),
-                "@google/gemini-cli@0.51.0",
-                "@google/gemini-cli@latest",
-            )
-        }),
-        ("no distribution", "schema", |r| {
-            let path = r.join("fast-agent/agent.json");
-            let mut doc: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            doc.as_object_mut().unwrap().remove("distribution");
-            std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-        }),
-        ("unknown distribution type", "schema", |r| {
-            edit(
-                &r.join("gemini/agent.json"),
-                "\"npx\": {",
-                "\"docker\": {\"image\": \"x\"}, \"npx\": {",
-            )
-        }),
-        ("empty name", "schema", |r| {
-            edit(
-                &r.join("gemini/agent.json"),
-                "\"name\": \"Gemini CLI\"",
-                "\"name\": \"\"",
-            )
-        }),
-    ];
     let mut failures = Vec::new();
-    for (name, code, inject) in cases {
+    for &(name, code, inject) in REJECTION_CASES {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&public_sample(), dir.path());
         inject(dir.path());

@@ -45,8 +45,10 @@ fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
         "id": id, "name": id, "version": "1.0.0", "description": "A test agent.",
         "distribution": binary_everywhere(&target),
     });
-    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
-        doc[k] = v;
+    if let Value::Object(extra) = extra {
+        for (k, v) in extra {
+            doc[k] = v;
+        }
     }
     doc
 }

@@ -41,7 +41,7 @@ fn recorded_answers_speak_version_1_and_offer_a_sign_in_the_default_policy_accep
     assert_eq!(ids, ["claude-code-acp", "gemini", "opencode"]);
     let policy: BTreeSet<String> = ["agent", "terminal"]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     for (id, _, result) in &found {
         let answer = read_initialize(result).unwrap_or_else(|e| panic!("{id}: {e}"));

@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     if let (true, Some(clean)) = (accepted, sanitise_icon(data)) {
         let unsafe_after: Vec<_> = check_icon("icon.svg", &clean)
             .into_iter()
-            .filter(|d| d.code == "icon-unsafe")
+            .filter(|d| d.code.as_str() == "icon-unsafe")
             .collect();
         assert!(unsafe_after.is_empty(), "sanitised icon is unsafe: {clean}\n{unsafe_after:?}");
     }

@@ -7,19 +7,6 @@ use std::str::FromStr;
 
 use super::Severity;
 
-/// `archive-format`'s explanation, listing the formats of `ArchiveFormat::EXTENSIONS`.
-static ARCHIVE_FORMAT_EXPLANATION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let listed: Vec<String> = crate::manifest::distribution::ArchiveFormat::extensions()
-        .map(|extension| format!("`{extension}`"))
-        .collect();
-    format!(
-        "Clients extract archives themselves: {}, or a raw executable. Installers (`.dmg`, \
-         `.pkg`, `.deb`, `.rpm`, `.msi`, `.appimage`) need privileges and user interaction and \
-         are refused.",
-        listed.join(", ")
-    )
-});
-
 macro_rules! catalogue {
     ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:expr; )*) => {
         /// A stable rule code. The kebab-case name is the public identifier: never rename one
@@ -189,7 +176,7 @@ catalogue! {
         "An agent distributed only as binaries should cover every required OS family (by default darwin, linux and windows) so no user is left without an install option. The required families are configurable (`required_os`).";
     ArchiveFormat = "archive-format", Distribution, Error,
         "A binary archive is an installer or an unsupported format.",
-        ARCHIVE_FORMAT_EXPLANATION.as_str();
+        "Clients extract archives themselves: `.zip`, `.tar.gz`, `.tgz`, `.tar.bz2`, `.tbz2`, `.tar.xz`, or a raw executable. Installers (`.dmg`, `.pkg`, `.deb`, `.rpm`, `.msi`, `.appimage`) need privileges and user interaction and are refused.";
     ArchiveUrl = "archive-url", Distribution, Error,
         "A binary archive URL is not a pinned https URL.",
         "Archive URLs must be `https` and must not point at a moving `/latest/` release: the registry pins exact versions.";

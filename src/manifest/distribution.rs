@@ -399,6 +399,22 @@ impl ArchiveFormat {
 mod archive_format_tests {
     use super::ArchiveFormat;
 
+    /// The catalogue sits below `manifest` and cannot read the list, so its prose is pinned.
+    #[test]
+    fn the_archive_format_explanation_lists_exactly_the_supported_extensions() {
+        let listed: Vec<String> = ArchiveFormat::extensions()
+            .map(|extension| format!("`{extension}`"))
+            .collect();
+        let explanation = crate::diagnostics::Code::ArchiveFormat.explanation();
+        assert!(
+            explanation.starts_with(&format!(
+                "Clients extract archives themselves: {}, or a raw executable.",
+                listed.join(", ")
+            )),
+            "{explanation}"
+        );
+    }
+
     #[test]
     fn archive_format_is_told_by_the_extension_whatever_the_case_query_or_fragment() {
         let of = ArchiveFormat::of;

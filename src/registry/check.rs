@@ -16,9 +16,13 @@ use crate::rules::{
 
 /// A checked registry: per-entry results plus everything needed to render and build.
 pub struct Checked {
+    /// The registry's `acp-registry.jsonc`, read (defaults where it is absent).
     pub config: Config,
+    /// The quarantined entries of `quarantine.json`.
     pub quarantine: Quarantine,
+    /// Every entry folder's findings and parsed manifest, in folder order.
     pub entries: Vec<EntryReport>,
+    /// Every finding of the run, with the sources to render them.
     pub report: Report,
 }
 

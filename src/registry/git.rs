@@ -4,12 +4,20 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
+/// Why `--changed-since` could not ask git.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
+    /// git could not be started (not installed, not on `PATH`).
     #[error("cannot run git: {0}")]
     Spawn(std::io::Error),
+    /// git ran and failed (an unknown revision, not a repository).
     #[error("git {command} failed: {stderr}")]
-    Failed { command: String, stderr: String },
+    Failed {
+        /// The git command line, for the message.
+        command: String,
+        /// What git printed on stderr.
+        stderr: String,
+    },
 }
 
 fn git(root: &Path, args: &[&str]) -> Result<String, GitError> {

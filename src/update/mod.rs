@@ -37,12 +37,16 @@ pub enum Channel {
     Preview,
 }
 
+/// What `update` asks and whether it edits the manifests.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Which version of each entry is moved: the stable one or its preview.
     pub channel: Channel,
     /// Entry ids (or folder names) to update; empty for every entry.
     pub agents: Vec<String>,
+    /// Edit the manifests (`--apply`); otherwise only report.
     pub apply: bool,
+    /// Timeouts, retries and limits of the HTTP client.
     pub net: NetConfig,
     /// Flags over the configuration's `online` object over the defaults.
     pub endpoints: EndpointOverrides,
@@ -83,12 +87,16 @@ pub struct Outcome {
     pub(crate) skipped: Vec<Note>,
 }
 
+/// Why a run could not take place (per-entry problems are [`Outcome::errors`]).
 #[derive(Debug, thiserror::Error)]
 pub enum UpdateError {
+    /// The registry could not be read or checked.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The async runtime could not start.
     #[error("cannot start the network runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client: {0}")]
     Client(#[from] NetError),
 }
@@ -111,6 +119,8 @@ struct Candidate<'a> {
     github: Option<(String, String)>,
 }
 
+/// Ask every source of every selected entry for its newest version and, with
+/// [`Options::apply`], edit the manifests (each re-validated, restored on failure).
 pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
     let checked = check_registry(root, None)?;
     let endpoints = options

@@ -148,13 +148,18 @@ pub struct Outcome {
 /// Why a run could not take place.
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
+    /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
+    /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client: {0}")]
     Client(#[from] crate::net::NetError),
+    /// The private folder of the run could not be created.
     #[error("cannot create the run folder {path}: {source}")]
     RunDir {
+        /// The folder asked for.
         path: String,
+        /// Why it failed.
         source: std::io::Error,
     },
 }

@@ -8,24 +8,24 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub const TIMEOUT: Duration = Duration::from_secs(20);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(20);
 /// Address-space limit of the child: reading an endless device must not take the machine.
-pub const MEMORY_LIMIT: u64 = 4 << 30;
+pub(crate) const MEMORY_LIMIT: u64 = 4 << 30;
 
-pub struct Run {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Run {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
     }
 
     /// `(code, file)` of every finding.
-    pub fn findings(&self) -> Vec<(String, String)> {
+    pub(crate) fn findings(&self) -> Vec<(String, String)> {
         self.json()["findings"]
             .as_array()
             .unwrap()
@@ -39,11 +39,11 @@ impl Run {
             .collect()
     }
 
-    pub fn has(&self, code: &str, file: &str) -> bool {
+    pub(crate) fn has(&self, code: &str, file: &str) -> bool {
         self.findings().iter().any(|(c, f)| c == code && f == file)
     }
 
-    pub fn codes(&self) -> Vec<String> {
+    pub(crate) fn codes(&self) -> Vec<String> {
         self.findings().into_iter().map(|(c, _)| c).collect()
     }
 }
@@ -51,7 +51,7 @@ impl Run {
 /// Run `bin` under [`TIMEOUT`] and [`MEMORY_LIMIT`]; `unprivileged` drops to uid/gid 65534
 /// when running as root (permissions mean nothing to root). With `--registry DIR` among the
 /// arguments it runs inside DIR with `--registry .`.
-pub fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
+pub(crate) fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
     let mut command = Command::new(bin);
     // Findings name paths as the registry was named: run inside it with `--registry .` so
     // they read `<entry>/<file>`.

@@ -4,26 +4,26 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub mod archives;
+pub(crate) mod archives;
 #[cfg(unix)]
-pub mod bounded;
-pub mod pack;
-pub mod update;
+pub(crate) mod bounded;
+pub(crate) mod pack;
+pub(crate) mod update;
 #[cfg(unix)]
-pub mod verify;
+pub(crate) mod verify;
 
-pub fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The public-registry sample (origin and licence: `tests/fixtures/public-registry-sample.NOTICE.md`).
 /// Read-only by convention: copy it with [`copy_dir`] before changing anything.
-pub fn public_sample() -> PathBuf {
+pub(crate) fn public_sample() -> PathBuf {
     repo_root().join("tests/fixtures/public-registry-sample")
 }
 
 /// Copy a folder recursively (data under test is never edited in place).
-pub fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for item in std::fs::read_dir(from).unwrap() {
         let item = item.unwrap();
@@ -59,10 +59,10 @@ pub(crate) fn valid_manifest(id: &str, extra: &str) -> String {
     )
 }
 
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl From<std::process::Output> for Run {
@@ -88,13 +88,16 @@ pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetCo
 /// Lowercase hex sha256, as manifests, `.sha256` lines and `SHA256SUMS` write it.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
+    use std::fmt::Write as _;
     sha2::Sha256::digest(bytes)
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+        .fold(String::new(), |mut hex, b| {
+            write!(hex, "{b:02x}").unwrap();
+            hex
+        })
 }
 
-pub fn acp_registry(args: &[&str], cwd: &Path) -> Run {
+pub(crate) fn acp_registry(args: &[&str], cwd: &Path) -> Run {
     Command::new(env!("CARGO_BIN_EXE_acp-registry"))
         .args(args)
         .current_dir(cwd)
@@ -105,9 +108,9 @@ pub fn acp_registry(args: &[&str], cwd: &Path) -> Run {
         .into()
 }
 
-/// `validate --format json` findings as (severity, code, file:line:col), paths relative to
+/// `validate --format json` findings as (severity, code, `file:line:col`), paths relative to
 /// the registry root.
-pub fn findings(registry: &Path) -> (i32, Vec<(String, String, String)>) {
+pub(crate) fn findings(registry: &Path) -> (i32, Vec<(String, String, String)>) {
     // Run inside the registry so paths are relative to its root whatever it is.
     let run = acp_registry(
         &["validate", "--registry", ".", "--format", "json"],

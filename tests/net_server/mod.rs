@@ -15,30 +15,30 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// One answer. `content_length` overrides the header (to lie about the body's size); `reset` drops the connection with a TCP reset instead of answering.
 #[derive(Debug, Clone, Default)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub delay: Duration,
-    pub content_length: Option<u64>,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
+    pub(crate) delay: Duration,
+    pub(crate) content_length: Option<u64>,
     /// No `Content-Length`: the body ends when the connection closes.
-    pub no_length: bool,
-    pub reset: bool,
+    pub(crate) no_length: bool,
+    pub(crate) reset: bool,
     /// Bytes written verbatim instead of an answer (malformed HTTP), then the connection is
     /// held open for `hold` (a stall mid-answer) and closed.
-    pub raw: Option<Vec<u8>>,
-    pub hold: Duration,
+    pub(crate) raw: Option<Vec<u8>>,
+    pub(crate) hold: Duration,
 }
 
 impl Reply {
-    pub fn status(status: u16) -> Reply {
+    pub(crate) fn status(status: u16) -> Reply {
         Reply {
             status,
             ..Reply::default()
         }
     }
 
-    pub fn body(status: u16, body: impl Into<Vec<u8>>) -> Reply {
+    pub(crate) fn body(status: u16, body: impl Into<Vec<u8>>) -> Reply {
         Reply {
             status,
             body: body.into(),
@@ -46,22 +46,22 @@ impl Reply {
         }
     }
 
-    pub fn json(value: &serde_json::Value) -> Reply {
+    pub(crate) fn json(value: &serde_json::Value) -> Reply {
         Reply::body(200, value.to_string()).header("content-type", "application/json")
     }
 
-    pub fn redirect(status: u16, location: &str) -> Reply {
+    pub(crate) fn redirect(status: u16, location: &str) -> Reply {
         Reply::status(status).header("location", location)
     }
 
-    pub fn reset() -> Reply {
+    pub(crate) fn reset() -> Reply {
         Reply {
             reset: true,
             ..Reply::default()
         }
     }
 
-    pub fn raw(bytes: impl Into<Vec<u8>>, hold: Duration) -> Reply {
+    pub(crate) fn raw(bytes: impl Into<Vec<u8>>, hold: Duration) -> Reply {
         Reply {
             raw: Some(bytes.into()),
             hold,
@@ -69,19 +69,19 @@ impl Reply {
         }
     }
 
-    pub fn header(mut self, name: &str, value: &str) -> Reply {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.into(), value.into()));
         self
     }
 
-    pub fn after(mut self, delay: Duration) -> Reply {
+    pub(crate) fn after(mut self, delay: Duration) -> Reply {
         self.delay = delay;
         self
     }
 
     /// A reply described in JSON (`status`, `headers`, `body` text, `json` value, `body_hex` bytes, `delay_ms`,
     /// `content_length`, `reset`), as written in the online rule cases.
-    pub fn from_json(value: &serde_json::Value) -> Reply {
+    pub(crate) fn from_json(value: &serde_json::Value) -> Reply {
         let mut reply = Reply::status(value["status"].as_u64().unwrap_or(200) as u16);
         if let Some(headers) = value["headers"].as_object() {
             for (k, v) in headers {
@@ -108,15 +108,15 @@ impl Reply {
 
 /// What the server saw of a request.
 #[derive(Debug, Clone)]
-pub struct Request {
-    pub method: String,
-    pub path: String,
+pub(crate) struct Request {
+    pub(crate) method: String,
+    pub(crate) path: String,
     /// Header names lower-cased, in the order sent.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl Request {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -129,7 +129,9 @@ type Handler = dyn Fn(&Request, usize) -> Reply + Send + Sync;
 /// Scripted answers: `"METHOD /path"` to a sequence of replies (the last one repeats); a
 /// HEAD without its own route answers like the GET route (without the body), as real
 /// servers do; anything else is a 404.
-pub fn routes(table: Vec<(&str, Vec<Reply>)>) -> impl Fn(&Request, usize) -> Reply + Send + Sync {
+pub(crate) fn routes(
+    table: Vec<(&str, Vec<Reply>)>,
+) -> impl Fn(&Request, usize) -> Reply + Send + Sync {
     let table: BTreeMap<String, Vec<Reply>> =
         table.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     move |request, nth| {
@@ -148,7 +150,7 @@ pub fn routes(table: Vec<(&str, Vec<Reply>)>) -> impl Fn(&Request, usize) -> Rep
 }
 
 /// Routes written in JSON: `{"METHOD /path": [reply, …]}` (see [`Reply::from_json`]).
-pub fn routes_from_json(
+pub(crate) fn routes_from_json(
     value: &serde_json::Value,
 ) -> impl Fn(&Request, usize) -> Reply + Send + Sync {
     let table = value
@@ -176,8 +178,8 @@ struct Stats {
     max_busy: AtomicUsize,
 }
 
-pub struct Server {
-    pub addr: SocketAddr,
+pub(crate) struct Server {
+    pub(crate) addr: SocketAddr,
     stats: Arc<Stats>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -185,11 +187,13 @@ pub struct Server {
 impl Server {
     /// Start on 127.0.0.1 with a handler given the request and how many times its
     /// `"METHOD /path"` was seen before.
-    pub fn start(handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static) -> Server {
+    pub(crate) fn start(
+        handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,
+    ) -> Server {
         Server::start_on("127.0.0.1".parse().unwrap(), handler)
     }
 
-    pub fn start_on(
+    pub(crate) fn start_on(
         ip: IpAddr,
         handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,
     ) -> Server {
@@ -198,7 +202,7 @@ impl Server {
     }
 
     /// Serve on a listener bound by the caller (who needed the address first).
-    pub fn start_with(
+    pub(crate) fn start_with(
         listener: std::net::TcpListener,
         handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,
     ) -> Server {
@@ -216,7 +220,7 @@ impl Server {
             runtime.block_on(async move {
                 let listener = TcpListener::from_std(listener).unwrap();
                 tokio::select! {
-                    _ = accept_loop(listener, handler, thread_stats) => {}
+                    () = accept_loop(listener, handler, thread_stats) => {}
                     _ = stopped => {}
                 }
             });
@@ -229,17 +233,17 @@ impl Server {
     }
 
     /// `http://127.0.0.1:<port><path>`.
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
     /// Every request seen, as `"METHOD /path"`, in arrival order.
-    pub fn requests(&self) -> Vec<String> {
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.stats.log.lock().unwrap().clone()
     }
 
     /// The most connections that were serving a request at the same moment.
-    pub fn max_busy(&self) -> usize {
+    pub(crate) fn max_busy(&self) -> usize {
         self.stats.max_busy.load(Ordering::SeqCst)
     }
 }

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use acp_registry::site::{self, SiteAgent, SiteOptions};
 use serde_json::{json, Map, Value};
 
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub fn options() -> SiteOptions {
+pub(crate) fn options() -> SiteOptions {
     SiteOptions {
         title: "ACP Agent Registry".to_string(),
         registry_json_url: "../registry.json".to_string(),
@@ -28,7 +28,7 @@ fn object(value: Value) -> Map<String, Value> {
 /// The bundled registry's agents exactly as `build` hands them to the site: checked, then
 /// `registry::build::site_agents` (stable agent, newer preview variant, README, icons,
 /// quarantine reasons).
-pub fn bundled_agents() -> Vec<SiteAgent> {
+pub(crate) fn bundled_agents() -> Vec<SiteAgent> {
     let root = repo().join("registry");
     let checked =
         acp_registry::registry::check_registry(&root, None).expect("registry/ is readable");
@@ -41,11 +41,11 @@ pub fn bundled_agents() -> Vec<SiteAgent> {
     agents
 }
 
-pub fn render_bundled() -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn render_bundled() -> BTreeMap<String, Vec<u8>> {
     site::render(&bundled_agents(), &options()).expect("the bundled registry renders")
 }
 
-pub fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {
+pub(crate) fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {
     String::from_utf8(
         files
             .get(path)
@@ -56,7 +56,7 @@ pub fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {
 }
 
 /// Write every file under `dir`.
-pub fn write_site(files: &BTreeMap<String, Vec<u8>>, dir: &Path) {
+pub(crate) fn write_site(files: &BTreeMap<String, Vec<u8>>, dir: &Path) {
     for (path, bytes) in files {
         let target = dir.join(path);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -64,10 +64,10 @@ pub fn write_site(files: &BTreeMap<String, Vec<u8>>, dir: &Path) {
     }
 }
 
-pub const ICON: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><circle cx="8" cy="8" r="6" fill="none" stroke="currentColor" stroke-width="2"/></svg>"#;
+pub(crate) const ICON: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><circle cx="8" cy="8" r="6" fill="none" stroke="currentColor" stroke-width="2"/></svg>"#;
 
 /// A small, plain agent.
-pub fn simple_agent(id: &str, name: &str) -> SiteAgent {
+pub(crate) fn simple_agent(id: &str, name: &str) -> SiteAgent {
     SiteAgent {
         id: id.to_string(),
         agent: object(json!({
@@ -86,7 +86,7 @@ pub fn simple_agent(id: &str, name: &str) -> SiteAgent {
 
 /// An entry whose every string tries to break out: markup, attribute injection, `javascript:`
 /// and `data:` URLs, shell metacharacters, a scripted icon and a hostile README.
-pub fn hostile_agent() -> SiteAgent {
+pub(crate) fn hostile_agent() -> SiteAgent {
     let name = "<script>alert('name')</script>Evil";
     let mut agent = object(json!({
         "id": "evil",
@@ -175,7 +175,7 @@ pub fn hostile_agent() -> SiteAgent {
 /// Start tags of an HTML document with their attributes (names lower-cased, values with the
 /// five basic entities decoded). Good enough for our own, well-formed output: any raw `<`
 /// that escaping missed shows up as a tag here.
-pub fn tags(html: &str) -> Vec<(String, Vec<(String, String)>)> {
+pub(crate) fn tags(html: &str) -> Vec<(String, Vec<(String, String)>)> {
     let tag = regex::Regex::new(r#"<([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s=/>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?)*)\s*/?>"#).unwrap();
     let attr =
         regex::Regex::new(r#"([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?"#).unwrap();
@@ -197,7 +197,7 @@ pub fn tags(html: &str) -> Vec<(String, Vec<(String, String)>)> {
         .collect()
 }
 
-pub fn unescape(text: &str) -> String {
+pub(crate) fn unescape(text: &str) -> String {
     text.replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&quot;", "\"")
@@ -207,7 +207,7 @@ pub fn unescape(text: &str) -> String {
 }
 
 /// Text of the first element with `id="<id>"` (up to its closing tag), unescaped.
-pub fn element_text(html: &str, id: &str) -> Option<String> {
+pub(crate) fn element_text(html: &str, id: &str) -> Option<String> {
     let start = html.find(&format!("id=\"{id}\""))?;
     let open_end = start + html[start..].find('>')? + 1;
     let inner = &html[open_end..];
