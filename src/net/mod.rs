@@ -376,6 +376,17 @@ impl Client {
     }
 
     async fn download_once(&self, url: Url, cap: u64) -> Result<Download, NetError> {
+        self.get_hashed(url, cap, |_| {}).await
+    }
+
+    /// One GET of `url` that must answer 200: the body (at most `cap` bytes) is hashed and
+    /// handed to `on_chunk` as it streams.
+    async fn get_hashed(
+        &self,
+        url: Url,
+        cap: u64,
+        mut on_chunk: impl FnMut(&[u8]),
+    ) -> Result<Download, NetError> {
         let timeout = self.config.download_timeout;
         let (held, _) = self.send(Method::GET, url, None, timeout).await?;
         let status = held.response.status().as_u16();
@@ -384,7 +395,11 @@ impl Client {
         }
         let validator = validator(held.response.headers());
         let mut hasher = Sha256::new();
-        let size = read_body(held.response, cap, |chunk| hasher.update(chunk)).await?;
+        let size = read_body(held.response, cap, |chunk| {
+            hasher.update(chunk);
+            on_chunk(chunk);
+        })
+        .await?;
         Ok(Download {
             sha256: hex(&hasher.finalize()),
             size,
@@ -413,36 +428,24 @@ impl Client {
         dest: &Path,
     ) -> Result<Download, NetError> {
         use std::io::Write;
-        let timeout = self.config.download_timeout;
-        let (held, _) = self.send(Method::GET, url, None, timeout).await?;
-        let status = held.response.status().as_u16();
-        if status != 200 {
-            return Err(NetError::Status(status));
-        }
-        let validator = validator(held.response.headers());
         let file_error =
             |e: std::io::Error| NetError::Body(format!("cannot write {}: {e}", dest.display()));
         // Written beside `dest` and renamed over it only when complete; a failed attempt
-        // leaves nothing at `dest`.
+        // leaves nothing at `dest` (the uncommitted file removes itself).
         let mut file = crate::fs::atomic::AtomicFile::create(dest).map_err(file_error)?;
-        let mut hasher = Sha256::new();
         let mut failed = None;
-        let size = read_body(held.response, cap, |chunk| {
-            hasher.update(chunk);
-            if failed.is_none() {
-                failed = file.write_all(chunk).err();
-            }
-        })
-        .await?;
+        let download = self
+            .get_hashed(url, cap, |chunk| {
+                if failed.is_none() {
+                    failed = file.write_all(chunk).err();
+                }
+            })
+            .await?;
         if let Some(e) = failed {
             return Err(file_error(e));
         }
         file.commit().map_err(file_error)?;
-        Ok(Download {
-            sha256: hex(&hasher.finalize()),
-            size,
-            validator,
-        })
+        Ok(download)
     }
 
     /// Send one request, following redirects by hand; returns the final response and URL.
