@@ -1106,9 +1106,10 @@ fn a_full_disk_leaves_the_old_output_with_one_message_and_no_staging_folder() {
     );
 }
 
+/// A built `dist/` (without the site) in a temporary folder, its ownership manifest, and the
+/// pid of a process that has exited: what the leftover tests plant beside the output.
 #[cfg(unix)]
-#[test]
-fn only_leftovers_of_dead_runs_holding_nothing_but_our_files_are_removed() {
+fn built_output_and_a_dead_pid() -> (tempfile::TempDir, PathBuf, PathBuf, Vec<u8>, u32) {
     let work = tempfile::tempdir().unwrap();
     let reg = small_registry(work.path(), "reg", "1.0.0");
     let out = work.path().join("dist");
@@ -1117,6 +1118,13 @@ fn only_leftovers_of_dead_runs_holding_nothing_but_our_files_are_removed() {
     let mut child = std::process::Command::new("true").spawn().unwrap();
     child.wait().unwrap();
     let dead = child.id();
+    (work, reg, out, manifest, dead)
+}
+
+#[cfg(unix)]
+#[test]
+fn only_leftovers_of_dead_runs_holding_nothing_but_our_files_are_removed() {
+    let (work, reg, out, manifest, dead) = built_output_and_a_dead_pid();
     // What a killed run leaves: our manifest and some of the files it lists.
     let ours = work.path().join(format!(".dist.tmp-{dead}"));
     std::fs::create_dir(&ours).unwrap();
@@ -1148,14 +1156,7 @@ fn only_leftovers_of_dead_runs_holding_nothing_but_our_files_are_removed() {
 #[cfg(unix)]
 #[test]
 fn a_leftover_killed_while_writing_its_final_manifest_is_removed() {
-    let work = tempfile::tempdir().unwrap();
-    let reg = small_registry(work.path(), "reg", "1.0.0");
-    let out = work.path().join("dist");
-    assert_eq!(build(&reg, &out, &["--no-site"]).code, 0);
-    let manifest = std::fs::read(out.join(".acp-registry-output.json")).unwrap();
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    child.wait().unwrap();
-    let dead = child.id();
+    let (work, reg, out, manifest, dead) = built_output_and_a_dead_pid();
     let leftover = work.path().join(format!(".dist.tmp-{dead}"));
     std::fs::create_dir(&leftover).unwrap();
     std::fs::write(leftover.join(".acp-registry-output.json"), &manifest).unwrap();
