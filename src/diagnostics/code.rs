@@ -8,7 +8,7 @@ use std::str::FromStr;
 use super::Severity;
 
 macro_rules! catalogue {
-    ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:expr; )*) => {
+    ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:literal; )*) => {
         /// A stable rule code. The kebab-case name is the public identifier: never rename one
         /// once released.
         // Each variant's doc is its summary: plain text shown by `explain`, not rustdoc Markdown.
