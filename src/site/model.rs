@@ -12,7 +12,7 @@ use super::snippets::{self, Install};
 use super::urls::safe_url;
 use super::SiteAgent;
 use crate::manifest::distribution::Distribution;
-use crate::manifest::{DISTRIBUTION_KINDS, PLATFORMS};
+use crate::manifest::{DISTRIBUTION_KINDS, FIELD_ORDER, PLATFORMS};
 
 /// Text of a JSON value: strings as they are, anything else as compact JSON.
 pub(crate) fn text(value: &Value) -> String {
@@ -488,29 +488,12 @@ fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Ch
     }
 }
 
-/// Keys the page shows in their own place, or never (`$schema`, `icon`, `icons`: the page
-/// shows the icon files; `preview`: shown as its own channel); the rest goes to "Other fields".
-const SHOWN: [&str; 19] = [
-    "$schema",
-    "id",
-    "name",
-    "version",
-    "description",
-    "repository",
-    "website",
-    "homepage",
-    "authors",
-    "license",
-    "license_url",
-    "icon",
-    "icons",
-    "capabilities",
-    "auth",
-    "tags",
-    "protocol_version",
-    "distribution",
-    "preview",
-];
+/// Whether the page shows `key` in its own place (or, for `$schema`, never): every canonical
+/// field but `schema_version` and `bundled`, plus `icons` (the page shows the icon files).
+/// Everything else is listed under "Other fields".
+fn shown_in_place(key: &str) -> bool {
+    key == "icons" || (FIELD_ORDER.contains(&key) && !matches!(key, "schema_version" | "bundled"))
+}
 
 pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
     let a = &agent.agent;
@@ -546,7 +529,7 @@ pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
     }
     let mut other: Vec<(String, String)> = a
         .iter()
-        .filter(|(k, _)| !SHOWN.contains(&k.as_str()))
+        .filter(|(k, _)| !shown_in_place(k))
         .map(|(k, v)| (k.clone(), text(v)))
         .collect();
     other.sort();

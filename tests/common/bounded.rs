@@ -2,7 +2,9 @@
 //! that blocks on a FIFO or reads without bound fails the test instead of hanging the suite.
 
 use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -48,11 +50,26 @@ impl Run {
     }
 }
 
+/// A copy of `bin` that uid 65534 can execute: the checkout may sit below a folder only its
+/// owner can enter (a `mktemp -d` clone is mode 700), and the copy's folder lives as long as
+/// the returned guard.
+fn reachable_copy(bin: &str) -> (tempfile::TempDir, PathBuf) {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = folder.path().join(Path::new(bin).file_name().unwrap());
+    std::fs::copy(bin, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (folder, copy)
+}
+
 /// Run `bin` under [`TIMEOUT`] and [`MEMORY_LIMIT`]; `unprivileged` drops to uid/gid 65534
 /// when running as root (permissions mean nothing to root). With `--registry DIR` among the
 /// arguments it runs inside DIR with `--registry .`.
 pub(crate) fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
-    let mut command = Command::new(bin);
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let dropping = unprivileged && unsafe { libc::geteuid() } == 0;
+    let reachable = dropping.then(|| reachable_copy(bin));
+    let mut command = Command::new(reachable.as_ref().map_or(Path::new(bin), |(_, p)| p));
     // Findings name paths as the registry was named: run inside it with `--registry .` so
     // they read `<entry>/<file>`.
     let mut args: Vec<&str> = args.to_vec();
@@ -74,7 +91,7 @@ pub(crate) fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
                 rlim_max: MEMORY_LIMIT,
             };
             libc::setrlimit(libc::RLIMIT_AS, &limit);
-            if unprivileged && libc::geteuid() == 0 {
+            if dropping {
                 let ok = libc::setgroups(0, std::ptr::null()) == 0
                     && libc::setgid(65534) == 0
                     && libc::setuid(65534) == 0;
