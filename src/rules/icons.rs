@@ -484,12 +484,11 @@ fn check_size(source: &SourceFile, root: roxmltree::Node, sink: &mut Sink) {
     }
 }
 
+/// A paint keyword (CSS keywords ignore ASCII case, as the site's recolouring does) or a
+/// reference to a paint server in the icon.
 fn allowed_paint(value: &str) -> bool {
     let v = value.trim().trim_end_matches("!important").trim();
-    v.eq_ignore_ascii_case("currentColor")
-        || v == "none"
-        || v == "inherit"
-        || svg::url_fragment(v).is_some()
+    svg::is_paint_keyword(v) || svg::url_fragment(v).is_some()
 }
 
 /// Report a fixed paint; returns whether it uses currentColor.
