@@ -50,16 +50,36 @@ impl Run {
     }
 }
 
-/// A copy of `bin` that uid 65534 can execute: the checkout may sit below a folder only its
-/// owner can enter (a `mktemp -d` clone is mode 700), and the copy's folder lives as long as
-/// the returned guard.
+/// `bin` at a path uid 65534 can execute: the checkout may sit below a folder only its owner
+/// can enter (a `mktemp -d` clone is mode 700). A hard link when the temporary folder is on
+/// the same file system (no copy, and no written file to exec), else a copy; the folder lives
+/// as long as the returned guard.
 fn reachable_copy(bin: &str) -> (tempfile::TempDir, PathBuf) {
     let folder = tempfile::tempdir().unwrap();
     std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let copy = folder.path().join(Path::new(bin).file_name().unwrap());
-    std::fs::copy(bin, &copy).unwrap();
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let others_may_run = std::fs::metadata(bin).unwrap().permissions().mode() & 0o005 == 0o005;
+    if !others_may_run || std::fs::hard_link(bin, &copy).is_err() {
+        std::fs::copy(bin, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     (folder, copy)
+}
+
+/// Spawn, waiting out "text file busy": a fresh copy cannot be executed while a child that
+/// another test thread forked meanwhile still holds the copy's write descriptor (it closes
+/// at that child's exec).
+fn spawn(command: &mut Command) -> std::process::Child {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 100 => {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            started => return started.expect("the binary starts"),
+        }
+    }
 }
 
 /// Run `bin` under [`TIMEOUT`] and [`MEMORY_LIMIT`]; `unprivileged` drops to uid/gid 65534
@@ -102,7 +122,7 @@ pub(crate) fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
             Ok(())
         });
     }
-    let mut child = command.spawn().expect("the binary starts");
+    let mut child = spawn(&mut command);
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || {
