@@ -460,3 +460,49 @@ fn a_misspelt_or_malformed_online_setting_is_a_config_finding() {
         run.findings[0]
     );
 }
+
+/// An online finding in a manifest with no offline finding still shows its source line: the
+/// checked registry keeps excerpts only for files with findings, and the online findings add
+/// theirs.
+#[test]
+fn online_findings_in_a_clean_manifest_show_their_excerpt() {
+    let server = Server::start(routes(vec![]));
+    let root = registry(
+        &server.url(""),
+        &[manifest(
+            "archive-agent",
+            binary(&server.url(ARCHIVE), Some(&"a".repeat(64))),
+        )],
+    );
+    let offline = validate(root.path(), &[]);
+    assert_eq!(
+        (offline.code, codes(&offline)),
+        (0, vec![]),
+        "{}",
+        offline.stderr
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args([
+            "validate",
+            "--registry",
+            ".",
+            "--format",
+            "human",
+            "--online",
+            "--no-cache",
+        ])
+        .current_dir(root.path())
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    let excerpt = shown
+        .lines()
+        .find(|line| line.contains("| ") && line.contains("\"archive\": \"https://127.0.0.1"));
+    assert!(
+        excerpt.is_some(),
+        "no excerpt of the archive line:\n{shown}"
+    );
+}

@@ -86,8 +86,7 @@ pub fn extend(
     for warning in &outcome.warnings {
         eprintln!("warning: {warning}");
     }
-    checked.report.diagnostics.extend(outcome.diagnostics);
-    checked.report.finish();
+    checked.add_findings(outcome.diagnostics);
     Ok(())
 }
 

@@ -235,8 +235,10 @@ pub fn check(
         if only.is_some_and(|set| !set.contains(&entry.entry.name)) {
             continue;
         }
-        let Some(doc) = &entry.manifest else { continue };
-        let doc = Arc::new(doc.clone());
+        let Some(doc) = entry.manifest_doc() else {
+            continue;
+        };
+        let doc = Arc::new(doc.into_owned());
         for target in collect(&doc, &entry.diagnostics) {
             jobs.push((entry.entry.name.clone(), doc.clone(), target));
         }

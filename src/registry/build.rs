@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -14,12 +13,14 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use super::config::base_url_problem;
-use super::output::{ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
+use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
 use super::variants::{output_agent, published_agent, Channel, Output};
 use super::Checked;
 use crate::diagnostics::Code;
 use crate::manifest::MAX_ICON_BYTES;
-use crate::rules::{published_agent_validator, EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
+use crate::rules::{
+    published_agent_validator, EntryReport, Manifest, AGENT_SCHEMA, REGISTRY_SCHEMA,
+};
 use crate::site::{self, AgentSource, Site, SiteAgent, SiteOptions};
 
 /// `version` of the published registry files.
@@ -452,13 +453,14 @@ impl Files<'_> {
         })?;
         if !self.site_only {
             // `site/` carries its own manifest, so `acp-registry site` may replace it alone.
-            let manifest = files.with_digests(|digests| {
-                let listed = digests
-                    .iter()
-                    .filter_map(|(path, digest)| Some((path.strip_prefix(SITE)?, digest.as_str())));
-                ownership_manifest(listed)
-            });
-            files.bytes(&format!("{SITE}{OWNERSHIP_FILE}"), &manifest)?;
+            files.file(&format!("{SITE}{OWNERSHIP_FILE}"), &mut |out| {
+                files.with_digests(|digests| {
+                    let listed = digests.iter().filter_map(|(path, digest)| {
+                        Some((path.strip_prefix(SITE)?, digest.as_str()))
+                    });
+                    write_ownership_manifest(out, listed)
+                })
+            })?;
         }
         Ok(())
     }
@@ -480,12 +482,14 @@ impl Tree for Files<'_> {
             self.produce_registry(&files)?;
         }
         self.produce_site(&files)?;
-        let sums = files.with_digests(sha256sums);
-        files.bytes(SUMS, sums.as_bytes())?;
-        let manifest = files.with_digests(|digests| {
-            ownership_manifest(digests.iter().map(|(p, d)| (p.as_str(), d.as_str())))
-        });
-        sink.file(OWNERSHIP_FILE, &mut |out| out.write_all(&manifest))?;
+        files.file(SUMS, &mut |out| {
+            files.with_digests(|digests| write_sha256sums(out, digests))
+        })?;
+        sink.file(OWNERSHIP_FILE, &mut |out| {
+            files.with_digests(|digests| {
+                write_ownership_manifest(out, digests.iter().map(|(p, d)| (p.as_str(), d.as_str())))
+            })
+        })?;
         Ok(())
     }
 }
@@ -532,15 +536,14 @@ impl<'s> Recorder<'s> {
 
 /// `sha256sum`-compatible listing of every published file, sorted by path: not
 /// `SHA256SUMS` itself, not the ownership manifests.
-fn sha256sums(digests: &BTreeMap<String, String>) -> String {
-    let mut out = String::new();
+fn write_sha256sums(out: &mut dyn Write, digests: &BTreeMap<String, String>) -> io::Result<()> {
     for (path, digest) in digests {
         let manifest = path.rsplit('/').next() == Some(OWNERSHIP_FILE);
         if path != SUMS && !manifest {
-            let _ = writeln!(out, "{digest}  {path}");
+            writeln!(out, "{digest}  {path}")?;
         }
     }
-    out
+    Ok(())
 }
 
 /// Icons are published byte for byte, so they must pass the safety rules even when the
@@ -600,11 +603,7 @@ impl<'a> SiteSource<'a> {
         // The entries `published_agent` publishes: a manifest whose top level is an object.
         let entries = publishable(checked)
             .into_iter()
-            .filter(|e| {
-                e.manifest
-                    .as_ref()
-                    .is_some_and(|d| d.root.as_object().is_some())
-            })
+            .filter(|e| e.manifest.as_ref().is_some_and(Manifest::is_object))
             .collect();
         SiteSource {
             checked,

@@ -8,11 +8,12 @@ use serde_json::Value;
 
 use super::variants::{output_agent, preview_wins, Channel};
 use super::{discover, Config, RegistryError};
-use crate::diagnostics::{Report, Severity};
+use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::rules::{
     self, check_entry, published_agent_validator, violations, Code, EntryReport, ManifestDoc,
     Quarantine, Sink, Violation,
 };
+use crate::source::SourceFile;
 
 /// A checked registry: per-entry results plus everything needed to render and build.
 pub struct Checked {
@@ -41,6 +42,10 @@ pub fn check_registry(
         .map(|dir| {
             let mut report = check_entry(dir, &config.policy);
             check_published(&mut report, &config);
+            // The per-entry rules are done: what follows parses again the few it needs.
+            if let Some(manifest) = &mut report.manifest {
+                manifest.release_tree();
+            }
             match only {
                 Some(set) if !set.contains(&dir.name) => EntryReport {
                     diagnostics: Vec::new(),
@@ -77,7 +82,7 @@ pub fn check_registry(
         entries
             .iter()
             .filter(|e| set.contains(&e.entry.name))
-            .filter_map(|e| e.manifest.as_ref().map(|m| m.source.path.as_str()))
+            .filter_map(|e| e.manifest.as_ref().map(|m| m.source().path.as_str()))
             .collect()
     });
     let mut duplicates = Sink::new(&config.policy, None);
@@ -97,17 +102,47 @@ pub fn check_registry(
     }
     for entry in &entries {
         report.diagnostics.extend(entry.diagnostics.iter().cloned());
-        for source in &entry.sources {
-            report.sources.insert(source.path.clone(), source.clone());
-        }
     }
-    report.finish();
-    Ok(Checked {
+    let mut checked = Checked {
         config,
         quarantine,
         entries,
         report,
-    })
+    };
+    checked.add_sources_of_findings();
+    checked.report.finish();
+    Ok(checked)
+}
+
+impl Checked {
+    /// Add findings about the checked entries (the online checks'), with the sources they
+    /// point into.
+    pub fn add_findings(&mut self, findings: impl IntoIterator<Item = Diagnostic>) {
+        self.report.diagnostics.extend(findings);
+        self.add_sources_of_findings();
+        self.report.finish();
+    }
+
+    /// The entries' files that findings point into, for excerpts: only those, as a clean
+    /// registry needs none of them.
+    fn add_sources_of_findings(&mut self) {
+        let files: BTreeSet<&str> = self
+            .report
+            .diagnostics
+            .iter()
+            .map(|d| d.file.as_str())
+            .collect();
+        let wanted: Vec<SourceFile> = self
+            .entries
+            .iter()
+            .flat_map(|entry| &entry.sources)
+            .filter(|source| files.contains(source.path.as_str()))
+            .cloned()
+            .collect();
+        for source in wanted {
+            self.report.sources.insert(source.path.clone(), source);
+        }
+    }
 }
 
 /// The agent as every output publishes it (preview resolved, patches applied, `icon` set)
@@ -116,7 +151,7 @@ pub fn check_registry(
 /// serves it), naming the outputs; places where the manifest already has an error or a
 /// schema finding are not repeated.
 fn check_published(report: &mut EntryReport, config: &Config) {
-    let Some(doc) = &report.manifest else {
+    let Some(doc) = report.manifest_doc() else {
         return;
     };
     let reported: BTreeSet<String> = report
@@ -159,7 +194,7 @@ fn check_published(report: &mut EntryReport, config: &Config) {
     }
     let mut sink = Sink::new(&config.policy, Some(report.entry.name.clone()));
     for (violation, (outputs, patched)) in found {
-        sink.push(published_finding(doc, &violation, &outputs, patched));
+        sink.push(published_finding(&doc, &violation, &outputs, patched));
     }
     report.diagnostics.extend(sink.diagnostics);
 }

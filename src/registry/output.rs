@@ -49,18 +49,24 @@ fn hex(digest: &[u8]) -> String {
         })
 }
 
-/// The ownership manifest listing `digests` (path and sha256; the manifest itself left
-/// out), in the order given (sorted by path by every caller), so it is as deterministic as
-/// the files it lists.
-pub fn ownership_manifest<'a>(digests: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<u8> {
-    let listed: serde_json::Map<String, Value> = digests
-        .filter(|(path, _)| *path != OWNERSHIP_FILE)
-        .map(|(path, digest)| (path.to_string(), Value::String(digest.to_string())))
-        .collect();
-    let doc = serde_json::json!({ FORMAT_KEY: FORMAT, "files": listed });
-    let mut text = serde_json::to_vec_pretty(&doc).expect("JSON values serialise");
-    text.push(b'\n');
-    text
+/// Write the ownership manifest listing `digests` (path and sha256; the manifest itself left
+/// out) to `out`, in the order given (sorted by path, each once, by every caller), so it is
+/// as deterministic as the files it lists. Streamed: at 100,000 agents the listing is tens of
+/// megabytes. The bytes are those of `serde_json`'s pretty printer, plus a final newline.
+pub fn write_ownership_manifest<'a>(
+    out: &mut dyn Write,
+    digests: impl Iterator<Item = (&'a str, &'a str)>,
+) -> std::io::Result<()> {
+    write!(out, "{{\n  \"{FORMAT_KEY}\": {FORMAT},\n  \"files\": {{")?;
+    let mut first = true;
+    for (path, digest) in digests.filter(|(path, _)| *path != OWNERSHIP_FILE) {
+        out.write_all(if first { b"\n    " } else { b",\n    " })?;
+        serde_json::to_writer(&mut *out, path)?;
+        out.write_all(b": ")?;
+        serde_json::to_writer(&mut *out, digest)?;
+        first = false;
+    }
+    out.write_all(if first { b"}\n}\n" } else { b"\n  }\n}\n" })
 }
 
 /// The paths and digests listed by the manifest in `dir`; `None` when there is no readable
@@ -541,10 +547,11 @@ fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<
     };
     if sink.expected.contains(OWNERSHIP_FILE) {
         let listed = paths.iter().map(|path| (*path, ""));
-        let listing = ownership_manifest(listed);
         let target = staging.join(OWNERSHIP_FILE);
-        write_new(&target, &mut |out| out.write_all(&listing))
-            .map_err(sink.failed(OWNERSHIP_FILE))?;
+        write_new(&target, &mut |out| {
+            write_ownership_manifest(out, listed.clone())
+        })
+        .map_err(sink.failed(OWNERSHIP_FILE))?;
     }
     let mut dirs = BTreeSet::from([staging.to_path_buf()]);
     for path in &paths {
@@ -874,12 +881,45 @@ mod tests {
             .map(|(path, bytes)| (path.clone(), digest_hex(bytes)))
             .collect();
         let listed = digests.iter().map(|(p, d)| (p.as_str(), d.as_str()));
-        let text = String::from_utf8(ownership_manifest(listed)).unwrap();
+        let mut bytes = Vec::new();
+        write_ownership_manifest(&mut bytes, listed).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
         let doc: Value = serde_json::from_str(&text).unwrap();
         let keys: Vec<&String> = doc["files"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["SHA256SUMS", "a/x.svg", "b.json"]);
         assert_eq!(doc["files"]["b.json"], digest_hex(b"b.json"));
         assert!(text.ends_with("}\n"));
+    }
+
+    /// The streamed manifest is byte for byte what the pretty printer gave before it was
+    /// streamed (earlier outputs keep verifying as ours), empty and escaped paths included.
+    #[test]
+    fn the_streamed_manifest_is_the_pretty_printed_json() {
+        let cases: [&[(&str, &str)]; 3] = [
+            &[],
+            &[("a \"quoted\"\\path\u{7}é", "00")],
+            &[
+                ("SHA256SUMS", "ab"),
+                (OWNERSHIP_FILE, "x"),
+                ("site/i.html", "cd"),
+            ],
+        ];
+        for listed in cases {
+            let mut streamed = Vec::new();
+            write_ownership_manifest(&mut streamed, listed.iter().copied()).unwrap();
+            let files: serde_json::Map<String, Value> = listed
+                .iter()
+                .filter(|(path, _)| *path != OWNERSHIP_FILE)
+                .map(|(path, digest)| ((*path).to_string(), Value::from(*digest)))
+                .collect();
+            let doc = serde_json::json!({ FORMAT_KEY: FORMAT, "files": files });
+            let mut pretty = serde_json::to_vec_pretty(&doc).unwrap();
+            pretty.push(b'\n');
+            assert_eq!(
+                String::from_utf8(streamed).unwrap(),
+                String::from_utf8(pretty).unwrap()
+            );
+        }
     }
 
     #[test]

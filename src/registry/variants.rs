@@ -84,7 +84,7 @@ pub fn published_agent(
     base_url: &str,
     channel: Channel,
 ) -> Option<Map<String, Value>> {
-    let doc = entry.manifest.as_ref()?;
+    let doc = entry.manifest_doc()?;
     let Value::Object(mut agent) = normalized_json(&doc.root) else {
         return None;
     };

@@ -1,6 +1,7 @@
 //! The entry model the rules fill in: an entry folder, its parsed manifest (with the
 //! JSON-pointer to span look-ups findings are placed by) and the report about it.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use super::{Code, Diagnostic};
@@ -59,6 +60,74 @@ impl ManifestDoc {
     }
 }
 
+/// A manifest that parsed, as an [`EntryReport`] keeps it. The span tree is held while the
+/// entry's rules run; after [`Manifest::release_tree`] only the text (and the id) stays, and
+/// [`Manifest::doc`] parses it again on demand: the trees are most of a checked registry's
+/// memory, and the registry-wide steps need them for a few entries at a time.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    id: Option<String>,
+    object: bool,
+    kept: Kept,
+}
+
+#[derive(Debug, Clone)]
+enum Kept {
+    Tree(ManifestDoc),
+    Text(SourceFile),
+}
+
+impl Manifest {
+    /// Keep `doc`, tree included.
+    pub fn new(doc: ManifestDoc) -> Self {
+        Manifest {
+            id: doc.id().map(str::to_string),
+            object: doc.root.as_object().is_some(),
+            kept: Kept::Tree(doc),
+        }
+    }
+
+    /// The file as read.
+    pub fn source(&self) -> &SourceFile {
+        match &self.kept {
+            Kept::Tree(doc) => &doc.source,
+            Kept::Text(source) => source,
+        }
+    }
+
+    /// The id the manifest declares, when a string.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// Whether the top level is an object (what `build` can publish).
+    pub fn is_object(&self) -> bool {
+        self.object
+    }
+
+    /// The parsed manifest: the held tree, or the kept text parsed again (the same text the
+    /// rules checked, so it parses as it did; `None` only if it somehow does not).
+    pub fn doc(&self) -> Option<Cow<'_, ManifestDoc>> {
+        match &self.kept {
+            Kept::Tree(doc) => Some(Cow::Borrowed(doc)),
+            Kept::Text(source) => {
+                let root = crate::manifest::parse(&source.text).ok()?;
+                Some(Cow::Owned(ManifestDoc {
+                    source: source.clone(),
+                    root,
+                }))
+            }
+        }
+    }
+
+    /// Drop the span tree, keeping the text.
+    pub fn release_tree(&mut self) {
+        if let Kept::Tree(doc) = &self.kept {
+            self.kept = Kept::Text(doc.source.clone());
+        }
+    }
+}
+
 /// One registry entry folder to check.
 #[derive(Debug, Clone)]
 pub struct EntryDir {
@@ -75,8 +144,8 @@ pub struct EntryDir {
 pub struct EntryReport {
     /// The folder.
     pub entry: EntryDir,
-    /// The parsed manifest, when it could be read and parsed.
-    pub manifest: Option<ManifestDoc>,
+    /// The manifest, when it could be read and parsed.
+    pub manifest: Option<Manifest>,
     /// Icon files present, by file name (`icon.svg`, `icon-light.svg`, `icon-dark.svg`).
     pub icons: Vec<String>,
     /// Its findings, policy applied.
@@ -99,8 +168,13 @@ impl EntryReport {
     pub fn id(&self) -> &str {
         self.manifest
             .as_ref()
-            .and_then(ManifestDoc::id)
+            .and_then(Manifest::id)
             .unwrap_or(&self.entry.name)
+    }
+
+    /// The parsed manifest, when it could be read and parsed (see [`Manifest::doc`]).
+    pub fn manifest_doc(&self) -> Option<Cow<'_, ManifestDoc>> {
+        self.manifest.as_ref().and_then(Manifest::doc)
     }
 }
 

@@ -24,7 +24,7 @@ pub use crate::diagnostics::{
 pub use distribution::{
     normalized_json, package_name_and_pin, reserved_env, targets, url_versions, Targets,
 };
-pub use entry::{display_path, EntryDir, EntryReport, ManifestDoc};
+pub use entry::{display_path, EntryDir, EntryReport, Manifest, ManifestDoc};
 pub use icons::check_icon;
 pub use metadata::url_problem;
 pub use policy::{is_enforced, Level, Policy, DEFAULT_REQUIRED_OS, ENFORCED};
@@ -112,7 +112,7 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
     skills::check(entry, &listing, &mut sink, &mut sources);
     EntryReport {
         entry: entry.clone(),
-        manifest,
+        manifest: manifest.map(Manifest::new),
         icons,
         diagnostics: sink.diagnostics,
         sources,

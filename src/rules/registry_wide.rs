@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::{Code, EntryReport, ManifestDoc, Sink};
+use super::{Code, EntryReport, Manifest, Sink};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::fields::Fields;
 use crate::manifest::{self, jsonc};
@@ -11,20 +11,20 @@ use crate::source::SourceFile;
 
 /// Every entry declaring an id that another entry also declares.
 pub fn check_duplicate_ids(entries: &[EntryReport], sink: &mut Sink) {
-    let mut by_id: BTreeMap<&str, Vec<&ManifestDoc>> = BTreeMap::new();
+    let mut by_id: BTreeMap<&str, Vec<&Manifest>> = BTreeMap::new();
     for entry in entries {
-        if let Some(doc) = &entry.manifest {
-            if let Some(id) = doc.id() {
-                by_id.entry(id).or_default().push(doc);
+        if let Some(manifest) = &entry.manifest {
+            if let Some(id) = manifest.id() {
+                by_id.entry(id).or_default().push(manifest);
             }
         }
     }
-    for (id, docs) in by_id {
-        if docs.len() < 2 {
+    for (id, manifests) in by_id {
+        if manifests.len() < 2 {
             continue;
         }
-        let files: Vec<&str> = docs.iter().map(|d| d.source.path.as_str()).collect();
-        for doc in &docs {
+        let files: Vec<&str> = manifests.iter().map(|m| m.source().path.as_str()).collect();
+        for doc in manifests.iter().filter_map(|m| m.doc()) {
             let others: Vec<&str> = files
                 .iter()
                 .copied()

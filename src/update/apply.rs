@@ -70,10 +70,7 @@ pub(super) async fn apply(
     offers: &[Offer],
 ) -> Result<(), String> {
     let report = candidate.report;
-    let doc = report
-        .manifest
-        .as_ref()
-        .expect("candidates have a manifest");
+    let doc = report.manifest_doc().expect("candidates have a manifest");
     let edits = edits(context, candidate, to, offers).await?;
     let mut editor = Editor::parse(&doc.source.text).map_err(|e| e.to_string())?;
     for (pointer, value) in &edits {

@@ -201,10 +201,10 @@ fn candidate<'a>(
         .diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error);
-    let doc =
-        report.manifest.as_ref().filter(|_| !errors).ok_or(
-            "the entry has validation errors; run `acp-registry validate` and fix them first",
-        )?;
+    let doc = report
+        .manifest_doc()
+        .filter(|_| !errors)
+        .ok_or("the entry has validation errors; run `acp-registry validate` and fix them first")?;
     let base = match context.options.channel {
         Channel::Stable => "",
         Channel::Preview => "/preview",
@@ -223,7 +223,7 @@ fn candidate<'a>(
     let github = match dist.binary.is_empty() {
         true => None,
         false => Some(
-            apply::github_repository(doc, &dist, &context.endpoints.github_api).ok_or(
+            apply::github_repository(&doc, &dist, &context.endpoints.github_api).ok_or(
                 "no update source: the binaries are not releases of `repository` on GitHub",
             )?,
         ),

@@ -217,7 +217,9 @@ fn plan(checked: &Checked, options: &Options) -> Vec<Job> {
     let path = std::env::var("PATH").ok();
     let mut jobs = Vec::new();
     for entry in &checked.entries {
-        let Some(doc) = &entry.manifest else { continue };
+        let Some(doc) = entry.manifest_doc() else {
+            continue;
+        };
         let id = entry.id().to_string();
         if options.agents.as_ref().is_some_and(|a| !a.contains(&id))
             || options
@@ -238,7 +240,7 @@ fn plan(checked: &Checked, options: &Options) -> Vec<Job> {
             .map(|d| Distribution::from_node(d, "/distribution"))
             .unwrap_or_default();
         let dist = Arc::new(dist);
-        let doc = Arc::new(doc.clone());
+        let doc = Arc::new(doc.into_owned());
         let version = doc.root.get_str("version").unwrap_or_default().to_string();
         for kind in Kind::ALL {
             if !kind.in_manifest(&dist)
