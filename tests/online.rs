@@ -64,6 +64,17 @@ fn registry(server: &str, manifests: &[Value]) -> tempfile::TempDir {
     dir
 }
 
+/// A registry of one entry `id` whose only distribution is [`ARCHIVE`] on `server`, pinned.
+fn one_archive_entry(server: &Server, id: &str) -> tempfile::TempDir {
+    registry(
+        &server.url(""),
+        &[manifest(
+            id,
+            binary(&server.url(ARCHIVE), Some(&"a".repeat(64))),
+        )],
+    )
+}
+
 struct Run {
     code: i32,
     /// (severity, code, `file:line:col`, message)
@@ -171,13 +182,7 @@ fn a_second_run_is_answered_from_the_cache() {
 #[test]
 fn failures_are_never_cached() {
     let server = Server::start(routes(vec![]));
-    let root = registry(
-        &server.url(""),
-        &[manifest(
-            "gone-agent",
-            binary(&server.url(ARCHIVE), Some(&"a".repeat(64))),
-        )],
-    );
+    let root = one_archive_entry(&server, "gone-agent");
     let cache = tempfile::tempdir().unwrap();
     let args = ["--online", "--cache", cache.path().to_str().unwrap()];
     for run in 1..=2 {
@@ -467,13 +472,7 @@ fn a_misspelt_or_malformed_online_setting_is_a_config_finding() {
 #[test]
 fn online_findings_in_a_clean_manifest_show_their_excerpt() {
     let server = Server::start(routes(vec![]));
-    let root = registry(
-        &server.url(""),
-        &[manifest(
-            "archive-agent",
-            binary(&server.url(ARCHIVE), Some(&"a".repeat(64))),
-        )],
-    );
+    let root = one_archive_entry(&server, "archive-agent");
     let offline = validate(root.path(), &[]);
     assert_eq!(
         (offline.code, codes(&offline)),
