@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::config::base_url_problem;
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
-use super::variants::{output_agent, published_agent, Channel, Output};
+use super::variants::{output_agent, published_channels, Output};
 use super::Checked;
 use crate::diagnostics::Code;
 use crate::manifest::MAX_ICON_BYTES;
@@ -623,8 +623,8 @@ impl AgentSource for SiteSource<'_> {
 
     fn agent(&self, index: usize) -> Result<Cow<'_, SiteAgent>, BuildError> {
         let entry = self.entries[index];
-        let agent = published_agent(entry, &self.base, Channel::Stable).unwrap_or_default();
-        let preview = published_agent(entry, &self.base, Channel::Preview).filter(|p| *p != agent);
+        let (agent, preview) = published_channels(entry, &self.base).unwrap_or_default();
+        let preview = Some(preview).filter(|p| *p != agent);
         let version = agent.get("version").and_then(Value::as_str);
         let verification = self
             .verifications

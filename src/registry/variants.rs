@@ -84,10 +84,35 @@ pub fn published_agent(
     base_url: &str,
     channel: Channel,
 ) -> Option<Map<String, Value>> {
-    let doc = entry.manifest_doc()?;
-    let Value::Object(mut agent) = normalized_json(&doc.root) else {
-        return None;
-    };
+    Some(publish(entry, manifest_json(entry)?, base_url, channel))
+}
+
+/// The agent as published in the stable and the preview channel, from one parse of the
+/// manifest (the site shows both).
+pub fn published_channels(
+    entry: &EntryReport,
+    base_url: &str,
+) -> Option<(Map<String, Value>, Map<String, Value>)> {
+    let json = manifest_json(entry)?;
+    let stable = publish(entry, json.clone(), base_url, Channel::Stable);
+    Some((stable, publish(entry, json, base_url, Channel::Preview)))
+}
+
+/// The manifest as JSON with the legacy distribution normalised, when its top level is an
+/// object: what every published form starts from.
+fn manifest_json(entry: &EntryReport) -> Option<Map<String, Value>> {
+    match normalized_json(&entry.manifest_doc()?.root) {
+        Value::Object(json) => Some(json),
+        _ => None,
+    }
+}
+
+fn publish(
+    entry: &EntryReport,
+    mut agent: Map<String, Value>,
+    base_url: &str,
+    channel: Channel,
+) -> Map<String, Value> {
     let preview = agent.shift_remove("preview");
     agent.shift_remove("$schema");
     agent.shift_remove("icon");
@@ -128,7 +153,7 @@ pub fn published_agent(
         );
         agent.insert("icons".into(), Value::Object(icons));
     }
-    Some(canonical_agent(agent))
+    canonical_agent(agent)
 }
 
 /// The agent exactly as `output` publishes it: [`published_agent`] in the output's channel,
