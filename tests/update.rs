@@ -113,7 +113,7 @@ fn each_distribution_type_is_offered_its_newest_release_without_prereleases_depr
         read(root.path(), "py-agent"),
     );
     let (code, doc) = json_run(root.path(), &[]);
-    assert_eq!(code, 2, "{doc}");
+    assert_eq!(code, 1, "{doc}");
     assert_eq!(
         updates(&doc),
         [
@@ -395,7 +395,7 @@ fn a_short_rate_limit_is_waited_for_and_a_long_one_is_reported() {
     );
     let root = registry(&base, &[("bin-agent", entry)]);
     let (code, doc) = json_run(root.path(), &[]);
-    assert_eq!(code, 2, "{doc}");
+    assert_eq!(code, 1, "{doc}");
     assert_eq!(
         updates(&doc),
         [("bin-agent".into(), "1.0.0".into(), "1.1.0".into())]
@@ -621,12 +621,32 @@ fn agent_selects_entries_and_an_unknown_id_is_an_error() {
     let (code, doc) = json_run(root.path(), &["--agent", "two"]);
     assert_eq!(
         (code, updates(&doc)),
-        (2, vec![("two".into(), "1.0.0".into(), "1.1.0".into())])
+        (1, vec![("two".into(), "1.0.0".into(), "1.1.0".into())])
     );
     assert_eq!(server.requests(), ["GET /npm/two"]);
-    let (code, doc) = json_run(root.path(), &["--agent", "two,three"]);
+    // A usage error, as for `verify`: nothing is asked, exit 2 naming the id.
+    let run = update(root.path(), &["--agent", "two,three"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("--agent three: no entry of . has this id"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_missing_registry_is_a_failure_of_the_run_exit_2() {
+    let work = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .current_dir(work.path())
+        .args(["update", "--registry", "nope"])
+        .output()
+        .unwrap();
+    let run = common::Run::from(output);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert_eq!(
-        (code, messages(&doc, "errors")),
-        (1, vec!["three: no entry has this id".to_string()])
+        run.stderr.trim_end(),
+        "error: registry folder `nope` does not exist; pass the registry root with --registry DIR"
     );
 }

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use acp_registry::collab::cli::{self, Console};
+use acp_registry::commands::failure_line;
 use acp_registry::collab::{spec, AppendOptions, InitOptions, Invocation, WaitOptions};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -212,7 +213,7 @@ fn main() -> ExitCode {
     match run(library_command(cli.command)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("{}", failure_line(e.chain()));
             ExitCode::from(2)
         }
     }

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    build, exit, explain, fmt, matrix, new, online, pack, update, validate, verify, Stream,
+    build, exit, explain, failure_line, fmt, matrix, new, online, pack, update, validate, verify,
+    Stream,
 };
-use acp_registry::diagnostics::escape;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Validate, build and publish an ACP (Agent Client Protocol) agent registry.
@@ -90,8 +90,8 @@ struct NewArgs {
 
 #[derive(Args)]
 #[command(
-    after_help = "Exit codes: 0 nothing to do (or every update applied), 2 updates available but not \
-applied, 1 errors (the message names the entry and the source).",
+    after_help = "Exit codes: 0 nothing to do (or every update applied), 1 updates available but not \
+applied, or an entry failed (the report names the entry and the source), 2 usage or I/O failure.",
     mut_arg("allow_loopback_for_tests", |arg| arg.help(
         "TEST ONLY: allow loopback addresses, over plain http too (see `validate`)"
     ))
@@ -626,8 +626,8 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             let _ = out.flush();
-            // Errors can quote registry paths and git's output.
-            eprintln!("error: {}", escape::terminal(&format!("{error:#}")));
+            // Errors can quote registry paths and git's output: escaped, each cause once.
+            eprintln!("{}", failure_line(error.chain()));
             ExitCode::from(exit::FAILURE)
         }
     }

@@ -57,7 +57,11 @@ pub fn targets(options: &Options) -> anyhow::Result<Vec<Target>> {
 /// trusted (the user chose it); the file is read without following a link.
 fn target(path: &Path) -> anyhow::Result<Target> {
     let shown = super::slash_path(path);
-    if matches!(fs::kind(path)?, Some(Kind::Dir)) {
+    let kind = fs::kind(path).map_err(|e| anyhow::anyhow!("cannot read `{shown}`: {e}"))?;
+    let Some(kind) = kind else {
+        anyhow::bail!("`{shown}` does not exist; pass entry folders or agent.json files");
+    };
+    if kind == Kind::Dir {
         return Ok(Target {
             base: path.to_path_buf(),
             rel: PathBuf::from("agent.json"),

@@ -20,10 +20,17 @@ pub struct Options {
 }
 
 /// Runs `verify` with the session probes and writes `matrix.json` and `matrix.md`; the
-/// report goes to `out` as `verify` prints it, with the same exit code.
+/// report goes to `out` as `verify` prints it. Exit 0 once the files are written, whatever
+/// the agents answered (the matrix records it).
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
+    // Every check of --out before the agents run: a launch can take minutes.
+    crate::registry::output::refuse_overlap(&options.out, &options.common.registry)?;
+    check_folder(&options.out)?;
+    let kind = |path: &Path| {
+        crate::fs::kind(path).map_err(|e| CommandError::Usage(format!("--out `{}`: {e}", path.display())))
+    };
     // Read first: an existing file that is not a matrix is refused, never overwritten.
-    let previous = match crate::fs::kind(&options.out)? {
+    let previous = match kind(&options.out)? {
         None => None,
         Some(_) => Some(matrix::read(&options.out).map_err(|e| {
             CommandError::Usage(format!(
@@ -32,7 +39,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
         })?),
     };
     let md = options.out.with_extension("md");
-    if crate::fs::kind(&md)?.is_some() && !ours(&md) {
+    if kind(&md)?.is_some() && !ours(&md) {
         return Err(CommandError::Usage(format!(
             "{} exists and was not written by acp-registry matrix; move it or choose another --out",
             md.display()
@@ -57,10 +64,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
 
 /// Whether `path` is a regular file starting with the heading `matrix.md` files have.
 fn ours(path: &Path) -> bool {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let parent = folder_of(path).unwrap_or(Path::new("."));
     let Some(name) = path.file_name() else {
         return false;
     };
@@ -68,7 +72,46 @@ fn ours(path: &Path) -> bool {
         .is_ok_and(|bytes| bytes.starts_with(matrix::MARKDOWN_HEADING.as_bytes()))
 }
 
-fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    crate::fs::atomic::write(path, text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+fn write_atomically(path: &Path, text: &str) -> Result<(), CommandError> {
+    let failed = |e: std::io::Error| {
+        let message = format!("cannot write `{}`: {e}", path.display());
+        CommandError::Failed(std::io::Error::new(e.kind(), message).into())
+    };
+    if let Some(folder) = folder_of(path) {
+        std::fs::create_dir_all(folder).map_err(failed)?;
+    }
+    crate::fs::atomic::write(path, text.as_bytes()).map_err(failed)
+}
+
+/// The folder `path` goes in, when it names one (`matrix.json` alone names none).
+fn folder_of(path: &Path) -> Option<&Path> {
+    path.parent().filter(|p| !p.as_os_str().is_empty())
+}
+
+/// Refuse, before any agent runs, an `--out` whose folder is something other than a folder.
+fn check_folder(out: &Path) -> Result<(), CommandError> {
+    let mut folder = folder_of(out);
+    while let Some(dir) = folder {
+        match crate::fs::kind(dir) {
+            Ok(None) => folder = folder_of(dir),
+            Ok(Some(crate::fs::Kind::Dir)) => return Ok(()),
+            // A link to a folder is fine: the file is written through it.
+            Ok(Some(_)) if dir.is_dir() => return Ok(()),
+            Ok(Some(_)) => {
+                return Err(CommandError::Usage(format!(
+                    "--out `{}`: `{}` is not a folder; choose another --out",
+                    out.display(),
+                    dir.display()
+                )))
+            }
+            Err(e) => {
+                return Err(CommandError::Usage(format!(
+                    "--out `{}`: cannot read `{}`: {e}",
+                    out.display(),
+                    dir.display()
+                )))
+            }
+        }
+    }
+    Ok(())
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::online::Flags;
-use super::{display_root, CommandError};
+use super::{display_root, exit, CommandError};
 use crate::diagnostics::escape;
 use crate::net::NetConfig;
 pub use crate::update::Channel;
@@ -54,19 +54,10 @@ struct Document<'a> {
     outcome: &'a Outcome,
 }
 
-/// Exit 1 on any failure, also of the run itself (exit 2 means "updates available").
+/// Runs `update`: exit 0 nothing left to do, 1 updates not applied or an entry failed (the
+/// report says which); a failure of the run itself (a missing registry, say) is an error
+/// (exit 2), as for every command.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
-    match run_update(options, out) {
-        Ok(code) => Ok(code),
-        Err(error) => {
-            let _ = out.flush();
-            eprintln!("error: {}", escape::terminal(&format!("{error:#}")));
-            Ok(1)
-        }
-    }
-}
-
-fn run_update(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
     let mut outcome = update::run(
         &options.registry,
@@ -109,12 +100,11 @@ fn run_update(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError
 }
 
 fn exit_code(outcome: &Outcome) -> u8 {
-    if !outcome.errors.is_empty() {
-        1
-    } else if outcome.updates.iter().any(|u| !u.applied) {
-        2
+    let pending = outcome.updates.iter().any(|u| !u.applied);
+    if outcome.errors.is_empty() && !pending {
+        exit::OK
     } else {
-        0
+        exit::FINDINGS
     }
 }
 

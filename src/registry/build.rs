@@ -83,7 +83,7 @@ pub enum BuildError {
         source: std::io::Error,
     },
     #[error(
-        "refusing to write to `{out}`: it overlaps the registry `{registry}`; choose another --out"
+        "refusing to write to `{out}`: it overlaps the registry `{registry}` (an output goes outside the registry, or below `{registry}/dist`); choose another --out"
     )]
     /// `--out` and the registry overlap.
     OverlapsRegistry {

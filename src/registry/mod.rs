@@ -56,6 +56,14 @@ pub enum RegistryError {
         /// The registry root.
         root: PathBuf,
     },
+    #[error("`{}` does not exist{suggestion}; name files or folders of the registry's entries", path.display())]
+    /// A path named on the command line does not exist.
+    NoSuchPath {
+        /// The path as named.
+        path: PathBuf,
+        /// `` (did you mean `…`?)`` when an entry's name is close, else empty.
+        suggestion: String,
+    },
     #[error(transparent)]
     /// `--changed-since` could not ask git.
     Git(#[from] git::GitError),

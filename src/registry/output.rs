@@ -167,9 +167,11 @@ fn resolved(path: &Path) -> Result<PathBuf, BuildError> {
     Ok(absolute)
 }
 
-/// Refuse an output that overlaps the registry (links resolved on both sides), is not a
-/// folder, holds paths this tool did not write, or cannot be removed.
-pub fn check_destination(out: &Path, registry: &Path) -> Result<Destination, BuildError> {
+/// Refuse an output (a folder or a file) that overlaps the registry, links resolved on both
+/// sides: inside it, except below `<registry>/dist` (discovery never reads it as an entry, so
+/// a registry at the repository root builds into `dist/` there), or holding it. Every command
+/// that writes somewhere named by `--out` asks this first.
+pub fn refuse_overlap(out: &Path, registry: &Path) -> Result<(), BuildError> {
     let (path, registry_path) = (resolved(out)?, resolved(registry)?);
     let inside = path.starts_with(&registry_path)
         && !path.starts_with(registry_path.join(OUTPUT_IN_REGISTRY));
@@ -179,6 +181,14 @@ pub fn check_destination(out: &Path, registry: &Path) -> Result<Destination, Bui
             registry: registry.to_path_buf(),
         });
     }
+    Ok(())
+}
+
+/// Refuse an output that overlaps the registry ([`refuse_overlap`]), is not a
+/// folder, holds paths this tool did not write, or cannot be removed.
+pub fn check_destination(out: &Path, registry: &Path) -> Result<Destination, BuildError> {
+    refuse_overlap(out, registry)?;
+    let path = resolved(out)?;
     let destination = Destination {
         shown: out.to_path_buf(),
         path,
@@ -518,13 +528,13 @@ pub fn write_atomically(destination: &Destination, tree: &impl Tree) -> Result<(
         }
     };
     let parent = parent_of(out);
-    std::fs::create_dir_all(&parent)
-        .map_err(unchanged(format!("creating {}", parent.display())))?;
+    std::fs::create_dir_all(&parent).map_err(unchanged("creating its parent folder".into()))?;
     remove_leftovers(out);
     let staging = sibling(out, "tmp");
-    std::fs::create_dir(&staging).map_err(unchanged(format!("creating {}", staging.display())))?;
+    // The staging folder's name is ours, not the user's: messages name the output instead.
+    std::fs::create_dir(&staging).map_err(unchanged("creating a folder beside it".into()))?;
     let staged = stage(destination, &staging, tree).and_then(|()| {
-        sync_dir(&parent).map_err(unchanged(format!("flushing {}", parent.display())))
+        sync_dir(&parent).map_err(unchanged("flushing its parent folder".into()))
     });
     if let Err(error) = staged {
         let _ = std::fs::remove_dir_all(&staging);
@@ -568,9 +578,15 @@ fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<
     tree.produce(&sink)?;
     sink.all_written()?;
     for dir in dirs.iter().rev() {
+        let relative = dir.strip_prefix(staging).unwrap_or(dir).to_string_lossy();
+        let what = if relative.is_empty() {
+            "flushing the new folder".to_string()
+        } else {
+            format!("flushing {}", shown(&relative))
+        };
         sync_dir(dir).map_err(|source| BuildError::Unchanged {
             out: destination.shown.clone(),
-            what: format!("flushing {}", dir.display()),
+            what,
             source,
         })?;
     }
@@ -617,7 +633,7 @@ impl Staging<'_> {
         }
         Err(BuildError::Unchanged {
             out: self.destination.shown.clone(),
-            what: format!("staging {}", self.staging.display()),
+            what: "writing every planned file".into(),
             source: std::io::Error::other(format!(
                 "{written} of {} planned files were produced",
                 self.expected.len()
@@ -668,7 +684,7 @@ fn replace(destination: &Destination, staging: &Path) -> Result<(), BuildError> 
         let _ = std::fs::remove_dir_all(staging);
         return Err(BuildError::Unchanged {
             out: destination.shown.clone(),
-            what: format!("replacing {}", out.display()),
+            what: "putting the new output in place".into(),
             source,
         });
     }

@@ -7,10 +7,11 @@ use super::{is_entry_name, RegistryError};
 
 /// The entry folders holding `paths`, for reporting only those entries (the others are still
 /// checked, as with `--changed-since`). `None`: a path names the registry root itself, so
-/// every entry is reported. Paths are relative to the working directory, like `root`; they
-/// need not exist (a file deleted in a commit). A file at the root (`acp-registry.jsonc`,
-/// `quarantine.json`) or in a folder that is not an entry (`.github/`) selects no entry:
-/// registry-wide findings are reported whatever is selected.
+/// every entry is reported. Paths are relative to the working directory, like `root`, and
+/// must exist: a typo would otherwise select nothing and pass (the error names the entry it
+/// was probably meant to be). A file at the root (`acp-registry.jsonc`, `quarantine.json`)
+/// or in a folder that is not an entry (`.github/`) selects no entry: registry-wide findings
+/// are reported whatever is selected.
 pub fn entries_holding(
     root: &Path,
     paths: &[PathBuf],
@@ -25,6 +26,13 @@ pub fn entries_holding(
             path: path.clone(),
             root: root.to_path_buf(),
         })?;
+        if matches!(std::fs::symlink_metadata(cwd.join(path)), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        {
+            return Err(RegistryError::NoSuchPath {
+                path: path.clone(),
+                suggestion: suggestion(root, &relative),
+            });
+        }
         let mut parts = relative.components();
         match (parts.next(), parts.next()) {
             (None, _) => return Ok(None),
@@ -45,6 +53,39 @@ pub fn entries_holding(
         }
     }
     Ok(Some(folders))
+}
+
+/// `` (did you mean `<root>/<entry>/…`?)`` when the first part of `relative` is one or two
+/// edits from an entry folder's name, else empty.
+fn suggestion(root: &Path, relative: &Path) -> String {
+    let mut parts = relative.components();
+    let Some(Component::Normal(first)) = parts.next() else {
+        return String::new();
+    };
+    let first = first.to_string_lossy();
+    let Ok(listing) = std::fs::read_dir(root) else {
+        return String::new();
+    };
+    let mut names: Vec<String> = listing
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| is_entry_name(name))
+        .collect();
+    names.sort();
+    let nearest = names
+        .iter()
+        .map(|name| (strsim::damerau_levenshtein(&first, name), name))
+        .filter(|(distance, _)| (1..=2).contains(distance))
+        .min();
+    match nearest {
+        Some((_, name)) => {
+            let mut meant = root.join(name);
+            meant.extend(parts);
+            format!(" (did you mean `{}`?)", meant.display())
+        }
+        None => String::new(),
+    }
 }
 
 /// `path` relative to `root`: compared lexically first (so a deleted file still maps), then

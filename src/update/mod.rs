@@ -13,7 +13,7 @@ pub(crate) mod select;
 pub(crate) mod sources;
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -99,6 +99,14 @@ pub enum UpdateError {
     /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client: {0}")]
     Client(#[from] NetError),
+    /// `--agent` names ids no entry has (a usage error, as for `verify`).
+    #[error("--agent {ids}: no entry of {} has this id", registry.display())]
+    UnknownAgents {
+        /// The unknown ids, comma-separated.
+        ids: String,
+        /// The registry as named.
+        registry: PathBuf,
+    },
 }
 
 /// Everything an entry's update needs from the run.
@@ -123,6 +131,13 @@ struct Candidate<'a> {
 /// [`Options::apply`], edit the manifests (each re-validated, restored on failure).
 pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
     let checked = check_registry(root, None)?;
+    let unknown = unknown_agents(&checked, &options.agents);
+    if !unknown.is_empty() {
+        return Err(UpdateError::UnknownAgents {
+            ids: unknown.join(","),
+            registry: root.to_path_buf(),
+        });
+    }
     let endpoints = options
         .endpoints
         .apply(checked.config.online.apply(Endpoints::default()));
@@ -141,12 +156,6 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
         .enable_all()
         .build()?;
     let mut outcome = Outcome::default();
-    for id in unknown_agents(&checked, &options.agents) {
-        outcome.errors.push(Note {
-            id,
-            message: "no entry has this id".into(),
-        });
-    }
     for report in &checked.entries {
         if !options.agents.is_empty()
             && !options
