@@ -85,6 +85,8 @@ fn acp_collab_help_texts() {
         &["status", "--help"],
         &["log", "--help"],
         &["skill", "install", "--help"],
+        &["completions", "--help"],
+        &["man", "--help"],
     ] {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-collab"))
             .args(args)
@@ -97,5 +99,197 @@ fn acp_collab_help_texts() {
             [] => unreachable!(),
         };
         insta::assert_snapshot!(name, String::from_utf8(output.stdout).unwrap());
+    }
+}
+
+// --- completions and manual pages, for both binaries ---------------------------------------
+
+/// The two binaries, by name.
+fn binaries() -> [(&'static str, &'static str); 2] {
+    [
+        ("acp-registry", env!("CARGO_BIN_EXE_acp-registry")),
+        ("acp-collab", env!("CARGO_BIN_EXE_acp-collab")),
+    ]
+}
+
+fn stdout_of(exe: &str, args: &[&str]) -> String {
+    let output = std::process::Command::new(exe).args(args).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{args:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The subcommand paths `--help` lists (the `help` command aside), nested ones included.
+fn subcommand_paths(exe: &str, prefix: &[String]) -> Vec<Vec<String>> {
+    let mut args: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    args.push("--help");
+    let help = stdout_of(exe, &args);
+    let Some(listed) = help.split("\nCommands:\n").nth(1) else {
+        return vec![prefix.to_vec()];
+    };
+    let mut paths = Vec::new();
+    for line in listed.lines().take_while(|l| !l.trim().is_empty()) {
+        // A wrapped description continues on a line indented further.
+        let Some(name) = line.strip_prefix("  ").filter(|l| !l.starts_with(' ')) else {
+            continue;
+        };
+        let name = name.split_whitespace().next().unwrap_or_default();
+        if name == "help" {
+            continue;
+        }
+        let mut path = prefix.to_vec();
+        path.push(name.to_string());
+        paths.extend(subcommand_paths(exe, &path));
+    }
+    paths
+}
+
+/// Every long option a `--help` text shows, with the values it lists for it, if any.
+fn options_in_help(help: &str) -> Vec<(String, Vec<String>)> {
+    let start = regex::Regex::new(r"^ {2,6}(?:-[A-Za-z0-9], )?(--[a-z0-9-]+)").unwrap();
+    let mut options: Vec<(String, String)> = Vec::new();
+    for line in help.lines() {
+        match start.captures(line) {
+            Some(found) => options.push((found[1].to_string(), line.to_string())),
+            None if !line.starts_with(|c: char| c.is_whitespace()) => {
+                options.push((String::new(), String::new()));
+            }
+            None => {
+                if let Some((_, block)) = options.last_mut() {
+                    block.push('\n');
+                    block.push_str(line);
+                }
+            }
+        }
+    }
+    let listed = regex::Regex::new(r"\[possible values: ([^\]]*)\]").unwrap();
+    let item = regex::Regex::new(r"(?m)^\s+- ([a-z0-9_-]+):").unwrap();
+    options
+        .into_iter()
+        .filter(|(name, _)| !name.is_empty())
+        .map(|(name, block)| {
+            let flat = block.split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut values: Vec<String> = match listed.captures(&flat) {
+                Some(list) => list[1].split(", ").map(str::to_string).collect(),
+                None => item.captures_iter(&block).map(|c| c[1].to_string()).collect(),
+            };
+            values.sort();
+            (name, values)
+        })
+        .collect()
+}
+
+/// What bash completion offers after `words` (the last one is being completed), with the
+/// script that `completions bash` printed sourced as a user's shell would.
+fn bash_offers(script: &std::path::Path, bin: &str, words: &[&str]) -> Vec<String> {
+    let driver = r#"script=$1; bin=$2; shift 2
+source "$script"
+fn=$(complete -p "$bin" | sed -E 's/.* -F ([^ ]+) .*/\1/')
+COMP_WORDS=("$bin" "$@")
+COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+COMP_LINE="${COMP_WORDS[*]}"
+COMP_POINT=${#COMP_LINE}
+"$fn" "$bin" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}""#;
+    let empty = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new("bash")
+        .current_dir(empty.path())
+        .args(["--norc", "--noprofile", "-c", driver, "bash"])
+        .arg(script)
+        .arg(bin)
+        .args(words)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let mut offers: Vec<String> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    offers.sort();
+    offers
+}
+
+fn bash_script(bin: &str, exe: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join(format!("{bin}.bash"));
+    std::fs::write(&path, stdout_of(exe, &["completions", "bash"])).unwrap();
+    path
+}
+
+#[test]
+fn bash_completion_offers_validate_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = bash_script("acp-registry", env!("CARGO_BIN_EXE_acp-registry"), dir.path());
+    let offers = bash_offers(&script, "acp-registry", &["validate", "--format", ""]);
+    assert_eq!(offers, ["github", "human", "json", "sarif"]);
+    let offers = bash_offers(&script, "acp-registry", &["validate", "--for"]);
+    assert_eq!(offers, ["--format"]);
+}
+
+#[test]
+fn bash_completion_offers_every_option_and_value_of_every_subcommand_of_both_binaries() {
+    let dir = tempfile::tempdir().unwrap();
+    for (bin, exe) in binaries() {
+        let script = bash_script(bin, exe, dir.path());
+        for path in subcommand_paths(exe, &[]) {
+            let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+            args.push("--help");
+            let options = options_in_help(&stdout_of(exe, &args));
+            args.pop();
+            let mut expected: Vec<String> = options.iter().map(|(name, _)| name.clone()).collect();
+            expected.sort();
+            let offered = bash_offers(&script, bin, &[&args[..], &["--"]].concat());
+            assert_eq!(offered, expected, "{bin} {} --<TAB>", path.join(" "));
+            for (option, values) in options.iter().filter(|(_, v)| !v.is_empty()) {
+                let offered = bash_offers(&script, bin, &[&args[..], &[option.as_str(), ""]].concat());
+                assert_eq!(&offered, values, "{bin} {} {option} <TAB>", path.join(" "));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_manual_page_of_each_binary_documents_every_command_and_option_and_renders_cleanly() {
+    for (bin, exe) in binaries() {
+        let page = stdout_of(exe, &["man"]);
+        for path in subcommand_paths(exe, &[]) {
+            let heading = format!(".SS \"{bin} {}\"", path.join(" "));
+            let section = page
+                .split(&heading)
+                .nth(1)
+                .unwrap_or_else(|| panic!("{heading} missing from {bin}(1)"));
+            let section = section.split("\n.SS ").next().unwrap();
+            let section = section.split("\n.SH ").next().unwrap();
+            let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+            args.push("--help");
+            for (option, _) in options_in_help(&stdout_of(exe, &args)) {
+                let roff = option.replace('-', "\\-");
+                assert!(section.contains(&roff), "{bin}(1) {heading}: {option} missing");
+            }
+        }
+        for part in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
+            assert!(page.contains(part), "{bin}(1): {part} missing");
+        }
+        // Only pages that exist: no `acp-registry-validate(1)` that nothing generates.
+        let referenced = regex::Regex::new(r"([a-z-]+)\((\d)\)").unwrap();
+        for found in referenced.captures_iter(&page.replace("\\-", "-")) {
+            assert!(
+                ["acp-registry", "acp-collab"].contains(&&found[1]),
+                "{bin}(1) names {} which is not generated",
+                &found[0]
+            );
+        }
+        if std::path::Path::new("/usr/bin/groff").exists() {
+            let mut groff = std::process::Command::new("groff")
+                .args(["-man", "-Tutf8", "-ww", "-z"])
+                .stdin(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write as _;
+            groff.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
+            let output = groff.wait_with_output().unwrap();
+            assert!(output.stderr.is_empty(), "{bin}(1): {}", String::from_utf8_lossy(&output.stderr));
+        }
     }
 }

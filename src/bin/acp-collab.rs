@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use acp_registry::collab::cli::{self, Console};
-use acp_registry::commands::failure_line;
+use acp_registry::commands::{failure_line, manual};
 use acp_registry::collab::{spec, AppendOptions, InitOptions, Invocation, WaitOptions};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -54,7 +54,37 @@ enum Command {
     Skill(SkillCommand),
     /// Speak ACP (Agent Client Protocol) on stdio, for editors
     Acp,
+    /// Print a shell completion script (bash, zsh, fish, elvish or PowerShell)
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `acp-collab man | man -l -`
+    Man,
 }
+
+#[derive(Args)]
+struct CompletionsArgs {
+    /// The shell to complete for
+    shell: clap_complete::Shell,
+}
+
+/// The manual page's text beyond the argument definitions.
+const MANUAL: manual::ManualText = manual::ManualText {
+    exit_status: &[
+        ("0", "Success: created, appended, printed, ready (wait), passed (validate), installed."),
+        ("1", "validate passed with warnings only; wait timed out; next found the phase invalid or missing."),
+        ("2", "A usage error, a refused event or a failure, with one error line; validate found errors."),
+    ],
+    environment: &[
+        ("ACP_COLLAB_SCRIPTS", "Set by the skill's launchers: follow-up commands are printed as launcher commands."),
+        ("HOME", "skill install: where user-level skill folders are."),
+    ],
+    examples: &[
+        ("acp-collab skill install --agent claude-code", "Install the collaboration skill for an agent."),
+        ("acp-collab init --folder collab --participant alice --participant bob --objective 'Ship the spec' --completion 'Spec frozen' --primary-deliverable-type spec", "Start a collaboration."),
+        ("acp-collab next --folder collab --participant bob", "What bob does next, with the command to run."),
+        ("acp-collab validate --folder collab", "Check the folder and its event log."),
+    ],
+    see_also: &["acp-registry(1)"],
+};
 
 #[derive(Subcommand)]
 enum SkillCommand {
@@ -210,10 +240,28 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
     };
-    match run(library_command(cli.command)) {
+    let command = match cli.command {
+        Command::Completions(args) => return documentation(|out| {
+            manual::completions(args.shell, &mut Cli::command(), "acp-collab", out)
+        }),
+        Command::Man => return documentation(|out| manual::man_page(Cli::command(), &MANUAL, out)),
+        command => command,
+    };
+    match run(library_command(command)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("{}", failure_line(e.chain()));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Prints a completion script or the manual page to stdout.
+fn documentation(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> ExitCode {
+    match write(&mut std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", failure_line([e]));
             ExitCode::from(2)
         }
     }
@@ -271,6 +319,7 @@ fn library_command(command: Command) -> cli::Command {
             cli::Command::SkillInstall(a.agent, a.project, a.force)
         }
         Command::Acp => cli::Command::Acp,
+        Command::Completions(_) | Command::Man => unreachable!("answered by main"),
     }
 }
 

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    build, exit, explain, failure_line, fmt, matrix, new, online, pack, update, validate, verify,
-    Stream,
+    build, exit, explain, failure_line, fmt, manual, matrix, new, online, pack, update, validate,
+    verify, Stream,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -47,7 +47,8 @@ enum Command {
     Update(UpdateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or PowerShell).
     Completions(CompletionsArgs),
-    /// Print the manual page (roff), e.g. `acp-registry man | man -l -`.
+    /// Print the manual page (roff): every command and option, exit status, environment and
+    /// examples, e.g. `acp-registry man | man -l -`.
     Man,
     /// Launch agents as an editor would and check their ACP `initialize` answer.
     Verify(VerifyArgs),
@@ -589,6 +590,34 @@ impl UpdateArgs {
     }
 }
 
+/// The manual page's text beyond the argument definitions.
+const MANUAL: manual::ManualText = manual::ManualText {
+    exit_status: &[
+        ("0", "Success: no errors (validate, verify), everything written (build, site, fmt, new, init, pack, matrix), nothing to do (update), or --check found no difference."),
+        ("1", "Findings: errors (or warnings with --deny-warnings), a build refused because of them, differences found by --check, a failed launch (verify), updates not applied or an entry that failed (update). The report says which."),
+        ("2", "Usage or I/O failure: a bad flag, a path that does not exist, an output the tool may not replace. One error line names the path or flag to change."),
+    ],
+    environment: &[
+        ("NO_COLOR", "Set to anything non-empty: no colour, even on a terminal."),
+        ("GITHUB_STEP_SUMMARY", "With --format github, the file the findings table is appended to."),
+        ("GITHUB_TOKEN", "update: sent as a bearer token to the GitHub API host only."),
+        ("SOURCE_DATE_EPOCH", "pack: the time stamp of archive entries (default 0)."),
+        ("XDG_CACHE_HOME", "validate --online, verify: where the cache folder goes (default ~/.cache, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."),
+        ("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "Tests only: allow loopback addresses over plain http. Never set it on untrusted input."),
+    ],
+    examples: &[
+        ("acp-registry init", "Set up a registry repository: configuration, workflow, pre-commit hooks."),
+        ("acp-registry new my-agent --npx @example/my-agent", "Scaffold an entry to fill in."),
+        ("acp-registry validate registry/my-agent", "Check one entry (registry-wide rules still see every entry)."),
+        ("acp-registry validate --changed-since origin/main --format github", "Check what a pull request changed, as annotations."),
+        ("acp-registry fmt --check", "List manifests not in the canonical layout."),
+        ("acp-registry build", "Validate, then write registry.json, icons, schemas and the site into dist/."),
+        ("acp-registry verify --agent my-agent", "Launch the agent as an editor would and check its ACP answer."),
+        ("acp-registry explain icon-color", "Explain a finding's code."),
+    ],
+    see_also: &["acp-collab(1)"],
+};
+
 /// Runs one subcommand; its report goes to `out` (stdout) or stderr.
 fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
     let err = &mut std::io::stderr();
@@ -608,11 +637,11 @@ fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
         Command::New(args) => new::run(&args.options(), out),
         Command::Update(args) => Ok(update::run(&args.options(), out)?),
         Command::Completions(args) => {
-            clap_complete::generate(args.shell, &mut Cli::command(), "acp-registry", out);
+            manual::completions(args.shell, &mut Cli::command(), "acp-registry", out)?;
             Ok(exit::OK)
         }
         Command::Man => {
-            clap_mangen::Man::new(Cli::command()).render(out)?;
+            manual::man_page(Cli::command(), &MANUAL, out)?;
             Ok(exit::OK)
         }
     }
