@@ -628,7 +628,8 @@ fn agent_selects_entries_and_an_unknown_id_is_an_error() {
     let run = update(root.path(), &["--agent", "two,three"]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stderr.contains("--agent three: no entry of . has this id"),
+        run.stderr
+            .contains("--agent three: no entry of . has this id"),
         "{}",
         run.stderr
     );

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use acp_registry::collab::cli::{self, Console};
-use acp_registry::commands::{failure_line, manual};
 use acp_registry::collab::{spec, AppendOptions, InitOptions, Invocation, WaitOptions};
+use acp_registry::commands::{failure_line, manual};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -241,9 +241,11 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     let command = match cli.command {
-        Command::Completions(args) => return documentation(|out| {
-            manual::completions(args.shell, &mut Cli::command(), "acp-collab", out)
-        }),
+        Command::Completions(args) => {
+            return documentation(|out| {
+                manual::completions(args.shell, &mut Cli::command(), "acp-collab", out)
+            })
+        }
         Command::Man => return documentation(|out| manual::man_page(Cli::command(), &MANUAL, out)),
         command => command,
     };

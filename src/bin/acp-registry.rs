@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    build, exit, explain, failure_line, fmt, manual, matrix, new, online, pack, update, validate,
-    verify, Stream,
+    self, build, exit, explain, failure_line, fmt, manual, matrix, new, online, pack, update,
+    validate, verify, Stream,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -25,7 +25,7 @@ struct Cli {
 #[derive(Args)]
 struct RegistryArg {
     /// The registry root: a folder with one sub-folder per agent.
-    #[arg(long, value_name = "DIR", default_value = "registry")]
+    #[arg(long, value_name = "DIR", default_value = commands::DEFAULT_REGISTRY)]
     registry: PathBuf,
 }
 
@@ -444,8 +444,10 @@ impl OnlineArgs {
 
 #[derive(Args)]
 struct ExplainArgs {
-    #[command(flatten)]
-    registry: RegistryArg,
+    /// The registry whose acp-registry.jsonc may change the rule [default: `registry`, when
+    /// there is one].
+    #[arg(long, value_name = "DIR")]
+    registry: Option<PathBuf>,
     /// The rule code, e.g. `icon-color` (`--list` lists them).
     code: Option<String>,
     /// List every code with its default severity and summary.
@@ -630,7 +632,7 @@ fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
         Command::Matrix(args) => Ok(matrix::run(&args.options(), out)?),
         Command::Pack(args) => Ok(pack::run(&args.options(), out)?),
         Command::Explain(args) => {
-            let text = explain::run(args.request(), &args.registry.registry)?;
+            let text = explain::run(args.request(), args.registry.as_deref())?;
             out.write_all(text.as_bytes())?;
             Ok(exit::OK)
         }

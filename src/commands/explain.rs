@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::diagnostics::{explain, rules_markdown, Code, UnknownCode};
 use crate::registry::config::CONFIG_FILE;
-use crate::registry::Config;
+use crate::registry::{Config, RegistryError};
 use crate::rules::Level;
 
 /// What `explain` was asked to print.
@@ -30,11 +30,23 @@ pub enum ExplainError {
     #[error("name a rule code, e.g. `acp-registry explain icon-color`; `acp-registry explain --list` lists every code")]
     /// No code, `--list` or `--markdown` was given.
     NoCode,
+    #[error(transparent)]
+    /// `--registry` names something that is not a folder.
+    Registry(#[from] RegistryError),
 }
 
-/// `registry`: the registry whose `acp-registry.jsonc` may change the rule (ignored when it
-/// has none; the Markdown catalogue always shows defaults).
-pub fn run(request: Request, registry: &Path) -> Result<String, ExplainError> {
+/// `registry`: the registry whose `acp-registry.jsonc` may change the rule (`--registry`;
+/// when not given, `registry` if there is one); one without configuration changes nothing,
+/// and the Markdown catalogue always shows defaults.
+pub fn run(request: Request, registry: Option<&Path>) -> Result<String, ExplainError> {
+    let registry = match registry {
+        Some(named) if !named.exists() => return Err(RegistryError::Missing(named.into()).into()),
+        Some(named) if !named.is_dir() => {
+            return Err(RegistryError::NotAFolder(named.into()).into())
+        }
+        Some(named) => named,
+        None => Path::new(super::DEFAULT_REGISTRY),
+    };
     Ok(match request {
         Request::Code(name) => {
             let code = name.parse::<Code>()?;

@@ -22,7 +22,7 @@ pub struct ManualText {
 
 /// Writes the completion script of `shell` for `cmd`, named `bin_name`.
 ///
-/// clap_complete's bash script spells a hyphenated binary's command states two ways (the
+/// `clap_complete`'s bash script spells a hyphenated binary's command states two ways (the
 /// loop says `acp__registry__subcmd__validate`, the case arms `acp__subcmd__registry__…`),
 /// so no subcommand's options or values ever complete (clap-rs/clap#6421); the arms are
 /// spelled back to the loop's form here.
@@ -100,19 +100,16 @@ fn subcommand_section(sub: &clap::Command, out: &mut dyn Write) -> io::Result<()
 fn demoted(roff: &str) -> String {
     let mut out = String::with_capacity(roff.len());
     for line in roff.lines() {
-        match line.strip_prefix(".SH ") {
-            Some(heading) => {
-                let heading = heading.trim_matches('"');
-                if !["SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXTRA"].contains(&heading) {
-                    out.push_str(&format!(".PP\n.I \"{}\"\n", sentence_case(heading)));
-                } else {
-                    out.push_str(".PP\n");
-                }
-            }
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
+        let Some(heading) = line.strip_prefix(".SH ") else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let heading = heading.trim_matches('"');
+        if ["SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXTRA"].contains(&heading) {
+            out.push_str(".PP\n");
+        } else {
+            out.push_str(&format!(".PP\n.I \"{}\"\n", sentence_case(heading)));
         }
     }
     out
@@ -168,20 +165,32 @@ mod tests {
                 ),
             )
             .subcommand(
-                clap::Command::new("skill")
-                    .subcommand(clap::Command::new("install").arg(
-                        clap::Arg::new("agent").long("agent").help("The agent"),
-                    )),
+                clap::Command::new("skill").subcommand(
+                    clap::Command::new("install")
+                        .arg(clap::Arg::new("agent").long("agent").help("The agent")),
+                ),
             )
     }
 
     #[test]
     fn bash_completion_of_a_hyphenated_binary_reaches_its_subcommands_states() {
         let mut script = Vec::new();
-        completions(clap_complete::Shell::Bash, &mut sample(), "my-tool", &mut script).unwrap();
+        completions(
+            clap_complete::Shell::Bash,
+            &mut sample(),
+            "my-tool",
+            &mut script,
+        )
+        .unwrap();
         let script = String::from_utf8(script).unwrap();
-        assert!(script.contains("cmd=\"my__tool__subcmd__build\""), "{script}");
-        assert!(script.contains("        my__tool__subcmd__build)\n"), "{script}");
+        assert!(
+            script.contains("cmd=\"my__tool__subcmd__build\""),
+            "{script}"
+        );
+        assert!(
+            script.contains("        my__tool__subcmd__build)\n"),
+            "{script}"
+        );
         assert!(!script.contains("my__subcmd__tool"), "{script}");
     }
 

@@ -27,7 +27,8 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     crate::registry::output::refuse_overlap(&options.out, &options.common.registry)?;
     check_folder(&options.out)?;
     let kind = |path: &Path| {
-        crate::fs::kind(path).map_err(|e| CommandError::Usage(format!("--out `{}`: {e}", path.display())))
+        crate::fs::kind(path)
+            .map_err(|e| CommandError::Usage(format!("--out `{}`: {e}", path.display())))
     };
     // Read first: an existing file that is not a matrix is refused, never overwritten.
     let previous = match kind(&options.out)? {

@@ -19,6 +19,9 @@ use std::path::{Component, Path};
 
 use crate::diagnostics::Report;
 
+/// The registry root every command reads when `--registry` is not given.
+pub const DEFAULT_REGISTRY: &str = "registry";
+
 /// Exit codes shared by every command.
 pub mod exit {
     /// Success: nothing to report (or only what does not fail the run).
@@ -162,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_command_error_shows_the_wrapped_failure_and_its_sources_once() {
-        let wrapped = anyhow::anyhow!("no such file").context("cannot read `x`");
+        let wrapped = std::io::Error::other("cannot read `x`: no such file");
         let shown = anyhow::Error::from(CommandError::from(wrapped));
         assert_eq!(format!("{shown:#}"), "cannot read `x`: no such file");
         let usage = anyhow::Error::from(CommandError::Usage("--agent a: no entry".into()));

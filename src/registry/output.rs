@@ -533,9 +533,8 @@ pub fn write_atomically(destination: &Destination, tree: &impl Tree) -> Result<(
     let staging = sibling(out, "tmp");
     // The staging folder's name is ours, not the user's: messages name the output instead.
     std::fs::create_dir(&staging).map_err(unchanged("creating a folder beside it".into()))?;
-    let staged = stage(destination, &staging, tree).and_then(|()| {
-        sync_dir(&parent).map_err(unchanged("flushing its parent folder".into()))
-    });
+    let staged = stage(destination, &staging, tree)
+        .and_then(|()| sync_dir(&parent).map_err(unchanged("flushing its parent folder".into())));
     if let Err(error) = staged {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(error);
