@@ -225,6 +225,8 @@ fn validate_paths_report_only_the_entries_they_are_in() {
 #[test]
 fn validate_paths_at_the_root_or_outside_entries_select_no_entry() {
     let dir = registry_with_two_broken_entries();
+    std::fs::create_dir_all(dir.path().join(".github")).unwrap();
+    std::fs::write(dir.path().join(".github/x.yml"), "on: push\n").unwrap();
     let run = acp_registry(
         &[
             "validate",
