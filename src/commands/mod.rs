@@ -9,6 +9,7 @@ pub mod matrix;
 pub mod new;
 pub mod online;
 pub mod pack;
+mod template;
 pub mod update;
 pub mod validate;
 pub mod verify;
