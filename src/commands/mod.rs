@@ -5,6 +5,7 @@
 pub mod build;
 pub mod explain;
 pub mod fmt;
+pub mod init;
 pub mod matrix;
 pub mod new;
 pub mod online;

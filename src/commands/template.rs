@@ -1,5 +1,6 @@
 //! The one template filler of `new` and `init` (`templates/`): `{{key}}` becomes its value
-//! in one pass, so a value is never scanned for further keys.
+//! in one pass, so a value is never scanned for further keys. GitHub's `${{ … }}`
+//! expressions in a workflow template are left as they are.
 
 /// `template` with every `{{key}}` replaced by `value(key)`. A line holding only `{{key}}`
 /// takes a value of several lines, each indented as the key was, and disappears when the
@@ -49,9 +50,14 @@ fn fill_inline(
             break;
         };
         let key = &rest[start + 2..start + 2 + len];
-        out.push_str(&rest[..start]);
-        out.push_str(&value(key).ok_or_else(|| format!("unknown template key `{key}`"))?);
-        rest = &rest[start + 2 + len + 2..];
+        let end = start + 2 + len + 2;
+        if rest[..start].ends_with('$') {
+            out.push_str(&rest[..end]);
+        } else {
+            out.push_str(&rest[..start]);
+            out.push_str(&value(key).ok_or_else(|| format!("unknown template key `{key}`"))?);
+        }
+        rest = &rest[end..];
     }
     out.push_str(rest);
     Ok(())
@@ -80,6 +86,12 @@ mod tests {
     fn a_key_alone_on_its_line_takes_a_block_at_its_indentation_or_vanishes() {
         let text = "s:\n    {{block}}\n    {{none}}\nend\n";
         assert_eq!(fill(text, &values).unwrap(), "s:\n    x:\n      y\nend\n");
+    }
+
+    #[test]
+    fn github_expressions_are_left_alone() {
+        let text = "if: ${{ github.ref }} and {{b}}\n";
+        assert_eq!(fill(text, &values).unwrap(), "if: ${{ github.ref }} and B\n");
     }
 
     #[test]
