@@ -34,18 +34,25 @@ const KINDS: [&[&str]; 3] = [
 fn new_entries_report_only_their_placeholders_and_new_still_exits_0() {
     let dir = bundled_copy();
     for (kind, id) in KINDS.iter().zip(["npm-agent", "py-agent", "bin-agent"]) {
-        let run = acp_registry(&[&["new", id][..], kind, &["--registry", "."]].concat(), dir.path());
+        let run = acp_registry(
+            &[&["new", id][..], kind, &["--registry", "."]].concat(),
+            dir.path(),
+        );
         assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
         assert!(run.stdout.contains("error[placeholder]"), "{}", run.stdout);
         let codes = codes_for(dir.path(), id);
-        let placeholders = codes.iter().filter(|c| *c == &("error".into(), "placeholder".into()));
+        let placeholders = codes
+            .iter()
+            .filter(|c| *c == &("error".into(), "placeholder".into()));
         // your-org twice, the author, the description, two README paragraphs, the icon; and
         // for binaries your-org in each of the five archive URLs, which lack their sha256.
         let (expected, missing_sha) = if id == "bin-agent" { (12, 5) } else { (7, 0) };
         assert_eq!(placeholders.count(), expected, "{id}: {codes:?}");
         let rest: Vec<_> = codes.iter().filter(|(_, c)| c != "placeholder").collect();
         assert_eq!(rest.len(), missing_sha, "{id}: {rest:?}");
-        assert!(rest.iter().all(|(s, c)| s == "warning" && c == "sha256-missing"));
+        assert!(rest
+            .iter()
+            .all(|(s, c)| s == "warning" && c == "sha256-missing"));
     }
 }
 
@@ -53,7 +60,10 @@ fn new_entries_report_only_their_placeholders_and_new_still_exits_0() {
 fn new_writes_what_fmt_writes_for_every_kind() {
     let dir = bundled_copy();
     for (kind, id) in KINDS.iter().zip(["npm-agent", "py-agent", "bin-agent"]) {
-        let run = acp_registry(&[&["new", id][..], kind, &["--registry", "."]].concat(), dir.path());
+        let run = acp_registry(
+            &[&["new", id][..], kind, &["--registry", "."]].concat(),
+            dir.path(),
+        );
         assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
         let check = acp_registry(&["fmt", "--check", id], dir.path());
         assert_eq!(check.code, 0, "{id}: {}{}", check.stdout, check.stderr);
@@ -66,7 +76,12 @@ fn new_prints_the_next_command_with_the_entry_path_as_the_user_named_it() {
     assert_eq!(acp_registry(&["init"], dir.path()).code, 0);
     let run = acp_registry(&["new", "my-agent", "--npx", "my-agent"], dir.path());
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("created registry/my-agent/agent.json\n"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("created registry/my-agent/agent.json\n"),
+        "{}",
+        run.stdout
+    );
     let next = run.stdout.lines().last().unwrap().trim();
     assert_eq!(next, "acp-registry validate registry/my-agent");
     // The command printed is one that runs: it reports the placeholders.
@@ -82,7 +97,10 @@ fn new_prints_the_next_command_with_the_entry_path_as_the_user_named_it() {
 fn build_refuses_an_unedited_scaffold() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(acp_registry(&["init"], dir.path()).code, 0);
-    assert_eq!(acp_registry(&["new", "my-agent", "--npx", "my-agent"], dir.path()).code, 0);
+    assert_eq!(
+        acp_registry(&["new", "my-agent", "--npx", "my-agent"], dir.path()).code,
+        0
+    );
     let build = acp_registry(&["build"], dir.path());
     assert_eq!(build.code, 1, "{}{}", build.stdout, build.stderr);
     assert!(build.stderr.contains("placeholder"), "{}", build.stderr);
@@ -98,9 +116,11 @@ fn write_the_real_entry(entry: &Path) {
         .lines()
         .map(|line| {
             if line.trim_start().starts_with("\"description\":") {
-                r#"  "description": "Plans, edits and tests code changes in a terminal.","#.to_string()
+                r#"  "description": "Plans, edits and tests code changes in a terminal.","#
+                    .to_string()
             } else {
-                line.replace("your-org", "example").replace("Your Name", "Example Inc.")
+                line.replace("your-org", "example")
+                    .replace("Your Name", "Example Inc.")
             }
         })
         .collect();
@@ -129,17 +149,26 @@ fn init_then_new_then_edits_validate_format_check_and_build_for_every_kind() {
         let (code, found) = findings(&dir.path().join("registry"));
         assert_eq!(code, 1, "{kind:?}");
         assert!(
-            found.iter().all(|(s, c, _)| (s == "error" && c == "placeholder")
-                || (s == "warning" && c == "sha256-missing")),
+            found
+                .iter()
+                .all(|(s, c, _)| (s == "error" && c == "placeholder")
+                    || (s == "warning" && c == "sha256-missing")),
             "{kind:?}: {found:?}"
         );
         write_the_real_entry(&dir.path().join("registry/my-agent"));
         for command in [&["validate"][..], &["fmt", "--check"], &["build"]] {
             let run = acp_registry(command, dir.path());
-            assert_eq!(run.code, 0, "{kind:?} {command:?}: {}{}", run.stdout, run.stderr);
+            assert_eq!(
+                run.code, 0,
+                "{kind:?} {command:?}: {}{}",
+                run.stdout, run.stderr
+            );
         }
         let (_, found) = findings(&dir.path().join("registry"));
-        assert!(found.iter().all(|(_, c, _)| c == "sha256-missing"), "{found:?}");
+        assert!(
+            found.iter().all(|(_, c, _)| c == "sha256-missing"),
+            "{found:?}"
+        );
         let registry = std::fs::read_to_string(dir.path().join("dist/registry.json")).unwrap();
         assert!(registry.contains("\"id\": \"my-agent\""), "{registry}");
     }
@@ -153,12 +182,17 @@ fn init_writes_a_registry_that_validates_and_builds_with_no_agents() {
     let validate = acp_registry(&["validate", "--format", "json"], dir.path());
     assert_eq!(validate.code, 0, "{}{}", validate.stdout, validate.stderr);
     let doc: serde_json::Value = serde_json::from_str(&validate.stdout).unwrap();
-    assert_eq!(doc["findings"], serde_json::json!([]), "no config-* finding either");
+    assert_eq!(
+        doc["findings"],
+        serde_json::json!([]),
+        "no config-* finding either"
+    );
     let build = acp_registry(&["build"], dir.path());
     assert_eq!(build.code, 0, "{}", build.stderr);
-    let registry: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("dist/registry.json")).unwrap())
-            .unwrap();
+    let registry: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("dist/registry.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(registry["agents"], serde_json::json!([]));
     assert!(dir.path().join("dist/site/index.html").is_file());
 }
@@ -196,7 +230,11 @@ fn init_twice_refuses_lists_what_exists_and_changes_nothing() {
         "repo/CONTRIBUTING.md",
         "repo/registry/acp-registry.jsonc",
     ] {
-        assert!(again.stderr.contains(&format!("  {path}\n")), "{}", again.stderr);
+        assert!(
+            again.stderr.contains(&format!("  {path}\n")),
+            "{}",
+            again.stderr
+        );
     }
     assert_eq!(tree(&repo), before);
 }
@@ -218,17 +256,29 @@ fn init_with_registry_dot_puts_entries_at_the_repository_root() {
     let dir = tempfile::tempdir().unwrap();
     let init = acp_registry(&["init", "--registry", "."], dir.path());
     assert_eq!(init.code, 0, "{}", init.stderr);
-    assert!(init.stdout.contains("acp-registry new <id> --npx PKG --registry ."), "{}", init.stdout);
+    assert!(
+        init.stdout
+            .contains("acp-registry new <id> --npx PKG --registry ."),
+        "{}",
+        init.stdout
+    );
     assert!(dir.path().join("acp-registry.jsonc").is_file());
-    let workflow = std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();
+    let workflow =
+        std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();
     assert!(workflow.contains("  REGISTRY_DIR: .\n"), "{workflow}");
     let hooks = std::fs::read_to_string(dir.path().join(".pre-commit-config.yaml")).unwrap();
     assert!(hooks.contains("args: [--registry, .]"), "{hooks}");
-    let new = acp_registry(&["new", "my-agent", "--npx", "my-agent", "--registry", "."], dir.path());
+    let new = acp_registry(
+        &["new", "my-agent", "--npx", "my-agent", "--registry", "."],
+        dir.path(),
+    );
     assert_eq!(new.code, 0, "{}", new.stderr);
     write_the_real_entry(&dir.path().join("my-agent"));
     // The repository's own files (.github, CONTRIBUTING.md) are not entries.
-    for command in [&["validate", "--registry", "."][..], &["build", "--registry", "."]] {
+    for command in [
+        &["validate", "--registry", "."][..],
+        &["build", "--registry", "."],
+    ] {
         let run = acp_registry(command, dir.path());
         assert_eq!(run.code, 0, "{command:?}: {}{}", run.stdout, run.stderr);
     }
@@ -243,7 +293,11 @@ fn init_refuses_a_registry_outside_dir_and_a_branch_it_cannot_write_safely() {
     ] {
         let run = acp_registry(args, dir.path());
         assert_eq!(run.code, 2, "{args:?}");
-        assert!(run.stderr.contains("must be") || run.stderr.contains("is not"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("must be") || run.stderr.contains("is not"),
+            "{}",
+            run.stderr
+        );
     }
     assert_eq!(tree(dir.path()).len(), 0);
 }
@@ -255,13 +309,18 @@ fn init_publishes_the_branch_git_head_names_unless_told() {
     std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/trunk\n").unwrap();
     let run = acp_registry(&["init"], dir.path());
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let workflow = std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();
+    let workflow =
+        std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();
     assert!(workflow.contains("    branches: [trunk]\n"), "{workflow}");
     let other = tempfile::tempdir().unwrap();
     let run = acp_registry(&["init", "--default-branch", "release/v1"], other.path());
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let workflow = std::fs::read_to_string(other.path().join(".github/workflows/registry.yml")).unwrap();
-    assert!(workflow.contains("    branches: [release/v1]\n"), "{workflow}");
+    let workflow =
+        std::fs::read_to_string(other.path().join(".github/workflows/registry.yml")).unwrap();
+    assert!(
+        workflow.contains("    branches: [release/v1]\n"),
+        "{workflow}"
+    );
 }
 
 /// Set to rewrite `.github/workflows/registry.yml` from `templates/init/registry.yml`.
@@ -298,12 +357,17 @@ fn actionlint() -> Option<std::path::PathBuf> {
 #[test]
 fn the_workflow_init_writes_passes_actionlint() {
     let Some(actionlint) = actionlint() else {
-        eprintln!("skipping: no actionlint in target/ci-tools (run .ci/actionlint.sh to install it)");
+        eprintln!(
+            "skipping: no actionlint in target/ci-tools (run .ci/actionlint.sh to install it)"
+        );
         return;
     };
     for registry in ["registry", "."] {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(acp_registry(&["init", "--registry", registry], dir.path()).code, 0);
+        assert_eq!(
+            acp_registry(&["init", "--registry", registry], dir.path()).code,
+            0
+        );
         let run = std::process::Command::new(&actionlint)
             .arg(".github/workflows/registry.yml")
             .current_dir(dir.path())

@@ -41,7 +41,7 @@ enum Command {
     Explain(ExplainArgs),
     /// Rewrite manifests in the canonical layout, keeping every comment.
     Fmt(FmtArgs),
-    /// Start a registry repository: configuration, workflow, pre-commit hooks, CONTRIBUTING.md.
+    /// Start a registry repository: configuration, workflow, hooks and CONTRIBUTING.md.
     Init(InitArgs),
     /// Scaffold a new entry: a commented agent.json, a placeholder icon and a README.
     New(NewArgs),

@@ -86,7 +86,9 @@ pub enum InitError {
         /// The failure.
         source: ReadError,
     },
-    #[error("a template of init does not fill ({0}); this is a bug of acp-registry, please report it")]
+    #[error(
+        "a template of init does not fill ({0}); this is a bug of acp-registry, please report it"
+    )]
     /// A template of `templates/init/` is broken.
     Template(String),
 }
@@ -105,7 +107,10 @@ pub fn workflow(values: &Workflow) -> Result<String, InitError> {
     let (with, origin) = match values.install {
         Install::Release => (String::new(), String::new()),
         // Built from the checked-out commit: the action and the tool it tests are one.
-        Install::Checkout => ("with:\n  version: source".to_string(), CHECKOUT_ORIGIN.to_string()),
+        Install::Checkout => (
+            "with:\n  version: source".to_string(),
+            CHECKOUT_ORIGIN.to_string(),
+        ),
     };
     fill(WORKFLOW, &|key| match key {
         "registry_dir" => Some(values.registry_dir.to_string()),
@@ -205,7 +210,10 @@ pub fn files(registry_dir: &str, default_branch: &str) -> Result<Vec<(String, St
         (".github/workflows/registry.yml".to_string(), workflow),
         (".pre-commit-config.yaml".to_string(), filled(PRE_COMMIT)?),
         ("CONTRIBUTING.md".to_string(), filled(CONTRIBUTING)?),
-        (join_display(root(registry_dir), CONFIG_FILE), filled(CONFIG)?),
+        (
+            join_display(root(registry_dir), CONFIG_FILE),
+            filled(CONFIG)?,
+        ),
     ];
     files.sort();
     Ok(files)
@@ -310,7 +318,7 @@ fn create(
 
 /// What to set up on GitHub, and the command to run next.
 fn checklist(dir: &str, registry: &str, branch: &str) -> String {
-    let config = join_display(root(registry), CONFIG_FILE);
+    let config = join_display(dir, &join_display(root(registry), CONFIG_FILE));
     let flag = if registry == DEFAULT_REGISTRY {
         String::new()
     } else {
@@ -324,7 +332,7 @@ fn checklist(dir: &str, registry: &str, branch: &str) -> String {
     format!(
         "\
 The registry is `{registry}`; with no agents yet `acp-registry validate{flag}` and `build{flag}` pass.
-The workflow checks pull requests and publishes `{branch}` (--default-branch names another).
+The workflow checks pull requests and publishes pushes to `{branch}` (--default-branch names another).
 
 Set up on GitHub, in the repository's Settings:
   1. Pages: Source \"GitHub Actions\" (the publish job deploys the site).
@@ -380,10 +388,22 @@ mod tests {
         let defaults = crate::registry::Config::default();
         assert_eq!(config.base_url, defaults.base_url);
         assert_eq!(config.publish_quarantined, defaults.publish_quarantined);
-        assert_eq!(format!("{:?}", config.outputs), format!("{:?}", defaults.outputs));
-        assert_eq!(format!("{:?}", config.policy), format!("{:?}", defaults.policy));
-        for key in crate::registry::config::KEYS.iter().filter(|k| **k != "$schema") {
-            assert!(text.contains(&format!("\"{key}\":")), "{key} is not explained");
+        assert_eq!(
+            format!("{:?}", config.outputs),
+            format!("{:?}", defaults.outputs)
+        );
+        assert_eq!(
+            format!("{:?}", config.policy),
+            format!("{:?}", defaults.policy)
+        );
+        for key in crate::registry::config::KEYS
+            .iter()
+            .filter(|k| **k != "$schema")
+        {
+            assert!(
+                text.contains(&format!("\"{key}\":")),
+                "{key} is not explained"
+            );
         }
     }
 

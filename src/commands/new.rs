@@ -132,7 +132,10 @@ fn filled(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewE
     Ok(vec![
         ("agent.json", manifest),
         ("icon.svg", SCAFFOLD_ICON.to_string()),
-        ("README.md", fill(README, &value).map_err(NewError::Template)?),
+        (
+            "README.md",
+            fill(README, &value).map_err(NewError::Template)?,
+        ),
     ])
 }
 
@@ -204,7 +207,11 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     } else {
         "next: the findings above are what is left to do; replace each placeholder, then run"
     };
-    writeln!(out, "{todo}\n  {}", escape::terminal(&next_command(&root, &entry)))?;
+    writeln!(
+        out,
+        "{todo}\n  {}",
+        escape::terminal(&next_command(&root, &entry))
+    )?;
     Ok(exit::OK)
 }
 
@@ -257,9 +264,15 @@ mod tests {
     #[test]
     fn a_package_without_a_pin_is_pinned_to_the_first_version() {
         let (version, spec, _) = package(NPX, "@scope/tool", true).unwrap();
-        assert_eq!((version.as_str(), spec.as_str()), ("0.1.0", "@scope/tool@0.1.0"));
+        assert_eq!(
+            (version.as_str(), spec.as_str()),
+            ("0.1.0", "@scope/tool@0.1.0")
+        );
         let (version, spec, _) = package(UVX, "tool[acp]==2.3.4", false).unwrap();
-        assert_eq!((version.as_str(), spec.as_str()), ("2.3.4", "tool[acp]==2.3.4"));
+        assert_eq!(
+            (version.as_str(), spec.as_str()),
+            ("2.3.4", "tool[acp]==2.3.4")
+        );
     }
 
     #[test]

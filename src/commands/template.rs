@@ -91,11 +91,17 @@ mod tests {
     #[test]
     fn github_expressions_are_left_alone() {
         let text = "if: ${{ github.ref }} and {{b}}\n";
-        assert_eq!(fill(text, &values).unwrap(), "if: ${{ github.ref }} and B\n");
+        assert_eq!(
+            fill(text, &values).unwrap(),
+            "if: ${{ github.ref }} and B\n"
+        );
     }
 
     #[test]
     fn an_unknown_key_is_an_error_naming_it() {
-        assert_eq!(fill("{{nope}}", &values).unwrap_err(), "unknown template key `nope`");
+        assert_eq!(
+            fill("{{nope}}", &values).unwrap_err(),
+            "unknown template key `nope`"
+        );
     }
 }

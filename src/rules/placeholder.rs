@@ -227,7 +227,10 @@ mod tests {
     #[test]
     fn a_sentence_matches_across_reflowed_lines_and_crlf() {
         let text = "x\r\nHow to sign\r\nin, and which environment variables the agent\n  reads.\n";
-        let sign_in = PLACEHOLDERS.iter().find(|p| p.token == "readme-sign-in").unwrap();
+        let sign_in = PLACEHOLDERS
+            .iter()
+            .find(|p| p.token == "readme-sign-in")
+            .unwrap();
         let found = occurrences(text, sign_in.text);
         assert_eq!(found, [(3, text.len() - 1)]);
         assert!(occurrences("How to sign in, and which environment", sign_in.text).is_empty());
@@ -248,6 +251,8 @@ mod tests {
     #[test]
     fn the_icon_is_recognised_whatever_its_line_endings() {
         assert!(is_scaffold_icon(&SCAFFOLD_ICON.replace('\n', "\r\n")));
-        assert!(!is_scaffold_icon(&SCAFFOLD_ICON.replace("r=\"2\"", "r=\"3\"")));
+        assert!(!is_scaffold_icon(
+            &SCAFFOLD_ICON.replace("r=\"2\"", "r=\"3\"")
+        ));
     }
 }
