@@ -341,7 +341,8 @@ Set up on GitHub, in the repository's Settings:
      the registry files are published to (without them only the site is deployed); the
      variables REGISTRY_S3_REGION (default `auto`) and REGISTRY_S3_PREFIX (default
      `registry/v1`) when yours differ.
-  3. `base_url` in {config}: the public URL of that bucket's <prefix>/latest.
+  3. `base_url` in {config}: the public URL of that bucket's
+     <prefix>/latest folder.
   4. The secret REGISTRY_UPDATE_TOKEN (a GitHub App token, or a fine-grained token with
      contents and pull-requests write), so the nightly update pull requests run the checks.
   5. Branches: protect `{branch}`, requiring the checks \"Validate the changed entries\" and
