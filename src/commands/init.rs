@@ -78,6 +78,9 @@ pub enum InitError {
     #[error("init wrote nothing, because these exist already (it never overwrites):\n{}\nmove them away, or run init in an empty folder and merge its files by hand", .0.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
     /// Files (or folders in their place) that exist, as shown.
     Exists(Vec<String>),
+    #[error("`{0}` is not a folder; name the repository folder (or a new one) as DIR")]
+    /// DIR exists and is not a folder.
+    NotAFolder(String),
     #[error("cannot write `{path}`: {source}")]
     /// Creating a folder or writing a file failed; what was written is removed again.
     Io {
@@ -235,6 +238,10 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let branch = default_branch(options)?;
     let files = files(&registry, &branch)?;
     let shown_dir = display_root(&options.dir);
+    // DIR is the user's choice: a link to a folder is fine.
+    if options.dir.exists() && !options.dir.is_dir() {
+        return Err(InitError::NotAFolder(options.dir.display().to_string()).into());
+    }
     let shown = |rel: &str| join_display(&shown_dir, rel);
     let conflicts: Vec<String> = files
         .iter()
