@@ -303,7 +303,11 @@ fn init_refuses_a_registry_outside_dir_and_a_branch_it_cannot_write_safely() {
     std::fs::write(dir.path().join("file"), "").unwrap();
     let run = acp_registry(&["init", "file"], dir.path());
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("`file` is not a folder"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`file` is not a folder"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
