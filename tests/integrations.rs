@@ -371,80 +371,116 @@ fn uses_of(workflow: &Yaml) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-fn registry_workflow_pins_actions_by_commit_and_grants_least_privilege() {
-    let workflow = yaml(".github/workflows/registry.yml");
-    assert!(
-        workflow["permissions"]
-            .as_hash()
-            .is_some_and(yaml_rust2::yaml::Hash::is_empty),
-        "the workflow grants nothing by default"
-    );
-    for (job, uses) in uses_of(&workflow) {
-        let pinned = uses
-            .split_once('@')
-            .is_some_and(|(_, rev)| rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()));
-        assert!(
-            uses == "./" || pinned,
-            "{job}: {uses} is not pinned by commit"
-        );
+/// The registry workflows to hold to the same properties, by name: this repository's own and
+/// the one `acp-registry init` writes for a registry repository (both layouts), with the
+/// reference each uses for this repository's action.
+fn registry_workflows() -> Vec<(String, String, String)> {
+    let own = std::fs::read_to_string(repo_root().join(".github/workflows/registry.yml")).unwrap();
+    let mut workflows = vec![(".github/workflows/registry.yml".into(), own, "./".into())];
+    let published = format!("{}@v{}", this_repository(), env!("CARGO_PKG_VERSION"));
+    for registry in ["registry", "."] {
+        let dir = tempfile::tempdir().unwrap();
+        let init = acp_registry(&["init", "--registry", registry], dir.path());
+        assert_eq!(init.code, 0, "{}", init.stderr);
+        let text =
+            std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();
+        workflows.push((
+            format!("init --registry {registry}"),
+            text,
+            published.clone(),
+        ));
     }
-    for (job, spec) in hash(&workflow["jobs"]) {
-        assert!(
-            spec["permissions"].as_hash().is_some(),
-            "{job} states its permissions"
-        );
-    }
+    workflows
+}
+
+fn parsed(text: &str) -> Yaml {
+    YamlLoader::load_from_str(text).unwrap().remove(0)
 }
 
 #[test]
-fn registry_workflow_reads_secrets_only_in_jobs_that_never_run_for_pull_requests() {
-    let workflow = yaml(".github/workflows/registry.yml");
-    let triggers: Vec<String> = hash(&workflow["on"]).into_iter().map(|(k, _)| k).collect();
-    assert!(
-        triggers.contains(&"pull_request".to_string()),
-        "{triggers:?}"
-    );
-    // The one trigger that gives a fork's pull request the secrets.
-    assert!(!triggers.contains(&"pull_request_target".to_string()));
-    for (job, spec) in hash(&workflow["jobs"]) {
-        let mut out = String::new();
-        let mut emitter = yaml_rust2::YamlEmitter::new(&mut out);
-        emitter.dump(spec).unwrap();
-        if out.contains("secrets.") {
-            let condition = spec["if"].as_str().unwrap_or_default();
-            let excluded = condition.contains("github.event_name != 'pull_request'")
-                || (!condition.contains("pull_request")
-                    && condition.contains("github.event_name =="));
+fn registry_workflow_pins_actions_by_commit_and_grants_least_privilege() {
+    for (name, text, this_action) in registry_workflows() {
+        let workflow = parsed(&text);
+        assert!(
+            workflow["permissions"]
+                .as_hash()
+                .is_some_and(yaml_rust2::yaml::Hash::is_empty),
+            "{name}: the workflow grants nothing by default"
+        );
+        let uses = uses_of(&workflow);
+        assert!(
+            uses.iter().any(|(_, u)| *u == this_action),
+            "{name}: {uses:?}"
+        );
+        for (job, uses) in uses {
+            let pinned = uses.split_once('@').is_some_and(|(_, rev)| {
+                rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit())
+            });
+            // This repository's action is the one exception: the checked-out commit, or the
+            // release of the acp-registry that wrote the workflow.
             assert!(
-                excluded,
-                "{job} reads secrets but may run for pull requests: {condition}"
+                uses == this_action || pinned,
+                "{name}: {job}: {uses} is not pinned by commit"
+            );
+        }
+        for (job, spec) in hash(&workflow["jobs"]) {
+            assert!(
+                spec["permissions"].as_hash().is_some(),
+                "{name}: {job} states its permissions"
             );
         }
     }
 }
 
 #[test]
-fn registry_workflow_runs_only_commands_the_tool_documents() {
-    let text = std::fs::read_to_string(repo_root().join(".github/workflows/registry.yml")).unwrap();
-    let help = acp_registry(&["--help"], &repo_root()).stdout;
-    // Commands being built on other branches, against their documented interfaces.
-    let planned = ["fmt", "verify", "matrix", "update"];
-    let used: std::collections::BTreeSet<&str> = text
-        .split("acp-registry ")
-        .skip(1)
-        .filter_map(|rest| rest.split_whitespace().next())
-        .filter(|word| word.chars().all(|c| c.is_ascii_lowercase()))
-        .collect();
-    assert!(
-        used.contains("validate") && used.contains("build"),
-        "{used:?}"
-    );
-    for command in used {
+fn registry_workflow_reads_secrets_only_in_jobs_that_never_run_for_pull_requests() {
+    for (name, text, _) in registry_workflows() {
+        let workflow = parsed(&text);
+        let triggers: Vec<String> = hash(&workflow["on"]).into_iter().map(|(k, _)| k).collect();
         assert!(
-            help.contains(&format!("  {command} ")) || planned.contains(&command),
-            "the workflow runs `acp-registry {command}`"
+            triggers.contains(&"pull_request".to_string()),
+            "{name}: {triggers:?}"
         );
+        // The one trigger that gives a fork's pull request the secrets.
+        assert!(!triggers.contains(&"pull_request_target".to_string()));
+        for (job, spec) in hash(&workflow["jobs"]) {
+            let mut out = String::new();
+            let mut emitter = yaml_rust2::YamlEmitter::new(&mut out);
+            emitter.dump(spec).unwrap();
+            if out.contains("secrets.") {
+                let condition = spec["if"].as_str().unwrap_or_default();
+                let excluded = condition.contains("github.event_name != 'pull_request'")
+                    || (!condition.contains("pull_request")
+                        && condition.contains("github.event_name =="));
+                assert!(
+                    excluded,
+                    "{name}: {job} reads secrets but may run for pull requests: {condition}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn registry_workflow_runs_only_commands_the_tool_documents() {
+    let help = acp_registry(&["--help"], &repo_root()).stdout;
+    for (name, text, _) in registry_workflows() {
+        let used: std::collections::BTreeSet<&str> = text
+            .split("acp-registry ")
+            .skip(1)
+            .filter_map(|rest| rest.split_whitespace().next())
+            .filter(|word| word.chars().all(|c| c.is_ascii_lowercase()))
+            .collect();
+        assert!(
+            used.contains("validate") && used.contains("build"),
+            "{name}: {used:?}"
+        );
+        for command in used {
+            assert!(
+                help.contains(&format!("  {command} ")),
+                "{name} runs `acp-registry {command}`"
+            );
+        }
     }
 }
 
@@ -483,6 +519,31 @@ fn pre_commit_hooks_offer_validate_and_fmt_check_for_registry_files() {
     for path in ["src/main.rs", "foo/agent.json.bak", "foo/notes.txt"] {
         assert!(!files.is_match(path), "{path}");
     }
+}
+
+#[test]
+fn init_pre_commit_config_uses_this_repositorys_hooks_at_this_release() {
+    let hooks = hooks();
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(acp_registry(&["init"], dir.path()).code, 0);
+    let config = std::fs::read_to_string(dir.path().join(".pre-commit-config.yaml")).unwrap();
+    let repo = &parsed(&config)["repos"][0];
+    assert_eq!(
+        text(&repo["repo"]),
+        format!("https://github.com/{}", this_repository())
+    );
+    assert_eq!(
+        text(&repo["rev"]),
+        format!("v{}", env!("CARGO_PKG_VERSION"))
+    );
+    let ids: Vec<String> = repo["hooks"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|h| text(&h["id"]))
+        .collect();
+    assert_eq!(ids, ["acp-registry-validate", "acp-registry-fmt"]);
+    assert!(ids.iter().all(|id| hooks.contains_key(id)), "{ids:?}");
 }
 
 #[test]

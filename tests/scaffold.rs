@@ -1,5 +1,6 @@
-//! The commands a new user meets first: `new`, `validate PATH…`, `explain` without a code,
-//! `completions` and `man`.
+//! The commands a new user meets first: `init`, `new`, `validate PATH…`, `explain` without a
+//! code, `completions` and `man`; and the workflow `init` writes, against this repository's
+//! own and actionlint.
 
 mod common;
 
@@ -22,48 +23,371 @@ fn codes_for(registry: &Path, entry: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The three ways `new` launches an agent, as its flags.
+const KINDS: [&[&str]; 3] = [
+    &["--npx", "@example/my-agent"],
+    &["--uvx", "my-agent[acp]==2.1.0"],
+    &["--binary"],
+];
+
 #[test]
-fn new_package_entries_validate_and_build_without_a_single_finding() {
+fn new_entries_report_only_their_placeholders_and_new_still_exits_0() {
     let dir = bundled_copy();
-    for args in [
-        &["new", "npm-agent", "--npx", "@example/npm-agent"][..],
-        &["new", "py-agent", "--uvx", "py-agent[acp]==2.1.0"],
-    ] {
-        let run = acp_registry(&[args, &["--registry", "."]].concat(), dir.path());
-        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-        assert!(
-            run.stdout.contains("0 errors, 0 warnings in 1 entry"),
-            "{}",
-            run.stdout
+    for (kind, id) in KINDS.iter().zip(["npm-agent", "py-agent", "bin-agent"]) {
+        let run = acp_registry(
+            &[&["new", id][..], kind, &["--registry", "."]].concat(),
+            dir.path(),
         );
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("error[placeholder]"), "{}", run.stdout);
+        let codes = codes_for(dir.path(), id);
+        let placeholders = codes
+            .iter()
+            .filter(|c| *c == &("error".into(), "placeholder".into()));
+        // your-org twice, the author, the description, two README paragraphs, the icon; and
+        // for binaries your-org in each of the five archive URLs, which lack their sha256.
+        let (expected, missing_sha) = if id == "bin-agent" { (12, 5) } else { (7, 0) };
+        assert_eq!(placeholders.count(), expected, "{id}: {codes:?}");
+        let rest: Vec<_> = codes.iter().filter(|(_, c)| c != "placeholder").collect();
+        assert_eq!(rest.len(), missing_sha, "{id}: {rest:?}");
+        assert!(rest
+            .iter()
+            .all(|(s, c)| s == "warning" && c == "sha256-missing"));
     }
-    assert_eq!(codes_for(dir.path(), "npm-agent"), []);
-    assert_eq!(codes_for(dir.path(), "py-agent"), []);
-    let out = tempfile::tempdir().unwrap();
-    let dist = out.path().join("dist");
-    let build = acp_registry(
-        &["build", "--registry", ".", "--out", dist.to_str().unwrap()],
-        dir.path(),
-    );
-    assert_eq!(build.code, 0, "{}", build.stderr);
-    let registry = std::fs::read_to_string(dist.join("registry.json")).unwrap();
-    assert!(registry.contains(r#""package": "py-agent[acp]==2.1.0""#));
-    assert!(registry.contains(r#""version": "0.1.0""#));
 }
 
 #[test]
-fn new_binary_entry_has_no_error_and_only_asks_for_checksums() {
+fn new_writes_what_fmt_writes_for_every_kind() {
     let dir = bundled_copy();
-    let run = acp_registry(
-        &["new", "bin-agent", "--binary", "--registry", "."],
+    for (kind, id) in KINDS.iter().zip(["npm-agent", "py-agent", "bin-agent"]) {
+        let run = acp_registry(
+            &[&["new", id][..], kind, &["--registry", "."]].concat(),
+            dir.path(),
+        );
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        let check = acp_registry(&["fmt", "--check", id], dir.path());
+        assert_eq!(check.code, 0, "{id}: {}{}", check.stdout, check.stderr);
+    }
+}
+
+#[test]
+fn new_prints_the_next_command_with_the_entry_path_as_the_user_named_it() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(acp_registry(&["init"], dir.path()).code, 0);
+    let run = acp_registry(&["new", "my-agent", "--npx", "my-agent"], dir.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("created registry/my-agent/agent.json\n"),
+        "{}",
+        run.stdout
+    );
+    let next = run.stdout.lines().last().unwrap().trim();
+    assert_eq!(next, "acp-registry validate registry/my-agent");
+    // The command printed is one that runs: it reports the placeholders.
+    let words: Vec<&str> = next.split(' ').skip(1).collect();
+    assert_eq!(acp_registry(&words, dir.path()).code, 1);
+    let registry = dir.path().join("registry");
+    let run = acp_registry(&["new", "other", "--binary", "--registry", "."], &registry);
+    let next = run.stdout.lines().last().unwrap().trim();
+    assert_eq!(next, "acp-registry validate --registry . other");
+}
+
+#[test]
+fn build_refuses_an_unedited_scaffold() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(acp_registry(&["init"], dir.path()).code, 0);
+    assert_eq!(
+        acp_registry(&["new", "my-agent", "--npx", "my-agent"], dir.path()).code,
+        0
+    );
+    let build = acp_registry(&["build"], dir.path());
+    assert_eq!(build.code, 1, "{}{}", build.stdout, build.stderr);
+    assert!(build.stderr.contains("placeholder"), "{}", build.stderr);
+    assert!(!dir.path().join("dist").exists());
+}
+
+/// Edit a scaffolded entry as its author would: real URLs, authors, description, README and
+/// icon.
+fn write_the_real_entry(entry: &Path) {
+    let manifest = entry.join("agent.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let text: Vec<String> = text
+        .lines()
+        .map(|line| {
+            if line.trim_start().starts_with("\"description\":") {
+                r#"  "description": "Plans, edits and tests code changes in a terminal.","#
+                    .to_string()
+            } else {
+                line.replace("your-org", "example")
+                    .replace("Your Name", "Example Inc.")
+            }
+        })
+        .collect();
+    std::fs::write(&manifest, text.join("\n") + "\n").unwrap();
+    std::fs::write(
+        entry.join("README.md"),
+        "# My Agent\n\nMy Agent plans a change, edits the files and runs the tests.\n\n## Sign in\n\nRun `my-agent login` once.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        entry.join("icon.svg"),
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><path d="M2 2h12v12H2z" fill="currentColor"/></svg>
+"#,
+    )
+    .unwrap();
+}
+
+#[test]
+fn init_then_new_then_edits_validate_format_check_and_build_for_every_kind() {
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let init = acp_registry(&["init"], dir.path());
+        assert_eq!(init.code, 0, "{}", init.stderr);
+        let new = acp_registry(&[&["new", "my-agent"][..], kind].concat(), dir.path());
+        assert_eq!(new.code, 0, "{kind:?}: {}", new.stderr);
+        let (code, found) = findings(&dir.path().join("registry"));
+        assert_eq!(code, 1, "{kind:?}");
+        assert!(
+            found
+                .iter()
+                .all(|(s, c, _)| (s == "error" && c == "placeholder")
+                    || (s == "warning" && c == "sha256-missing")),
+            "{kind:?}: {found:?}"
+        );
+        write_the_real_entry(&dir.path().join("registry/my-agent"));
+        for command in [&["validate"][..], &["fmt", "--check"], &["build"]] {
+            let run = acp_registry(command, dir.path());
+            assert_eq!(
+                run.code, 0,
+                "{kind:?} {command:?}: {}{}",
+                run.stdout, run.stderr
+            );
+        }
+        let (_, found) = findings(&dir.path().join("registry"));
+        assert!(
+            found.iter().all(|(_, c, _)| c == "sha256-missing"),
+            "{found:?}"
+        );
+        let registry = std::fs::read_to_string(dir.path().join("dist/registry.json")).unwrap();
+        assert!(registry.contains("\"id\": \"my-agent\""), "{registry}");
+    }
+}
+
+#[test]
+fn init_writes_a_registry_that_validates_and_builds_with_no_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = acp_registry(&["init"], dir.path());
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    let validate = acp_registry(&["validate", "--format", "json"], dir.path());
+    assert_eq!(validate.code, 0, "{}{}", validate.stdout, validate.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&validate.stdout).unwrap();
+    assert_eq!(
+        doc["findings"],
+        serde_json::json!([]),
+        "no config-* finding either"
+    );
+    let build = acp_registry(&["build"], dir.path());
+    assert_eq!(build.code, 0, "{}", build.stderr);
+    let registry: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("dist/registry.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(registry["agents"], serde_json::json!([]));
+    assert!(dir.path().join("dist/site/index.html").is_file());
+}
+
+/// Every file below `dir`, with its bytes.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for item in std::fs::read_dir(&folder).unwrap() {
+            let path = item.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                files.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn init_twice_refuses_lists_what_exists_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(acp_registry(&["init", "repo"], dir.path()).code, 0);
+    let repo = dir.path().join("repo");
+    std::fs::write(repo.join("CONTRIBUTING.md"), "ours\n").unwrap();
+    let before = tree(&repo);
+    let again = acp_registry(&["init", "repo"], dir.path());
+    assert_eq!(again.code, 2, "{}", again.stdout);
+    for path in [
+        "repo/.github/workflows/registry.yml",
+        "repo/.pre-commit-config.yaml",
+        "repo/CONTRIBUTING.md",
+        "repo/registry/acp-registry.jsonc",
+    ] {
+        assert!(
+            again.stderr.contains(&format!("  {path}\n")),
+            "{}",
+            again.stderr
+        );
+    }
+    assert_eq!(tree(&repo), before);
+}
+
+#[test]
+fn init_writes_nothing_when_a_single_file_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("CONTRIBUTING.md"), "ours\n").unwrap();
+    let run = acp_registry(&["init"], dir.path());
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("init wrote nothing"), "{}", run.stderr);
+    assert!(run.stderr.contains("  CONTRIBUTING.md\n"), "{}", run.stderr);
+    assert!(!run.stderr.contains("registry.yml"), "{}", run.stderr);
+    assert_eq!(tree(dir.path()).len(), 1, "only the file that was there");
+}
+
+#[test]
+fn init_with_registry_dot_puts_entries_at_the_repository_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = acp_registry(&["init", "--registry", "."], dir.path());
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    assert!(
+        init.stdout
+            .contains("acp-registry new <id> --npx PKG --registry ."),
+        "{}",
+        init.stdout
+    );
+    assert!(dir.path().join("acp-registry.jsonc").is_file());
+    let workflow =
+        std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();
+    assert!(workflow.contains("  REGISTRY_DIR: .\n"), "{workflow}");
+    let hooks = std::fs::read_to_string(dir.path().join(".pre-commit-config.yaml")).unwrap();
+    assert!(hooks.contains("args: [--registry, .]"), "{hooks}");
+    let new = acp_registry(
+        &["new", "my-agent", "--npx", "my-agent", "--registry", "."],
         dir.path(),
     );
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    let codes = codes_for(dir.path(), "bin-agent");
-    assert_eq!(codes.len(), 5, "{codes:?}");
-    assert!(codes
-        .iter()
-        .all(|(severity, code)| severity == "warning" && code == "sha256-missing"));
+    assert_eq!(new.code, 0, "{}", new.stderr);
+    write_the_real_entry(&dir.path().join("my-agent"));
+    // The repository's own files (.github, CONTRIBUTING.md) are not entries.
+    for command in [
+        &["validate", "--registry", "."][..],
+        &["build", "--registry", "."],
+    ] {
+        let run = acp_registry(command, dir.path());
+        assert_eq!(run.code, 0, "{command:?}: {}{}", run.stdout, run.stderr);
+    }
+}
+
+#[test]
+fn init_refuses_a_registry_outside_dir_and_a_branch_it_cannot_write_safely() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["init", "--registry", "../elsewhere"][..],
+        &["init", "--default-branch", "main ${{ x }}"],
+    ] {
+        let run = acp_registry(args, dir.path());
+        assert_eq!(run.code, 2, "{args:?}");
+        assert!(
+            run.stderr.contains("must be") || run.stderr.contains("is not"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert_eq!(tree(dir.path()).len(), 0);
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    let run = acp_registry(&["init", "file"], dir.path());
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("`file` is not a folder"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn init_publishes_the_branch_git_head_names_unless_told() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/trunk\n").unwrap();
+    let run = acp_registry(&["init"], dir.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let workflow =
+        std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();
+    assert!(workflow.contains("    branches: [trunk]\n"), "{workflow}");
+    let other = tempfile::tempdir().unwrap();
+    let run = acp_registry(&["init", "--default-branch", "release/v1"], other.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let workflow =
+        std::fs::read_to_string(other.path().join(".github/workflows/registry.yml")).unwrap();
+    assert!(
+        workflow.contains("    branches: [release/v1]\n"),
+        "{workflow}"
+    );
+}
+
+/// Set to rewrite `.github/workflows/registry.yml` from `templates/init/registry.yml`.
+const REGENERATE: &str = "ACP_REGISTRY_REGENERATE";
+
+#[test]
+fn own_registry_workflow_is_the_init_template_rendered_for_this_repository() {
+    use acp_registry::commands::init::{workflow, Install, Workflow};
+    let rendered = workflow(&Workflow {
+        registry_dir: "registry",
+        default_branch: "main",
+        install: Install::Checkout,
+    })
+    .unwrap();
+    let path = repo_root().join(".github/workflows/registry.yml");
+    if std::env::var_os(REGENERATE).is_some() {
+        std::fs::write(&path, &rendered).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        committed == rendered,
+        ".github/workflows/registry.yml is not templates/init/registry.yml rendered for this \
+         repository; edit the template, then regenerate it with \
+         `{REGENERATE}=1 cargo test --test scaffold own_registry_workflow`"
+    );
+}
+
+/// actionlint as `.ci/actionlint.sh` installs it (CI runs that script before the tests).
+fn actionlint() -> Option<std::path::PathBuf> {
+    let path = repo_root().join("target/ci-tools/actionlint/bin/actionlint");
+    path.is_file().then_some(path)
+}
+
+#[test]
+fn the_workflow_init_writes_passes_actionlint() {
+    let Some(actionlint) = actionlint() else {
+        eprintln!(
+            "skipping: no actionlint in target/ci-tools (run .ci/actionlint.sh to install it)"
+        );
+        return;
+    };
+    for registry in ["registry", "."] {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            acp_registry(&["init", "--registry", registry], dir.path()).code,
+            0
+        );
+        let run = std::process::Command::new(&actionlint)
+            .arg(".github/workflows/registry.yml")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "actionlint ({registry}): {}{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
 }
 
 #[test]
@@ -192,10 +516,7 @@ fn validate_paths_report_only_the_entries_they_are_in() {
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
     let found = codes(&run);
-    assert!(
-        found.iter().all(|c| c.ends_with(" first/agent.json")),
-        "{found:?}"
-    );
+    assert!(found.iter().all(|c| c.contains(" first/")), "{found:?}");
     assert!(
         found.iter().any(|c| c.starts_with("version-format ")),
         "{found:?}"

@@ -54,6 +54,7 @@ fn help_texts() {
         &["site", "--help"],
         &["explain", "--help"],
         &["fmt", "--help"],
+        &["init", "--help"],
         &["new", "--help"],
         &["update", "--help"],
         &["completions", "--help"],

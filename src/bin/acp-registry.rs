@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    self, build, exit, explain, failure_line, fmt, manual, matrix, new, online, pack, update,
-    validate, verify, Stream,
+    self, build, exit, explain, failure_line, fmt, init, manual, matrix, new, online, pack,
+    update, validate, verify, Stream,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -41,6 +41,8 @@ enum Command {
     Explain(ExplainArgs),
     /// Rewrite manifests in the canonical layout, keeping every comment.
     Fmt(FmtArgs),
+    /// Start a registry repository: configuration, workflow, hooks and CONTRIBUTING.md.
+    Init(InitArgs),
     /// Scaffold a new entry: a commented agent.json, a placeholder icon and a README.
     New(NewArgs),
     /// Move entries to the newest version npm, PyPI and GitHub releases serve (never down).
@@ -69,6 +71,25 @@ struct FmtArgs {
     /// Entry folders or agent.json files [default: every entry of --registry].
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+#[command(
+    after_help = "Writes <registry>/acp-registry.jsonc, .github/workflows/registry.yml, \
+.pre-commit-config.yaml and CONTRIBUTING.md, or nothing when one exists (exit 2), then prints the \
+setup checklist."
+)]
+struct InitArgs {
+    /// The repository folder (created when missing).
+    #[arg(value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// The registry root inside DIR: `registry` (what every command assumes), or `.` for entries
+    /// at the repository root.
+    #[arg(long, value_name = "DIR", default_value = "registry")]
+    registry: PathBuf,
+    /// The branch the workflow publishes [default: the branch DIR/.git/HEAD names, else main].
+    #[arg(long, value_name = "BRANCH")]
+    default_branch: Option<String>,
 }
 
 #[derive(Args)]
@@ -636,6 +657,14 @@ fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
             out.write_all(text.as_bytes())?;
             Ok(exit::OK)
         }
+        Command::Init(args) => init::run(
+            &init::Options {
+                dir: args.dir,
+                registry: args.registry,
+                default_branch: args.default_branch,
+            },
+            out,
+        ),
         Command::New(args) => new::run(&args.options(), out),
         Command::Update(args) => Ok(update::run(&args.options(), out)?),
         Command::Completions(args) => {

@@ -5,11 +5,13 @@
 pub mod build;
 pub mod explain;
 pub mod fmt;
+pub mod init;
 pub mod manual;
 pub mod matrix;
 pub mod new;
 pub mod online;
 pub mod pack;
+mod template;
 pub mod update;
 pub mod validate;
 pub mod verify;

@@ -1,14 +1,19 @@
-//! `acp-registry new <id>`: scaffold an entry (a commented JSONC manifest, a placeholder icon
-//! that passes the icon rules, a README), then validate it. Never overwrites anything.
+//! `acp-registry new <id>`: scaffold an entry (a commented JSONC manifest in the layout `fmt`
+//! writes, a placeholder icon, a README), then validate it and print what is left to do: the
+//! `placeholder` findings. Never overwrites anything.
 
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::validate::{exit_code, render, Format};
+use super::fmt::{formatted, join_display};
+use super::template::fill;
+use super::validate::{render, Format};
+use super::{display_root, exit};
+use crate::diagnostics::escape;
 use crate::manifest::names::is_valid_id;
 use crate::registry::check_registry;
-use crate::rules::{package_name_and_pin, Version};
+use crate::rules::{package_name_and_pin, Version, PLACEHOLDERS, SCAFFOLD_ICON};
 
 /// Where `$schema` points: the schema `build` publishes at the default base URL.
 pub const SCHEMA_URL: &str =
@@ -18,8 +23,10 @@ const AGENT: &str = include_str!("../../templates/new/agent.json");
 const NPX: &str = include_str!("../../templates/new/npx.jsonc");
 const UVX: &str = include_str!("../../templates/new/uvx.jsonc");
 const BINARY: &str = include_str!("../../templates/new/binary.jsonc");
-const ICON: &str = include_str!("../../templates/new/icon.svg");
 const README: &str = include_str!("../../templates/new/README.md");
+
+/// The `--registry` every command defaults to: the next command needs no flag for it.
+const DEFAULT_REGISTRY: &str = "registry";
 
 /// The version a scaffold starts at when the package names none.
 const FIRST_VERSION: &str = "0.1.0";
@@ -75,42 +82,70 @@ pub enum NewError {
         /// The file or folder being written.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        source: crate::fs::ReadError,
     },
     #[error(transparent)]
     /// The registry could not be read.
     Registry(#[from] crate::registry::RegistryError),
+    #[error("the scaffold does not fill or format ({0}); this is a bug of acp-registry, please report it")]
+    /// A template of `templates/new/` is broken.
+    Template(String),
 }
 
-/// The files of a new entry, by name, for `id` launched by `launch`.
+/// The files of a new entry, by name, for `id` launched by `launch`. The manifest is passed
+/// through `fmt`'s formatter, so `fmt --check` accepts what `new` writes whatever the
+/// package spec (the templates are canonical already: a test keeps them so).
 pub fn scaffold(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewError> {
+    let mut files = filled(id, launch)?;
+    files[0].1 = formatted(&files[0].1, "agent.json").map_err(NewError::Template)?;
+    Ok(files)
+}
+
+/// The templates filled for `id`: `agent.json`, `icon.svg`, `README.md`.
+fn filled(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewError> {
     if !is_valid_id(id) {
         return Err(NewError::InvalidId(id.to_string()));
     }
-    let (version, distribution) = match launch {
+    let (version, package, distribution) = match launch {
         Launch::Npx(spec) => package(NPX, spec, true)?,
         Launch::Uvx(spec) => package(UVX, spec, false)?,
-        Launch::Binary => (FIRST_VERSION.to_string(), BINARY.to_string()),
+        Launch::Binary => (FIRST_VERSION.to_string(), String::new(), BINARY),
     };
     let name = display_name(id);
-    let fill = |template: &str| {
-        template
-            .replace("{{distribution}}", distribution.trim_end())
-            .replace("{{schema_url}}", SCHEMA_URL)
-            .replace("{{version}}", &version)
-            .replace("{{name}}", &name)
-            .replace("{{id}}", id)
+    let value = |key: &str| -> Option<String> {
+        let placeholder = PLACEHOLDERS.iter().find(|p| p.token == key);
+        Some(match key {
+            "id" => id.to_string(),
+            "name" => name.clone(),
+            "version" => version.clone(),
+            "schema_url" => SCHEMA_URL.to_string(),
+            "package" => package.clone(),
+            _ => placeholder?.text.to_string(),
+        })
     };
+    let block = fill(distribution, &value).map_err(NewError::Template)?;
+    let manifest = fill(AGENT, &|key| match key {
+        "distribution" => Some(block.trim_end().to_string()),
+        _ => value(key),
+    })
+    .map_err(NewError::Template)?;
     Ok(vec![
-        ("agent.json", fill(AGENT)),
-        ("icon.svg", ICON.to_string()),
-        ("README.md", fill(README)),
+        ("agent.json", manifest),
+        ("icon.svg", SCAFFOLD_ICON.to_string()),
+        (
+            "README.md",
+            fill(README, &value).map_err(NewError::Template)?,
+        ),
     ])
 }
 
-/// The distribution block for a package and the version it pins (or the first version,
-/// pinned for it).
-fn package(template: &str, spec: &str, npm: bool) -> Result<(String, String), NewError> {
+/// The version a package spec pins (or the first version, pinned for it), the pinned spec
+/// escaped for a JSON string, and the distribution template it goes into.
+fn package(
+    template: &'static str,
+    spec: &str,
+    npm: bool,
+) -> Result<(String, String, &'static str), NewError> {
     let (name, pin) = package_name_and_pin(spec, npm);
     let separator = if npm { "@" } else { "==" };
     let version = match pin {
@@ -129,9 +164,9 @@ fn package(template: &str, spec: &str, npm: bool) -> Result<(String, String), Ne
         Some(_) => spec.to_string(),
         None => format!("{spec}{separator}{version}"),
     };
-    let quoted = serde_json::to_string(&pinned).expect("a string serialises");
-    let block = template.replace("{{package}}", &quoted[1..quoted.len() - 1]);
-    Ok((version, block))
+    let quoted = serde_json::Value::String(pinned).to_string();
+    let escaped = quoted[1..quoted.len() - 1].to_string();
+    Ok((version, escaped, template))
 }
 
 /// `my-agent` → `My Agent`.
@@ -148,14 +183,18 @@ fn display_name(id: &str) -> String {
         .join(" ")
 }
 
-/// Write the entry into `<registry>/<id>/`, then validate it: the findings (placeholders to
-/// replace, for binaries the missing checksums) and the exit code of `validate`.
+/// Write the entry into `<registry>/<id>/`, then validate it and print the findings as the
+/// to-do list (the placeholders to replace; for binaries the missing checksums) and the
+/// command to run next. Exit 0: the entry was created; its findings are expected.
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     let files = scaffold(&options.id, &options.launch)?;
     let folder = options.registry.join(&options.id);
     create(&options.registry, &folder, &files)?;
+    let root = display_root(&options.registry);
+    let entry = join_display(&root, &options.id);
     for (name, _) in &files {
-        writeln!(out, "created {}", folder.join(name).display())?;
+        let shown = join_display(&entry, name);
+        writeln!(out, "created {}", escape::terminal(&shown))?;
     }
     let only = BTreeSet::from([options.id.clone()]);
     let report = super::relocated(
@@ -163,12 +202,32 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
         &options.registry,
     );
     out.write_all(render(&report, Format::Human, options.color).as_bytes())?;
+    let todo = if report.diagnostics.is_empty() {
+        "next:"
+    } else {
+        "next: the findings above are what is left to do; replace each placeholder, then run"
+    };
     writeln!(
         out,
-        "next: replace the placeholders in {}, then run `acp-registry validate`",
-        folder.join("agent.json").display()
+        "{todo}\n  {}",
+        escape::terminal(&next_command(&root, &entry))
     )?;
-    Ok(exit_code(&report, false))
+    Ok(exit::OK)
+}
+
+/// `acp-registry validate <entry>`, with `--registry` when the registry is not the default
+/// one every command assumes.
+fn next_command(root: &str, entry: &str) -> String {
+    let quote = crate::site::shell_quote;
+    match root {
+        DEFAULT_REGISTRY => format!("acp-registry validate {}", quote(entry)),
+        "" => format!("acp-registry validate --registry . {}", quote(entry)),
+        _ => format!(
+            "acp-registry validate --registry {} {}",
+            quote(root),
+            quote(entry)
+        ),
+    }
 }
 
 /// Create the folder (and the registry root when missing) and every file, refusing anything
@@ -176,7 +235,10 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
 fn create(root: &Path, folder: &Path, files: &[(&str, String)]) -> Result<(), NewError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| NewError::Io { path, source }
+        move |source| NewError::Io {
+            path,
+            source: crate::fs::ReadError::Io(source),
+        }
     };
     if !root.exists() {
         std::fs::create_dir_all(root).map_err(io(root))?;
@@ -189,12 +251,8 @@ fn create(root: &Path, folder: &Path, files: &[(&str, String)]) -> Result<(), Ne
     }
     for (name, text) in files {
         let path = folder.join(name);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .and_then(|mut file| file.write_all(text.as_bytes()))
-            .map_err(io(&path))?;
+        crate::fs::write_new(&path, text.as_bytes())
+            .map_err(|source| NewError::Io { path, source })?;
     }
     Ok(())
 }
@@ -205,17 +263,15 @@ mod tests {
 
     #[test]
     fn a_package_without_a_pin_is_pinned_to_the_first_version() {
-        let (version, block) = package(NPX, "@scope/tool", true).unwrap();
-        assert_eq!(version, "0.1.0");
-        assert!(
-            block.contains(r#""package": "@scope/tool@0.1.0""#),
-            "{block}"
+        let (version, spec, _) = package(NPX, "@scope/tool", true).unwrap();
+        assert_eq!(
+            (version.as_str(), spec.as_str()),
+            ("0.1.0", "@scope/tool@0.1.0")
         );
-        let (version, block) = package(UVX, "tool[acp]==2.3.4", false).unwrap();
-        assert_eq!(version, "2.3.4");
-        assert!(
-            block.contains(r#""package": "tool[acp]==2.3.4""#),
-            "{block}"
+        let (version, spec, _) = package(UVX, "tool[acp]==2.3.4", false).unwrap();
+        assert_eq!(
+            (version.as_str(), spec.as_str()),
+            ("2.3.4", "tool[acp]==2.3.4")
         );
     }
 
@@ -223,6 +279,52 @@ mod tests {
     fn a_moving_pin_is_refused_before_anything_is_written() {
         let error = package(NPX, "tool@latest", true).unwrap_err().to_string();
         assert!(error.contains("tool@1.2.3"), "{error}");
+    }
+
+    #[test]
+    fn the_manifest_templates_are_in_the_layout_fmt_writes() {
+        for launch in [
+            Launch::Npx("@scope/tool".into()),
+            Launch::Uvx("tool[acp]".into()),
+            Launch::Binary,
+        ] {
+            let manifest = &filled("my-agent", &launch).unwrap()[0].1;
+            let canonical = formatted(manifest, "agent.json").unwrap();
+            assert_eq!(
+                &canonical, manifest,
+                "templates/new/ for {launch:?} is not canonical: write it as `fmt` does"
+            );
+        }
+    }
+
+    #[test]
+    fn every_placeholder_is_written_by_a_template_and_no_key_is_left() {
+        let files: Vec<String> = [Launch::Npx("tool".into()), Launch::Binary]
+            .iter()
+            .flat_map(|launch| scaffold("my-agent", launch).unwrap())
+            .map(|(_, text)| text)
+            .collect();
+        let all = files.join("\n");
+        assert!(!all.contains("{{"), "{all}");
+        for p in PLACEHOLDERS {
+            assert!(all.contains(p.text), "no template writes `{}`", p.token);
+        }
+    }
+
+    #[test]
+    fn the_next_command_names_the_registry_only_when_it_is_not_the_default() {
+        assert_eq!(
+            next_command("registry", "registry/my-agent"),
+            "acp-registry validate registry/my-agent"
+        );
+        assert_eq!(
+            next_command("", "my-agent"),
+            "acp-registry validate --registry . my-agent"
+        );
+        assert_eq!(
+            next_command("my registry", "my registry/a"),
+            "acp-registry validate --registry 'my registry' 'my registry/a'"
+        );
     }
 
     #[test]

@@ -168,6 +168,9 @@ catalogue! {
     UnknownField = "unknown-field", Metadata, Warning,
         "The manifest has a top-level field the format does not define.",
         "The top level of the manifest format is open, as in the public registry: a field it does not define is accepted with this warning (naming the nearest known field when it looks like a typo, e.g. `licence` for `license`) and published as it is, after the known fields, sorted by name. Inside the format's objects (`distribution`, `auth`, `preview`, ...) an unknown field is a `schema` error.";
+    Placeholder = "placeholder", Metadata, Error,
+        "A string acp-registry new wrote for a person to replace is still there.",
+        "`acp-registry new` scaffolds an entry with placeholders: `your-org` in the repository, licence and archive URLs, `Your Name` in `authors`, a template sentence in `description`, two template paragraphs in `README.md`, and a generic `icon.svg`. Each one left is reported at its place with what to write there, so an unedited scaffold never reaches `registry.json` or the site (`build` refuses it like any error). The placeholders are matched exactly, case-sensitively and as whole words, so an honest \"your organisation\" or `your-orgs` is not one; README text is searched only for the README's placeholders, and an icon only when it is the scaffold's icon byte for byte (line endings aside). Replace each with the real value; `acp-registry new` prints the list when it creates the entry.";
     PlatformUnknown = "platform-unknown", Distribution, Error,
         "A binary target uses an unknown platform key.",
         "Platform keys are `darwin-aarch64`, `darwin-x86_64`, `linux-aarch64`, `linux-x86_64`, `windows-aarch64`, `windows-x86_64`. Common spellings from other ecosystems (`linux-x64`, `darwin-arm64`, `macos-*`, `win32-*`) are reported with the right key.";

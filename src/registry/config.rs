@@ -39,7 +39,8 @@ pub const CONFIG_FILE: &str = "acp-registry.jsonc";
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Where published files live when `base_url` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
-const KEYS: [&str; 9] = [
+/// The top-level keys of the configuration.
+pub(crate) const KEYS: [&str; 9] = [
     "$schema",
     "online",
     "verify",

@@ -85,7 +85,8 @@ pub struct Discovered {
 
 /// Every entry folder of the registry, sorted by name so results never depend on the order
 /// the file system lists them in. A root without a single folder holding `agent.json` is a
-/// usage error (most likely the wrong `--registry`).
+/// usage error (most likely the wrong `--registry`), unless it holds `acp-registry.jsonc`:
+/// a configured registry with no entries yet, as `init` writes it.
 pub fn discover(root: &Path) -> Result<Discovered, RegistryError> {
     if !root.exists() {
         return Err(RegistryError::Missing(root.to_path_buf()));
@@ -127,7 +128,8 @@ pub fn discover(root: &Path) -> Result<Discovered, RegistryError> {
             Kind::Special(_) => found.special += 1,
         }
     }
-    if !found.with_manifest && discovered.findings.is_empty() {
+    let configured = !matches!(fs::kind(&root.join(config::CONFIG_FILE)), Ok(None));
+    if !found.with_manifest && discovered.findings.is_empty() && !configured {
         return Err(found.empty_error(root));
     }
     Ok(discovered)

@@ -9,6 +9,7 @@ mod files;
 mod icons;
 mod identity;
 mod metadata;
+mod placeholder;
 mod policy;
 mod preview;
 mod read;
@@ -27,6 +28,7 @@ pub use distribution::{
 pub use entry::{display_path, EntryDir, EntryReport, Manifest, ManifestDoc};
 pub use icons::check_icon;
 pub use metadata::url_problem;
+pub use placeholder::{Placeholder, Scaffolded, PLACEHOLDERS, SCAFFOLD_ICON};
 pub use policy::{is_enforced, Level, Policy, DEFAULT_REQUIRED_OS, ENFORCED};
 pub use read::{read_failure, refused};
 pub(crate) use read::{read_text, unlistable};
@@ -109,6 +111,7 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
     }
     let icons = icons::check(entry, &listing, &mut sink, &mut sources);
     sources.extend(files::check_readme(entry, &listing, &mut sink));
+    placeholder::check(manifest.as_ref(), entry, &sources, &mut sink);
     skills::check(entry, &listing, &mut sink, &mut sources);
     EntryReport {
         entry: entry.clone(),

@@ -38,6 +38,7 @@ use serde::Serialize;
 
 pub use icons::sanitise as sanitise_icon;
 pub use pages::{Sink, Site};
+pub(crate) use snippets::shell_quote;
 pub use urls::safe_url;
 
 /// One agent to show, as the build hands it over.
