@@ -61,6 +61,9 @@ pub enum NewError {
     #[error("`{0}` is not a valid id: use lowercase letters, digits and `-`, starting with a letter, at most 64 bytes, not a Windows device name (e.g. `my-agent`)")]
     /// The id is not a valid entry id.
     InvalidId(String),
+    #[error("registry folder `{}` does not exist; run `acp-registry init` to set up a registry repository, or pass the registry root with --registry DIR", .0.display())]
+    /// The registry root does not exist (a typo would otherwise start a registry of its own).
+    NoRegistry(PathBuf),
     #[error("`{}` already exists; `new` never overwrites: pick another id or edit that entry", .0.display())]
     /// The entry folder already exists.
     Exists(PathBuf),
@@ -230,7 +233,7 @@ fn next_command(root: &str, entry: &str) -> String {
     }
 }
 
-/// Create the folder (and the registry root when missing) and every file, refusing anything
+/// Create the entry folder in the existing registry root and every file, refusing anything
 /// that exists, links included.
 fn create(root: &Path, folder: &Path, files: &[(&str, String)]) -> Result<(), NewError> {
     let io = |path: &Path| {
@@ -240,8 +243,8 @@ fn create(root: &Path, folder: &Path, files: &[(&str, String)]) -> Result<(), Ne
             source: crate::fs::ReadError::Io(source),
         }
     };
-    if !root.exists() {
-        std::fs::create_dir_all(root).map_err(io(root))?;
+    if !root.is_dir() {
+        return Err(NewError::NoRegistry(root.to_path_buf()));
     }
     match std::fs::create_dir(folder) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
