@@ -421,7 +421,7 @@ fn composite_action_refuses_a_release_whose_sha256sums_lists_no_such_asset() {
     let others: String = sums
         .lines()
         .filter(|line| !line.ends_with(&format!("  {asset}")))
-        .map(|line| format!("{line}\n"))
+        .flat_map(|line| [line, "\n"])
         .collect();
     assert_ne!(others, sums, "SHA256SUMS listed {asset}");
     std::fs::write(release.join("SHA256SUMS"), others).unwrap();
@@ -538,7 +538,8 @@ fn release_matrix() -> Vec<(String, String)> {
 }
 
 /// (path, mode) of every entry of a tar.gz or zip, asserting the fixed metadata of a
-/// deterministic archive (owner 0, time SOURCE_DATE_EPOCH unset: 1970 for tar, 1980 for zip).
+/// deterministic archive (owner 0, time with `SOURCE_DATE_EPOCH` unset: 1970 for tar, 1980 for
+/// zip).
 fn deterministic_entries(archive: &Path) -> Vec<(String, u32)> {
     let file = std::fs::File::open(archive).unwrap();
     if archive.extension().is_some_and(|e| e == "zip") {
@@ -586,32 +587,42 @@ fn files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// The archive extension of `target`.
+fn archive_ext(target: &str) -> &'static str {
+    if target.contains("-windows-") {
+        "zip"
+    } else {
+        "tar.gz"
+    }
+}
+
+/// Package every target of release.yml's matrix (tiny executables) into `dir/release`, as the
+/// release job does; returns the release folder and the registry copy `pack` edited.
+fn package_every_target(dir: &Path) -> (PathBuf, PathBuf) {
+    let out = dir.join("release");
+    let registry = dir.join("registry");
+    for (target, _) in &release_matrix() {
+        let bins = fake_bins(dir, target);
+        let run = package(target, &bins, &registry, &out, &[]);
+        assert_eq!(run.code, 0, "{target}: {}{}", run.stdout, run.stderr);
+        for (stem, budget) in [("acp-registry", 10_000_000), ("acp-collab", 3_000_000)] {
+            let name = format!("{stem}-{target}.{}", archive_ext(target));
+            let size = std::fs::metadata(out.join(&name)).unwrap().len();
+            let line = format!("{name}: {size} bytes (budget {budget})");
+            assert!(run.stdout.contains(&line), "{line}: {}", run.stdout);
+        }
+    }
+    (out, registry)
+}
+
 #[test]
 fn package_script_makes_every_release_target_deterministically_as_binstall_expects() {
     let temp = tempfile::tempdir().unwrap();
     let matrix = release_matrix();
-    let mut releases = Vec::new();
-    for round in ["first", "second"] {
-        let out = temp.path().join(round).join("release");
-        let registry = temp.path().join(round).join("registry");
-        for (target, _) in &matrix {
-            let bins = fake_bins(temp.path(), target);
-            let run = package(target, &bins, &registry, &out, &[]);
-            assert_eq!(run.code, 0, "{target}: {}{}", run.stdout, run.stderr);
-            let ext = if target.contains("-windows-") {
-                "zip"
-            } else {
-                "tar.gz"
-            };
-            for (stem, budget) in [("acp-registry", 10_000_000), ("acp-collab", 3_000_000)] {
-                let name = format!("{stem}-{target}.{ext}");
-                let size = std::fs::metadata(out.join(&name)).unwrap().len();
-                let line = format!("{name}: {size} bytes (budget {budget})");
-                assert!(run.stdout.contains(&line), "{line}: {}", run.stdout);
-            }
-        }
-        releases.push((out, registry));
-    }
+    let releases = [
+        package_every_target(&temp.path().join("first")),
+        package_every_target(&temp.path().join("second")),
+    ];
     let files = files_of(&releases[0].0);
     assert_eq!(
         files,
@@ -665,10 +676,7 @@ fn package_script_makes_every_release_target_deterministically_as_binstall_expec
             );
         }
         // The entry's archive is the released asset, under its release URL.
-        let collab = format!(
-            "acp-collab-{target}.{}",
-            if windows { "zip" } else { "tar.gz" }
-        );
+        let collab = format!("acp-collab-{target}.{}", archive_ext(target));
         deterministic_entries(&releases[0].0.join(&collab));
         let digest = format!("{:x}", Sha256::digest(&files[&collab]));
         assert!(agent.contains(&format!("\"{assets}{collab}\"")), "{collab}");
