@@ -1,7 +1,9 @@
-//! GitHub and pre-commit integration: the composite action's shell steps run here against a
-//! fake release of the built binary, the README's snippets use what exists, the registry
-//! workflow pins its actions and keeps secrets out of pull requests, and the pre-commit hooks
-//! run as pre-commit runs them.
+//! GitHub, release and pre-commit integration: scripts/package.sh (what release.yml runs)
+//! packages the built binaries, the composite action's steps install that release through
+//! `file://` and refuse tampered assets, the release workflow, the action's runner mapping and
+//! cargo-binstall's metadata agree on the archives, `cargo package` ships what the build needs,
+//! the README's snippets use what exists, the registry workflow pins its actions and keeps
+//! secrets out of pull requests, and the pre-commit hooks run as pre-commit runs them.
 
 mod common;
 
@@ -9,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{acp_registry, copy_dir, public_sample, repo_root};
+use common::{acp_registry, copy_dir, public_sample, repo_root, Run};
 use sha2::{Digest, Sha256};
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -65,41 +67,98 @@ fn runner_platform() -> (&'static str, &'static str, &'static str) {
     }
 }
 
-/// A release folder as the action expects it: the built binary in
-/// `acp-registry-<target>.tar.gz` and `SHA256SUMS` (with `digest` in place of the real one when
-/// given).
-fn fake_release(dir: &Path, digest: Option<&str>) -> PathBuf {
-    let (_, _, target) = runner_platform();
-    let release = dir.join("release");
-    let staging = dir.join("staging").join(format!("acp-registry-{target}"));
-    std::fs::create_dir_all(&release).unwrap();
-    std::fs::create_dir_all(&staging).unwrap();
-    std::fs::copy(
-        env!("CARGO_BIN_EXE_acp-registry"),
-        staging.join("acp-registry"),
-    )
-    .unwrap();
-    let asset = format!("acp-registry-{target}.tar.gz");
-    let status = Command::new("tar")
-        .arg("-czf")
-        .arg(release.join(&asset))
-        .arg("-C")
-        .arg(dir.join("staging"))
-        .arg(format!("acp-registry-{target}"))
-        .status()
+/// The one packaging script: release.yml runs it, and so do these tests.
+const PACKAGE_SCRIPT: &str = "scripts/package.sh";
+
+/// Budgets far above debug builds (the real ones are for stripped release builds).
+const DEBUG_BUDGETS: [&str; 4] = [
+    "--max-collab-bytes",
+    "4000000000",
+    "--max-registry-bytes",
+    "4000000000",
+];
+
+/// Run scripts/package.sh for `target` with the executables in `bin_dir`, the registry copy
+/// `registry` (made from the project's registry/ when missing) and the debug acp-registry as
+/// pack's tool, into `out`; `extra` are more options.
+fn package(target: &str, bin_dir: &Path, registry: &Path, out: &Path, extra: &[&str]) -> Run {
+    if !registry.exists() {
+        copy_dir(&repo_root().join("registry"), registry);
+    }
+    Command::new("bash")
+        .arg(repo_root().join(PACKAGE_SCRIPT))
+        .args(["--target", target, "--version", env!("CARGO_PKG_VERSION")])
+        .arg("--bin-dir")
+        .arg(bin_dir)
+        .arg("--registry")
+        .arg(registry)
+        .arg("--tool")
+        .arg(env!("CARGO_BIN_EXE_acp-registry"))
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env_remove("ACP_PACKAGE_MAX_COLLAB_BYTES")
+        .env_remove("ACP_PACKAGE_MAX_REGISTRY_BYTES")
+        .output()
+        .unwrap()
+        .into()
+}
+
+/// The release folder of this host's runner target, packaged once from the debug binaries
+/// (they are large: every test that needs the real binaries shares this folder, read-only).
+fn host_release() -> &'static Path {
+    static RELEASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    RELEASE.get_or_init(|| {
+        let (_, _, target) = runner_platform();
+        let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("integrations-host-release");
+        if work.exists() {
+            std::fs::remove_dir_all(&work).unwrap();
+        }
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_acp-registry"))
+            .parent()
+            .unwrap();
+        assert_eq!(
+            Path::new(env!("CARGO_BIN_EXE_acp-collab")).parent(),
+            Some(bin_dir)
+        );
+        let out = work.join("release");
+        let run = package(
+            target,
+            bin_dir,
+            &work.join("registry"),
+            &out,
+            &DEBUG_BUDGETS,
+        );
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        out
+    })
+}
+
+/// A copy of the host release, to change.
+fn host_release_copy(dir: &Path) -> PathBuf {
+    let copy = dir.join("release");
+    copy_dir(host_release(), &copy);
+    copy
+}
+
+/// Tiny stand-ins for both executables of `target` (packaging does not run them).
+fn fake_bins(dir: &Path, target: &str) -> PathBuf {
+    let exe = if target.contains("-windows-") {
+        ".exe"
+    } else {
+        ""
+    };
+    let bin_dir = dir.join(format!("bin-{target}"));
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    for bin in ["acp-registry", "acp-collab"] {
+        std::fs::write(
+            bin_dir.join(format!("{bin}{exe}")),
+            format!("#!/bin/sh\necho {bin} {target}\n"),
+        )
         .unwrap();
-    assert!(status.success());
-    let real = format!(
-        "{:x}",
-        Sha256::digest(std::fs::read(release.join(&asset)).unwrap())
-    );
-    let sums = format!(
-        "{}  {asset}\n{}  acp-registry-other.zip\n",
-        digest.unwrap_or(&real),
-        "0".repeat(64)
-    );
-    std::fs::write(release.join("SHA256SUMS"), sums).unwrap();
-    release
+    }
+    bin_dir
 }
 
 /// What running the action's steps did.
@@ -159,8 +218,9 @@ fn condition(expr: &str, inputs: &BTreeMap<String, String>) -> bool {
 
 /// Run the composite action's steps with `with` as inputs (defaults from action.yml), as a
 /// runner would: bash with `-eo pipefail`, `GITHUB_OUTPUT`/`GITHUB_PATH` files, each step's
-/// `env` and `working-directory`; stops at the first failing step.
-fn run_action(with: &[(String, String)], runner_temp: &Path) -> ActionRun {
+/// `env` and `working-directory`; stops at the first failing step. `path_first` comes before
+/// the test's PATH.
+fn run_action(with: &[(String, String)], runner_temp: &Path, path_first: &[&Path]) -> ActionRun {
     let action = yaml("action.yml");
     let mut inputs: BTreeMap<String, String> = hash(&action["inputs"])
         .into_iter()
@@ -215,7 +275,7 @@ fn run_action(with: &[(String, String)], runner_temp: &Path) -> ActionRun {
             .env("GITHUB_PATH", &github_path)
             .env("NO_COLOR", "1")
             .env_remove("GITHUB_STEP_SUMMARY")
-            .env("PATH", [run.path_entries.join(":"), path].join(":"));
+            .env("PATH", path_with(&run.path_entries, path_first, &path));
         for (key, value) in hash(&step["env"]) {
             command.env(key, evaluate(&text(value), &inputs, &run.outputs));
         }
@@ -242,6 +302,17 @@ fn run_action(with: &[(String, String)], runner_temp: &Path) -> ActionRun {
     run
 }
 
+/// PATH for a step: what the action added, then `first`, then `rest`.
+fn path_with(added: &[String], first: &[&Path], rest: &str) -> String {
+    added
+        .iter()
+        .cloned()
+        .chain(first.iter().map(|p| p.display().to_string()))
+        .chain([rest.to_string()])
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
 /// The `with:` of the README's step that uses this repository's action.
 fn readme_action_inputs() -> Vec<(String, String)> {
     let workflow = readme_snippet("Use in GitHub Actions");
@@ -262,21 +333,27 @@ fn readme_action_inputs() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The runner's temporary folder of a test.
+fn runner_temp(dir: &Path) -> PathBuf {
+    let runner_temp = dir.join("runner");
+    std::fs::create_dir(&runner_temp).unwrap();
+    runner_temp
+}
+
+fn file_url(dir: &Path) -> (String, String) {
+    ("download-url".into(), format!("file://{}", dir.display()))
+}
+
 #[test]
-fn composite_action_installs_a_checksummed_release_and_runs_the_readme_command() {
+fn composite_action_installs_the_packaged_release_and_runs_the_readme_command() {
     let temp = tempfile::tempdir().unwrap();
-    let release = fake_release(temp.path(), None);
     let registry = temp.path().join("registry-repo");
     copy_dir(&public_sample(), &registry);
     let mut with = readme_action_inputs();
-    with.push((
-        "download-url".into(),
-        format!("file://{}", release.display()),
-    ));
+    with.push(file_url(host_release()));
     with.push(("working-directory".into(), registry.display().to_string()));
-    let runner_temp = temp.path().join("runner");
-    std::fs::create_dir(&runner_temp).unwrap();
-    let run = run_action(&with, &runner_temp);
+    let runner_temp = runner_temp(temp.path());
+    let run = run_action(&with, &runner_temp, &[]);
     let names: Vec<&str> = run.steps.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(
         names,
@@ -287,11 +364,8 @@ fn composite_action_installs_a_checksummed_release_and_runs_the_readme_command()
     for (name, code, log) in &run.steps {
         assert_eq!(*code, 0, "{name}: {log}");
     }
-    assert!(
-        run.steps[0].2.contains("acp-registry 0.1.0"),
-        "{}",
-        run.steps[0].2
-    );
+    let version = format!("acp-registry {}", env!("CARGO_PKG_VERSION"));
+    assert!(run.steps[0].2.contains(&version), "{}", run.steps[0].2);
     // `--format github` on the public sample: workflow commands, paths as named in the repo.
     let log = &run.steps[1].2;
     assert!(log.contains("::warning file="), "{log}");
@@ -302,28 +376,560 @@ fn composite_action_installs_a_checksummed_release_and_runs_the_readme_command()
         run.path_entries,
         [installed.parent().unwrap().display().to_string()]
     );
+    let again = Command::new(&installed).arg("--version").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), version);
+}
+
+/// Run the action's install step against `release`; it must fail, installing nothing.
+fn refused_install(release: &Path, runner_temp: &Path) -> String {
+    let with = [file_url(release), ("command".into(), "--version".into())];
+    let run = run_action(&with, runner_temp, &[]);
+    assert_eq!(run.steps.len(), 1, "nothing runs after a failed install");
+    let (_, code, log) = &run.steps[0];
+    assert_ne!(*code, 0, "{log}");
+    assert!(run.path_entries.is_empty());
+    assert!(!run.outputs.contains_key("install.path"));
+    log.clone()
 }
 
 #[test]
-fn composite_action_refuses_a_release_whose_checksum_differs() {
+fn composite_action_refuses_an_archive_changed_by_one_byte() {
+    let (_, _, target) = runner_platform();
     let temp = tempfile::tempdir().unwrap();
-    let release = fake_release(temp.path(), Some(&"a".repeat(64)));
-    let runner_temp = temp.path().join("runner");
-    std::fs::create_dir(&runner_temp).unwrap();
-    let with = [
-        (
-            "download-url".to_string(),
-            format!("file://{}", release.display()),
+    let release = host_release_copy(temp.path());
+    let archive = release.join(format!("acp-registry-{target}.tar.gz"));
+    let mut bytes = std::fs::read(&archive).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    std::fs::write(&archive, bytes).unwrap();
+    let log = refused_install(&release, &runner_temp(temp.path()));
+    assert!(
+        log.contains(&format!(
+            "::error::acp-registry-{target}.tar.gz has sha256 "
+        )) && log.contains("refusing to install it"),
+        "{log}"
+    );
+}
+
+#[test]
+fn composite_action_refuses_a_release_whose_sha256sums_lists_no_such_asset() {
+    let (_, _, target) = runner_platform();
+    let temp = tempfile::tempdir().unwrap();
+    let release = host_release_copy(temp.path());
+    let sums = std::fs::read_to_string(release.join("SHA256SUMS")).unwrap();
+    let asset = format!("acp-registry-{target}.tar.gz");
+    let others: String = sums
+        .lines()
+        .filter(|line| !line.ends_with(&format!("  {asset}")))
+        .flat_map(|line| [line, "\n"])
+        .collect();
+    assert_ne!(others, sums, "SHA256SUMS listed {asset}");
+    std::fs::write(release.join("SHA256SUMS"), others).unwrap();
+    let log = refused_install(&release, &runner_temp(temp.path()));
+    assert!(
+        log.contains(&format!("lists no {asset}: refusing to install it")),
+        "{log}"
+    );
+}
+
+/// A `curl` that records its arguments in `log` and answers 404, as GitHub does for an asset
+/// of a release that does not exist.
+fn curl_answering_404(dir: &Path, log: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let curl = bin.join("curl");
+    std::fs::write(
+        &curl,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nprintf 404\n\
+             echo 'curl: (22) The requested URL returned error: 404' >&2\nexit 22\n",
+            log.display()
         ),
-        ("command".to_string(), "--version".to_string()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&curl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[test]
+fn composite_action_downloads_the_release_of_its_own_version_by_default_else_latest_or_a_tag() {
+    let repo = this_repository();
+    let own = format!("v{}", env!("CARGO_PKG_VERSION"));
+    let cases = [
+        (
+            "",
+            format!("https://github.com/{repo}/releases/download/{own}"),
+        ),
+        (
+            "latest",
+            format!("https://github.com/{repo}/releases/latest/download"),
+        ),
+        (
+            "v9.8.7",
+            format!("https://github.com/{repo}/releases/download/v9.8.7"),
+        ),
     ];
-    let run = run_action(&with, &runner_temp);
-    assert_eq!(run.steps.len(), 1, "nothing runs after a failed install");
-    let (_, code, log) = &run.steps[0];
-    assert_ne!(*code, 0);
-    assert!(log.contains("refusing to install"), "{log}");
-    assert!(run.path_entries.is_empty());
-    assert!(!run.outputs.contains_key("install.path"));
+    for (version, base) in cases {
+        let temp = tempfile::tempdir().unwrap();
+        let log = temp.path().join("curl.log");
+        let fake = curl_answering_404(temp.path(), &log);
+        let with = [("version".to_string(), version.to_string())];
+        let run = run_action(&with, &runner_temp(temp.path()), &[&fake]);
+        let (_, code, output) = &run.steps[0];
+        assert_ne!(*code, 0, "{output}");
+        let calls = std::fs::read_to_string(&log).unwrap();
+        let first = calls.lines().next().unwrap();
+        assert!(
+            first.contains("--proto =https,file --proto-redir =https")
+                && first.ends_with(&format!(" {base}/SHA256SUMS")),
+            "version {version:?}: {first}"
+        );
+        assert!(
+            output.contains(&format!("::error::no release asset at {base}/SHA256SUMS"))
+                && output.contains("use version: latest")
+                && output.contains("or version: source"),
+            "version {version:?}: {output}"
+        );
+    }
+}
+
+/// `key = "value"` lines of the table `[header]` of Cargo.toml, if it has one.
+fn cargo_toml_table(header: &str) -> Option<BTreeMap<String, String>> {
+    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    let body = manifest.split_once(&format!("\n[{header}]\n"))?.1;
+    let table = body
+        .lines()
+        .take_while(|line| !line.starts_with('['))
+        .filter_map(|line| line.split_once(" = "))
+        .map(|(key, value)| (key.to_string(), value.trim_matches('"').to_string()))
+        .collect();
+    Some(table)
+}
+
+/// A `[package.metadata.binstall]` template expanded as cargo-binstall does.
+fn binstall_expand(template: &str, target: &str, bin: &str) -> String {
+    let exe = if target.contains("-windows-") {
+        ".exe"
+    } else {
+        ""
+    };
+    template
+        .replace(
+            "{ repo }",
+            &format!("https://github.com/{}", this_repository()),
+        )
+        .replace("{ version }", env!("CARGO_PKG_VERSION"))
+        .replace("{ name }", env!("CARGO_PKG_NAME"))
+        .replace("{ target }", target)
+        .replace("{ bin }", bin)
+        .replace("{ binary-ext }", exe)
+}
+
+/// (target, runner label) of release.yml's build matrix.
+fn release_matrix() -> Vec<(String, String)> {
+    let workflow = yaml(".github/workflows/release.yml");
+    workflow["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|entry| (text(&entry["target"]), text(&entry["os"])))
+        .collect()
+}
+
+/// (path, mode) of every entry of a tar.gz or zip, asserting the fixed metadata of a
+/// deterministic archive (owner 0, time with `SOURCE_DATE_EPOCH` unset: 1970 for tar, 1980 for
+/// zip).
+fn deterministic_entries(archive: &Path) -> Vec<(String, u32)> {
+    let file = std::fs::File::open(archive).unwrap();
+    if archive.extension().is_some_and(|e| e == "zip") {
+        let mut zip = zip::ZipArchive::new(file).unwrap();
+        return (0..zip.len())
+            .map(|i| {
+                let entry = zip.by_index(i).unwrap();
+                let time = entry.last_modified().unwrap();
+                assert_eq!((time.year(), time.month(), time.day()), (1980, 1, 1));
+                (
+                    entry.name().unwrap().to_string(),
+                    entry.unix_mode().unwrap() & 0o7777,
+                )
+            })
+            .collect();
+    }
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    tar.entries()
+        .unwrap()
+        .map(|entry| {
+            let header = entry.unwrap().header().clone();
+            assert_eq!(
+                (
+                    header.uid().unwrap(),
+                    header.gid().unwrap(),
+                    header.mtime().unwrap()
+                ),
+                (0, 0, 0)
+            );
+            let path = header.path().unwrap().display().to_string();
+            (path, header.mode().unwrap())
+        })
+        .collect()
+}
+
+/// The files of a folder, by name.
+fn files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|item| {
+            let item = item.unwrap();
+            let name = item.file_name().into_string().unwrap();
+            (name, std::fs::read(item.path()).unwrap())
+        })
+        .collect()
+}
+
+/// The archive extension of `target`.
+fn archive_ext(target: &str) -> &'static str {
+    if target.contains("-windows-") {
+        "zip"
+    } else {
+        "tar.gz"
+    }
+}
+
+/// Package every target of release.yml's matrix (tiny executables) into `dir/release`, as the
+/// release job does; returns the release folder and the registry copy `pack` edited.
+fn package_every_target(dir: &Path) -> (PathBuf, PathBuf) {
+    let out = dir.join("release");
+    let registry = dir.join("registry");
+    for (target, _) in &release_matrix() {
+        let bins = fake_bins(dir, target);
+        let run = package(target, &bins, &registry, &out, &[]);
+        assert_eq!(run.code, 0, "{target}: {}{}", run.stdout, run.stderr);
+        for (stem, budget) in [("acp-registry", 10_000_000), ("acp-collab", 3_000_000)] {
+            let name = format!("{stem}-{target}.{}", archive_ext(target));
+            let size = std::fs::metadata(out.join(&name)).unwrap().len();
+            let line = format!("{name}: {size} bytes (budget {budget})");
+            assert!(run.stdout.contains(&line), "{line}: {}", run.stdout);
+        }
+    }
+    (out, registry)
+}
+
+#[test]
+fn package_script_makes_every_release_target_deterministically_as_binstall_expects() {
+    let temp = tempfile::tempdir().unwrap();
+    let matrix = release_matrix();
+    let releases = [
+        package_every_target(&temp.path().join("first")),
+        package_every_target(&temp.path().join("second")),
+    ];
+    let files = files_of(&releases[0].0);
+    assert_eq!(
+        files,
+        files_of(&releases[1].0),
+        "the same inputs, other bytes"
+    );
+    assert_eq!(files.len(), 4 * matrix.len() + 1, "{:?}", files.keys());
+    // SHA256SUMS: every archive's .sha256 line, each the archive's digest.
+    let mut lines: Vec<String> = Vec::new();
+    for (name, bytes) in files.iter().filter(|(n, _)| n.ends_with(".sha256")) {
+        let archive = name.strip_suffix(".sha256").unwrap();
+        let line = format!("{:x}  {archive}\n", Sha256::digest(&files[archive]));
+        assert_eq!(String::from_utf8_lossy(bytes), line);
+        lines.push(line);
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&files["SHA256SUMS"]),
+        lines.concat()
+    );
+    let binstall = cargo_toml_table("package.metadata.binstall").unwrap();
+    let assets = format!(
+        "https://github.com/{}/releases/download/v{}/",
+        this_repository(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let agent = std::fs::read_to_string(
+        releases[0]
+            .1
+            .join("agent-collaboration-protocol/agent.json"),
+    )
+    .unwrap();
+    for (target, _) in &matrix {
+        let windows = target.contains("-windows-");
+        let overrides = cargo_toml_table(&format!("package.metadata.binstall.overrides.{target}"))
+            .unwrap_or_default();
+        let setting = |key: &str| overrides.get(key).unwrap_or(&binstall[key]).clone();
+        assert_eq!(
+            setting("pkg-fmt"),
+            if windows { "zip" } else { "tgz" },
+            "{target}"
+        );
+        let url = binstall_expand(&setting("pkg-url"), target, "");
+        let file = url.strip_prefix(&assets).unwrap_or_else(|| panic!("{url}"));
+        assert!(files.contains_key(file), "binstall downloads {url}");
+        let entries = deterministic_entries(&releases[0].0.join(file));
+        for bin in ["acp-registry", "acp-collab"] {
+            let path = binstall_expand(&setting("bin-dir"), target, bin);
+            assert!(
+                entries.contains(&(path.clone(), 0o755)),
+                "{path}: {entries:?}"
+            );
+        }
+        // The entry's archive is the released asset, under its release URL.
+        let collab = format!("acp-collab-{target}.{}", archive_ext(target));
+        deterministic_entries(&releases[0].0.join(&collab));
+        let digest = format!("{:x}", Sha256::digest(&files[&collab]));
+        assert!(agent.contains(&format!("\"{assets}{collab}\"")), "{collab}");
+        assert!(
+            agent.contains(&format!("\"sha256\": \"{digest}\"")),
+            "{collab}"
+        );
+    }
+}
+
+#[test]
+fn package_script_refuses_archives_over_their_budgets() {
+    let (_, _, target) = runner_platform();
+    let temp = tempfile::tempdir().unwrap();
+    let bins = fake_bins(temp.path(), target);
+    let out = temp.path().join("small-budget");
+    let run = package(
+        target,
+        &bins,
+        &temp.path().join("registry"),
+        &out,
+        &["--max-registry-bytes", "100"],
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let asset = format!("acp-registry-{target}.tar.gz");
+    let refusal = regex::Regex::new(&format!(
+        r"package.sh: {} is \d+ bytes, over its budget of 100 bytes",
+        regex::escape(&asset)
+    ))
+    .unwrap();
+    assert!(refusal.is_match(&run.stderr), "{}", run.stderr);
+    assert!(!out.join(&asset).exists(), "an archive over budget stays");
+    // The default budget of the entry's archive, 3,000,000 bytes, against an executable
+    // that does not compress.
+    let mut noise = vec![0; 3_100_000];
+    fastrand::Rng::with_seed(19).fill(&mut noise);
+    std::fs::write(bins.join("acp-collab"), noise).unwrap();
+    let out = temp.path().join("default-budget");
+    let run = package(target, &bins, &temp.path().join("registry"), &out, &[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("(budget 10000000)"), "{}", run.stdout);
+    let refusal = format!("acp-collab-{target}.tar.gz is ");
+    assert!(
+        run.stderr.contains(&refusal)
+            && run
+                .stderr
+                .contains("bytes, over its budget of 3000000 bytes"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn release_workflow_packages_with_the_script_the_tests_run_and_attests_every_asset() {
+    let workflow = yaml(".github/workflows/release.yml");
+    let steps = |job: &str| workflow["jobs"][job]["steps"].as_vec().unwrap().clone();
+    let run_of = |step: &Yaml| step["run"].as_str().unwrap_or_default().to_string();
+    for (job, spec) in hash(&workflow["jobs"]) {
+        for step in spec["steps"].as_vec().unwrap() {
+            // pack runs inside the script only: no packing written twice.
+            assert!(!run_of(step).contains(" pack "), "{job}: {}", run_of(step));
+        }
+    }
+    for job in ["release", "pull-request"] {
+        assert!(
+            steps(job)
+                .iter()
+                .any(|s| run_of(s).contains(&format!("{PACKAGE_SCRIPT} "))),
+            "{job} does not run {PACKAGE_SCRIPT}"
+        );
+    }
+    assert!(steps("build")
+        .iter()
+        .any(|s| run_of(s).starts_with("cargo build --profile dist ")));
+    let release = steps("release");
+    let find = |what: &dyn Fn(&Yaml) -> bool| release.iter().position(what).unwrap();
+    let package = find(&|s| run_of(s).contains(PACKAGE_SCRIPT));
+    let out = regex::Regex::new(r"--out (\S+)")
+        .unwrap()
+        .captures(&run_of(&release[package]))
+        .unwrap()[1]
+        .to_string();
+    let attest = find(&|s| {
+        s["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("actions/attest-build-provenance@"))
+    });
+    assert_eq!(
+        text(&release[attest]["with"]["subject-path"]).trim(),
+        format!("{out}/*"),
+        "every asset is attested"
+    );
+    let upload = find(&|s| run_of(s).contains("gh release upload"));
+    assert!(run_of(&release[upload]).contains(&format!(" {out}/*")));
+    let major = find(&|s| run_of(s).contains("scripts/major-tag.sh"));
+    assert!(
+        package < attest && attest < upload && upload < major,
+        "package, attest, publish, then move the major tag"
+    );
+}
+
+#[test]
+fn release_targets_are_exactly_the_targets_the_action_installs() {
+    let script = std::fs::read_to_string(repo_root().join("scripts/install-action.sh")).unwrap();
+    let mapping = regex::Regex::new(r"(?m)^\s*(\w+)/(\w+)\) target=([\w-]+) ;;$").unwrap();
+    let action: BTreeMap<String, (String, String)> = mapping
+        .captures_iter(&script)
+        .map(|c| (c[3].to_string(), (c[1].to_string(), c[2].to_string())))
+        .collect();
+    let matrix = release_matrix();
+    let built: Vec<&String> = matrix.iter().map(|(target, _)| target).collect();
+    assert_eq!(action.keys().collect::<Vec<_>>(), {
+        let mut sorted = built.clone();
+        sorted.sort();
+        sorted
+    });
+    for (target, label) in &matrix {
+        let runner = match action[target].0.as_str() {
+            "Linux" => "ubuntu-",
+            "macOS" => "macos-",
+            other => &format!("{}-", other.to_lowercase()),
+        };
+        assert!(label.starts_with(runner), "{target} is built on {label}");
+    }
+    let (os, arch, target) = runner_platform();
+    assert_eq!(action[target], (os.to_string(), arch.to_string()));
+}
+
+/// What scripts/major-tag.sh prints for `release` given the repository's `tags`.
+fn major_tag(release: &str, tags: &[&str]) -> (i32, String) {
+    use std::io::Write;
+    let mut child = Command::new("bash")
+        .arg(repo_root().join("scripts/major-tag.sh"))
+        .arg(release)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(tags.join("\n").as_bytes()).unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let printed = String::from_utf8(output.stdout).unwrap();
+    (output.status.code().unwrap(), printed.trim().to_string())
+}
+
+#[test]
+fn the_major_tag_moves_to_the_highest_release_of_its_major_only() {
+    let tags = ["v0", "v0.1.0", "v0.2.0", "v0.9.0", "v1", "v1.0.0"];
+    assert_eq!(major_tag("v0.1.0", &[]), (0, "v0".into()));
+    assert_eq!(major_tag("v0.10.0", &tags), (0, "v0".into()), "0.10 > 0.9");
+    assert_eq!(
+        major_tag("v0.1.1", &tags),
+        (0, String::new()),
+        "a fix of an older line"
+    );
+    assert_eq!(major_tag("v1.0.1", &tags), (0, "v1".into()));
+    assert_eq!(major_tag("v2.0.0", &tags), (0, "v2".into()));
+    assert_eq!(major_tag("0.1.0", &tags).0, 2);
+}
+
+/// `path` below `base`, `..` resolved without touching the disk.
+fn lexical_join(base: &Path, path: &str) -> PathBuf {
+    let mut joined = PathBuf::new();
+    for part in base.join(path).components() {
+        match part {
+            std::path::Component::ParentDir => {
+                joined.pop();
+            }
+            other => joined.push(other),
+        }
+    }
+    joined
+}
+
+/// Every file below `dir` (relative to the repository root).
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for item in std::fs::read_dir(repo_root().join(dir)).unwrap() {
+        let item = item.unwrap();
+        let path = dir.join(item.file_name());
+        if item.file_type().unwrap().is_dir() {
+            found.extend(files_below(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["package", "--list", "--allow-dirty", "--offline"])
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let listed: std::collections::BTreeSet<String> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let include =
+        regex::Regex::new(r#"include_(?:str|bytes)!\(\s*(concat!\(\s*)?"([^"]+)""#).unwrap();
+    let sources = files_below(Path::new("src"));
+    let mut needed: Vec<PathBuf> = Vec::new();
+    for source in &sources {
+        needed.push(source.clone());
+        let code = std::fs::read_to_string(repo_root().join(source)).unwrap();
+        for found in include.captures_iter(&code) {
+            let path = lexical_join(source.parent().unwrap(), &found[2]);
+            if found.get(1).is_some() {
+                // `concat!("folder/", $file)`: the whole folder.
+                needed.extend(files_below(&path));
+            } else {
+                needed.push(path);
+            }
+        }
+    }
+    assert!(needed.len() > sources.len() + 10, "{needed:?}");
+    let needed: std::collections::BTreeSet<String> =
+        needed.iter().map(|p| p.display().to_string()).collect();
+    for file in &needed {
+        assert!(
+            listed.contains(file),
+            "the package lacks {file}, which the build needs"
+        );
+    }
+    let packaging = [
+        ".cargo_vcs_info.json",
+        "Cargo.toml",
+        "Cargo.toml.orig",
+        "Cargo.lock",
+    ];
+    let documents = ["LICENSE", "README.md", "CHANGELOG.md"];
+    for file in &listed {
+        assert!(
+            needed.contains(file)
+                || packaging.contains(&file.as_str())
+                || documents.contains(&file.as_str()),
+            "the package ships {file}, which the build does not need"
+        );
+    }
+    for file in documents {
+        assert!(listed.contains(file), "{file}");
+    }
 }
 
 #[test]
