@@ -764,17 +764,24 @@ fn every_published_icon_passes_the_icon_rules() {
     );
     // The site's copy is the mask of its icon stylesheet, a base64 data: URI.
     let css = String::from_utf8(files["site/assets/icons/1.css"].clone()).unwrap();
-    let data = regex::Regex::new(r#"\.i-rich-icon\{--icon:url\("data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"\)\}"#)
-        .unwrap()
-        .captures(&css)
-        .unwrap_or_else(|| panic!("no rich-icon mask in {css}"))[1]
+    let data = regex::Regex::new(
+        r#"\.i-rich-icon\{--icon:url\("data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"\)\}"#,
+    )
+    .unwrap()
+    .captures(&css)
+    .unwrap_or_else(|| panic!("no rich-icon mask in {css}"))[1]
         .to_string();
     let site = {
         use base64::Engine;
-        let svg = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+        let svg = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
         String::from_utf8(svg).unwrap()
     };
-    icons.push(("site/assets/icons/1.css: rich-icon".to_string(), site.clone()));
+    icons.push((
+        "site/assets/icons/1.css: rich-icon".to_string(),
+        site.clone(),
+    ));
     for (path, svg) in &icons {
         let findings = acp_registry::rules::check_icon(path, svg);
         assert!(findings.is_empty(), "{path}: {findings:?}\n{svg}");

@@ -402,7 +402,11 @@ fn the_site_command_links_registry_json_under_the_base_url() {
         .arg(&site)
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let link = r#"<a href="https://pages.example/reg/registry.json" rel="noopener noreferrer">registry.json</a>"#;
     for page in ["index.html", "agents/gemini/index.html"] {
         let html = std::fs::read_to_string(site.join(page)).unwrap();
@@ -441,7 +445,11 @@ fn every_relative_link_leads_to_a_file_of_the_site() {
     let mut checked = 0;
     for (page, html) in html_files(&files) {
         let ours = match html.find("<section id=\"readme\"") {
-            Some(start) => format!("{}{}", &html[..start], &html[html.find("</article>").unwrap()..]),
+            Some(start) => format!(
+                "{}{}",
+                &html[..start],
+                &html[html.find("</article>").unwrap()..]
+            ),
             None => html,
         };
         for (tag, attrs) in tags(&ours) {
@@ -589,7 +597,11 @@ fn each_page_loads_the_icons_of_its_own_cards_only() {
         .collect();
     assert_eq!(
         sheets,
-        ["assets/icons/1.css", "assets/icons/2.css", "assets/icons/3.css"]
+        [
+            "assets/icons/1.css",
+            "assets/icons/2.css",
+            "assets/icons/3.css"
+        ]
     );
     // Listing page n and the agent pages of its cards link stylesheet n, which holds
     // exactly the icons of those cards, in listing order (the order the script pages by).
@@ -615,7 +627,10 @@ fn each_page_loads_the_icons_of_its_own_cards_only() {
         };
         let root = if n == 1 { "" } else { "../../" };
         let link = format!(r#"<link rel="stylesheet" href="{root}assets/icons/{n}.css">"#);
-        assert_eq!(listing.matches("assets/icons/").count(), 1 + usize::from(n == 1));
+        assert_eq!(
+            listing.matches("assets/icons/").count(),
+            1 + usize::from(n == 1)
+        );
         assert!(listing.contains(&link), "page {n}");
         for id in ids {
             let page = text(&files, &format!("agents/{id}/index.html"));
@@ -772,7 +787,9 @@ fn icons_are_inline_masks_painted_with_the_text_colour() {
     }
     assert!(variants > 0, "the bundled registry has no theme variants");
     // No icon files: the masks are data: URIs, which a file:// page may use.
-    assert!(!files.keys().any(|k| k.starts_with("icons/") || k.ends_with(".svg") && k != "assets/favicon.svg"));
+    assert!(!files
+        .keys()
+        .any(|k| k.starts_with("icons/") || k.ends_with(".svg") && k != "assets/favicon.svg"));
     let site_css = text(&files, "assets/site.css");
     assert!(site_css.contains("background-color: currentColor"));
     assert!(site_css.contains("-webkit-mask-image: var(--icon); mask-image: var(--icon);"));
@@ -798,7 +815,13 @@ fn a_hostile_icon_stays_inside_its_mask() {
     let css = text(&files, "assets/icons/1.css");
     let masks = icon_masks(&css);
     assert_eq!(masks.len(), 1, "{css}");
-    assert!(masks[0].svg.contains("<text x=\"0\" y=\"12\">&quot;)}&lt;/style&gt;"), "{}", masks[0].svg);
+    assert!(
+        masks[0]
+            .svg
+            .contains("<text x=\"0\" y=\"12\">&quot;)}&lt;/style&gt;"),
+        "{}",
+        masks[0].svg
+    );
     assert!(!css.contains("evil") && !css.contains("@import"), "{css}");
 }
 

@@ -248,7 +248,10 @@ mod tests {
             script,
             r#"{"d":"\u003c/script\u003e\u003c!--x--\u003e\u2028\u2029é\\u003c"}"#
         );
-        assert_eq!(serde_json::from_str::<serde_json::Value>(&script).unwrap(), value);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&script).unwrap(),
+            value
+        );
     }
 
     #[test]

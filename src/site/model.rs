@@ -50,7 +50,7 @@ pub(crate) struct Card {
     pub(crate) description: String,
     /// Path of the agent page from the site root.
     pub(crate) href: String,
-    /// CSS class that paints the icon (see `icons.css`).
+    /// CSS class that paints the icon (see `assets/icons/<n>.css`).
     pub(crate) icon: String,
     /// Distribution kinds, in `DISTRIBUTION_KINDS` order.
     pub(crate) deploy: Vec<String>,

@@ -1,7 +1,7 @@
 //! The site as a plan and a stream: [`Site::new`] reads every agent once for its card and
-//! icon (the index, the filters and the search index need them all); [`Site::render`] reads each agent
-//! again for its page and hands every file to a sink as soon as it is rendered, so no more
-//! than one page per thread is held at a time.
+//! icon (the index, the filters, the search index and the icon stylesheets need them all);
+//! [`Site::render`] reads each agent again for its page and hands every file to a sink as
+//! soon as it is rendered, so no more than one page per thread is held at a time.
 
 use std::collections::BTreeSet;
 
@@ -253,7 +253,10 @@ impl SiteContext {
             title: options.title.clone(),
             csp: CSP,
             root: String::new(),
-            registry_json: options.registry_json_url.as_deref().and_then(urls::safe_url),
+            registry_json: options
+                .registry_json_url
+                .as_deref()
+                .and_then(urls::safe_url),
         }
     }
 

@@ -12,7 +12,8 @@ pub(crate) fn repo() -> PathBuf {
 }
 
 /// Where the site's registry.json link points (as `build` makes it from `base_url`).
-pub(crate) const REGISTRY_JSON: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json";
+pub(crate) const REGISTRY_JSON: &str =
+    "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json";
 
 pub(crate) fn options() -> SiteOptions {
     SiteOptions {
@@ -260,7 +261,10 @@ pub(crate) fn icon_masks(css: &str) -> Vec<IconMask> {
     .unwrap();
     let mut lines = css.lines();
     let header = lines.next().expect("a comment line");
-    assert!(header.starts_with("/* ") && header.ends_with(" */"), "{header}");
+    assert!(
+        header.starts_with("/* ") && header.ends_with(" */"),
+        "{header}"
+    );
     lines
         .map(|line| {
             let c = rule
