@@ -243,7 +243,7 @@ fn main() {
     let agents = agents(count);
     let options = SiteOptions {
         title: "ACP Agent Registry".into(),
-        registry_json_url: "../registry.json".into(),
+        registry_json_url: Some("https://cdn.example/registry/v1/latest/registry.json".into()),
     };
     let mut times = Vec::new();
     let mut cpu = Vec::new();

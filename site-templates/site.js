@@ -2,8 +2,12 @@
  *
  * Without this script every page works: all agents are listed (paged) and linked, and the
  * install snippets are selectable text. With it: copy buttons, and on the index, search and
- * filters over agents.json, paged, with the state in the query string (shareable links, the
- * back button works). Data only ever reaches the page through textContent. */
+ * filters over the search index, paged, with the state in the query string (shareable links,
+ * the back button works). Data only ever reaches the page through textContent.
+ *
+ * Works from disk too (file://), where a page may not fetch anything: the search index is a
+ * script (assets/search-index.js sets window.acpSiteIndex) and the icons are data: URIs in
+ * stylesheets, both loaded by adding <script>/<link> elements. */
 (function () {
   'use strict';
 
@@ -87,30 +91,50 @@
     var count = document.getElementById('result-count');
     var pager = document.getElementById('pager');
     if (!form || !list || !count || !pager) return;
-    if (!window.fetch || !window.URLSearchParams || !window.history || !window.history.pushState) return;
-    fetch(form.getAttribute('data-index'), { credentials: 'same-origin' })
-      .then(function (response) {
-        if (!response.ok) throw new Error('agents.json: HTTP ' + response.status);
-        return response.json();
-      })
-      .then(function (index) {
+    if (!window.URLSearchParams || !window.history || !window.history.pushState) return;
+    // A script, not fetch(): file:// pages may load scripts but not fetch files. If it does
+    // not load, the static list stays: it is complete and linked.
+    var script = document.createElement('script');
+    script.addEventListener('load', function () {
+      var index = window.acpSiteIndex;
+      if (index && Array.isArray(index.agents)) {
         start(index, { form: form, list: list, count: count, pager: pager });
-      })
-      .catch(function () {
-        // Keep the static list: it is complete and linked.
-      });
+      }
+    });
+    script.src = form.getAttribute('data-index');
+    document.head.appendChild(script);
+  }
+
+  /* The icons of the agents at positions [(n-1)*pageSize, n*pageSize) of the index are in
+   * <data-icons>n.css (the stylesheet of listing page n): add each stylesheet once, when a
+   * card of it is shown. */
+  function iconLoader(base, pageSize) {
+    var loaded = {};
+    each(document.querySelectorAll('link[rel="stylesheet"]'), function (link) {
+      loaded[link.href] = true;
+    });
+    return function (position) {
+      var link = el('link');
+      link.rel = 'stylesheet';
+      link.href = base + (Math.floor(position / pageSize) + 1) + '.css';
+      if (loaded[link.href]) return;
+      loaded[link.href] = true;
+      document.head.appendChild(link);
+    };
   }
 
   function start(index, ui) {
-    var agents = Array.isArray(index.agents) ? index.agents : [];
+    var agents = index.agents;
     var pageSize = index.page_size > 0 ? index.page_size : 48;
     var form = ui.form;
     var search = form.querySelector('#q');
+    var loadIcons = iconLoader(form.getAttribute('data-icons'), pageSize);
     var typing = false;
     var timer = 0;
     var added = 0;
 
-    agents.forEach(function (agent) {
+    agents.forEach(function (agent, position) {
+      agent.position = position;
       agent.searchText = [agent.name, agent.id, agent.description]
         .concat(agent.tags || [])
         .join(' ')
@@ -227,6 +251,7 @@
       var head = el('div', 'card-head');
       var icon = el('span', 'icon ' + (/^i-[a-z][a-z0-9-]*$/.test(agent.icon) ? agent.icon : 'i-none'));
       icon.setAttribute('aria-hidden', 'true');
+      if (agent.icon !== 'i-none') loadIcons(agent.position);
       var title = el('h2', 'card-title');
       var link = el('a', null, agent.name);
       if (AGENT_HREF.test(agent.href)) link.setAttribute('href', agent.href);

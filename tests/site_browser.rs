@@ -1,11 +1,13 @@
-//! The catalogue site in a real headless browser.
+//! The catalogue site in a real headless browser, served over http and opened from disk.
 //!
-//! Renders the bundled registry's site into a temporary folder, serves it on 127.0.0.1 with
-//! a tiny HTTP server (with a site of one hostile entry under `hostile/` and one of 300
-//! agents under `many/`), and runs
+//! Renders the bundled registry's site into a temporary folder (with a site of one hostile
+//! entry under `hostile/` and one of 300 agents under `many/`) and runs
 //! `node tests/browser/site.mjs <base-url> <artefact-dir> <base-url>hostile/ <base-url>many/`,
 //! which drives Debian's `/usr/bin/chromium` with playwright-core and axe-core (see that
-//! script for the checks). Screenshots land in `target/site-artefacts/`.
+//! script for the checks), twice: with the folder served on 127.0.0.1 by a tiny HTTP server,
+//! and with its `file://` URL, as a maintainer opens `dist/site/index.html` (where the
+//! browser refuses fetches and CORS-mode loads such as mask images from files).
+//! Screenshots land in `target/site-artefacts/{http,file}/`.
 //!
 //! Needs `tests/browser/install.sh` to have run once (chromium + `npm ci`); without it this
 //! test fails and says so.
@@ -16,6 +18,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -113,8 +116,25 @@ fn missing_prerequisites(browser_dir: &Path) -> Vec<String> {
     missing
 }
 
-#[test]
-fn site_works_in_a_headless_browser() {
+/// The rendered sites, written once for both tests into `target/tmp/site-browser/` (a
+/// static is never dropped, so not a temporary folder), and a lock that runs one browser at
+/// a time (they share two cores with the rest of the test suite).
+fn sites() -> &'static Path {
+    static SITES: OnceLock<PathBuf> = OnceLock::new();
+    SITES.get_or_init(|| {
+        let site = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site-browser");
+        if site.exists() {
+            std::fs::remove_dir_all(&site).unwrap();
+        }
+        write_sites(&site);
+        site
+    })
+}
+
+static ONE_BROWSER: Mutex<()> = Mutex::new(());
+
+/// Runs every browser check on the sites at `base` (`name`: the artefact folder).
+fn browser_checks_pass(name: &str, base: &str) {
     let repo = site_common::repo();
     let browser_dir = repo.join("tests/browser");
     let missing = missing_prerequisites(&browser_dir);
@@ -124,17 +144,16 @@ fn site_works_in_a_headless_browser() {
          npm packages pinned in tests/browser/package-lock.json), then run the tests again.",
         missing.join(", ")
     );
-
-    let site = tempfile::tempdir().unwrap();
-    write_sites(site.path());
-    let base = serve(site.path().to_path_buf());
-
-    // target/site-artefacts, next to target/tmp.
+    let _one = ONE_BROWSER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // target/site-artefacts/<name>, next to target/tmp.
     let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()
-        .join("site-artefacts");
-    let (status, out, err) = run_browser_checks(&browser_dir, &base, &artefacts);
+        .join("site-artefacts")
+        .join(name);
+    let (status, out, err) = run_browser_checks(&browser_dir, base, &artefacts);
     match status {
         Some(status) if status.success() => {
             println!("{out}");
@@ -143,12 +162,25 @@ fn site_works_in_a_headless_browser() {
                 assert!(shot.is_file(), "screenshot {} missing", shot.display());
             }
         }
-        Some(status) => panic!("browser checks failed ({status}):\n{out}\n{err}"),
+        Some(status) => panic!("browser checks failed over {base} ({status}):\n{out}\n{err}"),
         None => panic!(
             "browser checks did not finish within {}s:\n{out}\n{err}",
             BROWSER_TIMEOUT.as_secs()
         ),
     }
+}
+
+#[test]
+fn site_works_over_http_in_a_headless_browser() {
+    let base = serve(sites().to_path_buf());
+    browser_checks_pass("http", &base);
+}
+
+#[test]
+fn site_works_from_disk_in_a_headless_browser() {
+    // What `xdg-open dist/site/index.html` opens: no server, an opaque origin.
+    let base = url::Url::from_directory_path(sites()).unwrap();
+    browser_checks_pass("file", base.as_str());
 }
 
 /// Writes the three sites into `site`: the bundled registry's at the root, one with a

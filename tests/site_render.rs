@@ -153,14 +153,15 @@ fn hostile_content_renders_as_inert_text() {
     assert_hostile_snippets_are_quoted(&page);
 
     // The icon is re-serialised without script, handler or foreign reference.
-    let icon = text(&files, "icons/evil.svg");
+    let masks = all_icon_masks(&files);
+    let icon = masks.iter().find(|(_, m)| m.id == "evil").unwrap();
     assert_eq!(
-        icon,
+        icon.1.svg,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\"><path d=\"M1 1h14\" stroke=\"currentColor\"/></svg>\n"
     );
 
-    // agents.json keeps the raw strings (it is data; the script only sets textContent).
-    let index_json: Value = serde_json::from_slice(&files["agents.json"]).unwrap();
+    // The search index keeps the raw strings (it is data; the script only sets textContent).
+    let index_json = search_index(&files);
     let evil = index_json["agents"]
         .as_array()
         .unwrap()
@@ -361,14 +362,14 @@ fn unsafe_ids_and_duplicates_are_refused() {
 }
 
 #[test]
-fn the_registry_json_link_is_relative_or_http() {
+fn the_registry_json_link_is_absolute_or_absent() {
     let agents = [simple_agent("a", "A")];
-    let link = |url: &str| {
+    let link = |url: Option<&str>| {
         let files = site::render(
             &agents,
             &SiteOptions {
                 title: "T".into(),
-                registry_json_url: url.into(),
+                registry_json_url: url.map(str::to_string),
             },
         )
         .unwrap();
@@ -377,15 +378,124 @@ fn the_registry_json_link_is_relative_or_http() {
             text(&files, "agents/a/index.html"),
         )
     };
-    let (index, page) = link("../registry.json");
-    assert!(index.contains(r#"<a href="../registry.json">registry.json</a>"#));
-    assert!(page.contains(r#"<a href="../../../registry.json">registry.json</a>"#));
-    let (index, page) = link("https://cdn.example/registry/v1/latest/registry.json");
+    let (index, page) = link(Some("https://cdn.example/registry/v1/latest/registry.json"));
     for html in [index, page] {
         assert!(html.contains(r#"<a href="https://cdn.example/registry/v1/latest/registry.json" rel="noopener noreferrer">registry.json</a>"#));
     }
-    let (index, _) = link("javascript:alert(1)");
-    assert!(!index.contains("registry.json</a>"));
+    // A relative link would leave the site folder, which GitHub Pages serves alone.
+    for url in [None, Some("../registry.json"), Some("javascript:alert(1)")] {
+        let (index, page) = link(url);
+        assert!(!index.contains("registry.json</a>"), "{url:?}");
+        assert!(!page.contains("registry.json</a>"), "{url:?}");
+    }
+}
+
+#[test]
+fn the_site_command_links_registry_json_under_the_base_url() {
+    let out = tempfile::tempdir().unwrap();
+    let site = out.path().join("site");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args(["site", "--base-url", "https://pages.example/reg/"])
+        .arg("--registry")
+        .arg(repo().join("registry"))
+        .arg("--out")
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let link = r#"<a href="https://pages.example/reg/registry.json" rel="noopener noreferrer">registry.json</a>"#;
+    for page in ["index.html", "agents/gemini/index.html"] {
+        let html = std::fs::read_to_string(site.join(page)).unwrap();
+        assert!(html.contains(link), "{page}: {html:.2000}");
+    }
+}
+
+/// Where a relative link of the page at `page` leads, from the site root, or None when it
+/// climbs above it.
+fn resolve(page: &str, link: &str) -> Option<String> {
+    let mut parts: Vec<&str> = page.split('/').collect();
+    parts.pop();
+    let path = link.split(['?', '#']).next().unwrap_or("");
+    for segment in path.split('/') {
+        match segment {
+            ".." => {
+                parts.pop()?;
+            }
+            "." | "" => {}
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[test]
+fn every_relative_link_leads_to_a_file_of_the_site() {
+    // Opened from disk or served alone (GitHub Pages), the site has only its own files: a
+    // relative link that climbs out of it, or names a file it does not write, is broken.
+    // README links are the agent's own (relative ones point into its repository) and are
+    // left out.
+    let mut agents = bundled_agents();
+    agents.push(hostile_agent());
+    agents.extend((0..PAGE_SIZE).map(|i| simple_agent(&format!("z-{i}"), &format!("Z {i}"))));
+    let files = site::render(&agents, &options()).unwrap();
+    let mut checked = 0;
+    for (page, html) in html_files(&files) {
+        let ours = match html.find("<section id=\"readme\"") {
+            Some(start) => format!(
+                "{}{}",
+                &html[..start],
+                &html[html.find("</article>").unwrap()..]
+            ),
+            None => html,
+        };
+        for (tag, attrs) in tags(&ours) {
+            for (name, value) in &attrs {
+                let linked = ["href", "src", "data-index"].contains(&name.as_str());
+                if !linked || value.contains(':') || value.starts_with('#') || value.is_empty() {
+                    continue;
+                }
+                let target = resolve(&page, value);
+                assert!(
+                    target.as_ref().is_some_and(|t| files.contains_key(t)),
+                    "{page}: <{tag} {name}={value:?}> leads to {target:?}, not a file of the site"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > agents.len() * 5, "only {checked} links");
+}
+
+#[test]
+fn the_search_index_is_a_script_whatever_the_strings_hold() {
+    // Each of these would end a script, open a comment, or (before ES2019) end a line in a
+    // string literal, if the index were written as it is.
+    let mut agent = simple_agent("tricky", "</script><script>alert(1)</script>");
+    agent.agent.insert(
+        "description".into(),
+        json!("<!-- x --> \u{2028} \u{2029} ]]> \\u003c \\"),
+    );
+    let files = site::render(&[agent, simple_agent("plain", "Plain")], &options()).unwrap();
+    let script = text(&files, "assets/search-index.js");
+    for needle in ["<", ">", "\u{2028}", "\u{2029}"] {
+        assert!(!script.contains(needle), "{needle:?} in {script:.400}");
+    }
+    let index = search_index(&files);
+    let tricky = index["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "tricky")
+        .unwrap();
+    assert_eq!(tricky["name"], "</script><script>alert(1)</script>");
+    assert_eq!(
+        tricky["description"],
+        "<!-- x --> \u{2028} \u{2029} ]]> \\u003c \\"
+    );
 }
 
 #[test]
@@ -398,8 +508,8 @@ fn every_agent_is_listed_and_linked_without_javascript() {
     );
     let files = site::render(&agents, &options()).unwrap();
     let index = text(&files, "index.html");
-    // The filter form is hidden until the script has loaded agents.json.
-    assert!(index.contains(r#"<form id="filters" class="filters" role="search" aria-label="Search and filter agents" data-index="agents.json" hidden>"#));
+    // The filter form is hidden until the script has loaded the search index.
+    assert!(index.contains(r#"<form id="filters" class="filters" role="search" aria-label="Search and filter agents" data-index="assets/search-index.js" data-icons="assets/icons/" hidden>"#));
     for agent in &agents {
         let href = format!(r#"<a href="agents/{}/index.html">"#, agent.id);
         assert_eq!(
@@ -467,11 +577,72 @@ fn large_registries_get_static_pages_that_list_everyone() {
     assert!(last.contains(r#"<a href="../../page/2/index.html" rel="prev">Previous</a>"#));
     assert!(last.contains(r#"<a href="../../agents/agent-096/index.html">"#));
     assert!(last.contains(r#"<link rel="stylesheet" href="../../assets/site.css">"#));
-    // Only page 1 has the filter form; the script filters over agents.json.
+    // Only page 1 has the filter form; the script filters over the search index.
     assert!(!last.contains("id=\"filters\""));
-    let index_json: Value = serde_json::from_slice(&files["agents.json"]).unwrap();
+    let index_json = search_index(&files);
     assert_eq!(index_json["agents"].as_array().unwrap().len(), count);
     assert_eq!(index_json["page_size"], PAGE_SIZE);
+}
+
+#[test]
+fn each_page_loads_the_icons_of_its_own_cards_only() {
+    let count = PAGE_SIZE * 2 + 5;
+    let agents: Vec<SiteAgent> = (0..count)
+        .map(|i| simple_agent(&format!("agent-{i:03}"), &format!("Agent {i:03}")))
+        .collect();
+    let files = site::render(&agents, &options()).unwrap();
+    let sheets: Vec<&String> = files
+        .keys()
+        .filter(|p| p.starts_with("assets/icons/"))
+        .collect();
+    assert_eq!(
+        sheets,
+        [
+            "assets/icons/1.css",
+            "assets/icons/2.css",
+            "assets/icons/3.css"
+        ]
+    );
+    // Listing page n and the agent pages of its cards link stylesheet n, which holds
+    // exactly the icons of those cards, in listing order (the order the script pages by).
+    let index = search_index(&files);
+    let order: Vec<&str> = index["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    for (n, ids) in order.chunks(PAGE_SIZE).enumerate() {
+        let n = n + 1;
+        let sheet = format!("assets/icons/{n}.css");
+        let masked: Vec<String> = icon_masks(&text(&files, &sheet))
+            .into_iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(masked, ids, "{sheet}");
+        let listing = if n == 1 {
+            text(&files, "index.html")
+        } else {
+            text(&files, &format!("page/{n}/index.html"))
+        };
+        let root = if n == 1 { "" } else { "../../" };
+        let link = format!(r#"<link rel="stylesheet" href="{root}assets/icons/{n}.css">"#);
+        assert_eq!(
+            listing.matches("assets/icons/").count(),
+            1 + usize::from(n == 1)
+        );
+        assert!(listing.contains(&link), "page {n}");
+        for id in ids {
+            let page = text(&files, &format!("agents/{id}/index.html"));
+            let link = format!(r#"<link rel="stylesheet" href="../../assets/icons/{n}.css">"#);
+            assert!(page.contains(&link), "{id}");
+            assert_eq!(page.matches("assets/icons/").count(), 1, "{id}");
+        }
+    }
+    // An empty registry still gets its (empty) stylesheet, which its index links.
+    let empty = site::render(&[], &options()).unwrap();
+    assert!(icon_masks(&text(&empty, "assets/icons/1.css")).is_empty());
+    assert!(text(&empty, "index.html").contains(r#"href="assets/icons/1.css""#));
 }
 
 #[test]
@@ -587,45 +758,71 @@ fn assert_binary_snippets(agents: &[SiteAgent], files: &BTreeMap<String, Vec<u8>
 }
 
 #[test]
-fn icons_are_served_as_files_and_painted_with_the_text_colour() {
+fn icons_are_inline_masks_painted_with_the_text_colour() {
     let agents = bundled_agents();
     let files = site::render(&agents, &options()).unwrap();
-    let css = text(&files, "assets/icons.css");
+    let masks: Vec<IconMask> = all_icon_masks(&files).into_iter().map(|(_, m)| m).collect();
+    let mask = |id: &str, dark: bool| masks.iter().find(|m| m.id == id && m.dark == dark);
+    let sanitised = |agent: &SiteAgent, name: &str| site::sanitise_icon(&agent.icons[name]);
+    let mut variants = 0;
     for agent in &agents {
         if agent.icons.contains_key("icon-light.svg") {
-            assert!(files.contains_key(&format!("icons/{}-light.svg", agent.id)));
-            assert!(files.contains_key(&format!("icons/{}-dark.svg", agent.id)));
-            assert!(css.contains(&format!(
-                "@media (prefers-color-scheme:dark){{.i-{id}{{-webkit-mask-image:url(../icons/{id}-dark.svg);mask-image:url(../icons/{id}-dark.svg)}}}}",
-                id = agent.id
-            )), "{css}");
+            // Light by default, dark inside prefers-color-scheme: dark.
+            assert_eq!(
+                mask(&agent.id, false).map(|m| m.svg.clone()),
+                sanitised(agent, "icon-light.svg")
+            );
+            assert_eq!(
+                mask(&agent.id, true).map(|m| m.svg.clone()),
+                sanitised(agent, "icon-dark.svg")
+            );
+            variants += 1;
         } else if agent.icons.contains_key("icon.svg") {
-            assert!(files.contains_key(&format!("icons/{}.svg", agent.id)));
-            assert!(css.contains(&format!(
-                ".i-{id}{{-webkit-mask-image:url(../icons/{id}.svg)",
-                id = agent.id
-            )));
+            assert_eq!(
+                mask(&agent.id, false).map(|m| m.svg.clone()),
+                sanitised(agent, "icon.svg")
+            );
+            assert!(mask(&agent.id, true).is_none());
         }
     }
-    for (path, bytes) in files.iter().filter(|(p, _)| p.starts_with("icons/")) {
-        let svg = String::from_utf8(bytes.clone()).unwrap();
-        assert!(
-            svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
-            "{path}"
-        );
-        assert!(
-            !svg.contains("<script") && !svg.contains(" on") && !svg.contains("href=\"http"),
-            "{path}"
-        );
-    }
+    assert!(variants > 0, "the bundled registry has no theme variants");
+    // No icon files: the masks are data: URIs, which a file:// page may use.
+    assert!(!files
+        .keys()
+        .any(|k| k.starts_with("icons/") || k.ends_with(".svg") && k != "assets/favicon.svg"));
     let site_css = text(&files, "assets/site.css");
     assert!(site_css.contains("background-color: currentColor"));
+    assert!(site_css.contains("-webkit-mask-image: var(--icon); mask-image: var(--icon);"));
+    assert!(CSP.contains("img-src 'self' data:;"));
     // An agent without a (valid) icon gets the generic box.
     let mut bare = simple_agent("bare", "Bare");
     bare.icons.insert("icon.svg".into(), b"<html/>".to_vec());
     let files = site::render(&[bare], &options()).unwrap();
     assert!(text(&files, "index.html").contains(r#"<span class="icon i-none" aria-hidden="true">"#));
-    assert!(!files.keys().any(|k| k.starts_with("icons/")));
+    assert!(all_icon_masks(&files).is_empty());
+}
+
+#[test]
+fn a_hostile_icon_stays_inside_its_mask() {
+    // Text that would end the url(), the rule, the stylesheet or a <style> element if the
+    // icon were written into the CSS as it is: base64 has none of these characters.
+    let mut agent = simple_agent("breakout", "Breakout");
+    agent.icons.insert(
+        "icon.svg".into(),
+        br#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><text x="0" y="12">")}&lt;/style&gt;&lt;script&gt;alert(1)&lt;/script&gt;*/@import url(https://evil.example/x.css);\</text><path d="M0 0h16"/></svg>"#.to_vec(),
+    );
+    let files = site::render(&[agent], &options()).unwrap();
+    let css = text(&files, "assets/icons/1.css");
+    let masks = icon_masks(&css);
+    assert_eq!(masks.len(), 1, "{css}");
+    assert!(
+        masks[0]
+            .svg
+            .contains("<text x=\"0\" y=\"12\">&quot;)}&lt;/style&gt;"),
+        "{}",
+        masks[0].svg
+    );
+    assert!(!css.contains("evil") && !css.contains("@import"), "{css}");
 }
 
 #[test]
@@ -634,20 +831,22 @@ fn size_budget_for_the_bundled_registry() {
     let size = |p: &str| files[p].len();
     let budget = size("index.html") + size("assets/site.css") + size("assets/site.js");
     println!(
-        "index.html {} B + site.css {} B + site.js {} B = {budget} B; agents.json {} B, icons.css {} B",
+        "index.html {} B + site.css {} B + site.js {} B = {budget} B; search-index.js {} B, icons/1.css {} B",
         size("index.html"),
         size("assets/site.css"),
         size("assets/site.js"),
-        size("agents.json"),
-        size("assets/icons.css"),
+        size("assets/search-index.js"),
+        size("assets/icons/1.css"),
     );
     assert!(
         budget < 100 * 1024,
         "index HTML + CSS + JS is {budget} bytes (budget 100 KB)"
     );
-    // Everything the index loads, icons excluded, stays within the budget too.
-    let loaded =
-        budget + size("agents.json") + size("assets/icons.css") + size("assets/favicon.svg");
+    // Everything the index loads, icons included, stays within the budget too.
+    let loaded = budget
+        + size("assets/search-index.js")
+        + size("assets/icons/1.css")
+        + size("assets/favicon.svg");
     assert!(
         loaded < 100 * 1024,
         "the index loads {loaded} bytes (budget 100 KB)"
@@ -720,23 +919,19 @@ fn snapshots_of_a_small_fixture() {
     insta::assert_snapshot!("site_index", text(&files, "index.html"));
     insta::assert_snapshot!("site_agent_alpha", text(&files, "agents/alpha/index.html"));
     insta::assert_snapshot!("site_agent_beta", text(&files, "agents/beta/index.html"));
-    insta::assert_snapshot!("site_agents_json", text(&files, "agents.json"));
-    insta::assert_snapshot!("site_icons_css", text(&files, "assets/icons.css"));
+    insta::assert_snapshot!("site_search_index", text(&files, "assets/search-index.js"));
+    insta::assert_snapshot!("site_icons_css", text(&files, "assets/icons/1.css"));
     assert_eq!(
         files.keys().cloned().collect::<Vec<_>>(),
         [
-            "agents.json",
             "agents/alpha/index.html",
             "agents/beta/index.html",
             "agents/gamma/index.html",
             "assets/favicon.svg",
-            "assets/icons.css",
+            "assets/icons/1.css",
+            "assets/search-index.js",
             "assets/site.css",
             "assets/site.js",
-            "icons/alpha-dark.svg",
-            "icons/alpha-light.svg",
-            "icons/alpha.svg",
-            "icons/beta.svg",
             "index.html",
         ]
     );
@@ -767,9 +962,10 @@ fn site_icons_pass_the_icon_safety_rule_whatever_the_input() {
         .collect();
     let files = site::render(&agents, &options()).unwrap();
     let mut served = 0;
-    for (path, bytes) in files.iter().filter(|(p, _)| p.starts_with("icons/")) {
-        let svg = String::from_utf8(bytes.clone()).unwrap();
-        let findings = acp_registry::rules::check_icon(path, &svg);
+    for (sheet, mask) in all_icon_masks(&files) {
+        let path = format!("{sheet}: {}", mask.id);
+        let svg = mask.svg;
+        let findings = acp_registry::rules::check_icon(&path, &svg);
         let unsafe_: Vec<_> = findings
             .iter()
             .filter(|d| matches!(d.code, Code::IconUnsafe | Code::IconXml | Code::IconRoot))

@@ -5,7 +5,7 @@
 mod site_common;
 
 use acp_registry::site::{self, Verification};
-use site_common::{options, simple_agent, text};
+use site_common::{options, search_index, simple_agent, text};
 
 fn verified(passed: bool) -> Verification {
     Verification {
@@ -41,11 +41,8 @@ fn agent_pages_show_what_matrix_found_and_escape_the_agents_words() {
         index.contains(r#"name="verified" value="verified""#),
         "{index}"
     );
-    let cards: serde_json::Value = serde_json::from_str(&text(&files, "agents.json")).unwrap();
-    let list = cards
-        .as_array()
-        .or_else(|| cards["agents"].as_array())
-        .unwrap();
+    let cards = search_index(&files);
+    let list = cards["agents"].as_array().unwrap();
     let alpha = list.iter().find(|c| c["id"] == "alpha").unwrap();
     let beta = list.iter().find(|c| c["id"] == "beta").unwrap();
     assert_eq!(alpha["verified"], serde_json::json!(["verified"]));

@@ -79,7 +79,7 @@ const MANUAL: manual::ManualText = manual::ManualText {
     ],
     examples: &[
         ("acp-collab skill install --agent claude-code", "Install the collaboration skill for an agent."),
-        ("acp-collab init --folder collab --participant alice --participant bob --objective 'Ship the spec' --completion 'Spec frozen' --primary-deliverable-type spec", "Start a collaboration."),
+        ("acp-collab init --folder collab --participant alice --participant bob --objective 'Ship the spec' --completion 'Spec frozen' --primary-deliverable-type design-spec", "Start a collaboration."),
         ("acp-collab next --folder collab --participant bob", "What bob does next, with the command to run."),
         ("acp-collab validate --folder collab", "Check the folder and its event log."),
     ],

@@ -183,6 +183,24 @@ pub fn markdown_code_cell(text: &str) -> String {
     format!("{fence}{pad}{}{pad}{fence}", text.replace('|', "\\|"))
 }
 
+/// JSON text as a JavaScript expression that stays one even inside an HTML `<script>`
+/// element: `<` (so no `</script>` or `<!--`), `>` and U+2028/U+2029 (line terminators in
+/// scripts before ES2019) written as `\uXXXX` escapes. These characters can only occur
+/// inside JSON strings, where the escape means the same character, so the result is still
+/// JSON that parses to the same value.
+pub fn json_for_script(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' | '>' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// A SARIF plain-text message. GitHub code scanning renders it as Markdown and resolves
 /// SARIF embedded links (`[text](target)`) and placeholders (`{0}`), so: [`visible`],
 /// brackets and backslashes escaped with a backslash, `<`/`>` too (no autolink, no HTML),
@@ -220,6 +238,21 @@ pub fn uri_path(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_for_script_hides_markup_and_line_separators_and_keeps_the_value() {
+        let value = serde_json::json!({"d": "</script><!--x-->\u{2028}\u{2029}é\\u003c"});
+        let json = serde_json::to_string(&value).unwrap();
+        let script = json_for_script(&json);
+        assert_eq!(
+            script,
+            r#"{"d":"\u003c/script\u003e\u003c!--x--\u003e\u2028\u2029é\\u003c"}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&script).unwrap(),
+            value
+        );
+    }
 
     #[test]
     fn visible_escapes_c0_c1_del_and_bidi_but_keeps_newline_and_tab() {

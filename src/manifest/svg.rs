@@ -215,6 +215,17 @@ pub fn is_plain_id(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
 }
 
+/// `svg` as a base64 `data:` URI, for `icon_data_uri` and the site's stylesheets. Base64
+/// rather than percent-encoding: nothing in it a client must unescape, and its alphabet
+/// (`A-Z a-z 0-9 + / =`) cannot end a CSS `url("…")` or a JSON string, whatever the icon holds.
+pub fn data_uri(svg: &str) -> String {
+    use base64::Engine;
+    format!(
+        "data:image/svg+xml;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(svg)
+    )
+}
+
 /// The id of a `#fragment` reference with a plain id, or None.
 pub fn fragment(value: &str) -> Option<&str> {
     let id = value.trim().strip_prefix('#')?;

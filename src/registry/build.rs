@@ -325,7 +325,7 @@ pub fn plan<'a>(checked: &'a Checked, options: &BuildOptions) -> Result<Plan<'a>
     paths.extend(SCHEMAS.iter().map(|(name, _)| (*name).to_string()));
     let site = if options.site {
         let source = SiteSource::new(checked, &base, options.verifications.clone());
-        let site = Site::new(&source, &site_options(checked))?;
+        let site = Site::new(&source, &site_options(checked, &base))?;
         summary.site_pages = site.html_pages();
         paths.extend(site.paths().into_iter().map(|path| format!("{SITE}{path}")));
         Some((site, source))
@@ -360,8 +360,9 @@ fn published_icon(entry: &EntryReport, icon: &str) -> String {
     format!("{}{}", entry.id(), icon.trim_start_matches("icon"))
 }
 
-/// The site's title and its link to the first output.
-fn site_options(checked: &Checked) -> SiteOptions {
+/// The site's title and its link to the first output, absolute under `base_url`: the site
+/// folder may be served alone (GitHub Pages) or opened from disk, where `../` leads nowhere.
+fn site_options(checked: &Checked, base_url: &str) -> SiteOptions {
     let registry_json = checked
         .config
         .outputs
@@ -369,7 +370,7 @@ fn site_options(checked: &Checked) -> SiteOptions {
         .map_or("registry.json", |o| o.file.as_str());
     SiteOptions {
         title: "ACP Agent Registry".into(),
-        registry_json_url: format!("../{registry_json}"),
+        registry_json_url: Some(format!("{base_url}/{registry_json}")),
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use crate::manifest::order::key_order;
+use crate::manifest::svg;
 use crate::manifest::FIELD_ORDER;
 use crate::rules::{normalized_json, EntryReport, PreviewVersion, Version};
 
@@ -169,21 +170,11 @@ pub fn output_agent(
     }
     if output.embed_icons {
         if let Some(svg) = entry.file_text("icon.svg") {
-            agent.insert("icon_data_uri".into(), Value::String(svg_data_uri(svg)));
+            agent.insert("icon_data_uri".into(), Value::String(svg::data_uri(svg)));
             agent = canonical_agent(agent);
         }
     }
     Some(agent)
-}
-
-/// `svg` as a base64 `data:` URI (base64 rather than percent-encoding: the same length for
-/// every icon, and nothing in it a client must unescape).
-pub fn svg_data_uri(svg: &str) -> String {
-    use base64::Engine;
-    format!(
-        "data:image/svg+xml;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(svg)
-    )
 }
 
 /// Apply a patch (after preview resolution).

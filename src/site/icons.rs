@@ -1,12 +1,16 @@
-//! Icons: re-serialised from an allow-list and served as files, painted with the text colour.
+//! Icons: re-serialised from an allow-list and inlined in the site's stylesheets, painted
+//! with the text colour.
 //!
 //! Each icon is parsed (roxmltree) and written out again with only the drawing elements and
 //! attributes of the allow-list the `icon-unsafe` rule uses (`manifest::svg`); paint other
 //! than `currentColor`/`none`/`inherit` becomes `currentColor`, references are kept only
 //! when they name an element that is written too (`#id`), CSS, `title`/`desc`, annotations,
-//! comments and character data outside `<text>` are dropped. Pages show the icon as a CSS mask over a box whose background is
-//! `currentColor` (`assets/icons.css`), so it follows the text colour in both colour
-//! schemes; `icon-light.svg`/`icon-dark.svg` are swapped with `prefers-color-scheme`. No
+//! comments and character data outside `<text>` are dropped. Pages show the icon as a CSS
+//! mask over a box whose background is `currentColor` (`site.css` `.icon`), so it follows
+//! the text colour in both colour schemes; the mask is the icon as a base64 `data:` URI in
+//! the agent's rule of `assets/icons/<n>.css`, because browsers fetch mask images in CORS
+//! mode, which a `file://` page cannot do for a file (nor a page on another origin than
+//! the icon). `icon-light.svg`/`icon-dark.svg` are swapped with `prefers-color-scheme`. No
 //! per-agent inline style is needed, which keeps the CSP strict.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,9 +23,9 @@ use crate::manifest::MAX_ICON_BYTES;
 /// Class of the box painted with the generic icon when an agent has none (or a broken one).
 pub(crate) const FALLBACK_CLASS: &str = "i-none";
 
-/// First lines of `assets/icons.css`.
+/// First line of every `assets/icons/<n>.css`.
 pub(crate) const CSS_HEADER: &str =
-    "/* One mask per agent icon; the box is painted with currentColor (site.css .icon). */\n";
+    "/* One mask per agent icon: site.css .icon paints the box with currentColor through var(--icon). */\n";
 
 /// Deeper elements are dropped (with their subtree).
 const MAX_DEPTH: usize = 32;
@@ -30,26 +34,6 @@ const MAX_DEPTH: usize = 32;
 pub(crate) struct IconSet {
     pub(crate) plain: Option<String>,
     pub(crate) light_dark: Option<(String, String)>,
-}
-
-impl IconSet {
-    /// `(file name under icons/, svg)` pairs.
-    pub(crate) fn files(&self, id: &str) -> Vec<(String, &str)> {
-        let mut out = Vec::new();
-        if let Some(svg) = &self.plain {
-            out.push((format!("{id}.svg"), svg.as_str()));
-        }
-        if let Some((light, dark)) = &self.light_dark {
-            out.push((format!("{id}-light.svg"), light.as_str()));
-            out.push((format!("{id}-dark.svg"), dark.as_str()));
-        }
-        out
-    }
-
-    /// The file names of [`IconSet::files`].
-    pub(crate) fn names(&self, id: &str) -> Vec<String> {
-        self.files(id).into_iter().map(|(name, _)| name).collect()
-    }
 }
 
 pub(crate) fn sanitise_set(icons: &BTreeMap<String, Vec<u8>>) -> Option<IconSet> {
@@ -65,21 +49,20 @@ pub(crate) fn sanitise_set(icons: &BTreeMap<String, Vec<u8>>) -> Option<IconSet>
     Some(IconSet { plain, light_dark })
 }
 
-/// The mask rules of one agent. Ids are `^[a-z][a-z0-9-]*$`, so they are valid in class
-/// names and URLs as they are.
+/// The rules of one agent: `--icon` set to its (sanitised) icon as a base64 `data:` URI,
+/// which `site.css` uses as the mask; with theme variants, the light one and the dark one
+/// inside `@media (prefers-color-scheme:dark)`. Ids are `^[a-z][a-z0-9-]*$`, valid in class
+/// names as they are, and base64 cannot close the quoted `url("…")`.
 pub(crate) fn css_rule(id: &str, set: &IconSet) -> String {
-    let rule = |file: &str| {
-        format!(
-            ".i-{id}{{-webkit-mask-image:url(../icons/{file});mask-image:url(../icons/{file})}}\n"
-        )
-    };
+    let rule = |svg: &str| format!(".i-{id}{{--icon:url(\"{}\")}}", svg::data_uri(svg));
     match (&set.light_dark, &set.plain) {
-        (Some(_), _) => format!(
-            "{}@media (prefers-color-scheme:dark){{{}}}\n",
-            rule(&format!("{id}-light.svg")),
-            rule(&format!("{id}-dark.svg")).trim_end()
+        (Some((light, dark)), _) => format!(
+            "{}\n@media (prefers-color-scheme:dark){{{}}}\n",
+            rule(light),
+            rule(dark)
         ),
-        (None, _) => rule(&format!("{id}.svg")),
+        (None, Some(plain)) => format!("{}\n", rule(plain)),
+        (None, None) => String::new(),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The words people read for the manifest's keys: platform, sign-in and distribution labels,
-//! shared by the view models, the snippets and `agents.json`.
+//! shared by the view models, the snippets and the search index.
 
 /// Platform keys with the labels people read.
 pub(crate) const PLATFORM_LABELS: [(&str, &str); 6] = [

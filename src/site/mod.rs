@@ -16,11 +16,15 @@
 //!   README after sanitising ([`markdown`]);
 //! - URLs are kept only when they are absolute `http(s)` URLs without credentials, and
 //!   re-serialised ([`safe_url`]);
-//! - icons are re-serialised from an allow-list of SVG elements and attributes and served as
-//!   files, shown as CSS masks painted with `currentColor` ([`icons`]);
+//! - icons are re-serialised from an allow-list of SVG elements and attributes and inlined
+//!   as base64 `data:` URIs in the icon stylesheets, shown as CSS masks painted with
+//!   `currentColor` ([`icons`]);
 //! - install snippets are built with `serde_json` and a POSIX shell quoter ([`snippets`]);
 //! - every page carries a Content-Security-Policy without inline script, inline style or
-//!   external origins; the JavaScript only ever sets `textContent`.
+//!   external origins; the JavaScript only ever sets `textContent`;
+//! - every link that leaves the site folder is absolute, so the site works wherever it is
+//!   copied: opened from disk (`file://`, which allows no fetch), on GitHub Pages (which
+//!   serves only the site folder) or beside the registry files on a bucket.
 
 mod icons;
 mod labels;
@@ -88,16 +92,17 @@ pub struct Verification {
 pub struct SiteOptions {
     /// Page title, e.g. "ACP Agent Registry".
     pub title: String,
-    /// Link to the published registry.json, relative to the site root (e.g.
-    /// "../registry.json") or an absolute http(s) URL.
-    pub registry_json_url: String,
+    /// Link to the published registry.json: an absolute http(s) URL (`build` uses
+    /// `<base_url>/registry.json`), since registry.json is outside the site folder, which is
+    /// all GitHub Pages serves. Anything else, or None: no link.
+    pub registry_json_url: Option<String>,
 }
 
 impl Default for SiteOptions {
     fn default() -> Self {
         SiteOptions {
             title: "ACP Agent Registry".to_string(),
-            registry_json_url: "../registry.json".to_string(),
+            registry_json_url: None,
         }
     }
 }
@@ -120,8 +125,8 @@ pub enum SiteError {
         #[source]
         source: minijinja::Error,
     },
-    #[error("encoding the agent index failed: {0}")]
-    /// `agents.json` could not be serialised.
+    #[error("encoding the search index failed: {0}")]
+    /// `assets/search-index.js` could not be serialised.
     Json(#[from] serde_json::Error),
 }
 
@@ -129,8 +134,12 @@ pub enum SiteError {
 pub const PAGE_SIZE: usize = 48;
 
 /// The Content-Security-Policy of every page: no inline script or style, no external origin.
+/// `img-src` allows `data:` because the icons are masks given as base64 `data:` URIs in
+/// the (same-origin) icon stylesheets: a mask image is fetched in CORS mode, which a
+/// `file://` page cannot do for an icon file. No `connect-src`: nothing is fetched (the
+/// search index is a script), so `default-src 'none'` refuses every connection.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'";
+img-src 'self' data:; base-uri 'none'; form-action 'self'";
 
 /// Where a site's agents come from. The site reads each agent twice (its card, then its
 /// page), so a source may build them one at a time instead of holding them all.
@@ -157,9 +166,10 @@ impl AgentSource for [SiteAgent] {
 
 /// Every file of the site, keyed by path relative to the site root: `index.html`,
 /// `page/<n>/index.html` (static pagination beyond [`PAGE_SIZE`] agents),
-/// `agents/<id>/index.html`, `agents.json` (the index the script filters),
-/// `assets/site.css`, `assets/site.js`, `assets/icons.css`, `assets/favicon.svg` and
-/// `icons/<id>[-light|-dark].svg`. Deterministic: same input, byte-identical output.
+/// `agents/<id>/index.html`, `assets/search-index.js` (the index the script filters),
+/// `assets/icons/<n>.css` (the icons of listing page `n`), `assets/site.css`,
+/// `assets/site.js` and `assets/favicon.svg`. Deterministic: same input, byte-identical
+/// output.
 pub fn render(
     agents: &[SiteAgent],
     options: &SiteOptions,

@@ -1,4 +1,4 @@
-//! View models: what the templates and `agents.json` see of an agent. Every value here is
+//! View models: what the templates and the search index see of an agent. Every value here is
 //! plain text (escaped by the templates) or a URL that passed [`safe_url`](super::safe_url).
 
 use std::collections::BTreeMap;
@@ -11,6 +11,7 @@ use super::markdown;
 use super::snippets::{self, Install};
 use super::urls::safe_url;
 use super::SiteAgent;
+use crate::diagnostics::escape;
 use crate::manifest::distribution::Distribution;
 use crate::manifest::{DISTRIBUTION_KINDS, FIELD_ORDER, PLATFORMS};
 
@@ -40,7 +41,7 @@ pub(crate) fn sort_key(agent: &SiteAgent) -> String {
         .to_lowercase()
 }
 
-/// One card of the index; also one record of `agents.json`.
+/// One card of the index; also one record of the search index.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Card {
     pub(crate) id: String,
@@ -49,7 +50,7 @@ pub(crate) struct Card {
     pub(crate) description: String,
     /// Path of the agent page from the site root.
     pub(crate) href: String,
-    /// CSS class that paints the icon (see `icons.css`).
+    /// CSS class that paints the icon (see `assets/icons/<n>.css`).
     pub(crate) icon: String,
     /// Distribution kinds, in `DISTRIBUTION_KINDS` order.
     pub(crate) deploy: Vec<String>,
@@ -67,7 +68,7 @@ pub(crate) struct Card {
     pub(crate) quarantined: bool,
     pub(crate) preview: Option<String>,
     /// `["verified"]` when `matrix` verified the agent (the filter's value), else empty and
-    /// left out of `agents.json`.
+    /// left out of the search index.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) verified: Vec<String>,
 }
@@ -336,8 +337,13 @@ pub(crate) fn pager(page: usize, pages: usize, root: &str) -> Option<Pager> {
     })
 }
 
-/// `agents.json`: what the script filters and pages through.
-pub(crate) fn index_json(cards: &[Card], page_size: usize) -> Result<Vec<u8>, serde_json::Error> {
+/// The global `assets/search-index.js` assigns, which `site.js` reads once the script has
+/// loaded.
+pub(crate) const INDEX_GLOBAL: &str = "acpSiteIndex";
+
+/// `assets/search-index.js`: what the script filters and pages through, as a script that
+/// assigns it to `window.acpSiteIndex` (a `file://` page may load a script, not fetch JSON).
+pub(crate) fn index_script(cards: &[Card], page_size: usize) -> Result<Vec<u8>, serde_json::Error> {
     #[derive(Serialize)]
     struct Labels {
         deploy: BTreeMap<&'static str, &'static str>,
@@ -361,9 +367,11 @@ pub(crate) fn index_json(cards: &[Card], page_size: usize) -> Result<Vec<u8>, se
         },
         agents: cards,
     };
-    let mut bytes = serde_json::to_vec(&index)?;
-    bytes.push(b'\n');
-    Ok(bytes)
+    let json = escape::json_for_script(&serde_json::to_string(&index)?);
+    Ok(format!(
+        "/* The catalogue's search index (docs/format.md#site), read by site.js. */\nwindow.{INDEX_GLOBAL} = {json};\n"
+    )
+    .into_bytes())
 }
 
 /// A link with its text; `url` is always a safe absolute http(s) URL.

@@ -1,7 +1,7 @@
-//! The site as a plan and a stream: [`Site::new`] reads every agent once for its card (the
-//! index, the filters and `agents.json` need them all); [`Site::render`] reads each agent
-//! again for its page and hands every file to a sink as soon as it is rendered, so no more
-//! than one page per thread is held at a time.
+//! The site as a plan and a stream: [`Site::new`] reads every agent once for its card and
+//! icon (the index, the filters, the search index and the icon stylesheets need them all);
+//! [`Site::render`] reads each agent again for its page and hands every file to a sink as
+//! soon as it is rendered, so no more than one page per thread is held at a time.
 
 use std::collections::BTreeSet;
 
@@ -20,7 +20,8 @@ const SITE_CSS: &str = include_str!("../../site-templates/site.css");
 const SITE_JS: &str = include_str!("../../site-templates/site.js");
 const FAVICON_SVG: &str = include_str!("../../site-templates/favicon.svg");
 
-/// The files that are the same for every registry, under `assets/` (`icons.css` is not).
+/// The files that are the same for every registry, under `assets/` (the search index and
+/// the icon stylesheets are not).
 const ASSETS: [(&str, &str); 3] = [
     ("assets/site.css", SITE_CSS),
     ("assets/site.js", SITE_JS),
@@ -36,11 +37,12 @@ pub struct Site {
     env: Environment<'static>,
     context: SiteContext,
     /// Cards sorted by name (case-insensitive), then id: the order of the index and of
-    /// `agents.json`.
+    /// the search index.
     cards: Vec<model::Card>,
-    /// For each card: the agent's index in the source and its icon file names.
-    agents: Vec<(usize, Vec<String>)>,
-    icons_css: String,
+    /// For each card: the agent's index in the source.
+    agents: Vec<usize>,
+    /// `assets/icons/<n>.css`: the icon rules of the cards of listing page `n`, in order.
+    icon_chunks: Vec<String>,
 }
 
 /// What the first pass learns of one agent.
@@ -48,7 +50,6 @@ struct Row {
     sort_key: (String, String),
     index: usize,
     card: model::Card,
-    icon_files: Vec<String>,
     icon_css: Option<String>,
 }
 
@@ -74,20 +75,27 @@ impl Site {
             checked.push(row);
         }
         checked.sort_by(|a, b| a.sort_key.cmp(&b.sort_key));
-        let mut icons_css = String::from(icons::CSS_HEADER);
+        // One icon stylesheet per listing page (at least one), so that a page loads the
+        // icons of its 48 cards, not of the whole registry.
+        let mut icon_chunks = vec![String::from(icons::CSS_HEADER)];
         let mut cards = Vec::with_capacity(checked.len());
         let mut order = Vec::with_capacity(checked.len());
-        for row in checked {
-            icons_css.extend(row.icon_css);
+        for (position, row) in checked.into_iter().enumerate() {
+            if position > 0 && position % PAGE_SIZE == 0 {
+                icon_chunks.push(String::from(icons::CSS_HEADER));
+            }
+            if let (Some(chunk), Some(css)) = (icon_chunks.last_mut(), row.icon_css) {
+                chunk.push_str(&css);
+            }
             cards.push(row.card);
-            order.push((row.index, row.icon_files));
+            order.push(row.index);
         }
         Ok(Site {
             env: environment()?,
             context: SiteContext::new(options),
             cards,
             agents: order,
-            icons_css,
+            icon_chunks,
         })
     }
 
@@ -104,12 +112,9 @@ impl Site {
     /// Every path [`Site::render`] writes, sorted.
     pub fn paths(&self) -> BTreeSet<String> {
         let mut paths: BTreeSet<String> = (1..=self.listing_pages()).map(listing_path).collect();
-        for (card, (_, icon_files)) in self.cards.iter().zip(&self.agents) {
-            paths.insert(agent_path(&card.id));
-            paths.extend(icon_files.iter().map(|name| format!("icons/{name}")));
-        }
-        paths.insert("agents.json".to_string());
-        paths.insert("assets/icons.css".to_string());
+        paths.extend((1..=self.icon_chunks.len()).map(icons_path));
+        paths.extend(self.cards.iter().map(|card| agent_path(&card.id)));
+        paths.insert(SEARCH_INDEX.to_string());
         paths.extend(ASSETS.iter().map(|(path, _)| (*path).to_string()));
         paths
     }
@@ -127,14 +132,18 @@ impl Site {
         self.cards
             .par_iter()
             .zip(self.agents.par_iter())
-            .try_for_each(|(card, (index, _))| {
-                self.render_agent(&*agents.agent(*index)?, card, sink)
+            .enumerate()
+            .try_for_each(|(position, (card, index))| {
+                let page = position / PAGE_SIZE + 1;
+                self.render_agent(&*agents.agent(*index)?, card, page, sink)
             })?;
         sink(
-            "agents.json",
-            &model::index_json(&self.cards, PAGE_SIZE).map_err(SiteError::from)?,
+            SEARCH_INDEX,
+            &model::index_script(&self.cards, PAGE_SIZE).map_err(SiteError::from)?,
         )?;
-        sink("assets/icons.css", self.icons_css.as_bytes())?;
+        for (page, css) in (1..).zip(&self.icon_chunks) {
+            sink(&icons_path(page), css.as_bytes())?;
+        }
         for (path, text) in ASSETS {
             sink(path, text.as_bytes())?;
         }
@@ -153,6 +162,7 @@ impl Site {
             let path = listing_path(page);
             let context = minijinja::context! {
                 site => &self.context.with_root(root),
+                icons => page,
                 agents => &self.cards[start..end],
                 total => self.cards.len(),
                 first => start + 1,
@@ -168,21 +178,18 @@ impl Site {
         })
     }
 
-    /// One agent's page and its icon files.
+    /// One agent's page; its icon is in the stylesheet of the listing page its card is on.
     fn render_agent<E: From<SiteError>>(
         &self,
         agent: &SiteAgent,
         card: &model::Card,
+        listing_page: usize,
         sink: &Sink<'_, E>,
     ) -> Result<(), E> {
-        if let Some(set) = icons::sanitise_set(&agent.icons) {
-            for (name, svg) in set.files(&agent.id) {
-                sink(&format!("icons/{name}"), svg.as_bytes())?;
-            }
-        }
         let path = agent_path(&agent.id);
         let context = minijinja::context! {
             site => &self.context.with_root("../../"),
+            icons => listing_page,
             a => &model::page(agent, card),
         };
         let html = render_page(&self.env, "agent.html", &path, context)?;
@@ -190,7 +197,7 @@ impl Site {
     }
 }
 
-/// The id checked, the icons sanitised (kept only as names and a CSS rule) and the card.
+/// The id checked, the icons sanitised (kept only as a CSS rule) and the card.
 fn row<E: From<SiteError>>(index: usize, agent: &SiteAgent) -> Result<Row, E> {
     // The id becomes a path segment and a CSS class name: the registry's one id predicate.
     if !is_valid_id(&agent.id) {
@@ -205,7 +212,6 @@ fn row<E: From<SiteError>>(index: usize, agent: &SiteAgent) -> Result<Row, E> {
         sort_key: (model::sort_key(agent), agent.id.clone()),
         index,
         card: model::card(agent, &icon_class),
-        icon_files: set.as_ref().map_or_else(Vec::new, |s| s.names(&agent.id)),
         icon_css: set.as_ref().map(|s| icons::css_rule(&agent.id, s)),
     })
 }
@@ -222,6 +228,14 @@ fn agent_path(id: &str) -> String {
     format!("agents/{id}/index.html")
 }
 
+/// The icon stylesheet of listing page `page` (which the agent pages of its cards use too).
+fn icons_path(page: usize) -> String {
+    format!("assets/icons/{page}.css")
+}
+
+/// The search index: a script, since a `file://` page may not fetch a file.
+const SEARCH_INDEX: &str = "assets/search-index.js";
+
 /// What every page knows about the site.
 #[derive(Debug, Clone, Serialize)]
 struct SiteContext {
@@ -229,36 +243,26 @@ struct SiteContext {
     csp: &'static str,
     /// Prefix from the page to the site root ("" or "../../").
     root: String,
-    /// The registry.json link as given, when it is an absolute http(s) URL or a relative path.
+    /// The registry.json link, when it is an absolute http(s) URL (re-serialised).
     registry_json: Option<String>,
-    registry_json_absolute: bool,
 }
 
 impl SiteContext {
     fn new(options: &SiteOptions) -> Self {
-        let raw = options.registry_json_url.trim();
-        let (registry_json, absolute) = if let Some(url) = urls::safe_url(raw) {
-            (Some(url), true)
-        } else if urls::is_relative_path(raw) {
-            (Some(raw.to_string()), false)
-        } else {
-            (None, false)
-        };
         SiteContext {
             title: options.title.clone(),
             csp: CSP,
             root: String::new(),
-            registry_json,
-            registry_json_absolute: absolute,
+            registry_json: options
+                .registry_json_url
+                .as_deref()
+                .and_then(urls::safe_url),
         }
     }
 
     fn with_root(&self, root: &str) -> Self {
         let mut copy = self.clone();
         copy.root = root.to_string();
-        if !copy.registry_json_absolute {
-            copy.registry_json = copy.registry_json.map(|path| format!("{root}{path}"));
-        }
         copy
     }
 }

@@ -1,4 +1,4 @@
-//! Which links the site writes: absolute http(s) URLs re-serialised, or plain relative paths.
+//! Which links the site writes to other places: absolute http(s) URLs, re-serialised.
 
 /// An absolute `http`/`https` URL with a host and no credentials, re-serialised (which
 /// percent-encodes quotes, spaces and angle brackets); anything else is dropped.
@@ -14,15 +14,4 @@ pub fn safe_url(raw: &str) -> Option<String> {
         return None;
     }
     Some(url.into())
-}
-
-/// A relative path such as `../registry.json` (no scheme, no `//` host, no backslash).
-pub(crate) fn is_relative_path(raw: &str) -> bool {
-    !raw.is_empty()
-        && !raw.starts_with("//")
-        && !raw.contains(['\\', '"', '\'', '<', '>', ' ', '\n', '\r', '\t'])
-        && raw
-            .split('/')
-            .next()
-            .is_some_and(|first| !first.contains(':'))
 }

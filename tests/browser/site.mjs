@@ -2,24 +2,31 @@
 //
 //   node tests/browser/site.mjs <base-url> <artefact-dir> [<hostile-base-url> [<many-base-url>]]
 //
-// <base-url> serves a rendered site (tests/site_browser.rs starts a server on 127.0.0.1).
-// Drives Debian's /usr/bin/chromium with playwright-core and checks: no console errors;
-// search and filters narrow the cards and update the URL; reload and the back button restore
-// the view; without JavaScript every agent is listed and linked; the agent page shows the
-// Zed, JetBrains and command-line snippets; icons are painted with the text colour (light
-// and dark variants swap with the colour scheme); axe-core finds no violations on the index
-// and an agent page in both colour schemes. Screenshots go to <artefact-dir>. With
+// <base-url> is a rendered site, served over http (tests/site_browser.rs starts a server on
+// 127.0.0.1) or opened from disk (a file:// URL of its folder, as a maintainer opens
+// dist/site/index.html): every check runs the same way in both.
+// Drives Debian's /usr/bin/chromium with playwright-core and checks: no console errors, no
+// failed request and no fetch at all (a file:// page may not fetch); search and filters
+// narrow the cards and update the URL; a filter in the URL applies; reload and the back
+// button restore the view; without JavaScript every agent is listed and linked; the agent
+// page shows the Zed, JetBrains and command-line snippets; icons are painted (the mask is a
+// data: URI and the icon box shows pixels that are neither the background nor a plain
+// square), with the text colour, light and dark variants swapping with the colour scheme,
+// under the site's own CSP; axe-core finds no violations on the index and an agent page in
+// both colour schemes. Screenshots go to <artefact-dir>. With
 // <hostile-base-url> (a site whose entry carries markup and javascript: payloads
 // everywhere): nothing runs (no dialog, no console error, no handler attribute, no
 // javascript: link), and the payloads show as text, also in cards the script renders. With
 // <many-base-url> (a site of more agents than one page holds): the scripted pager pages
-// through the filtered list with the page in the URL, and without JavaScript the static
-// pages list every agent.
+// through the filtered list with the page in the URL, loading the icons of the cards it
+// shows, and without JavaScript the static pages list every agent.
 // Exit code 0 when every check passed, 1 otherwise.
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
 import { chromium } from 'playwright-core';
 
 const require = createRequire(import.meta.url);
@@ -31,7 +38,26 @@ if (!base || !artefacts) {
   process.exit(2);
 }
 const url = (p) => new URL(p, base.endsWith('/') ? base : base + '/').href;
+const fromDisk = new URL(base).protocol === 'file:';
+// From disk, axe cannot read the stylesheets' rules (another origin to the page) and would
+// fetch them, which file:// refuses; its preload only feeds the orientation-lock rule.
+const AXE_OPTIONS = { resultTypes: ['violations'], preload: !fromDisk };
 mkdirSync(artefacts, { recursive: true });
+
+/** The text of a file of a site, over http or from disk. */
+async function load(address) {
+  if (new URL(address).protocol === 'file:') return readFileSync(fileURLToPath(address), 'utf8');
+  const response = await fetch(address);
+  if (!response.ok) throw new Error(`${address}: HTTP ${response.status}`);
+  return response.text();
+}
+
+/** The search index of the site at `siteBase`, by running its script as the page does. */
+async function readIndex(siteBase) {
+  const sandbox = { window: {} };
+  vm.runInNewContext(await load(new URL('assets/search-index.js', siteBase).href), sandbox);
+  return sandbox.window.acpSiteIndex;
+}
 
 let passed = 0;
 const failures = [];
@@ -80,25 +106,72 @@ async function openPage(context, problems) {
   page.on('response', (response) => {
     if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.url()}`);
   });
+  // Nothing may be fetched: from disk, the browser refuses it.
+  page.on('request', (request) => {
+    if (['fetch', 'xhr', 'eventsource', 'websocket'].includes(request.resourceType())) {
+      problems.push(`${request.resourceType()} request: ${request.url()}`);
+    }
+  });
   return page;
+}
+
+const DATA_MASK = /^url\("data:image\/svg\+xml;base64,[A-Za-z0-9+/=]+"\)$/;
+
+/** What is painted of one icon element: its computed mask and colours, and whether its box
+ * shows pixels that differ both from the box hidden (nothing painted: a mask that did not
+ * load hides everything) and from the box unmasked (a plain square). */
+async function iconPaint(page, handle) {
+  await handle.scrollIntoViewIfNeeded();
+  const box = await handle.boundingBox();
+  const clip = { x: box.x, y: box.y, width: box.width, height: box.height };
+  const shot = () => page.screenshot({ clip, animations: 'disabled' });
+  const shown = await shot();
+  await handle.evaluate((n) => { n.style.visibility = 'hidden'; });
+  const hidden = await shot();
+  await handle.evaluate((n) => { n.style.visibility = ''; n.style.setProperty('--icon', 'none'); n.style.maskImage = 'none'; n.style.webkitMaskImage = 'none'; });
+  const square = await shot();
+  await handle.evaluate((n) => { n.removeAttribute('style'); });
+  const style = await handle.evaluate((n) => {
+    const s = getComputedStyle(n);
+    return { cls: n.className, mask: s.maskImage || s.webkitMaskImage, bg: s.backgroundColor, color: s.color };
+  });
+  return { ...style, painted: !shown.equals(hidden) && !shown.equals(square) };
+}
+
+/** Checks that every icon of `selector` on the page is painted with the text colour. */
+async function checkIcons(page, selector, what) {
+  const results = [];
+  for (const handle of await page.$$(selector)) {
+    if ((await handle.getAttribute('class')).includes('i-none')) continue;
+    results.push(await iconPaint(page, handle));
+  }
+  const bad = results.filter((i) => !i.painted || !DATA_MASK.test(i.mask) || i.bg !== i.color);
+  const shown = (i) => ({ ...i, mask: i.mask.slice(0, 60) });
+  check(`${what}: icons are painted with the text colour`, results.length > 0 && bad.length === 0, JSON.stringify(bad.slice(0, 3).map(shown)));
+  return results;
 }
 
 const searchText = (a) => [a.name, a.id, a.description, ...a.tags].join(' ').toLowerCase();
 const cardNames = (page) => page.$$eval('#agent-list .card-title a', (as) => as.map((a) => a.textContent));
 const waitReady = (page) => page.waitForSelector('#filters:not([hidden])');
 
-async function fetchIndex() {
-  const response = await fetch(url('agents.json'));
-  return response.json();
+/** Runs one group of checks; an exception fails the group, not the ones after it. */
+async function section(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    failures.push(`${name}: exception`);
+    console.log(`FAIL ${name}: exception\n     ${error.stack || error}`);
+  }
 }
 
 try {
-  const index = await fetchIndex();
+  const index = await readIndex(url(''));
   const all = index.agents;
-  check('agents.json lists agents', all.length > 0, `got ${all.length}`);
+  check('the search index lists agents', all.length > 0, `got ${all.length}`);
 
   // ---- Search, filters, URL state, reload, back button (JavaScript on) ----
-  {
+  await section('search, filters and URL state', async () => {
     const problems = [];
     const context = await browser.newContext({ colorScheme: 'light' });
     const page = await openPage(context, problems);
@@ -192,6 +265,7 @@ try {
     check(`shared link ?tag=${tag} shows the tagged agents`, JSON.stringify([...byTag].sort()) === JSON.stringify([...expectedTag].sort()), byTag.join(', '));
     const tagBox = await page.isChecked(`input[name="tag"][value="${tag}"]`);
     check('the tag checkbox is checked', tagBox);
+    await checkIcons(page, '#agent-list .icon', 'cards the script rendered');
 
     // Clearing restores everything.
     await page.click('button[type="reset"]');
@@ -200,10 +274,10 @@ try {
 
     check('index: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
     await context.close();
-  }
+  });
 
   // ---- JavaScript disabled: every agent listed and linked ----
-  {
+  await section('without JavaScript', async () => {
     const problems = [];
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await openPage(context, problems);
@@ -226,14 +300,15 @@ try {
     check('an agent link opens its page', agentResponse.ok() && (await page.isVisible('h1')));
     check('no-JS: no failed requests', problems.length === 0, problems.join('\n     '));
     await context.close();
-  }
+  });
 
   // ---- Agent page: install snippets and copy buttons ----
   const withPreview = all.find((a) => a.preview) ?? all[0];
-  {
+  await section('agent page', async () => {
     const problems = [];
     const context = await browser.newContext({ colorScheme: 'light' });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(base).origin });
+    // A file:// page has an opaque origin: grant the clipboard to every origin there.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], fromDisk ? {} : { origin: new URL(base).origin });
     const page = await openPage(context, problems);
     await page.goto(url(withPreview.href));
     for (const [key, needle] of [['zed', '"agent_servers"'], ['jetbrains', '"agent_servers"'], ['cli', '']]) {
@@ -256,76 +331,78 @@ try {
     check('copy puts the snippet on the clipboard', clip === expectedClip, clip.slice(0, 120));
     check('agent page: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
     await context.close();
-  }
+  });
 
-  // ---- Both colour schemes: icons, axe, screenshots ----
+  // ---- Both colour schemes: icons under the site's CSP, then axe and screenshots ----
   // An agent with light/dark icon variants when there is one, else any agent with an icon.
-  const iconsCss = await (await fetch(url('assets/icons.css'))).text();
-  const variantId = /\.i-([a-z0-9-]+)\{[^}]*-light\.svg/.exec(iconsCss)?.[1];
+  const firstSheet = await load(url('assets/icons/1.css'));
+  const variantId = /@media \(prefers-color-scheme:dark\)\{\.i-([a-z0-9-]+)\{/.exec(firstSheet)?.[1];
   const variant = all.find((a) => a.id === variantId) ?? all.find((a) => a.icon !== 'i-none');
+  const variantMasks = {
+    light: new RegExp(`^\\.i-${variantId}\\{--icon:(url\\("[^"]+"\\))\\}$`, 'm').exec(firstSheet)?.[1],
+    dark: new RegExp(`^@media \\(prefers-color-scheme:dark\\)\\{\\.i-${variantId}\\{--icon:(url\\("[^"]+"\\))\\}\\}$`, 'm').exec(firstSheet)?.[1],
+  };
+  check('the icon stylesheet has a theme variant', Boolean(variantId && variantMasks.light && variantMasks.dark && variantMasks.light !== variantMasks.dark), variantId);
   const themed = [];
   for (const scheme of ['light', 'dark']) {
-    const problems = [];
-    const context = await browser.newContext({ colorScheme: scheme, bypassCSP: true, viewport: { width: 1280, height: 900 } });
-    const page = await openPage(context, problems);
-    const svgs = [];
-    page.on('response', (r) => {
-      if (r.url().endsWith('.svg') && r.status() === 200) svgs.push(r.url());
-    });
-
-    await page.goto(url('index.html'));
-    await waitReady(page);
-    // Let the masks load before measuring and taking screenshots.
-    await page.waitForLoadState('networkidle');
-    const icons = await page.$$eval('#agent-list .icon', (nodes) =>
-      nodes.map((n) => {
-        const s = getComputedStyle(n);
-        return { cls: n.className, bg: s.backgroundColor, color: s.color, mask: s.maskImage || s.webkitMaskImage };
-      }),
-    );
-    const bad = icons.filter((i) => i.cls.includes('i-none') ? false : i.bg !== i.color || !/\.svg/.test(i.mask));
-    check(`${scheme}: icons are painted with the text colour`, icons.length > 0 && bad.length === 0, JSON.stringify(bad.slice(0, 3)));
-    themed.push(icons[0]?.color);
-    const lightDark = await page.$$eval('#agent-list .icon', (nodes) =>
-      nodes.map((n) => getComputedStyle(n).maskImage || getComputedStyle(n).webkitMaskImage).filter((m) => /-(light|dark)\.svg/.test(m)),
-    );
-    if (lightDark.length > 0) {
-      check(`${scheme}: light/dark icon variants follow the colour scheme`, lightDark.every((m) => m.includes(`-${scheme}.svg`)), lightDark.join(' '));
-    }
-    check(`${scheme}: icon files load`, svgs.some((s) => s.includes('/icons/')), svgs.join(' '));
-
-    await page.screenshot({ path: path.join(artefacts, `index-${scheme}.png`), fullPage: true });
-    await page.addScriptTag({ path: AXE });
-    const indexAxe = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));
-    check(`${scheme}: axe finds no violations on the index`, indexAxe.violations.length === 0, formatAxe(indexAxe.violations));
-
-    // Open the collapsed filter groups too, so axe sees every control.
-    await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
-    const openAxe = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));
-    check(`${scheme}: axe finds no violations with every filter group open`, openAxe.violations.length === 0, formatAxe(openAxe.violations));
-
-    for (const [name, agent] of [['agent', withPreview], ['agent-icon', variant]]) {
-      if (!agent) continue;
-      await page.goto(url(agent.href));
+    // Icons first, without bypassCSP: the site's own policy must let the masks load.
+    await section(`${scheme}: icons`, async () => {
+      const problems = [];
+      const context = await browser.newContext({ colorScheme: scheme, viewport: { width: 1280, height: 900 } });
+      const page = await openPage(context, problems);
+      await page.goto(url('index.html'));
+      // The static cards have icons too: check them even when the script does not start.
+      await page.waitForSelector('#filters:not([hidden])', { timeout: 5000 }).catch(() => {});
       await page.waitForLoadState('networkidle');
-      if (name === 'agent') {
-        await page.screenshot({ path: path.join(artefacts, `agent-${scheme}.png`), fullPage: true });
+      const icons = await checkIcons(page, '#agent-list .icon', `${scheme}: index`);
+      themed.push(icons[0]?.color);
+      const shownVariant = icons.find((i) => i.cls.split(' ').includes(`i-${variantId}`));
+      check(`${scheme}: the ${variantId} icon is its ${scheme} variant`, shownVariant?.mask === variantMasks[scheme], shownVariant?.mask.slice(0, 80));
+      for (const agent of [withPreview, variant]) {
+        await page.goto(url(agent.href));
+        await page.waitForLoadState('networkidle');
+        await checkIcons(page, '.agent-head .icon', `${scheme}: ${agent.href}`);
       }
+      check(`${scheme}: icons: no console errors or failed requests`, problems.length === 0, problems.join('\n     '));
+      await context.close();
+    });
+    await section(`${scheme}: axe and screenshots`, async () => {
+      const problems = [];
+      const context = await browser.newContext({ colorScheme: scheme, bypassCSP: true, viewport: { width: 1280, height: 900 } });
+      const page = await openPage(context, problems);
+
+      await page.goto(url('index.html'));
+      await waitReady(page);
+      // Let the masks load before taking screenshots.
+      await page.waitForLoadState('networkidle');
+      await page.screenshot({ path: path.join(artefacts, `index-${scheme}.png`), fullPage: true });
       await page.addScriptTag({ path: AXE });
-      const agentAxe = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));
-      check(`${scheme}: axe finds no violations on ${agent.href}`, agentAxe.violations.length === 0, formatAxe(agentAxe.violations));
-      const head = await page.$eval('.agent-head .icon', (n) => {
-        const s = getComputedStyle(n);
-        return { bg: s.backgroundColor, color: s.color };
-      });
-      check(`${scheme}: the agent page icon follows the text colour`, head.bg === head.color, JSON.stringify(head));
-    }
-    check(`${scheme}: no console errors or failed requests`, problems.length === 0, problems.join('\n     '));
-    await context.close();
+      const indexAxe = await page.evaluate((options) => axe.run(document, options), AXE_OPTIONS);
+      check(`${scheme}: axe finds no violations on the index`, indexAxe.violations.length === 0, formatAxe(indexAxe.violations));
+
+      // Open the collapsed filter groups too, so axe sees every control.
+      await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
+      const openAxe = await page.evaluate((options) => axe.run(document, options), AXE_OPTIONS);
+      check(`${scheme}: axe finds no violations with every filter group open`, openAxe.violations.length === 0, formatAxe(openAxe.violations));
+
+      for (const [name, agent] of [['agent', withPreview], ['agent-icon', variant]]) {
+        if (!agent) continue;
+        await page.goto(url(agent.href));
+        await page.waitForLoadState('networkidle');
+        if (name === 'agent') {
+          await page.screenshot({ path: path.join(artefacts, `agent-${scheme}.png`), fullPage: true });
+        }
+        await page.addScriptTag({ path: AXE });
+        const agentAxe = await page.evaluate((options) => axe.run(document, options), AXE_OPTIONS);
+        check(`${scheme}: axe finds no violations on ${agent.href}`, agentAxe.violations.length === 0, formatAxe(agentAxe.violations));
+      }
+      check(`${scheme}: no console errors or failed requests`, problems.length === 0, problems.join('\n     '));
+      await context.close();
+    });
   }
   check('text colour differs between light and dark', themed[0] && themed[1] && themed[0] !== themed[1], themed.join(' vs '));
-  if (hostileBase) await hostileChecks();
-  if (manyBase) await pagingChecks();
+  if (hostileBase) await section('hostile site', hostileChecks);
+  if (manyBase) await section('many agents', pagingChecks);
 } catch (error) {
   failures.push(`exception: ${error.stack || error}`);
   console.log(`FAIL exception\n${error.stack || error}`);
@@ -343,7 +420,7 @@ async function hostileChecks() {
     dialogs.push(dialog.message());
     await dialog.dismiss();
   });
-  const hostile = (await (await fetch(hurl('agents.json'))).json()).agents.find((a) => a.id === 'evil');
+  const hostile = (await readIndex(hurl(''))).agents.find((a) => a.id === 'evil');
   const inert = async (where) => {
     const found = await page.evaluate(() => {
       const handlers = [];
@@ -354,7 +431,7 @@ async function hostileChecks() {
         }
       }
       const foreign = [...document.querySelectorAll('script, iframe, img, object, embed, form:not(#filters)')]
-        .filter((e) => !(e.tagName === 'SCRIPT' && e.getAttribute('src')?.endsWith('assets/site.js')))
+        .filter((e) => !(e.tagName === 'SCRIPT' && /(^|\/)assets\/(site|search-index)\.js$/.test(e.getAttribute('src') ?? '')))
         .map((e) => e.outerHTML.slice(0, 80));
       return { handlers, foreign };
     });
@@ -370,9 +447,9 @@ async function hostileChecks() {
   const lead = await page.textContent('.agent .lead');
   check('hostile description shows as text', lead === hostile.description, lead);
   const links = await page.$$eval('main a[href]', (as) => as.map((a) => a.href));
-  check('hostile agent page links only http(s) or the site', links.every((h) => /^https?:/.test(h)), links.join(' '));
+  check('hostile agent page links only http(s) or the site', links.every((h) => h.startsWith(hostileBase) || /^https?:\/\//.test(h)), links.join(' '));
 
-  // Cards rendered by the script from agents.json, and a hostile query string.
+  // Cards rendered by the script from the search index, and a hostile query string.
   await page.goto(hurl('index.html?q=' + encodeURIComponent('<script>alert(1)</script>') + '&tag=' + encodeURIComponent('"><img src=x onerror=alert(2)>')));
   await waitReady(page);
   await inert('index with a hostile query');
@@ -390,7 +467,7 @@ async function hostileChecks() {
 
 async function pagingChecks() {
   const murl = (p) => new URL(p, manyBase).href;
-  const index = await (await fetch(murl('agents.json'))).json();
+  const index = await readIndex(murl(''));
   const total = index.agents.length;
   const size = index.page_size;
   const problems = [];
@@ -407,6 +484,11 @@ async function pagingChecks() {
   check('many: Next shows the next page', second.length === size && second[0] === index.agents[size].name, second[0]);
   const focused = await page.evaluate(() => document.activeElement?.id);
   check('many: paging moves focus to the count', focused === 'result-count', focused);
+  // Page 2's icons are in the second stylesheet, which the script adds when it shows them.
+  await page.waitForLoadState('networkidle');
+  await checkIcons(page, '#agent-list .icon', 'many: page 2 (scripted)');
+  const sheets = await page.$$eval('link[rel="stylesheet"]', (ls) => ls.map((l) => l.getAttribute('href')));
+  check('many: the script added the icon stylesheet of page 2 once', sheets.filter((h) => h === 'assets/icons/2.css').length === 1, sheets.join(' '));
   await page.reload();
   await waitReady(page);
   check('many: reload keeps the page', JSON.stringify(await cardNames(page)) === JSON.stringify(second));

@@ -11,10 +11,14 @@ pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Where the site's registry.json link points (as `build` makes it from `base_url`).
+pub(crate) const REGISTRY_JSON: &str =
+    "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json";
+
 pub(crate) fn options() -> SiteOptions {
     SiteOptions {
         title: "ACP Agent Registry".to_string(),
-        registry_json_url: "../registry.json".to_string(),
+        registry_json_url: Some(REGISTRY_JSON.to_string()),
     }
 }
 
@@ -216,4 +220,78 @@ pub(crate) fn element_text(html: &str, id: &str) -> Option<String> {
         .unwrap()
         .replace_all(&inner[..end], "");
     Some(unescape(&raw))
+}
+
+/// The search index `assets/search-index.js` assigns to `window.acpSiteIndex`, parsed; the
+/// file must be exactly that one assignment after its comment line.
+pub(crate) fn search_index(files: &BTreeMap<String, Vec<u8>>) -> Value {
+    let script = text(files, "assets/search-index.js");
+    let (comment, assignment) = script.split_once('\n').expect("a comment line");
+    assert!(
+        comment.starts_with("/* ")
+            && comment.ends_with(" */")
+            && !comment[3..comment.len() - 3].contains("*/"),
+        "{comment}"
+    );
+    let json = assignment
+        .strip_prefix("window.acpSiteIndex = ")
+        .and_then(|rest| rest.strip_suffix(";\n"))
+        .unwrap_or_else(|| panic!("not one assignment: {assignment:.200}"));
+    serde_json::from_str(json).expect("the index is JSON")
+}
+
+/// One mask of an icon stylesheet: the agent id, whether it is the dark-scheme variant, and
+/// the SVG its `data:` URI holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IconMask {
+    pub(crate) id: String,
+    pub(crate) dark: bool,
+    pub(crate) svg: String,
+}
+
+/// The masks of an `assets/icons/<n>.css`, which must consist of its comment line and
+/// nothing but `.i-<id>{--icon:url("data:image/svg+xml;base64,…")}` rules (the dark ones
+/// inside `@media (prefers-color-scheme:dark){…}`), one a line: anything else (a hostile
+/// icon breaking out of its `url()`) fails here.
+pub(crate) fn icon_masks(css: &str) -> Vec<IconMask> {
+    use base64::Engine;
+    let rule = regex::Regex::new(
+        r#"^(@media \(prefers-color-scheme:dark\)\{)?\.i-([a-z][a-z0-9-]*)\{--icon:url\("data:image/svg\+xml;base64,([A-Za-z0-9+/]*=*)"\)\}(\})?$"#,
+    )
+    .unwrap();
+    let mut lines = css.lines();
+    let header = lines.next().expect("a comment line");
+    assert!(
+        header.starts_with("/* ") && header.ends_with(" */"),
+        "{header}"
+    );
+    lines
+        .map(|line| {
+            let c = rule
+                .captures(line)
+                .unwrap_or_else(|| panic!("not a mask rule: {line:.300}"));
+            assert_eq!(c.get(1).is_some(), c.get(4).is_some(), "{line:.300}");
+            let svg = base64::engine::general_purpose::STANDARD
+                .decode(&c[3])
+                .expect("base64");
+            IconMask {
+                id: c[2].to_string(),
+                dark: c.get(1).is_some(),
+                svg: String::from_utf8(svg).expect("UTF-8 SVG"),
+            }
+        })
+        .collect()
+}
+
+/// Every mask of every icon stylesheet of a rendered site, with the stylesheet's path.
+pub(crate) fn all_icon_masks(files: &BTreeMap<String, Vec<u8>>) -> Vec<(String, IconMask)> {
+    files
+        .keys()
+        .filter(|path| path.starts_with("assets/icons/") && path.ends_with(".css"))
+        .flat_map(|path| {
+            icon_masks(&text(files, path))
+                .into_iter()
+                .map(|mask| (path.clone(), mask))
+        })
+        .collect()
 }
