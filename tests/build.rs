@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{acp_registry, copy_dir, repo_root, sha256_hex, Run};
+use common::{acp_registry, copy_dir, repo_root, sha256_hex, tree, Run};
 use serde_json::Value;
 
 const BASE: &str = "https://cdn.example.com/registry/v1/latest";
@@ -23,29 +23,6 @@ fn build(registry: &Path, out: &Path, extra: &[&str]) -> Run {
     ];
     args.extend_from_slice(extra);
     acp_registry(&args, &repo_root())
-}
-
-/// Every file of a folder, by relative path.
-fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<u8>>) {
-        for item in std::fs::read_dir(dir).unwrap() {
-            let item = item.unwrap();
-            let name = item.file_name().to_string_lossy().into_owned();
-            let rel = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if item.file_type().unwrap().is_dir() {
-                walk(&item.path(), &rel, out);
-            } else {
-                out.insert(rel, std::fs::read(item.path()).unwrap());
-            }
-        }
-    }
-    let mut files = BTreeMap::new();
-    walk(root, "", &mut files);
-    files
 }
 
 fn json(path: &Path) -> Value {

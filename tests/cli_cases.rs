@@ -73,20 +73,29 @@ fn readme_console_blocks_print_what_the_tool_prints() {
     let readme_path = root.join("README.md");
     let readme = std::fs::read_to_string(&readme_path).unwrap();
     let blocks = console_blocks(&readme);
-    assert!(blocks.len() >= 3, "README.md has too few console blocks to check");
+    assert!(
+        blocks.len() >= 3,
+        "README.md has too few console blocks to check"
+    );
     let work = tempfile::tempdir().unwrap();
     let cases = trycmd::TestCases::new();
     cases.env("NO_COLOR", "1");
     let mut files = Vec::new();
     for block in &blocks {
         // Named by line, so a failure says where in README.md to look.
-        let case = work.path().join(format!("README-line-{}.md", block.first_line + 1));
+        let case = work
+            .path()
+            .join(format!("README-line-{}.md", block.first_line + 1));
         std::fs::write(&case, block.lines.join("\n") + "\n").unwrap();
         let folder = case.with_extension("in");
         std::fs::create_dir(&folder).unwrap();
         for input in &block.inputs {
             let from = root.join(input);
-            assert!(from.exists(), "README.md:{}: {input} does not exist", block.first_line);
+            assert!(
+                from.exists(),
+                "README.md:{}: {input} does not exist",
+                block.first_line
+            );
             copy_into(&from, &folder.join(input));
         }
         cases.case(&case);

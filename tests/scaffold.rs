@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{acp_registry, copy_dir, findings, repo_root};
+use common::{acp_registry, copy_dir, findings, repo_root, tree};
 
 /// A copy of the bundled registry to add entries to.
 fn bundled_copy() -> tempfile::TempDir {
@@ -195,24 +195,6 @@ fn init_writes_a_registry_that_validates_and_builds_with_no_agents() {
     .unwrap();
     assert_eq!(registry["agents"], serde_json::json!([]));
     assert!(dir.path().join("dist/site/index.html").is_file());
-}
-
-/// Every file below `dir`, with its bytes.
-fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut files = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for item in std::fs::read_dir(&folder).unwrap() {
-            let path = item.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let rel = path.strip_prefix(dir).unwrap().display().to_string();
-                files.insert(rel, std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    files
 }
 
 #[test]

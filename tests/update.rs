@@ -8,10 +8,10 @@ mod net_server;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use common::sha256_hex;
 use common::update::{
     https, json_run, listener, manifest, npx, read, registry, update, update_env,
 };
+use common::{sha256_hex, tree};
 use net_server::{routes, Reply, Request, Server};
 use serde_json::{json, Value};
 
@@ -512,28 +512,6 @@ fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source(
         ]
     );
     assert!(server.requests().is_empty(), "{:?}", server.requests());
-}
-
-/// Every file under `dir` with its bytes, by relative path.
-fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for item in std::fs::read_dir(&folder).unwrap() {
-            let path = item.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let rel = path
-                    .strip_prefix(dir)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned();
-                out.insert(rel, std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
 }
 
 #[test]

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    self, build, exit, explain, failure_line, fmt, init, manual, matrix, new, online, pack,
-    update, validate, verify, Stream,
+    self, build, exit, explain, failure_line, fmt, init, manual, matrix, new, online, pack, update,
+    validate, verify, Stream,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -85,7 +85,7 @@ struct InitArgs {
     dir: PathBuf,
     /// The registry root inside DIR: `registry` (what every command assumes), or `.` for entries
     /// at the repository root.
-    #[arg(long, value_name = "DIR", default_value = "registry")]
+    #[arg(long, value_name = "DIR", default_value = commands::DEFAULT_REGISTRY)]
     registry: PathBuf,
     /// The branch the workflow publishes [default: the branch DIR/.git/HEAD names, else main].
     #[arg(long, value_name = "BRANCH")]

@@ -28,8 +28,6 @@ const CHECKOUT_ORIGIN: &str = "#
 # This copy runs acp-registry's own bundled registry: templates/init/registry.yml rendered with
 # the action of the checked-out commit (`uses: ./`, `version: source`). Edit the template, then
 # regenerate it: ACP_REGISTRY_REGENERATE=1 cargo test --test scaffold own_registry_workflow";
-/// The registry folder every command assumes without `--registry`.
-const DEFAULT_REGISTRY: &str = "registry";
 /// The branch published when neither `--default-branch` nor `.git/HEAD` names one.
 const FALLBACK_BRANCH: &str = "main";
 
@@ -184,7 +182,7 @@ fn default_branch(options: &Options) -> Result<String, InitError> {
 
 /// The files `init` writes, by path inside DIR, sorted.
 pub fn files(registry_dir: &str, default_branch: &str) -> Result<Vec<(String, String)>, InitError> {
-    let flag = if registry_dir == DEFAULT_REGISTRY {
+    let flag = if registry_dir == super::DEFAULT_REGISTRY {
         String::new()
     } else {
         format!(" --registry {registry_dir}")
@@ -326,7 +324,7 @@ fn create(
 /// What to set up on GitHub, and the command to run next.
 fn checklist(dir: &str, registry: &str, branch: &str) -> String {
     let config = join_display(dir, &join_display(root(registry), CONFIG_FILE));
-    let flag = if registry == DEFAULT_REGISTRY {
+    let flag = if registry == super::DEFAULT_REGISTRY {
         String::new()
     } else {
         format!(" --registry {registry}")

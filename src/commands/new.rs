@@ -25,9 +25,6 @@ const UVX: &str = include_str!("../../templates/new/uvx.jsonc");
 const BINARY: &str = include_str!("../../templates/new/binary.jsonc");
 const README: &str = include_str!("../../templates/new/README.md");
 
-/// The `--registry` every command defaults to: the next command needs no flag for it.
-const DEFAULT_REGISTRY: &str = "registry";
-
 /// The version a scaffold starts at when the package names none.
 const FIRST_VERSION: &str = "0.1.0";
 
@@ -223,7 +220,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
 fn next_command(root: &str, entry: &str) -> String {
     let quote = crate::site::shell_quote;
     match root {
-        DEFAULT_REGISTRY => format!("acp-registry validate {}", quote(entry)),
+        super::DEFAULT_REGISTRY => format!("acp-registry validate {}", quote(entry)),
         "" => format!("acp-registry validate --registry . {}", quote(entry)),
         _ => format!(
             "acp-registry validate --registry {} {}",

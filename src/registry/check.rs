@@ -11,7 +11,7 @@ use super::{discover, Config, RegistryError};
 use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::rules::{
     self, check_entry, published_agent_validator, violations, Code, EntryReport, ManifestDoc,
-    Quarantine, Sink, Violation,
+    Owned, Quarantine, Sink, Violation,
 };
 use crate::source::SourceFile;
 
@@ -178,7 +178,13 @@ fn check_published(report: &mut EntryReport, config: &Config) {
             .iter()
             .filter_map(|p| published_pointer(p, preview))
             .collect();
-        for mut v in violations(published_agent_validator(), &Value::Object(agent), &already) {
+        let agent = Value::Object(agent);
+        for mut v in violations(
+            published_agent_validator(),
+            &agent,
+            &already,
+            Owned::Reported,
+        ) {
             let patched = output
                 .patches
                 .iter()

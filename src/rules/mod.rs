@@ -34,7 +34,7 @@ pub use read::{read_failure, refused};
 pub(crate) use read::{read_text, unlistable};
 pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::{
-    agent_validator, published_agent_validator, registry_validator, violations, Violation,
+    agent_validator, published_agent_validator, registry_validator, violations, Owned, Violation,
     AGENT_SCHEMA, REGISTRY_SCHEMA,
 };
 pub use skills::MAX_SKILL_BYTES;

@@ -95,18 +95,34 @@ pub(crate) fn check(
     sink: &mut Sink,
 ) {
     check_unknown_fields(doc, sink);
-    for violation in violations(agent_validator(), instance, reported) {
+    for violation in violations(
+        agent_validator(),
+        instance,
+        reported,
+        Owned::UnknownPlatforms,
+    ) {
         sink.push(violation.finding(doc));
     }
 }
 
+/// Which violations a more specific rule owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owned {
+    /// Unknown platform keys are platform-unknown's (the manifest's own check).
+    UnknownPlatforms,
+    /// Only what `reported` holds: the published form, where an unknown platform key that
+    /// platform-unknown did not report (turned off) still makes the output invalid.
+    Reported,
+}
+
 /// Every violation of `validator` by `instance`, except those at a pointer in `reported` (for
 /// `uniqueItems`, also an error on one of the array's items: tags-format points at the
-/// repeated tag) and unknown platform keys, which platform-unknown owns.
+/// repeated tag) and, with [`Owned::UnknownPlatforms`], unknown platform keys.
 pub fn violations(
     validator: &Validator,
     instance: &Value,
     reported: &BTreeSet<String>,
+    owned: Owned,
 ) -> Vec<Violation> {
     let covered = |pointer: &str, kind: &ValidationErrorKind| {
         reported.contains(pointer)
@@ -126,19 +142,23 @@ pub fn violations(
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 for key in unexpected {
                     let pointer = format!("{path}/{}", escape_pointer(key));
-                    let unknown_platform =
-                        path.ends_with("/binary") && !PLATFORMS.contains(&key.as_str());
+                    let unknown_platform = owned == Owned::UnknownPlatforms
+                        && path.ends_with("/binary")
+                        && !PLATFORMS.contains(&key.as_str());
                     if reported.contains(&pointer) || unknown_platform {
                         continue;
                     }
+                    let help = if path.ends_with("/binary") {
+                        format!("use a platform key clients know ({}); the published schema allows no other", PLATFORMS.join(", "))
+                    } else {
+                        "remove it; fields not in the manifest format are not published".into()
+                    };
                     found.push(Violation {
                         at: pointer.clone(),
                         at_key: true,
                         pointer,
                         message: format!("unknown field `{key}`"),
-                        help: Some(
-                            "remove it; fields not in the manifest format are not published".into(),
-                        ),
+                        help: Some(help),
                     });
                 }
             }

@@ -40,6 +40,30 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Every file below `root` (links not followed), by `/`-separated relative path, with its bytes:
+/// for comparing a folder before and after a command.
+pub(crate) fn tree(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(dir: &Path, prefix: &str, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for item in std::fs::read_dir(dir).unwrap() {
+            let item = item.unwrap();
+            let name = item.file_name().to_string_lossy().into_owned();
+            let rel = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if item.file_type().unwrap().is_dir() {
+                walk(&item.path(), &rel, out);
+            } else {
+                out.insert(rel, std::fs::read(item.path()).unwrap());
+            }
+        }
+    }
+    let mut files = std::collections::BTreeMap::new();
+    walk(root, "", &mut files);
+    files
+}
+
 /// A manifest that validates (an npx distribution) with id `id`; `extra` is inserted as
 /// more members after `license_url` (end it with a comma).
 pub(crate) fn valid_manifest(id: &str, extra: &str) -> String {
