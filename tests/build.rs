@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::{acp_registry, copy_dir, repo_root, sha256_hex, tree, Run};
