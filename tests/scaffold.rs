@@ -30,16 +30,29 @@ const KINDS: [&[&str]; 3] = [
     &["--binary"],
 ];
 
+/// `new` of every kind in the registry `dir` (ids `npm-agent`, `py-agent`, `bin-agent`), each
+/// exiting 0; the ids with what `new` printed.
+fn new_of_every_kind(dir: &Path) -> Vec<(&'static str, String)> {
+    let ids = ["npm-agent", "py-agent", "bin-agent"];
+    KINDS
+        .iter()
+        .zip(ids)
+        .map(|(kind, id)| {
+            let run = acp_registry(
+                &[&["new", id][..], kind, &["--registry", "."]].concat(),
+                dir,
+            );
+            assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+            (id, run.stdout)
+        })
+        .collect()
+}
+
 #[test]
 fn new_entries_report_only_their_placeholders_and_new_still_exits_0() {
     let dir = bundled_copy();
-    for (kind, id) in KINDS.iter().zip(["npm-agent", "py-agent", "bin-agent"]) {
-        let run = acp_registry(
-            &[&["new", id][..], kind, &["--registry", "."]].concat(),
-            dir.path(),
-        );
-        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-        assert!(run.stdout.contains("error[placeholder]"), "{}", run.stdout);
+    for (id, stdout) in new_of_every_kind(dir.path()) {
+        assert!(stdout.contains("error[placeholder]"), "{stdout}");
         let codes = codes_for(dir.path(), id);
         let placeholders = codes
             .iter()
@@ -59,12 +72,7 @@ fn new_entries_report_only_their_placeholders_and_new_still_exits_0() {
 #[test]
 fn new_writes_what_fmt_writes_for_every_kind() {
     let dir = bundled_copy();
-    for (kind, id) in KINDS.iter().zip(["npm-agent", "py-agent", "bin-agent"]) {
-        let run = acp_registry(
-            &[&["new", id][..], kind, &["--registry", "."]].concat(),
-            dir.path(),
-        );
-        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for (id, _) in new_of_every_kind(dir.path()) {
         let check = acp_registry(&["fmt", "--check", id], dir.path());
         assert_eq!(check.code, 0, "{id}: {}{}", check.stdout, check.stderr);
     }
