@@ -15,8 +15,19 @@ pub(crate) const MAX_BINARY_BYTES: u64 = 1 << 30;
 pub(crate) const MAX_LICENSE_BYTES: u64 = 1 << 20;
 
 fn read(base: &Path, rel: &str, limit: u64, what: &str) -> Result<Vec<u8>, PackError> {
+    read_shown(base, rel, &base.join(rel), limit, what)
+}
+
+/// [`read`], naming the file in a failure as `shown` (the path as the user gave it).
+fn read_shown(
+    base: &Path,
+    rel: &str,
+    shown: &Path,
+    limit: u64,
+    what: &str,
+) -> Result<Vec<u8>, PackError> {
     read_capped(base, Path::new(rel), limit).map_err(|e| PackError::Input {
-        path: base.join(rel).display().to_string(),
+        path: shown.display().to_string(),
         what: what.to_owned(),
         reason: match e {
             e @ ReadError::Link { .. } => format!("{e}; name the file itself"),
@@ -42,7 +53,7 @@ pub(crate) fn read_named(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>,
     } else {
         dir
     };
-    read(dir, &name, limit, what)
+    read_shown(dir, &name, path, limit, what)
 }
 
 /// Every regular file under `<entry>/skill`, keyed `skill/...`; files under `scripts/` are
