@@ -8,7 +8,9 @@ writes its pid to $PID_FILE), orphan (the same through a parent that exits, so t
 grandchild is reparented), contradict (advertises no loadSession), v2 (answers protocol
 version 2), no-auth (offers no sign-in method), env (echoes its environment to $ENV_FILE),
 replay (answers initialize with the `result` of the recorded answer in $ANSWER_FILE, such
-as tests/fixtures/acp/*.json).
+as tests/fixtures/acp/*.json), flood (never answers: prints short non-JSON lines as fast as it
+can until killed), deaf (never reads stdin: sends 10,000 JSON-RPC requests, each wanting a reply,
+then waits until killed).
 """
 import json
 import os
@@ -94,7 +96,24 @@ def answer(request):
     return {"error": {"code": -32601, "message": "method not found"}}
 
 
+def flood():
+    """Short non-JSON lines, 8 KiB at a time, until the reader goes away."""
+    chunk = "x\n" * 4096
+    try:
+        while True:
+            sys.stdout.write(chunk)
+    except BrokenPipeError:
+        os._exit(0)
+
+
 def main():
+    if mode == "flood":
+        flood()
+    if mode == "deaf":
+        for n in range(10000):
+            send({"id": n, "method": "fs/read_text_file", "params": {"path": "/x"}})
+        while True:
+            time.sleep(60)
     if mode == "exit":
         sys.stderr.write("fatal: this build has no ACP mode\n")
         sys.exit(3)
