@@ -450,3 +450,153 @@ fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current
     std::fs::write(&path, text).unwrap();
     assert!(!build("../dist2").contains("<dt>Verified</dt>"));
 }
+
+/// How a `verify` child ended: its output, wall time, peak RSS, and whether `guard` ran out.
+struct Measured {
+    run: Run,
+    elapsed: std::time::Duration,
+    peak_rss_kib: i64,
+    killed: bool,
+}
+
+/// Run `verify ARGS` in `root`, killed after `guard` so that a hang fails instead of blocking
+/// the suite; its peak RSS comes from `wait4` (the verifier and the agents it waited for:
+/// the largest of them).
+fn measured(root: &Path, args: &[&str], guard: std::time::Duration) -> Measured {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut child = common::verify::command(root, args)
+        .arg("--no-cache")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).unwrap();
+        text
+    });
+    let pid = child.id() as libc::pid_t;
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    let mut killed = false;
+    // SAFETY: wait4 on our own child, with pointers to locals.
+    while unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) } == 0 {
+        if started.elapsed() > guard && !killed {
+            killed = true;
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let elapsed = started.elapsed();
+    let stdout = reader.join().unwrap();
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    Measured {
+        run: Run {
+            code,
+            json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
+            stdout,
+        },
+        elapsed,
+        peak_rss_kib: usage.ru_maxrss,
+        killed,
+    }
+}
+
+#[test]
+fn an_agent_flooding_stdout_with_non_json_lines_leaves_the_verifier_memory_bounded() {
+    let server = server();
+    let args = ["verify", "--format", "json", "--timeout", "3"];
+    let guard = std::time::Duration::from_secs(60);
+    let reference = measured(
+        &registry(&[manifest("good", &server, "well-behaved", json!({}))]).root,
+        &args,
+        guard,
+    );
+    assert_eq!(reference.run.code, 0, "{}", reference.run.stdout);
+    let flood = measured(
+        &registry(&[manifest("flood", &server, "flood", json!({}))]).root,
+        &args,
+        guard,
+    );
+    assert!(!flood.killed, "verify did not end: {}", flood.run.stdout);
+    // The documented bound per agent (docs/format.md#verify-and-matrix) over the same run's
+    // well-behaved reference; the unbounded verifier reached about 1 GB here.
+    let bound_kib = 32 * 1024;
+    assert!(
+        flood.peak_rss_kib < reference.peak_rss_kib + bound_kib,
+        "peak RSS {} KiB against {} KiB for a well-behaved agent",
+        flood.peak_rss_kib,
+        reference.peak_rss_kib
+    );
+    let messages: Vec<&str> = flood.run.json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    let dropped: u64 = messages
+        .iter()
+        .find_map(|m| m.strip_prefix("… and ")?.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no count of the violations not kept: {messages:?}"));
+    assert!(dropped > 10_000, "{messages:?}");
+    assert_eq!(
+        flood.run.json["agents"][0]["protocol_violations"]
+            .as_array()
+            .map(Vec::len),
+        Some(20),
+        "{}",
+        flood.run.stdout
+    );
+}
+
+#[test]
+fn an_agent_that_never_reads_its_stdin_cannot_hold_verify_past_its_timeout() {
+    let server = server();
+    let reg = registry(&[manifest("deaf", &server, "deaf", json!({}))]);
+    let deaf = measured(
+        &reg.root,
+        &["verify", "--format", "json", "--timeout", "3"],
+        std::time::Duration::from_secs(60),
+    );
+    assert!(!deaf.killed, "verify hung on an agent that does not read");
+    // --timeout, the two-second grace of the clean-up, and room for a loaded machine.
+    assert!(
+        deaf.elapsed < std::time::Duration::from_secs(3 + 2 + 10),
+        "{:?}",
+        deaf.elapsed
+    );
+    assert!(codes(&deaf.run).contains(&"agent-timeout".to_string()), "{}", deaf.run.stdout);
+    assert!(
+        deaf.run.stdout.contains("did not read its stdin"),
+        "{}",
+        deaf.run.stdout
+    );
+}
+
+#[test]
+fn verify_format_github_appends_the_agents_and_findings_to_the_step_summary() {
+    let server = server();
+    let reg = registry(&[
+        manifest("good", &server, "well-behaved", json!({})),
+        manifest("open", &server, "no-auth", json!({})),
+    ]);
+    let summary = reg.root.parent().unwrap().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let run = common::verify::run_command(
+        common::verify::command(&reg.root, &["verify", "--format", "github", "--timeout", "30"])
+            .arg("--no-cache")
+            .env("GITHUB_STEP_SUMMARY", &summary),
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("::error file="), "{}", run.stdout);
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(text.starts_with("earlier step\n"), "{text}");
+    assert!(text.contains("| `good` | binary |"), "{text}");
+    assert!(text.contains("| `open` | binary |"), "{text}");
+    assert!(text.contains("| error | `agent-auth` |"), "{text}");
+}

@@ -130,7 +130,12 @@ pub(crate) struct AgentResult {
     /// Notifications the agent sent, and the methods of requests it sent us (each answered
     /// with a JSON-RPC error).
     pub(crate) notifications: usize,
+    /// The first [`session::KEPT`] methods, and how many requests there were.
     pub(crate) agent_requests: Vec<String>,
+    pub(crate) agent_requests_total: usize,
+    /// The first [`session::KEPT`] protocol violations, and how many there were.
+    pub(crate) protocol_violations: Vec<String>,
+    pub(crate) protocol_violations_total: usize,
     /// `matrix`: `session/new` and each probe.
     pub(crate) probes: Vec<matrix::Probe>,
     #[serde(skip)]
@@ -377,6 +382,9 @@ fn blank(job: &Job, status: Status, reason: Option<String>) -> AgentResult {
         stderr_tail: None,
         notifications: 0,
         agent_requests: Vec::new(),
+        agent_requests_total: 0,
+        protocol_violations: Vec::new(),
+        protocol_violations_total: 0,
         probes: Vec::new(),
         fingerprint: job.fingerprint.clone(),
     }
@@ -497,9 +505,13 @@ async fn launch_and_check(
         )
         .await;
     }
-    protocol_findings(doc, pointer, &agent, findings);
-    result.notifications = agent.notifications;
-    result.agent_requests = agent.agent_requests.clone();
+    let record = agent.record();
+    protocol_findings(doc, pointer, &record, findings);
+    result.notifications = record.notifications;
+    result.agent_requests = record.agent_requests;
+    result.agent_requests_total = record.agent_requests_total;
+    result.protocol_violations = record.violations;
+    result.protocol_violations_total = record.violations_total;
     let tail = agent.stderr_tail();
     if !tail.trim().is_empty() {
         with_stderr(findings, &tail);
@@ -678,29 +690,43 @@ fn judge(
     }
 }
 
-/// Non-JSON stdout lines and stray responses (the first few; the count says the rest).
+/// Non-JSON stdout lines and stray responses (the first few; the count says the rest), and
+/// replies the agent left unread.
 fn protocol_findings(
     doc: &ManifestDoc,
     pointer: &str,
-    agent: &Agent,
+    record: &session::Record,
     findings: &mut Vec<Diagnostic>,
 ) {
     const SHOWN: usize = 3;
-    for why in agent.violations.iter().take(SHOWN) {
+    for why in record.violations.iter().take(SHOWN) {
         findings.push(
             doc.at(Code::AgentProtocol, pointer, why.clone())
                 .help("stdout carries only JSON-RPC messages, one per line; write logs to stderr"),
         );
     }
-    if agent.violations.len() > SHOWN {
+    if record.violations_total > SHOWN {
         findings.push(doc.at(
             Code::AgentProtocol,
             pointer,
             format!(
-                "{} more protocol violations",
-                agent.violations.len() - SHOWN
+                "… and {} more protocol violations",
+                record.violations_total - SHOWN
             ),
         ));
+    }
+    if record.replies_dropped > 0 {
+        findings.push(
+            doc.at(
+                Code::AgentProtocol,
+                pointer,
+                format!(
+                    "{} of the agent's {} requests got no reply: it did not read its stdin",
+                    record.replies_dropped, record.agent_requests_total
+                ),
+            )
+            .help("read stdin while sending requests: the client's replies come back there"),
+        );
     }
 }
 

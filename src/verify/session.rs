@@ -3,6 +3,15 @@
 //! JSON-RPC error (so it never waits on us), every non-JSON stdout line recorded as a
 //! protocol violation, stdin kept open until the end, and the tail of stderr kept for the
 //! report.
+//!
+//! In bounded memory whatever the agent prints, and never blocked by an agent that does not
+//! read: a reader task turns stdout into lines of at most [`LINE_CAP`] bytes, parses only
+//! lines of at most [`MAX_JSON_VALUES`] values, counts notifications and violations (the
+//! first [`KEPT`] kept word for word), queues replies to the agent's requests for a writer
+//! task (at most [`WRITE_BUDGET`] bytes pending; replies beyond are dropped and counted), and
+//! hands responses to the session through a queue of [`RESPONSE_QUEUE`]: when the session is
+//! not waiting, the reader stops reading and the agent blocks on its stdout. Every wait of
+//! the session, writing a request included, ends at the request's deadline.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -10,26 +19,38 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
 
-use crate::acp::framing::DEFAULT_LINE_CAP;
 use crate::acp::{Frame, Id, LineBuffer, Message, RpcError};
 
+/// Longest stdout line read; a longer one is a violation and skipped. An answer to what
+/// `verify` and `matrix` ask takes a few KiB (recorded ones: 1-2 KiB).
+pub(crate) const LINE_CAP: usize = 1024 * 1024;
+/// Most JSON values a line may hold to be parsed (recorded `initialize` answers: 60-80).
+/// With [`LINE_CAP`] this bounds the parsed tree: one value costs at most 320 bytes beyond
+/// the line's own (a `serde_json::Value` and the smallest array or map around it; measured
+/// worst 250 bytes, nested one-element arrays), so a tree takes at most 1 + 2.5 MiB, where
+/// an unchecked 1 MiB line of tiny values takes up to 130 MiB.
+pub(crate) const MAX_JSON_VALUES: usize = 8192;
+/// Protocol violations, and methods of the agent's requests, kept word for word; the rest
+/// are counted.
+pub(crate) const KEPT: usize = 20;
+/// Parsed responses waiting for the session before the reader stops reading.
+pub(crate) const RESPONSE_QUEUE: usize = 1;
+/// Bytes of lines waiting to be written to the agent's stdin (one longer line may wait
+/// alone); an error reply beyond is dropped, a request of ours waits until its deadline.
+pub(crate) const WRITE_BUDGET: usize = 64 * 1024;
+/// Bytes read from a pipe at once.
+const READ_CHUNK: usize = 16 * 1024;
 /// Bytes of stderr kept for the report.
 const STDERR_TAIL: usize = 4096;
-/// Longest excerpt of a bad stdout line in a finding.
+/// Longest excerpt of a bad stdout line, id or method name in a finding, in characters.
 const EXCERPT: usize = 120;
-
-#[derive(Debug)]
-enum Event {
-    Message(Message),
-    /// A stdout line that is not a JSON-RPC message, with why.
-    Bad(String),
-    Eof,
-}
 
 /// How the agent answered one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,18 +63,83 @@ pub(crate) enum Answer {
     Exited(Option<i32>),
 }
 
+/// What the agent did besides answering: counts, and the first [`KEPT`] of each list.
+#[derive(Debug, Clone, Default, Serialize)]
+pub(crate) struct Record {
+    /// The first protocol violations, in order.
+    pub(crate) violations: Vec<String>,
+    pub(crate) violations_total: usize,
+    pub(crate) notifications: usize,
+    /// Methods of the first requests the agent sent us (each answered with an error).
+    pub(crate) agent_requests: Vec<String>,
+    pub(crate) agent_requests_total: usize,
+    /// Error replies dropped because the agent did not read its stdin.
+    pub(crate) replies_dropped: usize,
+}
+
+impl Record {
+    fn violation(&mut self, why: impl FnOnce() -> String) {
+        if self.violations.len() < KEPT {
+            self.violations.push(why());
+        }
+        self.violations_total += 1;
+    }
+
+    fn agent_request(&mut self, method: &str) {
+        if self.agent_requests.len() < KEPT {
+            self.agent_requests.push(excerpt(method));
+        }
+        self.agent_requests_total += 1;
+    }
+}
+
+type Shared = Arc<Mutex<Record>>;
+
+fn lock(record: &Shared) -> std::sync::MutexGuard<'_, Record> {
+    // A panic elsewhere cannot leave a count half-written: use it as it is.
+    record
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The queue to the writer task, bounded in bytes.
+#[derive(Clone)]
+struct Writer {
+    lines: mpsc::UnboundedSender<(String, OwnedSemaphorePermit)>,
+    budget: Arc<Semaphore>,
+}
+
+impl Writer {
+    fn permits(line: &str) -> u32 {
+        u32::try_from(line.len().clamp(1, WRITE_BUDGET)).unwrap_or(u32::MAX)
+    }
+
+    /// Queue `line` if the budget allows now; `false` when it was dropped.
+    fn try_send(&self, line: String) -> bool {
+        match self.budget.clone().try_acquire_many_owned(Self::permits(&line)) {
+            Ok(permit) => self.lines.send((line, permit)).is_ok(),
+            Err(_) => false,
+        }
+    }
+
+    /// Queue `line` once the budget allows; `false` when the writer is gone.
+    async fn send(&self, line: String) -> bool {
+        match self.budget.clone().acquire_many_owned(Self::permits(&line)).await {
+            Ok(permit) => self.lines.send((line, permit)).is_ok(),
+            Err(_) => false,
+        }
+    }
+}
+
 pub(crate) struct Agent {
     child: Child,
-    stdin: Option<ChildStdin>,
-    events: mpsc::UnboundedReceiver<Event>,
+    writer: Writer,
+    responses: mpsc::Receiver<(Id, Result<Value, RpcError>)>,
+    tasks: [JoinHandle<()>; 3],
     next_id: i64,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    record: Shared,
     closed: bool,
-    /// Protocol violations seen so far, in order.
-    pub(crate) violations: Vec<String>,
-    pub(crate) notifications: usize,
-    /// Methods of requests the agent sent us (each answered with an error).
-    pub(crate) agent_requests: Vec<String>,
 }
 
 /// Spawn `command`, retrying briefly on "text file busy": a binary just unpacked can still be
@@ -95,26 +181,36 @@ impl Agent {
         #[cfg(unix)]
         command.process_group(0);
         let mut child = spawn_retrying_busy(&mut command)?;
-        let (tx, events) = mpsc::unbounded_channel();
-        let stdout = child.stdout.take().expect("piped stdout");
-        tokio::spawn(read_stdout(stdout, tx));
+        let (lines, queued) = mpsc::unbounded_channel();
+        let writer = Writer {
+            lines,
+            budget: Arc::new(Semaphore::new(WRITE_BUDGET)),
+        };
+        let (answers, responses) = mpsc::channel(RESPONSE_QUEUE);
+        let record = Shared::default();
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
-        tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
+        let tasks = [
+            tokio::spawn(write_stdin(stdin, queued)),
+            tokio::spawn(read_stdout(stdout, answers, record.clone(), writer.clone())),
+            tokio::spawn(read_stderr(stderr_pipe, stderr.clone())),
+        ];
         Ok(Agent {
-            stdin: child.stdin.take(),
             child,
-            events,
+            writer,
+            responses,
+            tasks,
             next_id: 0,
             stderr,
+            record,
             closed: false,
-            violations: Vec::new(),
-            notifications: 0,
-            agent_requests: Vec::new(),
         })
     }
 
-    /// Send `method` and wait up to `timeout` for the response with its id.
+    /// Send `method` and wait up to `timeout` for the response with its id; writing the
+    /// request counts against the same deadline.
     pub(crate) async fn request(
         &mut self,
         method: &str,
@@ -129,49 +225,31 @@ impl Agent {
             params: Some(params),
         }
         .to_line();
-        if !self.send(&line).await {
-            return Answer::Exited(self.exit_code().await);
-        }
         let deadline = tokio::time::Instant::now() + timeout;
+        match tokio::time::timeout_at(deadline, self.writer.send(line)).await {
+            Err(_) => return Answer::NoResponse,
+            Ok(false) => return Answer::Exited(self.exit_code().await),
+            Ok(true) => {}
+        }
         loop {
             if self.closed {
                 return Answer::Exited(self.exit_code().await);
             }
-            let event = match tokio::time::timeout_at(deadline, self.events.recv()).await {
+            match tokio::time::timeout_at(deadline, self.responses.recv()).await {
                 Err(_) => return Answer::NoResponse,
-                Ok(None) => Event::Eof,
-                Ok(Some(event)) => event,
-            };
-            match event {
-                Event::Eof => self.closed = true,
-                Event::Bad(why) => self.violations.push(why),
-                Event::Message(Message::Notification { .. }) => self.notifications += 1,
-                Event::Message(Message::Request { id, method, .. }) => {
-                    self.agent_requests.push(method.clone());
-                    let _ = self
-                        .send(&Message::method_not_found(id, &method).to_line())
-                        .await;
+                Ok(None) => self.closed = true,
+                Ok(Some((got, outcome))) if got == Id::Number(id) => {
+                    return match outcome {
+                        Ok(result) => Answer::Result(result),
+                        Err(error) => Answer::Error(error),
+                    };
                 }
-                Event::Message(Message::Response { id: got, outcome }) => {
-                    if got == Id::Number(id) {
-                        return match outcome {
-                            Ok(result) => Answer::Result(result),
-                            Err(error) => Answer::Error(error),
-                        };
-                    }
-                    self.violations.push(format!(
-                        "a response to id {got:?}, which no request of ours has"
-                    ));
-                }
+                Ok(Some((got, _))) => lock(&self.record).violation(|| {
+                    let got = excerpt(&format!("{got:?}"));
+                    format!("a response to id {got}, which no request of ours has")
+                }),
             }
         }
-    }
-
-    async fn send(&mut self, line: &str) -> bool {
-        let Some(stdin) = self.stdin.as_mut() else {
-            return false;
-        };
-        stdin.write_all(line.as_bytes()).await.is_ok() && stdin.flush().await.is_ok()
     }
 
     /// The exit code once the process is gone (waits briefly: stdout closes just before).
@@ -182,72 +260,150 @@ impl Agent {
         }
     }
 
+    /// What the agent did so far besides answering.
+    pub(crate) fn record(&self) -> Record {
+        lock(&self.record).clone()
+    }
+
     /// The last bytes the agent wrote to stderr, as text.
     pub(crate) fn stderr_tail(&self) -> String {
-        let tail = self.stderr.lock().expect("stderr tail");
+        let tail = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let bytes: Vec<u8> = tail.iter().copied().collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
-    /// Close stdin, then end the agent and everything it started.
-    pub(crate) async fn shutdown(mut self, token: &str, grace: Duration) {
-        self.stdin = None;
-        let pid = self.child.id();
+    /// Close stdin (even with a write blocked on a full pipe), then end the agent and
+    /// everything it started.
+    pub(crate) async fn shutdown(self, token: &str, grace: Duration) {
+        let Agent {
+            mut child, tasks, ..
+        } = self;
+        tasks[0].abort();
+        let pid = child.id();
         super::sandbox::terminate(pid, token, grace).await;
-        let _ = self.child.start_kill();
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
-    }
-}
-
-async fn read_stdout(mut stdout: tokio::process::ChildStdout, tx: mpsc::UnboundedSender<Event>) {
-    let mut lines = LineBuffer::new(DEFAULT_LINE_CAP);
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let frames = match stdout.read(&mut buf).await {
-            Ok(0) | Err(_) => {
-                if let Some(frame) = lines.finish() {
-                    let _ = tx.send(classify(frame));
-                }
-                let _ = tx.send(Event::Eof);
-                return;
-            }
-            Ok(n) => lines.push(&buf[..n]),
-        };
-        for frame in frames {
-            let blank = matches!(&frame, Frame::Line(l) if l.iter().all(u8::is_ascii_whitespace));
-            if !blank && tx.send(classify(frame)).is_err() {
-                return;
-            }
+        let _ = child.start_kill();
+        let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+        for task in &tasks[1..] {
+            task.abort();
         }
     }
 }
 
-fn classify(frame: Frame) -> Event {
-    match frame {
-        Frame::TooLong { seen } => Event::Bad(format!("a stdout line longer than {seen} bytes")),
-        Frame::Line(line) => match Message::parse(&line) {
-            Ok(message) => Event::Message(message),
-            Err(why) => {
-                let text = String::from_utf8_lossy(&line);
-                let excerpt: String = text.chars().take(EXCERPT).collect();
-                let more = if text.chars().count() > EXCERPT {
-                    "…"
-                } else {
-                    ""
-                };
-                Event::Bad(format!("stdout line `{excerpt}{more}` is {why}"))
+/// Write queued lines to the agent's stdin, in order, until the queue or the pipe closes.
+async fn write_stdin(
+    mut stdin: ChildStdin,
+    mut queued: mpsc::UnboundedReceiver<(String, OwnedSemaphorePermit)>,
+) {
+    while let Some((line, _permit)) = queued.recv().await {
+        if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn read_stdout(
+    mut stdout: tokio::process::ChildStdout,
+    answers: mpsc::Sender<(Id, Result<Value, RpcError>)>,
+    record: Shared,
+    writer: Writer,
+) {
+    let mut lines = LineBuffer::new(LINE_CAP);
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        let (frames, end) = match stdout.read(&mut buf).await {
+            Ok(0) | Err(_) => (lines.finish().into_iter().collect(), true),
+            Ok(n) => (lines.push(&buf[..n]), false),
+        };
+        for frame in frames {
+            let response = match frame {
+                Frame::TooLong { seen } => {
+                    lock(&record).violation(|| format!("a stdout line longer than {seen} bytes"));
+                    continue;
+                }
+                Frame::Line(line) => take(&line, &record, &writer),
+            };
+            // Waits while the session is not reading: back-pressure on the agent.
+            if let Some(response) = response {
+                if answers.send(response).await.is_err() {
+                    return;
+                }
             }
-        },
+        }
+        if end {
+            return;
+        }
+    }
+}
+
+/// Deal with one stdout line; a response is returned for the session.
+fn take(line: &[u8], record: &Shared, writer: &Writer) -> Option<(Id, Result<Value, RpcError>)> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let values = json_values(line);
+    if values > MAX_JSON_VALUES {
+        lock(record).violation(|| {
+            format!("a stdout line of more than {MAX_JSON_VALUES} JSON values ({values})")
+        });
+        return None;
+    }
+    match Message::parse(line) {
+        Ok(Message::Response { id, outcome }) => return Some((id, outcome)),
+        Ok(Message::Notification { .. }) => lock(record).notifications += 1,
+        Ok(Message::Request { id, method, .. }) => {
+            lock(record).agent_request(&method);
+            let reply = Message::method_not_found(id, &excerpt(&method)).to_line();
+            if !writer.try_send(reply) {
+                lock(record).replies_dropped += 1;
+            }
+        }
+        Err(why) => lock(record).violation(|| {
+            let text = String::from_utf8_lossy(line);
+            format!("stdout line `{}` is {why}", excerpt(&text))
+        }),
+    }
+    None
+}
+
+/// How many JSON values `line` holds at most: one, and one more for each `[`, `{`, `,` and
+/// `:` outside strings (every value but the first follows one). Counted before parsing, so
+/// a line of tiny values is refused without building its tree.
+fn json_values(line: &[u8]) -> usize {
+    let (mut values, mut in_string, mut escaped) = (1, false, false);
+    for &byte in line {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b'[' | b'{' | b',' | b':' => values += 1,
+                _ => {}
+            }
+        }
+    }
+    values
+}
+
+/// At most [`EXCERPT`] characters of `text`, with `…` when cut.
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
     }
 }
 
 async fn read_stderr(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<u8>>>) {
-    let mut buf = vec![0u8; 16 * 1024];
+    let mut buf = vec![0u8; READ_CHUNK];
     while let Ok(n) = stderr.read(&mut buf).await {
         if n == 0 {
             return;
         }
-        let mut tail = tail.lock().expect("stderr tail");
+        let mut tail = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         tail.extend(&buf[..n]);
         let excess = tail.len().saturating_sub(STDERR_TAIL);
         tail.drain(..excess);
