@@ -570,7 +570,11 @@ fn an_agent_that_never_reads_its_stdin_cannot_hold_verify_past_its_timeout() {
         "{:?}",
         deaf.elapsed
     );
-    assert!(codes(&deaf.run).contains(&"agent-timeout".to_string()), "{}", deaf.run.stdout);
+    assert!(
+        codes(&deaf.run).contains(&"agent-timeout".to_string()),
+        "{}",
+        deaf.run.stdout
+    );
     assert!(
         deaf.run.stdout.contains("did not read its stdin"),
         "{}",
@@ -588,9 +592,12 @@ fn verify_format_github_appends_the_agents_and_findings_to_the_step_summary() {
     let summary = reg.root.parent().unwrap().join("summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
     let run = common::verify::run_command(
-        common::verify::command(&reg.root, &["verify", "--format", "github", "--timeout", "30"])
-            .arg("--no-cache")
-            .env("GITHUB_STEP_SUMMARY", &summary),
+        common::verify::command(
+            &reg.root,
+            &["verify", "--format", "github", "--timeout", "30"],
+        )
+        .arg("--no-cache")
+        .env("GITHUB_STEP_SUMMARY", &summary),
     );
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.stdout.contains("::error file="), "{}", run.stdout);

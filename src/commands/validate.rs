@@ -130,16 +130,29 @@ pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
     report.relocate(&display_prefix(&options.registry, options.format));
     out.write_all(render(&report, options.format, options.color).as_bytes())?;
     if options.format == Format::Github {
-        if let (Some(summary), Some(path)) = (
-            diagnostics::render_github_summary(&report),
-            std::env::var_os("GITHUB_STEP_SUMMARY"),
-        ) {
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)?;
-            file.write_all(summary.as_bytes())?;
+        if let Some(summary) = diagnostics::render_github_summary(&report) {
+            append_step_summary(&summary)?;
         }
     }
     Ok(exit_code(&report, options.deny_warnings))
+}
+
+/// Append `summary` to the file `$GITHUB_STEP_SUMMARY` names, when it is set (`--format
+/// github` in a workflow step).
+pub(crate) fn append_step_summary(summary: &str) -> std::io::Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        return Ok(());
+    };
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(summary.as_bytes()))
+        .map_err(|e| {
+            let path = Path::new(&path).display();
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot append to GITHUB_STEP_SUMMARY `{path}`: {e}"),
+            )
+        })
 }

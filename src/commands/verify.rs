@@ -127,9 +127,56 @@ pub(crate) fn write(
                 validate::render(&outcome.report, Format::Human, options.color).as_bytes(),
             )?;
         }
-        format => out.write_all(validate::render(&outcome.report, format, false).as_bytes())?,
+        Format::Github => {
+            out.write_all(validate::render(&outcome.report, Format::Github, false).as_bytes())?;
+            validate::append_step_summary(&github_summary(outcome))?;
+        }
+        Format::Sarif => {
+            out.write_all(validate::render(&outcome.report, Format::Sarif, false).as_bytes())?;
+        }
     }
     Ok(())
+}
+
+/// The step summary of `--format github`: a row per agent and distribution, then the
+/// findings table `validate` writes.
+fn github_summary(outcome: &Outcome) -> String {
+    let statuses = [
+        Status::Passed,
+        Status::Failed,
+        Status::NotTested,
+        Status::Skipped,
+        Status::Reused,
+    ];
+    let counts: Vec<String> = statuses
+        .iter()
+        .map(|s| (s, outcome.results.iter().filter(|r| r.status == *s).count()))
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| format!("{n} {}", s.as_str()))
+        .collect();
+    let mut text = format!(
+        "### acp-registry verify: {}\n\n| agent | distribution | platform | status | time | reason |\n|---|---|---|---|---|---|\n",
+        if counts.is_empty() { "no agents".to_string() } else { counts.join(", ") }
+    );
+    for result in &outcome.results {
+        let time = match result.status {
+            Status::Passed | Status::Failed => format!("{:.1} s", result.total_seconds),
+            _ => String::new(),
+        };
+        text.push_str(&format!(
+            "| {} | {} | {} | {} | {time} | {} |\n",
+            escape::markdown_code_cell(&result.id),
+            result.distribution,
+            result.platform.as_deref().unwrap_or(""),
+            result.status.as_str(),
+            escape::markdown_cell(result.reason.as_deref().unwrap_or("")),
+        ));
+    }
+    if let Some(findings) = crate::diagnostics::render_github_summary(&outcome.report) {
+        text.push('\n');
+        text.push_str(&findings);
+    }
+    text
 }
 
 /// `✓ id npx 1.2 s`, `✗ id binary (linux-x86_64) 60.0 s: agent-timeout: …`, `- id uvx: not tested: …`.

@@ -208,10 +208,7 @@ impl Row {
             distribution: result.distribution,
             fingerprint: result.fingerprint.clone(),
             verified: verified.to_string(),
-            status: serde_json::to_value(result.status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            status: result.status.as_str().to_string(),
             protocol_version: result.protocol_version,
             agent_info: result
                 .initialize

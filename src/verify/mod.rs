@@ -107,6 +107,19 @@ pub(crate) enum Status {
     Reused,
 }
 
+impl Status {
+    /// The name `--format json` and `matrix.json` give it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::NotTested => "not-tested",
+            Status::Skipped => "skipped",
+            Status::Reused => "reused",
+        }
+    }
+}
+
 /// One agent and distribution: what happened, how long it took, what the agent answered.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct AgentResult {

@@ -116,7 +116,11 @@ impl Writer {
 
     /// Queue `line` if the budget allows now; `false` when it was dropped.
     fn try_send(&self, line: String) -> bool {
-        match self.budget.clone().try_acquire_many_owned(Self::permits(&line)) {
+        match self
+            .budget
+            .clone()
+            .try_acquire_many_owned(Self::permits(&line))
+        {
             Ok(permit) => self.lines.send((line, permit)).is_ok(),
             Err(_) => false,
         }
@@ -124,7 +128,12 @@ impl Writer {
 
     /// Queue `line` once the budget allows; `false` when the writer is gone.
     async fn send(&self, line: String) -> bool {
-        match self.budget.clone().acquire_many_owned(Self::permits(&line)).await {
+        match self
+            .budget
+            .clone()
+            .acquire_many_owned(Self::permits(&line))
+            .await
+        {
             Ok(permit) => self.lines.send((line, permit)).is_ok(),
             Err(_) => false,
         }
@@ -267,7 +276,10 @@ impl Agent {
 
     /// The last bytes the agent wrote to stderr, as text.
     pub(crate) fn stderr_tail(&self) -> String {
-        let tail = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tail = self
+            .stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let bytes: Vec<u8> = tail.iter().copied().collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
@@ -403,9 +415,67 @@ async fn read_stderr(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<Ve
         if n == 0 {
             return;
         }
-        let mut tail = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut tail = tail
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         tail.extend(&buf[..n]);
         let excess = tail.len().saturating_sub(STDERR_TAIL);
         tail.drain(..excess);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_values_counts_every_value_and_nothing_inside_strings() {
+        assert_eq!(json_values(b"0"), 1);
+        assert_eq!(json_values(br#"{"a":[1,2,{}]}"#), 7);
+        assert_eq!(json_values(br#"["[{,:", "\"[,"]"#), 3);
+        let tiny = format!("[{}0]", "0,".repeat(MAX_JSON_VALUES));
+        assert!(json_values(tiny.as_bytes()) > MAX_JSON_VALUES);
+    }
+
+    #[test]
+    fn the_first_violations_are_kept_and_the_rest_counted() {
+        let (lines, _queued) = mpsc::unbounded_channel();
+        let writer = Writer {
+            lines,
+            budget: Arc::new(Semaphore::new(WRITE_BUDGET)),
+        };
+        let record = Shared::default();
+        for n in 0..1000 {
+            assert!(take(format!("log line {n}").as_bytes(), &record, &writer).is_none());
+        }
+        let tiny = format!("[{}0]", "0,".repeat(MAX_JSON_VALUES));
+        assert!(take(tiny.as_bytes(), &record, &writer).is_none());
+        let record = record.lock().unwrap();
+        assert_eq!(record.violations.len(), KEPT);
+        assert_eq!(record.violations_total, 1001);
+        assert!(record.violations[0].starts_with("stdout line `log line 0` is not JSON"));
+    }
+
+    #[test]
+    fn replies_beyond_the_write_budget_are_dropped_and_counted() {
+        let (lines, _queued) = mpsc::unbounded_channel();
+        let writer = Writer {
+            lines,
+            budget: Arc::new(Semaphore::new(WRITE_BUDGET)),
+        };
+        let record = Shared::default();
+        let request = br#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file"}"#;
+        for _ in 0..5000 {
+            assert!(take(request, &record, &writer).is_none());
+        }
+        let record = record.lock().unwrap();
+        assert_eq!(record.agent_requests_total, 5000);
+        assert_eq!(record.agent_requests.len(), KEPT);
+        let reply = Message::method_not_found(Id::Number(1), "fs/read_text_file").to_line();
+        assert_eq!(
+            record.replies_dropped,
+            5000 - WRITE_BUDGET / reply.len(),
+            "replies are queued until the budget is spent"
+        );
     }
 }
