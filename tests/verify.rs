@@ -465,6 +465,8 @@ struct Measured {
 fn measured(root: &Path, args: &[&str], guard: std::time::Duration) -> Measured {
     use std::io::Read;
     let started = std::time::Instant::now();
+    // Reaped below by wait4, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
     let mut child = common::verify::command(root, args)
         .arg("--no-cache")
         .stdout(std::process::Stdio::piped())
