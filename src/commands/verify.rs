@@ -154,10 +154,14 @@ fn github_summary(outcome: &Outcome) -> String {
         .filter(|(_, n)| *n > 0)
         .map(|(s, n)| format!("{n} {}", s.as_str()))
         .collect();
-    let mut text = format!(
-        "### acp-registry verify: {}\n\n| agent | distribution | platform | status | time | reason |\n|---|---|---|---|---|---|\n",
-        if counts.is_empty() { "no agents".to_string() } else { counts.join(", ") }
-    );
+    let counts = if counts.is_empty() {
+        "no agents".to_string()
+    } else {
+        counts.join(", ")
+    };
+    let mut text = format!("### acp-registry verify: {counts}\n\n");
+    text.push_str("| agent | distribution | platform | status | time | reason |\n");
+    text.push_str("|---|---|---|---|---|---|\n");
     for result in &outcome.results {
         let time = match result.status {
             Status::Passed | Status::Failed => format!("{:.1} s", result.total_seconds),

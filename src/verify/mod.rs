@@ -810,3 +810,21 @@ fn make_writable(dir: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_are_the_serialized_ones() {
+        for status in [
+            Status::Passed,
+            Status::Failed,
+            Status::NotTested,
+            Status::Skipped,
+            Status::Reused,
+        ] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+    }
+}

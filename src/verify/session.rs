@@ -19,7 +19,6 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
@@ -64,7 +63,7 @@ pub(crate) enum Answer {
 }
 
 /// What the agent did besides answering: counts, and the first [`KEPT`] of each list.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Record {
     /// The first protocol violations, in order.
     pub(crate) violations: Vec<String>,
