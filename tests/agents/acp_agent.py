@@ -10,7 +10,7 @@ version 2), no-auth (offers no sign-in method), env (echoes its environment to $
 replay (answers initialize with the `result` of the recorded answer in $ANSWER_FILE, such
 as tests/fixtures/acp/*.json), flood (never answers: prints short non-JSON lines as fast as it
 can until killed), deaf (never reads stdin: sends 10,000 JSON-RPC requests, each wanting a reply,
-then waits until killed).
+then waits until killed or orphaned).
 """
 import json
 import os
@@ -110,10 +110,13 @@ def main():
     if mode == "flood":
         flood()
     if mode == "deaf":
+        parent = os.getppid()
         for n in range(10000):
             send({"id": n, "method": "fs/read_text_file", "params": {"path": "/x"}})
-        while True:
-            time.sleep(60)
+        # Until killed, or orphaned by a verifier that was killed without its clean-up.
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        sys.exit(0)
     if mode == "exit":
         sys.stderr.write("fatal: this build has no ACP mode\n")
         sys.exit(3)
