@@ -38,7 +38,7 @@ fn stall_mid_body(hold: Duration) -> Reply {
 /// Short deadlines so a stall fails in well under a second per attempt.
 fn quick_net() -> NetConfig {
     NetConfig {
-        download_timeout: Duration::from_secs(2),
+        download_deadline: Duration::from_secs(2),
         retries: 1,
         ..fast_net(Duration::from_millis(300))
     }

@@ -408,10 +408,19 @@ fn a_missing_document_is_none_and_a_present_one_is_parsed() {
         "GET /pkg",
         vec![Reply::json(&serde_json::json!({"name": "pkg"}))],
     )]));
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Named {
+        name: String,
+    }
     let client = client();
-    let doc = run(client.document(&server.url("/pkg"))).unwrap().unwrap();
-    assert_eq!(doc["name"], "pkg");
-    assert_eq!(run(client.document(&server.url("/nope"))).unwrap(), None);
+    let doc = run(client.document::<Named>(&server.url("/pkg")))
+        .unwrap()
+        .unwrap();
+    assert_eq!(doc.name, "pkg");
+    assert_eq!(
+        run(client.document::<Named>(&server.url("/nope"))).unwrap(),
+        None
+    );
 }
 
 #[test]
