@@ -208,9 +208,14 @@ fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothin
 
 /// `verify::run` over `entries` with [`quick_net`]: the findings and how long it took.
 fn verify_quickly(entries: &[Value]) -> (Vec<(String, String, String)>, Duration) {
+    verify_with(entries, quick_net())
+}
+
+/// `verify::run` over `entries` with `net`: the findings and how long it took.
+fn verify_with(entries: &[Value], net: NetConfig) -> (Vec<(String, String, String)>, Duration) {
     let reg = common::verify::registry(entries);
     let checked = acp_registry::registry::check_registry(&reg.root, None).unwrap();
-    let options = acp_registry::verify::Options::with_network(quick_net(), Duration::from_secs(30));
+    let options = acp_registry::verify::Options::with_network(net, Duration::from_secs(30));
     let started = Instant::now();
     let outcome = acp_registry::verify::run(&checked, &options).unwrap();
     let took = started.elapsed();
@@ -445,6 +450,119 @@ fn an_update_source_stalling_before_or_inside_its_answer_times_out_promptly() {
         snapshot(root.path(), &entries),
         before,
         "a manifest changed"
+    );
+    drop(server);
+}
+
+/// [`quick_net`] with a one-second rate window and a long overall deadline: a trickling
+/// download fails within about a second, at its minimum rate.
+fn trickle_net() -> NetConfig {
+    NetConfig {
+        min_download_rate: 1_000,
+        rate_window: Duration::from_secs(1),
+        download_deadline: Duration::from_secs(60),
+        ..quick_net()
+    }
+}
+
+/// 100 kB, one byte every 100 ms: never silent for the read timeout, 10 bytes/s.
+fn trickle() -> Reply {
+    Reply::trickle(vec![7; 100_000], Duration::from_millis(100))
+}
+
+const SLOW: &str = "slower than 1000 bytes/s over 1s, the minimum download rate";
+
+#[test]
+fn a_trickling_download_ends_at_the_minimum_rate_in_verify_update_and_verify_archives() {
+    let (listener, base) = listener();
+    let server = Server::start_with(
+        listener,
+        routes(vec![
+            ("GET /trickle.tar.gz", vec![trickle()]),
+            (RELEASES, vec![release(&base)]),
+            (&format!("GET {ASSET}"), vec![trickle()]),
+        ]),
+    );
+    let started = Instant::now();
+
+    let url = server.url("/trickle.tar.gz");
+    let (found, _) = verify_with(&[agent("trickle", &url, &"ab".repeat(32))], trickle_net());
+    assert!(
+        found.iter().any(|(f, code, m)| f == "trickle"
+            && code == "agent-launch"
+            && m.contains(&format!("cannot download {url}"))
+            && m.contains(SLOW)),
+        "verify: {found:#?}"
+    );
+
+    let (root, entries) = update_registry(&base, &[]);
+    let before = snapshot(root.path(), &entries);
+    let options = acp_registry::update::Options {
+        channel: acp_registry::update::Channel::Stable,
+        agents: vec!["gh-asset".into()],
+        apply: true,
+        net: trickle_net(),
+        endpoints: acp_registry::online::EndpointOverrides::default(),
+        github_token: None,
+        rate_limit_wait: Duration::ZERO,
+        archive_cap: 1 << 20,
+    };
+    let outcome = acp_registry::update::run(root.path(), &options).unwrap();
+    let errors = update_errors(&serde_json::to_value(&outcome.errors).unwrap());
+    assert!(
+        errors.iter().any(|(id, m)| id == "gh-asset"
+            && m.contains(&https(&base, ASSET))
+            && m.contains(SLOW)),
+        "update: {errors:#?}"
+    );
+    assert_eq!(
+        snapshot(root.path(), &entries),
+        before,
+        "a manifest changed"
+    );
+
+    let target = json!({"archive": https(&base, "/trickle.tar.gz"), "cmd": "./agent", "sha256": "ab".repeat(32)});
+    let entry = manifest(
+        "archive-agent",
+        "1.0.0",
+        &json!({"binary": {"linux-x86_64": target}}),
+    );
+    let root = registry(&base, &[("archive-agent", entry)]);
+    let checked = acp_registry::registry::check_registry(root.path(), None).unwrap();
+    let options = acp_registry::online::Options {
+        net: trickle_net(),
+        endpoints: acp_registry::online::Endpoints::default(),
+        verify_archives: true,
+        archive_cap: 1 << 20,
+        cache_dir: None,
+        max_age: Duration::from_secs(60),
+    };
+    let outcome = acp_registry::online::check(
+        &checked.entries,
+        None,
+        &checked.config.policy,
+        &options,
+        std::sync::Arc::new(acp_registry::online::Silent),
+    )
+    .unwrap();
+    let findings: Vec<(String, String)> = outcome
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.to_string(), d.message.clone()))
+        .collect();
+    assert!(
+        findings
+            .iter()
+            .any(|(code, m)| code == "archive-unreachable"
+                && m.contains("could not be downloaded")
+                && m.contains(SLOW)),
+        "--verify-archives: {findings:#?}"
+    );
+
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(20),
+        "the trickles held the three runs for {took:?}"
     );
     drop(server);
 }

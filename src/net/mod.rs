@@ -166,16 +166,16 @@ pub enum NetError {
     #[error("the answer is not what was expected: {0}")]
     Unexpected(String),
     /// A download slower than the minimum rate over one window.
-    #[error("slower than {bytes_per_second} bytes/s over {window} s, the minimum download rate")]
+    #[error("slower than {bytes_per_second} bytes/s over {window:?}, the minimum download rate")]
     TooSlow {
         /// The minimum rate, in bytes per second.
         bytes_per_second: u64,
-        /// The window, in seconds.
-        window: u64,
+        /// The window it is averaged over.
+        window: Duration,
     },
-    /// A download not complete within its overall deadline, in seconds.
-    #[error("not complete within the {0} s download deadline")]
-    Deadline(u64),
+    /// A download not complete within its overall deadline.
+    #[error("not complete within the {0:?} download deadline")]
+    Deadline(Duration),
 }
 
 impl NetError {
@@ -420,7 +420,7 @@ impl Client {
         let deadline = self.config.download_deadline;
         tokio::time::timeout(deadline, download)
             .await
-            .unwrap_or(Err(NetError::Deadline(deadline.as_secs())))
+            .unwrap_or(Err(NetError::Deadline(deadline)))
     }
 
     /// Runs `attempt` again after a backoff while it fails with a retryable error, up to
@@ -758,7 +758,7 @@ impl Meter {
         if (self.bytes as f64) < wanted {
             return Err(NetError::TooSlow {
                 bytes_per_second: self.pace.bytes_per_second,
-                window: self.pace.window.as_secs(),
+                window: self.pace.window,
             });
         }
         self.start = now;

@@ -170,6 +170,13 @@ fn unreachable(doc: &ManifestDoc, at: &str, url: &str, error: &NetError) -> Diag
                 ),
             )
             .help("raise --archive-cap (MiB) if the archive really is that large"),
+        e @ (NetError::TooSlow { .. } | NetError::Deadline(_)) => doc
+            .at(
+                Code::ArchiveUnreachable,
+                at,
+                format!("archive `{url}` could not be downloaded: {e}"),
+            )
+            .help("the server sends too slowly; run again later, or check the URL"),
         e => doc
             .at(
                 Code::ArchiveUnreachable,
