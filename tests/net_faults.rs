@@ -472,6 +472,64 @@ fn trickle() -> Reply {
 
 const SLOW: &str = "slower than 1000 bytes/s over 1s, the minimum download rate";
 
+/// `update --apply` of the `gh-asset` entry of [`update_registry`] with [`trickle_net`]: its
+/// errors; every manifest is left as it was.
+fn update_with_trickle_net(base: &str) -> Vec<(String, String)> {
+    let (root, entries) = update_registry(base, &[]);
+    let before = snapshot(root.path(), &entries);
+    let options = acp_registry::update::Options {
+        channel: acp_registry::update::Channel::Stable,
+        agents: vec!["gh-asset".into()],
+        apply: true,
+        net: trickle_net(),
+        endpoints: acp_registry::online::EndpointOverrides::default(),
+        github_token: None,
+        rate_limit_wait: Duration::ZERO,
+        archive_cap: 1 << 20,
+    };
+    let outcome = acp_registry::update::run(root.path(), &options).unwrap();
+    assert_eq!(
+        snapshot(root.path(), &entries),
+        before,
+        "a manifest changed"
+    );
+    update_errors(&serde_json::to_value(&outcome.errors).unwrap())
+}
+
+/// The online rules with `--verify-archives` and [`trickle_net`] over one entry whose
+/// archive is `archive`: (code, message) of each finding.
+fn verify_archives_with_trickle_net(base: &str, archive: &str) -> Vec<(String, String)> {
+    let target = json!({"archive": archive, "cmd": "./agent", "sha256": "ab".repeat(32)});
+    let dist = json!({"binary": {"linux-x86_64": target}});
+    let root = registry(
+        base,
+        &[("archive-agent", manifest("archive-agent", "1.0.0", &dist))],
+    );
+    let checked = acp_registry::registry::check_registry(root.path(), None).unwrap();
+    let options = acp_registry::online::Options {
+        net: trickle_net(),
+        endpoints: acp_registry::online::Endpoints::default(),
+        verify_archives: true,
+        archive_cap: 1 << 20,
+        cache_dir: None,
+        max_age: Duration::from_secs(60),
+    };
+    let progress = std::sync::Arc::new(acp_registry::online::Silent);
+    let outcome = acp_registry::online::check(
+        &checked.entries,
+        None,
+        &checked.config.policy,
+        &options,
+        progress,
+    )
+    .unwrap();
+    outcome
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.to_string(), d.message.clone()))
+        .collect()
+}
+
 #[test]
 fn a_trickling_download_ends_at_the_minimum_rate_in_verify_update_and_verify_archives() {
     let (listener, base) = listener();
@@ -495,61 +553,16 @@ fn a_trickling_download_ends_at_the_minimum_rate_in_verify_update_and_verify_arc
         "verify: {found:#?}"
     );
 
-    let (root, entries) = update_registry(&base, &[]);
-    let before = snapshot(root.path(), &entries);
-    let options = acp_registry::update::Options {
-        channel: acp_registry::update::Channel::Stable,
-        agents: vec!["gh-asset".into()],
-        apply: true,
-        net: trickle_net(),
-        endpoints: acp_registry::online::EndpointOverrides::default(),
-        github_token: None,
-        rate_limit_wait: Duration::ZERO,
-        archive_cap: 1 << 20,
-    };
-    let outcome = acp_registry::update::run(root.path(), &options).unwrap();
-    let errors = update_errors(&serde_json::to_value(&outcome.errors).unwrap());
+    let errors = update_with_trickle_net(&base);
+    let asset = https(&base, ASSET);
     assert!(
-        errors.iter().any(|(id, m)| id == "gh-asset"
-            && m.contains(&https(&base, ASSET))
-            && m.contains(SLOW)),
+        errors
+            .iter()
+            .any(|(id, m)| id == "gh-asset" && m.contains(&asset) && m.contains(SLOW)),
         "update: {errors:#?}"
     );
-    assert_eq!(
-        snapshot(root.path(), &entries),
-        before,
-        "a manifest changed"
-    );
 
-    let target = json!({"archive": https(&base, "/trickle.tar.gz"), "cmd": "./agent", "sha256": "ab".repeat(32)});
-    let entry = manifest(
-        "archive-agent",
-        "1.0.0",
-        &json!({"binary": {"linux-x86_64": target}}),
-    );
-    let root = registry(&base, &[("archive-agent", entry)]);
-    let checked = acp_registry::registry::check_registry(root.path(), None).unwrap();
-    let options = acp_registry::online::Options {
-        net: trickle_net(),
-        endpoints: acp_registry::online::Endpoints::default(),
-        verify_archives: true,
-        archive_cap: 1 << 20,
-        cache_dir: None,
-        max_age: Duration::from_secs(60),
-    };
-    let outcome = acp_registry::online::check(
-        &checked.entries,
-        None,
-        &checked.config.policy,
-        &options,
-        std::sync::Arc::new(acp_registry::online::Silent),
-    )
-    .unwrap();
-    let findings: Vec<(String, String)> = outcome
-        .diagnostics
-        .iter()
-        .map(|d| (d.code.to_string(), d.message.clone()))
-        .collect();
+    let findings = verify_archives_with_trickle_net(&base, &https(&base, "/trickle.tar.gz"));
     assert!(
         findings
             .iter()

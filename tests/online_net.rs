@@ -404,14 +404,14 @@ fn unreachable_hosts_fail_promptly() {
 
 #[test]
 fn a_missing_document_is_none_and_a_present_one_is_parsed() {
-    let server = Server::start(routes(vec![(
-        "GET /pkg",
-        vec![Reply::json(&serde_json::json!({"name": "pkg"}))],
-    )]));
     #[derive(Debug, PartialEq, serde::Deserialize)]
     struct Named {
         name: String,
     }
+    let server = Server::start(routes(vec![(
+        "GET /pkg",
+        vec![Reply::json(&serde_json::json!({"name": "pkg"}))],
+    )]));
     let client = client();
     let doc = run(client.document::<Named>(&server.url("/pkg")))
         .unwrap()

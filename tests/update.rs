@@ -485,59 +485,55 @@ fn fastrand_port() -> u16 {
     (nanos / 1000 % 60_000) as u16
 }
 
+/// What a server saw: each request's path and `authorization` header.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>;
+
+fn record(seen: &Seen, request: &Request) {
+    let auth = request.header("authorization").map(str::to_string);
+    seen.lock().unwrap().push((request.path.clone(), auth));
+}
+
+/// The v1.1.0 release of `example/<repo>` with its asset on `base`.
+fn release_of(base: &str, repo: &str) -> Value {
+    release_at(&https(
+        base,
+        &format!("/example/{repo}/releases/download/v1.1.0/agent-linux.tar.gz"),
+    ))
+}
+
 #[test]
 fn the_token_goes_only_to_the_api_origin_and_a_lookalike_next_page_is_refused() {
-    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>;
-    let recording = |seen: &Seen, reply: Value| {
-        let log = seen.clone();
-        move |request: &Request, _: usize| {
-            log.lock().unwrap().push((
-                request.path.clone(),
-                request.header("authorization").map(str::to_string),
-            ));
-            Reply::json(&reply)
-        }
-    };
     let (api_listener, lookalike_listener) = prefix_ports();
     let base = format!("https://{}", api_listener.local_addr().unwrap());
     let elsewhere = format!("https://{}", lookalike_listener.local_addr().unwrap());
     assert!(elsewhere.starts_with(&base));
     let (api_seen, elsewhere_seen): (Seen, Seen) = Default::default();
-    let page = |repo: &str| {
-        json!([{"tag_name": "v1.1.0", "draft": false, "prerelease": false,
-        "assets": [{"name": "agent-linux.tar.gz", "digest": format!("sha256:{}", "cd".repeat(32)),
-            "browser_download_url": https(&base, &format!("/example/{repo}/releases/download/v1.1.0/agent-linux.tar.gz"))}]}])
-    };
-    let _elsewhere = Server::start_with(
-        lookalike_listener,
-        recording(&elsewhere_seen, page("redirected")),
-    );
-    let next = |target: &str| format!("<{target}>; rel=\"next\"");
+    let (log, page) = (elsewhere_seen.clone(), release_of(&base, "redirected"));
+    let _elsewhere = Server::start_with(lookalike_listener, move |request: &Request, _| {
+        record(&log, request);
+        Reply::json(&page)
+    });
     let page2 = "/repos/example/x/releases?per_page=100&page=2";
     let lookalikes = [
         (
             "userinfo",
-            format!("{base}@{}{page2}", elsewhere.trim_start_matches("https://")),
+            format!("{base}@{}{page2}", &elsewhere["https://".len()..]),
         ),
         ("port-prefix", format!("{elsewhere}{page2}")),
     ];
-    let api_log = api_seen.clone();
-    let (api_page, lookalike_pages) = (page("userinfo"), lookalikes.clone());
+    let (log, page, pages) = (api_seen.clone(), release_of(&base, "x"), lookalikes.clone());
     let redirect = format!("{elsewhere}/repos/example/redirected/releases?per_page=100&page=1");
     let api = Server::start_with(api_listener, move |request: &Request, _| {
-        api_log.lock().unwrap().push((
-            request.path.clone(),
-            request.header("authorization").map(str::to_string),
-        ));
+        record(&log, request);
         let repo = request.path.split('/').nth(3).unwrap_or_default();
-        match lookalike_pages.iter().find(|(id, _)| *id == repo) {
-            Some((_, target)) => Reply::json(&api_page).header("link", &next(target)),
-            None if repo == "redirected" => Reply::redirect(302, &redirect),
-            None => Reply::status(404),
+        match pages.iter().find(|(id, _)| *id == repo) {
+            Some((_, next)) => {
+                Reply::json(&page).header("link", &format!("<{next}>; rel=\"next\""))
+            }
+            None => Reply::redirect(302, &redirect),
         }
     });
-    let ids = ["userinfo", "port-prefix", "redirected"];
-    let entries: Vec<(&str, String)> = ids
+    let entries: Vec<(&str, String)> = ["userinfo", "port-prefix", "redirected"]
         .iter()
         .map(|id| (*id, repo_entry(&base, id, id, "v1.0.0")))
         .collect();
@@ -562,23 +558,17 @@ fn the_token_goes_only_to_the_api_origin_and_a_lookalike_next_page_is_refused() 
         updates(&doc),
         [("redirected".into(), "1.0.0".into(), "1.1.0".into())]
     );
-    let elsewhere_seen = elsewhere_seen.lock().unwrap();
+    let redirected = "/repos/example/redirected/releases?per_page=100&page=1".to_string();
     assert_eq!(
-        *elsewhere_seen,
-        [(
-            "/repos/example/redirected/releases?per_page=100&page=1".to_string(),
-            None
-        )],
-        "only the redirect reached the other origin, without the token"
+        *elsewhere_seen.lock().unwrap(),
+        [(redirected, None)],
+        "only the redirect reached the other origin, and without the token"
     );
     let api_seen = api_seen.lock().unwrap();
     assert_eq!(api_seen.len(), 3, "{api_seen:?}");
-    assert!(
-        api_seen
-            .iter()
-            .all(|(_, auth)| auth.as_deref() == Some("Bearer s3cret")),
-        "{api_seen:?}"
-    );
+    let authorised =
+        |(_, auth): &(String, Option<String>)| auth.as_deref() == Some("Bearer s3cret");
+    assert!(api_seen.iter().all(authorised), "{api_seen:?}");
     drop(api);
 }
 

@@ -703,13 +703,12 @@ async fn read_body(
             None => response.chunk().await,
             // `chunk` is cancel-safe: a window ending while it waits loses nothing.
             Some(meter) => {
-                match tokio::time::timeout_at(meter.window_end(), response.chunk()).await {
-                    Ok(next) => next,
-                    Err(_) => {
-                        meter.check(0)?;
-                        continue;
-                    }
-                }
+                let waited = tokio::time::timeout_at(meter.window_end(), response.chunk()).await;
+                let Ok(next) = waited else {
+                    meter.check(0)?;
+                    continue;
+                };
+                next
             }
         };
         let Some(chunk) = next.map_err(|e| NetError::Body(innermost(&e)))? else {
@@ -780,12 +779,12 @@ pub(crate) fn read_json_with<'de, S: serde::de::DeserializeSeed<'de>>(
     seed: S,
 ) -> Result<S::Value, NetError> {
     let mut reader = serde_json::Deserializer::from_slice(body);
-    let value = seed.deserialize(&mut reader).map_err(json_error)?;
-    reader.end().map_err(json_error)?;
+    let value = seed.deserialize(&mut reader).map_err(|e| json_error(&e))?;
+    reader.end().map_err(|e| json_error(&e))?;
     Ok(value)
 }
 
-fn json_error(e: serde_json::Error) -> NetError {
+fn json_error(e: &serde_json::Error) -> NetError {
     match e.classify() {
         serde_json::error::Category::Data => NetError::Unexpected(e.to_string()),
         _ => NetError::Body(format!("not JSON: {e}")),
