@@ -98,6 +98,10 @@ online = subprocess.run([f"{T}/examples/online_bench", "--urls", str(urls), "--h
                          "--delay-ms", "50"], check=True, capture_output=True, text=True).stdout
 tables["online"] = "```\n" + online.strip() + "\n```\n"
 
+# Peak memory of `update` and `validate --online` against amplified answers (bench/update.sh).
+tables["update"] = subprocess.run(["bench/update.sh", "30"], check=True, capture_output=True,
+                                  text=True, env={**os.environ, "BIN": f"{T}/acp-registry"}).stdout
+
 def verify_run(jobs):
     """One `verify -j jobs` of the pinned real npm agents (each run its own npm cache)."""
     out = f"{W}/verify-{jobs}.json"

@@ -1013,3 +1013,72 @@ fn a_symlinked_deliverables_directory_is_refused() {
         "{errors:?}"
     );
 }
+
+#[path = "common/rss.rs"]
+mod rss;
+
+#[test]
+fn a_line_over_the_acp_line_cap_is_refused_by_every_reader_in_bounded_memory() {
+    // 60 MiB of tiny values on one line: about 2 GB once decoded.
+    let fx = Fx::new(&["server", "reader"]);
+    let zeros = "0,".repeat(30 << 20);
+    let line = format!(
+        "{{\"seq\":2,\"from\":\"server\",\"event\":\"blocked\",\"at\":\"2026-01-01T00:00:00Z\",\"summary\":\"s\",\"reply_to\":1,\"x\":[{zeros}0]}}\n"
+    );
+    drop(zeros);
+    let mut events = std::fs::OpenOptions::new()
+        .append(true)
+        .open(fx.path("events.jsonl"))
+        .unwrap();
+    std::io::Write::write_all(&mut events, line.as_bytes()).unwrap();
+    let expected = format!(
+        "events.jsonl line 2 is {} bytes, over the 8 MiB line limit, and was not read",
+        line.len() - 1
+    );
+    drop(line);
+    let folder = fx.folder_str();
+    let f = folder.as_str();
+    let readers: [&[&str]; 6] = [
+        &["validate", "--folder", f],
+        &["status", "--folder", f],
+        &["log", "--folder", f],
+        &["next", "--folder", f, "--participant", "reader"],
+        &[
+            "wait",
+            "--folder",
+            f,
+            "--participant",
+            "reader",
+            "--timeout",
+            "5",
+        ],
+        &[
+            "append",
+            "--folder",
+            f,
+            "--participant",
+            "server",
+            "--event",
+            "blocked",
+            "--summary",
+            "x",
+            "--reply-to",
+            "1",
+        ],
+    ];
+    for args in readers {
+        let (output, peak) = rss::run_measured(bin().args(args));
+        let text = format!("{}{}", stdout(&output), stderr(&output));
+        assert!(
+            peak < 300 << 20,
+            "{}: peaked at {} MB, over the 300 MB bound",
+            args[0],
+            peak >> 20
+        );
+        assert!(
+            text.contains(&expected) && output.status.code() == Some(2),
+            "{args:?}: {:?} {text}",
+            output.status
+        );
+    }
+}

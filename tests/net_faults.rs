@@ -38,7 +38,7 @@ fn stall_mid_body(hold: Duration) -> Reply {
 /// Short deadlines so a stall fails in well under a second per attempt.
 fn quick_net() -> NetConfig {
     NetConfig {
-        download_timeout: Duration::from_secs(2),
+        download_deadline: Duration::from_secs(2),
         retries: 1,
         ..fast_net(Duration::from_millis(300))
     }
@@ -208,9 +208,14 @@ fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothin
 
 /// `verify::run` over `entries` with [`quick_net`]: the findings and how long it took.
 fn verify_quickly(entries: &[Value]) -> (Vec<(String, String, String)>, Duration) {
+    verify_with(entries, quick_net())
+}
+
+/// `verify::run` over `entries` with `net`: the findings and how long it took.
+fn verify_with(entries: &[Value], net: NetConfig) -> (Vec<(String, String, String)>, Duration) {
     let reg = common::verify::registry(entries);
     let checked = acp_registry::registry::check_registry(&reg.root, None).unwrap();
-    let options = acp_registry::verify::Options::with_network(quick_net(), Duration::from_secs(30));
+    let options = acp_registry::verify::Options::with_network(net, Duration::from_secs(30));
     let started = Instant::now();
     let outcome = acp_registry::verify::run(&checked, &options).unwrap();
     let took = started.elapsed();
@@ -445,6 +450,132 @@ fn an_update_source_stalling_before_or_inside_its_answer_times_out_promptly() {
         snapshot(root.path(), &entries),
         before,
         "a manifest changed"
+    );
+    drop(server);
+}
+
+/// [`quick_net`] with a one-second rate window and a long overall deadline: a trickling
+/// download fails within about a second, at its minimum rate.
+fn trickle_net() -> NetConfig {
+    NetConfig {
+        min_download_rate: 1_000,
+        rate_window: Duration::from_secs(1),
+        download_deadline: Duration::from_secs(60),
+        ..quick_net()
+    }
+}
+
+/// 100 kB, one byte every 100 ms: never silent for the read timeout, 10 bytes/s.
+fn trickle() -> Reply {
+    Reply::trickle(vec![7; 100_000], Duration::from_millis(100))
+}
+
+const SLOW: &str = "slower than 1000 bytes/s over 1s, the minimum download rate";
+
+/// `update --apply` of the `gh-asset` entry of [`update_registry`] with [`trickle_net`]: its
+/// errors; every manifest is left as it was.
+fn update_with_trickle_net(base: &str) -> Vec<(String, String)> {
+    let (root, entries) = update_registry(base, &[]);
+    let before = snapshot(root.path(), &entries);
+    let options = acp_registry::update::Options {
+        channel: acp_registry::update::Channel::Stable,
+        agents: vec!["gh-asset".into()],
+        apply: true,
+        net: trickle_net(),
+        endpoints: acp_registry::online::EndpointOverrides::default(),
+        github_token: None,
+        rate_limit_wait: Duration::ZERO,
+        archive_cap: 1 << 20,
+    };
+    let outcome = acp_registry::update::run(root.path(), &options).unwrap();
+    assert_eq!(
+        snapshot(root.path(), &entries),
+        before,
+        "a manifest changed"
+    );
+    update_errors(&serde_json::to_value(&outcome.errors).unwrap())
+}
+
+/// The online rules with `--verify-archives` and [`trickle_net`] over one entry whose
+/// archive is `archive`: (code, message) of each finding.
+fn verify_archives_with_trickle_net(base: &str, archive: &str) -> Vec<(String, String)> {
+    let target = json!({"archive": archive, "cmd": "./agent", "sha256": "ab".repeat(32)});
+    let dist = json!({"binary": {"linux-x86_64": target}});
+    let root = registry(
+        base,
+        &[("archive-agent", manifest("archive-agent", "1.0.0", &dist))],
+    );
+    let checked = acp_registry::registry::check_registry(root.path(), None).unwrap();
+    let options = acp_registry::online::Options {
+        net: trickle_net(),
+        endpoints: acp_registry::online::Endpoints::default(),
+        verify_archives: true,
+        archive_cap: 1 << 20,
+        cache_dir: None,
+        max_age: Duration::from_secs(60),
+    };
+    let progress = std::sync::Arc::new(acp_registry::online::Silent);
+    let outcome = acp_registry::online::check(
+        &checked.entries,
+        None,
+        &checked.config.policy,
+        &options,
+        progress,
+    )
+    .unwrap();
+    outcome
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.to_string(), d.message.clone()))
+        .collect()
+}
+
+#[test]
+fn a_trickling_download_ends_at_the_minimum_rate_in_verify_update_and_verify_archives() {
+    let (listener, base) = listener();
+    let server = Server::start_with(
+        listener,
+        routes(vec![
+            ("GET /trickle.tar.gz", vec![trickle()]),
+            (RELEASES, vec![release(&base)]),
+            (&format!("GET {ASSET}"), vec![trickle()]),
+        ]),
+    );
+    let started = Instant::now();
+
+    let url = server.url("/trickle.tar.gz");
+    let (found, _) = verify_with(&[agent("trickle", &url, &"ab".repeat(32))], trickle_net());
+    assert!(
+        found.iter().any(|(f, code, m)| f == "trickle"
+            && code == "agent-launch"
+            && m.contains(&format!("cannot download {url}"))
+            && m.contains(SLOW)),
+        "verify: {found:#?}"
+    );
+
+    let errors = update_with_trickle_net(&base);
+    let asset = https(&base, ASSET);
+    assert!(
+        errors
+            .iter()
+            .any(|(id, m)| id == "gh-asset" && m.contains(&asset) && m.contains(SLOW)),
+        "update: {errors:#?}"
+    );
+
+    let findings = verify_archives_with_trickle_net(&base, &https(&base, "/trickle.tar.gz"));
+    assert!(
+        findings
+            .iter()
+            .any(|(code, m)| code == "archive-unreachable"
+                && m.contains("could not be downloaded")
+                && m.contains(SLOW)),
+        "--verify-archives: {findings:#?}"
+    );
+
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(20),
+        "the trickles held the three runs for {took:?}"
     );
     drop(server);
 }

@@ -1,5 +1,6 @@
 //! `validate --online` end to end: the binary against scripted servers on 127.0.0.1.
 
+mod common;
 mod net_server;
 
 use std::path::Path;
@@ -88,6 +89,14 @@ fn validate(root: &Path, args: &[&str]) -> Run {
 }
 
 fn validate_with(root: &Path, args: &[&str], allow_loopback: bool) -> Run {
+    parsed(
+        &validate_command(root, args, allow_loopback)
+            .output()
+            .unwrap(),
+    )
+}
+
+fn validate_command(root: &Path, args: &[&str], allow_loopback: bool) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
     // Inside the registry with `--registry .`, findings name `<entry>/agent.json`.
     command
@@ -99,7 +108,11 @@ fn validate_with(root: &Path, args: &[&str], allow_loopback: bool) -> Run {
     if allow_loopback {
         command.env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1");
     }
-    let output = command.output().unwrap();
+    command
+}
+
+/// The exit code, findings and stderr of a `validate --format json` run.
+fn parsed(output: &std::process::Output) -> Run {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let doc: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&output.stderr)));
@@ -503,5 +516,60 @@ fn online_findings_in_a_clean_manifest_show_their_excerpt() {
     assert!(
         excerpt.is_some(),
         "no excerpt of the archive line:\n{shown}"
+    );
+}
+
+#[test]
+fn amplified_package_documents_are_read_in_bounded_memory() {
+    use common::update::{zeros, AMPLIFIED_BOUND};
+    let amplified = zeros(14 << 20);
+    let npm = format!(
+        r#"{{"name":"@example/agent","dist-tags":{{"latest":"1.0.0"}},"versions":{{"1.0.0":{{"dist":{amplified}}}}},"time":{{"1.0.0":{amplified}}}}}"#
+    );
+    let pypi = format!(
+        r#"{{"info":{{"version":"1.0.0","description":{amplified}}},"releases":{{"1.0.0":[{{"yanked":false,"digests":{amplified}}}]}}}}"#
+    );
+    let keys: Vec<String> = (0..1_500_000)
+        .map(|i| format!("\"0.{i}.0\":{{}}"))
+        .collect();
+    let many = format!("{{\"versions\":{{{}}}}}", keys.join(","));
+    drop(keys);
+    let server = Server::start(routes(vec![
+        (&format!("GET {NPM_DOC_PATH}"), vec![Reply::body(200, npm)]),
+        (
+            "GET /pypi-api/pypi/py-agent/json",
+            vec![Reply::body(200, pypi)],
+        ),
+        ("GET /npm/many-agent", vec![Reply::body(200, many)]),
+    ]));
+    let root = registry(
+        &server.url(""),
+        &[
+            manifest(
+                "npm-agent",
+                json!({"npx": {"package": "@example/agent@1.0.0"}}),
+            ),
+            manifest("py-agent", json!({"uvx": {"package": "py-agent==1.0.0"}})),
+            manifest(
+                "many-agent",
+                json!({"npx": {"package": "many-agent@1.0.0"}}),
+            ),
+        ],
+    );
+    let mut command = validate_command(root.path(), &["--online", "--no-cache"], true);
+    let (output, peak) = common::rss::run_measured(&mut command);
+    let run = parsed(&output);
+    assert!(
+        peak < AMPLIFIED_BOUND,
+        "validate --online peaked at {} MB, over the {} MB bound",
+        peak >> 20,
+        AMPLIFIED_BOUND >> 20
+    );
+    assert_eq!(codes(&run), ["package-unreachable"], "{:#?}", run.findings);
+    assert!(
+        run.findings[0].2.starts_with("many-agent/agent.json")
+            && run.findings[0].3.contains("more than 50000 versions"),
+        "{:#?}",
+        run.findings
     );
 }

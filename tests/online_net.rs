@@ -404,14 +404,23 @@ fn unreachable_hosts_fail_promptly() {
 
 #[test]
 fn a_missing_document_is_none_and_a_present_one_is_parsed() {
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Named {
+        name: String,
+    }
     let server = Server::start(routes(vec![(
         "GET /pkg",
         vec![Reply::json(&serde_json::json!({"name": "pkg"}))],
     )]));
     let client = client();
-    let doc = run(client.document(&server.url("/pkg"))).unwrap().unwrap();
-    assert_eq!(doc["name"], "pkg");
-    assert_eq!(run(client.document(&server.url("/nope"))).unwrap(), None);
+    let doc = run(client.document::<Named>(&server.url("/pkg")))
+        .unwrap()
+        .unwrap();
+    assert_eq!(doc.name, "pkg");
+    assert_eq!(
+        run(client.document::<Named>(&server.url("/nope"))).unwrap(),
+        None
+    );
 }
 
 #[test]
@@ -458,4 +467,91 @@ fn a_server_stalling_mid_body_times_out_promptly() {
         "{:?}",
         start.elapsed()
     );
+}
+
+/// 10 kB sent one byte every 50 ms: 20 bytes/s, under any sensible minimum rate, and never
+/// silent long enough for the read timeout.
+fn trickling() -> Server {
+    Server::start(routes(vec![(
+        "GET /a.zip",
+        vec![Reply::trickle(vec![7; 10_000], Duration::from_millis(50))],
+    )]))
+}
+
+#[test]
+fn a_trickling_download_fails_at_the_minimum_rate_and_is_not_retried() {
+    let server = trickling();
+    let client = Client::new(NetConfig {
+        min_download_rate: 1_000,
+        rate_window: Duration::from_millis(500),
+        download_deadline: Duration::from_secs(60),
+        ..config()
+    })
+    .unwrap();
+    let start = Instant::now();
+    let error = run(client.download(&server.url("/a.zip"), 1 << 20)).unwrap_err();
+    assert_eq!(
+        error,
+        NetError::TooSlow {
+            bytes_per_second: 1_000,
+            window: Duration::from_millis(500)
+        }
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        server.requests(),
+        ["GET /a.zip"],
+        "a slow server is not asked again"
+    );
+}
+
+#[test]
+fn a_download_ends_at_its_overall_deadline_whatever_its_attempts() {
+    // Each attempt trickles (the rate check is off) and the first two are cut off by a
+    // reset, so only the deadline over all attempts ends it.
+    let server = Server::start(routes(vec![(
+        "GET /a.zip",
+        vec![
+            Reply::reset(),
+            Reply::reset(),
+            Reply::trickle(vec![7; 10_000], Duration::from_millis(50)),
+        ],
+    )]));
+    let client = Client::new(NetConfig {
+        min_download_rate: 0,
+        download_deadline: Duration::from_millis(1_500),
+        ..config()
+    })
+    .unwrap();
+    let start = Instant::now();
+    let error = run(client.download(&server.url("/a.zip"), 1 << 20)).unwrap_err();
+    assert_eq!(error, NetError::Deadline(Duration::from_millis(1_500)));
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(1_400) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert_eq!(server.requests().len(), 3, "{:?}", server.requests());
+}
+
+#[test]
+fn a_download_above_the_minimum_rate_completes() {
+    // About 500 to 1,000 bytes/s (a byte every millisecond or two) against a 100 bytes/s
+    // minimum over 200 ms windows: several windows pass, none too slow.
+    let server = Server::start(routes(vec![(
+        "GET /a.zip",
+        vec![Reply::trickle(vec![7; 600], Duration::from_millis(1))],
+    )]));
+    let client = Client::new(NetConfig {
+        min_download_rate: 100,
+        rate_window: Duration::from_millis(200),
+        ..config()
+    })
+    .unwrap();
+    let download = run(client.download(&server.url("/a.zip"), 1 << 20)).unwrap();
+    assert_eq!(download.size, 600);
 }

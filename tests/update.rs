@@ -325,27 +325,49 @@ fn the_preview_channel_takes_the_highest_preview_counter_and_edits_only_the_prev
     );
 }
 
+/// An entry `id` of the repository `example/<repo>` with one Linux target at `tag`, pinned
+/// by sha256.
+fn repo_entry(base: &str, id: &str, repo: &str, tag: &str) -> String {
+    let archive = https(
+        base,
+        &format!("/example/{repo}/releases/download/{tag}/agent-linux.tar.gz"),
+    );
+    let target = json!({"archive": archive, "cmd": "./agent", "sha256": "0".repeat(64)});
+    let dist = json!({"binary": {"linux-x86_64": target}});
+    manifest(id, "1.0.0", &dist).replace(
+        "github.com/example/agent",
+        &format!("github.com/example/{repo}"),
+    )
+}
+
+/// The releases route of `example/<repo>`.
+fn releases_route(repo: &str) -> String {
+    format!("GET /api/repos/example/{repo}/releases?per_page=100&page=1")
+}
+
+/// A release v1.1.0 with the asset `agent-linux.tar.gz` at `url` and a published digest.
+fn release_at(url: &str) -> Value {
+    json!([{"tag_name": "v1.1.0", "name": "v1.1.0", "draft": false, "prerelease": false,
+            "assets": [{"name": "agent-linux.tar.gz", "browser_download_url": url,
+                        "digest": format!("sha256:{}", "cd".repeat(32))}]}])
+}
+
 #[test]
 fn a_failed_revalidation_restores_the_file_byte_for_byte() {
     let (addr, base) = listener();
-    // The release lists an asset whose URL still names the old tag: the edited entry would
-    // fail `version-mismatch`.
-    let mut stale = release(
+    // The repository's own name carries a version: the edited URL still names 1.0.0 there,
+    // so the entry fails `version-mismatch` at 1.1.0.
+    let repo = "agent-1.0.0";
+    let asset = https(
         &base,
-        "v1.1.0",
-        &[("agent-linux.tar.gz", Some(&"cd".repeat(32)))],
+        &format!("/example/{repo}/releases/download/v1.1.0/agent-linux.tar.gz"),
     );
-    stale["assets"][0]["browser_download_url"] =
-        json!(https(&base, &asset_path("v1.0.0", "agent-linux.tar.gz")));
+    let route = releases_route(repo);
     let server = Server::start_with(
         addr,
-        routes(vec![(RELEASES, vec![Reply::json(&json!([stale]))])]),
+        routes(vec![(&route, vec![Reply::json(&release_at(&asset))])]),
     );
-    let original = manifest(
-        "bin-agent",
-        "1.0.0",
-        &binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
-    );
+    let original = repo_entry(&base, "bin-agent", repo, "v1.0.0");
     let root = registry(&base, &[("bin-agent", original.clone())]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
     assert_eq!(code, 1, "{doc}");
@@ -361,6 +383,271 @@ fn a_failed_revalidation_restores_the_file_byte_for_byte() {
         .unwrap()
         .collect();
     assert_eq!(leftovers.len(), 2, "only agent.json and icon.svg remain");
+    drop(server);
+}
+
+#[test]
+fn an_asset_url_elsewhere_is_refused_naming_the_asset_and_nothing_is_written_or_fetched() {
+    let (addr, base) = listener();
+    let port = addr.local_addr().unwrap().port();
+    let file = "agent-linux.tar.gz";
+    let at = |path: &str| https(&base, path);
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "other-host",
+            format!("https://downloads.example.net/example/other-host/releases/download/v1.1.0/{file}"),
+        ),
+        (
+            "other-port",
+            format!(
+                "https://127.0.0.1:{}/example/other-port/releases/download/v1.1.0/{file}",
+                port.wrapping_add(1)
+            ),
+        ),
+        (
+            "plain-http",
+            at(&format!("/example/plain-http/releases/download/v1.1.0/{file}"))
+                .replacen("https://", "http://", 1),
+        ),
+        ("other-repo", at(&format!("/someone/else/releases/download/v1.1.0/{file}"))),
+        ("other-tag", at(&format!("/example/other-tag/releases/download/v1.0.0/{file}"))),
+        (
+            "climbs",
+            at(&format!(
+                "/example/climbs/releases/download/v1.1.0/../../../../someone/else/releases/download/v1.1.0/{file}"
+            )),
+        ),
+        (
+            "encoded",
+            at(&format!(
+                "/example/encoded/releases/download/v1.1.0/%2e%2e/%2E%2e/.%2e/%2e./someone/else/releases/download/v1.1.0/{file}"
+            )),
+        ),
+    ];
+    let routes_text: Vec<String> = cases.iter().map(|(id, _)| releases_route(id)).collect();
+    let table = cases
+        .iter()
+        .zip(&routes_text)
+        .map(|((_, url), route)| (route.as_str(), vec![Reply::json(&release_at(url))]))
+        .collect();
+    let server = Server::start_with(addr, routes(table));
+    let entries: Vec<(&str, String)> = cases
+        .iter()
+        .map(|(id, _)| (*id, repo_entry(&base, id, id, "v1.0.0")))
+        .collect();
+    let root = registry(&base, &entries);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 1, "{doc:#}");
+    let errors = messages(&doc, "errors");
+    for (id, url) in &cases {
+        let expected = format!("{id}: release `v1.1.0` asset `{file}`: ");
+        assert!(
+            errors.iter().any(|e| e.starts_with(&expected)
+                && e.contains(url.as_str())
+                && e.ends_with("nothing written")),
+            "{id}: {errors:#?}"
+        );
+    }
+    for (id, text) in &entries {
+        assert_eq!(&read(root.path(), id), text, "{id} was written");
+    }
+    assert!(
+        server.requests().iter().all(|r| r.starts_with("GET /api/")),
+        "an asset was fetched: {:?}",
+        server.requests()
+    );
+}
+
+/// A listener for the API on a four-digit port `P` and one for a lookalike on a five-digit
+/// port starting with `P`'s digits, so `https://127.0.0.1:<lookalike>` starts with the API's
+/// text `https://127.0.0.1:P`.
+fn prefix_ports() -> (std::net::TcpListener, std::net::TcpListener) {
+    for _ in 0..200 {
+        let api = 1024 + fastrand_port() % (6553 - 1024);
+        let Ok(api_listener) = std::net::TcpListener::bind(("127.0.0.1", api)) else {
+            continue;
+        };
+        for digit in 0..10 {
+            if let Ok(lookalike) = std::net::TcpListener::bind(("127.0.0.1", api * 10 + digit)) {
+                return (api_listener, lookalike);
+            }
+        }
+    }
+    panic!("no free pair of prefix ports");
+}
+
+/// A pseudo-random number from the clock (no dependency for one test).
+fn fastrand_port() -> u16 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    (nanos / 1000 % 60_000) as u16
+}
+
+/// What a server saw: each request's path and `authorization` header.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>;
+
+fn record(seen: &Seen, request: &Request) {
+    let auth = request.header("authorization").map(str::to_string);
+    seen.lock().unwrap().push((request.path.clone(), auth));
+}
+
+/// The v1.1.0 release of `example/<repo>` with its asset on `base`.
+fn release_of(base: &str, repo: &str) -> Value {
+    release_at(&https(
+        base,
+        &format!("/example/{repo}/releases/download/v1.1.0/agent-linux.tar.gz"),
+    ))
+}
+
+#[test]
+fn the_token_goes_only_to_the_api_origin_and_a_lookalike_next_page_is_refused() {
+    let (api_listener, lookalike_listener) = prefix_ports();
+    let base = format!("https://{}", api_listener.local_addr().unwrap());
+    let elsewhere = format!("https://{}", lookalike_listener.local_addr().unwrap());
+    assert!(elsewhere.starts_with(&base));
+    let (api_seen, elsewhere_seen): (Seen, Seen) = Default::default();
+    let (log, page) = (elsewhere_seen.clone(), release_of(&base, "redirected"));
+    let _elsewhere = Server::start_with(lookalike_listener, move |request: &Request, _| {
+        record(&log, request);
+        Reply::json(&page)
+    });
+    let page2 = "/repos/example/x/releases?per_page=100&page=2";
+    let lookalikes = [
+        (
+            "userinfo",
+            format!("{base}@{}{page2}", &elsewhere["https://".len()..]),
+        ),
+        ("port-prefix", format!("{elsewhere}{page2}")),
+    ];
+    let (log, page, pages) = (api_seen.clone(), release_of(&base, "x"), lookalikes.clone());
+    let redirect = format!("{elsewhere}/repos/example/redirected/releases?per_page=100&page=1");
+    let api = Server::start_with(api_listener, move |request: &Request, _| {
+        record(&log, request);
+        let repo = request.path.split('/').nth(3).unwrap_or_default();
+        match pages.iter().find(|(id, _)| *id == repo) {
+            Some((_, next)) => {
+                Reply::json(&page).header("link", &format!("<{next}>; rel=\"next\""))
+            }
+            None => Reply::redirect(302, &redirect),
+        }
+    });
+    let entries: Vec<(&str, String)> = ["userinfo", "port-prefix", "redirected"]
+        .iter()
+        .map(|id| (*id, repo_entry(&base, id, id, "v1.0.0")))
+        .collect();
+    let root = registry(&base, &entries);
+    // The API at the origin's root, as api.github.com is: a lookalike then passes the old
+    // check that the next link starts with the API's text.
+    let args = ["--format", "json", "--github-api", &base];
+    let run = update_env(root.path(), &args, &[("GITHUB_TOKEN", "s3cret")]);
+    let doc: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr));
+    assert_eq!(run.code, 1, "{doc:#}");
+    let errors = messages(&doc, "errors");
+    for (id, url) in &lookalikes {
+        let expected = format!("{id}: GitHub releases of example/{id}: the next page `{url}` is not on the API's origin `{base}`");
+        assert!(
+            errors.iter().any(|e| e.starts_with(&expected)),
+            "{id}: {errors:#?}"
+        );
+    }
+    // The redirect is followed, without the token: its page offers the update.
+    assert_eq!(
+        updates(&doc),
+        [("redirected".into(), "1.0.0".into(), "1.1.0".into())]
+    );
+    let redirected = "/repos/example/redirected/releases?per_page=100&page=1".to_string();
+    assert_eq!(
+        *elsewhere_seen.lock().unwrap(),
+        [(redirected, None)],
+        "only the redirect reached the other origin, and without the token"
+    );
+    let api_seen = api_seen.lock().unwrap();
+    assert_eq!(api_seen.len(), 3, "{api_seen:?}");
+    let authorised =
+        |(_, auth): &(String, Option<String>)| auth.as_deref() == Some("Bearer s3cret");
+    assert!(api_seen.iter().all(authorised), "{api_seen:?}");
+    drop(api);
+}
+
+#[test]
+fn amplified_answers_are_read_in_bounded_memory() {
+    // Twice in each answer: 28 MiB, under the 32 MiB document cap.
+    let amplified = common::update::zeros(14 << 20);
+    let (addr, base) = listener();
+    let asset = https(
+        &base,
+        "/example/agent/releases/download/v1.1.0/agent-linux.tar.gz",
+    );
+    let npm = format!(
+        r#"{{"name":"x","dist-tags":{{"latest":"1.1.0"}},"versions":{{"1.0.0":{{}},"1.1.0":{{"x":{amplified}}}}},"time":{{"x":{amplified}}}}}"#
+    );
+    let pypi = format!(
+        r#"{{"info":{{"version":"1.1.0","description":{amplified}}},"releases":{{"1.0.0":[{{}}],"1.1.0":[{{"yanked":false,"x":{amplified}}}]}}}}"#
+    );
+    let github = format!(
+        r#"[{{"tag_name":"v1.1.0","draft":false,"prerelease":false,"body":{amplified},"assets":[{{"name":"agent-linux.tar.gz","browser_download_url":"{asset}","digest":"sha256:{}","uploader":{amplified}}}]}}]"#,
+        "cd".repeat(32)
+    );
+    // Millions of distinct versions, each tiny: refused at the version cap.
+    let keys: Vec<String> = (0..1_500_000).map(|i| format!("\"0.{i}.0\":0")).collect();
+    let many = format!("{{\"versions\":{{{}}}}}", keys.join(","));
+    for answer in [&npm, &pypi, &github, &many] {
+        assert!(answer.len() < 32 << 20, "{} bytes", answer.len());
+    }
+    let server = Server::start_with(
+        addr,
+        routes(vec![
+            ("GET /npm/npm-agent", vec![Reply::body(200, npm)]),
+            ("GET /npm/many-agent", vec![Reply::body(200, many)]),
+            (
+                "GET /pypi-api/pypi/py-agent/json",
+                vec![Reply::body(200, pypi)],
+            ),
+            (RELEASES, vec![Reply::body(200, github)]),
+        ]),
+    );
+    let binary = binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64)));
+    let uvx = json!({"uvx": {"package": "py-agent==1.0.0"}});
+    let cases = [
+        (
+            "npm-agent",
+            manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0")),
+        ),
+        ("py-agent", manifest("py-agent", "1.0.0", &uvx)),
+        ("bin-agent", manifest("bin-agent", "1.0.0", &binary)),
+        (
+            "many-agent",
+            manifest("many-agent", "1.0.0", &npx("many-agent@1.0.0")),
+        ),
+    ];
+    let root = registry(&base, &cases);
+    for (id, _) in &cases {
+        let args = ["--format", "json", "--agent", id];
+        let (run, peak) = common::update::update_measured(root.path(), &args);
+        assert_eq!(run.code, 1, "{id}: {}{}", run.stdout, run.stderr);
+        let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+        if *id == "many-agent" {
+            assert!(
+                messages(&doc, "errors")[0]
+                    .contains("the answer is not what was expected: more than 50000 versions"),
+                "{doc:#}"
+            );
+        } else {
+            assert_eq!(
+                updates(&doc),
+                [(id.to_string(), "1.0.0".into(), "1.1.0".into())]
+            );
+        }
+        assert!(
+            peak < common::update::AMPLIFIED_BOUND,
+            "{id}: update peaked at {} MB, over the {} MB bound",
+            peak >> 20,
+            common::update::AMPLIFIED_BOUND >> 20
+        );
+    }
     drop(server);
 }
 

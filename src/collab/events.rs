@@ -136,8 +136,9 @@ enum Line {
 fn decode<'a>(line: &'a str, record: &mut Record<'a>) -> Result<Line, serde_json::Error> {
     match record.decode_from(line) {
         Ok(()) => Ok(Line::Event),
-        // A type error: decide between "not an object" and "not JSON" as a whole value would.
-        Err(e) if e.is_data() => match serde_json::from_str::<Value>(line) {
+        // A type error: decide between "not an object" and "not JSON" as a whole value would,
+        // without building it.
+        Err(e) if e.is_data() => match serde_json::from_str::<serde::de::IgnoredAny>(line) {
             Ok(_) => Ok(Line::NotObject),
             Err(e) => Err(e),
         },
@@ -212,10 +213,16 @@ pub fn parse_events(text: &str) -> EventLog {
     }
 }
 
+/// The longest line of `events.jsonl` any reader decodes: the line cap of the ACP mode
+/// (`acp::framing`), so a line no client could send is not read from the file either. A
+/// longer line is a read error naming it, never parsed (tiny JSON values cost dozens of
+/// times their bytes once decoded).
+pub const MAX_LINE_BYTES: usize = crate::acp::framing::DEFAULT_LINE_CAP;
+
 /// Decodes each line of a log's text in order into one reused record, handing every event
 /// to `on_event` as it is decoded (nothing is kept), and collects the read errors and
 /// warnings. Lines are cut from the one buffer (a `memchr` search per line); numbers are
-/// physical line numbers.
+/// physical line numbers; a line over [`MAX_LINE_BYTES`] is an error and is not decoded.
 pub fn scan<'a, E>(
     text: &'a str,
     mut on_event: impl FnMut(&mut Record<'a>) -> Result<(), E>,
@@ -231,6 +238,14 @@ pub fn scan<'a, E>(
         }
         let number = index + 1;
         let is_unterminated = offset > text.len() && !ends_with_newline;
+        if line.len() > MAX_LINE_BYTES {
+            reading.errors.push(format!(
+                "events.jsonl line {number} is {} bytes, over the {} MiB line limit, and was not read; remove it or split what it holds into events of normal size",
+                line.len(),
+                MAX_LINE_BYTES / (1024 * 1024)
+            ));
+            continue;
+        }
         match decode(line, &mut record) {
             Ok(Line::Event) => {
                 reading.missing_final_newline = is_unterminated;
@@ -383,6 +398,20 @@ mod tests {
         assert_eq!(
             log.errors[1],
             "events.jsonl line 3: event must be an object"
+        );
+    }
+
+    #[test]
+    fn a_line_over_the_acp_line_cap_is_an_error_and_is_not_decoded() {
+        let long = format!("{{\"seq\":2,\"x\":[{}0]}}", "0,".repeat(MAX_LINE_BYTES / 2));
+        let log = parse_events(&format!("{{\"seq\":1}}\n{long}\n{{\"seq\":3}}\n"));
+        assert_eq!(log.events.len(), 2);
+        assert_eq!(
+            log.errors,
+            [format!(
+                "events.jsonl line 2 is {} bytes, over the 8 MiB line limit, and was not read; remove it or split what it holds into events of normal size",
+                long.len()
+            )]
         );
     }
 

@@ -6,22 +6,32 @@
 //!   `Retry-After` up to a cap. Each URL is fetched once per run per kind of request.
 //! - Safety: https only; redirects followed by hand (at most [`NetConfig::max_redirects`]
 //!   hops, each re-checked); non-public addresses refused by the resolver, for IP-literal
-//!   hosts, and again on the address a response actually came from. Bodies are streamed
-//!   under a size cap. No proxy from the environment (it would bypass the resolver).
+//!   hosts, and again on the address a response actually came from. A bearer token goes
+//!   only to hops on the API's origin (scheme, host and port compared as parsed URLs). No
+//!   proxy from the environment (it would bypass the resolver).
+//! - Bounds: bodies are streamed under a size cap; documents are read into typed views that
+//!   keep only the facts used ([`json`]), never a `Value` of the whole answer; a download has
+//!   an overall deadline (every attempt and retry included) and a minimum rate averaged over
+//!   a window, so a server trickling a byte every few seconds cannot hold it.
 //! - [`NetConfig::allow_loopback`] is a test-only switch: it admits `127.0.0.0/8` and `::1`
 //!   over plain http (an `https://` URL of a loopback IP literal is fetched over http, so
 //!   test manifests keep the https URLs every rule requires) so tests and benchmarks can use
 //!   local servers, nothing else.
 
 mod guard;
+pub(crate) mod json;
 mod memo;
 mod retry;
 
+use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
 
 use reqwest::header::{HeaderMap, ACCEPT, ETAG, LAST_MODIFIED, LOCATION, RETRY_AFTER};
 use reqwest::{Method, Response};
@@ -52,8 +62,14 @@ pub struct NetConfig {
     pub per_host: usize,
     /// Deadline of one metadata or probe request, body included.
     pub timeout: Duration,
-    /// Deadline of one archive download, body included.
-    pub download_timeout: Duration,
+    /// Deadline of one archive download as a whole: every attempt, retry wait and body
+    /// included.
+    pub download_deadline: Duration,
+    /// The slowest an archive download may be, in bytes per second averaged over each
+    /// [`NetConfig::rate_window`] of its body; a slower one fails (and is not retried).
+    pub min_download_rate: u64,
+    /// The window over which [`NetConfig::min_download_rate`] is measured.
+    pub rate_window: Duration,
     /// Deadline of opening a connection.
     pub connect_timeout: Duration,
     /// Retries after the first attempt.
@@ -79,7 +95,9 @@ impl Default for NetConfig {
             max_in_flight: 64,
             per_host: 4,
             timeout: Duration::from_secs(20),
-            download_timeout: Duration::from_secs(600),
+            download_deadline: Duration::from_secs(600),
+            min_download_rate: 32 * 1024,
+            rate_window: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             retries: 3,
             backoff_base: Duration::from_millis(250),
@@ -144,6 +162,20 @@ pub enum NetError {
     /// The body was cut short or is not what was expected.
     #[error("the response was cut or malformed: {0}")]
     Body(String),
+    /// The body is JSON but not in the expected shape, or over a limit of what is kept.
+    #[error("the answer is not what was expected: {0}")]
+    Unexpected(String),
+    /// A download slower than the minimum rate over one window.
+    #[error("slower than {bytes_per_second} bytes/s over {window:?}, the minimum download rate")]
+    TooSlow {
+        /// The minimum rate, in bytes per second.
+        bytes_per_second: u64,
+        /// The window it is averaged over.
+        window: Duration,
+    },
+    /// A download not complete within its overall deadline.
+    #[error("not complete within the {0:?} download deadline")]
+    Deadline(Duration),
 }
 
 impl NetError {
@@ -180,18 +212,38 @@ pub struct Download {
     pub validator: Option<String>,
 }
 
-/// One answer of [`Client::api_page`]: the body only when the status is 200.
+/// One answer of [`Client::api_page`]: the body (at most the document cap) only when the
+/// status is 200, for the caller to read into its own typed view.
 #[derive(Debug, Clone)]
 pub(crate) struct ApiPage {
     pub(crate) status: u16,
     pub(crate) headers: HeaderMap,
-    pub(crate) body: Option<serde_json::Value>,
+    pub(crate) body: Option<Vec<u8>>,
 }
 
-/// What an API request adds: a bearer token for one host (host, token).
-struct ApiRequest<'a> {
-    bearer: Option<(String, &'a str)>,
+/// A bearer token and the one origin (scheme, host, port) it may be sent to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bearer<'a> {
+    pub(crate) origin: &'a url::Origin,
+    pub(crate) token: &'a str,
 }
+
+/// What an API request adds: a bearer token for one origin.
+struct ApiRequest<'a> {
+    bearer: Option<Bearer<'a>>,
+}
+
+/// The minimum rate of a download body: at least `bytes_per_second` averaged over every
+/// `window`.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    bytes_per_second: u64,
+    window: Duration,
+}
+
+/// A shared memo slot of one document: the typed view, as `Any` so one table serves every
+/// type (the key names the type).
+type SharedDocument = Option<Arc<dyn Any + Send + Sync>>;
 
 /// The headers of one hop and whether a 429 is retried here.
 #[derive(Clone, Copy)]
@@ -215,7 +267,7 @@ pub struct Client {
     global: Arc<Semaphore>,
     hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
     probes: Memo<Probed>,
-    documents: Memo<Option<Arc<serde_json::Value>>>,
+    documents: Memo<SharedDocument>,
     downloads: Memo<Download>,
 }
 
@@ -268,15 +320,26 @@ impl Client {
         }
     }
 
-    /// A JSON document; `Ok(None)` when the server says it does not exist (404 or 410).
-    pub async fn document(&self, url: &str) -> Result<Option<Arc<serde_json::Value>>, NetError> {
-        self.documents.once(url, self.document_uncached(url)).await
+    /// A JSON document read as `T`, a typed view that keeps only the facts its caller uses
+    /// (see [`json`]); `Ok(None)` when the server says it does not exist (404 or 410). One
+    /// request per URL and type per run: the memo keeps the view, never the document.
+    pub async fn document<T>(&self, url: &str) -> Result<Option<Arc<T>>, NetError>
+    where
+        T: DeserializeOwned + Send + Sync + 'static,
+    {
+        let key = format!("{:?} {url}", TypeId::of::<T>());
+        let fetch = async {
+            let view = self.document_uncached::<T>(url).await?;
+            Ok(view.map(|view| Arc::new(view) as Arc<dyn Any + Send + Sync>))
+        };
+        let shared = self.documents.once(&key, fetch).await?;
+        Ok(shared.and_then(|view| view.downcast::<T>().ok()))
     }
 
-    async fn document_uncached(
+    async fn document_uncached<T: DeserializeOwned>(
         &self,
         url: &str,
-    ) -> Result<Option<Arc<serde_json::Value>>, NetError> {
+    ) -> Result<Option<T>, NetError> {
         let (held, _) = self
             .send(
                 Method::GET,
@@ -290,34 +353,25 @@ impl Client {
             404 | 410 => return Ok(None),
             status => return Err(NetError::Status(status)),
         }
-        let mut body = Vec::new();
-        read_body(held.response, self.config.document_cap, |chunk| {
-            body.extend_from_slice(chunk);
-        })
-        .await?;
-        let value =
-            serde_json::from_slice(&body).map_err(|e| NetError::Body(format!("not JSON: {e}")))?;
-        Ok(Some(Arc::new(value)))
+        let body = self.read_document(held.response).await?;
+        read_json(&body).map(Some)
     }
 
     /// One page of a JSON API (GitHub's) with its status and headers, never memoised (a
-    /// rate-limited page is asked again). `bearer` goes only to the first URL's host, never
-    /// across a redirect to another one. A 429 is returned at once, not retried: the caller
-    /// reads the API's own rate-limit headers. The body is read only on 200.
+    /// rate-limited page is asked again). The bearer token goes only to hops on its origin
+    /// (a redirect elsewhere is followed without it). A 429 is returned at once, not retried:
+    /// the caller reads the API's own rate-limit headers. The body is read only on 200.
     pub(crate) async fn api_page(
         &self,
-        url: &str,
+        url: &Url,
         accept: &str,
-        bearer: Option<&str>,
+        bearer: Option<Bearer<'_>>,
     ) -> Result<ApiPage, NetError> {
-        let url = parse(url)?;
-        let auth = ApiRequest {
-            bearer: bearer.map(|token| (url.host_str().unwrap_or_default().to_string(), token)),
-        };
+        let auth = ApiRequest { bearer };
         let (held, _) = self
             .send_with(
                 Method::GET,
-                url,
+                url.clone(),
                 Some(accept),
                 self.config.timeout,
                 Some(auth),
@@ -327,21 +381,22 @@ impl Client {
         let headers = held.response.headers().clone();
         let mut body = None;
         if status == 200 {
-            let mut bytes = Vec::new();
-            read_body(held.response, self.config.document_cap, |chunk| {
-                bytes.extend_from_slice(chunk);
-            })
-            .await?;
-            body = Some(
-                serde_json::from_slice(&bytes)
-                    .map_err(|e| NetError::Body(format!("not JSON: {e}")))?,
-            );
+            body = Some(self.read_document(held.response).await?);
         }
         Ok(ApiPage {
             status,
             headers,
             body,
         })
+    }
+
+    /// A document's bytes, under the document cap.
+    async fn read_document(&self, response: Response) -> Result<Vec<u8>, NetError> {
+        let cap = self.config.document_cap;
+        let declared = response.content_length().unwrap_or(0).min(cap);
+        let mut body = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
+        read_body(response, cap, None, |chunk| body.extend_from_slice(chunk)).await?;
+        Ok(body)
     }
 
     /// Download `url` (at most `cap` bytes), hashing it as it streams.
@@ -353,7 +408,19 @@ impl Client {
 
     async fn download_uncached(&self, url: &str, cap: u64) -> Result<Download, NetError> {
         let url = parse(url)?;
-        self.retrying(|| self.download_once(url.clone(), cap)).await
+        self.within_deadline(self.retrying(|| self.get_hashed(url.clone(), cap, |_| {})))
+            .await
+    }
+
+    /// `download` under the overall download deadline.
+    async fn within_deadline<T>(
+        &self,
+        download: impl std::future::Future<Output = Result<T, NetError>>,
+    ) -> Result<T, NetError> {
+        let deadline = self.config.download_deadline;
+        tokio::time::timeout(deadline, download)
+            .await
+            .unwrap_or(Err(NetError::Deadline(deadline)))
     }
 
     /// Runs `attempt` again after a backoff while it fails with a retryable error, up to
@@ -375,27 +442,28 @@ impl Client {
         }
     }
 
-    async fn download_once(&self, url: Url, cap: u64) -> Result<Download, NetError> {
-        self.get_hashed(url, cap, |_| {}).await
-    }
-
-    /// One GET of `url` that must answer 200: the body (at most `cap` bytes) is hashed and
-    /// handed to `on_chunk` as it streams.
+    /// One GET of `url` that must answer 200: the body (at most `cap` bytes, at least the
+    /// minimum rate) is hashed and handed to `on_chunk` as it streams.
     async fn get_hashed(
         &self,
         url: Url,
         cap: u64,
         mut on_chunk: impl FnMut(&[u8]),
     ) -> Result<Download, NetError> {
-        let timeout = self.config.download_timeout;
+        // The overall deadline (`within_deadline`) ends the attempt; this is only reqwest's.
+        let timeout = self.config.download_deadline;
         let (held, _) = self.send(Method::GET, url, None, timeout).await?;
         let status = held.response.status().as_u16();
         if status != 200 {
             return Err(NetError::Status(status));
         }
         let validator = validator(held.response.headers());
+        let pace = Pace {
+            bytes_per_second: self.config.min_download_rate,
+            window: self.config.rate_window,
+        };
         let mut hasher = Sha256::new();
-        let size = read_body(held.response, cap, |chunk| {
+        let size = read_body(held.response, cap, Some(pace), |chunk| {
             hasher.update(chunk);
             on_chunk(chunk);
         })
@@ -417,7 +485,7 @@ impl Client {
         dest: &Path,
     ) -> Result<Download, NetError> {
         let url = parse(url)?;
-        self.retrying(|| self.download_file_once(url.clone(), cap, dest))
+        self.within_deadline(self.retrying(|| self.download_file_once(url.clone(), cap, dest)))
             .await
     }
 
@@ -474,11 +542,13 @@ impl Client {
         for _ in 0..=self.config.max_redirects {
             check_url(&current, self.config.allow_loopback)?;
             let wire = guard::wire_url(&current, self.config.allow_loopback);
+            // Compared as parsed origins: a URL that only starts with the API's text
+            // (`https://api.example@elsewhere/`, `https://api.example.evil/`) is elsewhere.
             let bearer = api
                 .as_ref()
-                .and_then(|a| a.bearer.as_ref())
-                .filter(|(host, _)| current.host_str() == Some(host.as_str()))
-                .map(|(_, token)| *token);
+                .and_then(|a| a.bearer)
+                .filter(|b| current.origin() == *b.origin)
+                .map(|b| b.token);
             let hop = Hop {
                 accept,
                 bearer,
@@ -615,28 +685,110 @@ fn validator(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Stream a body into `sink`, refusing more than `cap` bytes (a declared length over the
-/// cap is refused before reading). Returns the number of bytes read.
+/// cap is refused before reading) and, with a `pace`, a body slower than its minimum rate.
+/// Returns the number of bytes read.
 async fn read_body(
     mut response: Response,
     cap: u64,
+    pace: Option<Pace>,
     mut sink: impl FnMut(&[u8]),
 ) -> Result<u64, NetError> {
     if response.content_length().is_some_and(|len| len > cap) {
         return Err(NetError::TooLarge { cap });
     }
+    let mut meter = pace.map(Meter::new);
     let mut size = 0u64;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| NetError::Body(innermost(&e)))?
-    {
+    loop {
+        let next = match &mut meter {
+            None => response.chunk().await,
+            // `chunk` is cancel-safe: a window ending while it waits loses nothing.
+            Some(meter) => {
+                let waited = tokio::time::timeout_at(meter.window_end(), response.chunk()).await;
+                let Ok(next) = waited else {
+                    meter.check(0)?;
+                    continue;
+                };
+                next
+            }
+        };
+        let Some(chunk) = next.map_err(|e| NetError::Body(innermost(&e)))? else {
+            return Ok(size);
+        };
         size += chunk.len() as u64;
         if size > cap {
             return Err(NetError::TooLarge { cap });
         }
+        if let Some(meter) = &mut meter {
+            meter.check(chunk.len() as u64)?;
+        }
         sink(&chunk);
     }
-    Ok(size)
+}
+
+/// Bytes received in the current window of a paced body.
+struct Meter {
+    pace: Pace,
+    start: Instant,
+    bytes: u64,
+}
+
+impl Meter {
+    fn new(pace: Pace) -> Meter {
+        Meter {
+            pace,
+            start: Instant::now(),
+            bytes: 0,
+        }
+    }
+
+    fn window_end(&self) -> Instant {
+        self.start + self.pace.window
+    }
+
+    /// Count `bytes`; at the end of a window, fail when it carried less than the minimum
+    /// rate, else start the next window.
+    fn check(&mut self, bytes: u64) -> Result<(), NetError> {
+        self.bytes += bytes;
+        let now = Instant::now();
+        if now < self.window_end() {
+            return Ok(());
+        }
+        let wanted = self.pace.bytes_per_second as f64 * (now - self.start).as_secs_f64();
+        if (self.bytes as f64) < wanted {
+            return Err(NetError::TooSlow {
+                bytes_per_second: self.pace.bytes_per_second,
+                window: self.pace.window,
+            });
+        }
+        self.start = now;
+        self.bytes = 0;
+        Ok(())
+    }
+}
+
+/// A document's bytes as `T`: not JSON is a cut or malformed body, JSON of another shape (or
+/// over a cap of the view) is [`NetError::Unexpected`].
+fn read_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, NetError> {
+    read_json_with(body, std::marker::PhantomData::<T>)
+}
+
+/// [`read_json`] through a seed (a view that hands each item to its caller as it is read),
+/// for an [`ApiPage`]'s body.
+pub(crate) fn read_json_with<'de, S: serde::de::DeserializeSeed<'de>>(
+    body: &'de [u8],
+    seed: S,
+) -> Result<S::Value, NetError> {
+    let mut reader = serde_json::Deserializer::from_slice(body);
+    let value = seed.deserialize(&mut reader).map_err(|e| json_error(&e))?;
+    reader.end().map_err(|e| json_error(&e))?;
+    Ok(value)
+}
+
+fn json_error(e: &serde_json::Error) -> NetError {
+    match e.classify() {
+        serde_json::error::Category::Data => NetError::Unexpected(e.to_string()),
+        _ => NetError::Body(format!("not JSON: {e}")),
+    }
 }
 
 /// Map reqwest's error to ours, recognising the resolver's refusals in its source chain.

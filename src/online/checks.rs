@@ -170,6 +170,13 @@ fn unreachable(doc: &ManifestDoc, at: &str, url: &str, error: &NetError) -> Diag
                 ),
             )
             .help("raise --archive-cap (MiB) if the archive really is that large"),
+        e @ (NetError::TooSlow { .. } | NetError::Deadline(_)) => doc
+            .at(
+                Code::ArchiveUnreachable,
+                at,
+                format!("archive `{url}` could not be downloaded: {e}"),
+            )
+            .help("the server sends too slowly; run again later, or check the URL"),
         e => doc
             .at(
                 Code::ArchiveUnreachable,
@@ -197,8 +204,20 @@ async fn package(context: &Context, doc: &ManifestDoc, target: &PackageTarget) -
     if context.cached(&key).is_some() {
         return Vec::new();
     }
-    let document = match context.client.document(&url).await {
-        Ok(document) => document,
+    let client = &context.client;
+    let verdict = if *npm {
+        client
+            .document::<packages::NpmAnswer>(&url)
+            .await
+            .map(|doc| packages::npm_verdict(doc.as_deref(), version.as_deref()))
+    } else {
+        client
+            .document::<packages::PypiAnswer>(&url)
+            .await
+            .map(|doc| packages::pypi_verdict(doc.as_deref(), version.as_deref()))
+    };
+    let verdict = match verdict {
+        Ok(verdict) => verdict,
         Err(error) => {
             return vec![doc
                 .at(
@@ -208,11 +227,6 @@ async fn package(context: &Context, doc: &ManifestDoc, target: &PackageTarget) -
                 )
                 .help("run again later, or check the configured registry base URL")]
         }
-    };
-    let verdict = if *npm {
-        packages::npm_verdict(document.as_deref(), version.as_deref())
-    } else {
-        packages::pypi_verdict(document.as_deref(), version.as_deref())
     };
     let finding = package_finding(doc, pointer, *npm, name, version.as_deref(), verdict);
     if finding.is_none() {

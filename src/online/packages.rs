@@ -1,12 +1,20 @@
-//! What npm's and `PyPI`'s metadata documents say about a pinned package version.
+//! What npm's and `PyPI`'s metadata documents say about a pinned package version, read into
+//! typed views that keep only that (`net::json`: capped strings and version counts, the rest
+//! of the document skipped), shared by the online rules and `update`.
 //!
 //! npm: `GET <npm>/<name>` (`@scope%2fname` for scoped names) answers
 //! `{"name", "dist-tags": {"latest"}, "versions": {"1.2.3": {"deprecated": "…"}}}`.
 //! `PyPI`: `GET <pypi>/pypi/<name>/json` answers
 //! `{"info": {"version"}, "releases": {"1.2.3": [{"yanked": bool, "yanked_reason"}]}}`.
 
-use serde_json::Value;
+use std::collections::BTreeMap;
 
+use serde::de::SeqAccess;
+use serde::Deserialize;
+
+use crate::net::json::{
+    deserialize_leniently, Flag, Lenient, Message, Obj, Text, Versions, MAX_VERSION_LEN,
+};
 use crate::rules::Version;
 
 /// The verdict on one package spec.
@@ -22,6 +30,109 @@ pub(crate) enum Verdict {
     NoFiles,
     Deprecated(String),
     Yanked(Option<String>),
+}
+
+/// An npm package document: `dist-tags.latest` and each version's `deprecated` message
+/// (`None` when the answer is not an object).
+pub(crate) type NpmAnswer = Obj<NpmDocument>;
+
+/// A `PyPI` project document: `info.version` and each release's files, counted.
+pub(crate) type PypiAnswer = Obj<PypiDocument>;
+
+/// What `update` and the online rules read of an npm package document.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct NpmDocument {
+    #[serde(rename = "dist-tags")]
+    dist_tags: Obj<NpmDistTags>,
+    versions: Versions<Obj<NpmVersion>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct NpmDistTags {
+    latest: Text<MAX_VERSION_LEN>,
+}
+
+/// One version of an npm package: only its `deprecated` message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct NpmVersion {
+    deprecated: Message,
+}
+
+impl NpmDocument {
+    /// Every version key with whether it is deprecated; `None` when `versions` is not an
+    /// object.
+    pub(crate) fn versions(&self) -> Option<impl Iterator<Item = (&str, bool)>> {
+        let versions = self.versions.0.as_ref()?;
+        Some(
+            versions
+                .iter()
+                .map(|(key, meta)| (key.as_str(), npm_deprecation(meta).is_some())),
+        )
+    }
+}
+
+/// What `update` and the online rules read of a `PyPI` project document.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct PypiDocument {
+    info: Obj<PypiInfo>,
+    releases: Versions<PypiRelease>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PypiInfo {
+    version: Text<MAX_VERSION_LEN>,
+}
+
+/// A release's list of files, counted as it is read: how many, whether one is not yanked,
+/// the first non-blank `yanked_reason`. A value that is not a list has no files.
+#[derive(Debug, Default)]
+pub(crate) struct PypiRelease {
+    files: usize,
+    installable: bool,
+    reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PypiFile {
+    yanked: Flag,
+    yanked_reason: Message,
+}
+
+impl Lenient for PypiRelease {
+    fn seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut release = PypiRelease::default();
+        while let Some(Obj(file)) = seq.next_element::<Obj<PypiFile>>()? {
+            release.files += 1;
+            // As `file["yanked"] != true` reads: a file that is not an object is not yanked.
+            release.installable |= file.as_ref().and_then(|f| f.yanked.0) != Some(true);
+            let reason = file.and_then(|f| f.yanked_reason.0);
+            if release.reason.is_none() {
+                release.reason = reason.filter(|r| !r.trim().is_empty());
+            }
+        }
+        Ok(release)
+    }
+}
+
+deserialize_leniently!(PypiRelease);
+
+impl PypiDocument {
+    /// Every release key with whether it has a file to install; `None` when `releases` is
+    /// not an object.
+    pub(crate) fn releases(&self) -> Option<impl Iterator<Item = (&str, bool)>> {
+        let releases = self.releases.0.as_ref()?;
+        Some(
+            releases
+                .iter()
+                .map(|(key, release)| (key.as_str(), release.installable)),
+        )
+    }
 }
 
 /// The npm metadata URL of `name`: the scope's `/` is percent-encoded, as npm expects.
@@ -45,9 +156,9 @@ fn encode(name: &str) -> String {
         .collect()
 }
 
-/// The key of `map` naming `version`: exactly, else the same X.Y.Z read as numbers
+/// The entry of `map` naming `version`: exactly, else the same X.Y.Z read as numbers
 /// (`2026.07.20` is published as `2026.7.20`).
-fn version_key<'a>(map: &'a serde_json::Map<String, Value>, version: &str) -> Option<&'a Value> {
+fn version_key<'a, V>(map: &'a BTreeMap<String, V>, version: &str) -> Option<&'a V> {
     if let Some(value) = map.get(version) {
         return Some(value);
     }
@@ -58,61 +169,59 @@ fn version_key<'a>(map: &'a serde_json::Map<String, Value>, version: &str) -> Op
 }
 
 /// `doc` is `None` when npm answered 404.
-pub(crate) fn npm_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
-    match pinned(doc, version, "versions", "/dist-tags/latest") {
+pub(crate) fn npm_verdict(doc: Option<&NpmAnswer>, version: Option<&str>) -> Verdict {
+    let Some(Obj(doc)) = doc else {
+        return Verdict::NoPackage;
+    };
+    let latest = doc
+        .as_ref()
+        .and_then(|d| d.dist_tags.0.as_ref()?.latest.0.clone());
+    let versions = doc.as_ref().and_then(|d| d.versions.0.as_ref());
+    match pinned(versions, version, latest) {
         Err(verdict) => verdict,
         Ok(meta) => npm_deprecation(meta).map_or(Verdict::Ok, |m| Verdict::Deprecated(m.into())),
     }
 }
 
 /// `doc` is `None` when `PyPI` answered 404. A release is yanked when all its files are.
-pub(crate) fn pypi_verdict(doc: Option<&Value>, version: Option<&str>) -> Verdict {
-    let files = match pinned(doc, version, "releases", "/info/version") {
-        Err(verdict) => return verdict,
-        Ok(files) => files.as_array().map(Vec::as_slice).unwrap_or_default(),
+pub(crate) fn pypi_verdict(doc: Option<&PypiAnswer>, version: Option<&str>) -> Verdict {
+    let Some(Obj(doc)) = doc else {
+        return Verdict::NoPackage;
     };
-    if files.is_empty() {
+    let latest = doc
+        .as_ref()
+        .and_then(|d| d.info.0.as_ref()?.version.0.clone());
+    let releases = doc.as_ref().and_then(|d| d.releases.0.as_ref());
+    let release = match pinned(releases, version, latest) {
+        Err(verdict) => return verdict,
+        Ok(release) => release,
+    };
+    if release.files == 0 {
         return Verdict::NoFiles;
     }
-    if !pypi_installable(files) {
-        let reason = files
-            .iter()
-            .filter_map(|f| f["yanked_reason"].as_str())
-            .find(|r| !r.trim().is_empty());
-        return Verdict::Yanked(reason.map(str::to_string));
+    if !release.installable {
+        return Verdict::Yanked(release.reason.clone());
     }
     Verdict::Ok
 }
 
-/// The entry of the pinned `version` in `doc[list]`, or the verdict reached without one:
-/// no package, no pin, or no such version (`latest` points at the newest one named).
-fn pinned<'a>(
-    doc: Option<&'a Value>,
+/// The entry of the pinned `version` in `list` (`None` when the document has no such
+/// object), or the verdict reached without one: no pin, or no such version (`latest` is
+/// the newest one the document names).
+fn pinned<'a, V>(
+    list: Option<&'a BTreeMap<String, V>>,
     version: Option<&str>,
-    list: &str,
-    latest: &str,
-) -> Result<&'a Value, Verdict> {
-    let doc = doc.ok_or(Verdict::NoPackage)?;
+    latest: Option<String>,
+) -> Result<&'a V, Verdict> {
     let version = version.ok_or(Verdict::Ok)?;
-    let entries = doc[list].as_object();
-    entries
-        .and_then(|map| version_key(map, version))
-        .ok_or_else(|| Verdict::NoVersion {
-            latest: doc
-                .pointer(latest)
-                .and_then(Value::as_str)
-                .map(str::to_string),
-        })
+    list.and_then(|map| version_key(map, version))
+        .ok_or(Verdict::NoVersion { latest })
 }
 
 /// The message of an npm version's `deprecated` field; a blank one does not count.
-pub(crate) fn npm_deprecation(meta: &Value) -> Option<&str> {
-    meta["deprecated"].as_str().filter(|m| !m.trim().is_empty())
-}
-
-/// Whether a `PyPI` release has a file to install: at least one not yanked.
-pub(crate) fn pypi_installable(files: &[Value]) -> bool {
-    files.iter().any(|f| f["yanked"].as_bool() != Some(true))
+fn npm_deprecation(meta: &Obj<NpmVersion>) -> Option<&str> {
+    let message = meta.0.as_ref()?.deprecated.0.as_deref()?;
+    (!message.trim().is_empty()).then_some(message)
 }
 
 #[cfg(test)]
@@ -134,39 +243,53 @@ mod tests {
 
     #[test]
     fn npm_documents_give_each_verdict() {
-        let doc = json!({
+        let doc = answer(json!({
             "name": "a", "dist-tags": {"latest": "2.0.0"},
-            "versions": {"1.0.0": {"deprecated": "use 2"}, "2.0.0": {}}
-        });
-        assert_eq!(npm_verdict(Some(&doc), Some("2.0.0")), Verdict::Ok);
+            "versions": {"1.0.0": {"deprecated": "use 2"}, "2.0.0": {}, "3.0.0": {"deprecated": " "}}
+        }));
+        let verdict = |v| npm_verdict(Some(&doc), Some(v));
+        assert_eq!(verdict("2.0.0"), Verdict::Ok);
         assert_eq!(
-            npm_verdict(Some(&doc), Some("1.0.0")),
-            Verdict::Deprecated("use 2".into())
+            verdict("3.0.0"),
+            Verdict::Ok,
+            "a blank message does not count"
         );
+        assert_eq!(verdict("1.0.0"), Verdict::Deprecated("use 2".into()));
         assert_eq!(
-            npm_verdict(Some(&doc), Some("3.0.0")),
+            verdict("4.0.0"),
             Verdict::NoVersion {
                 latest: Some("2.0.0".into())
             }
         );
         assert_eq!(npm_verdict(None, Some("1.0.0")), Verdict::NoPackage);
+        let not_an_object = answer(json!(["1.0.0"]));
+        assert_eq!(
+            npm_verdict(Some(&not_an_object), Some("1.0.0")),
+            Verdict::NoVersion { latest: None }
+        );
+    }
+
+    fn answer<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+        serde_json::from_value(value).unwrap()
     }
 
     #[test]
     fn pypi_releases_are_yanked_only_when_every_file_is() {
-        let doc = json!({"info": {"version": "1.1"}, "releases": {
+        let doc: PypiAnswer = answer(json!({"info": {"version": "1.1"}, "releases": {
             "1.0": [{"yanked": true, "yanked_reason": "broken"}, {"yanked": true}],
             "1.1": [{"yanked": true}, {"yanked": false}],
-            "0.9": []
-        }});
+            "1.2": ["not an object"],
+            "0.9": [],
+            "0.8": {"not": "a list"}
+        }}));
+        let verdict = |v| pypi_verdict(Some(&doc), Some(v));
+        assert_eq!(verdict("1.0"), Verdict::Yanked(Some("broken".into())));
+        assert_eq!(verdict("1.1"), Verdict::Ok);
+        assert_eq!(verdict("1.2"), Verdict::Ok);
+        assert_eq!(verdict("0.9"), Verdict::NoFiles);
+        assert_eq!(verdict("0.8"), Verdict::NoFiles);
         assert_eq!(
-            pypi_verdict(Some(&doc), Some("1.0")),
-            Verdict::Yanked(Some("broken".into()))
-        );
-        assert_eq!(pypi_verdict(Some(&doc), Some("1.1")), Verdict::Ok);
-        assert_eq!(pypi_verdict(Some(&doc), Some("0.9")), Verdict::NoFiles);
-        assert_eq!(
-            pypi_verdict(Some(&doc), Some("2.0")),
+            verdict("2.0"),
             Verdict::NoVersion {
                 latest: Some("1.1".into())
             }
@@ -175,7 +298,20 @@ mod tests {
 
     #[test]
     fn versions_match_as_numbers() {
-        let doc = json!({"versions": {"2026.7.20": {}}});
+        let doc: NpmAnswer = answer(json!({"versions": {"2026.7.20": {}}}));
         assert_eq!(npm_verdict(Some(&doc), Some("2026.07.20")), Verdict::Ok);
+    }
+
+    #[test]
+    fn a_long_deprecation_message_is_cut_and_the_rest_of_a_version_skipped() {
+        let zeros = vec![0u8; 100_000];
+        let doc: NpmAnswer = answer(json!({
+            "versions": {"1.0.0": {"deprecated": "x".repeat(10_000), "dist": zeros}},
+            "time": {"1.0.0": "2026-01-01"}
+        }));
+        let Verdict::Deprecated(message) = npm_verdict(Some(&doc), Some("1.0.0")) else {
+            panic!("not deprecated");
+        };
+        assert!(message.len() < 1_000, "{}", message.len());
     }
 }

@@ -2,11 +2,20 @@
 //! file-name version of GitHub archive URLs, `sha256` pins), written through
 //! [`Editor`] so every other byte stays, then the entry re-validated and the file restored
 //! when anything fails.
+//!
+//! Only what is derived is written: a new archive URL is the release asset's download URL
+//! only when that is a release download of the same repository on the same scheme, host and
+//! port as the current URL, at the release's tag and the expected file name, with no dot
+//! segment and nothing the URL parser would normalise away; anything else is an error
+//! naming the asset, before any file is touched.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::sources::{Offer, Release};
+use percent_encoding::percent_decode_str;
+use url::Url;
+
+use super::sources::{Asset, Offer, Release};
 use super::{Candidate, Context};
 use crate::diagnostics::Severity;
 use crate::fs::replace_file;
@@ -36,29 +45,107 @@ pub(super) fn github_repository(
         return None;
     }
     let all_assets = dist.binary.iter().all(|target| {
-        asset_path(target).is_some_and(|(host, o, r, _, _)| {
-            hosts.contains(&host.as_str())
-                && o.eq_ignore_ascii_case(&owner)
-                && r.eq_ignore_ascii_case(&repo)
+        asset_path(target).is_some_and(|at| {
+            at.url.host_str().is_some_and(|host| hosts.contains(&host))
+                && at.owner.eq_ignore_ascii_case(&owner)
+                && at.repo.eq_ignore_ascii_case(&repo)
         })
     });
     all_assets.then_some((owner, repo))
 }
 
-/// Host, owner, repo, tag and file name of a release-asset archive URL.
-fn asset_path(target: &BinaryTarget) -> Option<(String, String, String, String, String)> {
-    let url = url::Url::parse(target.archive.as_deref()?).ok()?;
-    let segments: Vec<&str> = url.path_segments()?.collect();
-    let [owner, repo, "releases", "download", tag, file] = segments.as_slice() else {
-        return None;
+/// A release-asset archive URL, `…/<owner>/<repo>/releases/download/<tag>/<file>`, with its
+/// segments (the tag and file percent-decoded).
+struct AssetUrl {
+    url: Url,
+    owner: String,
+    repo: String,
+    tag: String,
+    file: String,
+}
+
+impl AssetUrl {
+    fn parse(text: &str) -> Option<AssetUrl> {
+        let url = Url::parse(text).ok()?;
+        let segments: Vec<&str> = url.path_segments()?.collect();
+        let [owner, repo, "releases", "download", tag, file] = segments.as_slice() else {
+            return None;
+        };
+        let decode = |s: &str| percent_decode_str(s).decode_utf8().ok().map(String::from);
+        Some(AssetUrl {
+            owner: (*owner).to_string(),
+            repo: (*repo).to_string(),
+            tag: decode(tag)?,
+            file: decode(file)?,
+            url,
+        })
+    }
+}
+
+/// The target's archive URL read as a release asset.
+fn asset_path(target: &BinaryTarget) -> Option<AssetUrl> {
+    AssetUrl::parse(target.archive.as_deref()?)
+}
+
+/// Whether a path segment is a dot segment, as URL parsers read it (`.`, `..`, `%2e`, …).
+fn is_dot_segment(segment: &str) -> bool {
+    let lower = segment.to_ascii_lowercase();
+    matches!(
+        lower.as_str(),
+        "." | ".." | "%2e" | "%2e." | ".%2e" | "%2e%2e"
+    )
+}
+
+/// The asset's download URL when it is one `update` may write in place of `current`: a
+/// release download of the same repository on the same scheme, host and port, at the
+/// release's tag and the asset's name, with no dot segment, credentials, query or fragment,
+/// and exactly as the URL parser writes it (so nothing was normalised away). Otherwise the
+/// message names the asset and what is wrong.
+fn checked_asset_url(
+    current: &AssetUrl,
+    release: &Release,
+    asset: &Asset,
+) -> Result<String, String> {
+    let expected = format!(
+        "a release download of {}/{} on {} at tag `{}`",
+        current.owner,
+        current.repo,
+        current.url.origin().ascii_serialization(),
+        release.tag
+    );
+    let refuse = |what: &str| {
+        format!(
+            "release `{}` asset `{}`: {what}; expected {expected}, nothing written",
+            release.tag, asset.name
+        )
     };
-    Some((
-        url.host_str()?.to_string(),
-        owner.to_string(),
-        repo.to_string(),
-        tag.to_string(),
-        file.to_string(),
-    ))
+    let raw = asset.url.as_deref().ok_or_else(|| {
+        refuse(&format!(
+            "no download URL (missing, or longer than {} bytes)",
+            super::sources::MAX_URL_LEN
+        ))
+    })?;
+    let unexpected = || refuse(&format!("its download URL `{raw}` is not one"));
+    if raw.split(['/', '\\']).any(is_dot_segment) {
+        return Err(refuse(&format!(
+            "its download URL `{raw}` has a dot segment"
+        )));
+    }
+    let parsed = AssetUrl::parse(raw).ok_or_else(unexpected)?;
+    let url = &parsed.url;
+    let plain = url.as_str() == raw
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.query().is_none()
+        && url.fragment().is_none();
+    let same_place = url.origin() == current.url.origin()
+        && url.scheme() == current.url.scheme()
+        && parsed.owner.eq_ignore_ascii_case(&current.owner)
+        && parsed.repo.eq_ignore_ascii_case(&current.repo);
+    if !(plain && same_place && parsed.tag == release.tag && parsed.file == asset.name) {
+        return Err(unexpected());
+    }
+    Ok(raw.to_string())
 }
 
 /// Edit, write, re-validate; the file is restored on any failure.
@@ -126,7 +213,8 @@ async fn edits(
     }
     let release = offers
         .iter()
-        .find_map(|o| o.releases.get(&to))
+        .find_map(|o| o.release.as_ref())
+        .filter(|r| r.version == to)
         .ok_or_else(|| format!("no GitHub release serves {new}"))?;
     for target in &candidate.dist.binary {
         edits.extend(archive_edits(context, target, release, &new).await?);
@@ -146,25 +234,21 @@ fn pin_edit(package: &Package, npm: bool, new: &str) -> Option<(String, String)>
 }
 
 /// The target's new archive URL (the release's asset named like the old file with the new
-/// version) and, when the target pins one, its new `sha256`: the published digest, else the
-/// hash of the downloaded asset.
+/// version, its URL checked by [`checked_asset_url`]) and, when the target pins one, its new
+/// `sha256`: the published digest, else the hash of the downloaded asset.
 async fn archive_edits(
     context: &Context,
     target: &BinaryTarget,
     release: &Release,
     new: &str,
 ) -> Result<Vec<(String, String)>, String> {
-    let (_, _, _, tag, file) = asset_path(target).expect("checked by github_repository");
-    let archive = target.archive.as_deref().unwrap_or_default();
-    let path = url::Url::parse(archive)
-        .map(|u| u.path().to_string())
-        .unwrap_or_default();
-    let old = url_versions(&path)
+    let current = asset_path(target).ok_or("the archive URL is not a release asset")?;
+    let old = url_versions(current.url.path())
         .into_iter()
         .next()
-        .or_else(|| super::sources::tag_version(&tag).map(|v| v.to_string()))
+        .or_else(|| super::sources::tag_version(&current.tag).map(|v| v.to_string()))
         .unwrap_or_default();
-    let wanted = replace_version(&file, &old, new);
+    let wanted = replace_version(&current.file, &old, new);
     let asset = release
         .assets
         .iter()
@@ -175,16 +259,17 @@ async fn archive_edits(
                 release.tag, target.platform
             )
         })?;
-    let mut edits = vec![(format!("{}/archive", target.pointer), asset.url.clone())];
+    let url = checked_asset_url(&current, release, asset)?;
+    let mut edits = vec![(format!("{}/archive", target.pointer), url.clone())];
     if target.sha256.is_some() {
         let sha256 = if let Some(digest) = &asset.sha256 {
             digest.clone()
         } else {
             let download = context
                 .client
-                .download(&asset.url, context.options.archive_cap)
+                .download(&url, context.options.archive_cap)
                 .await
-                .map_err(|e| format!("cannot hash `{}`: {e}", asset.url))?;
+                .map_err(|e| format!("cannot hash `{url}`: {e}"))?;
             download.sha256
         };
         edits.push((format!("{}/sha256", target.pointer), sha256));
@@ -218,6 +303,53 @@ fn replace_version(text: &str, old: &str, new: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_release_download_of_the_same_repository_and_place_is_written() {
+        let base = "https://github.com/Example/agent/releases/download";
+        let current = AssetUrl::parse(&format!("{base}/v1.0.0/agent-1.0.0.tar.gz")).unwrap();
+        let release = Release {
+            version: crate::rules::PreviewVersion::parse("1.1.0").unwrap(),
+            tag: "v1.1.0".into(),
+            assets: Vec::new(),
+        };
+        let check = |url: Option<&str>| {
+            let asset = Asset {
+                name: "agent-1.1.0.tar.gz".into(),
+                url: url.map(str::to_string),
+                sha256: None,
+            };
+            checked_asset_url(&current, &release, &asset)
+        };
+        let good = "https://github.com/example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz";
+        assert_eq!(check(Some(good)).as_deref(), Ok(good));
+        for foreign in [
+            "https://evil.example/example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com:8443/example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "http://github.com/example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com/other/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com/example/agent/releases/download/v1.0.0/agent-1.1.0.tar.gz",
+            "https://github.com/example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz?x=1",
+            "https://github.com/example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz#x",
+            "https://u@github.com/example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com/example/agent/releases/download/v1.1.0/../../../../evil/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com/x/../example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com/example/agent/releases/download/v1.1.0/%2e%2E/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com/example/agent/./releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com/example\\agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://GitHub.com/example/agent/releases/download/v1.1.0/agent-1.1.0.tar.gz",
+            "https://github.com/example/agent/releases/download/v1.1.0/other.tar.gz",
+            "not a url",
+        ] {
+            let error = check(Some(foreign)).unwrap_err();
+            assert!(
+                error.starts_with("release `v1.1.0` asset `agent-1.1.0.tar.gz`: ")
+                    && error.ends_with("nothing written"),
+                "{foreign}: {error}"
+            );
+        }
+        assert!(check(None).unwrap_err().contains("no download URL"));
+    }
 
     #[test]
     fn file_name_versions_are_replaced_whole() {

@@ -263,7 +263,18 @@ async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offe
         offers.push(sources::pypi(client, &context.endpoints.pypi, name).await?);
     }
     if let Some((owner, repo)) = &candidate.github {
-        offers.push(sources::github(client, &context.github, owner, repo).await?);
+        // Only the release `select` can choose keeps its assets: on the channel and offered
+        // by every other source (their version lists are sorted).
+        let channel = context.options.channel;
+        let others = &offers;
+        let eligible = |v| {
+            select::follows(channel, v)
+                && others
+                    .iter()
+                    .all(|o: &Offer| o.versions.binary_search(&v).is_ok())
+        };
+        let github = sources::github(client, &context.github, owner, repo, &eligible).await?;
+        offers.push(github);
     }
     Ok(offers)
 }

@@ -23,14 +23,19 @@ pub(crate) enum Decision {
     NoCommon,
 }
 
-/// The versions of `offer` on `channel`: stable sees only `X.Y.Z`; preview sees previews
-/// and stable versions (a newer stable overtakes a preview).
+/// Whether `channel` follows `version`: stable sees only `X.Y.Z`; preview sees previews and
+/// stable versions (a newer stable overtakes a preview).
+pub(crate) fn follows(channel: Channel, version: PreviewVersion) -> bool {
+    channel == Channel::Preview || version.preview.is_none()
+}
+
+/// The versions of `offer` on `channel`.
 fn on_channel(offer: &Offer, channel: Channel) -> impl Iterator<Item = PreviewVersion> + '_ {
     offer
         .versions
         .iter()
         .copied()
-        .filter(move |v| channel == Channel::Preview || v.preview.is_none())
+        .filter(move |v| follows(channel, *v))
 }
 
 pub(crate) fn select(current: PreviewVersion, offers: &[Offer], channel: Channel) -> Selection {
@@ -69,7 +74,6 @@ pub(crate) fn select(current: PreviewVersion, offers: &[Offer], channel: Channel
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn offer(name: &str, versions: &[&str]) -> Offer {
         Offer {
@@ -78,7 +82,7 @@ mod tests {
                 .iter()
                 .map(|v| PreviewVersion::parse(v).unwrap())
                 .collect(),
-            releases: BTreeMap::new(),
+            release: None,
         }
     }
 

@@ -1,26 +1,39 @@
 //! What each update source offers: the versions npm, `PyPI` and GitHub releases serve, as
-//! [`PreviewVersion`]s, read from the services' real response shapes.
+//! [`PreviewVersion`]s, read from the services' real response shapes into typed views that
+//! keep only those facts (`net::json`; nothing of a whole answer is held or memoised).
 //!
 //! - npm `GET <npm>/<name>`: every key of `versions` whose entry is not `deprecated`;
 //!   prereleases other than `-preview.N` do not parse and are left out.
 //! - `PyPI` `GET <pypi>/pypi/<name>/json`: every key of `releases` with at least one file not
 //!   yanked; `X.Y.ZrcN` (PEP 440's spelling of `X.Y.Z-preview.N`) is a preview.
 //! - GitHub `GET <api>/repos/<owner>/<repo>/releases?per_page=100&page=N`, every page (the
-//!   `Link: rel="next"` header): non-draft releases, tag `v` stripped, `X.Y` read as `X.Y.0`;
-//!   a release marked `prerelease` counts only as a preview (`-preview.N` tag).
+//!   `Link: rel="next"` header, followed only on the API's origin): non-draft releases, tag
+//!   `v` stripped, `X.Y` read as `X.Y.0`; a release marked `prerelease` counts only as a
+//!   preview (`-preview.N` tag). Of the releases only the one the update could move to (the
+//!   highest version the caller finds eligible) keeps its assets.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::HeaderMap;
-use serde_json::Value;
+use serde::de::{DeserializeSeed, Deserializer, Error as _, SeqAccess, Visitor};
+use serde::Deserialize;
+use url::Url;
 
-use crate::net::{retry_after, Client, NetError};
-use crate::online::packages::{npm_deprecation, npm_url, pypi_installable, pypi_url};
+use crate::net::json::{deserialize_leniently, Flag, Lenient, Obj, Text, MAX_VERSION_LEN};
+use crate::net::{read_json_with, retry_after, Bearer, Client, NetError};
+use crate::online::packages::{npm_url, pypi_url, NpmAnswer, PypiAnswer};
 use crate::rules::PreviewVersion;
 
 /// Pages of releases read at most (10,000 releases).
 const MAX_PAGES: usize = 100;
+/// Releases one page may list: the `per_page` asked.
+const PER_PAGE: usize = 100;
+/// Assets one release may list (GitHub's own limit is 1,000).
+const MAX_ASSETS: usize = 1_000;
+/// The longest asset name kept.
+const MAX_ASSET_NAME: usize = 1_024;
+/// The longest download URL kept; a longer one reads as missing.
+pub(crate) const MAX_URL_LEN: usize = 2_048;
 /// Times a rate-limited GitHub page is waited for and asked again.
 const RATE_LIMIT_RETRIES: u32 = 3;
 const GITHUB_ACCEPT: &str = "application/vnd.github+json";
@@ -50,83 +63,62 @@ pub(crate) enum SourceError {
     },
     #[error("{0}: more than {MAX_PAGES} pages of releases")]
     TooManyPages(String),
+    #[error(
+        "{source_name}: the next page `{url}` is not on the API's origin `{origin}`; refused \
+         (the token and the pagination stay on the configured API)"
+    )]
+    ForeignPage {
+        source_name: String,
+        url: String,
+        origin: String,
+    },
 }
 
 /// One release asset as the GitHub API lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Asset {
     pub(crate) name: String,
-    pub(crate) url: String,
+    /// `browser_download_url`; `None` when missing or longer than [`MAX_URL_LEN`].
+    pub(crate) url: Option<String>,
     /// Lowercase hex of the published `sha256:` digest, when GitHub has one.
     pub(crate) sha256: Option<String>,
 }
 
-/// A GitHub release: its tag and assets.
+/// A GitHub release: its version, tag and assets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Release {
+    pub(crate) version: PreviewVersion,
     pub(crate) tag: String,
     pub(crate) assets: Vec<Asset>,
 }
 
-/// What one source serves. `releases` is filled for GitHub only.
+/// What one source serves. `release` is GitHub's only: the highest eligible release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Offer {
     /// How findings name the source: ``npm `name` ``, ``PyPI `name` ``, `GitHub releases of o/r`.
     pub(crate) name: String,
     pub(crate) versions: Vec<PreviewVersion>,
-    pub(crate) releases: BTreeMap<PreviewVersion, Release>,
+    pub(crate) release: Option<Release>,
 }
 
 pub(crate) async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
-    let listed = Listed {
-        name: format!("npm `{package}`"),
-        field: "versions",
-        keep: |meta| npm_deprecation(meta).is_none(),
-        parse: PreviewVersion::parse,
-    };
-    listed.offer(client, &npm_url(base, package)).await
+    let name = format!("npm `{package}`");
+    let doc = document::<NpmAnswer>(client, &npm_url(base, package), &name).await?;
+    let versions = doc.0.as_ref().and_then(|d| d.versions());
+    let versions = versions.ok_or_else(|| SourceError::Shape(name.clone()))?;
+    let kept = versions.filter(|(_, deprecated)| !deprecated);
+    let versions = kept.filter_map(|(key, _)| PreviewVersion::parse(key));
+    Ok(offer(name, versions.collect()))
 }
 
 pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
-    let listed = Listed {
-        name: format!("PyPI `{package}`"),
-        field: "releases",
-        keep: |files| {
-            files
-                .as_array()
-                .is_some_and(|files| pypi_installable(files))
-        },
-        parse: pypi_version,
-    };
-    listed.offer(client, &pypi_url(base, package)).await
-}
-
-/// A package document listing its versions as the keys of one object.
-struct Listed {
-    /// How findings name the source.
-    name: String,
-    /// The object keyed by version (`versions`, `releases`).
-    field: &'static str,
-    /// Whether a version's entry can be installed.
-    keep: fn(&Value) -> bool,
-    /// The version a key spells, if it is one we follow.
-    parse: fn(&str) -> Option<PreviewVersion>,
-}
-
-impl Listed {
-    /// The versions the document at `url` lists and keeps.
-    async fn offer(self, client: &Client, url: &str) -> Result<Offer, SourceError> {
-        let doc = document(client, url, &self.name).await?;
-        let entries = doc[self.field]
-            .as_object()
-            .ok_or_else(|| SourceError::Shape(self.name.clone()))?;
-        let versions = entries
-            .iter()
-            .filter(|(_, entry)| (self.keep)(entry))
-            .filter_map(|(key, _)| (self.parse)(key))
-            .collect();
-        Ok(offer(self.name, versions))
-    }
+    let name = format!("PyPI `{package}`");
+    let doc = document::<PypiAnswer>(client, &pypi_url(base, package), &name).await?;
+    let releases = doc.0.as_ref().and_then(|d| d.releases());
+    let releases = releases.ok_or_else(|| SourceError::Shape(name.clone()))?;
+    let kept = releases.filter(|(_, installable)| *installable);
+    let versions = kept.filter_map(|(key, _)| pypi_version(key));
+    Ok(offer(name, versions.collect()))
 }
 
 /// `X.Y.Z`, `X.Y.Z-preview.N`, or `PyPI`'s normalised `X.Y.ZrcN`.
@@ -137,9 +129,16 @@ fn pypi_version(key: &str) -> Option<PreviewVersion> {
     })
 }
 
-async fn document(client: &Client, url: &str, name: &str) -> Result<Value, SourceError> {
-    match client.document(url).await {
-        Ok(Some(doc)) => Ok((*doc).clone()),
+async fn document<T>(
+    client: &Client,
+    url: &str,
+    name: &str,
+) -> Result<std::sync::Arc<T>, SourceError>
+where
+    T: serde::de::DeserializeOwned + Send + Sync + 'static,
+{
+    match client.document::<T>(url).await {
+        Ok(Some(doc)) => Ok(doc),
         Ok(None) => Err(SourceError::NotFound(name.to_string())),
         Err(error) => Err(SourceError::Net {
             source_name: name.to_string(),
@@ -155,7 +154,7 @@ fn offer(name: String, mut versions: Vec<PreviewVersion>) -> Offer {
     Offer {
         name,
         versions,
-        releases: BTreeMap::new(),
+        release: None,
     }
 }
 
@@ -167,39 +166,50 @@ pub(crate) struct GitHub {
     pub(crate) rate_limit_wait: Duration,
 }
 
+/// The releases of `owner/repo`, every page; of them only the highest version `eligible`
+/// accepts keeps its assets (the first listed of two tags naming one version).
 pub(crate) async fn github(
     client: &Client,
     github: &GitHub,
     owner: &str,
     repo: &str,
+    eligible: &dyn Fn(PreviewVersion) -> bool,
 ) -> Result<Offer, SourceError> {
     let name = format!("GitHub releases of {owner}/{repo}");
-    let mut url = format!(
-        "{}/repos/{owner}/{repo}/releases?per_page=100&page=1",
+    let first = format!(
+        "{}/repos/{owner}/{repo}/releases?per_page={PER_PAGE}&page=1",
         github.api.trim_end_matches('/')
     );
-    let mut releases = BTreeMap::new();
+    let net = |url: &str, error| SourceError::Net {
+        source_name: name.clone(),
+        url: url.to_string(),
+        error,
+    };
+    let api = Url::parse(&github.api)
+        .map_err(|_| net(&github.api, NetError::InvalidUrl(github.api.clone())))?;
+    let origin = api.origin();
+    let mut url =
+        Url::parse(&first).map_err(|_| net(&first, NetError::InvalidUrl(first.clone())))?;
+    let mut versions = Vec::new();
+    let mut best: Option<Release> = None;
     for _ in 0..MAX_PAGES {
-        let (body, next) = page(client, github, &url, &name).await?;
-        let items = body
-            .as_array()
-            .ok_or_else(|| SourceError::Shape(name.clone()))?;
-        for item in items {
-            if let Some((version, release)) = release(item) {
-                // Two tags naming one version (`v1.2` and `v1.2.0`): the first listed wins.
-                releases.entry(version).or_insert(release);
+        let (body, next) = page(client, github, &origin, &url, &name).await?;
+        let mut on_release = |item: ReleaseItem| {
+            let Some(release) = release(item) else {
+                return;
+            };
+            versions.push(release.version);
+            let higher = best.as_ref().is_none_or(|b| release.version > b.version);
+            if higher && eligible(release.version) {
+                best = Some(release);
             }
-        }
+        };
+        read_json_with(&body, Page(&mut on_release)).map_err(|e| net(url.as_str(), e))?;
         match next {
-            // The token goes wherever the next page is: only under the configured API.
-            Some(next) if !next.starts_with(github.api.trim_end_matches('/')) => {
-                return Err(SourceError::Shape(name))
-            }
-            Some(next) => url = next,
+            Some(next) => url = next_page(&origin, &next, &name)?,
             None => {
-                let versions = releases.keys().copied().collect();
                 return Ok(Offer {
-                    releases,
+                    release: best,
                     ..offer(name, versions)
                 });
             }
@@ -208,22 +218,45 @@ pub(crate) async fn github(
     Err(SourceError::TooManyPages(name))
 }
 
-/// One page of releases and the next page's URL, waiting out a rate limit up to the bound.
+/// The next page's URL, only on the API's origin (scheme, host and port, compared parsed)
+/// and without credentials: a URL that merely starts with the API's text
+/// (`https://api.github.com@elsewhere/`, `https://api.github.com.elsewhere/`) is refused.
+fn next_page(origin: &url::Origin, next: &str, name: &str) -> Result<Url, SourceError> {
+    let refused = || SourceError::ForeignPage {
+        source_name: name.to_string(),
+        url: next.to_string(),
+        origin: origin.ascii_serialization(),
+    };
+    let url = Url::parse(next).map_err(|_| refused())?;
+    let credentials = !url.username().is_empty() || url.password().is_some();
+    if url.origin() != *origin || credentials {
+        return Err(refused());
+    }
+    Ok(url)
+}
+
+/// One page of releases (its body) and the next page's URL, waiting out a rate limit up to
+/// the bound.
 async fn page(
     client: &Client,
     github: &GitHub,
-    url: &str,
+    origin: &url::Origin,
+    url: &Url,
     name: &str,
-) -> Result<(Value, Option<String>), SourceError> {
+) -> Result<(Vec<u8>, Option<String>), SourceError> {
     let net = |error| SourceError::Net {
         source_name: name.to_string(),
         url: url.to_string(),
         error,
     };
+    let bearer = github
+        .token
+        .as_deref()
+        .map(|token| Bearer { origin, token });
     let mut waited = 0;
     loop {
         let page = client
-            .api_page(url, GITHUB_ACCEPT, github.token.as_deref())
+            .api_page(url, GITHUB_ACCEPT, bearer)
             .await
             .map_err(net)?;
         match (page.status, page.body) {
@@ -283,28 +316,96 @@ fn next_link(headers: &HeaderMap) -> Option<String> {
     })
 }
 
-/// The version a release serves, if it serves one: not a draft; a `prerelease` only with a
+/// A page of releases: a JSON list whose items are handed to the callback one at a time
+/// (never held together); more than [`PER_PAGE`] is an error.
+struct Page<'a>(&'a mut dyn FnMut(ReleaseItem));
+
+impl<'de> DeserializeSeed<'de> for Page<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Page<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of releases")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut count = 0;
+        while let Some(Obj(item)) = seq.next_element::<Obj<ReleaseItem>>()? {
+            count += 1;
+            if count > PER_PAGE {
+                return Err(A::Error::custom(format!(
+                    "more than {PER_PAGE} releases on one page"
+                )));
+            }
+            if let Some(item) = item {
+                (self.0)(item);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What is read of one release: everything else is skipped.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ReleaseItem {
+    tag_name: Text<MAX_VERSION_LEN>,
+    draft: Flag,
+    prerelease: Flag,
+    assets: Assets,
+}
+
+/// A release's assets, at most [`MAX_ASSETS`]; items without a name are left out.
+#[derive(Debug, Default)]
+struct Assets(Vec<Asset>);
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AssetItem {
+    name: Text<MAX_ASSET_NAME>,
+    browser_download_url: Text<MAX_URL_LEN>,
+    digest: Text<80>,
+}
+
+impl Lenient for Assets {
+    fn seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut assets = Vec::new();
+        let mut count = 0;
+        while let Some(Obj(item)) = seq.next_element::<Obj<AssetItem>>()? {
+            count += 1;
+            if count > MAX_ASSETS {
+                return Err(A::Error::custom(format!(
+                    "more than {MAX_ASSETS} assets in one release"
+                )));
+            }
+            assets.extend(item.and_then(asset));
+        }
+        Ok(Assets(assets))
+    }
+}
+
+deserialize_leniently!(Assets);
+
+/// The release an item serves, if it serves one: not a draft; a `prerelease` only with a
 /// `-preview.N` tag.
-fn release(item: &Value) -> Option<(PreviewVersion, Release)> {
-    if item["draft"].as_bool() == Some(true) {
+fn release(item: ReleaseItem) -> Option<Release> {
+    if item.draft.0 == Some(true) {
         return None;
     }
-    let tag = item["tag_name"].as_str()?;
-    let version = tag_version(tag)?;
-    if item["prerelease"].as_bool() == Some(true) && version.preview.is_none() {
+    let tag = item.tag_name.0?;
+    let version = tag_version(&tag)?;
+    if item.prerelease.0 == Some(true) && version.preview.is_none() {
         return None;
     }
-    let assets = item["assets"]
-        .as_array()
-        .map(|assets| assets.iter().filter_map(asset).collect())
-        .unwrap_or_default();
-    Some((
+    Some(Release {
         version,
-        Release {
-            tag: tag.to_string(),
-            assets,
-        },
-    ))
+        tag,
+        assets: item.assets.0,
+    })
 }
 
 /// `v1.2.3` → 1.2.3, `1.2` → 1.2.0, `v1.2.3-preview.4` → 1.2.3-preview.4.
@@ -321,15 +422,17 @@ pub(crate) fn tag_version(tag: &str) -> Option<PreviewVersion> {
     PreviewVersion::parse(&format!("{base}{rest}"))
 }
 
-fn asset(item: &Value) -> Option<Asset> {
-    let sha256 = item["digest"]
-        .as_str()
+fn asset(item: AssetItem) -> Option<Asset> {
+    let sha256 = item
+        .digest
+        .0
+        .as_deref()
         .and_then(|d| d.strip_prefix("sha256:"))
         .filter(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         .map(str::to_ascii_lowercase);
     Some(Asset {
-        name: item["name"].as_str()?.to_string(),
-        url: item["browser_download_url"].as_str()?.to_string(),
+        name: item.name.0?,
+        url: item.browser_download_url.0,
         sha256,
     })
 }
@@ -352,7 +455,8 @@ mod tests {
     #[test]
     fn drafts_and_non_preview_prereleases_serve_nothing() {
         let r = |draft, pre, tag| {
-            release(&json!({"tag_name": tag, "draft": draft, "prerelease": pre, "assets": []}))
+            let item = json!({"tag_name": tag, "draft": draft, "prerelease": pre, "assets": []});
+            release(serde_json::from_value(item).unwrap())
         };
         assert!(r(true, false, "v1.0.0").is_none());
         assert!(r(false, true, "v1.0.0-rc.1").is_none());
@@ -373,6 +477,62 @@ mod tests {
         assert_eq!(
             next_link(&headers).as_deref(),
             Some("https://api.example/x?page=3")
+        );
+    }
+
+    #[test]
+    fn a_next_page_must_be_on_the_api_origin_compared_parsed() {
+        let origin = Url::parse("https://api.example:8443/v3").unwrap().origin();
+        let next = |u: &str| next_page(&origin, u, "gh").map(|u| u.to_string());
+        assert_eq!(
+            next("https://api.example:8443/v3/x?page=2").as_deref(),
+            Ok("https://api.example:8443/v3/x?page=2")
+        );
+        for foreign in [
+            "https://api.example:8443@evil.example/v3/x?page=2",
+            "https://api.example:8443.evil.example/v3/x",
+            "https://api.example.evil.example:8443/v3/x",
+            "https://api.example/v3/x",
+            "http://api.example:8443/v3/x",
+            "https://user:pw@api.example:8443/v3/x",
+            "/v3/x?page=2",
+        ] {
+            assert!(
+                matches!(next(foreign), Err(SourceError::ForeignPage { .. })),
+                "{foreign}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_page_keeps_capped_assets_and_refuses_more_releases_than_asked() {
+        let mut seen = Vec::new();
+        let body = json!([
+            {"tag_name": "v1.0.0", "assets": [
+                {"name": "a", "browser_download_url": "x".repeat(MAX_URL_LEN + 1),
+                 "digest": format!("sha256:{}", "AB".repeat(32))},
+                {"browser_download_url": "https://example.com/b"},
+                "not an asset"
+            ], "body": [0, 0, 0]},
+            "not a release",
+        ])
+        .to_string();
+        read_json_with(body.as_bytes(), Page(&mut |item| seen.push(release(item)))).unwrap();
+        let release = seen[0].clone().unwrap();
+        assert_eq!(seen.len(), 1);
+        let expected = Asset {
+            name: "a".into(),
+            url: None,
+            sha256: Some("ab".repeat(32)),
+        };
+        assert_eq!(release.assets, [expected]);
+        let many = serde_json::Value::Array(vec![json!({}); PER_PAGE + 1]).to_string();
+        let error = read_json_with(many.as_bytes(), Page(&mut |_| {})).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("more than 100 releases on one page"),
+            "{error}"
         );
     }
 

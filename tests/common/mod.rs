@@ -8,6 +8,8 @@ pub(crate) mod archives;
 #[cfg(unix)]
 pub(crate) mod bounded;
 pub(crate) mod pack;
+#[cfg(unix)]
+pub(crate) mod rss;
 pub(crate) mod update;
 #[cfg(unix)]
 pub(crate) mod verify;

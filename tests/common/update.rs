@@ -97,3 +97,24 @@ pub(crate) fn json_run(root: &Path, args: &[&str]) -> (i32, Value) {
 pub(crate) fn read(root: &Path, id: &str) -> String {
     std::fs::read_to_string(root.join(id).join("agent.json")).unwrap()
 }
+
+/// The peak memory `update` and `validate --online` are held to against an amplified answer
+/// (a 30 MiB document of tiny JSON values): the body itself, its typed view and the rest of
+/// the run fit well under it; a `serde_json::Value` of that body alone is about 2 GB.
+pub(crate) const AMPLIFIED_BOUND: u64 = 200 << 20;
+
+/// About `bytes` of a JSON list of zeros, `[0,0,…,0]`: the smallest values JSON has, each
+/// two bytes of text and a whole `Value` in memory.
+pub(crate) fn zeros(bytes: usize) -> String {
+    let mut list = String::with_capacity(bytes + 2);
+    list.push('[');
+    list.push_str(&"0,".repeat(bytes / 2));
+    list.push_str("0]");
+    list
+}
+
+/// `update ARGS` inside `root` (as [`command`]) with its peak memory in bytes.
+pub(crate) fn update_measured(root: &Path, args: &[&str]) -> (Run, u64) {
+    let (output, peak) = super::rss::run_measured(&mut command(root, args));
+    (output.into(), peak)
+}

@@ -28,6 +28,8 @@ pub(crate) struct Reply {
     /// held open for `hold` (a stall mid-answer) and closed.
     pub(crate) raw: Option<Vec<u8>>,
     pub(crate) hold: Duration,
+    /// The body is written one byte at a time, this long apart (a trickling server).
+    pub(crate) trickle: Option<Duration>,
 }
 
 impl Reply {
@@ -66,6 +68,14 @@ impl Reply {
             raw: Some(bytes.into()),
             hold,
             ..Reply::default()
+        }
+    }
+
+    /// A 200 answer whose `body` comes one byte every `interval`.
+    pub(crate) fn trickle(body: impl Into<Vec<u8>>, interval: Duration) -> Reply {
+        Reply {
+            trickle: Some(interval),
+            ..Reply::body(200, body)
         }
     }
 
@@ -354,6 +364,18 @@ async fn write_reply(stream: &mut TcpStream, request: &Request, reply: &Reply) -
     }
     head.push_str("\r\n");
     let mut bytes = head.into_bytes();
+    if let (Some(interval), false) = (reply.trickle, request.method == "HEAD") {
+        if stream.write_all(&bytes).await.is_err() {
+            return false;
+        }
+        for byte in &reply.body {
+            tokio::time::sleep(interval).await;
+            if stream.write_all(&[*byte]).await.is_err() {
+                return false;
+            }
+        }
+        return honest;
+    }
     if request.method != "HEAD" {
         bytes.extend_from_slice(&reply.body);
     }
