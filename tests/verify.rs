@@ -195,19 +195,110 @@ fn an_orphaned_grandchild_reparented_to_the_verifier_is_killed() {
     grandchild_is_gone("orphan");
 }
 
-#[test]
+/// `verify -j 2` of an agent whose grandchild escapes (`reexec-orphan`) beside one slow to
+/// answer, the verifier's command changed by `prepare`: both must pass, and the grandchild
+/// must be gone when verify returns.
 #[cfg(target_os = "linux")]
-fn an_orphan_that_re_executes_itself_with_an_empty_environment_is_killed_and_no_other_agent() {
+fn escaped_orphan_is_killed(prepare: impl FnOnce(&mut std::process::Command)) -> Run {
     let server = server();
     let reg = registry(&[
         manifest("escaper", &server, "reexec-orphan", json!({})),
         manifest("patient", &server, "slow", json!({})),
     ]);
-    let run = verify_json(&reg.root, &["-j", "2"]);
+    let mut command = common::verify::command(
+        &reg.root,
+        &["verify", "--format", "json", "--timeout", "30", "-j", "2"],
+    );
+    command.arg("--no-cache");
+    prepare(&mut command);
+    let run = common::verify::run_command(&mut command);
     assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
     assert_eq!(run.json["agents"][1]["status"], "passed", "{}", run.stdout);
     let pid = grandchild_of(&run, 0);
     assert!(!survived(pid), "re-executed orphan {pid} survived verify");
+    run
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_orphan_that_re_executes_itself_with_an_empty_environment_is_killed_and_no_other_agent() {
+    escaped_orphan_is_killed(|_| {});
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn without_namespaces_an_escaped_orphan_is_still_killed() {
+    let run = escaped_orphan_is_killed(without_namespaces);
+    assert_eq!(
+        run.json["agents"][0]["isolation"]["pid_namespace"], false,
+        "{}",
+        run.stdout
+    );
+}
+
+/// Run the command in a user namespace of its own whose limits allow no further user or
+/// PID namespace, as on a machine that refuses them to unprivileged users. Where user
+/// namespaces are refused already, the command runs as it is.
+#[cfg(target_os = "linux")]
+fn without_namespaces(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid and getegid cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let writes: Vec<(std::ffi::CString, Vec<u8>)> = [
+        ("/proc/self/uid_map", format!("0 {uid} 1")),
+        ("/proc/self/setgroups", "deny".to_string()),
+        ("/proc/self/gid_map", format!("0 {gid} 1")),
+        ("/proc/sys/user/max_user_namespaces", "0".to_string()),
+        ("/proc/sys/user/max_pid_namespaces", "0".to_string()),
+    ]
+    .into_iter()
+    .map(|(path, text)| (std::ffi::CString::new(path).unwrap(), text.into_bytes()))
+    .collect();
+    // SAFETY: unshare, open, write and close on memory prepared before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::unshare(libc::CLONE_NEWUSER) != 0 {
+                return Ok(());
+            }
+            for (path, text) in &writes {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                let written = fd >= 0 && libc::write(fd, text.as_ptr().cast(), text.len()) > 0;
+                libc::close(fd);
+                if !written && !path.to_bytes().ends_with(b"setgroups") {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Stack on the command the 16 Landlock layers the kernel allows (each only refusing to
+/// make block devices), so the agent's own ruleset is refused (E2BIG).
+#[cfg(target_os = "linux")]
+fn landlock_layers_exhausted(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    const MAKE_BLOCK: u64 = 1 << 11;
+    // SAFETY: prctl and the Landlock system calls on a local attribute, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+            for _ in 0..16 {
+                let handled = MAKE_BLOCK;
+                let fd = libc::syscall(
+                    libc::SYS_landlock_create_ruleset,
+                    &raw const handled,
+                    size_of::<u64>(),
+                    0u32,
+                );
+                if fd < 0 || libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd as i32);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// What the `probe` agent reached, run by a verifier that has a secret variable, a
@@ -222,7 +313,7 @@ struct Probe {
 
 const INHERITED_FD: i32 = 100;
 
-fn probe_run() -> Probe {
+fn probe_run(prepare: impl FnOnce(&mut std::process::Command)) -> Probe {
     use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
     let server = server();
@@ -266,6 +357,7 @@ fn probe_run() -> Probe {
             Ok(())
         });
     }
+    prepare(&mut command);
     let run = common::verify::run_command(&mut command);
     drop(marker);
     assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
@@ -319,13 +411,14 @@ fn unshare_allowed(flags: i32) -> bool {
 #[cfg(target_os = "linux")]
 fn the_agent_cannot_read_a_variable_only_the_verifier_has() {
     // Root reads any dumpable process; a user namespace or Landlock takes that away.
-    if unsafe { libc::geteuid() } == 0 && landlock_abi() == 0
+    if unsafe { libc::geteuid() } == 0
+        && landlock_abi() == 0
         && !unshare_allowed(libc::CLONE_NEWUSER)
     {
         eprintln!("skipped: running as root on a kernel with neither Landlock nor user namespaces");
         return;
     }
-    let probe = probe_run();
+    let probe = probe_run(|_| {});
     let seen = probe.report()["secrets"].to_string();
     assert!(
         !seen.contains(&probe.secret),
@@ -336,7 +429,7 @@ fn the_agent_cannot_read_a_variable_only_the_verifier_has() {
 #[test]
 #[cfg(target_os = "linux")]
 fn a_descriptor_the_caller_left_open_is_not_visible_to_the_agent() {
-    let probe = probe_run();
+    let probe = probe_run(|_| {});
     let fds = &probe.report()["fds"];
     assert!(fds.is_object(), "{}", probe.run.stdout);
     assert!(
@@ -352,10 +445,14 @@ fn writes_outside_the_sandbox_fail_and_inside_succeed_where_landlock_is_availabl
         eprintln!("skipped: this kernel has no Landlock (ABI 2 or later) to restrict writes with");
         return;
     }
-    let probe = probe_run();
+    let probe = probe_run(|_| {});
     let writes = &probe.report()["writes"];
     for path in &probe.outside {
-        assert!(!path.exists(), "the agent wrote {}: {writes}", path.display());
+        assert!(
+            !path.exists(),
+            "the agent wrote {}: {writes}",
+            path.display()
+        );
     }
     let inside: Vec<&str> = writes
         .as_object()
@@ -370,7 +467,7 @@ fn writes_outside_the_sandbox_fail_and_inside_succeed_where_landlock_is_availabl
 #[test]
 #[cfg(target_os = "linux")]
 fn the_json_report_names_the_isolation_the_kernel_gave() {
-    let probe = probe_run();
+    let probe = probe_run(|_| {});
     let isolation = &probe.run.json["agents"][0]["isolation"];
     let landlock = match landlock_abi() {
         0 | 1 => "unavailable",
@@ -385,8 +482,42 @@ fn the_json_report_names_the_isolation_the_kernel_gave() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
+fn an_agent_the_kernel_refuses_landlock_for_still_runs_without_the_verifier_s_secrets() {
+    if landlock_abi() == 0 {
+        eprintln!("skipped: this kernel has no Landlock, which every other test shows already");
+        return;
+    }
+    let probe = probe_run(landlock_layers_exhausted);
+    let isolation = &probe.run.json["agents"][0]["isolation"];
+    assert_eq!(isolation["landlock"], "unavailable", "{isolation}");
+    assert!(!probe.report()["fds"]
+        .to_string()
+        .contains("inherited-marker"));
+    // Without Landlock, root keeps its hold on the verifier unless a user namespace took it.
+    if unsafe { libc::geteuid() } != 0 || isolation["user_namespace"] == true {
+        let seen = probe.report()["secrets"].to_string();
+        assert!(!seen.contains(&probe.secret), "{seen}");
+    }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn without_namespaces_landlock_still_hides_the_verifier_s_secrets() {
+    if landlock_abi() == 0 {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let probe = probe_run(without_namespaces);
+    let isolation = &probe.run.json["agents"][0]["isolation"];
+    assert_eq!(isolation["pid_namespace"], false, "{isolation}");
+    let seen = probe.report()["secrets"].to_string();
+    assert!(!seen.contains(&probe.secret), "{seen}");
+}
+
+#[test]
 fn run_folders_are_private_to_the_user() {
-    let probe = probe_run();
+    let probe = probe_run(|_| {});
     let modes = probe.report()["modes"].as_object().unwrap().clone();
     assert!(
         modes

@@ -161,25 +161,36 @@ pub(crate) fn on_path(program: &str, path: Option<&str>) -> Option<PathBuf> {
 }
 
 /// Install an npx package into the run's npm cache (`npx --yes --package <spec> -- node
-/// --version`), so the launch that follows starts from a warm cache.
+/// --version`), so the launch that follows starts from a warm cache; confined like the
+/// agent, since installing runs the package's scripts.
 pub(crate) async fn npx_install(
     npx: &Path,
     package: &Package,
     env: &std::collections::BTreeMap<String, String>,
     cwd: &Path,
+    confinement: &super::sandbox::Confinement,
     timeout: std::time::Duration,
 ) -> Result<f64, FetchError> {
+    use std::process::Stdio;
     let started = Instant::now();
     let spec = package.spec.clone().unwrap_or_default();
-    let mut command = tokio::process::Command::new(npx);
-    command
-        .args(["--yes", "--package", &spec, "--", "node", "--version"])
-        .env_clear()
-        .envs(env)
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(timeout, command.output())
+    let make = || {
+        let mut command = tokio::process::Command::new(npx);
+        command
+            .args(["--yes", "--package", &spec, "--", "node", "--version"])
+            .env_clear()
+            .envs(env)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    };
+    let spawned = super::sandbox::spawn(&make, confinement)
+        .map_err(|e| FetchError::Install(format!("cannot run npx: {e}")))?;
+    let registration = spawned.registration;
+    let output = tokio::time::timeout(timeout, spawned.child.wait_with_output())
         .await
         .map_err(|_| {
             FetchError::Install(format!(
@@ -188,6 +199,7 @@ pub(crate) async fn npx_install(
             ))
         })?
         .map_err(|e| FetchError::Install(format!("cannot run npx: {e}")))?;
+    drop(registration);
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tail: String = stderr

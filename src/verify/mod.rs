@@ -133,6 +133,9 @@ pub(crate) struct AgentResult {
     pub(crate) agent_requests: Vec<String>,
     /// `matrix`: `session/new` and each probe.
     pub(crate) probes: Vec<matrix::Probe>,
+    /// What isolation the launched agent got (none when it was not launched).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) isolation: Option<sandbox::Isolation>,
     #[serde(skip)]
     pub(crate) fingerprint: String,
 }
@@ -195,18 +198,20 @@ struct Job {
 
 /// Verify the checked registry's entries.
 pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
-    sandbox::become_subreaper();
+    let containment = sandbox::Containment::begin();
     let jobs = plan(checked, options);
     let run_dir = std::env::temp_dir().join(format!(
         "acp-registry-verify-{}-{:08x}",
         std::process::id(),
         fastrand::u32(..)
     ));
-    std::fs::create_dir(&run_dir).map_err(|source| VerifyError::RunDir {
+    sandbox::private_dir(&run_dir).map_err(|source| VerifyError::RunDir {
         path: run_dir.display().to_string(),
         source,
     })?;
     let result = run_jobs(jobs, options, &run_dir);
+    // Everything that escaped its keeper ends before its folders go.
+    drop(containment);
     remove_tree(&run_dir);
     let results = result?;
     Ok(report(checked, results, options))
@@ -378,6 +383,7 @@ fn blank(job: &Job, status: Status, reason: Option<String>) -> AgentResult {
         notifications: 0,
         agent_requests: Vec::new(),
         probes: Vec::new(),
+        isolation: None,
         fingerprint: job.fingerprint.clone(),
     }
 }
@@ -447,7 +453,7 @@ async fn launch_and_check(
     findings: &mut Vec<Diagnostic>,
 ) {
     let doc = &job.doc;
-    let sandbox = match std::fs::create_dir_all(dir)
+    let sandbox = match sandbox::private_dirs(dir)
         .and_then(|()| sandbox::Sandbox::create(&dir.join("sandbox")))
     {
         Ok(s) => s,
@@ -470,7 +476,15 @@ async fn launch_and_check(
     result.fetch_seconds = Some(ready.fetch_seconds);
     let env = sandbox.environment(&context.shared, &env_of(job));
     let begun = Instant::now();
-    let mut agent = match Agent::spawn(&ready.program, &ready.args, &env, &sandbox.workspace) {
+    let confinement = sandbox.confinement(&context.shared);
+    let spawned = Agent::spawn(
+        &ready.program,
+        &ready.args,
+        &env,
+        &sandbox.workspace,
+        &confinement,
+    );
+    let mut agent = match spawned {
         Ok(agent) => agent,
         Err(e) => {
             findings.push(doc.at(
@@ -481,6 +495,7 @@ async fn launch_and_check(
             return;
         }
     };
+    result.isolation = Some(agent.isolation);
     let params = methods::initialize_params("acp-registry", env!("CARGO_PKG_VERSION"));
     let answer = agent
         .request("initialize", params, context.options.timeout)
@@ -581,6 +596,7 @@ async fn prepare(
                     package,
                     &env,
                     &sandbox.workspace,
+                    &sandbox.confinement(&context.shared),
                     options.install_timeout,
                 )
                 .await

@@ -18,6 +18,8 @@ use tokio::sync::mpsc;
 use crate::acp::framing::DEFAULT_LINE_CAP;
 use crate::acp::{Frame, Id, LineBuffer, Message, RpcError};
 
+use super::sandbox;
+
 /// Bytes of stderr kept for the report.
 const STDERR_TAIL: usize = 4096;
 /// Longest excerpt of a bad stdout line in a finding.
@@ -54,47 +56,39 @@ pub(crate) struct Agent {
     pub(crate) notifications: usize,
     /// Methods of requests the agent sent us (each answered with an error).
     pub(crate) agent_requests: Vec<String>,
-}
-
-/// Spawn `command`, retrying briefly on "text file busy": a binary just unpacked can still be
-/// open for writing in a child that another thread forked before its exec closed the
-/// descriptor (agents are prepared in parallel), which makes exec fail with ETXTBSY.
-fn spawn_retrying_busy(command: &mut Command) -> std::io::Result<tokio::process::Child> {
-    const ETXTBSY: i32 = 26;
-    let mut delay = std::time::Duration::from_millis(10);
-    for _ in 0..8 {
-        match command.spawn() {
-            Err(e) if e.raw_os_error() == Some(ETXTBSY) => {
-                std::thread::sleep(delay);
-                delay *= 2;
-            }
-            other => return other,
-        }
-    }
-    command.spawn()
+    /// What isolation the agent got.
+    pub(crate) isolation: sandbox::Isolation,
+    /// Dropped with the agent, after `shutdown` waited for it.
+    _registration: sandbox::Registration,
 }
 
 impl Agent {
-    /// Start `program` with exactly `env`, in `cwd`, in a process group of its own.
+    /// Start `program` with exactly `env`, in `cwd`, confined by [`sandbox::spawn`].
     pub(crate) fn spawn(
         program: &Path,
         args: &[String],
         env: &BTreeMap<String, String>,
         cwd: &Path,
+        confinement: &sandbox::Confinement,
     ) -> std::io::Result<Agent> {
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .env_clear()
-            .envs(env)
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = spawn_retrying_busy(&mut command)?;
+        let make = || {
+            let mut command = Command::new(program);
+            command
+                .args(args)
+                .env_clear()
+                .envs(env)
+                .current_dir(cwd)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
+            command
+        };
+        let sandbox::Spawned {
+            mut child,
+            isolation,
+            registration,
+        } = sandbox::spawn(&make, confinement)?;
         let (tx, events) = mpsc::unbounded_channel();
         let stdout = child.stdout.take().expect("piped stdout");
         tokio::spawn(read_stdout(stdout, tx));
@@ -111,6 +105,8 @@ impl Agent {
             violations: Vec::new(),
             notifications: 0,
             agent_requests: Vec::new(),
+            isolation,
+            _registration: registration,
         })
     }
 
@@ -193,7 +189,7 @@ impl Agent {
     pub(crate) async fn shutdown(mut self, token: &str, grace: Duration) {
         self.stdin = None;
         let pid = self.child.id();
-        super::sandbox::terminate(pid, token, grace).await;
+        sandbox::terminate(pid, token, grace).await;
         let _ = self.child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
     }
