@@ -301,6 +301,31 @@ fn landlock_layers_exhausted(command: &mut std::process::Command) {
     }
 }
 
+#[test]
+#[cfg(target_os = "linux")]
+fn a_library_caller_keeps_the_children_it_starts_during_a_run() {
+    let server = server();
+    let reg = registry(&[manifest("patient", &server, "slow", json!({}))]);
+    let checked = acp_registry::registry::check_registry(&reg.root, None).unwrap();
+    let timeout = std::time::Duration::from_secs(30);
+    let options = acp_registry::verify::Options::with_network(common::fast_net(timeout), timeout);
+    // Started while the agent is still answering, so its clean-up sees it.
+    let spawner = std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap()
+    });
+    let outcome = acp_registry::verify::run(&checked, &options).unwrap();
+    let mut child = spawner.join().unwrap();
+    let kept = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(!outcome.report.has_errors());
+    assert!(kept, "verify killed a child its caller started");
+}
+
 /// What the `probe` agent reached, run by a verifier that has a secret variable, a
 /// descriptor left open (not close-on-exec) as fd 100, a HOME and a cache folder of its own;
 /// and the paths outside the sandbox it tried to write.

@@ -58,6 +58,10 @@ pub struct Options {
     pub(crate) probe: bool,
     /// `matrix --changed-only`: rows to reuse when version and distribution are unchanged.
     pub(crate) reuse: Vec<matrix::Row>,
+    /// Nothing else in this process starts children during the run (the command line):
+    /// every process reparented to it is an agent's and is killed. A library caller keeps
+    /// false: only processes provably an agent's are.
+    pub(crate) sole_parent: bool,
 }
 
 impl Options {
@@ -92,6 +96,7 @@ impl Default for Options {
                 .collect(),
             probe: false,
             reuse: Vec::new(),
+            sole_parent: false,
         }
     }
 }
@@ -198,7 +203,7 @@ struct Job {
 
 /// Verify the checked registry's entries.
 pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
-    let containment = sandbox::Containment::begin();
+    let containment = sandbox::Containment::begin(options.sole_parent);
     let jobs = plan(checked, options);
     let run_dir = std::env::temp_dir().join(format!(
         "acp-registry-verify-{}-{:08x}",

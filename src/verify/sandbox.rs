@@ -205,6 +205,7 @@ fn folder_builder(recursive: bool) -> std::fs::DirBuilder {
 /// Where one agent may write (Landlock, on Linux).
 #[derive(Debug)]
 pub(crate) struct Confinement {
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     writable: Vec<PathBuf>,
 }
 

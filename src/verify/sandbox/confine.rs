@@ -209,8 +209,9 @@ unsafe fn be_init(relay: i32) -> io::Result<()> {
 }
 
 /// The keeper: holds nothing of the verifier's, outlives a SIGTERM meant for the agent, reaps
-/// what is reparented to it and ends as its child did (as the agent did, through `relay`,
-/// when the child is a namespace's init).
+/// what is reparented to it; once its child is gone, kills what is left below it (nothing
+/// is, after a namespace's init), so nothing escapes to the verifier, and ends as its child
+/// did (as the agent did, through `relay`, when the child is a namespace's init).
 unsafe fn keep(child: i32, relay: i32) -> ! {
     close_all_except(relay);
     for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
@@ -223,6 +224,7 @@ unsafe fn keep(child: i32, relay: i32) -> ! {
             status = agent;
         }
     }
+    end_descendants();
     if libc::WIFSIGNALED(status) {
         let signal = libc::WTERMSIG(status);
         // Die of the same signal, without a core dump of the verifier's memory.
@@ -240,6 +242,79 @@ unsafe fn keep(child: i32, relay: i32) -> ! {
         libc::_exit(128 + signal);
     }
     libc::_exit(libc::WEXITSTATUS(status))
+}
+
+/// SIGKILL every child, then reap, until none is left: orphans of the processes killed are
+/// reparented to us (a subreaper), so this reaches every descendant.
+unsafe fn end_descendants() {
+    let me = libc::getpid();
+    loop {
+        let listed = for_each_number(c"/proc", |pid, _| {
+            if parent_is(pid, me) {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        });
+        let mut status = 0;
+        // Without /proc nothing can be killed: do not wait for what may never end.
+        let flags = if listed { 0 } else { libc::WNOHANG };
+        let reaped = libc::waitpid(-1, &raw mut status, flags);
+        let interrupted = io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
+        if reaped == 0 || (reaped < 0 && !interrupted) {
+            return;
+        }
+    }
+}
+
+/// Whether `/proc/<pid>/stat` names `parent` as the parent of `pid`.
+unsafe fn parent_is(pid: i32, parent: i32) -> bool {
+    let mut path = [0u8; 32];
+    let mut at = write_bytes(&mut path, 0, b"/proc/");
+    at = write_number(&mut path, at, pid);
+    write_bytes(&mut path, at, b"/stat\0");
+    let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return false;
+    }
+    // `pid (comm) state ppid ...`: comm is at most 64 bytes, so the start fits.
+    let mut stat = [0u8; 256];
+    let read = libc::read(fd, stat.as_mut_ptr().cast(), stat.len());
+    libc::close(fd);
+    let Ok(read) = usize::try_from(read) else {
+        return false;
+    };
+    stat_parent(&stat[..read]) == Some(parent)
+}
+
+/// The parent pid field of a `/proc/<pid>/stat` line.
+fn stat_parent(stat: &[u8]) -> Option<i32> {
+    let close = stat.iter().rposition(|b| *b == b')')?;
+    // ") S 1234 ..."
+    let rest = stat.get(close + 4..)?;
+    let end = rest.iter().position(|b| *b == b' ')?;
+    parse_number(&rest[..end])
+}
+
+/// `bytes` written into `buffer` at `at`; where the writing stopped.
+fn write_bytes(buffer: &mut [u8], at: usize, bytes: &[u8]) -> usize {
+    let end = (at + bytes.len()).min(buffer.len());
+    buffer[at..end].copy_from_slice(&bytes[..end - at]);
+    end
+}
+
+/// `n` (not negative) in decimal into `buffer` at `at`; where the writing stopped.
+fn write_number(buffer: &mut [u8], at: usize, n: i32) -> usize {
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    let mut rest = n.unsigned_abs();
+    loop {
+        digits[9 - len] = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        len += 1;
+        rest /= 10;
+        if rest == 0 || len == 10 {
+            break;
+        }
+    }
+    write_bytes(buffer, at, &digits[10 - len..])
 }
 
 /// Reaps every child until `pid` exits; its wait status.
@@ -297,20 +372,32 @@ unsafe fn close_range(first: i32, last: i32, flags: u32) -> bool {
     libc::syscall(libc::SYS_close_range, first.unsigned_abs(), last, flags) == 0
 }
 
-/// Call `action` with every open descriptor, listed from `/proc/self/fd` with getdents64
-/// into a buffer on the stack (the listing's own descriptor left out); without `/proc`,
-/// every number below the descriptor limit.
+/// Call `action` with every open descriptor, listed from `/proc/self/fd`; without `/proc`,
+/// every number below the descriptor limit (at most 65,536).
 unsafe fn for_each_descriptor(mut action: impl FnMut(i32)) {
-    let dir = libc::open(
-        c"/proc/self/fd".as_ptr(),
-        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-    );
-    if dir < 0 {
+    let listed = for_each_number(c"/proc/self/fd", |fd, listing| {
+        if fd != listing {
+            action(fd);
+        }
+    });
+    if !listed {
         let mut limit: libc::rlimit = std::mem::zeroed();
         libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit);
         let top = i32::try_from(limit.rlim_cur.min(65_536)).unwrap_or(65_536);
         (0..top).for_each(action);
-        return;
+    }
+}
+
+/// Call `action` with each entry of the folder `path` whose name is a number, and the
+/// descriptor of the listing; read with getdents64 into a buffer on the stack. False when
+/// the folder cannot be opened.
+unsafe fn for_each_number(path: &std::ffi::CStr, mut action: impl FnMut(i32, i32)) -> bool {
+    let dir = libc::open(
+        path.as_ptr(),
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    );
+    if dir < 0 {
+        return false;
     }
     let mut buffer = [0u8; 4096];
     loop {
@@ -323,18 +410,18 @@ unsafe fn for_each_descriptor(mut action: impl FnMut(i32)) {
             // struct linux_dirent64: ino u64, off i64, reclen u16, type u8, name.
             let reclen = usize::from(u16::from_ne_bytes([buffer[at + 16], buffer[at + 17]]));
             let name = &buffer[at + 19..(at + reclen).min(read)];
-            if let Some(fd) = parse_descriptor(name).filter(|fd| *fd != dir) {
-                action(fd);
+            if let Some(n) = name.split(|b| *b == 0).next().and_then(parse_number) {
+                action(n, dir);
             }
             at += reclen.max(1);
         }
     }
     libc::close(dir);
+    true
 }
 
-/// The number a NUL-terminated `/proc/self/fd` entry names (`.` and `..` are none).
-fn parse_descriptor(name: &[u8]) -> Option<i32> {
-    let digits = name.split(|b| *b == 0).next()?;
+/// The number `digits` spell in decimal (no sign, no other character, no overflow).
+fn parse_number(digits: &[u8]) -> Option<i32> {
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
@@ -348,11 +435,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn descriptor_names_are_parsed_without_allocating() {
-        assert_eq!(parse_descriptor(b"17\0\0\0"), Some(17));
-        assert_eq!(parse_descriptor(b".\0"), None);
-        assert_eq!(parse_descriptor(b"..\0"), None);
-        assert_eq!(parse_descriptor(b"99999999999\0"), None);
+    fn numbers_and_stat_lines_are_read_without_allocating() {
+        assert_eq!(parse_number(b"17"), Some(17));
+        assert_eq!(parse_number(b"."), None);
+        assert_eq!(parse_number(b""), None);
+        assert_eq!(parse_number(b"99999999999"), None);
+        assert_eq!(stat_parent(b"42 (a) b) (c) S 7 42 42 0"), Some(7));
+        assert_eq!(stat_parent(b"42 (x"), None);
+        let mut buffer = [0u8; 16];
+        let at = write_number(&mut buffer, write_bytes(&mut buffer, 0, b"/p/"), 4_194_304);
+        assert_eq!(&buffer[..at], b"/p/4194304");
+        assert_eq!(write_number(&mut buffer, 0, 0), 1);
+    }
+
+    #[test]
+    fn the_parent_is_read_from_proc() {
+        // SAFETY: getpid and getppid cannot fail.
+        let (me, parent) = unsafe { (libc::getpid(), libc::getppid()) };
+        // SAFETY: reads /proc only.
+        unsafe {
+            assert!(parent_is(me, parent));
+            assert!(!parent_is(me, me));
+        }
     }
 
     #[test]

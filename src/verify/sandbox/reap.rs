@@ -2,14 +2,16 @@
 //! or process group.
 //!
 //! Linux: while a run lasts the verifier is a child subreaper and not dumpable. Each agent
-//! runs under a keeper (see `confine.rs`) that is registered here while we wait for it.
-//! The clean-up of one agent signals, through `/proc` parent links, every descendant of its
-//! keeper (in a PID namespace they all end with its init; without one, orphans are
-//! reparented to the keeper, a subreaper, so they stay its descendants), plus any process
-//! reparented to the verifier itself that is neither a registered keeper nor a child the
-//! process had before the run: those escaped a keeper that ended first, and are no running
-//! agent's. Nothing that belongs to another running agent is touched, which keeps `-j N`
-//! safe. When the run ends, what is left of those is killed and every zombie reaped.
+//! runs under a keeper (see `confine.rs`) that is registered here while we wait for it and
+//! that ends only once nothing it started is left. The clean-up of one agent signals,
+//! through `/proc` parent links, every descendant of its keeper (in a PID namespace they all
+//! end with its init; without one, orphans are reparented to the keeper, a subreaper, so
+//! they stay its descendants); nothing of another running agent is among them, which keeps
+//! `-j N` safe. Only a keeper killed before its agent lets processes escape to the verifier:
+//! those in the process group of a keeper of the run, or carrying the sandbox's token, are
+//! killed too, and, when the caller says that it starts no children of its own during the
+//! run (the command line: [`Containment::begin`]), every child that is not a keeper. When the
+//! run ends, what is left of those is killed and every zombie reaped.
 //! Other Unix systems: the agent's process group, best effort.
 
 use std::collections::BTreeSet;
@@ -22,11 +24,16 @@ use tokio::process::{Child, Command};
 use super::MARKER;
 
 /// What the clean-up must leave alone, and what a run changed in the process.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Tracking {
     /// Runs in progress (verify may run more than once at a time in one process).
     runs: usize,
     /// Keepers (the processes `spawn` returns) not yet waited for.
     keepers: BTreeSet<i32>,
+    /// Every keeper of the runs in progress: the process groups of their agents.
+    groups: BTreeSet<i32>,
+    /// Whether every child the process gains during the run is an agent's (see `begin`).
+    sole_parent: bool,
     /// Children the process had when the first run began.
     foreign: BTreeSet<i32>,
     /// `PR_GET_DUMPABLE` and `PR_GET_CHILD_SUBREAPER` before the first run.
@@ -36,6 +43,8 @@ struct Tracking {
 static TRACKING: Mutex<Tracking> = Mutex::new(Tracking {
     runs: 0,
     keepers: BTreeSet::new(),
+    groups: BTreeSet::new(),
+    sole_parent: false,
     foreign: BTreeSet::new(),
     before: (1, 0),
 });
@@ -49,9 +58,13 @@ fn tracking() -> MutexGuard<'static, Tracking> {
 pub(crate) struct Containment(());
 
 impl Containment {
-    pub(crate) fn begin() -> Containment {
+    /// `sole_parent`: nothing else in this process starts children while the run lasts, so
+    /// every process reparented to it that is not a keeper escaped one and is killed (the
+    /// command line); a library caller passes false and only provable escapees are.
+    pub(crate) fn begin(sole_parent: bool) -> Containment {
         let mut tracking = tracking();
         if tracking.runs == 0 {
+            tracking.sole_parent = sole_parent;
             #[cfg(target_os = "linux")]
             {
                 tracking.foreign = children(&proc_table());
@@ -65,6 +78,7 @@ impl Containment {
                 }
             }
         }
+        tracking.sole_parent &= sole_parent;
         tracking.runs += 1;
         Containment(())
     }
@@ -86,6 +100,7 @@ impl Drop for Containment {
             let mut tracking = tracking();
             let (dumpable, subreaper) = tracking.before;
             tracking.foreign.clear();
+            tracking.groups.clear();
             // SAFETY: prctl with integer arguments only.
             unsafe {
                 libc::prctl(libc::PR_SET_DUMPABLE, dumpable, 0, 0, 0);
@@ -95,13 +110,11 @@ impl Drop for Containment {
     }
 }
 
-/// Whether this process is dumpable now (always, where the notion does not exist).
+/// Whether this process is dumpable now.
+#[cfg(target_os = "linux")]
 pub(super) fn dumpable() -> bool {
-    #[cfg(target_os = "linux")]
     // SAFETY: prctl with integer arguments only.
-    return unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) } != 0;
-    #[cfg(not(target_os = "linux"))]
-    true
+    unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) != 0 }
 }
 
 /// The registration of a keeper: the clean-up leaves it alone until this is dropped, which
@@ -129,6 +142,7 @@ pub(super) fn spawn_registered(command: &mut Command) -> std::io::Result<(Child,
         let child = command.spawn()?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
         tracking.keepers.extend(pid);
+        tracking.groups.extend(pid);
         Ok((child, Registration(pid)))
     };
     for _ in 0..8 {
@@ -143,9 +157,11 @@ pub(super) fn spawn_registered(command: &mut Command) -> std::io::Result<(Child,
     attempt()
 }
 
-/// Terminate every process of the agent `launched` started (the keeper on Linux): SIGTERM
-/// to its group and each member, up to `grace` for them to exit, then SIGKILL to whatever is
-/// left, listed again until nothing is; members reparented to us are reaped.
+/// Terminate every process of the agent `launched` started: SIGTERM to each member, up to
+/// `grace` for them to exit, then SIGKILL to whatever is left, listed again until nothing
+/// is; members reparented to us are reaped. On Linux `launched` is the keeper, which is
+/// left to end by itself once its agent is gone (killing it first would let orphans escape);
+/// elsewhere it is the agent, and its process group is signalled too.
 #[cfg(unix)]
 pub(crate) async fn terminate(launched: Option<u32>, token: &str, grace: Duration) {
     let Some(launched) = launched.and_then(|p| i32::try_from(p).ok()) else {
@@ -154,6 +170,7 @@ pub(crate) async fn terminate(launched: Option<u32>, token: &str, grace: Duratio
     let signal_all = |pids: &[i32], signal: i32| {
         // SAFETY: kill(2) with a pid and a signal number.
         unsafe {
+            #[cfg(not(target_os = "linux"))]
             libc::kill(-launched, signal);
             for pid in pids {
                 libc::kill(*pid, signal);
@@ -194,8 +211,8 @@ fn settle(launched: i32, token: &str) -> Vec<i32> {
 }
 
 /// Every process of the agent but the keeper: the keeper's descendants, processes that
-/// escaped a keeper (see the module's documentation), orphans reparented to init that carry
-/// the sandbox's token (where we could not be a subreaper), and their descendants.
+/// escaped a keeper (see `escaped`), orphans reparented to init that carry the sandbox's
+/// token (where we could not be a subreaper), and their descendants.
 #[cfg(target_os = "linux")]
 fn members(keeper: i32, token: &str) -> Vec<i32> {
     let table = proc_table();
@@ -203,14 +220,15 @@ fn members(keeper: i32, token: &str) -> Vec<i32> {
     add_descendants(&mut found, &table, 0);
     let from = found.len();
     let marker = format!("{MARKER}={token}");
-    for pid in escaped(&table) {
+    for pid in escaped(&table, &marker) {
         if !found.contains(&pid) {
             found.push(pid);
         }
     }
-    for (pid, ppid) in &table {
-        if *ppid == 1 && !found.contains(pid) && environ_has(*pid, &marker) {
-            found.push(*pid);
+    for process in &table {
+        let pid = process.pid;
+        if process.parent == 1 && !found.contains(&pid) && environ_has(pid, &marker) {
+            found.push(pid);
         }
     }
     add_descendants(&mut found, &table, from);
@@ -223,23 +241,31 @@ fn members(agent: i32, _token: &str) -> Vec<i32> {
     vec![agent]
 }
 
-/// Our children that no keeper registration or earlier ownership explains.
+/// Our children that escaped a keeper killed before its agent: neither a keeper nor a child
+/// from before the run, and provably an agent's (in the process group of a keeper of the
+/// run, or carrying `marker`), or any such child when the caller is the sole parent.
 #[cfg(target_os = "linux")]
-fn escaped(table: &[(i32, i32)]) -> Vec<i32> {
+fn escaped(table: &[Process], marker: &str) -> Vec<i32> {
+    let me = std::process::id().cast_signed();
     let tracking = tracking();
-    children(table)
-        .into_iter()
-        .filter(|pid| !tracking.keepers.contains(pid) && !tracking.foreign.contains(pid))
+    table
+        .iter()
+        .filter(|p| p.parent == me)
+        .filter(|p| !tracking.keepers.contains(&p.pid) && !tracking.foreign.contains(&p.pid))
+        .filter(|p| {
+            tracking.sole_parent || tracking.groups.contains(&p.group) || environ_has(p.pid, marker)
+        })
+        .map(|p| p.pid)
         .collect()
 }
 
 #[cfg(target_os = "linux")]
-fn children(table: &[(i32, i32)]) -> BTreeSet<i32> {
+fn children(table: &[Process]) -> BTreeSet<i32> {
     let me = std::process::id().cast_signed();
     table
         .iter()
-        .filter(|(_, ppid)| *ppid == me)
-        .map(|(pid, _)| *pid)
+        .filter(|p| p.parent == me)
+        .map(|p| p.pid)
         .collect()
 }
 
@@ -248,7 +274,8 @@ fn children(table: &[(i32, i32)]) -> BTreeSet<i32> {
 fn sweep() {
     for _ in 0..100 {
         let table = proc_table();
-        let mut found = escaped(&table);
+        // Any sandbox of this process: tokens start with its pid.
+        let mut found = escaped(&table, &format!("{MARKER}={}-", std::process::id()));
         add_descendants(&mut found, &table, 0);
         reap(&found, 0);
         let left = alive(&found);
@@ -263,45 +290,58 @@ fn sweep() {
     }
 }
 
-/// Appends to `found` every descendant in `table` (pid, parent pid) of `found[from..]`,
-/// including those of the processes it appends.
+/// Appends to `found` every descendant in `table` of `found[from..]`, including those of
+/// the processes it appends.
 #[cfg(target_os = "linux")]
-fn add_descendants(found: &mut Vec<i32>, table: &[(i32, i32)], from: usize) {
+fn add_descendants(found: &mut Vec<i32>, table: &[Process], from: usize) {
     let mut i = from;
     while i < found.len() {
         let parent = found[i];
-        for (pid, ppid) in table {
-            if *ppid == parent && !found.contains(pid) {
-                found.push(*pid);
+        for process in table {
+            if process.parent == parent && !found.contains(&process.pid) {
+                found.push(process.pid);
             }
         }
         i += 1;
     }
 }
 
+/// One line of the process table.
 #[cfg(target_os = "linux")]
-fn proc_table() -> Vec<(i32, i32)> {
+struct Process {
+    pid: i32,
+    parent: i32,
+    group: i32,
+}
+
+#[cfg(target_os = "linux")]
+fn proc_table() -> Vec<Process> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| Some((pid, parent_of(pid)?)))
+        .filter_map(process)
         .collect()
 }
 
 #[cfg(target_os = "linux")]
-fn parent_of(pid: i32) -> Option<i32> {
+fn process(pid: i32) -> Option<Process> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+    // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace().skip(1);
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    Some(Process { pid, parent, group })
 }
 
+/// Whether a variable of `pid`'s environment starts with `marker`.
 #[cfg(target_os = "linux")]
 fn environ_has(pid: i32, marker: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
+    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+        env.split(|b| *b == 0)
+            .any(|var| var.starts_with(marker.as_bytes()))
+    })
 }
 
 #[cfg(unix)]
