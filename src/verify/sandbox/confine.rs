@@ -100,13 +100,11 @@ impl Plan {
     pub(super) fn run_in_child(&mut self) -> io::Result<()> {
         let mut flags = VALID;
         if self.namespaces {
-            match self.enter_namespaces() {
-                Some(entered) => flags |= entered,
-                None => {
-                    report(self.report, flags | RETRY_WITHOUT_NAMESPACES);
-                    return Err(io::Error::from_raw_os_error(libc::EAGAIN));
-                }
-            }
+            let Some(entered) = self.enter_namespaces() else {
+                report(self.report, flags | RETRY_WITHOUT_NAMESPACES);
+                return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+            };
+            flags |= entered;
         }
         let in_namespace = flags & PID_NAMESPACE != 0;
         let mut relay = [-1; 2];
@@ -362,7 +360,7 @@ fn mark_close_on_exec_from(first: i32) {
     }
 }
 
-/// close_range(2) (Linux 5.9, `CLOSE_RANGE_CLOEXEC` 5.11); `last` -1 for "all".
+/// `close_range(2)` (Linux 5.9, `CLOSE_RANGE_CLOEXEC` 5.11); `last` -1 for "all".
 unsafe fn close_range(first: i32, last: i32, flags: u32) -> bool {
     let last = if last < 0 {
         u32::MAX
@@ -443,7 +441,8 @@ mod tests {
         assert_eq!(stat_parent(b"42 (a) b) (c) S 7 42 42 0"), Some(7));
         assert_eq!(stat_parent(b"42 (x"), None);
         let mut buffer = [0u8; 16];
-        let at = write_number(&mut buffer, write_bytes(&mut buffer, 0, b"/p/"), 4_194_304);
+        let at = write_bytes(&mut buffer, 0, b"/p/");
+        let at = write_number(&mut buffer, at, 4_194_304);
         assert_eq!(&buffer[..at], b"/p/4194304");
         assert_eq!(write_number(&mut buffer, 0, 0), 1);
     }
