@@ -174,24 +174,21 @@ pub(crate) async fn npx_install(
     use std::process::Stdio;
     let started = Instant::now();
     let spec = package.spec.clone().unwrap_or_default();
-    let make = || {
-        let mut command = tokio::process::Command::new(npx);
-        command
-            .args(["--yes", "--package", &spec, "--", "node", "--version"])
-            .env_clear()
-            .envs(env)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        command
-    };
+    let mut command = tokio::process::Command::new(npx);
+    command
+        .args(["--yes", "--package", &spec, "--", "node", "--version"])
+        .env_clear()
+        .envs(env)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     let super::sandbox::Spawned {
         mut child,
         registration,
         ..
-    } = super::sandbox::spawn(&make, confinement)
+    } = super::sandbox::spawn(command, confinement)
         .map_err(|e| FetchError::Install(format!("cannot run npx: {e}")))?;
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let finished = tokio::time::timeout(timeout, async {

@@ -252,19 +252,15 @@ pub(crate) struct Spawned {
     pub(crate) registration: Registration,
 }
 
-/// Start the command `make` builds, confined: in a process group of its own, and on Linux
-/// under a keeper in namespaces where allowed, with Landlock and no inherited descriptor.
-/// `make` is called once per attempt (the namespaces are dropped when they cannot be set up).
-pub(crate) fn spawn(
-    make: &dyn Fn() -> Command,
-    confinement: &Confinement,
-) -> std::io::Result<Spawned> {
+/// Start `command` confined: in a process group of its own, and on Linux under a keeper in
+/// namespaces where allowed, with Landlock and no inherited descriptor.
+pub(crate) fn spawn(command: Command, confinement: &Confinement) -> std::io::Result<Spawned> {
     #[cfg(target_os = "linux")]
-    return spawn_linux(make, confinement);
+    return spawn_linux(command, confinement);
     #[cfg(not(target_os = "linux"))]
     {
         let _ = confinement;
-        let mut command = make();
+        let mut command = command;
         #[cfg(unix)]
         {
             command.process_group(0);
@@ -281,29 +277,11 @@ pub(crate) fn spawn(
 }
 
 #[cfg(target_os = "linux")]
-fn spawn_linux(make: &dyn Fn() -> Command, confinement: &Confinement) -> std::io::Result<Spawned> {
-    let ruleset = confine::ruleset(&confinement.writable);
-    match attempt(make, ruleset.as_ref(), true) {
-        Err((_, true)) => attempt(make, ruleset.as_ref(), false).map_err(|(e, _)| e),
-        other => other.map_err(|(e, _)| e),
-    }
-}
-
-/// One spawn; on failure, whether to try again without namespaces.
-#[cfg(target_os = "linux")]
-fn attempt(
-    make: &dyn Fn() -> Command,
-    ruleset: Option<&landlock::RulesetCreated>,
-    namespaces: bool,
-) -> Result<Spawned, (std::io::Error, bool)> {
+fn spawn_linux(mut command: Command, confinement: &Confinement) -> std::io::Result<Spawned> {
     use std::io::Read;
-    let (reader, writer) = std::io::pipe().map_err(|e| (e, false))?;
-    let ruleset = ruleset
-        .map(landlock::RulesetCreated::try_clone)
-        .transpose()
-        .map_err(|e| (e, false))?;
-    let mut plan = confine::Plan::new(namespaces, ruleset, &writer);
-    let mut command = make();
+    let (reader, writer) = std::io::pipe()?;
+    let ruleset = confine::ruleset(&confinement.writable);
+    let mut plan = confine::Plan::new(ruleset, &writer);
     command.process_group(0);
     // SAFETY: Plan::run_in_child is async-signal-safe (see confine.rs).
     unsafe { command.pre_exec(move || plan.run_in_child()) };
@@ -314,12 +292,8 @@ fn attempt(
     // the last report (a retried "text file busy" reports once per attempt).
     let mut reports = Vec::new();
     let _ = (&reader).take(64).read_to_end(&mut reports);
-    let flags = confine::read_report(reports.last().copied());
-    let (child, registration) = spawned.map_err(|e| {
-        let retry = flags.is_some_and(|f| f & confine::RETRY_WITHOUT_NAMESPACES != 0);
-        (e, retry && namespaces)
-    })?;
-    let flags = flags.unwrap_or(0);
+    let (child, registration) = spawned?;
+    let flags = confine::read_report(reports.last().copied()).unwrap_or(0);
     let landlock = if flags & confine::LANDLOCK_FULL != 0 {
         Landlock::Full
     } else if flags & confine::LANDLOCK_PARTIAL != 0 {

@@ -71,24 +71,21 @@ impl Agent {
         cwd: &Path,
         confinement: &sandbox::Confinement,
     ) -> std::io::Result<Agent> {
-        let make = || {
-            let mut command = Command::new(program);
-            command
-                .args(args)
-                .env_clear()
-                .envs(env)
-                .current_dir(cwd)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .kill_on_drop(true);
-            command
-        };
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .env_clear()
+            .envs(env)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
         let sandbox::Spawned {
             mut child,
             isolation,
             registration,
-        } = sandbox::spawn(&make, confinement)?;
+        } = sandbox::spawn(command, confinement)?;
         let (tx, events) = mpsc::unbounded_channel();
         let stdout = child.stdout.take().expect("piped stdout");
         tokio::spawn(read_stdout(stdout, tx));

@@ -34,8 +34,6 @@ pub(super) const USER_NAMESPACE: u8 = 0x02;
 pub(super) const LANDLOCK_PARTIAL: u8 = 0x04;
 /// Landlock enforces all of them.
 pub(super) const LANDLOCK_FULL: u8 = 0x08;
-/// The namespaces were entered but could not be set up: spawn again without.
-pub(super) const RETRY_WITHOUT_NAMESPACES: u8 = 0x10;
 
 /// The Landlock ABI whose rights are asked for: file system rights up to ioctl on devices
 /// (5) and the signal and abstract-socket scopes (6). Later ABIs add only logging here.
@@ -71,7 +69,6 @@ pub(super) fn ruleset(writable: &[PathBuf]) -> Option<RulesetCreated> {
 
 /// What the child does, prepared before the fork.
 pub(super) struct Plan {
-    namespaces: bool,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     landlock: Option<RulesetCreated>,
@@ -80,15 +77,10 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    pub(super) fn new(
-        namespaces: bool,
-        landlock: Option<RulesetCreated>,
-        report: &impl AsRawFd,
-    ) -> Self {
+    pub(super) fn new(landlock: Option<RulesetCreated>, report: &impl AsRawFd) -> Self {
         // SAFETY: geteuid and getegid cannot fail.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         Plan {
-            namespaces,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             landlock,
@@ -98,14 +90,7 @@ impl Plan {
 
     /// The keeper's part; returns (`Ok`) only in the agent, which then execs.
     pub(super) fn run_in_child(&mut self) -> io::Result<()> {
-        let mut flags = VALID;
-        if self.namespaces {
-            let Some(entered) = self.enter_namespaces() else {
-                report(self.report, flags | RETRY_WITHOUT_NAMESPACES);
-                return Err(io::Error::from_raw_os_error(libc::EAGAIN));
-            };
-            flags |= entered;
-        }
+        let flags = VALID | self.enter_namespaces();
         let in_namespace = flags & PID_NAMESPACE != 0;
         let mut relay = [-1; 2];
         // SAFETY: system calls on local memory; see the module's documentation.
@@ -129,23 +114,27 @@ impl Plan {
         }
     }
 
-    /// The namespace flags entered; `None` when they were entered but are unusable.
-    fn enter_namespaces(&self) -> Option<u8> {
-        // SAFETY: unshare(2) in a single-threaded child.
+    /// The namespace flags entered.
+    ///
+    /// The id maps map our own ids, so the agent keeps them. Only root can write them: the
+    /// keeper is not dumpable (a copy of the verifier's memory), which makes its `/proc`
+    /// files root's. An unprivileged user's agent then runs with its ids unmapped: files and
+    /// permissions are unchanged, only `getuid()` and `stat` show the overflow id (65534).
+    fn enter_namespaces(&self) -> u8 {
+        // SAFETY: unshare(2) in a single-threaded child; writes of prepared buffers.
         unsafe {
             if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) == 0 {
-                let mapped = write_file(c"/proc/self/uid_map", &self.uid_map) && {
-                    // Needed before gid_map unless privileged; harmless when it fails.
+                if write_file(c"/proc/self/uid_map", &self.uid_map) {
                     write_file(c"/proc/self/setgroups", b"deny");
-                    write_file(c"/proc/self/gid_map", &self.gid_map)
-                };
-                return mapped.then_some(PID_NAMESPACE | USER_NAMESPACE);
+                    write_file(c"/proc/self/gid_map", &self.gid_map);
+                }
+                return PID_NAMESPACE | USER_NAMESPACE;
             }
             if libc::unshare(libc::CLONE_NEWPID) == 0 {
-                return Some(PID_NAMESPACE);
+                return PID_NAMESPACE;
             }
         }
-        Some(0)
+        0
     }
 
     /// The agent's own part, just before exec: no inherited descriptor survives the exec,
