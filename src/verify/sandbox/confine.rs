@@ -2,7 +2,8 @@
 //!
 //! The process `Command` forks is the agent's *keeper*, never the agent: it tries to enter a
 //! new user and PID namespace, becomes a child subreaper, forks, closes every descriptor and
-//! waits, ending with its child's exit status. With the namespaces its child is the
+//! waits; once its child is gone it kills and reaps whatever is still below it and exits
+//! with the agent's status. With the namespaces its child is the
 //! namespace's init (ours too: it forks the agent, reaps and exits with the agent, which makes
 //! the kernel kill everything left in the namespace; it dies with the keeper through
 //! `PR_SET_PDEATHSIG`); without them its child is the agent and orphans are reparented to
@@ -12,8 +13,8 @@
 //!
 //! Everything here after the fork is async-signal-safe: raw system calls on memory prepared
 //! before the fork, no allocation, no lock. `RulesetCreated::restrict_self` of landlock 0.4.8
-//! is two system calls (`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self`) and plain
-//! values.
+//! is three system calls (`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self`, closing
+//! the ruleset) and plain values; check again when the crate is updated.
 
 use std::io;
 use std::os::fd::AsRawFd;
