@@ -161,17 +161,19 @@ pub(super) fn spawn_registered(command: &mut Command) -> std::io::Result<(Child,
 /// `grace` for them to exit, then SIGKILL to whatever is left, listed again until nothing
 /// is; members reparented to us are reaped. On Linux `launched` is the keeper, which is
 /// left to end by itself once its agent is gone (killing it first would let orphans escape);
-/// elsewhere it is the agent, and its process group is signalled too.
+/// elsewhere, or without `/proc`, its process group is signalled too.
 #[cfg(unix)]
 pub(crate) async fn terminate(launched: Option<u32>, token: &str, grace: Duration) {
     let Some(launched) = launched.and_then(|p| i32::try_from(p).ok()) else {
         return;
     };
+    let group = !cfg!(target_os = "linux") || !std::path::Path::new("/proc/self/stat").exists();
     let signal_all = |pids: &[i32], signal: i32| {
         // SAFETY: kill(2) with a pid and a signal number.
         unsafe {
-            #[cfg(not(target_os = "linux"))]
-            libc::kill(-launched, signal);
+            if group {
+                libc::kill(-launched, signal);
+            }
             for pid in pids {
                 libc::kill(*pid, signal);
             }
