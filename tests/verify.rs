@@ -158,21 +158,29 @@ fn alive(pid: i32) -> bool {
     stat.is_ok_and(|s| !s.contains(") Z ")) && unsafe { libc::kill(pid, 0) } == 0
 }
 
+/// The pid of the grandchild the agent reports in its answer's `_meta`.
+fn grandchild_of(run: &Run, agent: usize) -> i32 {
+    let pid = &run.json["agents"][agent]["initialize"]["_meta"]["grandchild"];
+    pid.as_i64()
+        .unwrap_or_else(|| panic!("no grandchild pid: {}", run.stdout)) as i32
+}
+
+/// Whether `pid` still runs; if it does, it is killed, so a failing test leaves nothing.
+fn survived(pid: i32) -> bool {
+    let survived = alive(pid);
+    if survived {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    survived
+}
+
 fn grandchild_is_gone(mode: &str) {
     let server = server();
-    let pid_file = tempfile::tempdir().unwrap();
-    let pid_path = pid_file.path().join("pid");
-    let mut doc = manifest("spawner", &server, mode, json!({}));
-    set_env(&mut doc, "PID_FILE", pid_path.to_str().unwrap());
-    let reg = registry(&[doc]);
+    let reg = registry(&[manifest("spawner", &server, mode, json!({}))]);
     let run = verify_json(&reg.root, &[]);
     assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
-    let pid: i32 = std::fs::read_to_string(&pid_path)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!alive(pid), "grandchild {pid} survived verify");
+    let pid = grandchild_of(&run, 0);
+    assert!(!survived(pid), "grandchild {pid} survived verify");
 }
 
 #[test]
@@ -185,6 +193,366 @@ fn a_grandchild_that_calls_setsid_and_ignores_sigterm_is_killed() {
 #[cfg(target_os = "linux")]
 fn an_orphaned_grandchild_reparented_to_the_verifier_is_killed() {
     grandchild_is_gone("orphan");
+}
+
+/// `verify -j 2` of an agent whose grandchild escapes (`reexec-orphan`) beside one slow to
+/// answer, the verifier's command changed by `prepare`: both must pass, and the grandchild
+/// must be gone when verify returns.
+#[cfg(target_os = "linux")]
+fn escaped_orphan_is_killed(prepare: impl FnOnce(&mut std::process::Command)) -> Run {
+    let server = server();
+    let reg = registry(&[
+        manifest("escaper", &server, "reexec-orphan", json!({})),
+        manifest("patient", &server, "slow", json!({})),
+    ]);
+    let mut command = common::verify::command(
+        &reg.root,
+        &["verify", "--format", "json", "--timeout", "30", "-j", "2"],
+    );
+    command.arg("--no-cache");
+    prepare(&mut command);
+    let run = common::verify::run_command(&mut command);
+    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+    assert_eq!(run.json["agents"][1]["status"], "passed", "{}", run.stdout);
+    let pid = grandchild_of(&run, 0);
+    assert!(!survived(pid), "re-executed orphan {pid} survived verify");
+    run
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_orphan_that_re_executes_itself_with_an_empty_environment_is_killed_and_no_other_agent() {
+    escaped_orphan_is_killed(|_| {});
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn without_namespaces_an_escaped_orphan_is_still_killed() {
+    let run = escaped_orphan_is_killed(without_namespaces);
+    assert_eq!(
+        run.json["agents"][0]["isolation"]["pid_namespace"], false,
+        "{}",
+        run.stdout
+    );
+}
+
+/// Run the command in a user namespace of its own whose limits allow no further user or
+/// PID namespace, as on a machine that refuses them to unprivileged users. Where user
+/// namespaces are refused already, the command runs as it is.
+#[cfg(target_os = "linux")]
+fn without_namespaces(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid and getegid cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let writes: Vec<(std::ffi::CString, Vec<u8>)> = [
+        ("/proc/self/uid_map", format!("0 {uid} 1")),
+        ("/proc/self/setgroups", "deny".to_string()),
+        ("/proc/self/gid_map", format!("0 {gid} 1")),
+        ("/proc/sys/user/max_user_namespaces", "0".to_string()),
+        ("/proc/sys/user/max_pid_namespaces", "0".to_string()),
+    ]
+    .into_iter()
+    .map(|(path, text)| (std::ffi::CString::new(path).unwrap(), text.into_bytes()))
+    .collect();
+    // SAFETY: unshare, open, write and close on memory prepared before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::unshare(libc::CLONE_NEWUSER) != 0 {
+                return Ok(());
+            }
+            for (path, text) in &writes {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                let written = fd >= 0 && libc::write(fd, text.as_ptr().cast(), text.len()) > 0;
+                libc::close(fd);
+                if !written && !path.to_bytes().ends_with(b"setgroups") {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Stack on the command the 16 Landlock layers the kernel allows (each only refusing to
+/// make block devices), so the agent's own ruleset is refused (E2BIG).
+#[cfg(target_os = "linux")]
+fn landlock_layers_exhausted(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    const MAKE_BLOCK: u64 = 1 << 11;
+    // SAFETY: prctl and the Landlock system calls on a local attribute, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+            for _ in 0..16 {
+                let handled = MAKE_BLOCK;
+                let fd = libc::syscall(
+                    libc::SYS_landlock_create_ruleset,
+                    &raw const handled,
+                    size_of::<u64>(),
+                    0u32,
+                );
+                if fd < 0 || libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd as i32);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_library_caller_keeps_the_children_it_starts_during_a_run() {
+    let server = server();
+    let reg = registry(&[manifest("patient", &server, "slow", json!({}))]);
+    let checked = acp_registry::registry::check_registry(&reg.root, None).unwrap();
+    let timeout = std::time::Duration::from_secs(30);
+    let options = acp_registry::verify::Options::with_network(common::fast_net(timeout), timeout);
+    // Started while the agent is still answering, so its clean-up sees it.
+    let spawner = std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap()
+    });
+    let outcome = acp_registry::verify::run(&checked, &options).unwrap();
+    let mut child = spawner.join().unwrap();
+    let kept = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(!outcome.report.has_errors());
+    assert!(kept, "verify killed a child its caller started");
+}
+
+/// What the `probe` agent reached, run by a verifier that has a secret variable, a
+/// descriptor left open (not close-on-exec) as fd 100, a HOME and a cache folder of its own;
+/// and the paths outside the sandbox it tried to write.
+struct Probe {
+    run: Run,
+    secret: String,
+    outside: Vec<std::path::PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+const INHERITED_FD: i32 = 100;
+
+fn probe_run(prepare: impl FnOnce(&mut std::process::Command)) -> Probe {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, cache, elsewhere) = (
+        dir.path().join("home"),
+        dir.path().join("cache"),
+        dir.path().join("elsewhere"),
+    );
+    for folder in [&home, &cache, &elsewhere] {
+        std::fs::create_dir(folder).unwrap();
+    }
+    let outside = vec![
+        home.join("written"),
+        cache.join("written"),
+        elsewhere.join("written"),
+    ];
+    let joined = std::env::join_paths(&outside).unwrap();
+    let mut doc = manifest("probe", &server, "probe", json!({}));
+    set_env(&mut doc, "WRITE_PROBES", joined.to_str().unwrap());
+    set_env(&mut doc, "SECRET_NAME", "ACP_TEST_VERIFIER_SECRET");
+    let reg = registry(&[doc]);
+    let secret = format!("s3cret-{:016x}", std::process::id() as u64 * 7919 + 17);
+    let marker = std::fs::File::create(dir.path().join("inherited-marker")).unwrap();
+    let fd = marker.as_raw_fd();
+    let mut command = common::verify::command(
+        &reg.root,
+        &["verify", "--format", "json", "--timeout", "30"],
+    );
+    command
+        .arg("--cache")
+        .arg(&cache)
+        .env("HOME", &home)
+        .env("ACP_TEST_VERIFIER_SECRET", &secret);
+    // SAFETY: dup2 only, between fork and exec; dup2 leaves the copy without close-on-exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::dup2(fd, INHERITED_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    prepare(&mut command);
+    let run = common::verify::run_command(&mut command);
+    drop(marker);
+    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+    Probe {
+        run,
+        secret,
+        outside,
+        _dir: dir,
+    }
+}
+
+impl Probe {
+    fn report(&self) -> &Value {
+        &self.run.json["agents"][0]["initialize"]["_meta"]["probe"]
+    }
+}
+
+/// The Landlock ABI of the running kernel (0: none).
+#[cfg(target_os = "linux")]
+fn landlock_abi() -> i64 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only asks.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    abi.max(0)
+}
+
+/// Whether this process may unshare these namespaces (tried in a child).
+#[cfg(target_os = "linux")]
+fn unshare_allowed(flags: i32) -> bool {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new("true");
+    // SAFETY: unshare(2) only, between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::unshare(flags) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.status().is_ok_and(|s| s.success())
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn the_agent_cannot_read_a_variable_only_the_verifier_has() {
+    // Root reads any dumpable process; a user namespace or Landlock takes that away.
+    if unsafe { libc::geteuid() } == 0
+        && landlock_abi() == 0
+        && !unshare_allowed(libc::CLONE_NEWUSER)
+    {
+        eprintln!("skipped: running as root on a kernel with neither Landlock nor user namespaces");
+        return;
+    }
+    let probe = probe_run(|_| {});
+    let seen = probe.report()["secrets"].to_string();
+    assert!(
+        !seen.contains(&probe.secret),
+        "the agent read the verifier's secret: {seen}"
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_descriptor_the_caller_left_open_is_not_visible_to_the_agent() {
+    let probe = probe_run(|_| {});
+    let fds = &probe.report()["fds"];
+    assert!(fds.is_object(), "{}", probe.run.stdout);
+    assert!(
+        !fds.to_string().contains("inherited-marker"),
+        "the agent inherited the verifier's descriptor: {fds}"
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn writes_outside_the_sandbox_fail_and_inside_succeed_where_landlock_is_available() {
+    if landlock_abi() < 2 {
+        eprintln!("skipped: this kernel has no Landlock (ABI 2 or later) to restrict writes with");
+        return;
+    }
+    let probe = probe_run(|_| {});
+    let writes = &probe.report()["writes"];
+    for path in &probe.outside {
+        assert!(
+            !path.exists(),
+            "the agent wrote {}: {writes}",
+            path.display()
+        );
+    }
+    let inside: Vec<&str> = writes
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| !probe.outside.iter().any(|o| o.to_str() == Some(path)))
+        .map(|(_, outcome)| outcome.as_str().unwrap())
+        .collect();
+    assert_eq!(inside, ["written"; 4], "{writes}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn the_json_report_names_the_isolation_the_kernel_gave() {
+    let probe = probe_run(|_| {});
+    let isolation = &probe.run.json["agents"][0]["isolation"];
+    let landlock = match landlock_abi() {
+        0 | 1 => "unavailable",
+        2..=5 => "partial",
+        _ => "full",
+    };
+    assert_eq!(isolation["landlock"], landlock, "{isolation}");
+    let namespaces = unshare_allowed(libc::CLONE_NEWUSER | libc::CLONE_NEWPID)
+        || unshare_allowed(libc::CLONE_NEWPID);
+    assert_eq!(isolation["pid_namespace"], namespaces, "{isolation}");
+    assert_eq!(isolation["verifier_dumpable"], false, "{isolation}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_agent_the_kernel_refuses_landlock_for_still_runs_without_the_verifier_s_secrets() {
+    if landlock_abi() == 0 {
+        eprintln!("skipped: this kernel has no Landlock, which every other test shows already");
+        return;
+    }
+    let probe = probe_run(landlock_layers_exhausted);
+    let isolation = &probe.run.json["agents"][0]["isolation"];
+    assert_eq!(isolation["landlock"], "unavailable", "{isolation}");
+    assert!(!probe.report()["fds"]
+        .to_string()
+        .contains("inherited-marker"));
+    // Without Landlock, root keeps its hold on the verifier unless a user namespace took it.
+    if unsafe { libc::geteuid() } != 0 || isolation["user_namespace"] == true {
+        let seen = probe.report()["secrets"].to_string();
+        assert!(!seen.contains(&probe.secret), "{seen}");
+    }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn without_namespaces_landlock_still_hides_the_verifier_s_secrets() {
+    if landlock_abi() == 0 {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let probe = probe_run(without_namespaces);
+    let isolation = &probe.run.json["agents"][0]["isolation"];
+    assert_eq!(isolation["pid_namespace"], false, "{isolation}");
+    let seen = probe.report()["secrets"].to_string();
+    assert!(!seen.contains(&probe.secret), "{seen}");
+}
+
+#[test]
+fn run_folders_are_private_to_the_user() {
+    let probe = probe_run(|_| {});
+    let modes = probe.report()["modes"].as_object().unwrap().clone();
+    assert!(
+        modes
+            .keys()
+            .any(|folder| folder.contains("acp-registry-verify-")),
+        "{modes:?}"
+    );
+    for (folder, mode) in &modes {
+        assert_eq!(mode, "0o700", "{folder}");
+    }
 }
 
 #[test]
@@ -232,15 +600,12 @@ fn no_sign_in_method_fails_the_auth_policy_unless_the_configuration_allows_it() 
 #[test]
 fn the_sandbox_has_a_fresh_home_and_only_allowed_variables() {
     let server = server();
-    let out = tempfile::tempdir().unwrap();
-    let env_path = out.path().join("env.json");
     let mut doc = manifest("env", &server, "env", json!({}));
-    set_env(&mut doc, "ENV_FILE", env_path.to_str().unwrap());
     set_env(&mut doc, "LD_PRELOAD", "/evil.so");
     set_env(&mut doc, "AGENT_FLAG", "on");
     let reg = registry(&[doc]);
-    verify_json(&reg.root, &[]);
-    let env: Value = serde_json::from_str(&std::fs::read_to_string(&env_path).unwrap()).unwrap();
+    let run = verify_json(&reg.root, &[]);
+    let env = &run.json["agents"][0]["initialize"]["_meta"]["env"];
     assert_eq!(env["AGENT_FLAG"], "on");
     assert!(env.get("LD_PRELOAD").is_none());
     assert!(env.get("GITHUB_TOKEN").is_none());

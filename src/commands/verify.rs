@@ -82,6 +82,7 @@ pub(crate) fn prepare(options: &Options) -> Result<(Checked, verify::Options), C
             (None, false) => crate::online::cache::default_dir(),
         },
         archive_cap: options.archive_cap_mib.saturating_mul(1024 * 1024),
+        sole_parent: true,
         ..verify::Options::default()
     };
     if let Some(types) = &checked.config.verify_auth_types {

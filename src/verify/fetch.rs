@@ -161,14 +161,17 @@ pub(crate) fn on_path(program: &str, path: Option<&str>) -> Option<PathBuf> {
 }
 
 /// Install an npx package into the run's npm cache (`npx --yes --package <spec> -- node
-/// --version`), so the launch that follows starts from a warm cache.
+/// --version`), so the launch that follows starts from a warm cache; confined like the
+/// agent, since installing runs the package's scripts.
 pub(crate) async fn npx_install(
     npx: &Path,
     package: &Package,
     env: &std::collections::BTreeMap<String, String>,
     cwd: &Path,
+    confinement: &super::sandbox::Confinement,
     timeout: std::time::Duration,
 ) -> Result<f64, FetchError> {
+    use std::process::Stdio;
     let started = Instant::now();
     let spec = package.spec.clone().unwrap_or_default();
     let mut command = tokio::process::Command::new(npx);
@@ -177,19 +180,37 @@ pub(crate) async fn npx_install(
         .env_clear()
         .envs(env)
         .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let output = tokio::time::timeout(timeout, command.output())
-        .await
-        .map_err(|_| {
-            FetchError::Install(format!(
-                "installing `{spec}` took longer than {} s",
-                timeout.as_secs()
-            ))
-        })?
+    let super::sandbox::Spawned {
+        mut child,
+        registration,
+        ..
+    } = super::sandbox::spawn(command, confinement)
         .map_err(|e| FetchError::Install(format!("cannot run npx: {e}")))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let finished = tokio::time::timeout(timeout, async {
+        let (_, stderr, status) = tokio::join!(read_tail(stdout), read_tail(stderr), child.wait());
+        status.map(|status| (status, stderr))
+    })
+    .await;
+    let Ok(finished) = finished else {
+        // What the install started ends before its keeper: nothing escapes.
+        let token = env.get(super::sandbox::MARKER).map_or("", String::as_str);
+        super::sandbox::terminate(child.id(), token, super::GRACE).await;
+        let _ = child.kill().await;
+        return Err(FetchError::Install(format!(
+            "installing `{spec}` took longer than {} s",
+            timeout.as_secs()
+        )));
+    };
+    let (status, stderr) =
+        finished.map_err(|e| FetchError::Install(format!("cannot run npx: {e}")))?;
+    drop(registration);
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr);
         let tail: String = stderr
             .lines()
             .rev()
@@ -204,4 +225,21 @@ pub(crate) async fn npx_install(
         )));
     }
     Ok(started.elapsed().as_secs_f64())
+}
+
+/// The last 64 KiB a pipe of the child gives, read to its end (nothing without one).
+async fn read_tail<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    const KEPT: usize = 64 * 1024;
+    let mut tail = Vec::new();
+    let Some(mut pipe) = pipe else {
+        return tail;
+    };
+    let mut buffer = vec![0u8; 16 * 1024];
+    while let Ok(n @ 1..) = pipe.read(&mut buffer).await {
+        tail.extend_from_slice(&buffer[..n]);
+        let excess = tail.len().saturating_sub(KEPT);
+        tail.drain(..excess);
+    }
+    tail
 }

@@ -58,6 +58,10 @@ pub struct Options {
     pub(crate) probe: bool,
     /// `matrix --changed-only`: rows to reuse when version and distribution are unchanged.
     pub(crate) reuse: Vec<matrix::Row>,
+    /// Nothing else in this process starts children during the run (the command line):
+    /// every process reparented to it is an agent's and is killed. A library caller keeps
+    /// false: only processes provably an agent's are.
+    pub(crate) sole_parent: bool,
 }
 
 impl Options {
@@ -92,6 +96,7 @@ impl Default for Options {
                 .collect(),
             probe: false,
             reuse: Vec::new(),
+            sole_parent: false,
         }
     }
 }
@@ -151,6 +156,9 @@ pub(crate) struct AgentResult {
     pub(crate) protocol_violations_total: usize,
     /// `matrix`: `session/new` and each probe.
     pub(crate) probes: Vec<matrix::Probe>,
+    /// What isolation the launched agent got (none when it was not launched).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) isolation: Option<sandbox::Isolation>,
     #[serde(skip)]
     pub(crate) fingerprint: String,
 }
@@ -213,18 +221,20 @@ struct Job {
 
 /// Verify the checked registry's entries.
 pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
-    sandbox::become_subreaper();
+    let containment = sandbox::Containment::begin(options.sole_parent);
     let jobs = plan(checked, options);
     let run_dir = std::env::temp_dir().join(format!(
         "acp-registry-verify-{}-{:08x}",
         std::process::id(),
         fastrand::u32(..)
     ));
-    std::fs::create_dir(&run_dir).map_err(|source| VerifyError::RunDir {
+    sandbox::private_dir(&run_dir).map_err(|source| VerifyError::RunDir {
         path: run_dir.display().to_string(),
         source,
     })?;
     let result = run_jobs(jobs, options, &run_dir);
+    // Everything that escaped its keeper ends before its folders go.
+    drop(containment);
     remove_tree(&run_dir);
     let results = result?;
     Ok(report(checked, results, options))
@@ -399,6 +409,7 @@ fn blank(job: &Job, status: Status, reason: Option<String>) -> AgentResult {
         protocol_violations: Vec::new(),
         protocol_violations_total: 0,
         probes: Vec::new(),
+        isolation: None,
         fingerprint: job.fingerprint.clone(),
     }
 }
@@ -468,7 +479,7 @@ async fn launch_and_check(
     findings: &mut Vec<Diagnostic>,
 ) {
     let doc = &job.doc;
-    let sandbox = match std::fs::create_dir_all(dir)
+    let sandbox = match sandbox::private_dirs(dir)
         .and_then(|()| sandbox::Sandbox::create(&dir.join("sandbox")))
     {
         Ok(s) => s,
@@ -491,7 +502,15 @@ async fn launch_and_check(
     result.fetch_seconds = Some(ready.fetch_seconds);
     let env = sandbox.environment(&context.shared, &env_of(job));
     let begun = Instant::now();
-    let mut agent = match Agent::spawn(&ready.program, &ready.args, &env, &sandbox.workspace) {
+    let confinement = sandbox.confinement(&context.shared);
+    let spawned = Agent::spawn(
+        &ready.program,
+        &ready.args,
+        &env,
+        &sandbox.workspace,
+        &confinement,
+    );
+    let mut agent = match spawned {
         Ok(agent) => agent,
         Err(e) => {
             findings.push(doc.at(
@@ -502,6 +521,7 @@ async fn launch_and_check(
             return;
         }
     };
+    result.isolation = Some(agent.isolation);
     let params = methods::initialize_params("acp-registry", env!("CARGO_PKG_VERSION"));
     let answer = agent
         .request("initialize", params, context.options.timeout)
@@ -606,6 +626,7 @@ async fn prepare(
                     package,
                     &env,
                     &sandbox.workspace,
+                    &sandbox.confinement(&context.shared),
                     options.install_timeout,
                 )
                 .await

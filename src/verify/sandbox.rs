@@ -1,16 +1,27 @@
-//! One agent's sandbox: fresh HOME, XDG and temporary folders, an environment built from an
-//! allow-list, its own process group, and at the end every process it started terminated,
-//! then killed, including grandchildren that left the group or ignore SIGTERM.
+//! One agent's sandbox: fresh HOME, XDG and temporary folders (0700), an environment built
+//! from an allow-list, and a launch that confines what it starts; at the end every process
+//! it started is terminated, then killed ([`reap`]).
 //!
-//! On Linux the verifier is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so processes that
-//! escape with `setsid` and lose their parent are reparented to us instead of init; each
-//! sandbox marks its processes with a token in their environment, and the clean-up finds
-//! them by walking `/proc` (descendants of the agent, and orphans carrying the token).
-//! Other systems: the process group is killed, best effort.
+//! Linux ([`confine`]): the verifier is not dumpable while agents run, so an agent running as
+//! its user cannot read `/proc/<verifier>/environ`; each agent runs under a keeper process of
+//! ours, in a user and PID namespace of its own where the kernel allows (killing the
+//! namespace's init kills all of it), else with the keeper as its subreaper; descriptors
+//! above 2 are closed at exec; Landlock lets it write only to its sandbox and the run's
+//! caches. What applied is reported per agent ([`Isolation`]); a machine without some of it
+//! runs the agent anyway. Other Unix systems: its own process group and descriptors above 2
+//! closed, nothing else. Windows: none of it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+
+use serde::Serialize;
+use tokio::process::{Child, Command};
+
+#[cfg(target_os = "linux")]
+mod confine;
+mod reap;
+
+pub(crate) use reap::{terminate, Containment, Registration};
 
 /// Variables passed through from the verifier's environment: what finding programs and
 /// decoding text need (`PATH` to find node, npx and uvx; the locale), how this machine
@@ -66,7 +77,7 @@ impl Shared {
             uv_cache: run_dir.join("uv-cache"),
         };
         for dir in [&shared.npm_cache, &shared.npm_prefix, &shared.uv_cache] {
-            std::fs::create_dir_all(dir)?;
+            private_dirs(dir)?;
         }
         Ok(shared)
     }
@@ -85,7 +96,7 @@ pub(crate) struct Sandbox {
 impl Sandbox {
     /// Fresh folders under `root` (which must not exist).
     pub(crate) fn create(root: &Path) -> std::io::Result<Sandbox> {
-        std::fs::create_dir(root)?;
+        private_dir(root)?;
         let sandbox = Sandbox {
             root: root.to_path_buf(),
             home: root.join("home"),
@@ -102,7 +113,7 @@ impl Sandbox {
             "xdg/data",
             "xdg/state",
         ] {
-            std::fs::create_dir_all(root.join(dir))?;
+            private_dirs(&root.join(dir))?;
         }
         Ok(sandbox)
     }
@@ -159,153 +170,163 @@ impl Sandbox {
     }
 }
 
-/// Make this process the subreaper of everything it starts (Linux); elsewhere a no-op.
-pub(crate) fn become_subreaper() {
+impl Sandbox {
+    /// Where the agent may write: its sandbox and the run's package caches.
+    pub(crate) fn confinement(&self, shared: &Shared) -> Confinement {
+        Confinement {
+            writable: vec![
+                self.root.clone(),
+                shared.npm_cache.clone(),
+                shared.npm_prefix.clone(),
+                shared.uv_cache.clone(),
+            ],
+        }
+    }
+}
+
+/// A new folder only its owner can enter (`path` must not exist; its parent must).
+pub(crate) fn private_dir(path: &Path) -> std::io::Result<()> {
+    folder_builder(false).create(path)
+}
+
+/// A folder and whatever of its parents is missing, each created only its owner can enter.
+pub(crate) fn private_dirs(path: &Path) -> std::io::Result<()> {
+    folder_builder(true).create(path)
+}
+
+fn folder_builder(recursive: bool) -> std::fs::DirBuilder {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(recursive);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+}
+
+/// Where one agent may write (Landlock, on Linux).
+#[derive(Debug)]
+pub(crate) struct Confinement {
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    writable: Vec<PathBuf>,
+}
+
+/// What isolation an agent got: the `isolation` of `verify --format json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) struct Isolation {
+    /// Landlock's restriction of writes to the sandbox, signals and abstract sockets.
+    pub(crate) landlock: Landlock,
+    /// A PID namespace of its own: everything it starts ends with it.
+    pub(crate) pid_namespace: bool,
+    /// A user namespace of its own: no capability over the verifier's processes.
+    pub(crate) user_namespace: bool,
+    /// Whether the verifier was dumpable (its `/proc` files readable by its user).
+    pub(crate) verifier_dumpable: bool,
+}
+
+/// How much of the Landlock rules the kernel enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Landlock {
+    /// Every right asked for (Landlock ABI 6 or later).
+    Full,
+    /// Writes restricted, not everything (ABI 2 to 5: no scopes, or no ioctl right).
+    Partial,
+    /// Not enforced: no Landlock, ABI 1, or the ruleset could not be applied.
+    Unavailable,
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Isolation {
+    const NONE: Isolation = Isolation {
+        landlock: Landlock::Unavailable,
+        pid_namespace: false,
+        user_namespace: false,
+        verifier_dumpable: true,
+    };
+}
+
+/// A started agent (or install): the process to wait on, what isolation applied, and the
+/// registration that tells the clean-up the process is ours (drop it once waited for).
+pub(crate) struct Spawned {
+    pub(crate) child: Child,
+    pub(crate) isolation: Isolation,
+    pub(crate) registration: Registration,
+}
+
+/// Start `command` confined: in a process group of its own, and on Linux under a keeper in
+/// namespaces where allowed, with Landlock and no inherited descriptor.
+pub(crate) fn spawn(command: Command, confinement: &Confinement) -> std::io::Result<Spawned> {
     #[cfg(target_os = "linux")]
-    // SAFETY: prctl with integer arguments only.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
-}
-
-/// Every process of the sandbox: the agent's process group, its descendants, and orphans
-/// reparented to us that carry the sandbox's token.
-#[cfg(target_os = "linux")]
-fn members(agent: u32, token: &str) -> Vec<i32> {
-    let table = proc_table();
-    let me = std::process::id() as i32;
-    let mut found: Vec<i32> = vec![agent as i32];
-    add_descendants(&mut found, &table, 0);
-    let marker = format!("{MARKER}={token}");
-    for (pid, ppid) in &table {
-        if (*ppid == me || *ppid == 1) && !found.contains(pid) && environ_has(*pid, &marker) {
-            found.push(*pid);
+    return spawn_linux(command, confinement);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = confinement;
+        let mut command = command;
+        #[cfg(unix)]
+        {
+            command.process_group(0);
+            // SAFETY: fcntl(2) on this process's descriptors only, between fork and exec.
+            unsafe { command.pre_exec(close_on_exec_above_stdio) };
         }
-    }
-    // Grandchildren of orphans found through the token.
-    add_descendants(&mut found, &table, 1);
-    found
-}
-
-/// Appends to `found` every descendant in `table` (pid, parent pid) of `found[from..]`,
-/// including those of the processes it appends.
-#[cfg(target_os = "linux")]
-fn add_descendants(found: &mut Vec<i32>, table: &[(i32, i32)], from: usize) {
-    let mut i = from;
-    while i < found.len() {
-        let parent = found[i];
-        for (pid, ppid) in table {
-            if *ppid == parent && !found.contains(pid) {
-                found.push(*pid);
-            }
-        }
-        i += 1;
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn proc_table() -> Vec<(i32, i32)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| Some((pid, parent_of(pid)?)))
-        .collect()
-}
-
-#[cfg(target_os = "linux")]
-fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-#[cfg(target_os = "linux")]
-fn environ_has(pid: i32, marker: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
-}
-
-#[cfg(all(unix, not(target_os = "linux")))]
-fn members(agent: u32, _token: &str) -> Vec<i32> {
-    vec![agent as i32]
-}
-
-/// Terminate every process of the sandbox: SIGTERM to the group and each member, up to
-/// `grace` for them to exit, then SIGKILL to whatever is left; orphans reparented to us
-/// are reaped so no zombie stays.
-#[cfg(unix)]
-pub(crate) async fn terminate(agent: Option<u32>, token: &str, grace: Duration) {
-    let Some(agent) = agent else { return };
-    let signal_all = |pids: &[i32], signal: i32| {
-        // SAFETY: kill(2) with a pid and a signal number.
-        unsafe {
-            libc::kill(-(agent as i32), signal);
-            for pid in pids {
-                libc::kill(*pid, signal);
-            }
-        }
-    };
-    let pids = members(agent, token);
-    signal_all(&pids, libc::SIGTERM);
-    let deadline = std::time::Instant::now() + grace;
-    loop {
-        reap(&pids, agent);
-        let left = alive(&members(agent, token));
-        if left.is_empty() {
-            return;
-        }
-        if std::time::Instant::now() >= deadline {
-            // Members may have forked since: take the list again.
-            signal_all(&left, libc::SIGKILL);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    for _ in 0..100 {
-        reap(&pids, agent);
-        if alive(&members(agent, token)).is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-#[cfg(unix)]
-fn alive(pids: &[i32]) -> Vec<i32> {
-    pids.iter()
-        .copied()
-        .filter(|pid| {
-            // A zombie still answers kill(0); read its state where we can.
-            #[cfg(target_os = "linux")]
-            if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-                let state = stat
-                    .rfind(')')
-                    .and_then(|i| stat[i + 1..].split_whitespace().next());
-                return state != Some("Z") && state != Some("X");
-            }
-            // SAFETY: signal 0 only checks existence.
-            unsafe { libc::kill(*pid, 0) == 0 }
+        let (child, registration) = reap::spawn_registered(&mut command)?;
+        Ok(Spawned {
+            child,
+            isolation: Isolation::NONE,
+            registration,
         })
-        .collect()
-}
-
-/// Reap exited members reparented to us (never the agent itself: tokio waits for it).
-#[cfg(unix)]
-fn reap(pids: &[i32], agent: u32) {
-    for pid in pids.iter().filter(|p| **p != agent as i32) {
-        let mut status = 0;
-        // SAFETY: non-blocking wait for one specific pid; ECHILD when it is not our child.
-        unsafe {
-            libc::waitpid(*pid, &mut status, libc::WNOHANG);
-        }
     }
 }
 
-#[cfg(not(unix))]
-pub(crate) async fn terminate(_agent: Option<u32>, _token: &str, _grace: Duration) {}
+#[cfg(target_os = "linux")]
+fn spawn_linux(mut command: Command, confinement: &Confinement) -> std::io::Result<Spawned> {
+    use std::io::Read;
+    let (reader, writer) = std::io::pipe()?;
+    let ruleset = confine::ruleset(&confinement.writable);
+    let mut plan = confine::Plan::new(ruleset, &writer);
+    command.process_group(0);
+    // SAFETY: Plan::run_in_child is async-signal-safe (see confine.rs).
+    unsafe { command.pre_exec(move || plan.run_in_child()) };
+    let spawned = reap::spawn_registered(&mut command);
+    drop(command);
+    drop(writer);
+    // Every copy of the writer is closed now (by exec or exit): read to the end and keep
+    // the last report (a retried "text file busy" reports once per attempt).
+    let mut reports = Vec::new();
+    let _ = (&reader).take(64).read_to_end(&mut reports);
+    let (child, registration) = spawned?;
+    let flags = confine::read_report(reports.last().copied()).unwrap_or(0);
+    let landlock = if flags & confine::LANDLOCK_FULL != 0 {
+        Landlock::Full
+    } else if flags & confine::LANDLOCK_PARTIAL != 0 {
+        Landlock::Partial
+    } else {
+        Landlock::Unavailable
+    };
+    let isolation = Isolation {
+        landlock,
+        pid_namespace: flags & confine::PID_NAMESPACE != 0,
+        user_namespace: flags & confine::USER_NAMESPACE != 0,
+        verifier_dumpable: reap::dumpable(),
+    };
+    Ok(Spawned {
+        child,
+        isolation,
+        registration,
+    })
+}
+
+/// Descriptors above 2 closed at exec, where no `/proc` lists them: every number below
+/// the limit (at most 65,536).
+#[cfg(all(unix, not(target_os = "linux")))]
+fn close_on_exec_above_stdio() -> std::io::Result<()> {
+    // SAFETY: sysconf and fcntl(2) on this process's descriptors.
+    unsafe {
+        let top = libc::sysconf(libc::_SC_OPEN_MAX).clamp(3, 65_536) as i32;
+        for fd in 3..top {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

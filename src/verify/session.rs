@@ -27,6 +27,8 @@ use tokio::task::JoinHandle;
 
 use crate::acp::{Frame, Id, LineBuffer, Message, RpcError};
 
+use super::sandbox;
+
 /// Longest stdout line read; a longer one is a violation and skipped. An answer to what
 /// `verify` and `matrix` ask takes a few KiB (recorded ones: 1-2 KiB).
 pub(crate) const LINE_CAP: usize = 1024 * 1024;
@@ -148,33 +150,20 @@ pub(crate) struct Agent {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     record: Shared,
     closed: bool,
-}
-
-/// Spawn `command`, retrying briefly on "text file busy": a binary just unpacked can still be
-/// open for writing in a child that another thread forked before its exec closed the
-/// descriptor (agents are prepared in parallel), which makes exec fail with ETXTBSY.
-fn spawn_retrying_busy(command: &mut Command) -> std::io::Result<tokio::process::Child> {
-    const ETXTBSY: i32 = 26;
-    let mut delay = std::time::Duration::from_millis(10);
-    for _ in 0..8 {
-        match command.spawn() {
-            Err(e) if e.raw_os_error() == Some(ETXTBSY) => {
-                std::thread::sleep(delay);
-                delay *= 2;
-            }
-            other => return other,
-        }
-    }
-    command.spawn()
+    /// What isolation the agent got.
+    pub(crate) isolation: sandbox::Isolation,
+    /// Dropped with the agent, after `shutdown` waited for it.
+    _registration: sandbox::Registration,
 }
 
 impl Agent {
-    /// Start `program` with exactly `env`, in `cwd`, in a process group of its own.
+    /// Start `program` with exactly `env`, in `cwd`, confined by [`sandbox::spawn`].
     pub(crate) fn spawn(
         program: &Path,
         args: &[String],
         env: &BTreeMap<String, String>,
         cwd: &Path,
+        confinement: &sandbox::Confinement,
     ) -> std::io::Result<Agent> {
         let mut command = Command::new(program);
         command
@@ -186,9 +175,11 @@ impl Agent {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = spawn_retrying_busy(&mut command)?;
+        let sandbox::Spawned {
+            mut child,
+            isolation,
+            registration,
+        } = sandbox::spawn(command, confinement)?;
         let (lines, queued) = mpsc::unbounded_channel();
         let writer = Writer {
             lines,
@@ -214,6 +205,8 @@ impl Agent {
             stderr,
             record,
             closed: false,
+            isolation,
+            _registration: registration,
         })
     }
 
@@ -287,16 +280,20 @@ impl Agent {
     /// everything it started.
     pub(crate) async fn shutdown(self, token: &str, grace: Duration) {
         let Agent {
-            mut child, tasks, ..
+            mut child,
+            tasks,
+            _registration: registration,
+            ..
         } = self;
         tasks[0].abort();
         let pid = child.id();
-        super::sandbox::terminate(pid, token, grace).await;
+        sandbox::terminate(pid, token, grace).await;
         let _ = child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
         for task in &tasks[1..] {
             task.abort();
         }
+        drop(registration);
     }
 }
 

@@ -3,14 +3,21 @@
 
 Modes: well-behaved (default), stdout-log (a log line on stdout first), chatty (a
 notification and a request before its response), silent (never answers), exit (exits at
-once with code 3, saying why on stderr), grandchild (starts a grandchild that calls setsid and ignores SIGTERM,
-writes its pid to $PID_FILE), orphan (the same through a parent that exits, so the
-grandchild is reparented), contradict (advertises no loadSession), v2 (answers protocol
-version 2), no-auth (offers no sign-in method), env (echoes its environment to $ENV_FILE),
+once with code 3, saying why on stderr), slow (answers after 1.5 s), grandchild (starts a
+grandchild that calls setsid and ignores SIGTERM), orphan (the same through a parent that
+exits, so the grandchild is reparented), reexec-orphan (the orphan then re-executes itself
+with an empty environment and its standard streams on /dev/null), contradict (advertises no
+loadSession), v2 (answers protocol version 2), no-auth (offers no sign-in method), env
+(reports its environment), probe (reports what a hostile agent can reach: see `probe()`),
 replay (answers initialize with the `result` of the recorded answer in $ANSWER_FILE, such
 as tests/fixtures/acp/*.json), flood (never answers: prints short non-JSON lines as fast as it
 can until killed), deaf (never reads stdin: sends 10,000 JSON-RPC requests, each wanting a reply,
 then waits until killed or orphaned).
+
+What a mode reports goes into the `_meta` of its initialize answer, which `verify --format
+json` shows: the agent may not be able to write anywhere outside its sandbox. Process ids
+are as the verifier sees them (read from /proc/self, not getpid(), which a PID namespace
+renumbers).
 """
 import json
 import os
@@ -29,52 +36,149 @@ def send(message):
     sys.stdout.flush()
 
 
-def linger():
-    """A grandchild that leaves the process group and ignores SIGTERM."""
-    os.setsid()
+def host_pid():
+    try:
+        return int(os.readlink("/proc/self"))
+    except OSError:
+        return os.getpid()
+
+
+def linger(report):
+    """Ignore SIGTERM, write our pid to the descriptor `report`, then wait forever."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    with open(os.environ["PID_FILE"], "w") as f:
-        f.write(str(os.getpid()))
+    os.write(report, b"%d\n" % host_pid())
+    os.close(report)
     while True:
         time.sleep(1)
 
 
-def spawn_grandchild(through_orphan):
+def grandchild(report, orphaned_from, reexec):
+    """Leave the session; once orphaned, maybe re-execute with nothing of the sandbox."""
+    os.setsid()
+    while orphaned_from is not None and os.getppid() == orphaned_from:
+        time.sleep(0.01)
+    if not reexec:
+        linger(report)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.set_inheritable(report, True)
+    argv = [sys.executable, os.path.abspath(__file__), "--mode", "linger", "--report", str(report)]
+    os.execve(sys.executable, argv, {})
+
+
+def spawn_grandchild(through_orphan, reexec=False):
+    """The grandchild's pid, once it runs (after its re-exec, when it re-executes)."""
+    read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(read)
         if through_orphan:
+            parent = os.getpid()
             if os.fork() != 0:
                 os._exit(0)
-        linger()
+            grandchild(write, parent, reexec)
+        grandchild(write, None, reexec)
+    os.close(write)
     if through_orphan:
         os.waitpid(pid, 0)
-    # Wait until the grandchild wrote its pid, so the test can look for it.
-    for _ in range(200):
-        if os.path.exists(os.environ["PID_FILE"]):
+    with os.fdopen(read) as f:
+        return int(f.readline())
+
+
+def secrets_seen(name):
+    """Values of `name` in every environment we can read: our ancestors', then all."""
+    seen = {}
+    pids = []
+    pid = os.getppid()
+    while pid > 1:
+        pids.append(pid)
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             break
-        time.sleep(0.01)
+    try:
+        pids += [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        pass
+    for pid in pids:
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        for var in env:
+            if var.startswith(name.encode() + b"="):
+                seen[str(pid)] = var.decode(errors="replace")
+    return seen
+
+
+def try_write(path):
+    try:
+        with open(path, "w") as f:
+            f.write("written by the agent\n")
+        return "written"
+    except OSError as e:
+        return e.strerror or str(e)
+
+
+def probe():
+    """What a hostile agent reaches: the verifier's secret, inherited descriptors, writes
+    outside the sandbox ($WRITE_PROBES, separated by os.pathsep) and inside it, and the
+    modes of the folders above its HOME up to the run folder."""
+    fds = {}
+    listing = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    for fd in os.listdir(listing):
+        try:
+            fds[fd] = os.readlink(os.path.join(listing, fd))
+        except OSError:
+            fds[fd] = "open"
+    writes = {}
+    inside = [os.path.join(os.environ["HOME"], "probe"), os.path.join(os.environ["TMPDIR"], "probe"),
+              os.path.join(os.getcwd(), "probe"), os.path.join(os.environ["npm_config_cache"], "probe")]
+    for path in os.environ.get("WRITE_PROBES", "").split(os.pathsep) + inside:
+        if path:
+            writes[path] = try_write(path)
+    modes = {}
+    folder = os.environ["HOME"]
+    while folder != os.path.dirname(folder):
+        modes[folder] = oct(os.stat(folder).st_mode & 0o777)
+        if os.path.basename(folder).startswith("acp-registry-verify-"):
+            break
+        folder = os.path.dirname(folder)
+    return {"secrets": secrets_seen(os.environ["SECRET_NAME"]), "fds": fds, "writes": writes, "modes": modes}
 
 
 def initialize_result():
+    meta = {}
+    if grandchild_pid is not None:
+        meta["grandchild"] = grandchild_pid
+    if mode == "env":
+        meta["env"] = dict(os.environ)
+    if mode == "probe":
+        meta["probe"] = probe()
     if mode == "replay":
         with open(os.environ["ANSWER_FILE"]) as f:
             return json.load(f)["result"]
     caps = {"loadSession": mode != "contradict", "sessionCapabilities": {"list": {}}}
     auth = [] if mode == "no-auth" else [{"id": "login", "name": "Log in"}]
-    return {
+    result = {
         "protocolVersion": 2 if mode == "v2" else 1,
         "agentCapabilities": caps,
         "authMethods": auth,
         "agentInfo": {"name": "test-agent", "version": "1.0.0"},
     }
+    if meta:
+        result["_meta"] = meta
+    return result
 
 
 def answer(request):
     method = request.get("method")
     if method == "initialize":
-        if mode == "env":
-            with open(os.environ["ENV_FILE"], "w") as f:
-                json.dump(dict(os.environ), f)
+        if mode == "slow":
+            time.sleep(1.5)
         if mode == "stdout-log":
             sys.stdout.write("Starting test agent...\n")
         if mode == "chatty":
@@ -106,7 +210,11 @@ def flood():
         os._exit(0)
 
 
+grandchild_pid = None
+
+
 def main():
+    global grandchild_pid
     if mode == "flood":
         flood()
     if mode == "deaf":
@@ -117,11 +225,13 @@ def main():
         while os.getppid() == parent:
             time.sleep(0.5)
         sys.exit(0)
+    if mode == "linger":
+        linger(int(sys.argv[sys.argv.index("--report") + 1]))
     if mode == "exit":
         sys.stderr.write("fatal: this build has no ACP mode\n")
         sys.exit(3)
-    if mode in ("grandchild", "orphan"):
-        spawn_grandchild(mode == "orphan")
+    if mode in ("grandchild", "orphan", "reexec-orphan"):
+        grandchild_pid = spawn_grandchild(mode != "grandchild", mode == "reexec-orphan")
     for line in sys.stdin:
         if not line.strip():
             continue
