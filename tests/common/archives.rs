@@ -96,8 +96,13 @@ pub(crate) fn zip_entries(entries: &[Entry]) -> Vec<u8> {
     let mut stand_ins = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         let original = match *entry {
-            Entry::File(n, _) | Entry::Mode(n, _, _) | Entry::Dir(n) | Entry::Symlink(n, _) => n,
-            Entry::Hardlink(n, _) | Entry::Device(n) | Entry::Fifo(n) => n,
+            Entry::File(n, _)
+            | Entry::Mode(n, _, _)
+            | Entry::Dir(n)
+            | Entry::Symlink(n, _)
+            | Entry::Hardlink(n, _)
+            | Entry::Device(n)
+            | Entry::Fifo(n) => n,
         };
         let name = if seen.insert(original) {
             original.to_string()
