@@ -165,6 +165,7 @@ pub(crate) fn temporary_pid(name: &str, target: &str) -> Option<u32> {
 pub struct Batch {
     /// The tree's root, opened before any file is written: `syncfs` reports the write-back
     /// errors of its file system since this handle was opened (Linux 5.8 and later).
+    #[cfg(target_os = "linux")]
     root: File,
     files: Mutex<Vec<PathBuf>>,
 }
@@ -172,7 +173,10 @@ pub struct Batch {
 impl Batch {
     /// A batch for the files to be written under `root`, an existing folder.
     pub fn new(root: &Path) -> io::Result<Batch> {
+        #[cfg(not(target_os = "linux"))]
+        let _ = root;
         Ok(Batch {
+            #[cfg(target_os = "linux")]
             root: File::open(root)?,
             files: Mutex::new(Vec::new()),
         })
@@ -205,8 +209,7 @@ impl Batch {
         if syncfs(&self.root)? {
             return Ok(());
         }
-        sync_each(&std::mem::take(&mut *self.files()))?;
-        self.root.sync_all()
+        sync_each(&std::mem::take(&mut *self.files()))
     }
 }
 
