@@ -610,6 +610,69 @@ fn sigkill_at_any_moment_leaves_the_old_or_the_new_complete_tree() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// The staged files are made durable by one `syncfs` of the staging folder's file system,
+/// before the swap, not by one fsync each (the folders and the parent are still fsynced).
+/// Seen through strace; skipped where it is missing or may not trace.
+#[cfg(target_os = "linux")]
+#[test]
+fn staged_files_are_flushed_by_one_syncfs_before_the_swap_not_one_fsync_each() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = work.path().join("reg");
+    big_registry(&reg, 200, "synced");
+    let out = work.path().join("dist");
+    assert_eq!(
+        build(&reg, &out, &["--no-site"]).code,
+        0,
+        "an old output to swap"
+    );
+    let log = work.path().join("strace.log");
+    let traced = std::process::Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=fsync,fdatasync,syncfs,sync,renameat2,rename",
+        ])
+        .arg("-o")
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_acp-registry"))
+        .args(["build", "--no-site", "--base-url", BASE, "--registry"])
+        .arg(&reg)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    let calls: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| Some(line.split_once(' ')?.1.trim_start().to_string()))
+        .collect();
+    match traced {
+        Ok(status) if status.success() && !calls.is_empty() => {}
+        Ok(status) if calls.is_empty() => {
+            println!("skipped: strace cannot trace here ({status})");
+            return;
+        }
+        Ok(status) => panic!("the traced build failed: {status}"),
+        Err(e) => {
+            println!("skipped: no strace ({e})");
+            return;
+        }
+    }
+    let position = |name: &str| calls.iter().position(|c| c.starts_with(name));
+    let syncs = calls.iter().filter(|c| c.starts_with("syncfs(")).count();
+    let fsyncs = calls.iter().filter(|c| c.starts_with("fsync(")).count();
+    assert_eq!(syncs, 1, "{calls:#?}");
+    // The listing, the staging folder, and the parent folder before and after the swap.
+    assert_eq!(fsyncs, 4, "{calls:#?}");
+    let swap = calls
+        .iter()
+        .position(|c| c.starts_with("renameat2(") && c.contains("RENAME_EXCHANGE"))
+        .expect("the old output is swapped");
+    assert!(position("syncfs(") < Some(swap), "{calls:#?}");
+}
+
 #[test]
 fn site_command_replaces_the_site_that_build_wrote() {
     let (_dir, out) = bundled_dist();

@@ -2,13 +2,15 @@
 //! whole and leave nothing on disk; good ones unpack with their links and modes. The hostile
 //! corpus (traversal, absolute paths, links and hard links leading out, devices, FIFOs, a
 //! decompression bomb) is built in each format that can express it: zip, tar.gz, tar.xz and
-//! tar.bz2. `tests/net_faults.rs` serves some of them to `verify`.
+//! tar.bz2. `tests/net_faults.rs` serves some of them to `verify`; the unpack cap is served
+//! here, through `verify --unpack-cap`.
 #![cfg(unix)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 mod common;
+mod net_server;
 
 use acp_registry::fs::archive::{extract, resolve_cmd, ArchiveError, Format, Limits};
 use common::archives::{archive, tar_gz, Entry, FORMATS};
@@ -199,4 +201,215 @@ fn a_corrupt_archive_leaves_nothing() {
     let mut good = tar_gz(&[Entry::File("a", &[7u8; 100_000])]);
     good.truncate(good.len() / 2);
     refused(&good, Format::TarGz);
+}
+
+/// Archives whose entries land on one path, and what the refusal must say.
+fn collision_cases() -> Vec<(&'static str, Vec<Entry<'static>>, &'static str)> {
+    use Entry::*;
+    let twice = "appears twice";
+    let both = "both as a file and as a folder";
+    let case = "case-insensitive file systems";
+    vec![
+        (
+            "one name twice",
+            vec![File("bin/agent", b"good"), File("bin/agent", b"evil")],
+            twice,
+        ),
+        (
+            "one path spelt twice",
+            vec![File("bin/agent", b"good"), File("./bin//agent", b"evil")],
+            twice,
+        ),
+        (
+            "a link and a file",
+            vec![
+                File("real", b"good"),
+                Symlink("agent", "real"),
+                File("agent", b"evil"),
+            ],
+            "twice",
+        ),
+        (
+            "a file, then a path below it",
+            vec![File("bin", b"x"), File("bin/agent", b"y")],
+            both,
+        ),
+        (
+            "a path, then a file where its folder is",
+            vec![File("bin/agent", b"x"), File("bin", b"y")],
+            both,
+        ),
+        (
+            "a folder, then a file of the same name",
+            vec![Dir("bin"), File("bin", b"y")],
+            both,
+        ),
+        (
+            "names differing in case",
+            vec![File("bin/Agent", b"good"), File("bin/agent", b"evil")],
+            case,
+        ),
+        (
+            "folders differing in case, one file in both",
+            vec![File("Bin/agent", b"good"), File("bin/agent", b"evil")],
+            case,
+        ),
+        (
+            "composed and decomposed accents",
+            vec![File("caf\u{e9}", b"good"), File("cafe\u{301}", b"evil")],
+            case,
+        ),
+    ]
+}
+
+#[test]
+fn two_entries_landing_on_one_path_are_refused_in_every_format() {
+    for format in FORMATS {
+        for (name, entries, words) in collision_cases() {
+            let message = refused(&archive(format, &entries), format);
+            assert!(message.contains(words), "{format:?} {name}: {message}");
+        }
+    }
+}
+
+/// The zip crate keeps one entry per name, the last: the first copy must not be lost
+/// silently, and the refusal names the path.
+#[test]
+fn a_zip_naming_one_path_twice_is_refused_and_names_it() {
+    let zip = archive(
+        Format::Zip,
+        &[
+            Entry::File("agent", b"first"),
+            Entry::File("agent", b"last!"),
+        ],
+    );
+    let message = refused(&zip, Format::Zip);
+    assert!(
+        message.contains("`agent`") && message.contains("appears twice"),
+        "{message}"
+    );
+}
+
+#[test]
+fn folders_named_again_and_folders_differing_only_in_case_merge() {
+    use Entry::*;
+    let entries = [
+        Dir("bin"),
+        File("bin/agent", b"1"),
+        Dir("bin"),
+        Dir("./bin/"),
+        File("Lib/a", b"2"),
+        File("lib/b", b"3"),
+    ];
+    for format in FORMATS {
+        let (dir, result) = unpack(&archive(format, &entries), format, Limits::default());
+        result.unwrap_or_else(|e| panic!("{format:?}: {e}"));
+        assert_eq!(
+            std::fs::read(dir.path().join("out/bin/agent")).unwrap(),
+            b"1"
+        );
+    }
+}
+
+/// Sets the process umask for the life of the value (tests in this file do not depend on it).
+struct Umask(libc::mode_t);
+
+impl Umask {
+    fn set(mask: libc::mode_t) -> Self {
+        // SAFETY: umask only swaps the process's file creation mask.
+        Umask(unsafe { libc::umask(mask) })
+    }
+}
+
+impl Drop for Umask {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::umask(self.0) };
+    }
+}
+
+#[test]
+fn unpacked_files_and_folders_lose_group_and_world_write_and_special_bits() {
+    use Entry::*;
+    // A verifier started with umask 0 (as some CI containers are) must not hand the bits on.
+    let _umask = Umask::set(0);
+    let entries = [
+        Dir("open"),
+        Mode("open/agent", b"#!/bin/sh\n", 0o6777),
+        Mode("open/data", b"x", 0o666),
+        File("implied/deeper/file", b"y"),
+    ];
+    for format in FORMATS {
+        let (dir, result) = unpack(&archive(format, &entries), format, Limits::default());
+        result.unwrap_or_else(|e| panic!("{format:?}: {e}"));
+        let out = dir.path().join("out");
+        let mode = |rel: &str| {
+            std::fs::symlink_metadata(out.join(rel))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o7777
+        };
+        assert_eq!(mode("open/agent"), 0o755, "{format:?}");
+        assert_eq!(mode("open/data"), 0o644, "{format:?}");
+        for folder in ["", "open", "implied", "implied/deeper"] {
+            assert_eq!(mode(folder) & 0o7022, 0, "{format:?} `{folder}`");
+        }
+    }
+}
+
+/// An archive of the test agent and 3 MiB of padding, unpacked by `verify` under
+/// `--unpack-cap 2` (refused) and `--unpack-cap 4` (the agent passes).
+#[test]
+fn verify_refuses_an_archive_unpacking_past_unpack_cap_and_runs_one_within_it() {
+    use common::verify::{agent_script, binary_everywhere, command, run_command};
+    use net_server::{routes, Reply, Server};
+    let script = agent_script();
+    let padding = vec![0u8; 3 << 20];
+    let tgz = archive(
+        Format::TarGz,
+        &[
+            Entry::File("bin/acp-agent", &script),
+            Entry::File("padding", &padding),
+        ],
+    );
+    let server = Server::start(routes(vec![(
+        "GET /agent.tar.gz",
+        vec![Reply::body(200, tgz)],
+    )]));
+    let target =
+        serde_json::json!({"archive": server.url("/agent.tar.gz"), "cmd": "bin/acp-agent"});
+    let entry = serde_json::json!({"id": "padded", "name": "Padded", "version": "1.0.0",
+        "description": "A test agent.", "distribution": binary_everywhere(&target)});
+    let reg = common::verify::registry(&[entry]);
+    let verify = |cap: &str| {
+        let args = [
+            "verify",
+            "--format",
+            "json",
+            "--no-cache",
+            "--unpack-cap",
+            cap,
+        ];
+        run_command(&mut command(&reg.root, &args))
+    };
+    let over = verify("2");
+    assert_eq!(over.code, 1, "{}", over.stdout);
+    let findings = over.json["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().any(|f| f["code"] == "archive-unsafe"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("more than {} bytes", 2 << 20))),
+        "{}",
+        over.stdout
+    );
+    let within = verify("4");
+    assert_eq!(within.code, 0, "{}", within.stdout);
+    assert_eq!(
+        within.json["agents"][0]["status"], "passed",
+        "{}",
+        within.stdout
+    );
 }

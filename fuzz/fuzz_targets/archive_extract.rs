@@ -6,7 +6,8 @@
 //! folders deep in a fresh temporary folder and the whole temporary tree is walked), a
 //! failure leaves only the archive, the result holds only files, folders and symbolic links
 //! that resolve inside it, no file shares an inode (hard links become copies), no setuid or
-//! setgid bit survives, and the bytes and entries written stay within the limits.
+//! setgid bit nor group or world write survives, no two files or links (or a file and a
+//! folder) differ only in case, and the bytes and entries written stay within the limits.
 #![no_main]
 
 use std::fs;
@@ -85,11 +86,20 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 fn check_tree(dest: &Path, seen: &[PathBuf]) -> Tree {
     let real_dest = dest.canonicalize().expect("dest resolves");
     let mut tree = Tree { bytes: 0, entries: 0 };
+    // Lower-cased path -> whether it is a folder: folders may merge, nothing else may.
+    let mut folded = std::collections::BTreeMap::new();
     for path in seen.iter().filter(|p| p.starts_with(dest) && *p != dest) {
         let meta = fs::symlink_metadata(path).expect("lstat");
         let kind = meta.file_type();
         if !kind.is_dir() {
             tree.entries += 1;
+        }
+        let key = path.strip_prefix(dest).expect("inside").to_string_lossy().to_lowercase();
+        if let Some(was_dir) = folded.insert(key, kind.is_dir()) {
+            assert!(was_dir && kind.is_dir(), "{path:?} collides with another path in another case");
+        }
+        if !kind.is_symlink() {
+            assert_eq!(meta.permissions().mode() & 0o022, 0, "{path:?} is writable by group or others");
         }
         if kind.is_symlink() {
             let real = path.canonicalize();

@@ -212,6 +212,9 @@ struct VerifyArgs {
     /// Largest archive downloaded, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
     archive_cap: u64,
+    /// Most bytes one archive may unpack to, in MiB (per agent; hard links count as copies).
+    #[arg(long, value_name = "MIB", default_value_t = acp_registry::fs::archive::DEFAULT_UNPACK_CAP_MIB)]
+    unpack_cap: u64,
     #[command(flatten)]
     loopback: LoopbackArg,
 }
@@ -240,6 +243,7 @@ impl VerifyArgs {
             cache: self.cache,
             no_cache: self.no_cache,
             archive_cap_mib: self.archive_cap,
+            unpack_cap_mib: self.unpack_cap,
             allow_loopback_for_tests: self.loopback.allow_loopback_for_tests,
         }
     }

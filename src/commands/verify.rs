@@ -43,6 +43,8 @@ pub struct Options {
     pub no_cache: bool,
     /// `--archive-cap` in MiB.
     pub archive_cap_mib: u64,
+    /// `--unpack-cap` in MiB: what one archive may unpack to.
+    pub unpack_cap_mib: u64,
     /// TEST ONLY: admit loopback addresses, over plain http too.
     pub allow_loopback_for_tests: bool,
 }
@@ -83,6 +85,7 @@ pub(crate) fn prepare(options: &Options) -> Result<(Checked, verify::Options), C
         },
         archive_cap: options.archive_cap_mib.saturating_mul(1024 * 1024),
         sole_parent: true,
+        unpack_cap: options.unpack_cap_mib.saturating_mul(1024 * 1024),
         ..verify::Options::default()
     };
     if let Some(types) = &checked.config.verify_auth_types {

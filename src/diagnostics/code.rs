@@ -317,7 +317,7 @@ catalogue! {
         "A binary distribution without a build for the machine's platform, or an `npx`/`uvx` distribution when `npx` or `uvx` is not installed, is reported as not tested rather than passed. `verify --require-tested` makes this an error, for CI runners that must cover everything.";
     ArchiveUnsafe = "archive-unsafe", Verify, Error,
         "The archive holds something unsafe to unpack and was refused.",
-        "Archives are unpacked into a fresh folder, and refused as a whole (nothing is left on disk) when an entry has an absolute path or `..`, is a link or hard link leading out of the folder or a device or FIFO, when an entry would be written through a link, or when the archive unpacks to more than the size cap (a decompression bomb). Rebuild the archive with plain relative paths.";
+        "Archives are unpacked into a fresh folder, and refused as a whole (nothing is left on disk) when an entry has an absolute path or `..`, is a link or hard link leading out of the folder or a device or FIFO, when an entry would be written through a link, when two entries land on one path (the same path twice, a file where a folder is named, or names that differ only in case or Unicode form, which are one file on macOS and Windows), or when the archive unpacks to more than `verify --unpack-cap` (a decompression bomb). Rebuild the archive with plain relative paths, each once.";
 }
 
 impl fmt::Display for Code {

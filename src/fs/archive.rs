@@ -5,32 +5,47 @@
 //! Every path is checked (no absolute or drive paths, no `..`), only files, folders and
 //! links are accepted (no devices or FIFOs), links are created last and only when they stay
 //! inside the folder (hard links become copies of a file already extracted), entries cannot
-//! be written through a link, the total size written is capped whatever the headers claim,
-//! and everything goes into a fresh staging folder renamed into place only on success:
-//! a failure leaves nothing behind.
+//! be written through a link, no two entries land on one path (see [`Extractor::claim`]),
+//! files lose the setuid, setgid and sticky bits and group and world write, the total size
+//! written is capped whatever the headers claim, and everything goes into a fresh staging
+//! folder renamed into place only on success: a failure leaves nothing behind.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path, PathBuf};
 
 /// How an archive is packed, from its file name: the one list of formats, shared with the
 /// rules and the site's snippets.
 pub use crate::manifest::distribution::ArchiveFormat as Format;
 
+/// The default of `verify --unpack-cap`: the bytes one archive may unpack to, in MiB.
+pub const DEFAULT_UNPACK_CAP_MIB: u64 = 2048;
+
 /// What one extraction may write at most, whatever the archive's headers claim.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Bytes written over all entries.
+    /// Bytes written over all entries (hard links count as the copies they become).
     pub max_bytes: u64,
     /// Entries read.
     pub max_entries: u64,
 }
 
+impl Limits {
+    /// The default entry limit with at most `max_bytes` unpacked.
+    #[must_use]
+    pub fn with_max_bytes(max_bytes: u64) -> Self {
+        Self {
+            max_bytes,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            max_bytes: 2 * 1024 * 1024 * 1024,
+            max_bytes: DEFAULT_UNPACK_CAP_MIB * 1024 * 1024,
             max_entries: 100_000,
         }
     }
@@ -39,13 +54,14 @@ impl Default for Limits {
 /// Why an archive was refused or could not be extracted; nothing of it is left on disk.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
-    /// An entry's path, kind or link target is not allowed.
+    /// An entry's path, kind or link target is not allowed, or it lands where another entry
+    /// did.
     #[error("archive entry `{entry}` refused: {reason}")]
     Unsafe {
         /// The entry's path as the archive names it.
         entry: String,
         /// Why it is refused.
-        reason: &'static str,
+        reason: String,
     },
     /// More bytes than `Limits::max_bytes`.
     #[error("the archive unpacks to more than {0} bytes")]
@@ -83,7 +99,10 @@ pub fn extract(
     limits: Limits,
 ) -> Result<(), ArchiveError> {
     let staging = staging_path(dest);
-    fs::create_dir(&staging).map_err(io_at(&staging))?;
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o755);
+    builder.create(&staging).map_err(io_at(&staging))?;
     let result = unpack(archive, format, &staging, raw_name, limits)
         .and_then(|()| fs::rename(&staging, dest).map_err(io_at(dest)));
     if result.is_err() {
@@ -189,6 +208,19 @@ fn untar(reader: impl Read, out: &mut Extractor) -> Result<(), ArchiveError> {
 
 fn unzip(file: File, out: &mut Extractor) -> Result<(), ArchiveError> {
     let mut archive = zip::ZipArchive::new(io::BufReader::new(file)).map_err(corrupt)?;
+    if archive.has_duplicate_names() {
+        // The zip crate keeps one entry per name, the last copy: the others never reach the
+        // claims below, so a repeated name is looked for in the central directory itself.
+        let start = archive.central_directory_start();
+        let mut reader = io::BufReader::new(archive.into_inner().into_inner());
+        let repeated = repeated_zip_name(&mut reader, start, out.limits.max_entries)
+            .unwrap_or_else(|| Some("(a name listed twice)".into()));
+        if let Some(name) = repeated {
+            return Err(unsafe_entry(&name, APPEARS_TWICE));
+        }
+        let file = reader.into_inner();
+        archive = zip::ZipArchive::new(io::BufReader::new(file)).map_err(corrupt)?;
+    }
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i).map_err(corrupt)?;
         let raw = String::from_utf8_lossy(entry.name_raw()).into_owned();
@@ -219,10 +251,42 @@ fn unzip(file: File, out: &mut Extractor) -> Result<(), ArchiveError> {
     Ok(())
 }
 
-fn unsafe_entry(entry: &str, reason: &'static str) -> ArchiveError {
+/// The first name other than a folder's (`…/`) that the zip's central directory lists twice,
+/// `Some(None)` when only folders repeat, read from its records (46 fixed bytes, then the
+/// name, the extra field and the comment) up to the end of the directory or `limit`
+/// records; `None` when they cannot be read.
+fn repeated_zip_name(
+    reader: &mut (impl Read + Seek),
+    start: u64,
+    limit: u64,
+) -> Option<Option<String>> {
+    reader.seek(SeekFrom::Start(start)).ok()?;
+    let mut seen = BTreeSet::new();
+    for _ in 0..=limit {
+        let mut header = [0u8; 46];
+        if reader.read_exact(&mut header).is_err() || header[..4] != *b"PK\x01\x02" {
+            return Some(None);
+        }
+        let length = |at: usize| u16::from_le_bytes([header[at], header[at + 1]]);
+        let mut name = vec![0; usize::from(length(28))];
+        reader.read_exact(&mut name).ok()?;
+        let skipped = i64::from(length(30)) + i64::from(length(32));
+        reader.seek(SeekFrom::Current(skipped)).ok()?;
+        let folder = name.ends_with(b"/") || name.ends_with(b"\\");
+        if let Some(name) = seen.replace(name).filter(|_| !folder) {
+            return Some(Some(String::from_utf8_lossy(&name).into_owned()));
+        }
+    }
+    None
+}
+
+/// The reason given for a path named twice, in every format.
+const APPEARS_TWICE: &str = "the path appears twice (each path may appear once)";
+
+fn unsafe_entry(entry: &str, reason: &str) -> ArchiveError {
     ArchiveError::Unsafe {
         entry: entry.to_string(),
-        reason,
+        reason: reason.to_string(),
     }
 }
 
@@ -285,12 +349,34 @@ enum Link {
     Hard(PathBuf),
 }
 
+/// What an entry, or a folder an entry's path implies, puts at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    Folder,
+    /// A file or a link: content (or a target) that a second claim would replace.
+    Leaf,
+}
+
+/// The form of `rel` that case-insensitive, normalisation-insensitive file systems (APFS and
+/// HFS+ on macOS, NTFS on Windows) compare: Unicode NFC, lower-cased, `/`-separated.
+fn folded(rel: &Path) -> String {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_lowercase())
+        .collect();
+    icu_normalizer::ComposingNormalizerBorrowed::new_nfc()
+        .normalize(&parts.join("/"))
+        .into_owned()
+}
+
 struct Extractor {
     root: PathBuf,
     limits: Limits,
     written: u64,
     entries: u64,
     files: BTreeSet<PathBuf>,
+    /// Every path an entry named or implied, by its [`folded`] form: as first named, and what.
+    claims: BTreeMap<String, (PathBuf, Claim)>,
     /// Links, created after every file so no entry is written through one.
     links: Vec<(PathBuf, Link)>,
 }
@@ -303,6 +389,7 @@ impl Extractor {
             written: 0,
             entries: 0,
             files: BTreeSet::new(),
+            claims: BTreeMap::new(),
             links: Vec::new(),
         }
     }
@@ -311,6 +398,44 @@ impl Extractor {
         self.entries += 1;
         if self.entries > self.limits.max_entries {
             return Err(ArchiveError::TooManyEntries(self.limits.max_entries));
+        }
+        Ok(())
+    }
+
+    /// Record that `rel` is `claim` and each folder above it a folder. Refused: a path
+    /// named twice (which copy wins would depend on the extractor), a file or link where a
+    /// folder is named or implied, and two paths that differ only in case or Unicode form
+    /// (one file on macOS and Windows clients, so what they unpack is not what was
+    /// verified). A folder named again, in any case, is accepted: it holds nothing to lose.
+    fn claim(&mut self, rel: &Path, claim: Claim) -> Result<(), ArchiveError> {
+        let depth = rel.components().count();
+        let mut path = PathBuf::new();
+        for (i, part) in rel.components().enumerate() {
+            path.push(part);
+            let kind = if i + 1 == depth { claim } else { Claim::Folder };
+            let key = folded(&path);
+            match self.claims.get(&key) {
+                None => {
+                    self.claims.insert(key, (path.clone(), kind));
+                }
+                Some((_, Claim::Folder)) if kind == Claim::Folder => {}
+                Some((first, first_kind)) => {
+                    let reason = if *first != path {
+                        format!(
+                            "it is the same path as `{}` on case-insensitive file systems (macOS, Windows)",
+                            first.display()
+                        )
+                    } else if *first_kind == kind {
+                        APPEARS_TWICE.to_string()
+                    } else {
+                        format!(
+                            "`{}` is named both as a file and as a folder",
+                            path.display()
+                        )
+                    };
+                    return Err(unsafe_entry(&rel.display().to_string(), &reason));
+                }
+            }
         }
         Ok(())
     }
@@ -329,29 +454,30 @@ impl Extractor {
 
     fn dir(&mut self, rel: &Path) -> Result<(), ArchiveError> {
         self.not_through_link(rel, rel)?;
-        let path = self.root.join(rel);
-        fs::create_dir_all(&path).map_err(io_at(&path))
+        self.claim(rel, Claim::Folder)?;
+        create_dirs(&self.root.join(rel))
     }
 
     fn file(&mut self, rel: &Path, reader: &mut dyn Read, mode: u32) -> Result<(), ArchiveError> {
         self.not_through_link(rel, rel)?;
+        self.claim(rel, Claim::Leaf)?;
         let path = self.root.join(rel);
         if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(io_at(parent))?;
+            create_dirs(parent)?;
         }
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            // Permission bits only: never setuid, setgid or sticky; owner can always write.
-            options.mode((mode & 0o777) | 0o600);
+            // Never setuid, setgid or sticky, nor writable by group or others (a run's other
+            // users must not change what runs); the owner can always read and write.
+            options.mode((mode & 0o755) | 0o600);
         }
         let _ = mode;
         let mut file = options.open(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => {
-                unsafe_entry(&rel.display().to_string(), "the path appears twice")
-            }
+            // Names the claims above tell apart that this file system does not.
+            io::ErrorKind::AlreadyExists => unsafe_entry(&rel.display().to_string(), APPEARS_TWICE),
             _ => io_at(&path)(e),
         })?;
         let mut buf = vec![0u8; 64 * 1024];
@@ -378,6 +504,7 @@ impl Extractor {
             ));
         }
         self.not_through_link(rel, rel)?;
+        self.claim(rel, Claim::Leaf)?;
         self.links
             .push((rel.to_path_buf(), Link::Symbolic(target.to_string())));
         Ok(())
@@ -396,6 +523,7 @@ impl Extractor {
                 )
             })?;
         self.not_through_link(rel, rel)?;
+        self.claim(rel, Claim::Leaf)?;
         self.links.push((rel.to_path_buf(), Link::Hard(target_rel)));
         Ok(())
     }
@@ -405,13 +533,10 @@ impl Extractor {
         for (rel, link) in &self.links {
             let path = self.root.join(rel);
             if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent).map_err(io_at(parent))?;
+                create_dirs(parent)?;
             }
             if fs::symlink_metadata(&path).is_ok() {
-                return Err(unsafe_entry(
-                    &rel.display().to_string(),
-                    "the path appears twice",
-                ));
+                return Err(unsafe_entry(&rel.display().to_string(), APPEARS_TWICE));
             }
             match link {
                 Link::Hard(target) => {
@@ -446,6 +571,19 @@ impl Extractor {
         }
         Ok(())
     }
+}
+
+/// `path` and the folders above it, created `rwxr-xr-x` (less the umask) whatever the
+/// archive says: nobody else may add to what runs.
+fn create_dirs(path: &Path) -> Result<(), ArchiveError> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o755);
+    }
+    builder.create(path).map_err(io_at(path))
 }
 
 #[cfg(unix)]
@@ -516,6 +654,16 @@ mod tests {
         for bad in ["/etc/passwd", "a/../../x", "..", "C:/x", "c:\\x"] {
             assert!(optional_path(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn folded_paths_meet_where_macos_and_windows_make_one_file() {
+        let fold = |p: &str| folded(Path::new(p));
+        assert_eq!(fold("Bin/AGENT"), fold("bin/agent"));
+        assert_eq!(fold("caf\u{e9}"), fold("cafe\u{301}"));
+        assert_eq!(fold("\u{c9}T\u{c9}"), fold("e\u{301}t\u{e9}"));
+        assert_ne!(fold("bin/agent"), fold("bin/agent2"));
+        assert_ne!(fold("a/b"), fold("a-b"));
     }
 
     #[test]

@@ -6,10 +6,15 @@
 //! folder is fsynced so the rename survives a crash. Readers see the old file or the new one,
 //! never part of one. Dropping an [`AtomicFile`] before [`AtomicFile::commit`] removes the
 //! temporary file, so a failed write leaves nothing behind.
+//!
+//! A whole new tree that no reader sees until it is renamed into place (`build`'s staging
+//! folder) is made durable by a [`Batch`] instead: its files are written without a flush each
+//! and flushed together before the rename.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Attempts at a fresh temporary name before giving up (each collision is a 1 in 2^32 draw).
 const NAME_ATTEMPTS: usize = 8;
@@ -82,6 +87,15 @@ impl AtomicFile {
         Ok(())
     }
 
+    /// Put the file in place of the target without flushing it: it becomes durable with the
+    /// rest of `batch` at [`Batch::sync`]. For a tree no reader sees before then.
+    pub fn commit_into(mut self, batch: &Batch) -> io::Result<()> {
+        std::fs::rename(&self.temp, &self.target)?;
+        self.committed = true;
+        batch.record(&self.target);
+        Ok(())
+    }
+
     fn finish(&mut self) {
         self.committed = true;
         // Best effort: where folders cannot be synced (Windows) the rename is still done.
@@ -137,6 +151,90 @@ pub(crate) fn temporary_pid(name: &str, target: &str) -> Option<u32> {
         pid.parse().ok()
     } else {
         None
+    }
+}
+
+/// The files of a new folder tree, made durable together: each is written without a flush
+/// of its own, and [`Batch::sync`] flushes them all once the last is written. On Linux that is
+/// one `syncfs(2)` of the tree's file system (one journal commit for every file instead of one
+/// per file); elsewhere, or where `syncfs` is missing, each file is fsynced then, after every
+/// write, so the disk has overlapped the flushes with the writes. The caller still fsyncs the
+/// tree's folders, then renames the tree into place only after `sync` succeeded: a crash
+/// before that leaves the tree unseen, never a visible file that is not durable.
+#[derive(Debug)]
+pub struct Batch {
+    /// The tree's root, opened before any file is written: `syncfs` reports the write-back
+    /// errors of its file system since this handle was opened (Linux 5.8 and later).
+    #[cfg(target_os = "linux")]
+    root: File,
+    files: Mutex<Vec<PathBuf>>,
+}
+
+impl Batch {
+    /// A batch for the files to be written under `root`, an existing folder.
+    pub fn new(root: &Path) -> io::Result<Batch> {
+        #[cfg(not(target_os = "linux"))]
+        let _ = root;
+        Ok(Batch {
+            #[cfg(target_os = "linux")]
+            root: File::open(root)?,
+            files: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A new file at `path` (never opened through a link or over anything), part of the batch.
+    /// One is created at a time: creations in one folder queue for its lock in the kernel,
+    /// where a waiting thread spins on the CPU that the others need (a quarter of a parallel
+    /// build's time on ext4); here they wait asleep, and writing the files stays parallel.
+    pub fn create_new(&self, path: &Path) -> io::Result<File> {
+        let mut files = self.files();
+        let file = super::no_follow(File::options().write(true).create_new(true)).open(path)?;
+        files.push(path.to_path_buf());
+        Ok(file)
+    }
+
+    fn files(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+        self.files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn record(&self, path: &Path) {
+        self.files().push(path.to_path_buf());
+    }
+
+    /// Flush every file of the batch to disk; an error means some may not be durable.
+    pub fn sync(&self) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        if syncfs(&self.root)? {
+            return Ok(());
+        }
+        sync_each(&std::mem::take(&mut *self.files()))
+    }
+}
+
+/// fsync each of `files`, the first failure naming its file.
+fn sync_each(files: &[PathBuf]) -> io::Result<()> {
+    for path in files {
+        File::open(path)
+            .and_then(|file| file.sync_all())
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// `syncfs(2)` of the file system holding `file`: `Ok(false)` where the kernel lacks it.
+#[cfg(target_os = "linux")]
+fn syncfs(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `file` is an open descriptor for the duration of the call.
+    if unsafe { libc::syncfs(file.as_raw_fd()) } == 0 {
+        return Ok(true);
+    }
+    let error = io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::ENOSYS) => Ok(false),
+        _ => Err(error),
     }
 }
 
@@ -247,6 +345,46 @@ mod tests {
         ] {
             assert!(!is_temporary(other, "m.json"), "{other}");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_batch_creates_only_new_files_and_syncs_them_with_the_renamed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = Batch::new(dir.path()).unwrap();
+        let mut file = batch.create_new(&dir.path().join("a")).unwrap();
+        file.write_all(b"a").unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("link")).unwrap();
+        for taken in ["a", "link"] {
+            let error = batch.create_new(&dir.path().join(taken)).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::AlreadyExists, "{taken}");
+        }
+        let target = dir.path().join("m.json");
+        std::fs::write(&target, "listing").unwrap();
+        let mut renamed = AtomicFile::create(&target).unwrap();
+        renamed.write_all(b"real").unwrap();
+        renamed.commit_into(&batch).unwrap();
+        assert_eq!(
+            *batch.files(),
+            [dir.path().join("a"), target.clone()],
+            "what the fallback would fsync"
+        );
+        batch.sync().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"real");
+        assert_eq!(names(dir.path()), ["a", "link", "m.json"]);
+    }
+
+    #[test]
+    fn syncing_each_file_names_the_one_that_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let (kept, gone) = (dir.path().join("kept"), dir.path().join("gone"));
+        std::fs::write(&kept, "x").unwrap();
+        sync_each(std::slice::from_ref(&kept)).unwrap();
+        let error = sync_each(&[kept, gone.clone()]).unwrap_err();
+        assert!(
+            error.to_string().contains(&*gone.to_string_lossy()),
+            "{error}"
+        );
     }
 
     #[cfg(unix)]

@@ -259,30 +259,34 @@ fn output_agents<'e>(
         .filter_map(move |entry| Some((*entry, output_agent(entry, base, output)?)))
 }
 
-/// Check every agent `output` publishes against `registry.schema.json` (one at a time, so
-/// memory stays flat; [`Files`] composes them again when written) and summarise the output.
+/// Check every agent `output` publishes against `registry.schema.json` (each composed and
+/// dropped, in parallel, so memory stays flat; [`Files`] composes them again when written)
+/// and summarise the output. The first agent in id order that fails is the one reported.
 fn check_output(
     checked: &Checked,
     entries: &[&EntryReport],
     base: &str,
     output: &Output,
 ) -> Result<OutputSummary, BuildError> {
-    let mut agents = 0;
-    for (entry, agent) in output_agents(entries, base, output) {
-        let agent = Value::Object(agent);
-        if let Some(error) = published_agent_validator().iter_errors(&agent).next() {
-            return Err(BuildError::InvalidOutput {
-                file: output.file.clone(),
-                message: format!(
-                    "agent `{}`: {} at {}",
-                    entry.id(),
-                    error,
-                    error.instance_path().as_str()
-                ),
-            });
-        }
-        agents += 1;
+    let published: Vec<Option<String>> = entries
+        .par_iter()
+        .filter(|entry| output.publishes(entry.id()))
+        .filter_map(|entry| {
+            let agent = Value::Object(output_agent(entry, base, output)?);
+            let error = published_agent_validator().iter_errors(&agent).next();
+            Some(error.map(|error| {
+                let at = error.instance_path().as_str().to_string();
+                format!("agent `{}`: {error} at {at}", entry.id())
+            }))
+        })
+        .collect();
+    if let Some(message) = published.iter().flatten().next() {
+        return Err(BuildError::InvalidOutput {
+            file: output.file.clone(),
+            message: message.clone(),
+        });
     }
+    let agents = published.len();
     let mut excluded: Vec<String> = entries
         .iter()
         .map(|e| e.id())
@@ -316,11 +320,20 @@ pub fn plan<'a>(checked: &'a Checked, options: &BuildOptions) -> Result<Plan<'a>
             .push(check_output(checked, &entries, &base, output)?);
         paths.insert(output.file.clone());
     }
-    for entry in &entries {
-        for (icon, bytes) in icon_files(entry)? {
-            refuse_unsafe_icon(&crate::rules::display_path(&entry.entry, &icon), &bytes)?;
-            paths.insert(published_icon(entry, &icon));
-        }
+    // Checked in parallel; the first failure in id order is the one reported.
+    let icons: Vec<Result<Vec<String>, BuildError>> = entries
+        .par_iter()
+        .map(|entry| {
+            let mut published = Vec::new();
+            for (icon, bytes) in icon_files(entry)? {
+                refuse_unsafe_icon(&crate::rules::display_path(&entry.entry, &icon), &bytes)?;
+                published.push(published_icon(entry, &icon));
+            }
+            Ok(published)
+        })
+        .collect();
+    for published in icons {
+        paths.extend(published?);
     }
     paths.extend(SCHEMAS.iter().map(|(name, _)| (*name).to_string()));
     let site = if options.site {
@@ -417,14 +430,30 @@ impl Files<'_> {
         summary.files = self.paths.len();
     }
 
-    /// The registry files, the icons and the schemas, each handed on as composed.
+    /// The registry files, the icons and the schemas, each handed on as composed: the
+    /// registry files (composed one agent at a time, on one thread) while the icons are
+    /// written beside them.
     fn produce_registry(&self, files: &Recorder<'_>) -> Result<(), BuildError> {
-        for output in &self.checked.config.outputs {
-            files.file(&output.file, &mut |out| {
-                let agents = output_agents(&self.entries, &self.base, output);
-                write_document(out, agents.map(|(_, agent)| Value::Object(agent)))
-            })?;
+        let (registry, icons) = rayon::join(
+            || {
+                self.checked.config.outputs.iter().try_for_each(|output| {
+                    files.file(&output.file, &mut |out| {
+                        let agents = output_agents(&self.entries, &self.base, output);
+                        write_document(out, agents.map(|(_, agent)| Value::Object(agent)))
+                    })
+                })
+            },
+            || self.produce_icons(files),
+        );
+        registry?;
+        icons?;
+        for (name, text) in SCHEMAS {
+            files.bytes(name, text.as_bytes())?;
         }
+        Ok(())
+    }
+
+    fn produce_icons(&self, files: &Recorder<'_>) -> Result<(), BuildError> {
         self.entries.par_iter().try_for_each(|entry| {
             for (icon, bytes) in icon_files(entry)? {
                 // Read again from disk: judge what is published, not what was planned.
@@ -435,11 +464,7 @@ impl Files<'_> {
                 files.bytes(&published_icon(entry, &icon), &bytes)?;
             }
             Ok::<(), BuildError>(())
-        })?;
-        for (name, text) in SCHEMAS {
-            files.bytes(name, text.as_bytes())?;
-        }
-        Ok(())
+        })
     }
 
     /// The site's files (under `site/` unless only the site is built), then its own

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::build::{io, BuildError};
 use crate::diagnostics::escape;
-use crate::fs::atomic::{self, sync_dir, AtomicFile};
+use crate::fs::atomic::{self, sync_dir, AtomicFile, Batch};
 use crate::fs::{self, Kind};
 
 /// The ownership manifest written at the top of every output folder (and of `site/`).
@@ -520,21 +520,15 @@ fn remove_leftovers(out: &Path) {
 /// complete one; a failure removes the staging folder and names the step that failed.
 pub fn write_atomically(destination: &Destination, tree: &impl Tree) -> Result<(), BuildError> {
     let out = &destination.path;
-    let unchanged = |what: String| {
-        move |source| BuildError::Unchanged {
-            out: destination.shown.clone(),
-            what,
-            source,
-        }
-    };
+    let unchanged = |what: &str| unchanged(destination, what);
     let parent = parent_of(out);
-    std::fs::create_dir_all(&parent).map_err(unchanged("creating its parent folder".into()))?;
+    std::fs::create_dir_all(&parent).map_err(unchanged("creating its parent folder"))?;
     remove_leftovers(out);
     let staging = sibling(out, "tmp");
     // The staging folder's name is ours, not the user's: messages name the output instead.
-    std::fs::create_dir(&staging).map_err(unchanged("creating a folder beside it".into()))?;
+    std::fs::create_dir(&staging).map_err(unchanged("creating a folder beside it"))?;
     let staged = stage(destination, &staging, tree)
-        .and_then(|()| sync_dir(&parent).map_err(unchanged("flushing its parent folder".into())));
+        .and_then(|()| sync_dir(&parent).map_err(unchanged("flushing its parent folder")));
     if let Err(error) = staged {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(error);
@@ -542,40 +536,61 @@ pub fn write_atomically(destination: &Destination, tree: &impl Tree) -> Result<(
     replace(destination, &staging)
 }
 
-/// Every file of `tree` into `staging`: first a listing of every path (it marks the folder
-/// as ours should the run be killed; digests are not known yet), then each file as it is
-/// produced, synced on its own (the disk overlaps the flushes; a file-system-wide sync would
-/// wait for everyone's data), and last the real ownership manifest renamed over the listing.
+/// A failure of step `what` that left the destination as it was.
+fn unchanged<'a>(
+    destination: &'a Destination,
+    what: &str,
+) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
+    let what = what.to_string();
+    move |source| BuildError::Unchanged {
+        out: destination.shown.clone(),
+        what,
+        source,
+    }
+}
+
+/// Every file of `tree` into `staging`, durable before this returns: first a listing of every
+/// path (it marks the folder as ours should the run be killed, so it is flushed at once;
+/// digests are not known yet), then each file as it is produced, and last the real ownership
+/// manifest renamed over the listing; then one [`Batch::sync`] of them all and an fsync of
+/// every folder, deepest first. No file is flushed on its own: 10,000 fsyncs cost more than
+/// the rest of the writing, and nobody reads the staging folder before the swap.
 fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<(), BuildError> {
     let paths = tree.paths();
+    let unchanged = |what: &str| unchanged(destination, what);
     let sink = Staging {
         destination,
         staging,
         expected: paths.iter().copied().collect(),
         written: AtomicUsize::new(0),
+        batch: Batch::new(staging).map_err(unchanged("opening the new folder"))?,
     };
     if sink.expected.contains(OWNERSHIP_FILE) {
         let listed = paths.iter().map(|path| (*path, ""));
         let target = staging.join(OWNERSHIP_FILE);
-        write_new(&target, &mut |out| {
-            write_ownership_manifest(out, listed.clone())
-        })
+        let (file, _) = hashed(
+            sink.batch
+                .create_new(&target)
+                .map_err(sink.failed(OWNERSHIP_FILE))?,
+            &mut |out| write_ownership_manifest(out, listed.clone()),
+        )
         .map_err(sink.failed(OWNERSHIP_FILE))?;
+        file.sync_all().map_err(sink.failed(OWNERSHIP_FILE))?;
     }
     let mut dirs = BTreeSet::from([staging.to_path_buf()]);
     for path in &paths {
         if let Some(dir) = staging.join(path).parent() {
             if dirs.insert(dir.to_path_buf()) {
-                std::fs::create_dir_all(dir).map_err(|source| BuildError::Unchanged {
-                    out: destination.shown.clone(),
-                    what: format!("creating {}", shown(path)),
-                    source,
-                })?;
+                std::fs::create_dir_all(dir)
+                    .map_err(unchanged(&format!("creating {}", shown(path))))?;
             }
         }
     }
     tree.produce(&sink)?;
     sink.all_written()?;
+    sink.batch
+        .sync()
+        .map_err(unchanged("flushing the new files to disk"))?;
     for dir in dirs.iter().rev() {
         let relative = dir.strip_prefix(staging).unwrap_or(dir).to_string_lossy();
         let what = if relative.is_empty() {
@@ -583,45 +598,24 @@ fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<
         } else {
             format!("flushing {}", shown(&relative))
         };
-        sync_dir(dir).map_err(|source| BuildError::Unchanged {
-            out: destination.shown.clone(),
-            what,
-            source,
-        })?;
+        sync_dir(dir).map_err(unchanged(&what))?;
     }
     Ok(())
 }
 
-/// A new file at `target` holding what `content` writes, synced; returns its digest.
-fn write_new(
-    target: &Path,
-    content: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<String> {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(target)?;
-    let (file, digest) = hashed(file, content)?;
-    file.sync_all()?;
-    Ok(digest)
-}
-
-/// The staging folder as a [`FileSink`]: only the planned paths, each written once.
+/// The staging folder as a [`FileSink`]: only the planned paths, each written once, into
+/// one [`Batch`].
 struct Staging<'a> {
     destination: &'a Destination,
     staging: &'a Path,
     expected: BTreeSet<&'a str>,
     written: AtomicUsize,
+    batch: Batch,
 }
 
 impl Staging<'_> {
     fn failed(&self, path: &str) -> impl FnOnce(std::io::Error) -> BuildError + '_ {
-        let what = format!("writing {}", shown(path));
-        move |source| BuildError::Unchanged {
-            out: self.destination.shown.clone(),
-            what,
-            source,
-        }
+        unchanged(self.destination, &format!("writing {}", shown(path)))
     }
 
     /// Every planned file arrived (a file produced twice fails on `create_new`).
@@ -653,18 +647,17 @@ impl FileSink for Staging<'_> {
             )));
         }
         let target = self.staging.join(path);
-        let digest = if path == OWNERSHIP_FILE {
-            // Renamed over the listing, so a kill leaves one or the other, whole.
-            let mut write = || {
-                let file = AtomicFile::create(&target)?;
-                let (file, digest) = hashed(file, content)?;
-                file.commit().map(|()| digest)
-            };
-            write()
-        } else {
-            write_new(&target, content)
-        }
-        .map_err(self.failed(path))?;
+        let mut write = || {
+            if path == OWNERSHIP_FILE {
+                // Renamed over the listing, so a kill leaves one or the other, whole.
+                let (file, digest) = hashed(AtomicFile::create(&target)?, content)?;
+                file.commit_into(&self.batch).map(|()| digest)
+            } else {
+                let (_, digest) = hashed(self.batch.create_new(&target)?, content)?;
+                Ok(digest)
+            }
+        };
+        let digest = write().map_err(self.failed(path))?;
         self.written.fetch_add(1, Ordering::SeqCst);
         Ok(digest)
     }
@@ -681,11 +674,9 @@ fn replace(destination: &Destination, staging: &Path) -> Result<(), BuildError> 
     };
     if let Err(source) = moved {
         let _ = std::fs::remove_dir_all(staging);
-        return Err(BuildError::Unchanged {
-            out: destination.shown.clone(),
-            what: "putting the new output in place".into(),
+        return Err(unchanged(destination, "putting the new output in place")(
             source,
-        });
+        ));
     }
     if exists {
         // `staging` now holds the previous tree.

@@ -39,14 +39,15 @@ pub(crate) struct Ready {
     pub(crate) fetch_seconds: f64,
 }
 
-/// Download, check and unpack a binary target into `dest` (a fresh path).
+/// Download (at most `cap` bytes), check and unpack (at most `unpack_cap` bytes) a binary
+/// target into `dest` (a fresh path).
 pub(crate) async fn binary(
     client: &Client,
     target: &BinaryTarget,
     cache: Option<&Path>,
     scratch: &Path,
     dest: &Path,
-    cap: u64,
+    (cap, unpack_cap): (u64, u64),
 ) -> Result<Ready, FetchError> {
     let started = Instant::now();
     let url = target.archive.clone().unwrap_or_default();
@@ -54,7 +55,7 @@ pub(crate) async fn binary(
     let file = download(client, &url, pinned.as_deref(), cache, scratch, cap).await?;
     let raw_name = raw_name(&url);
     let format = Format::of(&url);
-    let limits = archive::Limits::default();
+    let limits = archive::Limits::with_max_bytes(unpack_cap);
     let (file_c, dest_c) = (file.clone(), dest.to_path_buf());
     tokio::task::spawn_blocking(move || {
         archive::extract(&file_c, format, &dest_c, &raw_name, limits)

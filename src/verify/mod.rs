@@ -52,6 +52,8 @@ pub struct Options {
     /// Where downloaded archives are kept by digest; `None`: inside the run only.
     pub(crate) cache_dir: Option<PathBuf>,
     pub(crate) archive_cap: u64,
+    /// `--unpack-cap`: bytes one archive may unpack to.
+    pub(crate) unpack_cap: u64,
     /// Auth types the policy accepts (empty: any).
     pub(crate) auth_types: BTreeSet<String>,
     /// Also open a session and probe the session methods (`matrix`).
@@ -90,6 +92,7 @@ impl Default for Options {
             net: NetConfig::default(),
             cache_dir: None,
             archive_cap: crate::online::DEFAULT_ARCHIVE_CAP_MIB * 1024 * 1024,
+            unpack_cap: crate::fs::archive::DEFAULT_UNPACK_CAP_MIB * 1024 * 1024,
             auth_types: checks::DEFAULT_AUTH_TYPES
                 .iter()
                 .map(ToString::to_string)
@@ -609,7 +612,7 @@ async fn prepare(
                 cache.as_deref(),
                 dir,
                 &dir.join("unpacked"),
-                options.archive_cap,
+                (options.archive_cap, options.unpack_cap),
             )
             .await
             .map_err(|e| Box::new(fetch_finding(doc, target, &e)))
