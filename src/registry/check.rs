@@ -6,12 +6,12 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::variants::{output_agent, preview_wins, Channel};
+use super::variants::{output_agent_of, preview_wins, Channel};
 use super::{discover, Config, RegistryError};
 use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::rules::{
-    self, check_entry, published_agent_validator, violations, Code, EntryReport, ManifestDoc,
-    Owned, Quarantine, Sink, Violation,
+    self, check_entry, normalized_json, published_agent_validator, violations, Code, EntryReport,
+    ManifestDoc, Owned, Quarantine, Sink, Violation,
 };
 use crate::source::SourceFile;
 
@@ -168,11 +168,12 @@ fn check_published(report: &mut EntryReport, config: &Config) {
             .and_then(|(node, _)| node.as_str())
             .unwrap_or_default(),
     );
+    let Value::Object(manifest) = normalized_json(&doc.root) else {
+        return;
+    };
     let mut found: BTreeMap<Violation, (Vec<&str>, bool)> = BTreeMap::new();
     for output in config.outputs.iter().filter(|o| o.publishes(report.id())) {
-        let Some(agent) = output_agent(report, &config.base_url, output) else {
-            continue;
-        };
+        let agent = output_agent_of(report, manifest.clone(), &config.base_url, output);
         let preview = output.channel == Channel::Preview && serves_preview;
         let already = reported
             .iter()

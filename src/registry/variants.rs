@@ -164,7 +164,23 @@ pub fn output_agent(
     base_url: &str,
     output: &Output,
 ) -> Option<Map<String, Value>> {
-    let mut agent = published_agent(entry, base_url, output.channel)?;
+    Some(output_agent_of(
+        entry,
+        manifest_json(entry)?,
+        base_url,
+        output,
+    ))
+}
+
+/// [`output_agent`] from the manifest as JSON (comments stripped, the legacy distribution
+/// form normalised), for a caller that has it already: one parse serves every output.
+pub fn output_agent_of(
+    entry: &EntryReport,
+    manifest: Map<String, Value>,
+    base_url: &str,
+    output: &Output,
+) -> Map<String, Value> {
+    let mut agent = publish(entry, manifest, base_url, output.channel);
     for patch in output.patches.iter().filter(|p| p.id == entry.id()) {
         apply_patch(&mut agent, patch);
     }
@@ -174,7 +190,7 @@ pub fn output_agent(
             agent = canonical_agent(agent);
         }
     }
-    Some(agent)
+    agent
 }
 
 /// Apply a patch (after preview resolution).

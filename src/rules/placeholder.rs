@@ -83,7 +83,7 @@ pub(crate) fn check(
         return;
     }
     if let Some(doc) = doc {
-        check_strings(doc, &doc.root, "", sink);
+        check_strings(doc, &doc.root, &mut Vec::new(), sink);
     }
     let readme = display_path(entry, "README.md");
     let icons = super::icons::ICON_FILES.map(|name| display_path(entry, name));
@@ -105,21 +105,49 @@ pub(crate) fn check(
 
 /// The scaffold icon, whatever line endings a checkout gave it.
 fn is_scaffold_icon(text: &str) -> bool {
-    text.replace("\r\n", "\n").trim_end() == SCAFFOLD_ICON.trim_end()
+    let scaffold = SCAFFOLD_ICON.trim_end();
+    // Most icons differ in length already; only a near match is normalised and compared.
+    let near = (scaffold.len()..=scaffold.len() + scaffold.lines().count() + 2)
+        .contains(&text.trim_end().len());
+    near && text.replace("\r\n", "\n").trim_end() == scaffold
 }
 
-fn check_strings(doc: &ManifestDoc, node: &Node, pointer: &str, sink: &mut Sink) {
+/// One step from the manifest's root to a value: a member's key or an item's index.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The JSON pointer of `path`, built only for a value that holds a placeholder: most values
+/// hold none, and a pointer for each would cost more than the search.
+fn pointer_of(path: &[Step]) -> String {
+    let mut pointer = String::new();
+    for step in path {
+        pointer.push('/');
+        match step {
+            Step::Key(key) => pointer.push_str(&escape_pointer(key)),
+            Step::Index(i) => pointer.push_str(&i.to_string()),
+        }
+    }
+    pointer
+}
+
+fn check_strings<'a>(doc: &ManifestDoc, node: &'a Node, path: &mut Vec<Step<'a>>, sink: &mut Sink) {
     match &node.value {
-        NodeValue::String(value) => check_string(doc, node.span, value, pointer, sink),
+        NodeValue::String(value) => check_string(doc, node.span, value, path, sink),
         NodeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                check_strings(doc, item, &format!("{pointer}/{i}"), sink);
+                path.push(Step::Index(i));
+                check_strings(doc, item, path, sink);
+                path.pop();
             }
         }
         NodeValue::Object(members) => {
             for member in members {
-                let pointer = format!("{pointer}/{}", escape_pointer(&member.key));
-                check_strings(doc, &member.value, &pointer, sink);
+                path.push(Step::Key(&member.key));
+                check_strings(doc, &member.value, path, sink);
+                path.pop();
             }
         }
         NodeValue::Null | NodeValue::Bool(_) | NodeValue::Number(_) => {}
@@ -128,7 +156,7 @@ fn check_strings(doc: &ManifestDoc, node: &Node, pointer: &str, sink: &mut Sink)
 
 /// Each placeholder in one string value, at its own span when written without escapes (else
 /// at the whole value).
-fn check_string(doc: &ManifestDoc, span: Span, value: &str, pointer: &str, sink: &mut Sink) {
+fn check_string(doc: &ManifestDoc, span: Span, value: &str, path: &[Step], sink: &mut Sink) {
     for placeholder in PLACEHOLDERS
         .iter()
         .filter(|p| p.file == Scaffolded::Manifest)
@@ -144,16 +172,17 @@ fn check_string(doc: &ManifestDoc, span: Span, value: &str, pointer: &str, sink:
         if spans.is_empty() {
             spans.push(span);
         }
-        let help = if pointer.ends_with("/archive") {
+        let help = if matches!(path.last(), Some(Step::Key("archive"))) {
             ARCHIVE_HELP
         } else {
             placeholder.help
         };
+        let pointer = pointer_of(path);
         for span in spans {
             sink.push(
                 Diagnostic::new(Code::Placeholder, message(placeholder))
                     .at(&doc.source, span)
-                    .pointer(pointer)
+                    .pointer(pointer.clone())
                     .help(help),
             );
         }
