@@ -4,6 +4,11 @@
 // and pinned byte for byte by the snapshots: not rustdoc.
 #![allow(clippy::doc_markdown)]
 
+/// Registry runs allocate many small values (parsed trees, findings, JSON): mimalloc serves
+/// them in about half the CPU of the system allocator (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
