@@ -180,13 +180,18 @@ fn default_branch(options: &Options) -> Result<String, InitError> {
     Ok(named.unwrap_or_else(|| FALLBACK_BRANCH.to_string()))
 }
 
-/// The files `init` writes, by path inside DIR, sorted.
-pub fn files(registry_dir: &str, default_branch: &str) -> Result<Vec<(String, String)>, InitError> {
-    let flag = if registry_dir == super::DEFAULT_REGISTRY {
+/// ` --registry DIR` for the commands `init` prints or writes, empty for the default root.
+fn registry_flag(registry_dir: &str) -> String {
+    if registry_dir == super::DEFAULT_REGISTRY {
         String::new()
     } else {
         format!(" --registry {registry_dir}")
-    };
+    }
+}
+
+/// The files `init` writes, by path inside DIR, sorted.
+pub fn files(registry_dir: &str, default_branch: &str) -> Result<Vec<(String, String)>, InitError> {
+    let flag = registry_flag(registry_dir);
     let validate_args = if flag.is_empty() {
         String::new()
     } else {
@@ -324,11 +329,7 @@ fn create(
 /// What to set up on GitHub, and the command to run next.
 fn checklist(dir: &str, registry: &str, branch: &str) -> String {
     let config = join_display(dir, &join_display(root(registry), CONFIG_FILE));
-    let flag = if registry == super::DEFAULT_REGISTRY {
-        String::new()
-    } else {
-        format!(" --registry {registry}")
-    };
+    let flag = registry_flag(registry);
     let cd = if dir.is_empty() {
         String::new()
     } else {
