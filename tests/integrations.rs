@@ -817,7 +817,11 @@ fn major_tag(release: &str, tags: &[&str]) -> (i32, String) {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(tags.join("\n").as_bytes()).unwrap();
+    // The script may refuse its argument before it reads the tags: a closed pipe is its answer.
+    match stdin.write_all(tags.join("\n").as_bytes()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other.unwrap(),
+    }
     drop(stdin);
     let output = child.wait_with_output().unwrap();
     let printed = String::from_utf8(output.stdout).unwrap();
