@@ -268,10 +268,16 @@ fn check_output(
     base: &str,
     output: &Output,
 ) -> Result<OutputSummary, BuildError> {
+    // `validate` checked every output's agents under the configured base URL, and `schema`
+    // cannot be lowered: only another base (`--base-url`) gives agents nobody has checked.
+    let validated = base == checked.config.base_url && !checked.report.has_errors();
     let published: Vec<Option<String>> = entries
         .par_iter()
         .filter(|entry| output.publishes(entry.id()))
         .filter_map(|entry| {
+            if validated {
+                return Some(None);
+            }
             let agent = Value::Object(output_agent(entry, base, output)?);
             let validator = published_agent_validator();
             // The boolean check is much cheaper, and almost every agent passes it.
@@ -325,20 +331,18 @@ pub fn plan<'a>(checked: &'a Checked, options: &BuildOptions) -> Result<Plan<'a>
             .push(check_output(checked, &entries, &base, output)?);
         paths.insert(output.file.clone());
     }
-    // Checked in parallel; the first failure in id order is the one reported.
-    let icons: Vec<Result<Vec<String>, BuildError>> = entries
-        .par_iter()
-        .map(|entry| {
-            let mut published = Vec::new();
+    // A clean check passed every icon (their codes cannot be lowered); an icon changed on disk
+    // since is checked again as it is written.
+    if checked.report.has_errors() {
+        entries.par_iter().try_for_each(|entry| {
             for (icon, bytes) in icon_files(entry)? {
                 refuse_unsafe_icon(&crate::rules::display_path(&entry.entry, &icon), &bytes)?;
-                published.push(published_icon(entry, &icon));
             }
-            Ok(published)
-        })
-        .collect();
-    for published in icons {
-        paths.extend(published?);
+            Ok::<_, BuildError>(())
+        })?;
+    }
+    for entry in &entries {
+        paths.extend(entry.icons.iter().map(|icon| published_icon(entry, icon)));
     }
     paths.extend(SCHEMAS.iter().map(|(name, _)| (*name).to_string()));
     let site = if options.site {
