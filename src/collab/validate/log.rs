@@ -16,7 +16,7 @@ use crate::collab::pyfmt::repr_str;
 use crate::collab::record::{repr, shown, Field, Fields, Key, Record};
 use crate::collab::spec::{is_sha256, DELIVERABLE_EVENTS, EVENTS};
 use crate::collab::state::{Machine, State};
-use crate::collab::time::parse_iso_utc_nanos;
+use crate::time::parse_iso_utc_nanos;
 use crate::collab::CollabError;
 
 /// What steps 11–15 need from the log.
