@@ -148,7 +148,9 @@ impl Lenient for PypiRelease {
             let installable = file.as_ref().and_then(|f| f.yanked.0) != Some(true);
             release.installable |= installable;
             if installable {
-                let time = file.as_ref().and_then(|f| f.upload_time_iso_8601.0.as_deref());
+                let time = file
+                    .as_ref()
+                    .and_then(|f| f.upload_time_iso_8601.0.as_deref());
                 let time = time.and_then(crate::time::parse_iso_utc_seconds);
                 release.uploaded = release.uploaded.add(time);
             }
@@ -375,8 +377,16 @@ mod tests {
         }));
         let doc = doc.0.unwrap();
         assert_eq!(doc.published("1.0.0"), Some(1_767_225_600));
-        assert_eq!(doc.published("1.1.0"), None, "an unreadable time is unknown");
-        assert_eq!(doc.published("1.2.0"), None, "a version without a time is unknown");
+        assert_eq!(
+            doc.published("1.1.0"),
+            None,
+            "an unreadable time is unknown"
+        );
+        assert_eq!(
+            doc.published("1.2.0"),
+            None,
+            "a version without a time is unknown"
+        );
     }
 
     #[test]

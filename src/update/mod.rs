@@ -312,7 +312,9 @@ async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offe
         let eligible = |v, time: Option<i64>| {
             let published = match others.is_empty() {
                 true => time,
-                false => time.zip(select::published(others, v)).map(|(a, b)| a.max(b)),
+                false => time
+                    .zip(select::published(others, v))
+                    .map(|(a, b)| a.max(b)),
             };
             select::follows(channel, v)
                 && others
@@ -338,7 +340,12 @@ async fn update_entry(
         Err(error) => return outcome.errors.push(note(report, error.to_string())),
     };
     let cooldown = context.cooldown;
-    let selection = select::select(candidate.current, &offers, context.options.channel, cooldown);
+    let selection = select::select(
+        candidate.current,
+        &offers,
+        context.options.channel,
+        cooldown,
+    );
     if let Some(mismatch) = selection.mismatch {
         outcome.warnings.push(note(report, mismatch));
     }
@@ -347,7 +354,9 @@ async fn update_entry(
             Decision::Update(to) => format!("moving to {to} instead"),
             _ => format!("staying at {}", candidate.current),
         };
-        outcome.held.push(held_note(report, held, cooldown, &instead));
+        outcome
+            .held
+            .push(held_note(report, held, cooldown, &instead));
     }
     let to = match selection.decision {
         Decision::UpToDate => return outcome.up_to_date.push(report.id().to_string()),
@@ -389,11 +398,11 @@ fn held_note(report: &EntryReport, held: &select::Held, cooldown: Cooldown, inst
     let published = held.published.map(format_utc);
     let eligible_at = cooldown.eligible_at(held.published).map(format_utc);
     let why = match (&published, &eligible_at) {
-        (Some(published), Some(eligible_at)) => format!(
-            "published {published}, inside the {days}-day cooldown until {eligible_at}"
-        ),
+        (Some(published), Some(eligible_at)) => {
+            format!("published {published}, inside the {days}-day cooldown until {eligible_at}")
+        }
         _ => format!(
-            "no publish time from {}; a release of unknown age is never applied under the \
+            "has no publish time at {}; a release of unknown age is never applied under the \
              {days}-day cooldown",
             held.untimed.join(", ")
         ),

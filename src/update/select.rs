@@ -98,7 +98,11 @@ pub(crate) fn select(
     let mismatch = mismatch(offers, channel);
     let common: Vec<PreviewVersion> = offers.first().map_or_else(Vec::new, |first| {
         on_channel(first, channel)
-            .filter(|v| offers[1..].iter().all(|o| o.versions.binary_search(v).is_ok()))
+            .filter(|v| {
+                offers[1..]
+                    .iter()
+                    .all(|o| o.versions.binary_search(v).is_ok())
+            })
             .collect()
     });
     let (decision, held) = match common.last().copied() {
@@ -259,7 +263,12 @@ mod tests {
     #[test]
     fn a_cooldown_never_goes_below_the_current_version() {
         let offers = [offer("npm", &["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"])];
-        let s = select(v("1.4.0-preview.1"), &offers, Channel::Preview, WEEK_ON_DAY_10);
+        let s = select(
+            v("1.4.0-preview.1"),
+            &offers,
+            Channel::Preview,
+            WEEK_ON_DAY_10,
+        );
         assert_eq!(s.decision, Decision::Waiting);
         assert_eq!(s.held.map(|h| h.version), Some(v("1.4.0")));
         let s = select(v("1.4.0"), &offers, Channel::Stable, WEEK_ON_DAY_10);
@@ -280,7 +289,10 @@ mod tests {
         let s = select(v("1.0.0"), &untimed, Channel::Stable, WEEK_ON_DAY_10);
         assert_eq!(s.decision, Decision::Waiting);
         let held = s.held.unwrap();
-        assert_eq!((held.published, held.untimed), (None, vec!["pypi".to_string()]));
+        assert_eq!(
+            (held.published, held.untimed),
+            (None, vec!["pypi".to_string()])
+        );
         assert_eq!(WEEK_ON_DAY_10.eligible_at(held.published), None);
         // Without a cooldown the time does not matter.
         let s = select(v("1.0.0"), &untimed, Channel::Stable, NONE);

@@ -231,7 +231,9 @@ pub(crate) async fn github(
             let Some(release) = release(item) else {
                 return;
             };
-            let time = *published.entry(release.version).or_insert(release.published);
+            let time = *published
+                .entry(release.version)
+                .or_insert(release.published);
             let higher = best.as_ref().is_none_or(|b| release.version > b.version);
             if higher && eligible(release.version, time) {
                 best = Some(release);
