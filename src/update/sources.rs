@@ -506,6 +506,22 @@ mod tests {
     }
 
     #[test]
+    fn a_release_carries_its_published_at_when_it_reads() {
+        let published = |at: serde_json::Value| {
+            let item = json!({"tag_name": "v1.0.0", "published_at": at});
+            release(serde_json::from_value(item).unwrap())
+                .unwrap()
+                .published
+        };
+        assert_eq!(
+            published(json!("2026-01-01T00:00:00Z")),
+            Some(1_767_225_600)
+        );
+        assert_eq!(published(json!(null)), None);
+        assert_eq!(published(json!("soon")), None);
+    }
+
+    #[test]
     fn the_next_link_is_found_among_others() {
         let mut headers = HeaderMap::new();
         headers.insert(
