@@ -264,22 +264,21 @@ async fn archive_edits(
             )
         })?;
     let url = checked_asset_url(&current, release, asset)?;
-    let sha256 = match &asset.sha256 {
-        Some(digest) => digest.clone(),
-        None => {
-            let download = context
-                .client
-                .download(&url, context.options.archive_cap)
-                .await
-                .map_err(|e| {
-                    format!(
-                        "release `{}` asset `{}` for {} publishes no digest and downloading \
-                         `{url}` to hash it failed: {e}; nothing written",
-                        release.tag, asset.name, target.platform
-                    )
-                })?;
-            download.sha256
-        }
+    let sha256 = if let Some(digest) = &asset.sha256 {
+        digest.clone()
+    } else {
+        let download = context
+            .client
+            .download(&url, context.options.archive_cap)
+            .await
+            .map_err(|e| {
+                format!(
+                    "release `{}` asset `{}` for {} publishes no digest and downloading `{url}` \
+                     to hash it failed: {e}; nothing written",
+                    release.tag, asset.name, target.platform
+                )
+            })?;
+        download.sha256
     };
     Ok(vec![
         (format!("{}/archive", target.pointer), url),
