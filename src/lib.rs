@@ -2,7 +2,7 @@
 //!
 //! Layers, data flowing one way: the binaries parse arguments and call [`commands`];
 //! commands use the domain ([`registry`], [`rules`]); the ground floor ([`source`],
-//! [`manifest`], [`diagnostics`]) imports nothing above it. Every file of a registry or a
+//! [`time`], [`manifest`], [`diagnostics`]) imports nothing above it. Every file of a registry or a
 //! collaboration folder is read through [`fs`] (no links followed, regular files only, sizes
 //! capped while reading). The shared services [`net`] (the one HTTP client) and [`online`]
 //! serve the network rules; `verify`, `update` and `pack` are reached only through their
@@ -21,5 +21,6 @@ pub mod registry;
 pub mod rules;
 pub mod site;
 pub mod source;
+pub mod time;
 pub mod update;
 pub mod verify;

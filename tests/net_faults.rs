@@ -436,6 +436,8 @@ fn an_update_source_stalling_before_or_inside_its_answer_times_out_promptly() {
         github_token: None,
         rate_limit_wait: Duration::ZERO,
         archive_cap: 1 << 20,
+        min_age_days: None,
+        now: 0,
     };
     let started = Instant::now();
     let outcome = acp_registry::update::run(root.path(), &options).unwrap();
@@ -486,6 +488,8 @@ fn update_with_trickle_net(base: &str) -> Vec<(String, String)> {
         github_token: None,
         rate_limit_wait: Duration::ZERO,
         archive_cap: 1 << 20,
+        min_age_days: None,
+        now: 0,
     };
     let outcome = acp_registry::update::run(root.path(), &options).unwrap();
     assert_eq!(

@@ -230,18 +230,24 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
         .contains(&"GET /api/repos/example/agent/releases?per_page=100&page=2".to_string()));
 }
 
-/// An entry launched with npx and a GitHub binary, both at `version`.
-fn mixed(base: &str, version: &str) -> String {
-    let mut dist = binary(base, &format!("v{version}"), "agent-linux.tar.gz", None);
+/// An entry launched with npx and a GitHub binary, both at `version`, the binary pinned by
+/// `sha256` when given.
+fn mixed(base: &str, version: &str, sha256: Option<&str>) -> String {
+    let mut dist = binary(base, &format!("v{version}"), "agent-linux.tar.gz", sha256);
     dist["npx"] = json!({"package": format!("mixed@{version}")});
     manifest("mixed", version, &dist)
+}
+
+fn parsed(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
 }
 
 #[test]
 fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
     let (addr, base) = listener();
+    let digest = "cd".repeat(32);
     let releases = json!([
-        release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)]),
+        release(&base, "v1.1.0", &[("agent-linux.tar.gz", Some(&digest))]),
         release(&base, "v1.0.0", &[("agent-linux.tar.gz", None)]),
     ]);
     let server = Server::start_with(
@@ -254,7 +260,7 @@ fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
             (RELEASES, vec![Reply::json(&releases)]),
         ]),
     );
-    let root = registry(&base, &[("mixed", mixed(&base, "1.0.0"))]);
+    let root = registry(&base, &[("mixed", mixed(&base, "1.0.0", None))]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
     assert_eq!(code, 0, "{doc}");
     assert_eq!(
@@ -265,7 +271,11 @@ fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
         messages(&doc, "warnings"),
         ["mixed: the sources' highest versions differ: npm `mixed` 1.2.0, GitHub releases of example/agent 1.1.0"]
     );
-    assert_eq!(read(root.path(), "mixed"), mixed(&base, "1.1.0"));
+    // The target had no `sha256`; the update writes the published digest.
+    assert_eq!(
+        parsed(&read(root.path(), "mixed")),
+        parsed(&mixed(&base, "1.1.0", Some(&digest)))
+    );
     drop(server);
 }
 
@@ -915,4 +925,361 @@ fn a_missing_registry_is_a_failure_of_the_run_exit_2() {
         run.stderr.trim_end(),
         "error: registry folder `nope` does not exist; pass the registry root with --registry DIR"
     );
+}
+
+/// The time the cooldown tests measure release ages at (`--as-of`), and publish times
+/// around it: `OLD` four weeks before, `FRESH` a day and a half before (under a 7-day
+/// cooldown eligible at 2026-03-06T12:00:00Z).
+const AS_OF: &str = "2026-03-01";
+const OLD: &str = "2026-02-01T00:00:00.000Z";
+const FRESH: &str = "2026-02-27T12:00:00Z";
+
+/// [`release`] published at `published`.
+fn timed_release(
+    server: &str,
+    tag: &str,
+    published: &str,
+    assets: &[(&str, Option<&str>)],
+) -> Value {
+    let mut release = release(server, tag, assets);
+    release["published_at"] = json!(published);
+    release
+}
+
+/// An npm document of `(version, publish time)` pairs (`None`: absent from `time`).
+fn timed_npm(versions: &[(&str, Option<&str>)]) -> Reply {
+    let mut doc = json!({"name": "x", "dist-tags": {"latest": "0.0.0"}, "versions": {},
+                         "time": {"created": "2025-01-01T00:00:00Z", "modified": FRESH}});
+    for (version, time) in versions {
+        doc["versions"][version] = json!({});
+        if let Some(time) = time {
+            doc["time"][version] = json!(time);
+        }
+    }
+    Reply::json(&doc)
+}
+
+/// A `PyPI` file uploaded at `time`.
+fn upload(time: &str) -> Value {
+    json!({"filename": "f", "yanked": false, "upload_time": &time[..19], "upload_time_iso_8601": time})
+}
+
+/// Three entries, one per source kind, at 1.0.0, whose sources publish newer releases both
+/// old enough and too fresh for a 7-day cooldown on [`AS_OF`].
+fn cooldown_registry() -> (Server, tempfile::TempDir, String) {
+    let (addr, base) = listener();
+    let asset = |v: &str| format!("agent-{v}-linux.tar.gz");
+    let (fresh_digest, old_digest) = ("ef".repeat(32), "ab".repeat(32));
+    let releases = json!([
+        timed_release(
+            &base,
+            "v1.2.0",
+            FRESH,
+            &[(&asset("1.2.0"), Some(&fresh_digest))]
+        ),
+        timed_release(
+            &base,
+            "v1.1.0",
+            OLD,
+            &[(&asset("1.1.0"), Some(&old_digest))]
+        ),
+        timed_release(&base, "v1.0.0", OLD, &[(&asset("1.0.0"), None)]),
+    ]);
+    let npm = timed_npm(&[
+        ("1.0.0", Some(OLD)),
+        ("1.1.0", Some(OLD)),
+        ("1.2.0", Some(FRESH)),
+    ]);
+    // 1.1.0's wheel was added after its sdist, five days ago: the release is as young as
+    // its newest file.
+    let pypi = json!({"info": {"version": "1.1.0"}, "releases": {
+        "1.0.0": [upload(OLD)], "1.0.5": [upload("2026-02-10T00:00:00.123456Z")],
+        "1.1.0": [upload(OLD), upload("2026-02-24T00:00:00.000001Z")]
+    }});
+    let server = Server::start_with(
+        addr,
+        routes(vec![
+            ("GET /npm/npm-agent", vec![npm]),
+            ("GET /pypi-api/pypi/py-agent/json", vec![Reply::json(&pypi)]),
+            (RELEASES, vec![Reply::json(&releases)]),
+        ]),
+    );
+    let bin = binary(&base, "v1.0.0", &asset("1.0.0"), Some(&"0".repeat(64)));
+    let uvx = json!({"uvx": {"package": "py-agent==1.0.0"}});
+    let root = registry(
+        &base,
+        &[
+            ("bin-agent", manifest("bin-agent", "1.0.0", &bin)),
+            (
+                "npm-agent",
+                manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0")),
+            ),
+            ("py-agent", manifest("py-agent", "1.0.0", &uvx)),
+        ],
+    );
+    (server, root, old_digest)
+}
+
+/// `--min-age 7 --as-of` [`AS_OF`].
+const COOLDOWN: [&str; 4] = ["--min-age", "7", "--as-of", AS_OF];
+
+#[test]
+fn a_cooldown_takes_the_newest_release_old_enough_and_reports_the_newer_one_with_its_dates() {
+    let (server, root, _) = cooldown_registry();
+    let cooldown = COOLDOWN;
+    let (code, doc) = json_run(root.path(), &cooldown);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(
+        (doc["min_age_days"].clone(), doc["as_of"].clone()),
+        (json!(7), json!("2026-03-01T00:00:00Z"))
+    );
+    let moved: Vec<(String, String, String)> = doc["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["id"].to_string(),
+                u["to"].to_string(),
+                u["published"].to_string(),
+            )
+        })
+        .collect();
+    let q = |s: &str| format!("\"{s}\"");
+    assert_eq!(
+        moved,
+        [
+            (q("bin-agent"), q("1.1.0"), q("2026-02-01T00:00:00Z")),
+            (q("npm-agent"), q("1.1.0"), q("2026-02-01T00:00:00Z")),
+            (q("py-agent"), q("1.0.5"), q("2026-02-10T00:00:00Z")),
+        ]
+    );
+    let held = |id: &str, version: &str, published: &str, eligible: &str, instead: &str| {
+        json!({"id": id, "version": version, "published": published, "eligible_at": eligible,
+               "message": format!("{version} published {published}, inside the 7-day cooldown until {eligible}; moving to {instead} instead")})
+    };
+    assert_eq!(
+        doc["held"],
+        json!([
+            held(
+                "bin-agent",
+                "1.2.0",
+                "2026-02-27T12:00:00Z",
+                "2026-03-06T12:00:00Z",
+                "1.1.0"
+            ),
+            held(
+                "npm-agent",
+                "1.2.0",
+                "2026-02-27T12:00:00Z",
+                "2026-03-06T12:00:00Z",
+                "1.1.0"
+            ),
+            held(
+                "py-agent",
+                "1.1.0",
+                "2026-02-24T00:00:00Z",
+                "2026-03-03T00:00:00Z",
+                "1.0.5"
+            ),
+        ])
+    );
+    drop(server);
+}
+
+#[test]
+fn a_cooldown_says_what_it_held_until_when_the_same_each_run_and_lets_it_through_after() {
+    let (server, root, old_digest) = cooldown_registry();
+    let cooldown = COOLDOWN;
+    let (first, second) = (
+        update(root.path(), &cooldown),
+        update(root.path(), &cooldown),
+    );
+    assert_eq!(first.stdout, second.stdout);
+    assert!(
+        first.stdout.contains(
+            "held: npm-agent: 1.2.0 published 2026-02-27T12:00:00Z, inside the 7-day cooldown \
+             until 2026-03-06T12:00:00Z; moving to 1.1.0 instead\n"
+        ) && first.stdout.ends_with(
+            "3 update(s), 0 applied, 3 not applied, 0 error(s), 0 up to date, 0 skipped, 3 held \
+             by the 7-day cooldown (as of 2026-03-01T00:00:00Z)\n"
+        ),
+        "{}",
+        first.stdout
+    );
+    let applied = [&cooldown[..], &["--apply"]].concat();
+    let (code, doc) = json_run(root.path(), &applied);
+    assert_eq!(code, 0, "{doc:#}");
+    let bin = read(root.path(), "bin-agent");
+    assert!(
+        bin.contains("/v1.1.0/agent-1.1.0-linux.tar.gz") && bin.contains(&old_digest),
+        "{bin}"
+    );
+    assert!(read(root.path(), "npm-agent").contains("\"npm-agent@1.1.0\""));
+    assert!(read(root.path(), "py-agent").contains("\"py-agent==1.0.5\""));
+    // Once the cooldown has passed, the held releases are the updates.
+    let (code, doc) = json_run(
+        root.path(),
+        &["--min-age", "7", "--as-of", "2026-03-06T12:00:00Z"],
+    );
+    assert_eq!((code, doc["held"].clone()), (1, json!([])), "{doc:#}");
+    assert_eq!(
+        updates(&doc),
+        [
+            ("bin-agent".into(), "1.1.0".into(), "1.2.0".into()),
+            ("npm-agent".into(), "1.1.0".into(), "1.2.0".into()),
+            ("py-agent".into(), "1.0.5".into(), "1.1.0".into()),
+        ]
+    );
+    drop(server);
+}
+
+#[test]
+fn a_cooldown_never_downgrades_and_never_applies_a_release_of_unknown_age() {
+    let server = Server::start(routes(vec![
+        (
+            "GET /npm/pinned-fresh",
+            vec![timed_npm(&[
+                ("1.0.0", Some(OLD)),
+                ("1.1.0", Some(OLD)),
+                ("1.2.0", Some(FRESH)),
+                ("1.3.0", Some(FRESH)),
+            ])],
+        ),
+        (
+            "GET /npm/untimed",
+            vec![timed_npm(&[("1.0.0", Some(OLD)), ("1.1.0", None)])],
+        ),
+    ]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let entries = [
+        (
+            "pinned-fresh",
+            manifest("pinned-fresh", "1.2.0", &npx("pinned-fresh@1.2.0")),
+        ),
+        (
+            "untimed",
+            manifest("untimed", "1.0.0", &npx("untimed@1.0.0")),
+        ),
+    ];
+    let root = registry(&base, &entries);
+    // The cooldown from the configuration.
+    let config_path = root.path().join("acp-registry.jsonc");
+    let mut config = parsed(&std::fs::read_to_string(&config_path).unwrap());
+    config["update"] = json!({"min_age_days": 7});
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let (code, doc) = json_run(root.path(), &["--apply", "--as-of", AS_OF]);
+    assert_eq!((code, updates(&doc)), (0, vec![]), "{doc:#}");
+    assert_eq!(
+        doc["held"],
+        json!([
+            {"id": "pinned-fresh", "version": "1.3.0", "published": "2026-02-27T12:00:00Z",
+             "eligible_at": "2026-03-06T12:00:00Z",
+             "message": "1.3.0 published 2026-02-27T12:00:00Z, inside the 7-day cooldown until 2026-03-06T12:00:00Z; staying at 1.2.0"},
+            {"id": "untimed", "version": "1.1.0", "published": null, "eligible_at": null,
+             "message": "1.1.0 has no publish time at npm `untimed`; a release of unknown age is never applied under the 7-day cooldown; staying at 1.0.0"},
+        ])
+    );
+    for (id, text) in &entries {
+        assert_eq!(&read(root.path(), id), text, "{id} was written");
+    }
+    // The flag wins over the configuration.
+    let (code, doc) = json_run(root.path(), &["--min-age", "0", "--as-of", AS_OF]);
+    assert_eq!(
+        (code, doc["held"].clone(), doc["as_of"].clone()),
+        (1, json!([]), json!(null))
+    );
+    assert_eq!(
+        updates(&doc),
+        [
+            ("pinned-fresh".into(), "1.2.0".into(), "1.3.0".into()),
+            ("untimed".into(), "1.0.0".into(), "1.1.0".into()),
+        ]
+    );
+    assert_eq!(doc["updates"][1]["published"], json!(null));
+    drop(server);
+}
+
+#[test]
+fn apply_writes_every_targets_digest_from_the_published_one_or_the_downloaded_bytes() {
+    let darwin_bytes = b"darwin archive bytes".to_vec();
+    let linux_digest = "ab".repeat(32);
+    let (addr, base) = listener();
+    let assets = [
+        ("agent-1.1.0-linux.tar.gz", Some(linux_digest.as_str())),
+        ("agent-1.1.0-darwin.tar.gz", None),
+    ];
+    let releases = json!([release(&base, "v1.1.0", &assets)]);
+    let darwin = "GET /example/agent/releases/download/v1.1.0/agent-1.1.0-darwin.tar.gz";
+    let server = Server::start_with(
+        addr,
+        routes(vec![
+            (RELEASES, vec![Reply::json(&releases)]),
+            (darwin, vec![Reply::body(200, darwin_bytes.clone())]),
+        ]),
+    );
+    // Neither target pins a digest yet.
+    let unpinned = commented(&base, "v1.0.0", "1.0.0")
+        .replace(&format!(", \"sha256\": \"{}\"", "0".repeat(64)), "")
+        .replace(
+            &format!("\n        \"sha256\": \"{}\",", "0".repeat(64)),
+            "",
+        );
+    assert!(!unpinned.contains("sha256"), "{unpinned}");
+    let root = registry(&base, &[("bin-agent", unpinned)]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let written = read(root.path(), "bin-agent");
+    assert!(
+        written.contains("// Kept by hand"),
+        "comments kept: {written}"
+    );
+    let value = acp_registry::manifest::parse(&written).unwrap().to_json();
+    let targets = &value["distribution"]["binary"];
+    assert_eq!(targets["linux-x86_64"]["sha256"], json!(linux_digest));
+    assert_eq!(
+        targets["darwin-aarch64"]["sha256"],
+        json!(sha256_hex(&darwin_bytes))
+    );
+    let fetched: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| !r.starts_with("GET /api/"))
+        .collect();
+    assert_eq!(
+        fetched,
+        [darwin.to_string()],
+        "the published digest is not downloaded"
+    );
+}
+
+#[test]
+fn a_digest_that_cannot_be_downloaded_is_an_error_for_the_entry_and_nothing_is_written() {
+    let (addr, base) = listener();
+    let releases = json!([release(&base, "v1.1.0", &[("agent-linux.tar.gz", None)])]);
+    // The asset answers 404.
+    let server = Server::start_with(addr, routes(vec![(RELEASES, vec![Reply::json(&releases)])]));
+    let original = manifest(
+        "bin-agent",
+        "1.0.0",
+        &binary(&base, "v1.0.0", "agent-linux.tar.gz", None),
+    );
+    let root = registry(&base, &[("bin-agent", original.clone())]);
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 1, "{doc:#}");
+    let url = https(&base, &asset_path("v1.1.0", "agent-linux.tar.gz"));
+    assert_eq!(
+        messages(&doc, "errors"),
+        [format!(
+            "bin-agent: release `v1.1.0` asset `agent-linux.tar.gz` for linux-x86_64 publishes no \
+             digest and downloading `{url}` to hash it failed: HTTP status 404; nothing written"
+        )]
+    );
+    assert_eq!(doc["updates"][0]["applied"], json!(false));
+    assert_eq!(read(root.path(), "bin-agent"), original);
+    let files: Vec<_> = std::fs::read_dir(root.path().join("bin-agent"))
+        .unwrap()
+        .collect();
+    assert_eq!(files.len(), 2, "only agent.json and icon.svg remain");
+    drop(server);
 }

@@ -145,6 +145,20 @@ struct UpdateArgs {
     /// Largest archive downloaded to hash when a release publishes no digest, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
     archive_cap: u64,
+    /// Release-age cooldown: apply only releases published at least DAYS days ago (npm
+    /// `time`, PyPI upload time, GitHub `published_at`, at every source of the entry); a
+    /// newer one is reported as held with the date it becomes eligible, and the newest old
+    /// enough is taken instead, never below the current version. A release of unknown age
+    /// is never applied under a cooldown. Pick at least the largest minimum release age
+    /// your users set (npm `min-release-age` in days, pnpm `minimumReleaseAge` in minutes),
+    /// or they cannot install the pins; longer means fixes arrive later. Overrides
+    /// `update.min_age_days` [default: the configuration's, else 0].
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(..=i64::from(acp_registry::registry::config::MAX_MIN_AGE_DAYS)))]
+    min_age: Option<u32>,
+    /// Measure release ages at this UTC time instead of now (`2026-03-01T12:00:00Z` or
+    /// `2026-03-01`), to reproduce an earlier run.
+    #[arg(long, value_name = "TIME", value_parser = update::parse_as_of)]
+    as_of: Option<i64>,
     #[command(flatten)]
     endpoints: EndpointArgs,
 }
@@ -618,6 +632,8 @@ impl UpdateArgs {
             },
             rate_limit_wait: std::time::Duration::from_secs(self.rate_limit_wait),
             online: self.endpoints.flags(online),
+            min_age_days: self.min_age,
+            as_of: self.as_of,
         }
     }
 }

@@ -11,8 +11,8 @@ use super::protocol;
 use super::pyfmt::{self, as_int};
 use super::spec::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
 use super::state::{replay, State};
-use super::time::utc_now;
 use super::{CollabError, FlagProblem};
+use crate::time::utc_now;
 
 /// The `append` flags.
 #[derive(Debug, Clone, Default)]

@@ -12,7 +12,7 @@ use super::next as text;
 use super::paths;
 use super::protocol::Protocol;
 use super::pyfmt::as_int;
-use super::time::utc_now;
+use crate::time::utc_now;
 
 /// How the printed commands start: `acp-collab <command>`, or the skill's Python launchers
 /// (`python3 <scripts>/append_event.py`) when those ran `acp-collab`.

@@ -11,8 +11,8 @@ use super::paths::{self, check_no_symlink};
 use super::protocol::write_atomic;
 use super::spec::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
 use super::templates::{self, TemplateInput};
-use super::time::utc_now;
 use super::CollabError;
+use crate::time::utc_now;
 
 /// The `init` flags, as given on the command line.
 #[derive(Debug, Clone, Default)]

@@ -30,7 +30,6 @@ pub mod spec;
 pub mod state;
 pub mod status;
 pub mod templates;
-pub mod time;
 pub mod validate;
 pub mod wait;
 

@@ -395,6 +395,7 @@ mod tests {
         let defaults = crate::registry::Config::default();
         assert_eq!(config.base_url, defaults.base_url);
         assert_eq!(config.publish_quarantined, defaults.publish_quarantined);
+        assert_eq!(config.update_min_age_days, defaults.update_min_age_days);
         assert_eq!(
             format!("{:?}", config.outputs),
             format!("{:?}", defaults.outputs)

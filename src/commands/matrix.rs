@@ -55,7 +55,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
             .unwrap_or_default();
     }
     let mut outcome = verify::run(&checked, &run)?;
-    let now = crate::collab::time::utc_now();
+    let now = crate::time::utc_now();
     let rows = matrix::matrix(&outcome.results, &run.reuse, &now);
     write_atomically(&options.out, &(serde_json::to_string_pretty(&rows)? + "\n"))?;
     write_atomically(&md, &matrix::markdown(&rows))?;

@@ -1,6 +1,6 @@
 //! `acp-registry update`: run [`crate::update`] and print what it found, as text or JSON.
-//! Exit codes: 0 nothing to do (or everything applied), 2 updates available but not applied,
-//! 1 errors.
+//! Exit codes: 0 nothing to do (or everything applied; releases held by the cooldown are
+//! not "to do"), 1 updates available but not applied or an entry failed, 2 the run failed.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -41,6 +41,29 @@ pub struct Options {
     pub online: Flags,
     /// `--rate-limit-wait`: the longest GitHub rate-limit reset waited for.
     pub rate_limit_wait: Duration,
+    /// `--min-age`: the release-age cooldown in days (`None`: `update.min_age_days`).
+    pub min_age_days: Option<u32>,
+    /// `--as-of`: measure release ages at this time, seconds since the Unix epoch
+    /// (`None`: the clock).
+    pub as_of: Option<i64>,
+}
+
+/// Reads `--as-of`: an RFC 3339 time with a zone (`2026-03-01T12:00:00Z`), or a date
+/// (`2026-03-01`, midnight UTC); seconds since the Unix epoch.
+pub fn parse_as_of(text: &str) -> Result<i64, String> {
+    let full = match text.len() {
+        10 => format!("{text}T00:00:00Z"),
+        _ => text.to_string(),
+    };
+    crate::time::parse_iso_utc_seconds(&full).ok_or_else(|| {
+        format!("`{text}` is not a UTC time; write e.g. 2026-03-01T12:00:00Z or 2026-03-01")
+    })
+}
+
+/// The clock in seconds since the Unix epoch.
+fn now() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// The `--format json` document.
@@ -73,6 +96,8 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
             github_token: token,
             rate_limit_wait: options.rate_limit_wait,
             archive_cap: options.online.archive_cap_mib.saturating_mul(1024 * 1024),
+            min_age_days: options.min_age_days,
+            now: options.as_of.unwrap_or_else(now),
         },
     )?;
     let root = display_root(&options.registry);
@@ -125,6 +150,9 @@ fn text(outcome: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
             t(&u.file)
         )?;
     }
+    for h in &outcome.held {
+        writeln!(out, "held: {}: {}", t(&h.id), t(&h.message))?;
+    }
     let lines = |label: &str, notes: &[Note], out: &mut dyn Write| -> std::io::Result<()> {
         for n in notes {
             writeln!(out, "{label}: {}: {}", t(&n.id), t(&n.message))?;
@@ -139,7 +167,7 @@ fn text(outcome: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "up to date: {}", ids.join(", "))?;
     }
     let pending = outcome.updates.iter().filter(|u| !u.applied).count();
-    writeln!(
+    write!(
         out,
         "{} update(s), {} applied, {pending} not applied, {} error(s), {} up to date, {} skipped",
         outcome.updates.len(),
@@ -147,5 +175,14 @@ fn text(outcome: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
         outcome.errors.len(),
         outcome.up_to_date.len(),
         outcome.skipped.len()
-    )
+    )?;
+    match &outcome.as_of {
+        Some(as_of) => writeln!(
+            out,
+            ", {} held by the {}-day cooldown (as of {as_of})",
+            outcome.held.len(),
+            outcome.min_age_days
+        ),
+        None => writeln!(out),
+    }
 }

@@ -3,9 +3,10 @@
 //! of the document skipped), shared by the online rules and `update`.
 //!
 //! npm: `GET <npm>/<name>` (`@scope%2fname` for scoped names) answers
-//! `{"name", "dist-tags": {"latest"}, "versions": {"1.2.3": {"deprecated": "…"}}}`.
-//! `PyPI`: `GET <pypi>/pypi/<name>/json` answers
-//! `{"info": {"version"}, "releases": {"1.2.3": [{"yanked": bool, "yanked_reason"}]}}`.
+//! `{"name", "dist-tags": {"latest"}, "versions": {"1.2.3": {"deprecated": "…"}},
+//! "time": {"1.2.3": "<ISO 8601>"}}`.
+//! `PyPI`: `GET <pypi>/pypi/<name>/json` answers `{"info": {"version"}, "releases": {"1.2.3":
+//! [{"yanked": bool, "yanked_reason", "upload_time_iso_8601"}]}}`.
 
 use std::collections::BTreeMap;
 
@@ -32,8 +33,8 @@ pub(crate) enum Verdict {
     Yanked(Option<String>),
 }
 
-/// An npm package document: `dist-tags.latest` and each version's `deprecated` message
-/// (`None` when the answer is not an object).
+/// An npm package document: `dist-tags.latest`, each version's `deprecated` message and its
+/// publish time (`None` when the answer is not an object).
 pub(crate) type NpmAnswer = Obj<NpmDocument>;
 
 /// A `PyPI` project document: `info.version` and each release's files, counted.
@@ -46,7 +47,12 @@ pub(crate) struct NpmDocument {
     #[serde(rename = "dist-tags")]
     dist_tags: Obj<NpmDistTags>,
     versions: Versions<Obj<NpmVersion>>,
+    /// Publish time per version (and npm's own `created`, `modified`).
+    time: Versions<Text<MAX_TIME_LEN>>,
 }
+
+/// The longest publish time kept (`2026-01-01T00:00:00.000000+00:00` is 32 bytes).
+const MAX_TIME_LEN: usize = 64;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -72,6 +78,13 @@ impl NpmDocument {
                 .map(|(key, meta)| (key.as_str(), npm_deprecation(meta).is_some())),
         )
     }
+
+    /// When the version `key` was published, from `time` (seconds since the epoch); `None`
+    /// when `time` lacks it or it does not parse.
+    pub(crate) fn published(&self, key: &str) -> Option<i64> {
+        let time = self.time.0.as_ref()?.get(key)?.0.as_deref()?;
+        crate::time::parse_iso_utc_seconds(time)
+    }
 }
 
 /// What `update` and the online rules read of a `PyPI` project document.
@@ -89,12 +102,33 @@ struct PypiInfo {
 }
 
 /// A release's list of files, counted as it is read: how many, whether one is not yanked,
-/// the first non-blank `yanked_reason`. A value that is not a list has no files.
+/// the first non-blank `yanked_reason`, and the newest upload time of the files not yanked
+/// (`None` when one of them has none). A value that is not a list has no files.
 #[derive(Debug, Default)]
 pub(crate) struct PypiRelease {
     files: usize,
     installable: bool,
     reason: Option<String>,
+    uploaded: Uploaded,
+}
+
+/// The newest upload time among files, or that one of them had none.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Uploaded {
+    #[default]
+    NoFile,
+    At(i64),
+    Unknown,
+}
+
+impl Uploaded {
+    fn add(self, time: Option<i64>) -> Uploaded {
+        match (self, time) {
+            (Uploaded::Unknown, _) | (_, None) => Uploaded::Unknown,
+            (Uploaded::NoFile, Some(t)) => Uploaded::At(t),
+            (Uploaded::At(a), Some(t)) => Uploaded::At(a.max(t)),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -102,6 +136,7 @@ pub(crate) struct PypiRelease {
 struct PypiFile {
     yanked: Flag,
     yanked_reason: Message,
+    upload_time_iso_8601: Text<MAX_TIME_LEN>,
 }
 
 impl Lenient for PypiRelease {
@@ -110,7 +145,15 @@ impl Lenient for PypiRelease {
         while let Some(Obj(file)) = seq.next_element::<Obj<PypiFile>>()? {
             release.files += 1;
             // As `file["yanked"] != true` reads: a file that is not an object is not yanked.
-            release.installable |= file.as_ref().and_then(|f| f.yanked.0) != Some(true);
+            let installable = file.as_ref().and_then(|f| f.yanked.0) != Some(true);
+            release.installable |= installable;
+            if installable {
+                let time = file
+                    .as_ref()
+                    .and_then(|f| f.upload_time_iso_8601.0.as_deref());
+                let time = time.and_then(crate::time::parse_iso_utc_seconds);
+                release.uploaded = release.uploaded.add(time);
+            }
             let reason = file.and_then(|f| f.yanked_reason.0);
             if release.reason.is_none() {
                 release.reason = reason.filter(|r| !r.trim().is_empty());
@@ -132,6 +175,16 @@ impl PypiDocument {
                 .iter()
                 .map(|(key, release)| (key.as_str(), release.installable)),
         )
+    }
+
+    /// When the release `key` was published: the newest upload time of its files not yanked
+    /// (a file added later is what a resolver may pick), in seconds since the epoch; `None`
+    /// when one of them has no time, or the release has no such file.
+    pub(crate) fn published(&self, key: &str) -> Option<i64> {
+        match self.releases.0.as_ref()?.get(key)?.uploaded {
+            Uploaded::At(time) => Some(time),
+            Uploaded::NoFile | Uploaded::Unknown => None,
+        }
     }
 }
 
@@ -313,5 +366,41 @@ mod tests {
             panic!("not deprecated");
         };
         assert!(message.len() < 1_000, "{}", message.len());
+    }
+
+    #[test]
+    fn npm_publish_times_come_from_the_time_map() {
+        let doc: NpmAnswer = answer(json!({
+            "versions": {"1.0.0": {}, "1.1.0": {}, "1.2.0": {}},
+            "time": {"created": "2025-01-01T00:00:00Z", "1.0.0": "2026-01-01T00:00:00.123Z",
+                     "1.1.0": "yesterday", "9.9.9": "2026-01-01T00:00:00Z"}
+        }));
+        let doc = doc.0.unwrap();
+        assert_eq!(doc.published("1.0.0"), Some(1_767_225_600));
+        assert_eq!(
+            doc.published("1.1.0"),
+            None,
+            "an unreadable time is unknown"
+        );
+        assert_eq!(
+            doc.published("1.2.0"),
+            None,
+            "a version without a time is unknown"
+        );
+    }
+
+    #[test]
+    fn a_pypi_release_is_as_old_as_its_newest_file_not_yanked() {
+        let doc: PypiAnswer = answer(json!({"releases": {
+            "1.0": [{"upload_time_iso_8601": "2026-01-01T00:00:00.000001Z"},
+                    {"upload_time_iso_8601": "2026-01-03T00:00:00Z"},
+                    {"yanked": true, "upload_time_iso_8601": "2026-02-01T00:00:00Z"}],
+            "1.1": [{"upload_time_iso_8601": "2026-01-01T00:00:00Z"}, {}],
+            "1.2": []
+        }}));
+        let doc = doc.0.unwrap();
+        assert_eq!(doc.published("1.0"), Some(1_767_398_400));
+        assert_eq!(doc.published("1.1"), None, "one file without a time");
+        assert_eq!(doc.published("1.2"), None);
     }
 }

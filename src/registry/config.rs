@@ -8,6 +8,7 @@
 //!   "required_os": ["darwin", "linux", "windows"],
 //!   "publish_quarantined": true,
 //!   "online": { "npm_registry": "https://registry.npmjs.org", "pypi": "https://pypi.org" },
+//!   "update": { "min_age_days": 7 },
 //!   "outputs": [
 //!     { "file": "registry.json", "exclude": ["internal-agent"], "embed_icons": true },
 //!     { "file": "registry-preview.json", "channel": "preview",
@@ -26,7 +27,7 @@ use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::fields::Fields;
 use crate::manifest::names::file_name_problem;
-use crate::manifest::{jsonc, Member, Node, DISTRIBUTION_KINDS};
+use crate::manifest::{jsonc, Member, Node, NodeValue, DISTRIBUTION_KINDS};
 use crate::online::EndpointOverrides;
 use crate::rules::{
     did_you_mean, is_enforced, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
@@ -40,10 +41,11 @@ const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Where published files live when `base_url` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
 /// The top-level keys of the configuration.
-pub(crate) const KEYS: [&str; 9] = [
+pub(crate) const KEYS: [&str; 10] = [
     "$schema",
     "online",
     "verify",
+    "update",
     "base_url",
     "severity",
     "exemptions",
@@ -65,6 +67,8 @@ const PATCH_FORBIDDEN: [&str; 5] = ["id", "version", "distribution", "preview", 
 /// Names in `dist/` that outputs may not take (compared ignoring case).
 const RESERVED_FILES: [&str; 3] = ["agent.schema.json", "registry.schema.json", "SHA256SUMS"];
 const OS_FAMILIES: [&str; 3] = ["darwin", "linux", "windows"];
+/// The longest release-age cooldown `update.min_age_days` (and `update --min-age`) takes.
+pub const MAX_MIN_AGE_DAYS: u32 = 365;
 
 #[derive(Debug, Clone)]
 /// The registry's configuration, defaults for what the file does not set.
@@ -85,6 +89,8 @@ pub struct Config {
     pub online: EndpointOverrides,
     /// `verify.auth_types`: auth types an agent must offer one of (`None`: the default).
     pub verify_auth_types: Option<Vec<String>>,
+    /// `update.min_age_days`: the release-age cooldown of `update` (`--min-age` wins).
+    pub update_min_age_days: u32,
 }
 
 impl Default for Config {
@@ -98,6 +104,7 @@ impl Default for Config {
             named_ids: Vec::new(),
             online: EndpointOverrides::default(),
             verify_auth_types: None,
+            update_min_age_days: 0,
         }
     }
 }
@@ -205,6 +212,7 @@ impl Config {
             "required_os" => read_required_os(fields, value, &mut self.policy),
             "online" => self.online = read_online(fields, value),
             "verify" => self.verify_auth_types = read_verify(fields, value),
+            "update" => read_update(fields, value, &mut self.update_min_age_days),
             "outputs" => {
                 let (outputs, ids) = read_outputs(fields, value);
                 self.outputs = outputs;
@@ -311,6 +319,34 @@ fn read_verify(fields: &mut Fields, node: &Node) -> Option<Vec<String>> {
         out = Some(valid);
     }
     out
+}
+
+/// `"update": {"min_age_days": N}`: a whole number of days, 0 to [`MAX_MIN_AGE_DAYS`].
+fn read_update(fields: &mut Fields, node: &Node, min_age_days: &mut u32) {
+    let help = format!(
+        "write `{{\"min_age_days\": 7}}`: a whole number of days from 0 to {MAX_MIN_AGE_DAYS}"
+    );
+    let Some(members) = fields.object(node, "update must be an object", help.as_str()) else {
+        return;
+    };
+    for member in members {
+        if member.key != "min_age_days" {
+            fields.unknown_key(member, &["min_age_days"]);
+            continue;
+        }
+        let days = match &member.value.value {
+            NodeValue::Number(raw) => raw.parse::<u32>().ok(),
+            _ => None,
+        };
+        match days.filter(|d| *d <= MAX_MIN_AGE_DAYS) {
+            Some(days) => *min_age_days = days,
+            None => fields.problem(
+                member.value.span,
+                "update.min_age_days must be a whole number of days",
+                help.as_str(),
+            ),
+        }
+    }
 }
 
 fn is_base_url(text: &str) -> bool {
@@ -716,5 +752,26 @@ mod tests {
                 "config-invalid"
             ]
         );
+    }
+
+    #[test]
+    fn update_min_age_days_is_read_and_bad_values_are_findings() {
+        let parse = |text: &str| Config::parse(SourceFile::new(CONFIG_FILE, text.to_string()));
+        let (config, diags) = parse(r#"{"update": {"min_age_days": 7}}"#);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(config.update_min_age_days, 7);
+        assert_eq!(Config::default().update_min_age_days, 0);
+        for bad in ["-1", "1.5", "\"7\"", "366", "null"] {
+            let (config, diags) = parse(&format!(r#"{{"update": {{"min_age_days": {bad}}}}}"#));
+            let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+            assert_eq!(
+                messages,
+                ["update.min_age_days must be a whole number of days"],
+                "{bad}"
+            );
+            assert_eq!(config.update_min_age_days, 0);
+        }
+        let (_, diags) = parse(r#"{"update": {"min_age": 7}}"#);
+        assert_eq!(diags[0].code, Code::ConfigInvalid);
     }
 }

@@ -1,7 +1,9 @@
 //! The apply step: the new strings of one entry (its `version`, npx/uvx pins, the tag and
-//! file-name version of GitHub archive URLs, `sha256` pins), written through
-//! [`Editor`] so every other byte stays, then the entry re-validated and the file restored
-//! when anything fails.
+//! file-name version of GitHub archive URLs, the `sha256` of every binary target it
+//! rewrites, added where there was none), written through [`Editor`] so every other byte
+//! stays, then the entry re-validated and the file restored when anything fails. Every
+//! string is known (every digest fetched) before the file is touched, so a failed download
+//! leaves it as it was.
 //!
 //! Only what is derived is written: a new archive URL is the release asset's download URL
 //! only when that is a release download of the same repository on the same scheme, host and
@@ -161,8 +163,9 @@ pub(super) async fn apply(
     let edits = edits(context, candidate, to, offers).await?;
     let mut editor = Editor::parse(&doc.source.text).map_err(|e| e.to_string())?;
     for (pointer, value) in &edits {
+        // `set_or_insert`: a target without `sha256` gets one at its canonical place.
         editor
-            .set_string(pointer, value)
+            .set_or_insert(pointer, &serde_json::Value::String(value.clone()))
             .map_err(|e| format!("cannot edit `{pointer}`: {e}"))?;
     }
     let rel = Path::new(&report.entry.name).join("agent.json");
@@ -234,8 +237,9 @@ fn pin_edit(package: &Package, npm: bool, new: &str) -> Option<(String, String)>
 }
 
 /// The target's new archive URL (the release's asset named like the old file with the new
-/// version, its URL checked by [`checked_asset_url`]) and, when the target pins one, its new
-/// `sha256`: the published digest, else the hash of the downloaded asset.
+/// version, its URL checked by [`checked_asset_url`]) and its `sha256`, pinned before or
+/// not: the asset's published digest, else the hash of the downloaded asset (through `net`,
+/// at most the archive cap).
 async fn archive_edits(
     context: &Context,
     target: &BinaryTarget,
@@ -260,21 +264,26 @@ async fn archive_edits(
             )
         })?;
     let url = checked_asset_url(&current, release, asset)?;
-    let mut edits = vec![(format!("{}/archive", target.pointer), url.clone())];
-    if target.sha256.is_some() {
-        let sha256 = if let Some(digest) = &asset.sha256 {
-            digest.clone()
-        } else {
-            let download = context
-                .client
-                .download(&url, context.options.archive_cap)
-                .await
-                .map_err(|e| format!("cannot hash `{url}`: {e}"))?;
-            download.sha256
-        };
-        edits.push((format!("{}/sha256", target.pointer), sha256));
-    }
-    Ok(edits)
+    let sha256 = if let Some(digest) = &asset.sha256 {
+        digest.clone()
+    } else {
+        let download = context
+            .client
+            .download(&url, context.options.archive_cap)
+            .await
+            .map_err(|e| {
+                format!(
+                    "release `{}` asset `{}` for {} publishes no digest and downloading `{url}` \
+                     to hash it failed: {e}; nothing written",
+                    release.tag, asset.name, target.platform
+                )
+            })?;
+        download.sha256
+    };
+    Ok(vec![
+        (format!("{}/archive", target.pointer), url),
+        (format!("{}/sha256", target.pointer), sha256),
+    ])
 }
 
 /// `text` with each occurrence of the version `old` (not inside a longer number) as `new`.
@@ -311,6 +320,7 @@ mod tests {
         let release = Release {
             version: crate::rules::PreviewVersion::parse("1.1.0").unwrap(),
             tag: "v1.1.0".into(),
+            published: None,
             assets: Vec::new(),
         };
         let check = |url: Option<&str>| {

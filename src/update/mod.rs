@@ -3,10 +3,11 @@
 //!
 //! For each entry (quarantined ones skipped): the sources its distribution declares
 //! ([`sources`]: npm for `npx`, `PyPI` for `uvx`, GitHub releases of `repository` for binary
-//! targets), the highest version all of them offer on the channel ([`select`]), then with
-//! `apply` the edits ([`apply`]): only the strings that must change, `sha256` pins refreshed,
-//! the entry re-validated and the file restored on any failure. All HTTP goes through
-//! [`crate::net`].
+//! targets), the highest version all of them offer on the channel and, under a release-age
+//! cooldown, published at least that long ago by each ([`select`]; a newer release held back
+//! is reported with the time it becomes eligible), then with `apply` the edits ([`apply`]):
+//! only the strings that must change, `sha256` written for every binary target, the entry
+//! re-validated and the file restored on any failure. All HTTP goes through [`crate::net`].
 
 mod apply;
 pub(crate) mod select;
@@ -24,7 +25,8 @@ use crate::net::{Client, NetConfig, NetError};
 use crate::online::{EndpointOverrides, Endpoints};
 use crate::registry::{check_registry, Checked, RegistryError};
 use crate::rules::{display_path, package_name_and_pin, EntryReport, PreviewVersion};
-use select::Decision;
+use crate::time::format_utc;
+use select::{Cooldown, Decision};
 use sources::{Offer, SourceError};
 
 /// Which version an entry follows: its `version`, or its `preview` block.
@@ -56,6 +58,12 @@ pub struct Options {
     pub rate_limit_wait: Duration,
     /// Largest archive downloaded to hash when a release publishes no digest, in bytes.
     pub archive_cap: u64,
+    /// `--min-age`: the release-age cooldown in days, over `update.min_age_days` of the
+    /// configuration (`None`: the configuration's value, default 0).
+    pub min_age_days: Option<u32>,
+    /// The time release ages are measured at, in seconds since the Unix epoch (the clock, or
+    /// `--as-of` to reproduce a run).
+    pub now: i64,
 }
 
 /// One entry that can move to a newer version.
@@ -66,7 +74,23 @@ pub(crate) struct Update {
     pub(crate) file: String,
     pub(crate) from: String,
     pub(crate) to: String,
+    /// When `to` was published (the latest of its sources' times), RFC 3339 UTC.
+    pub(crate) published: Option<String>,
     pub(crate) applied: bool,
+}
+
+/// A release newer than the entry's update (or than its current version) that the
+/// cooldown holds back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Held {
+    pub(crate) id: String,
+    pub(crate) version: String,
+    /// When it was published (the latest of its sources' times), RFC 3339 UTC; `None` when a
+    /// source does not say.
+    pub(crate) published: Option<String>,
+    /// When it becomes eligible; `None` when its publish time is unknown.
+    pub(crate) eligible_at: Option<String>,
+    pub(crate) message: String,
 }
 
 /// A message about one entry.
@@ -79,7 +103,14 @@ pub struct Note {
 /// The result of a run, every list sorted by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Outcome {
+    /// The cooldown applied, in days (the flag's, else the configuration's).
+    pub(crate) min_age_days: u32,
+    /// The time release ages were measured at, RFC 3339 UTC; `None` without a cooldown (no
+    /// decision depended on it, so the output does not either).
+    pub(crate) as_of: Option<String>,
     pub(crate) updates: Vec<Update>,
+    /// Releases the cooldown holds back, one per entry (the newest).
+    pub(crate) held: Vec<Held>,
     /// Entries whose sources could not be read, or whose edit failed.
     pub errors: Vec<Note>,
     pub(crate) warnings: Vec<Note>,
@@ -115,6 +146,7 @@ struct Context {
     endpoints: Endpoints,
     github: sources::GitHub,
     options: Options,
+    cooldown: Cooldown,
 }
 
 /// An entry with something to ask the sources about.
@@ -150,12 +182,22 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
         },
         endpoints,
         options: options.clone(),
+        cooldown: Cooldown {
+            min_age_days: options
+                .min_age_days
+                .unwrap_or(checked.config.update_min_age_days),
+            now: options.now,
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome {
+        min_age_days: context.cooldown.min_age_days,
+        as_of: (context.cooldown.min_age_days > 0).then(|| format_utc(options.now)),
+        ..Outcome::default()
+    };
     for report in &checked.entries {
         if !options.agents.is_empty()
             && !options
@@ -263,15 +305,22 @@ async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offe
         offers.push(sources::pypi(client, &context.endpoints.pypi, name).await?);
     }
     if let Some((owner, repo)) = &candidate.github {
-        // Only the release `select` can choose keeps its assets: on the channel and offered
-        // by every other source (their version lists are sorted).
-        let channel = context.options.channel;
+        // Only the release `select` can choose keeps its assets: on the channel, offered
+        // by every other source (their version lists are sorted), and old enough at each.
+        let (channel, cooldown) = (context.options.channel, context.cooldown);
         let others = &offers;
-        let eligible = |v| {
+        let eligible = |v, time: Option<i64>| {
+            let published = match others.is_empty() {
+                true => time,
+                false => time
+                    .zip(select::published(others, v))
+                    .map(|(a, b)| a.max(b)),
+            };
             select::follows(channel, v)
                 && others
                     .iter()
                     .all(|o: &Offer| o.versions.binary_search(&v).is_ok())
+                && cooldown.allows(published)
         };
         let github = sources::github(client, &context.github, owner, repo, &eligible).await?;
         offers.push(github);
@@ -290,12 +339,28 @@ async fn update_entry(
         Ok(offers) => offers,
         Err(error) => return outcome.errors.push(note(report, error.to_string())),
     };
-    let selection = select::select(candidate.current, &offers, context.options.channel);
+    let cooldown = context.cooldown;
+    let selection = select::select(
+        candidate.current,
+        &offers,
+        context.options.channel,
+        cooldown,
+    );
     if let Some(mismatch) = selection.mismatch {
         outcome.warnings.push(note(report, mismatch));
     }
+    if let Some(held) = &selection.held {
+        let instead = match selection.decision {
+            Decision::Update(to) => format!("moving to {to} instead"),
+            _ => format!("staying at {}", candidate.current),
+        };
+        outcome
+            .held
+            .push(held_note(report, held, cooldown, &instead));
+    }
     let to = match selection.decision {
         Decision::UpToDate => return outcome.up_to_date.push(report.id().to_string()),
+        Decision::Waiting => return,
         Decision::NoCommon => {
             return outcome
                 .errors
@@ -315,6 +380,7 @@ async fn update_entry(
         file: display_path(&report.entry, "agent.json"),
         from: candidate.current.to_string(),
         to: to.to_string(),
+        published: select::published(&offers, to).map(format_utc),
         applied: false,
     };
     if context.options.apply {
@@ -324,4 +390,28 @@ async fn update_entry(
         }
     }
     outcome.updates.push(update);
+}
+
+/// The report of a release the cooldown holds back; `instead` says what the entry does.
+fn held_note(report: &EntryReport, held: &select::Held, cooldown: Cooldown, instead: &str) -> Held {
+    let days = cooldown.min_age_days;
+    let published = held.published.map(format_utc);
+    let eligible_at = cooldown.eligible_at(held.published).map(format_utc);
+    let why = match (&published, &eligible_at) {
+        (Some(published), Some(eligible_at)) => {
+            format!("published {published}, inside the {days}-day cooldown until {eligible_at}")
+        }
+        _ => format!(
+            "has no publish time at {}; a release of unknown age is never applied under the \
+             {days}-day cooldown",
+            held.untimed.join(", ")
+        ),
+    };
+    Held {
+        id: report.id().to_string(),
+        version: held.version.to_string(),
+        published,
+        eligible_at,
+        message: format!("{} {why}; {instead}", held.version),
+    }
 }

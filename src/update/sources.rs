@@ -3,15 +3,18 @@
 //! keep only those facts (`net::json`; nothing of a whole answer is held or memoised).
 //!
 //! - npm `GET <npm>/<name>`: every key of `versions` whose entry is not `deprecated`;
-//!   prereleases other than `-preview.N` do not parse and are left out.
+//!   prereleases other than `-preview.N` do not parse and are left out. Published: `time`.
 //! - `PyPI` `GET <pypi>/pypi/<name>/json`: every key of `releases` with at least one file not
-//!   yanked; `X.Y.ZrcN` (PEP 440's spelling of `X.Y.Z-preview.N`) is a preview.
+//!   yanked; `X.Y.ZrcN` (PEP 440's spelling of `X.Y.Z-preview.N`) is a preview. Published: the
+//!   newest `upload_time_iso_8601` of those files.
 //! - GitHub `GET <api>/repos/<owner>/<repo>/releases?per_page=100&page=N`, every page (the
 //!   `Link: rel="next"` header, followed only on the API's origin): non-draft releases, tag
 //!   `v` stripped, `X.Y` read as `X.Y.0`; a release marked `prerelease` counts only as a
-//!   preview (`-preview.N` tag). Of the releases only the one the update could move to (the
-//!   highest version the caller finds eligible) keeps its assets.
+//!   preview (`-preview.N` tag). Published: `published_at`. Of the releases only the one the
+//!   update could move to (the highest version the caller finds eligible, given its publish
+//!   time) keeps its assets.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::HeaderMap;
@@ -84,11 +87,13 @@ pub(crate) struct Asset {
     pub(crate) sha256: Option<String>,
 }
 
-/// A GitHub release: its version, tag and assets.
+/// A GitHub release: its version, tag, publish time and assets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Release {
     pub(crate) version: PreviewVersion,
     pub(crate) tag: String,
+    /// `published_at`, seconds since the epoch.
+    pub(crate) published: Option<i64>,
     pub(crate) assets: Vec<Asset>,
 }
 
@@ -97,8 +102,19 @@ pub(crate) struct Release {
 pub(crate) struct Offer {
     /// How findings name the source: ``npm `name` ``, ``PyPI `name` ``, `GitHub releases of o/r`.
     pub(crate) name: String,
+    /// Sorted, without duplicates.
     pub(crate) versions: Vec<PreviewVersion>,
+    /// When each version was published (seconds since the epoch), `None` when the source
+    /// does not say.
+    pub(crate) published: BTreeMap<PreviewVersion, Option<i64>>,
     pub(crate) release: Option<Release>,
+}
+
+impl Offer {
+    /// When this source published `version`, if it says.
+    pub(crate) fn published(&self, version: PreviewVersion) -> Option<i64> {
+        self.published.get(&version).copied().flatten()
+    }
 }
 
 pub(crate) async fn npm(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
@@ -107,8 +123,12 @@ pub(crate) async fn npm(client: &Client, base: &str, package: &str) -> Result<Of
     let versions = doc.0.as_ref().and_then(|d| d.versions());
     let versions = versions.ok_or_else(|| SourceError::Shape(name.clone()))?;
     let kept = versions.filter(|(_, deprecated)| !deprecated);
-    let versions = kept.filter_map(|(key, _)| PreviewVersion::parse(key));
-    Ok(offer(name, versions.collect()))
+    let doc = doc.0.as_ref();
+    let timed = kept.filter_map(|(key, _)| {
+        let published = doc.and_then(|d| d.published(key));
+        Some((PreviewVersion::parse(key)?, published))
+    });
+    Ok(offer(name, timed.collect()))
 }
 
 pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
@@ -117,8 +137,12 @@ pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<O
     let releases = doc.0.as_ref().and_then(|d| d.releases());
     let releases = releases.ok_or_else(|| SourceError::Shape(name.clone()))?;
     let kept = releases.filter(|(_, installable)| *installable);
-    let versions = kept.filter_map(|(key, _)| pypi_version(key));
-    Ok(offer(name, versions.collect()))
+    let doc = doc.0.as_ref();
+    let timed = kept.filter_map(|(key, _)| {
+        let published = doc.and_then(|d| d.published(key));
+        Some((pypi_version(key)?, published))
+    });
+    Ok(offer(name, timed.collect()))
 }
 
 /// `X.Y.Z`, `X.Y.Z-preview.N`, or `PyPI`'s normalised `X.Y.ZrcN`.
@@ -148,12 +172,20 @@ where
     }
 }
 
-fn offer(name: String, mut versions: Vec<PreviewVersion>) -> Offer {
-    versions.sort();
-    versions.dedup();
+/// An offer of `(version, publish time)` pairs. Two keys naming one version (`1.0.0` and
+/// `1.00.0`) count as published when the later one was, and as unknown when one is.
+fn offer(name: String, timed: Vec<(PreviewVersion, Option<i64>)>) -> Offer {
+    let mut published: BTreeMap<PreviewVersion, Option<i64>> = BTreeMap::new();
+    for (version, time) in timed {
+        published
+            .entry(version)
+            .and_modify(|known| *known = known.zip(time).map(|(a, b)| a.max(b)))
+            .or_insert(time);
+    }
     Offer {
         name,
-        versions,
+        versions: published.keys().copied().collect(),
+        published,
         release: None,
     }
 }
@@ -167,13 +199,14 @@ pub(crate) struct GitHub {
 }
 
 /// The releases of `owner/repo`, every page; of them only the highest version `eligible`
-/// accepts keeps its assets (the first listed of two tags naming one version).
+/// accepts, given its publish time, keeps its assets (the first listed of two tags naming
+/// one version, whose publish time is the version's).
 pub(crate) async fn github(
     client: &Client,
     github: &GitHub,
     owner: &str,
     repo: &str,
-    eligible: &dyn Fn(PreviewVersion) -> bool,
+    eligible: &dyn Fn(PreviewVersion, Option<i64>) -> bool,
 ) -> Result<Offer, SourceError> {
     let name = format!("GitHub releases of {owner}/{repo}");
     let first = format!(
@@ -190,7 +223,7 @@ pub(crate) async fn github(
     let origin = api.origin();
     let mut url =
         Url::parse(&first).map_err(|_| net(&first, NetError::InvalidUrl(first.clone())))?;
-    let mut versions = Vec::new();
+    let mut published = BTreeMap::new();
     let mut best: Option<Release> = None;
     for _ in 0..MAX_PAGES {
         let (body, next) = page(client, github, &origin, &url, &name).await?;
@@ -198,9 +231,11 @@ pub(crate) async fn github(
             let Some(release) = release(item) else {
                 return;
             };
-            versions.push(release.version);
+            let time = *published
+                .entry(release.version)
+                .or_insert(release.published);
             let higher = best.as_ref().is_none_or(|b| release.version > b.version);
-            if higher && eligible(release.version) {
+            if higher && eligible(release.version, time) {
                 best = Some(release);
             }
         };
@@ -209,8 +244,10 @@ pub(crate) async fn github(
             Some(next) => url = next_page(&origin, &next, &name)?,
             None => {
                 return Ok(Offer {
+                    name,
+                    versions: published.keys().copied().collect(),
+                    published,
                     release: best,
-                    ..offer(name, versions)
                 });
             }
         }
@@ -356,6 +393,7 @@ struct ReleaseItem {
     tag_name: Text<MAX_VERSION_LEN>,
     draft: Flag,
     prerelease: Flag,
+    published_at: Text<64>,
     assets: Assets,
 }
 
@@ -401,9 +439,11 @@ fn release(item: ReleaseItem) -> Option<Release> {
     if item.prerelease.0 == Some(true) && version.preview.is_none() {
         return None;
     }
+    let published = item.published_at.0.as_deref();
     Some(Release {
         version,
         tag,
+        published: published.and_then(crate::time::parse_iso_utc_seconds),
         assets: item.assets.0,
     })
 }
@@ -463,6 +503,22 @@ mod tests {
         assert!(r(false, true, "v1.0.0").is_none());
         assert!(r(false, true, "v1.0.0-preview.1").is_some());
         assert!(r(false, false, "v1.0.0").is_some());
+    }
+
+    #[test]
+    fn a_release_carries_its_published_at_when_it_reads() {
+        let published = |at: serde_json::Value| {
+            let item = json!({"tag_name": "v1.0.0", "published_at": at});
+            release(serde_json::from_value(item).unwrap())
+                .unwrap()
+                .published
+        };
+        assert_eq!(
+            published(json!("2026-01-01T00:00:00Z")),
+            Some(1_767_225_600)
+        );
+        assert_eq!(published(json!(null)), None);
+        assert_eq!(published(json!("soon")), None);
     }
 
     #[test]

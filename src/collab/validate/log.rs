@@ -16,8 +16,8 @@ use crate::collab::pyfmt::repr_str;
 use crate::collab::record::{repr, shown, Field, Fields, Key, Record};
 use crate::collab::spec::{is_sha256, DELIVERABLE_EVENTS, EVENTS};
 use crate::collab::state::{Machine, State};
-use crate::collab::time::parse_iso_utc_nanos;
 use crate::collab::CollabError;
+use crate::time::parse_iso_utc_nanos;
 
 /// What steps 11–15 need from the log.
 pub(super) struct LogFacts {

@@ -1,7 +1,7 @@
-//! UTC timestamps: "UTC-now" for writes (`docs/collab-protocol.md#conventions`) and ISO-8601
-//! parsing for the validator's `at` checks (`docs/collab-protocol.md#validation`, step 7).
-//! Hand-written to avoid a date crate for two
-//! small conversions.
+//! UTC timestamps (ground layer, shared): "UTC-now" for the collaboration engine's writes
+//! (`docs/collab-protocol.md#conventions`), ISO-8601 parsing for its validator's `at` checks
+//! (`docs/collab-protocol.md#validation`, step 7) and for the publish times `update` reads from
+//! npm, `PyPI` and GitHub. Hand-written to avoid a date crate for a few small conversions.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -24,6 +24,12 @@ pub fn format_utc(secs: i64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// Seconds since the Unix epoch of an ISO-8601 date-time with a zone (fractions dropped
+/// toward the past), as [`parse_iso_utc_nanos`] reads it.
+pub fn parse_iso_utc_seconds(text: &str) -> Option<i64> {
+    i64::try_from(parse_iso_utc_nanos(text)?.div_euclid(1_000_000_000)).ok()
 }
 
 /// Parses an ISO-8601 date-time that carries a zone (`Z` or `±HH:MM[:SS]`,
