@@ -114,9 +114,10 @@ fn publish(
     base_url: &str,
     channel: Channel,
 ) -> Map<String, Value> {
-    let preview = agent.shift_remove("preview");
-    agent.shift_remove("$schema");
-    agent.shift_remove("icon");
+    // `canonical_agent` orders the keys at the end, so removals need not keep the order.
+    let preview = agent.swap_remove("preview");
+    agent.swap_remove("$schema");
+    agent.swap_remove("icon");
     if channel == Channel::Preview {
         if let Some(Value::Object(preview)) = preview {
             let stable = agent
@@ -232,8 +233,12 @@ fn ordered(
     mut value_fn: impl FnMut(&str, Value) -> Value,
 ) -> Map<String, Value> {
     let mut out = Map::new();
+    // What is left is sorted below, so the cheap removal that moves the last key is fine.
     for key in order {
-        if let Some(value) = map.shift_remove(*key) {
+        if map.is_empty() {
+            break;
+        }
+        if let Some(value) = map.swap_remove(*key) {
             out.insert(key.to_string(), value_fn(key, value));
         }
     }
@@ -272,8 +277,7 @@ fn canonical_object(
     } else {
         order
     };
-    let listed = listed.to_vec();
-    ordered(map, &listed, |key, value| {
+    ordered(map, listed, |key, value| {
         within(path, key.to_string(), |path| canonical_value(value, path))
     })
 }
