@@ -203,7 +203,23 @@ fn plain_segment(segment: &str) -> bool {
         && dots != "."
         && dots != ".."
         && segment.chars().all(|c| {
-            c.is_ascii_graphic() && !matches!(c, '\\' | '/' | '?' | '#' | '[' | ']' | '^' | '`' | '{' | '|' | '}' | '<' | '>' | '"')
+            c.is_ascii_graphic()
+                && !matches!(
+                    c,
+                    '\\' | '/'
+                        | '?'
+                        | '#'
+                        | '['
+                        | ']'
+                        | '^'
+                        | '`'
+                        | '{'
+                        | '|'
+                        | '}'
+                        | '<'
+                        | '>'
+                        | '"'
+                )
         })
 }
 
@@ -309,7 +325,10 @@ mod tests {
             of("https://127.0.0.1:8080/acme/agent/releases/download/v1/a.zip").as_deref(),
             Some("https://127.0.0.1:8080/acme/agent")
         );
-        assert_eq!(of("https://cdn.example.com/acme/agent/releases/download/v1/a.zip"), None);
+        assert_eq!(
+            of("https://cdn.example.com/acme/agent/releases/download/v1/a.zip"),
+            None
+        );
         assert_eq!(of("https://github.com/acme/agent/archive/v1.tar.gz"), None);
     }
 

@@ -338,9 +338,14 @@ mod tests {
         assert_eq!(list.total, 5);
         let not_a_list: List<Text<8>, 2> = parse(br#"{"a": 1}"#).unwrap();
         assert_eq!(not_a_list, List::default());
-        let entries: Entries<Text<8>, 2> =
-            parse(format!(r#"{{"{}": "x", "b": "y", "c": 3, "d": "z"}}"#, "k".repeat(300)).as_bytes())
-                .unwrap();
+        let entries: Entries<Text<8>, 2> = parse(
+            format!(
+                r#"{{"{}": "x", "b": "y", "c": 3, "d": "z"}}"#,
+                "k".repeat(300)
+            )
+            .as_bytes(),
+        )
+        .unwrap();
         assert_eq!(
             entries.0,
             [

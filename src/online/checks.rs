@@ -36,7 +36,11 @@ impl Context {
 
     /// Remember `facts`, unless part of them could not be read (asked again next run).
     fn remember_facts(&self, key: String, facts: &Facts) {
-        if facts.attested.as_ref().is_some_and(|a| a.unreadable.is_some()) {
+        if facts
+            .attested
+            .as_ref()
+            .is_some_and(|a| a.unreadable.is_some())
+        {
             return;
         }
         self.cache
@@ -64,8 +68,13 @@ pub(super) async fn run_all(
             let findings = match &target {
                 Target::Archive(target) => {
                     let hosts = context.options.endpoints.github_hosts();
-                    let origin =
-                        provenance::archive_finding(&doc, &target.pointer, &target.url, &accepted, &hosts);
+                    let origin = provenance::archive_finding(
+                        &doc,
+                        &target.pointer,
+                        &target.url,
+                        &accepted,
+                        &hosts,
+                    );
                     let mut findings: Vec<Diagnostic> = origin.into_iter().collect();
                     findings.extend(archive(&context, &doc, target).await);
                     findings
@@ -264,24 +273,38 @@ async fn package_verdict(
     } = target;
     let (service, url) = package_url(context, target);
     let key = format!("{service} {url}#{}", version.as_deref().unwrap_or(""));
-    let facts_cached = version
-        .as_deref()
-        .is_none_or(|pin| context.cached_facts(&facts_key(context, target, pin)).is_some());
+    let facts_cached = version.as_deref().is_none_or(|pin| {
+        context
+            .cached_facts(&facts_key(context, target, pin))
+            .is_some()
+    });
     if context.cached(&key).is_some() && facts_cached {
         return (Vec::new(), version.clone());
     }
     let client = &context.client;
     let pin = version.as_deref();
     let verdict = if *npm {
-        client.document::<packages::NpmAnswer>(&url).await.map(|doc| {
-            let listed = doc.as_deref().zip(pin).and_then(|(d, v)| packages::npm_version_key(d, v));
-            (packages::npm_verdict(doc.as_deref(), pin), listed)
-        })
+        client
+            .document::<packages::NpmAnswer>(&url)
+            .await
+            .map(|doc| {
+                let listed = doc
+                    .as_deref()
+                    .zip(pin)
+                    .and_then(|(d, v)| packages::npm_version_key(d, v));
+                (packages::npm_verdict(doc.as_deref(), pin), listed)
+            })
     } else {
-        client.document::<packages::PypiAnswer>(&url).await.map(|doc| {
-            let listed = doc.as_deref().zip(pin).and_then(|(d, v)| packages::pypi_version_key(d, v));
-            (packages::pypi_verdict(doc.as_deref(), pin), listed)
-        })
+        client
+            .document::<packages::PypiAnswer>(&url)
+            .await
+            .map(|doc| {
+                let listed = doc
+                    .as_deref()
+                    .zip(pin)
+                    .and_then(|(d, v)| packages::pypi_version_key(d, v));
+                (packages::pypi_verdict(doc.as_deref(), pin), listed)
+            })
     };
     let (verdict, listed) = match verdict {
         Ok(verdict) => verdict,

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::manifest::repository::Repository;
 use crate::manifest::distribution::{Distribution, Kind};
+use crate::manifest::repository::Repository;
 use crate::net::{Client, NetConfig, NetError};
 use crate::rules::{package_name_and_pin, EntryReport, ManifestDoc, Policy, Sink};
 

@@ -305,7 +305,9 @@ fn attestations_url(base: &str, name: &str, version: &str, advertised: Option<&s
         let path = root.path().trim_end_matches('/');
         url.origin() == root.origin()
             && url.username().is_empty()
-            && url.path().starts_with(&format!("{path}/-/npm/v1/attestations/"))
+            && url
+                .path()
+                .starts_with(&format!("{path}/-/npm/v1/attestations/"))
     };
     match advertised.filter(|url| under_base(url)) {
         Some(url) => url.to_string(),
@@ -444,7 +446,10 @@ async fn pypi_attested(
     if with == 0 && attested.unreadable.is_none() {
         return None;
     }
-    let kinds: BTreeSet<&str> = publishers.iter().map(|(kind, _, _)| kind.as_str()).collect();
+    let kinds: BTreeSet<&str> = publishers
+        .iter()
+        .map(|(kind, _, _)| kind.as_str())
+        .collect();
     attested.what = match kinds.into_iter().collect::<Vec<_>>().as_slice() {
         [] => "PyPI attestations".into(),
         kinds => format!("{} Trusted Publisher", kinds.join(", ")),
@@ -465,13 +470,15 @@ async fn pypi_attested(
 /// `owner/repo` on their forge), and its workflow.
 fn publisher_claim(publisher: &Publisher) -> (String, Option<String>, Option<String>) {
     let kind = publisher.kind.0.clone().unwrap_or_else(|| "unknown".into());
-    let repository = publisher.repository.0.as_ref().map(|r| {
-        match kind.as_str() {
+    let repository = publisher
+        .repository
+        .0
+        .as_ref()
+        .map(|r| match kind.as_str() {
             "GitHub" if !r.contains("://") => format!("https://github.com/{r}"),
             "GitLab" if !r.contains("://") => format!("https://gitlab.com/{r}"),
             _ => r.clone(),
-        }
-    });
+        });
     (kind, repository, publisher.workflow.0.clone())
 }
 
@@ -545,11 +552,18 @@ pub(crate) fn package_findings(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if let Some(manifest) = accepted.first() {
-        out.extend(claims_finding(doc, pointer, spec, facts, accepted, github_hosts).map(
-            |finding| finding.help(claims_help(spec, manifest)),
-        ));
+        out.extend(
+            claims_finding(doc, pointer, spec, facts, accepted, github_hosts)
+                .map(|finding| finding.help(claims_help(spec, manifest))),
+        );
     }
-    out.push(attestation_finding(doc, pointer, spec, facts.attested.as_ref(), accepted.first()));
+    out.push(attestation_finding(
+        doc,
+        pointer,
+        spec,
+        facts.attested.as_ref(),
+        accepted.first(),
+    ));
     out
 }
 
@@ -610,7 +624,8 @@ fn names_a_source(label: &str, url: &str, manifest: &Repository, github_hosts: &
         .filter(|c| !c.is_whitespace() && !matches!(c, '-' | '_' | '.'))
         .flat_map(char::to_lowercase)
         .collect();
-    let source_label = label == "homepage" || label == "home_page" || SOURCE_LABELS.contains(&label.as_str());
+    let source_label =
+        label == "homepage" || label == "home_page" || SOURCE_LABELS.contains(&label.as_str());
     source_label
         && normalise(url).is_some_and(|r| {
             FORGES.contains(&r.host())
@@ -653,11 +668,17 @@ fn attestation_finding(
     match attested.repositories.as_slice() {
         [] => message.push_str(", naming no source repository"),
         repositories => {
-            let named: Vec<String> = repositories.iter().map(|r| format!("`{}`", quote(r))).collect();
+            let named: Vec<String> = repositories
+                .iter()
+                .map(|r| format!("`{}`", quote(r)))
+                .collect();
             message.push_str(&format!(", built from {}", named.join(", ")));
             if !attested.workflows.is_empty() {
-                let workflows: Vec<String> =
-                    attested.workflows.iter().map(|w| format!("`{}`", quote(w))).collect();
+                let workflows: Vec<String> = attested
+                    .workflows
+                    .iter()
+                    .map(|w| format!("`{}`", quote(w)))
+                    .collect();
                 message.push_str(&format!(" by {}", workflows.join(", ")));
             }
             if let Some(manifest) = manifest {
@@ -683,7 +704,8 @@ fn attestation_finding(
     } else {
         "`pypi-attestations verify pypi`"
     };
-    doc.at(Code::PackageProvenance, pointer, message).help(format!(
+    doc.at(Code::PackageProvenance, pointer, message)
+        .help(format!(
         "this is the registry's claim, not verified here: {verify} checks the Sigstore signatures"
     ))
 }
@@ -709,7 +731,10 @@ mod tests {
     fn an_advertised_attestations_url_is_used_only_under_the_configured_base() {
         let base = "https://r.example/npm";
         let own = "https://r.example/npm/-/npm/v1/attestations/@acme%2fagent@1.0.0";
-        assert_eq!(attestations_url(base, "@acme/agent", "1.0.0", Some(own)), own);
+        assert_eq!(
+            attestations_url(base, "@acme/agent", "1.0.0", Some(own)),
+            own
+        );
         for elsewhere in [
             "https://evil.example/npm/-/npm/v1/attestations/x@1",
             "https://r.example@evil.example/npm/-/npm/v1/attestations/x@1",
@@ -740,8 +765,10 @@ mod tests {
 
     #[test]
     fn slsa_v1_and_v0_2_statements_name_their_source() {
-        let v1 = statement(json!({"buildDefinition": {"externalParameters": {"workflow": {
-            "repository": "https://github.com/acme/agent", "path": ".github/workflows/release.yml"}}}}));
+        let v1 = statement(
+            json!({"buildDefinition": {"externalParameters": {"workflow": {
+            "repository": "https://github.com/acme/agent", "path": ".github/workflows/release.yml"}}}}),
+        );
         let attested = npm_attested(&answer("https://slsa.dev/provenance/v1", &v1));
         assert_eq!(attested.what, "SLSA provenance v1");
         assert_eq!(attested.repositories, ["https://github.com/acme/agent"]);
@@ -755,7 +782,10 @@ mod tests {
             "https://gitlab.com/acme/agent"
         );
         let broken = npm_attested(&answer("https://slsa.dev/provenance/v1", "not base64!"));
-        assert_eq!(broken.unreadable.as_deref(), Some("its statement is not readable"));
+        assert_eq!(
+            broken.unreadable.as_deref(),
+            Some("its statement is not readable")
+        );
     }
 
     #[test]
@@ -779,8 +809,12 @@ mod tests {
         let doc: NpmVersionDoc = serde_json::from_value(json!({"repository": {
             "type": "git", "url": "git+https://github.com/acme/agent.git", "directory": "packages/cli"}}))
         .unwrap();
-        assert_eq!(doc.repository.0.as_deref(), Some("git+https://github.com/acme/agent.git"));
-        let doc: NpmVersionDoc = serde_json::from_value(json!({"repository": "github:acme/agent"})).unwrap();
+        assert_eq!(
+            doc.repository.0.as_deref(),
+            Some("git+https://github.com/acme/agent.git")
+        );
+        let doc: NpmVersionDoc =
+            serde_json::from_value(json!({"repository": "github:acme/agent"})).unwrap();
         assert_eq!(doc.repository.0.as_deref(), Some("github:acme/agent"));
         let doc: NpmVersionDoc = serde_json::from_value(json!({"repository": ["x"]})).unwrap();
         assert_eq!(doc.repository.0, None);

@@ -27,8 +27,8 @@ use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::fields::Fields;
 use crate::manifest::names::file_name_problem;
-use crate::manifest::{jsonc, Member, Node, DISTRIBUTION_KINDS};
 use crate::manifest::repository;
+use crate::manifest::{jsonc, Member, Node, DISTRIBUTION_KINDS};
 use crate::online::{EndpointOverrides, ProvenanceConfig};
 use crate::rules::{
     did_you_mean, is_enforced, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
