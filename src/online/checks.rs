@@ -335,30 +335,29 @@ async fn package_provenance(
 ) -> Vec<Diagnostic> {
     let key = facts_key(context, target, pin);
     let endpoints = &context.options.endpoints;
-    let facts = match context.cached_facts(&key) {
-        Some(facts) => facts,
-        None => {
-            let (client, name) = (&context.client, target.name.as_str());
-            let fetched = if target.npm {
-                provenance::npm_facts(client, &endpoints.npm, name, listed).await
-            } else {
-                provenance::pypi_facts(client, &endpoints.pypi, name, listed).await
-            };
-            match fetched {
-                Ok(Some(facts)) => {
-                    context.remember_facts(key, &facts);
-                    facts
-                }
-                // No version document: nothing is claimed, so nothing is reported.
-                Ok(None) => return Vec::new(),
-                Err(error) => {
-                    let service = package_url(context, target).0;
-                    let message = format!(
-                        "cannot ask {service} about the provenance of `{name}` {listed}: {error}"
-                    );
-                    let finding = doc.at(Code::PackageUnreachable, &target.pointer, message);
-                    return vec![finding.help(UNREACHABLE_HELP)];
-                }
+    let facts = if let Some(facts) = context.cached_facts(&key) {
+        facts
+    } else {
+        let (client, name) = (&context.client, target.name.as_str());
+        let fetched = if target.npm {
+            provenance::npm_facts(client, &endpoints.npm, name, listed).await
+        } else {
+            provenance::pypi_facts(client, &endpoints.pypi, name, listed).await
+        };
+        match fetched {
+            Ok(Some(facts)) => {
+                context.remember_facts(key, &facts);
+                facts
+            }
+            // No version document: nothing is claimed, so nothing is reported.
+            Ok(None) => return Vec::new(),
+            Err(error) => {
+                let service = package_url(context, target).0;
+                let message = format!(
+                    "cannot ask {service} about the provenance of `{name}` {listed}: {error}"
+                );
+                let finding = doc.at(Code::PackageUnreachable, &target.pointer, message);
+                return vec![finding.help(UNREACHABLE_HELP)];
             }
         }
     };

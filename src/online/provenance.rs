@@ -359,13 +359,12 @@ fn npm_attested(answer: &NpmAttestations) -> Attested {
         .0
         .and_then(|b| b.external_parameters.0)
         .and_then(|e| e.workflow.0);
-    let (repository, path) = match workflow {
-        Some(w) => (w.repository.0, w.path.0),
-        None => {
-            let source = predicate.invocation.0.and_then(|i| i.config_source.0);
-            let source = source.unwrap_or_default();
-            (source.uri.0, source.entry_point.0)
-        }
+    let (repository, path) = if let Some(w) = workflow {
+        (w.repository.0, w.path.0)
+    } else {
+        let source = predicate.invocation.0.and_then(|i| i.config_source.0);
+        let source = source.unwrap_or_default();
+        (source.uri.0, source.entry_point.0)
     };
     Attested {
         what,
@@ -749,7 +748,7 @@ mod tests {
         }
     }
 
-    fn statement(predicate: serde_json::Value) -> String {
+    fn statement(predicate: &serde_json::Value) -> String {
         let statement = json!({"_type": "https://in-toto.io/Statement/v1", "predicate": predicate});
         base64::engine::general_purpose::STANDARD.encode(statement.to_string())
     }
@@ -766,14 +765,14 @@ mod tests {
     #[test]
     fn slsa_v1_and_v0_2_statements_name_their_source() {
         let v1 = statement(
-            json!({"buildDefinition": {"externalParameters": {"workflow": {
+            &json!({"buildDefinition": {"externalParameters": {"workflow": {
             "repository": "https://github.com/acme/agent", "path": ".github/workflows/release.yml"}}}}),
         );
         let attested = npm_attested(&answer("https://slsa.dev/provenance/v1", &v1));
         assert_eq!(attested.what, "SLSA provenance v1");
         assert_eq!(attested.repositories, ["https://github.com/acme/agent"]);
         assert_eq!(attested.workflows, [".github/workflows/release.yml"]);
-        let v02 = statement(json!({"invocation": {"configSource": {
+        let v02 = statement(&json!({"invocation": {"configSource": {
             "uri": "git+https://gitlab.com/acme/agent@refs/heads/main", "entryPoint": "publish"}}}));
         let attested = npm_attested(&answer("https://slsa.dev/provenance/v0.2", &v02));
         assert_eq!(attested.what, "SLSA provenance v0.2");
