@@ -681,15 +681,12 @@ fn attestation_finding(
                 message.push_str(&format!(" by {}", workflows.join(", ")));
             }
             if let Some(manifest) = manifest {
-                let matches = repositories
+                let ours = repositories
                     .iter()
                     .all(|r| normalise(r).as_ref() == Some(manifest));
-                message.push_str(if matches {
-                    ": the manifest's repository"
+                if ours {
+                    message.push_str(": the manifest's repository");
                 } else {
-                    ""
-                });
-                if !matches {
                     message.push_str(&format!(", not the manifest's repository `{manifest}`"));
                 }
             }
