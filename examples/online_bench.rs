@@ -83,6 +83,7 @@ fn run(root: &std::path::Path, net: NetConfig) -> (Duration, usize) {
         archive_cap: 0,
         cache_dir: None,
         max_age: Duration::ZERO,
+        provenance: online::ProvenanceConfig::default(),
     };
     let start = Instant::now();
     let outcome = online::check(

@@ -517,6 +517,7 @@ fn verify_archives_with_trickle_net(base: &str, archive: &str) -> Vec<(String, S
         archive_cap: 1 << 20,
         cache_dir: None,
         max_age: Duration::from_secs(60),
+        provenance: acp_registry::online::ProvenanceConfig::default(),
     };
     let progress = std::sync::Arc::new(acp_registry::online::Silent);
     let outcome = acp_registry::online::check(

@@ -150,14 +150,68 @@ fn npm_doc() -> Value {
     json!({"name": "@example/agent", "dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": {}}})
 }
 
+/// npm's version document of `@example/agent@1.0.0` with `repository`, advertising
+/// attestations (at a host that is not the configured registry) when `attested`.
+fn npm_version_doc(repository: Value, attested: bool) -> Value {
+    let mut doc = json!({"name": "@example/agent", "version": "1.0.0", "dist": {
+        "tarball": "https://registry.example/@example/agent/-/agent-1.0.0.tgz"}});
+    if !repository.is_null() {
+        doc["repository"] = repository;
+    }
+    if attested {
+        doc["dist"]["attestations"] = json!({
+            "url": "https://elsewhere.example/-/npm/v1/attestations/@example%2fagent@1.0.0",
+            "provenance": {"predicateType": "https://slsa.dev/provenance/v1"}
+        });
+    }
+    doc
+}
+
+/// npm's attestations answer: a publish attestation and a SLSA v1 provenance statement
+/// whose workflow ran in `repository`.
+fn slsa_attestations(repository: &str) -> Value {
+    use base64::Engine as _;
+    let statement = json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": "pkg:npm/%40example/agent@1.0.0", "digest": {"sha512": "00"}}],
+        "predicateType": "https://slsa.dev/provenance/v1",
+        "predicate": {"buildDefinition": {
+            "buildType": "https://slsa-framework.github.io/github-actions-buildtypes/workflow/v1",
+            "externalParameters": {"workflow": {
+                "ref": "refs/tags/v1.0.0", "repository": repository,
+                "path": ".github/workflows/release.yml"}}}}
+    });
+    let payload = base64::engine::general_purpose::STANDARD.encode(statement.to_string());
+    let bundle = |predicate: &str, payload: &str| {
+        json!({"predicateType": predicate, "bundle": {
+            "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            "dsseEnvelope": {"payload": payload, "payloadType": "application/vnd.in-toto+json",
+                "signatures": [{"sig": "MEUC", "keyid": ""}]}}})
+    };
+    json!({"attestations": [
+        bundle("https://github.com/npm/attestation/tree/main/specs/publish/v0.1", "e30="),
+        bundle("https://slsa.dev/provenance/v1", &payload),
+    ]})
+}
+
 #[test]
 fn a_second_run_is_answered_from_the_cache() {
+    let attested = npm_version_doc(json!("github:example/example-agent"), true);
     let server = Server::start(routes(vec![
         (&format!("HEAD {ARCHIVE}"), vec![Reply::status(200)]),
-        (NPM_DOC_PATH, vec![]),
         (
             &format!("GET {NPM_DOC_PATH}"),
             vec![Reply::json(&npm_doc())],
+        ),
+        (
+            "GET /npm/@example/agent/1.0.0",
+            vec![Reply::json(&attested)],
+        ),
+        (
+            "GET /npm/-/npm/v1/attestations/@example%2fagent@1.0.0",
+            vec![Reply::json(&slsa_attestations(
+                "https://github.com/example/example-agent",
+            ))],
         ),
     ]));
     let base = server.url("");
@@ -177,19 +231,27 @@ fn a_second_run_is_answered_from_the_cache() {
     let cache = tempfile::tempdir().unwrap();
     let args = ["--online", "--cache", cache.path().to_str().unwrap()];
     let first = validate(root.path(), &args);
-    assert_eq!((first.code, codes(&first)), (0, vec![]), "{}", first.stderr);
-    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        (first.code, codes(&first)),
+        (0, vec!["package-provenance"]),
+        "{}",
+        first.stderr
+    );
+    assert_eq!(server.requests().len(), 4, "{:?}", server.requests());
     let second = validate(root.path(), &args);
-    assert_eq!((second.code, codes(&second)), (0, vec![]));
+    assert_eq!(
+        second.findings, first.findings,
+        "the cache keeps the provenance facts"
+    );
     assert_eq!(
         server.requests().len(),
-        2,
+        4,
         "the second run asked again: {:?}",
         server.requests()
     );
     // --no-cache asks again.
     validate(root.path(), &["--online", "--no-cache"]);
-    assert_eq!(server.requests().len(), 4);
+    assert_eq!(server.requests().len(), 8);
 }
 
 #[test]
@@ -572,4 +634,354 @@ fn amplified_package_documents_are_read_in_bounded_memory() {
         "{:#?}",
         run.findings
     );
+}
+
+/// The findings of `code` in `run`, as (`<entry>/agent.json`, message).
+fn of_code<'a>(run: &'a Run, code: &str) -> Vec<(&'a str, &'a str)> {
+    run.findings
+        .iter()
+        .filter(|f| f.1 == code)
+        .map(|f| (f.2.split(':').next().unwrap(), f.3.as_str()))
+        .collect()
+}
+
+/// A registry whose configuration also sets `extra` (merged into [`config`]'s).
+fn registry_with(server: &str, extra: &Value, manifests: &[Value]) -> tempfile::TempDir {
+    let dir = registry(server, manifests);
+    let mut config: Value = serde_json::from_str(&config(server)).unwrap();
+    for (key, value) in extra.as_object().unwrap() {
+        config[key] = value.clone();
+    }
+    std::fs::write(dir.path().join("acp-registry.jsonc"), config.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn a_release_archive_of_another_repository_is_a_warning_unless_declared() {
+    // The configured GitHub API's host serves release assets, as GitHub Enterprise does.
+    let releases = "/acme/agent-releases/releases/download/v1.0.0/agent.tar.gz";
+    let own = "/example/example-agent/releases/download/v1.0.0/agent.tar.gz";
+    let server = Server::start(|_: &net_server::Request, _| Reply::status(200));
+    let mut foreign = manifest(
+        "foreign-agent",
+        binary(&server.url(releases), Some(&"a".repeat(64))),
+    );
+    foreign["repository"] = json!(server
+        .url("/example/example-agent")
+        .replacen("http:", "https:", 1));
+    let mut own_case = manifest("own-agent", binary(&server.url(own), Some(&"a".repeat(64))));
+    own_case["repository"] = json!(server
+        .url("/Example/Example-Agent.git")
+        .replacen("http:", "https:", 1));
+    let online = json!({"online": {"github_api": server.url("").replacen("http:", "https:", 1),
+        "npm_registry": server.url("/npm"), "pypi": server.url("/pypi-api")}});
+    let root = registry_with(
+        &server.url(""),
+        &online,
+        &[foreign.clone(), own_case.clone()],
+    );
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    let found = of_code(&run, "archive-repository-mismatch");
+    assert_eq!(found.len(), 1, "{:?}", run.findings);
+    assert_eq!(found[0].0, "foreign-agent/agent.json");
+    assert!(
+        found[0]
+            .1
+            .contains("/acme/agent-releases`, not of the manifest's repository"),
+        "{}",
+        found[0].1
+    );
+    assert_eq!(run.code, 0, "a warning: {:?}", run.findings);
+    assert_eq!(
+        run.findings
+            .iter()
+            .find(|f| f.1 == "archive-repository-mismatch")
+            .unwrap()
+            .0,
+        "warning"
+    );
+
+    let mut declared = online.clone();
+    declared["provenance"] = json!({"release_repositories": {"foreign-agent": [
+        server.url("/ACME/agent-releases/").replacen("http:", "https:", 1)]}});
+    let root = registry_with(&server.url(""), &declared, &[foreign, own_case]);
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(
+        of_code(&run, "archive-repository-mismatch"),
+        [],
+        "{:?}",
+        run.findings
+    );
+}
+
+/// One npm entry per `repository` value: its name, its manifest and its two routes.
+fn npm_form_entries(forms: &[Value]) -> (Vec<Value>, Vec<(String, Vec<Reply>)>) {
+    let mut manifests = Vec::new();
+    let mut table = Vec::new();
+    for (i, form) in forms.iter().enumerate() {
+        let name = format!("form{i}");
+        manifests.push(manifest(
+            &format!("form-{i}"),
+            json!({"npx": {"package": format!("{name}@1.0.0")}}),
+        ));
+        let packument =
+            json!({"name": name, "dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": {}}});
+        table.push((format!("GET /npm/{name}"), vec![Reply::json(&packument)]));
+        let mut version = json!({"name": name, "version": "1.0.0"});
+        if !form.is_null() {
+            version["repository"] = form.clone();
+        }
+        table.push((
+            format!("GET /npm/{name}/1.0.0"),
+            vec![Reply::json(&version)],
+        ));
+    }
+    (manifests, table)
+}
+
+#[test]
+fn npm_repository_forms_are_compared_with_the_manifests_repository() {
+    let forms = [
+        json!("git+https://github.com/example/example-agent.git"),
+        json!({"type": "git", "url": "https://github.com/Example/example-agent", "directory": "packages/agent"}),
+        json!("github:example/example-agent"),
+        json!("example/example-agent"),
+        json!("git@github.com:example/example-agent.git"),
+        json!("git+https://github.com/someone/else.git"),
+        json!({"type": "git", "url": "github:example/example-agent-fork"}),
+        Value::Null,
+    ];
+    let (manifests, table) = npm_form_entries(&forms);
+    let server = scripted(table);
+    let root = registry(&server.url(""), &manifests);
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(run.code, 0, "{:?} {}", run.findings, run.stderr);
+    let mismatched = of_code(&run, "package-repository-mismatch");
+    assert_eq!(
+        mismatched.iter().map(|f| f.0).collect::<Vec<_>>(),
+        ["form-5/agent.json", "form-6/agent.json"],
+        "{:?}",
+        run.findings
+    );
+    assert!(
+        mismatched[0]
+            .1
+            .contains("`git+https://github.com/someone/else.git`"),
+        "{}",
+        mismatched[0].1
+    );
+    assert!(mismatched[0]
+        .1
+        .contains("not from the manifest's repository `https://github.com/example/example-agent`"));
+    let missing = of_code(&run, "package-repository-missing");
+    assert_eq!(
+        missing.iter().map(|f| f.0).collect::<Vec<_>>(),
+        ["form-7/agent.json"]
+    );
+    assert!(
+        missing[0].1.contains("declares no `repository`"),
+        "{}",
+        missing[0].1
+    );
+    let severities: std::collections::BTreeSet<(&str, &str)> = run
+        .findings
+        .iter()
+        .filter(|f| f.1.starts_with("package-repository"))
+        .map(|f| (f.1.as_str(), f.0.as_str()))
+        .collect();
+    assert_eq!(
+        severities,
+        [
+            ("package-repository-mismatch", "warning"),
+            ("package-repository-missing", "note")
+        ]
+        .into()
+    );
+}
+
+/// A `PyPI` entry `uv-<i>` pinned to `tool<i>==1.0.0`, its project and release documents.
+fn pypi_entry(i: usize, info: &Value, files: &[&str]) -> (Value, Vec<(String, Vec<Reply>)>) {
+    let name = format!("tool{i}");
+    let m = manifest(
+        &format!("uv-{i}"),
+        json!({"uvx": {"package": format!("{name}==1.0.0")}}),
+    );
+    let file_list: Vec<Value> = files
+        .iter()
+        .map(|f| json!({"filename": f, "yanked": false}))
+        .collect();
+    let project = json!({"info": {"version": "1.0.0"}, "releases": {"1.0.0": file_list}});
+    let release = json!({"info": info, "urls": file_list});
+    let routes = vec![
+        (
+            format!("GET /pypi-api/pypi/{name}/json"),
+            vec![Reply::json(&project)],
+        ),
+        (
+            format!("GET /pypi-api/pypi/{name}/1.0.0/json"),
+            vec![Reply::json(&release)],
+        ),
+    ];
+    (m, routes)
+}
+
+/// A server answering `table`'s routes (the last reply repeats), 404 otherwise.
+fn scripted(table: Vec<(String, Vec<Reply>)>) -> Server {
+    Server::start(move |request: &net_server::Request, nth| {
+        let key = format!("{} {}", request.method, request.path);
+        table.iter().find(|(k, _)| *k == key).map_or_else(
+            || Reply::status(404),
+            |(_, r)| r[nth.min(r.len() - 1)].clone(),
+        )
+    })
+}
+
+#[test]
+fn pypi_project_urls_are_compared_with_the_manifests_repository() {
+    let infos = [
+        json!({"project_urls": {"Source": "https://github.com/example/example-agent"}}),
+        json!({"project_urls": {"Homepage": "https://github.com/Example/Example-Agent/"}, "home_page": null}),
+        json!({"project_urls": null, "home_page": "https://github.com/example/example-agent"}),
+        json!({"project_urls": {"Issues": "https://github.com/example/example-agent/issues", "Source Code": "https://github.com/other/thing"}}),
+        json!({"project_urls": {"Source-Code": "https://github.com/other/thing", "Documentation": "https://docs.example.com/guide/agent"}}),
+        json!({"project_urls": {"Documentation": "https://docs.example.com/guide/agent"}, "home_page": ""}),
+    ];
+    let mut manifests = Vec::new();
+    let mut table = Vec::new();
+    for (i, info) in infos.iter().enumerate() {
+        let (m, routes) = pypi_entry(i, info, &[&format!("tool{i}-1.0.0.tar.gz")]);
+        manifests.push(m);
+        table.extend(routes);
+    }
+    let server = scripted(table);
+    let root = registry(&server.url(""), &manifests);
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(run.code, 0, "{:?} {}", run.findings, run.stderr);
+    let entries = |code| of_code(&run, code).iter().map(|f| f.0).collect::<Vec<_>>();
+    assert_eq!(
+        entries("package-repository-mismatch"),
+        ["uv-4/agent.json"],
+        "{:?}",
+        run.findings
+    );
+    assert_eq!(entries("package-repository-missing"), ["uv-5/agent.json"]);
+    let mismatch = of_code(&run, "package-repository-mismatch")[0].1;
+    assert!(
+        mismatch
+            .starts_with("PyPI `tool4==1.0.0` says it comes from `https://github.com/other/thing`"),
+        "{mismatch}"
+    );
+    assert_eq!(entries("package-provenance-missing").len(), infos.len());
+}
+
+#[test]
+fn npm_provenance_names_the_repository_it_attests_and_only_the_configured_registry_is_asked() {
+    let server = Server::start(routes(vec![
+        (
+            &format!("GET {NPM_DOC_PATH}"),
+            vec![Reply::json(&npm_doc())],
+        ),
+        (
+            "GET /npm/@example/agent/1.0.0",
+            vec![Reply::json(&npm_version_doc(
+                json!("github:example/example-agent"),
+                true,
+            ))],
+        ),
+        (
+            "GET /npm/-/npm/v1/attestations/@example%2fagent@1.0.0",
+            vec![Reply::json(&slsa_attestations(
+                "https://github.com/someone/fork",
+            ))],
+        ),
+    ]));
+    let root = registry(
+        &server.url(""),
+        &[manifest(
+            "npm-agent",
+            json!({"npx": {"package": "@example/agent@1.0.0"}}),
+        )],
+    );
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(run.code, 0, "a note: {:?}", run.findings);
+    let notes = of_code(&run, "package-provenance");
+    assert_eq!(notes.len(), 1, "{:?}", run.findings);
+    assert_eq!(
+        notes[0].1,
+        "npm `@example/agent@1.0.0` has SLSA provenance v1, built from `https://github.com/someone/fork` by `.github/workflows/release.yml`, not the manifest's repository `https://github.com/example/example-agent`"
+    );
+    assert!(
+        server
+            .requests()
+            .contains(&"GET /npm/-/npm/v1/attestations/@example%2fagent@1.0.0".to_string()),
+        "the advertised URL on another host is not followed: {:?}",
+        server.requests()
+    );
+
+    let unattested = Server::start(routes(vec![
+        (
+            &format!("GET {NPM_DOC_PATH}"),
+            vec![Reply::json(&npm_doc())],
+        ),
+        (
+            "GET /npm/@example/agent/1.0.0",
+            vec![Reply::json(&npm_version_doc(
+                json!("github:example/example-agent"),
+                false,
+            ))],
+        ),
+    ]));
+    let root = registry(
+        &unattested.url(""),
+        &[manifest(
+            "npm-agent",
+            json!({"npx": {"package": "@example/agent@1.0.0"}}),
+        )],
+    );
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(
+        codes(&run),
+        ["package-provenance-missing"],
+        "{:?}",
+        run.findings
+    );
+    assert_eq!(
+        unattested.requests(),
+        [
+            format!("GET {NPM_DOC_PATH}"),
+            "GET /npm/@example/agent/1.0.0".to_string()
+        ],
+        "no attestations are asked for when none are advertised"
+    );
+}
+
+#[test]
+fn pypi_provenance_names_its_trusted_publisher() {
+    let info = json!({"project_urls": {"Source": "https://github.com/example/example-agent"}});
+    let files = ["tool0-1.0.0-py3-none-any.whl", "tool0-1.0.0.tar.gz"];
+    let (m, mut table) = pypi_entry(0, &info, &files);
+    let provenance = json!({"version": 1, "attestation_bundles": [{
+        "publisher": {"kind": "GitHub", "repository": "Example/example-agent",
+            "workflow": "release.yml", "environment": "pypi", "claims": null},
+        "attestations": [{"version": 1, "envelope": {"statement": "e30=", "signature": "MEUC"},
+            "verification_material": {"certificate": "MIIB", "transparency_entries": []}}]}]});
+    table.push((
+        "GET /pypi-api/integrity/tool0/1.0.0/tool0-1.0.0.tar.gz/provenance".into(),
+        vec![Reply::json(&provenance)],
+    ));
+    let server = scripted(table);
+    let root = registry(&server.url(""), &[m]);
+    let run = validate(root.path(), &["--online", "--no-cache"]);
+    assert_eq!(run.code, 0, "{:?}", run.findings);
+    let notes = of_code(&run, "package-provenance");
+    assert_eq!(
+        notes,
+        [(
+            "uv-0/agent.json",
+            "PyPI `tool0==1.0.0` has GitHub Trusted Publisher for 1 of 2 files, built from `https://github.com/Example/example-agent` by `release.yml`: the manifest's repository"
+        )],
+        "{:?}",
+        run.findings
+    );
+    assert_eq!(of_code(&run, "package-provenance-missing"), []);
 }

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::CommandError;
 use crate::net::NetConfig;
 use crate::online::{self, EndpointOverrides, Endpoints, Progress};
-use crate::registry::Checked;
+use crate::registry::{Checked, Config};
 
 /// The `--online` family of flags.
 #[derive(Debug, Clone)]
@@ -48,13 +48,15 @@ impl Default for Flags {
 }
 
 /// The options of one run: flags over `acp-registry.jsonc` over the defaults.
-pub fn options(flags: &Flags, config: &EndpointOverrides) -> online::Options {
+pub fn options(flags: &Flags, config: &Config) -> online::Options {
     online::Options {
         net: NetConfig {
             allow_loopback: flags.allow_loopback_for_tests,
             ..NetConfig::default()
         },
-        endpoints: flags.endpoints.apply(config.apply(Endpoints::default())),
+        endpoints: flags
+            .endpoints
+            .apply(config.online.apply(Endpoints::default())),
         verify_archives: flags.verify_archives,
         archive_cap: flags.archive_cap_mib.saturating_mul(1024 * 1024),
         cache_dir: match (&flags.cache, flags.no_cache) {
@@ -63,6 +65,7 @@ pub fn options(flags: &Flags, config: &EndpointOverrides) -> online::Options {
             (None, false) => online::cache::default_dir(),
         },
         max_age: flags.cache_max_age,
+        provenance: config.provenance.clone(),
     }
 }
 
@@ -73,7 +76,7 @@ pub fn extend(
     only: Option<&BTreeSet<String>>,
     flags: &Flags,
 ) -> Result<(), CommandError> {
-    let options = options(flags, &checked.config.online);
+    let options = options(flags, &checked.config);
     let progress = Arc::new(Bar::new());
     let outcome = online::check(
         &checked.entries,

@@ -9,6 +9,7 @@ pub mod fields;
 pub mod jsonc;
 pub mod names;
 pub mod order;
+pub mod repository;
 pub mod svg;
 
 /// `parse` is [`jsonc::parse`]: any JSONC file, not only manifests.

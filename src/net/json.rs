@@ -203,6 +203,79 @@ impl<'de, V: DeserializeOwned> Deserialize<'de> for Versions<V> {
     }
 }
 
+/// A list of which the first `MAX` elements are kept (each read as `T`) and the rest skipped
+/// without allocating; `total` counts them all. Anything but a list is empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct List<T, const MAX: usize> {
+    pub(crate) items: Vec<T>,
+    pub(crate) total: usize,
+}
+
+impl<T, const MAX: usize> Default for List<T, MAX> {
+    fn default() -> Self {
+        List {
+            items: Vec::new(),
+            total: 0,
+        }
+    }
+}
+
+impl<T: DeserializeOwned, const MAX: usize> Lenient for List<T, MAX> {
+    fn seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut list = List::default();
+        loop {
+            if list.items.len() < MAX {
+                let Some(item) = seq.next_element::<T>()? else {
+                    break;
+                };
+                list.items.push(item);
+            } else if seq.next_element::<IgnoredAny>()?.is_none() {
+                break;
+            }
+            list.total += 1;
+        }
+        Ok(list)
+    }
+}
+
+impl<'de, T: DeserializeOwned, const MAX: usize> Deserialize<'de> for List<T, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        lenient(d)
+    }
+}
+
+/// An object of which the first `MAX` members with keys of at most [`MAX_VERSION_LEN`]
+/// bytes are kept, in document order, and the rest skipped. Anything but an object is empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entries<V, const MAX: usize>(pub(crate) Vec<(String, V)>);
+
+impl<V, const MAX: usize> Default for Entries<V, MAX> {
+    fn default() -> Self {
+        Entries(Vec::new())
+    }
+}
+
+impl<V: DeserializeOwned, const MAX: usize> Lenient for Entries<V, MAX> {
+    fn map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut kept = Vec::new();
+        while let Some(Text(key)) = map.next_key::<Text<MAX_VERSION_LEN>>()? {
+            match key.filter(|_| kept.len() < MAX) {
+                Some(key) => kept.push((key, map.next_value::<V>()?)),
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Entries(kept))
+    }
+}
+
+impl<'de, V: DeserializeOwned, const MAX: usize> Deserialize<'de> for Entries<V, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        lenient(d)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +329,30 @@ mod tests {
             .clone()
             .unwrap();
         assert!(note.ends_with('…') && note.len() <= MAX_MESSAGE_LEN + '…'.len_utf8());
+    }
+
+    #[test]
+    fn lists_and_entries_keep_their_first_members_and_count_the_rest() {
+        let list: List<Text<8>, 2> = parse(br#"["a", 1, "c", [0, 0], {"x": 1}]"#).unwrap();
+        assert_eq!(list.items, [Text(Some("a".into())), Text(None)]);
+        assert_eq!(list.total, 5);
+        let not_a_list: List<Text<8>, 2> = parse(br#"{"a": 1}"#).unwrap();
+        assert_eq!(not_a_list, List::default());
+        let entries: Entries<Text<8>, 2> = parse(
+            format!(
+                r#"{{"{}": "x", "b": "y", "c": 3, "d": "z"}}"#,
+                "k".repeat(300)
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            entries.0,
+            [
+                ("b".to_string(), Text(Some("y".into()))),
+                ("c".to_string(), Text(None))
+            ]
+        );
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub(crate) struct Entry {
     pub(crate) sha256: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) validator: Option<String>,
+    /// What a package registry said about a pinned version's provenance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) facts: Option<super::provenance::Facts>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -126,8 +129,23 @@ impl Cache {
                     at,
                     sha256,
                     validator,
+                    facts: None,
                 },
             );
+            self.changed = true;
+        }
+    }
+
+    /// Record what a registry said about a pinned version's provenance.
+    pub(crate) fn put_facts(&mut self, key: String, facts: super::provenance::Facts) {
+        if self.path.is_some() {
+            let entry = Entry {
+                at: self.now,
+                sha256: None,
+                validator: None,
+                facts: Some(facts),
+            };
+            self.entries.insert(key, entry);
             self.changed = true;
         }
     }

@@ -5,8 +5,10 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinSet;
 
 use super::packages::{self, Verdict};
+use super::provenance::{self, Facts, Spec};
 use super::{ArchiveTarget, Cache, Options, PackageTarget, Progress, Target};
 use crate::diagnostics::{Diagnostic, Fix, FixEdit};
+use crate::manifest::repository::{normalise, Repository};
 use crate::net::{Client, NetError};
 use crate::rules::{Code, ManifestDoc};
 
@@ -27,6 +29,25 @@ impl Context {
             .expect("cache")
             .put(key, sha256, validator);
     }
+
+    fn cached_facts(&self, key: &str) -> Option<Facts> {
+        self.cached(key).and_then(|entry| entry.facts)
+    }
+
+    /// Remember `facts`, unless part of them could not be read (asked again next run).
+    fn remember_facts(&self, key: String, facts: &Facts) {
+        if facts
+            .attested
+            .as_ref()
+            .is_some_and(|a| a.unreadable.is_some())
+        {
+            return;
+        }
+        self.cache
+            .lock()
+            .expect("cache")
+            .put_facts(key, facts.clone());
+    }
 }
 
 type Job = (String, Arc<ManifestDoc>, Target);
@@ -43,9 +64,22 @@ pub(super) async fn run_all(
         let (context, progress) = (context.clone(), progress.clone());
         set.spawn(async move {
             progress.working(&target.host(&context.options.endpoints));
+            let accepted = accepted_repositories(&context, &entry, &doc);
             let findings = match &target {
-                Target::Archive(target) => archive(&context, &doc, target).await,
-                Target::Package(target) => package(&context, &doc, target).await,
+                Target::Archive(target) => {
+                    let hosts = context.options.endpoints.github_hosts();
+                    let origin = provenance::archive_finding(
+                        &doc,
+                        &target.pointer,
+                        &target.url,
+                        &accepted,
+                        &hosts,
+                    );
+                    let mut findings: Vec<Diagnostic> = origin.into_iter().collect();
+                    findings.extend(archive(&context, &doc, target).await);
+                    findings
+                }
+                Target::Package(target) => package(&context, &doc, target, &accepted).await,
             };
             progress.done();
             (index, entry, findings)
@@ -65,9 +99,18 @@ pub(super) async fn run_all(
         .collect()
 }
 
+/// The repositories entry `entry` may ship from: its manifest's `repository` (none when it
+/// names none), then those `provenance.release_repositories` declares for it.
+fn accepted_repositories(context: &Context, entry: &str, doc: &ManifestDoc) -> Vec<Repository> {
+    let Some(own) = doc.root.get_str("repository").and_then(normalise) else {
+        return Vec::new();
+    };
+    context.options.provenance.accepted(entry, Some(&own))
+}
+
 /// Text from a server, made safe to quote in a finding: one line, no control characters,
 /// at most 200 characters.
-fn quote_remote(text: &str) -> String {
+pub(super) fn quote_remote(text: &str) -> String {
     let clean: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -187,52 +230,144 @@ fn unreachable(doc: &ManifestDoc, at: &str, url: &str, error: &NetError) -> Diag
     }
 }
 
-async fn package(context: &Context, doc: &ManifestDoc, target: &PackageTarget) -> Vec<Diagnostic> {
+async fn package(
+    context: &Context,
+    doc: &ManifestDoc,
+    target: &PackageTarget,
+    accepted: &[Repository],
+) -> Vec<Diagnostic> {
+    let (mut findings, listed) = package_verdict(context, doc, target).await;
+    if let (Some(pin), Some(listed)) = (&target.version, listed) {
+        findings.extend(package_provenance(context, doc, target, pin, &listed, accepted).await);
+    }
+    findings
+}
+
+/// The service's name and the package document's URL.
+fn package_url(context: &Context, target: &PackageTarget) -> (&'static str, String) {
+    let endpoints = &context.options.endpoints;
+    if target.npm {
+        ("npm", packages::npm_url(&endpoints.npm, &target.name))
+    } else {
+        ("PyPI", packages::pypi_url(&endpoints.pypi, &target.name))
+    }
+}
+
+/// The cache key of a pinned version's provenance facts.
+fn facts_key(context: &Context, target: &PackageTarget, pin: &str) -> String {
+    format!("provenance {}#{pin}", package_url(context, target).1)
+}
+
+/// The package's own findings, and the key its document lists the pinned version under
+/// (the pin itself when the run is answered from the cache).
+async fn package_verdict(
+    context: &Context,
+    doc: &ManifestDoc,
+    target: &PackageTarget,
+) -> (Vec<Diagnostic>, Option<String>) {
     let PackageTarget {
         npm,
         pointer,
         name,
         version,
     } = target;
-    let endpoints = &context.options.endpoints;
-    let (service, url) = if *npm {
-        ("npm", packages::npm_url(&endpoints.npm, name))
-    } else {
-        ("PyPI", packages::pypi_url(&endpoints.pypi, name))
-    };
+    let (service, url) = package_url(context, target);
     let key = format!("{service} {url}#{}", version.as_deref().unwrap_or(""));
-    if context.cached(&key).is_some() {
-        return Vec::new();
+    let facts_cached = version.as_deref().is_none_or(|pin| {
+        context
+            .cached_facts(&facts_key(context, target, pin))
+            .is_some()
+    });
+    if context.cached(&key).is_some() && facts_cached {
+        return (Vec::new(), version.clone());
     }
     let client = &context.client;
+    let pin = version.as_deref();
     let verdict = if *npm {
         client
             .document::<packages::NpmAnswer>(&url)
             .await
-            .map(|doc| packages::npm_verdict(doc.as_deref(), version.as_deref()))
+            .map(|doc| {
+                let listed = doc
+                    .as_deref()
+                    .zip(pin)
+                    .and_then(|(d, v)| packages::npm_version_key(d, v));
+                (packages::npm_verdict(doc.as_deref(), pin), listed)
+            })
     } else {
         client
             .document::<packages::PypiAnswer>(&url)
             .await
-            .map(|doc| packages::pypi_verdict(doc.as_deref(), version.as_deref()))
+            .map(|doc| {
+                let listed = doc
+                    .as_deref()
+                    .zip(pin)
+                    .and_then(|(d, v)| packages::pypi_version_key(d, v));
+                (packages::pypi_verdict(doc.as_deref(), pin), listed)
+            })
     };
-    let verdict = match verdict {
+    let (verdict, listed) = match verdict {
         Ok(verdict) => verdict,
         Err(error) => {
-            return vec![doc
-                .at(
-                    Code::PackageUnreachable,
-                    pointer,
-                    format!("cannot ask {service} about `{name}` (`{url}`): {error}"),
-                )
-                .help("run again later, or check the configured registry base URL")]
+            let message = format!("cannot ask {service} about `{name}` (`{url}`): {error}");
+            let finding = doc.at(Code::PackageUnreachable, pointer, message);
+            return (vec![finding.help(UNREACHABLE_HELP)], None);
         }
     };
-    let finding = package_finding(doc, pointer, *npm, name, version.as_deref(), verdict);
+    let finding = package_finding(doc, pointer, *npm, name, pin, verdict);
     if finding.is_none() {
         context.remember(key, None, None);
     }
-    finding.into_iter().collect()
+    (finding.into_iter().collect(), listed)
+}
+
+const UNREACHABLE_HELP: &str = "run again later, or check the configured registry base URL";
+
+/// The provenance findings of the pinned version (listed as `listed`), from the cache when
+/// it has them.
+async fn package_provenance(
+    context: &Context,
+    doc: &ManifestDoc,
+    target: &PackageTarget,
+    pin: &str,
+    listed: &str,
+    accepted: &[Repository],
+) -> Vec<Diagnostic> {
+    let key = facts_key(context, target, pin);
+    let endpoints = &context.options.endpoints;
+    let facts = if let Some(facts) = context.cached_facts(&key) {
+        facts
+    } else {
+        let (client, name) = (&context.client, target.name.as_str());
+        let fetched = if target.npm {
+            provenance::npm_facts(client, &endpoints.npm, name, listed).await
+        } else {
+            provenance::pypi_facts(client, &endpoints.pypi, name, listed).await
+        };
+        match fetched {
+            Ok(Some(facts)) => {
+                context.remember_facts(key, &facts);
+                facts
+            }
+            // No version document: nothing is claimed, so nothing is reported.
+            Ok(None) => return Vec::new(),
+            Err(error) => {
+                let service = package_url(context, target).0;
+                let message = format!(
+                    "cannot ask {service} about the provenance of `{name}` {listed}: {error}"
+                );
+                let finding = doc.at(Code::PackageUnreachable, &target.pointer, message);
+                return vec![finding.help(UNREACHABLE_HELP)];
+            }
+        }
+    };
+    let spec = Spec {
+        npm: target.npm,
+        name: &target.name,
+        version: pin,
+    };
+    let hosts = endpoints.github_hosts();
+    provenance::package_findings(doc, &target.pointer, &spec, &facts, accepted, &hosts)
 }
 
 fn package_finding(

@@ -7,14 +7,16 @@
 pub(crate) mod cache;
 mod checks;
 pub(crate) mod packages;
+mod provenance;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::distribution::{Distribution, Kind};
+use crate::manifest::repository::Repository;
 use crate::net::{Client, NetConfig, NetError};
 use crate::rules::{package_name_and_pin, EntryReport, ManifestDoc, Policy, Sink};
 
@@ -70,6 +72,42 @@ impl EndpointOverrides {
     }
 }
 
+impl Endpoints {
+    /// Hosts whose release assets are GitHub's: `github.com` and the configured API's host
+    /// (GitHub Enterprise serves both from one host; tests serve both from a local one).
+    pub(crate) fn github_hosts(&self) -> Vec<String> {
+        let mut hosts = vec!["github.com".to_string()];
+        if let Ok(api) = url::Url::parse(&self.github_api) {
+            if let Some(host) = api.host_str() {
+                let host = match api.port() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host.to_string(),
+                };
+                if host != "api.github.com" {
+                    hosts.push(host.to_ascii_lowercase());
+                }
+            }
+        }
+        hosts
+    }
+}
+
+/// The `provenance` object of `acp-registry.jsonc`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProvenanceConfig {
+    /// `release_repositories`: per id, repositories besides the manifest's `repository` that
+    /// its release archives (and its packages' repository claims) may come from.
+    pub release_repositories: BTreeMap<String, Vec<Repository>>,
+}
+
+impl ProvenanceConfig {
+    /// The repositories the entry `id` may ship from: its manifest's, then the declared ones.
+    pub(crate) fn accepted(&self, id: &str, repository: Option<&Repository>) -> Vec<Repository> {
+        let declared = self.release_repositories.get(id).into_iter().flatten();
+        repository.into_iter().chain(declared).cloned().collect()
+    }
+}
+
 /// How one run of the online rules asks and what it remembers.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -85,6 +123,8 @@ pub struct Options {
     pub cache_dir: Option<PathBuf>,
     /// Age after which a cached success is checked again.
     pub max_age: Duration,
+    /// `provenance` in the configuration.
+    pub provenance: ProvenanceConfig,
 }
 
 /// Told about the run as it goes (the command draws a progress bar with it).

@@ -198,7 +198,7 @@ pub(crate) fn pypi_url(base: &str, name: &str) -> String {
 }
 
 /// Percent-encode everything but unreserved characters and `@`.
-fn encode(name: &str) -> String {
+pub(crate) fn encode(name: &str) -> String {
     name.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'~' | b'-' | b'@' => {
@@ -212,13 +212,7 @@ fn encode(name: &str) -> String {
 /// The entry of `map` naming `version`: exactly, else the same X.Y.Z read as numbers
 /// (`2026.07.20` is published as `2026.7.20`).
 fn version_key<'a, V>(map: &'a BTreeMap<String, V>, version: &str) -> Option<&'a V> {
-    if let Some(value) = map.get(version) {
-        return Some(value);
-    }
-    let wanted = Version::parse(version)?;
-    map.iter()
-        .find(|(key, _)| Version::parse(key) == Some(wanted))
-        .map(|(_, value)| value)
+    map.get(&listed_key(map, version)?)
 }
 
 /// `doc` is `None` when npm answered 404.
@@ -275,6 +269,29 @@ fn pinned<'a, V>(
 fn npm_deprecation(meta: &Obj<NpmVersion>) -> Option<&str> {
     let message = meta.0.as_ref()?.deprecated.0.as_deref()?;
     (!message.trim().is_empty()).then_some(message)
+}
+
+/// The key under which the npm document lists the pinned `version` (`2026.07.20` may be
+/// listed as `2026.7.20`), when it lists it.
+pub(crate) fn npm_version_key(doc: &NpmAnswer, version: &str) -> Option<String> {
+    let versions = doc.0.as_ref()?.versions.0.as_ref()?;
+    listed_key(versions, version)
+}
+
+/// The key under which the `PyPI` document lists the pinned `version`, when it lists it.
+pub(crate) fn pypi_version_key(doc: &PypiAnswer, version: &str) -> Option<String> {
+    let releases = doc.0.as_ref()?.releases.0.as_ref()?;
+    listed_key(releases, version)
+}
+
+fn listed_key<V>(map: &BTreeMap<String, V>, version: &str) -> Option<String> {
+    if map.contains_key(version) {
+        return Some(version.to_string());
+    }
+    let wanted = Version::parse(version)?;
+    map.keys()
+        .find(|key| Version::parse(key) == Some(wanted))
+        .cloned()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //!   "publish_quarantined": true,
 //!   "online": { "npm_registry": "https://registry.npmjs.org", "pypi": "https://pypi.org" },
 //!   "update": { "min_age_days": 7 },
+//!   "provenance": { "release_repositories": { "closed-agent": ["acme/closed-agent-releases"] } },
 //!   "outputs": [
 //!     { "file": "registry.json", "exclude": ["internal-agent"], "embed_icons": true },
 //!     { "file": "registry-preview.json", "channel": "preview",
@@ -27,8 +28,9 @@ use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::manifest::fields::Fields;
 use crate::manifest::names::file_name_problem;
+use crate::manifest::repository;
 use crate::manifest::{jsonc, Member, Node, NodeValue, DISTRIBUTION_KINDS};
-use crate::online::EndpointOverrides;
+use crate::online::{EndpointOverrides, ProvenanceConfig};
 use crate::rules::{
     did_you_mean, is_enforced, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
 };
@@ -41,9 +43,10 @@ const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Where published files live when `base_url` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
 /// The top-level keys of the configuration.
-pub(crate) const KEYS: [&str; 10] = [
+pub(crate) const KEYS: [&str; 11] = [
     "$schema",
     "online",
+    "provenance",
     "verify",
     "update",
     "base_url",
@@ -91,6 +94,8 @@ pub struct Config {
     pub verify_auth_types: Option<Vec<String>>,
     /// `update.min_age_days`: the release-age cooldown of `update` (`--min-age` wins).
     pub update_min_age_days: u32,
+    /// `provenance`: repositories accepted besides each manifest's `repository`.
+    pub provenance: ProvenanceConfig,
 }
 
 impl Default for Config {
@@ -105,6 +110,7 @@ impl Default for Config {
             online: EndpointOverrides::default(),
             verify_auth_types: None,
             update_min_age_days: 0,
+            provenance: ProvenanceConfig::default(),
         }
     }
 }
@@ -213,6 +219,7 @@ impl Config {
             "online" => self.online = read_online(fields, value),
             "verify" => self.verify_auth_types = read_verify(fields, value),
             "update" => read_update(fields, value, &mut self.update_min_age_days),
+            "provenance" => self.provenance = read_provenance(fields, value, &mut self.named_ids),
             "outputs" => {
                 let (outputs, ids) = read_outputs(fields, value);
                 self.outputs = outputs;
@@ -286,6 +293,64 @@ fn read_online(fields: &mut Fields, node: &Node) -> EndpointOverrides {
                 member.value.span,
                 format!("online.{} must be an absolute http(s) URL", member.key),
                 "write the service's base URL, e.g. `https://registry.npmjs.org`",
+            ),
+        }
+    }
+    out
+}
+
+/// `"provenance": {"release_repositories": {"<id>": ["owner/repo", "https://…", …]}}`: each
+/// id is checked against the registry later; each repository must name one.
+fn read_provenance(
+    fields: &mut Fields,
+    node: &Node,
+    ids: &mut Vec<(String, Span)>,
+) -> ProvenanceConfig {
+    let help = "write `{\"release_repositories\": {\"<id>\": [\"owner/releases\"]}}`";
+    let mut out = ProvenanceConfig::default();
+    let Some(members) = fields.object(node, "provenance must be an object", help) else {
+        return out;
+    };
+    for member in members {
+        if member.key != "release_repositories" {
+            fields.unknown_key(member, &["release_repositories"]);
+            continue;
+        }
+        let message = "provenance.release_repositories must be an object of id to repositories";
+        let Some(entries) = fields.object(&member.value, message, help) else {
+            continue;
+        };
+        for entry in entries {
+            ids.push((entry.key.clone(), entry.key_span));
+            let repositories = read_repositories(fields, entry);
+            out.release_repositories
+                .entry(entry.key.clone())
+                .or_default()
+                .extend(repositories);
+        }
+    }
+    out
+}
+
+/// One id's list of repositories, each normalised; what names none is reported.
+fn read_repositories(fields: &mut Fields, entry: &Member) -> Vec<repository::Repository> {
+    let message = format!(
+        "release repositories of `{}` must be a list of repositories",
+        entry.key
+    );
+    let help = "write `[\"owner/releases\"]` or `[\"https://github.com/owner/releases\"]`";
+    let Some(items) = fields.array(&entry.value, message, help) else {
+        return Vec::new();
+    };
+    let named = fields.strings(items, "a repository must be a string", help);
+    let mut out = Vec::new();
+    for (text, span) in named {
+        match repository::normalise(text) {
+            Some(repository) => out.push(repository),
+            None => fields.problem(
+                span,
+                format!("`{}` is not a repository", text.escape_debug()),
+                "write `owner/repo` (on GitHub) or the repository's https URL, e.g. `https://gitlab.com/group/project`",
             ),
         }
     }
@@ -734,6 +799,53 @@ mod tests {
         assert!(config.policy.exemptions["old"].contains(&Code::LicenseUrlMissing));
         assert_eq!(config.policy.required_os, ["linux"]);
         assert!(!config.publish_quarantined);
+    }
+
+    #[test]
+    fn release_repositories_are_read_normalised_and_their_ids_checked() {
+        let (config, diags) = Config::parse(SourceFile::new(
+            CONFIG_FILE,
+            r#"{"provenance": {"release_repositories": {
+                "closed-agent": ["Acme/Closed-Releases", "https://gitlab.com/acme/mirror.git"],
+                "typo-agent": ["https://example.com"], "bad": "acme/x"}}}"#,
+        ));
+        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "`https://example.com` is not a repository",
+                "release repositories of `bad` must be a list of repositories"
+            ]
+        );
+        let accepted: Vec<String> = config.provenance.release_repositories["closed-agent"]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            accepted,
+            [
+                "https://github.com/acme/closed-releases",
+                "https://gitlab.com/acme/mirror"
+            ]
+        );
+        let known = BTreeSet::from(["closed-agent"]);
+        let unknown: Vec<String> = config
+            .check_ids(&known)
+            .iter()
+            .map(|d| d.message.clone())
+            .collect();
+        assert_eq!(
+            unknown,
+            [
+                "`typo-agent` is not an entry of this registry",
+                "`bad` is not an entry of this registry"
+            ]
+        );
+        let (_, diags) = Config::parse(SourceFile::new(
+            CONFIG_FILE,
+            r#"{"provenance": {"release_repos": {}}}"#,
+        ));
+        assert_eq!(diags[0].message, "unknown key `release_repos`");
     }
 
     #[test]
