@@ -736,3 +736,160 @@ fn sarif_paths_outside_git_are_relative_to_the_working_directory() {
         "reg/broken-agent/agent.json"
     );
 }
+
+/// `validate --changed-since HEAD --format json` in `root`: (exit code, `code file:line`
+/// of every change-rule finding).
+fn change_findings(root: &Path) -> (i32, Vec<String>) {
+    let run = acp_registry(
+        &[
+            "validate",
+            "--registry",
+            ".",
+            "--changed-since",
+            "HEAD",
+            "--format",
+            "json",
+        ],
+        root,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let list = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            [
+                "version-decreased",
+                "version-unchanged",
+                "id-renamed",
+                "entry-removed",
+            ]
+            .contains(&f["code"].as_str().unwrap())
+        })
+        .map(|f| {
+            format!(
+                "{} {} {}:{}",
+                f["severity"].as_str().unwrap(),
+                f["code"].as_str().unwrap(),
+                f["file"].as_str().unwrap(),
+                f["line"]
+            )
+        })
+        .collect();
+    (run.code, list)
+}
+
+#[test]
+fn changed_since_reports_versions_going_back_renamed_ids_and_removed_entries_from_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_dir(&public_sample(), root);
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "base"]);
+    let (code, list) = change_findings(root);
+    assert_eq!((code, list.len()), (0, 0), "{list:?}");
+    // The change: cline goes back a version (its pin too), gemini's package changes under the
+    // same version, goose is renamed by moving its folder, and auggie is removed; a second
+    // commit so committed and uncommitted changes both count.
+    let cline = std::fs::read_to_string(root.join("cline/agent.json")).unwrap();
+    let version = serde_json::from_str::<serde_json::Value>(&cline).unwrap()["version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let lower = "0.0.1";
+    std::fs::write(
+        root.join("cline/agent.json"),
+        cline.replace(&version, lower),
+    )
+    .unwrap();
+    edit(
+        &root.join("gemini/agent.json"),
+        "\"@google/gemini-cli@",
+        "\"@google/gemini-cli-fork@",
+    );
+    git(root, &["mv", "goose", "goose-agent"]);
+    edit(
+        &root.join("goose-agent/agent.json"),
+        "\"id\": \"goose\"",
+        "\"id\": \"goose-agent\"",
+    );
+    git(root, &["commit", "-qam", "change"]);
+    git(root, &["rm", "-rq", "auggie"]);
+    let run = acp_registry(
+        &[
+            "validate",
+            "--registry",
+            ".",
+            "--changed-since",
+            "HEAD~1",
+            "--format",
+            "json",
+        ],
+        root,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let mut found: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            [
+                "version-decreased",
+                "version-unchanged",
+                "id-renamed",
+                "entry-removed",
+            ]
+            .contains(&f["code"].as_str().unwrap())
+        })
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f["severity"].as_str().unwrap(),
+                f["code"].as_str().unwrap(),
+                f["file"].as_str().unwrap()
+            )
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "error version-decreased cline/agent.json",
+            "note entry-removed auggie/agent.json",
+            "note entry-removed goose/agent.json",
+            "warning id-renamed goose-agent/agent.json",
+            "warning version-unchanged gemini/agent.json",
+        ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 1);
+    let text = |code: &str| {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == code)
+            .map(|f| format!("{} {}", f["message"], f["help"]))
+            .unwrap()
+    };
+    assert!(text("version-decreased")
+        .contains(&format!("`{lower}` is lower than `{version}` at `HEAD~1`")));
+    assert!(text("id-renamed").contains("`goose-agent` looks like a rename of `goose`"));
+    assert!(text("id-renamed").contains("change `name`"));
+    assert!(text("entry-removed").contains("entry `auggie`"));
+    // Pointed at the version value.
+    let decreased = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "version-decreased")
+        .unwrap();
+    assert_eq!(decreased["pointer"], "/version");
+    // Without --changed-since nothing is compared.
+    let (_, list) = findings(root);
+    assert!(!list
+        .iter()
+        .any(|(_, c, _)| c.starts_with("version-d") || c == "id-renamed"));
+}
