@@ -1209,7 +1209,11 @@ fn registry_workflow_builds_with_the_last_good_registry_and_only_the_issue_job_w
         }
         let (_, held) = jobs.iter().find(|(job, _)| job == "held-back").unwrap();
         let permissions = hash(&held["permissions"]);
-        assert_eq!(permissions.len(), 1, "{name}: issues: write and nothing else");
+        assert_eq!(
+            permissions.len(),
+            1,
+            "{name}: issues: write and nothing else"
+        );
         let condition = held["if"].as_str().unwrap();
         assert!(
             condition.contains("github.event_name != 'pull_request'")
@@ -1231,7 +1235,10 @@ fn registry_workflow_builds_with_the_last_good_registry_and_only_the_issue_job_w
             .unwrap()["run"]
             .as_str()
             .unwrap();
-        assert!(build.contains("--last-good \"$previous\""), "{name}: {build}");
+        assert!(
+            build.contains("--last-good \"$previous\""),
+            "{name}: {build}"
+        );
         assert!(build.contains("\"$status\" -eq 3"), "{name}: {build}");
         let fetch = steps
             .iter()

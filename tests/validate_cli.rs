@@ -737,46 +737,51 @@ fn sarif_paths_outside_git_are_relative_to_the_working_directory() {
     );
 }
 
-/// `validate --changed-since HEAD --format json` in `root`: (exit code, `code file:line`
-/// of every change-rule finding).
-fn change_findings(root: &Path) -> (i32, Vec<String>) {
+const CHANGE_CODES: [&str; 4] = [
+    "version-decreased",
+    "version-unchanged",
+    "id-renamed",
+    "entry-removed",
+];
+
+/// `validate --changed-since REV --format json` in `root`: the exit code, `severity code file`
+/// of every change-rule finding (sorted), and the document.
+fn change_findings(root: &Path, rev: &str) -> (i32, Vec<String>, serde_json::Value) {
     let run = acp_registry(
         &[
             "validate",
             "--registry",
             ".",
             "--changed-since",
-            "HEAD",
+            rev,
             "--format",
             "json",
         ],
         root,
     );
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let list = doc["findings"]
+    let mut list: Vec<String> = doc["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| {
-            [
-                "version-decreased",
-                "version-unchanged",
-                "id-renamed",
-                "entry-removed",
-            ]
-            .contains(&f["code"].as_str().unwrap())
-        })
+        .filter(|f| CHANGE_CODES.contains(&f["code"].as_str().unwrap()))
         .map(|f| {
-            format!(
-                "{} {} {}:{}",
-                f["severity"].as_str().unwrap(),
-                f["code"].as_str().unwrap(),
-                f["file"].as_str().unwrap(),
-                f["line"]
-            )
+            let text = |key: &str| f[key].as_str().unwrap().to_string();
+            format!("{} {} {}", text("severity"), text("code"), text("file"))
         })
         .collect();
-    (run.code, list)
+    list.sort();
+    (run.code, list, doc)
+}
+
+/// The first finding of `code` in a JSON document.
+fn first<'d>(doc: &'d serde_json::Value, code: &str) -> &'d serde_json::Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap()
 }
 
 #[test]
@@ -787,71 +792,30 @@ fn changed_since_reports_versions_going_back_renamed_ids_and_removed_entries_fro
     git(root, &["init", "-q"]);
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "base"]);
-    let (code, list) = change_findings(root);
+    let (code, list, _) = change_findings(root, "HEAD");
     assert_eq!((code, list.len()), (0, 0), "{list:?}");
     // The change: cline goes back a version (its pin too), gemini's package changes under the
-    // same version, goose is renamed by moving its folder, and auggie is removed; a second
-    // commit so committed and uncommitted changes both count.
+    // same version, goose is renamed by moving its folder (committed), auggie is removed (staged).
     let cline = std::fs::read_to_string(root.join("cline/agent.json")).unwrap();
-    let version = serde_json::from_str::<serde_json::Value>(&cline).unwrap()["version"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let lower = "0.0.1";
+    let manifest: serde_json::Value = serde_json::from_str(&cline).unwrap();
+    let version = manifest["version"].as_str().unwrap().to_string();
     std::fs::write(
         root.join("cline/agent.json"),
-        cline.replace(&version, lower),
+        cline.replace(&version, "0.0.1"),
     )
     .unwrap();
+    let gemini = root.join("gemini/agent.json");
     edit(
-        &root.join("gemini/agent.json"),
+        &gemini,
         "\"@google/gemini-cli@",
         "\"@google/gemini-cli-fork@",
     );
     git(root, &["mv", "goose", "goose-agent"]);
-    edit(
-        &root.join("goose-agent/agent.json"),
-        "\"id\": \"goose\"",
-        "\"id\": \"goose-agent\"",
-    );
+    let goose = root.join("goose-agent/agent.json");
+    edit(&goose, "\"id\": \"goose\"", "\"id\": \"goose-agent\"");
     git(root, &["commit", "-qam", "change"]);
     git(root, &["rm", "-rq", "auggie"]);
-    let run = acp_registry(
-        &[
-            "validate",
-            "--registry",
-            ".",
-            "--changed-since",
-            "HEAD~1",
-            "--format",
-            "json",
-        ],
-        root,
-    );
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let mut found: Vec<String> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| {
-            [
-                "version-decreased",
-                "version-unchanged",
-                "id-renamed",
-                "entry-removed",
-            ]
-            .contains(&f["code"].as_str().unwrap())
-        })
-        .map(|f| {
-            format!(
-                "{} {} {}",
-                f["severity"].as_str().unwrap(),
-                f["code"].as_str().unwrap(),
-                f["file"].as_str().unwrap()
-            )
-        })
-        .collect();
-    found.sort();
+    let (code, found, doc) = change_findings(root, "HEAD~1");
     assert_eq!(
         found,
         [
@@ -861,35 +825,24 @@ fn changed_since_reports_versions_going_back_renamed_ids_and_removed_entries_fro
             "warning id-renamed goose-agent/agent.json",
             "warning version-unchanged gemini/agent.json",
         ],
-        "{}",
-        run.stdout
+        "{doc}"
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(code, 1);
     let text = |code: &str| {
-        doc["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["code"] == code)
-            .map(|f| format!("{} {}", f["message"], f["help"]))
-            .unwrap()
+        let f = first(&doc, code);
+        format!("{} {}", f["message"], f["help"])
     };
-    assert!(text("version-decreased")
-        .contains(&format!("`{lower}` is lower than `{version}` at `HEAD~1`")));
+    let decreased = format!("`0.0.1` is lower than `{version}` at `HEAD~1`");
+    assert!(text("version-decreased").contains(&decreased));
     assert!(text("id-renamed").contains("`goose-agent` looks like a rename of `goose`"));
     assert!(text("id-renamed").contains("change `name`"));
     assert!(text("entry-removed").contains("entry `auggie`"));
-    // Pointed at the version value.
-    let decreased = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "version-decreased")
-        .unwrap();
-    assert_eq!(decreased["pointer"], "/version");
+    // At the version value and at the new id.
+    assert_eq!(first(&doc, "version-decreased")["pointer"], "/version");
+    assert_eq!(first(&doc, "id-renamed")["pointer"], "/id");
     // Without --changed-since nothing is compared.
     let (_, list) = findings(root);
     assert!(!list
         .iter()
-        .any(|(_, c, _)| c.starts_with("version-d") || c == "id-renamed"));
+        .any(|(_, c, _)| CHANGE_CODES.contains(&c.as_str())));
 }

@@ -145,6 +145,26 @@ fn held_back(checked: &mut Checked, last_good: Option<&LastGood>) -> Option<Held
     Some(held)
 }
 
+/// Print the findings of a refused build and say why nothing was written (exit 1).
+fn refuse(
+    options: &Options,
+    report: &Report,
+    last_good: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, CommandError> {
+    print_findings(options, report, out, err)?;
+    if last_good {
+        writeln!(
+            err,
+            "nothing written: errors outside the entries (configuration, quarantine, duplicate ids) cannot be held back; fix them first"
+        )?;
+    } else {
+        writeln!(err, "nothing written: fix the errors above first")?;
+    }
+    Ok(exit::FINDINGS)
+}
+
 /// Validates, then writes (or with `--check` compares) the output; findings go to `err` (or
 /// in `--format` to `out`), the summary to `err`. Exit 1 for error findings or, with
 /// `--check`, differences; with `--last-good`, 3 when failing entries were held back or left
@@ -162,16 +182,7 @@ pub fn run(
     };
     let held = held_back(&mut checked, last_good.as_ref());
     if checked.report.has_errors() && held.is_none() {
-        print_findings(options, &checked.report, out, err)?;
-        if last_good.is_some() {
-            writeln!(
-                err,
-                "nothing written: errors outside the entries (configuration, quarantine, duplicate ids) cannot be held back; fix them first"
-            )?;
-        } else {
-            writeln!(err, "nothing written: fix the errors above first")?;
-        }
-        return Ok(exit::FINDINGS);
+        return refuse(options, &checked.report, last_good.is_some(), out, err);
     }
     if held.is_some() || options.format != Format::Human {
         print_findings(options, &checked.report, out, err)?;

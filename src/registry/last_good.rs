@@ -82,9 +82,8 @@ impl LastGood {
                 folder: Some(named.to_path_buf()),
             });
         }
-        let (parent, name) = match (named.parent(), named.file_name()) {
-            (Some(parent), Some(name)) => (parent, name),
-            _ => return Err(unusable(named, "names no file".into())),
+        let (Some(parent), Some(name)) = (named.parent(), named.file_name()) else {
+            return Err(unusable(named, "names no file".into()));
         };
         let parent = if parent.as_os_str().is_empty() {
             Path::new(".")
@@ -154,9 +153,9 @@ impl Previous {
         })
     }
 
-    /// The object of `id` as it is in the file, when it still validates against
+    /// The object of `id` as it is in the file; usable when it still validates against
     /// `registry.schema.json` (the file is untrusted; the output must validate).
-    fn agent(&self, id: &str) -> Option<Result<(&str, Map<String, Value>), ()>> {
+    fn agent(&self, id: &str) -> Option<PreviousAgent<'_>> {
         let span = self.agents.get(id)?;
         let raw = &self.text[span.start..span.end];
         let value: Value = serde_json::from_str(raw).ok()?;
@@ -164,11 +163,19 @@ impl Previous {
             Value::Object(map)
                 if published_agent_validator().is_valid(&Value::Object(map.clone())) =>
             {
-                Ok((raw, map))
+                PreviousAgent::Usable(raw, map)
             }
-            _ => Err(()),
+            _ => PreviousAgent::Invalid,
         })
     }
+}
+
+/// An agent object of a previous registry file.
+enum PreviousAgent<'a> {
+    /// Its bytes and its value.
+    Usable(&'a str, Map<String, Value>),
+    /// It no longer validates.
+    Invalid,
 }
 
 /// What a build with `--last-good` serves instead of the failing entries.
@@ -265,7 +272,7 @@ pub fn hold_back(checked: &Checked, last_good: &LastGood) -> HeldBack {
             }
             let previous = last_good.documents.get(&output.file);
             match previous.and_then(|p| p.agent(id)) {
-                Some(Ok((raw, map))) if !passing.contains(id) => {
+                Some(PreviousAgent::Usable(raw, map)) if !passing.contains(id) => {
                     record.kept_in.push(output.file.clone());
                     if record.version.is_none() {
                         record.version = map
