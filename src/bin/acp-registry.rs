@@ -390,7 +390,9 @@ struct ValidateArgs {
     #[arg(long)]
     deny_warnings: bool,
     /// Check only entries whose files changed since this git revision (registry-wide rules
-    /// such as duplicate ids still see every entry).
+    /// such as duplicate ids still see every entry), and compare them with their manifests at
+    /// REV: a lower version, a changed distribution under the same version, renamed and removed
+    /// ids.
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
     /// Apply the fixes that are certain (platform key spellings, http to https, `api_key` to
