@@ -1257,3 +1257,300 @@ fn a_base_url_override_that_is_not_https_stops_the_build() {
         assert!(!out.exists());
     }
 }
+
+/// Twelve entries `agent-01` … `agent-12` at `version`.
+fn twelve_entries(root: &Path, version: &str) {
+    for i in 1..=12 {
+        write_entry(root, &format!("agent-{i:02}"), version, None);
+    }
+}
+
+/// The bytes of `id`'s object in a registry file this tool wrote (agents at 4 spaces).
+fn object_bytes<'t>(text: &'t str, id: &str) -> &'t str {
+    let start = text
+        .find(&format!("    {{\n      \"id\": \"{id}\""))
+        .unwrap_or_else(|| panic!("no `{id}` in\n{text}"))
+        + 4;
+    let end = start + text[start..].find("\n    }").unwrap() + "\n    }".len();
+    &text[start..end]
+}
+
+/// A registry published at 1.0.0, then updated to 1.1.0 with `agent-12` broken by the update;
+/// returns (work dir, registry, previous dist).
+fn published_then_broken() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    let reg = work.path().join("registry");
+    let previous = work.path().join("published");
+    twelve_entries(&reg, "1.0.0");
+    let run = build(&reg, &previous, &["--no-site"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The published object of agent-12 as another writer may have escaped it: the bytes must
+    // come back as they were, not re-serialised (which would print `é`).
+    let registry_json = previous.join("registry.json");
+    let text = std::fs::read_to_string(&registry_json).unwrap();
+    let object = object_bytes(&text, "agent-12");
+    let edited = object.replace("\"description\": \"d\"", "\"description\": \"caf\\u00e9\"");
+    assert_ne!(object, edited);
+    std::fs::write(&registry_json, text.replace(object, &edited)).unwrap();
+    twelve_entries(&reg, "1.1.0");
+    // The update broke the twelfth: a version that is not X.Y.Z.
+    let manifest = reg.join("agent-12/agent.json");
+    let broken = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("\"version\": \"1.1.0\"", "\"version\": \"1.1\"");
+    std::fs::write(&manifest, broken).unwrap();
+    (work, reg, previous)
+}
+
+#[test]
+fn last_good_publishes_eleven_current_entries_and_the_previous_bytes_of_the_broken_twelfth() {
+    let (work, reg, previous) = published_then_broken();
+    let previous_text = std::fs::read_to_string(previous.join("registry.json")).unwrap();
+    for named in [previous.clone(), previous.join("registry.json")] {
+        let out = work.path().join("dist");
+        let run = build(
+            &reg,
+            &out,
+            &["--no-site", "--last-good", named.to_str().unwrap()],
+        );
+        assert_eq!(
+            run.code, 3,
+            "published with a held-back entry\n{}",
+            run.stderr
+        );
+        let text = std::fs::read_to_string(out.join("registry.json")).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let expected: Vec<String> = (1..=12).map(|i| format!("agent-{i:02}")).collect();
+        assert_eq!(ids(&doc), expected);
+        for id in &expected[..11] {
+            assert_eq!(agent(&doc, id)["version"], "1.1.0", "{id}");
+        }
+        assert_eq!(agent(&doc, "agent-12")["version"], "1.0.0");
+        assert_eq!(
+            object_bytes(&text, "agent-12"),
+            object_bytes(&previous_text, "agent-12"),
+            "the previous object, byte for byte"
+        );
+        assert!(text.contains("caf\\u00e9"), "{text}");
+        let errors: Vec<String> = acp_registry::rules::registry_validator()
+            .iter_errors(&doc)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        // Reported: which entry, why, what is served.
+        assert!(
+            run.stderr.contains("warning[entry-held-back]"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr
+                .contains("`agent-12` fails validation (version-format)"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("(version 1.0.0)"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("error[version-format]"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(
+                "held back: 1 failing entries, 1 served in their previous form, 0 left out"
+            ),
+            "{}",
+            run.stderr
+        );
+        // The icon its object names is published: from the folder, or (a file named) the
+        // finding says it is not.
+        let icon = out.join("agent-12.svg");
+        if named.is_dir() {
+            assert_eq!(
+                std::fs::read(&icon).unwrap(),
+                std::fs::read(previous.join("agent-12.svg")).unwrap()
+            );
+        } else {
+            assert!(!icon.exists());
+            assert!(
+                run.stderr
+                    .contains("previous icons not published: `agent-12.svg`"),
+                "{}",
+                run.stderr
+            );
+        }
+        let sums = std::fs::read_to_string(out.join("SHA256SUMS")).unwrap();
+        assert!(sums.contains(&format!("{}  registry.json", sha256_hex(text.as_bytes()))));
+    }
+}
+
+#[test]
+fn last_good_leaves_out_a_broken_entry_that_was_never_published() {
+    let (work, reg, previous) = published_then_broken();
+    write_entry(&reg, "agent-13", "2", None);
+    let out = work.path().join("dist");
+    let run = build(
+        &reg,
+        &out,
+        &[
+            "--last-good",
+            previous.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    // The site shows the held-back entry as it is served, and not the one left out.
+    let page = std::fs::read_to_string(out.join("site/agents/agent-12/index.html")).unwrap();
+    assert!(page.contains("1.0.0") && !page.contains("1.1"), "{page}");
+    assert!(!out.join("site/agents/agent-13").exists());
+    let doc = json(&out.join("registry.json"));
+    assert_eq!(ids(&doc).len(), 12);
+    assert!(!ids(&doc).contains(&"agent-13".to_string()));
+    assert!(!out.join("agent-13.svg").exists());
+    let findings: Value = serde_json::from_str(&run.stdout).unwrap();
+    let codes: Vec<(String, String)> = findings["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"].as_str().unwrap().starts_with("entry-"))
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().into(),
+                f["file"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let reg_shown = reg.to_str().unwrap();
+    assert_eq!(
+        codes,
+        [
+            (
+                "entry-held-back".to_string(),
+                format!("{reg_shown}/agent-12/agent.json")
+            ),
+            (
+                "entry-left-out".to_string(),
+                format!("{reg_shown}/agent-13/agent.json")
+            ),
+        ]
+    );
+    assert!(
+        run.stderr
+            .contains("held back: agent-13 (left out; failing: package-spec, version-format)"),
+        "{}",
+        run.stderr
+    );
+    // Without the flag nothing changed: the build refuses and writes nothing.
+    let untouched = work.path().join("untouched");
+    let run = build(&reg, &untouched, &["--no-site"]);
+    assert_eq!(run.code, 1);
+    assert!(!untouched.exists());
+}
+
+#[test]
+fn last_good_refuses_a_hostile_previous_registry_json_naming_the_file() {
+    let (work, reg, previous) = published_then_broken();
+    let out = work.path().join("dist");
+    let hostile = work.path().join("hostile");
+    std::fs::create_dir_all(&hostile).unwrap();
+    let refused = |named: &Path, wanted: &str| {
+        let run = build(
+            &reg,
+            &out,
+            &["--no-site", "--last-good", named.to_str().unwrap()],
+        );
+        assert_eq!(run.code, 2, "{named:?}: {}", run.stderr);
+        assert!(run.stderr.contains(wanted), "{named:?}: {}", run.stderr);
+        assert!(run.stderr.contains("--last-good"), "{}", run.stderr);
+        assert!(!out.exists(), "nothing written");
+    };
+    // Too big: a sparse file over the 64 MiB cap (nothing that size is read).
+    let big = hostile.join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(64 * 1024 * 1024 + 1)
+        .unwrap();
+    refused(&big, "big.json` is over the 67108864-byte limit");
+    // A link, named or inside the folder.
+    let link = hostile.join("link.json");
+    std::os::unix::fs::symlink(previous.join("registry.json"), &link).unwrap();
+    refused(&link, "link.json` is a symbolic link");
+    let folder = hostile.join("dist");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::os::unix::fs::symlink(previous.join("registry.json"), folder.join("registry.json"))
+        .unwrap();
+    refused(
+        &folder,
+        "registry.json` cannot be read: `registry.json` is a symbolic link",
+    );
+    // A FIFO is never opened for reading in a way that blocks.
+    let fifo = hostile.join("fifo.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    refused(&fifo, "not a regular file");
+    // Malformed: not JSON, JSONC comments, no agents, an id twice, a repeated key.
+    for (name, text, wanted) in [
+        (
+            "garbage.json",
+            "{\"agents\": [",
+            "is not a registry file: it is not JSON",
+        ),
+        (
+            "comments.json",
+            "{\"agents\": [] // no\n}",
+            "it is not JSON",
+        ),
+        (
+            "no-agents.json",
+            "{\"version\": \"1.0.0\"}",
+            "it has no `agents` array",
+        ),
+        (
+            "twice.json",
+            "{\"agents\": [{\"id\": \"a\"}, {\"id\": \"a\"}]}",
+            "the id `a` is listed twice",
+        ),
+        (
+            "repeated.json",
+            "{\"agents\": [{\"id\": \"a\", \"id\": \"b\"}]}",
+            "appears twice in one object",
+        ),
+        (
+            "no-id.json",
+            "{\"agents\": [7]}",
+            "/agents/0 is not an object with an `id`",
+        ),
+    ] {
+        let path = hostile.join(name);
+        std::fs::write(&path, text).unwrap();
+        refused(&path, &format!("{name}` is not a registry file"));
+        refused(&path, wanted);
+    }
+    refused(
+        &hostile.join("missing.json"),
+        "missing.json` cannot be read",
+    );
+    // A folder without the first output's file.
+    refused(&hostile, "hostile/registry.json` does not exist");
+}
+
+#[test]
+fn last_good_does_not_hold_back_errors_outside_the_entries() {
+    let (work, reg, previous) = published_then_broken();
+    std::fs::write(reg.join("quarantine.json"), "[]").unwrap();
+    let out = work.path().join("dist");
+    let run = build(
+        &reg,
+        &out,
+        &["--no-site", "--last-good", previous.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[quarantine-format]"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("cannot be held back"), "{}", run.stderr);
+    assert!(!out.exists());
+}

@@ -1197,3 +1197,59 @@ fn readme_pre_commit_snippet_runs_as_pre_commit_runs_it() {
     assert_eq!(id, "acp-registry-validate");
     assert!(stdout.contains("in 2 entries"), "{stdout}");
 }
+
+#[test]
+fn registry_workflow_builds_with_the_last_good_registry_and_only_the_issue_job_writes_issues() {
+    for (name, text, _) in registry_workflows() {
+        let workflow = parsed(&text);
+        let jobs = hash(&workflow["jobs"]);
+        for (job, spec) in &jobs {
+            let writes_issues = spec["permissions"]["issues"].as_str() == Some("write");
+            assert_eq!(writes_issues, job == "held-back", "{name}: {job}");
+        }
+        let (_, held) = jobs.iter().find(|(job, _)| job == "held-back").unwrap();
+        let permissions = hash(&held["permissions"]);
+        assert_eq!(
+            permissions.len(),
+            1,
+            "{name}: issues: write and nothing else"
+        );
+        let condition = held["if"].as_str().unwrap();
+        assert!(
+            condition.contains("github.event_name != 'pull_request'")
+                && condition.contains("needs.publish.result == 'success'"),
+            "{name}: {condition}"
+        );
+        assert_eq!(held["needs"][0].as_str(), Some("publish"), "{name}");
+        let script = held["steps"][1]["run"].as_str().unwrap();
+        for command in ["gh issue create", "gh issue edit", "gh issue close"] {
+            assert!(script.contains(command), "{name}: {command}");
+        }
+        // No expression is expanded into the script: untrusted text only through the env.
+        assert!(!script.contains("${{"), "{name}");
+        let (_, publish) = jobs.iter().find(|(job, _)| job == "publish").unwrap();
+        let steps = publish["steps"].as_vec().unwrap();
+        let build = steps
+            .iter()
+            .find(|s| s["id"].as_str() == Some("build"))
+            .unwrap()["run"]
+            .as_str()
+            .unwrap();
+        assert!(
+            build.contains("--last-good \"$previous\""),
+            "{name}: {build}"
+        );
+        assert!(build.contains("\"$status\" -eq 3"), "{name}: {build}");
+        let fetch = steps
+            .iter()
+            .filter_map(|s| s["run"].as_str())
+            .find(|run| run.contains("/latest\" \"$RUNNER_TEMP/previous\""))
+            .unwrap_or_else(|| panic!("{name}: the published registry is fetched"));
+        assert!(fetch.contains("--exclude 'site/*'"), "{name}");
+        assert_eq!(
+            publish["outputs"]["held-back"].as_str(),
+            Some("${{ steps.build.outputs.held-back }}"),
+            "{name}"
+        );
+    }
+}

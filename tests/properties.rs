@@ -484,7 +484,10 @@ mod parity {
                 check: false,
                 color: false,
                 matrix: None,
+                last_good: None,
+                format: validate::Format::Human,
             },
+            &mut std::io::sink(),
             &mut log,
         );
         prop_assert!(

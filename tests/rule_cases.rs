@@ -35,6 +35,15 @@
 //! manifests point their archive at `{{server}}/…` and pick the agent's behaviour with
 //! `args` (`["--mode", "silent"]`, see `tests/agents/acp_agent.py`).
 //!
+//! Build codes: an `online.json` with `"command": "build"` runs `acp-registry build` (its
+//! `--format json` findings on stdout), with `args` such as `["--no-site", "--last-good",
+//! "_previous/registry.json"]`; `"exit": N` names the exit code a failing case expects when
+//! it is not 1 or 0 (3: published with held-back entries).
+//!
+//! Change codes (`--changed-since`): a case holding `_base/` is run in a git repository whose
+//! one commit is `_base/`'s content; the case's other files are then the working tree, and the
+//! run adds `--changed-since HEAD`.
+//!
 //! Every case runs `acp-registry validate --registry . --format json` inside a fresh copy in
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
 
@@ -188,7 +197,8 @@ fn run_case(case: &Case) -> Result<(), String> {
     let registry = temp.path().join("registry");
     let subcommand = online_command(&case.dir);
     prepare_case(case, &registry, &subcommand)?;
-    let (exit, all) = run_subcommand(case, &registry, &subcommand)?;
+    let changed = git_case(&registry).map_err(|e| fail(format!("cannot set up git: {e}")))?;
+    let (exit, all) = run_subcommand(case, &registry, &subcommand, changed)?;
     check_findings(case, exit, &all)
 }
 
@@ -214,7 +224,12 @@ fn prepare_case(case: &Case, registry: &Path, subcommand: &str) -> Result<(), St
 type Outcome = (Option<i32>, Vec<(String, String)>);
 
 /// Run the case's subcommand on `registry`.
-fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outcome, String> {
+fn run_subcommand(
+    case: &Case,
+    registry: &Path,
+    subcommand: &str,
+    changed: bool,
+) -> Result<Outcome, String> {
     let fail = failure(case);
     // From inside the copy with `--registry .`, finding paths are relative to the registry
     // root, as expected.txt writes them.
@@ -223,6 +238,9 @@ fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outc
         .args([subcommand, "--registry", ".", "--format", "json"])
         .current_dir(registry)
         .env_remove("GITHUB_STEP_SUMMARY");
+    if changed {
+        command.args(["--changed-since", "HEAD"]);
+    }
     // Kept alive until the run ends.
     let _server = online_case(&case.dir, registry, &mut command)
         .map_err(|e| fail(format!("cannot set up the online case: {e}")))?;
@@ -284,10 +302,10 @@ fn check_findings(case: &Case, exit: Option<i32>, all: &[(String, String)]) -> R
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
-    let want_exit = if expected.iter().any(|l| l.starts_with("error ")) {
-        1
-    } else {
-        0
+    let want_exit = match expected_exit(&case.dir) {
+        Some(exit) => exit,
+        None if expected.iter().any(|l| l.starts_with("error ")) => 1,
+        None => 0,
     };
     let mut wrong = Vec::new();
     if expected != actual {
@@ -314,6 +332,57 @@ fn online_command(dir: &Path) -> String {
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|spec| spec["command"].as_str().map(str::to_string))
         .unwrap_or_else(|| "validate".into())
+}
+
+/// `online.json`'s `exit`, when it names one.
+fn expected_exit(dir: &Path) -> Option<i32> {
+    let text = fs::read_to_string(dir.join("online.json")).ok()?;
+    let spec: Value = serde_json::from_str(&text).ok()?;
+    spec["exit"].as_i64().and_then(|e| i32::try_from(e).ok())
+}
+
+/// For a case with `_base/`: make `registry` a git repository whose one commit holds
+/// `_base/`'s files, with the rest of the case as the uncommitted working tree. Whether it
+/// did.
+fn git_case(registry: &Path) -> std::io::Result<bool> {
+    let base = registry.join("_base");
+    if !base.is_dir() {
+        return Ok(false);
+    }
+    let current = registry.with_file_name("current");
+    fs::rename(registry, &current)?;
+    fs::rename(current.join("_base"), registry)?;
+    let git = |args: &[&str]| -> std::io::Result<()> {
+        let output = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(registry)
+            .output()?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            ))
+        }
+    };
+    git(&["init", "-q"])?;
+    git(&["add", "-A"])?;
+    git(&["commit", "-qm", "base"])?;
+    for entry in fs::read_dir(registry)? {
+        let entry = entry?;
+        if entry.file_name() != ".git" {
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                fs::remove_dir_all(path)?;
+            } else {
+                fs::remove_file(path)?;
+            }
+        }
+    }
+    copy_dir(&current, registry, false)?;
+    Ok(true)
 }
 
 /// Replies with `body_path` get the bytes of that file of the copied registry.
@@ -365,8 +434,10 @@ fn online_case(
     let args = spec["args"].as_array().cloned().unwrap_or_default();
     command
         .args(args.iter().filter_map(Value::as_str))
-        .arg("--no-cache")
         .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1");
+    if spec["command"] != "build" {
+        command.arg("--no-cache");
+    }
     Ok(Some(server))
 }
 

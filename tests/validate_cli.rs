@@ -736,3 +736,113 @@ fn sarif_paths_outside_git_are_relative_to_the_working_directory() {
         "reg/broken-agent/agent.json"
     );
 }
+
+const CHANGE_CODES: [&str; 4] = [
+    "version-decreased",
+    "version-unchanged",
+    "id-renamed",
+    "entry-removed",
+];
+
+/// `validate --changed-since REV --format json` in `root`: the exit code, `severity code file`
+/// of every change-rule finding (sorted), and the document.
+fn change_findings(root: &Path, rev: &str) -> (i32, Vec<String>, serde_json::Value) {
+    let run = acp_registry(
+        &[
+            "validate",
+            "--registry",
+            ".",
+            "--changed-since",
+            rev,
+            "--format",
+            "json",
+        ],
+        root,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let mut list: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| CHANGE_CODES.contains(&f["code"].as_str().unwrap()))
+        .map(|f| {
+            let text = |key: &str| f[key].as_str().unwrap().to_string();
+            format!("{} {} {}", text("severity"), text("code"), text("file"))
+        })
+        .collect();
+    list.sort();
+    (run.code, list, doc)
+}
+
+/// The first finding of `code` in a JSON document.
+fn first<'d>(doc: &'d serde_json::Value, code: &str) -> &'d serde_json::Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap()
+}
+
+#[test]
+fn changed_since_reports_versions_going_back_renamed_ids_and_removed_entries_from_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_dir(&public_sample(), root);
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "base"]);
+    let (code, list, _) = change_findings(root, "HEAD");
+    assert_eq!((code, list.len()), (0, 0), "{list:?}");
+    // The change: cline goes back a version (its pin too), gemini's package changes under the
+    // same version, goose is renamed by moving its folder (committed), auggie is removed (staged).
+    let cline = std::fs::read_to_string(root.join("cline/agent.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&cline).unwrap();
+    let version = manifest["version"].as_str().unwrap().to_string();
+    std::fs::write(
+        root.join("cline/agent.json"),
+        cline.replace(&version, "0.0.1"),
+    )
+    .unwrap();
+    let gemini = root.join("gemini/agent.json");
+    edit(
+        &gemini,
+        "\"@google/gemini-cli@",
+        "\"@google/gemini-cli-fork@",
+    );
+    git(root, &["mv", "goose", "goose-agent"]);
+    let goose = root.join("goose-agent/agent.json");
+    edit(&goose, "\"id\": \"goose\"", "\"id\": \"goose-agent\"");
+    git(root, &["commit", "-qam", "change"]);
+    git(root, &["rm", "-rq", "auggie"]);
+    let (code, found, doc) = change_findings(root, "HEAD~1");
+    assert_eq!(
+        found,
+        [
+            "error version-decreased cline/agent.json",
+            "note entry-removed auggie/agent.json",
+            "note entry-removed goose/agent.json",
+            "warning id-renamed goose-agent/agent.json",
+            "warning version-unchanged gemini/agent.json",
+        ],
+        "{doc}"
+    );
+    assert_eq!(code, 1);
+    let text = |code: &str| {
+        let f = first(&doc, code);
+        format!("{} {}", f["message"], f["help"])
+    };
+    let decreased = format!("`0.0.1` is lower than `{version}` at `HEAD~1`");
+    assert!(text("version-decreased").contains(&decreased));
+    assert!(text("id-renamed").contains("`goose-agent` looks like a rename of `goose`"));
+    assert!(text("id-renamed").contains("change `name`"));
+    assert!(text("entry-removed").contains("entry `auggie`"));
+    // At the version value and at the new id.
+    assert_eq!(first(&doc, "version-decreased")["pointer"], "/version");
+    assert_eq!(first(&doc, "id-renamed")["pointer"], "/id");
+    // Without --changed-since nothing is compared.
+    let (_, list) = findings(root);
+    assert!(!list
+        .iter()
+        .any(|(_, c, _)| CHANGE_CODES.contains(&c.as_str())));
+}

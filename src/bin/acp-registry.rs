@@ -324,6 +324,12 @@ struct PackArgs {
 }
 
 #[derive(Args)]
+#[command(
+    after_help = "Exit codes: 0 everything written (or --check found no difference), 1 errors found \
+(nothing written) or --check found differences, 2 usage or I/O failure (the message names the path or \
+flag to change), 3 with --last-good: published, but entries that fail validation were held back in \
+their previous form or left out (the findings name them)."
+)]
 struct BuildArgs {
     #[command(flatten)]
     registry: RegistryArg,
@@ -342,6 +348,14 @@ struct BuildArgs {
     /// Show the results of `acp-registry matrix` (a matrix.json) on the site.
     #[arg(long, value_name = "FILE")]
     matrix: Option<PathBuf>,
+    /// The registry.json a previous build published, or the dist/ folder holding it: entries
+    /// that fail validation keep their previous form (or are left out) instead of stopping the
+    /// build, and the exit code is 3.
+    #[arg(long, value_name = "PATH")]
+    last_good: Option<PathBuf>,
+    /// Format of the findings: human text on stderr, the others on stdout (as `validate`).
+    #[arg(long, value_enum, default_value = "human")]
+    format: FormatArg,
 }
 
 #[derive(Args)]
@@ -390,7 +404,9 @@ struct ValidateArgs {
     #[arg(long)]
     deny_warnings: bool,
     /// Check only entries whose files changed since this git revision (registry-wide rules
-    /// such as duplicate ids still see every entry).
+    /// such as duplicate ids still see every entry), and compare them with their manifests at
+    /// REV: a lower version, a changed distribution under the same version, renamed and removed
+    /// ids.
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
     /// Apply the fixes that are certain (platform key spellings, http to https, `api_key` to
@@ -528,6 +544,8 @@ impl BuildArgs {
             check: self.check,
             color: Stream::Stderr.use_color(),
             matrix: self.matrix,
+            last_good: self.last_good,
+            format: self.format.into(),
         }
     }
 }
@@ -543,6 +561,8 @@ impl SiteArgs {
             check: self.check,
             color: Stream::Stderr.use_color(),
             matrix: None,
+            last_good: None,
+            format: validate::Format::Human,
         }
     }
 }
@@ -644,6 +664,7 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("0", "Success: no errors (validate, verify), everything written (build, site, fmt, new, init, pack, matrix), nothing to do (update), or --check found no difference."),
         ("1", "Findings: errors (or warnings with --deny-warnings), a build refused because of them, differences found by --check, a failed launch (verify), updates not applied or an entry that failed (update). The report says which."),
         ("2", "Usage or I/O failure: a bad flag, a path that does not exist, an output the tool may not replace. One error line names the path or flag to change."),
+        ("3", "build --last-good: published, with entries that fail validation held back in their previous form or left out; the findings name them."),
     ],
     environment: &[
         ("NO_COLOR", "Set to anything non-empty: no colour, even on a terminal."),
@@ -671,8 +692,8 @@ fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
     let err = &mut std::io::stderr();
     match command {
         Command::Validate(args) => validate::run(&args.options(), out),
-        Command::Build(args) => Ok(build::run(&args.options(), err)?),
-        Command::Site(args) => Ok(build::run(&args.options(), err)?),
+        Command::Build(args) => Ok(build::run(&args.options(), out, err)?),
+        Command::Site(args) => Ok(build::run(&args.options(), out, err)?),
         Command::Fmt(args) => fmt::run(&args.options(), out, err),
         Command::Verify(args) => Ok(verify::run(&args.options(), out)?),
         Command::Matrix(args) => Ok(matrix::run(&args.options(), out)?),

@@ -5,11 +5,13 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use super::validate::{append_step_summary, render, Format};
 use super::{exit, relocated, CommandError};
-use crate::diagnostics::{escape, render_human};
+use crate::diagnostics::{escape, render_human, Report};
 use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
-use crate::registry::check_registry;
+use crate::registry::last_good::{self, HeldBack, LastGood};
 use crate::registry::output::{check_destination, compare, write_atomically};
+use crate::registry::{check_registry, Checked};
 
 /// What `build` and `site` read, write and compare.
 #[derive(Debug, Clone)]
@@ -30,6 +32,12 @@ pub struct Options {
     pub color: bool,
     /// `--matrix`: a `matrix.json` whose results the site shows.
     pub matrix: Option<PathBuf>,
+    /// `--last-good`: the previous `registry.json`, or the `dist/` folder holding it; failing
+    /// entries are then served in their previous form (or left out) instead of stopping the
+    /// build.
+    pub last_good: Option<PathBuf>,
+    /// `--format` of the findings.
+    pub format: Format,
 }
 
 /// One verification per id from a matrix: its first passing row (binary, npx, uvx), else
@@ -100,18 +108,85 @@ fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) ->
     escape::terminal(&text).into_owned()
 }
 
-/// Validates, then writes (or with `--check` compares) the output; findings and the summary
-/// go to `err`. Exit 1 for error findings or, with `--check`, differences.
-pub fn run(options: &Options, err: &mut dyn Write) -> Result<u8, CommandError> {
-    let started = Instant::now();
-    let checked = check_registry(&options.registry, None)?;
-    if checked.report.has_errors() {
-        let report = relocated(&checked.report, &options.registry);
-        err.write_all(render_human(&report, options.color).as_bytes())?;
-        writeln!(err, "nothing written: fix the errors above first")?;
-        return Ok(exit::FINDINGS);
+/// Findings in `--format`: human text on stderr (as `build` always printed them), every
+/// other format on stdout like `validate`'s (github also appends its step-summary table).
+fn print_findings(
+    options: &Options,
+    report: &Report,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CommandError> {
+    let report = relocated(report, &options.registry);
+    match options.format {
+        Format::Human => err.write_all(render_human(&report, options.color).as_bytes())?,
+        format => {
+            out.write_all(render(&report, format, false).as_bytes())?;
+            if format == Format::Github {
+                if let Some(summary) = crate::diagnostics::render_github_summary(&report) {
+                    append_step_summary(&summary)?;
+                }
+            }
+        }
     }
-    if !checked.report.diagnostics.is_empty() {
+    Ok(())
+}
+
+/// With `--last-good` and failing entries: what is served instead, its findings added to the
+/// report. `None` when nothing fails, or when an error belongs to no entry and nothing may be
+/// built (the caller refuses as without the flag).
+fn held_back(checked: &mut Checked, last_good: Option<&LastGood>) -> Option<HeldBack> {
+    let last_good = last_good?;
+    if !checked.report.has_errors() || last_good::registry_wide_errors(checked) > 0 {
+        return None;
+    }
+    let held = last_good::hold_back(checked, last_good);
+    let findings = last_good::findings(checked, &held, last_good);
+    checked.add_findings(findings);
+    Some(held)
+}
+
+/// Print the findings of a refused build and say why nothing was written (exit 1).
+fn refuse(
+    options: &Options,
+    report: &Report,
+    last_good: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, CommandError> {
+    print_findings(options, report, out, err)?;
+    if last_good {
+        writeln!(
+            err,
+            "nothing written: errors outside the entries (configuration, quarantine, duplicate ids) cannot be held back; fix them first"
+        )?;
+    } else {
+        writeln!(err, "nothing written: fix the errors above first")?;
+    }
+    Ok(exit::FINDINGS)
+}
+
+/// Validates, then writes (or with `--check` compares) the output; findings go to `err` (or
+/// in `--format` to `out`), the summary to `err`. Exit 1 for error findings or, with
+/// `--check`, differences; with `--last-good`, 3 when failing entries were held back or left
+/// out and the rest was published (or, with `--check`, is up to date).
+pub fn run(
+    options: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, CommandError> {
+    let started = Instant::now();
+    let mut checked = check_registry(&options.registry, None)?;
+    let last_good = match &options.last_good {
+        Some(path) => Some(LastGood::read(path, &checked.config.outputs)?),
+        None => None,
+    };
+    let held = held_back(&mut checked, last_good.as_ref());
+    if checked.report.has_errors() && held.is_none() {
+        return refuse(options, &checked.report, last_good.is_some(), out, err);
+    }
+    if held.is_some() || options.format != Format::Human {
+        print_findings(options, &checked.report, out, err)?;
+    } else if !checked.report.diagnostics.is_empty() {
         writeln!(
             err,
             "{} (`acp-registry validate` shows them)",
@@ -128,6 +203,7 @@ pub fn run(options: &Options, err: &mut dyn Write) -> Result<u8, CommandError> {
                 None => std::collections::BTreeMap::default(),
             },
         },
+        held.as_ref(),
     )?;
     let plan = if options.site_only {
         site_only(plan)
@@ -135,20 +211,26 @@ pub fn run(options: &Options, err: &mut dyn Write) -> Result<u8, CommandError> {
         plan
     };
     let out_display = options.out.display().to_string();
+    let summary = |check: bool| {
+        let mut text = summary_text(
+            &plan.summary,
+            &out_display,
+            started.elapsed().as_secs_f64(),
+            check,
+        );
+        text.push_str(&held_text(held.as_ref()));
+        text
+    };
+    let published = match &held {
+        Some(held) if !held.entries.is_empty() => exit::HELD_BACK,
+        _ => exit::OK,
+    };
     if options.check {
         let differences = compare(&options.out, &plan.files)?;
-        err.write_all(
-            summary_text(
-                &plan.summary,
-                &out_display,
-                started.elapsed().as_secs_f64(),
-                true,
-            )
-            .as_bytes(),
-        )?;
+        err.write_all(summary(true).as_bytes())?;
         if differences.is_empty() {
             writeln!(err, "{out_display} is up to date")?;
-            return Ok(exit::OK);
+            return Ok(published);
         }
         writeln!(
             err,
@@ -163,14 +245,35 @@ pub fn run(options: &Options, err: &mut dyn Write) -> Result<u8, CommandError> {
     }
     let destination = check_destination(&options.out, &options.registry)?;
     write_atomically(&destination, &plan.files)?;
-    err.write_all(
-        summary_text(
-            &plan.summary,
-            &out_display,
-            started.elapsed().as_secs_f64(),
-            false,
-        )
-        .as_bytes(),
-    )?;
-    Ok(exit::OK)
+    err.write_all(summary(false).as_bytes())?;
+    Ok(published)
+}
+
+/// The summary's lines about entries held back by `--last-good`, escaped.
+fn held_text(held: Option<&HeldBack>) -> String {
+    let Some(held) = held else {
+        return String::new();
+    };
+    let mut text = format!(
+        "  held back: {} failing entries, {} served in their previous form, {} left out\n",
+        held.entries.len(),
+        held.kept(),
+        held.entries.len() - held.kept()
+    );
+    for entry in &held.entries {
+        let codes: Vec<&str> = entry.codes.iter().map(|c| c.as_str()).collect();
+        let served = if entry.kept_in.is_empty() {
+            "left out".to_string()
+        } else {
+            let version = entry.version.as_deref().unwrap_or("?");
+            format!("previous {version} kept in {}", entry.kept_in.join(", "))
+        };
+        text.push_str(&format!(
+            "  held back: {} ({served}; failing: {})\n",
+            entry.id,
+            codes.join(", ")
+        ));
+    }
+    // Ids come from the registry.
+    escape::terminal(&text).into_owned()
 }

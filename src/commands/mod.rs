@@ -32,6 +32,9 @@ pub mod exit {
     pub const FINDINGS: u8 = 1;
     /// Usage or I/O failure.
     pub const FAILURE: u8 = 2;
+    /// `build --last-good`: published, with failing entries held back in their previous form
+    /// or left out (the findings say which).
+    pub const HELD_BACK: u8 = 3;
 }
 
 /// Why a command could not run (exit 2); findings are never errors. Shown as the failure
@@ -64,6 +67,7 @@ failed_from!(
     crate::registry::RegistryError,
     crate::registry::build::BuildError,
     crate::registry::git::GitError,
+    crate::registry::last_good::LastGoodError,
     crate::online::OnlineError,
     crate::verify::VerifyError,
     crate::verify::matrix::MatrixError,

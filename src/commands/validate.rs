@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{display_root, exit};
 use crate::diagnostics::{self, escape, Report, Severity};
 use crate::registry::{check_registry, fix, git, select};
+use crate::rules::{check_changes, ChangeBase};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 /// Output format of `validate` (`--format`).
@@ -75,6 +76,16 @@ fn display_prefix(registry: &Path, format: Format) -> String {
 
 fn check(options: &Options, only: Option<&BTreeSet<String>>) -> anyhow::Result<Report> {
     let mut checked = check_registry(&options.registry, only)?;
+    if let (Some(rev), Some(changed)) = (&options.changed_since, only) {
+        let manifests = git::manifests_at(&options.registry, rev, changed)?;
+        let base = ChangeBase {
+            rev,
+            manifests: &manifests,
+            changed,
+        };
+        let findings = check_changes(&base, &checked.entries, &checked.config.policy);
+        checked.add_findings(findings);
+    }
     if let Some(flags) = &options.online {
         super::online::extend(&mut checked, only, flags)?;
     }

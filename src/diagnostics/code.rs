@@ -138,6 +138,18 @@ catalogue! {
     SchemaVersion = "schema-version", Identity, Error,
         "The manifest's schema_version is newer than this tool or malformed.",
         "`schema_version` is the semantic version of the manifest format (absent means 1.0.0). A newer major version cannot be read safely: upgrade acp-registry. A newer minor version is reported as a warning: the manifest may use fields this tool does not know yet.";
+    VersionDecreased = "version-decreased", Identity, Error,
+        "The version is lower than at the base revision of --changed-since.",
+        "With `validate --changed-since REV`, an entry's `version` is compared with the same entry's `version` at `REV`, read from git (no network). Versions are `X.Y.Z` compared number by number (so `2026.07.20` is above `2026.7.3`); when either side is not `X.Y.Z`, nothing is compared (`version-format` reports the current one). A lower version makes clients that already installed the higher one see a downgrade, or never update; publish a new, higher version instead. Reported at the `version` value.";
+    VersionUnchanged = "version-unchanged", Identity, Warning,
+        "The distribution changed but the version did not (against --changed-since).",
+        "With `validate --changed-since REV`, an entry whose `version` equals the one at `REV` while its `distribution` (compared as data: formatting and comments do not count) differs is reported at `version`. Clients and caches key what they downloaded by version, so they keep the old package or archive, and a changed archive at an unchanged version is what a retagged or compromised release looks like. Raise `version` with the distribution; a change that only fixes a typo in the URL of the same release may be accepted as it is.";
+    IdRenamed = "id-renamed", Identity, Warning,
+        "An id was removed and another added in the same change: a likely rename.",
+        "With `validate --changed-since REV`, an entry added since `REV` while another was removed is reported at the new `id` when the two look like the same agent (same `repository`, the same `name`, or the same `distribution`), or when they are the only entry removed and the only one added. Clients save the id in their settings, so renaming it breaks every existing setup. Keep the old folder and id, and change `name` (the display name) instead; if the agent really is a different one, this warning can be ignored.";
+    EntryRemoved = "entry-removed", Identity, Note,
+        "An entry that exists at the base revision of --changed-since was removed.",
+        "With `validate --changed-since REV`, every entry folder whose `agent.json` exists at `REV` but not in the working tree is reported as a note at the removed `<id>/agent.json`, naming the agent, so reviewers see that clients will lose it. Removal is sometimes right (an abandoned agent); `quarantine.json` keeps an entry listed with a reason instead.";
     LicenseUrlMissing = "license-url-missing", Metadata, Warning,
         "The manifest has no license_url.",
         "`license_url` (an absolute https URL to the license text) lets users read the terms before installing. Missing is a warning by default; a registry can raise it to an error in `acp-registry.jsonc` and exempt grandfathered ids.";
@@ -264,6 +276,12 @@ catalogue! {
     ConfigUnknownId = "config-unknown-id", Registry, Warning,
         "acp-registry.jsonc names an id that is not in the registry.",
         "Exemptions and outputs name entry ids; an unknown id is usually a typo or a removed agent.";
+    EntryHeldBack = "entry-held-back", Registry, Warning,
+        "build --last-good: a failing entry is published in its previous form.",
+        "With `build --last-good PREVIOUS`, an entry that fails validation does not stop the build: every other entry is published as usual and this one keeps the object it had in the previous `registry.json`, byte for byte, with its icons from the previous folder when they can be read safely. The finding names the failing codes and the version still served. Fix the entry's errors (they are reported beside this finding); the next build publishes it again. `build` exits 3 when it held an entry back.";
+    EntryLeftOut = "entry-left-out", Registry, Warning,
+        "build --last-good: a failing entry that was never published is left out.",
+        "With `build --last-good PREVIOUS`, an entry that fails validation and has no object in the previous `registry.json` (a new entry, or one the output did not list), or whose previous object does not validate against `registry.schema.json` any more, is left out of the output while the other entries are published. Fix the entry's errors (they are reported beside this finding). `build` exits 3 when it left an entry out.";
     ArchiveUnreachable = "archive-unreachable", Online, Error,
         "A binary archive URL does not answer 200.",
         "With `--online`, every binary `archive` URL of `distribution` (not of `preview`) is requested: HEAD, then GET when HEAD is refused with 403 or 405, following at most 5 redirects; it must end in 200. Timeouts, connection failures, 429 and 5xx are retried with backoff (honouring `Retry-After`) before this is reported. A 404 usually means the release asset was renamed or never uploaded.";

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use super::config::base_url_problem;
+use super::last_good::HeldBack;
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
 use super::variants::{output_agent, published_channels, Output};
 use super::Checked;
@@ -183,6 +184,8 @@ pub struct Files<'a> {
     checked: &'a Checked,
     base: String,
     entries: Vec<&'a EntryReport>,
+    /// `--last-good`: what is served instead of the failing entries.
+    held: Option<&'a HeldBack>,
     site: Option<(Site, SiteSource<'a>)>,
     /// Only the site, at the top (`acp-registry site`).
     site_only: bool,
@@ -202,12 +205,14 @@ fn base_url(checked: &Checked, options: &BuildOptions) -> Result<String, BuildEr
     Ok(url.trim_end_matches('/').to_string())
 }
 
-/// Entries that can be published, sorted by id (the folder order is never trusted).
-fn publishable(checked: &Checked) -> Vec<&EntryReport> {
+/// Entries that can be published, sorted by id (the folder order is never trusted): not
+/// those `held` serves in their previous form (or leaves out).
+fn publishable<'a>(checked: &'a Checked, held: Option<&HeldBack>) -> Vec<&'a EntryReport> {
     let mut entries: Vec<&EntryReport> = checked
         .entries
         .iter()
         .filter(|e| e.manifest.is_some())
+        .filter(|e| held.is_none_or(|h| !h.failing.contains(&e.entry.name)))
         .filter(|e| {
             checked.config.publish_quarantined || !checked.quarantine.ids.contains_key(e.id())
         })
@@ -230,9 +235,20 @@ fn indented(agent: &Value) -> String {
     out
 }
 
+/// One agent of a registry file: composed by this build, or a previous build's object kept
+/// by `--last-good`, written as its bytes were.
+enum Published<'a> {
+    Composed(Value),
+    Previous(&'a str),
+}
+
 /// `{"version": …, "agents": [...], "extensions": []}` exactly as `to_string_pretty` would
-/// print it, written one agent at a time.
-fn write_document(out: &mut dyn Write, agents: impl Iterator<Item = Value>) -> io::Result<()> {
+/// print it, written one agent at a time. A previous object is written at the same place,
+/// its bytes unchanged (a previous build wrote them at this depth, so they read as the rest).
+fn write_document<'a>(
+    out: &mut dyn Write,
+    agents: impl Iterator<Item = Published<'a>>,
+) -> io::Result<()> {
     write!(
         out,
         "{{\n  \"version\": \"{REGISTRY_FORMAT_VERSION}\",\n  \"agents\": "
@@ -240,7 +256,13 @@ fn write_document(out: &mut dyn Write, agents: impl Iterator<Item = Value>) -> i
     let mut empty = true;
     for agent in agents {
         out.write_all(if empty { b"[\n" } else { b",\n" })?;
-        out.write_all(indented(&agent).as_bytes())?;
+        match agent {
+            Published::Composed(agent) => out.write_all(indented(&agent).as_bytes())?,
+            Published::Previous(raw) => {
+                out.write_all(b"    ")?;
+                out.write_all(raw.as_bytes())?;
+            }
+        }
         empty = false;
     }
     out.write_all(if empty { b"[]" } else { b"\n  ]" })?;
@@ -259,6 +281,27 @@ fn output_agents<'e>(
         .filter_map(move |entry| Some((*entry, output_agent(entry, base, output)?)))
 }
 
+/// The composed agents and the previous objects together, in id order (both are sorted).
+fn merged<'a>(
+    composed: impl Iterator<Item = (&'a str, Value)>,
+    previous: Option<&'a BTreeMap<String, String>>,
+) -> impl Iterator<Item = Published<'a>> {
+    let mut composed = composed.peekable();
+    let mut previous = previous.into_iter().flatten().peekable();
+    std::iter::from_fn(move || {
+        let take_previous = match (composed.peek(), previous.peek()) {
+            (Some((id, _)), Some((held, _))) => held.as_str() < *id,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if take_previous {
+            previous.next().map(|(_, raw)| Published::Previous(raw))
+        } else {
+            composed.next().map(|(_, agent)| Published::Composed(agent))
+        }
+    })
+}
+
 /// Check every agent `output` publishes against `registry.schema.json` (each composed and
 /// dropped, in parallel, so memory stays flat; [`Files`] composes them again when written)
 /// and summarise the output. The first agent in id order that fails is the one reported.
@@ -267,6 +310,7 @@ fn check_output(
     entries: &[&EntryReport],
     base: &str,
     output: &Output,
+    previous: usize,
 ) -> Result<OutputSummary, BuildError> {
     // `validate` checked every output's agents under the configured base URL, and `schema`
     // cannot be lowered: only another base (`--base-url`) gives agents nobody has checked.
@@ -297,7 +341,7 @@ fn check_output(
             message: message.clone(),
         });
     }
-    let agents = published.len();
+    let agents = published.len() + previous;
     let mut excluded: Vec<String> = entries
         .iter()
         .map(|e| e.id())
@@ -320,16 +364,27 @@ fn check_output(
 /// Plan the build: every problem of the input found (outputs that would not validate,
 /// unsafe icons, site ids), the summary counted and every path listed, without composing
 /// the files.
-pub fn plan<'a>(checked: &'a Checked, options: &BuildOptions) -> Result<Plan<'a>, BuildError> {
+///
+/// `held` (`build --last-good`): the failing entries are not published as they are; each
+/// output serves the previous objects `held` keeps for it instead, with their icons.
+pub fn plan<'a>(
+    checked: &'a Checked,
+    options: &BuildOptions,
+    held: Option<&'a HeldBack>,
+) -> Result<Plan<'a>, BuildError> {
     let base = base_url(checked, options)?;
-    let entries = publishable(checked);
+    let entries = publishable(checked, held);
     let mut summary = BuildSummary::default();
     let mut paths = BTreeSet::new();
-    for output in &checked.config.outputs {
+    for (i, output) in checked.config.outputs.iter().enumerate() {
+        let previous = held.and_then(|h| h.objects_of(i)).map_or(0, BTreeMap::len);
         summary
             .outputs
-            .push(check_output(checked, &entries, &base, output)?);
+            .push(check_output(checked, &entries, &base, output, previous)?);
         paths.insert(output.file.clone());
+    }
+    if let Some(held) = held {
+        paths.extend(held.icons.iter().map(|(name, _)| name.clone()));
     }
     // A clean check passed every icon (their codes cannot be lowered); an icon changed on disk
     // since is checked again as it is written.
@@ -346,7 +401,7 @@ pub fn plan<'a>(checked: &'a Checked, options: &BuildOptions) -> Result<Plan<'a>
     }
     paths.extend(SCHEMAS.iter().map(|(name, _)| (*name).to_string()));
     let site = if options.site {
-        let source = SiteSource::new(checked, &base, options.verifications.clone());
+        let source = SiteSource::new(checked, &base, options.verifications.clone(), held);
         let site = Site::new(&source, &site_options(checked, &base))?;
         summary.site_pages = site.html_pages();
         paths.extend(site.paths().into_iter().map(|path| format!("{SITE}{path}")));
@@ -359,6 +414,7 @@ pub fn plan<'a>(checked: &'a Checked, options: &BuildOptions) -> Result<Plan<'a>
         checked,
         base,
         entries,
+        held,
         site,
         site_only: false,
         paths,
@@ -445,10 +501,13 @@ impl Files<'_> {
     fn produce_registry(&self, files: &Recorder<'_>) -> Result<(), BuildError> {
         let (registry, icons) = rayon::join(
             || {
-                self.checked.config.outputs.iter().try_for_each(|output| {
+                let outputs = self.checked.config.outputs.iter().enumerate();
+                outputs.into_iter().try_for_each(|(i, output)| {
                     files.file(&output.file, &mut |out| {
-                        let agents = output_agents(&self.entries, &self.base, output);
-                        write_document(out, agents.map(|(_, agent)| Value::Object(agent)))
+                        let agents = output_agents(&self.entries, &self.base, output)
+                            .map(|(entry, agent)| (entry.id(), Value::Object(agent)));
+                        let previous = self.held.and_then(|h| h.objects_of(i));
+                        write_document(out, merged(agents, previous))
                     })
                 })
             },
@@ -463,6 +522,9 @@ impl Files<'_> {
     }
 
     fn produce_icons(&self, files: &Recorder<'_>) -> Result<(), BuildError> {
+        for (name, bytes) in self.held.map(|h| h.icons.as_slice()).unwrap_or_default() {
+            files.bytes(name, bytes)?;
+        }
         self.entries.par_iter().try_for_each(|entry| {
             for (icon, bytes) in icon_files(entry)? {
                 // Read again from disk: judge what is published, not what was planned.
@@ -620,13 +682,20 @@ fn icon_files(entry: &EntryReport) -> Result<Vec<(String, Vec<u8>)>, BuildError>
 }
 
 /// The site's view of the published entries (stable and, when newer, preview variants),
-/// each built when the site asks for it.
+/// each built when the site asks for it, and of the entries served in their previous form.
 struct SiteSource<'a> {
     checked: &'a Checked,
-    entries: Vec<&'a EntryReport>,
+    /// In id order: a checked entry, or the index of a previous agent of `held`.
+    items: Vec<SiteItem<'a>>,
+    held: Option<&'a HeldBack>,
     base: String,
     /// `build --matrix`: shown while the published version is the verified one.
     verifications: BTreeMap<String, (String, site::Verification)>,
+}
+
+enum SiteItem<'a> {
+    Entry(&'a EntryReport),
+    Previous(usize),
 }
 
 impl<'a> SiteSource<'a> {
@@ -634,15 +703,26 @@ impl<'a> SiteSource<'a> {
         checked: &'a Checked,
         base: &str,
         verifications: BTreeMap<String, (String, site::Verification)>,
+        held: Option<&'a HeldBack>,
     ) -> Self {
         // The entries `published_agent` publishes: a manifest whose top level is an object.
-        let entries = publishable(checked)
+        let mut items: Vec<(&str, SiteItem)> = publishable(checked, held)
             .into_iter()
             .filter(|e| e.manifest.as_ref().is_some_and(Manifest::is_object))
+            .map(|e| (e.id(), SiteItem::Entry(e)))
             .collect();
+        let previous = held.map(|h| h.site.as_slice()).unwrap_or_default();
+        items.extend(
+            previous
+                .iter()
+                .enumerate()
+                .map(|(i, agent)| (agent.id.as_str(), SiteItem::Previous(i))),
+        );
+        items.sort_by(|a, b| a.0.cmp(b.0));
         SiteSource {
             checked,
-            entries,
+            items: items.into_iter().map(|(_, item)| item).collect(),
+            held,
             base: base.to_string(),
             verifications,
         }
@@ -653,11 +733,17 @@ impl AgentSource for SiteSource<'_> {
     type Error = BuildError;
 
     fn count(&self) -> usize {
-        self.entries.len()
+        self.items.len()
     }
 
     fn agent(&self, index: usize) -> Result<Cow<'_, SiteAgent>, BuildError> {
-        let entry = self.entries[index];
+        let entry = match self.items[index] {
+            SiteItem::Entry(entry) => entry,
+            SiteItem::Previous(i) => {
+                let held = self.held.expect("previous agents come from `held`");
+                return Ok(Cow::Borrowed(&held.site[i]));
+            }
+        };
         let (agent, preview) = published_channels(entry, &self.base).unwrap_or_default();
         let preview = Some(preview).filter(|p| *p != agent);
         let version = agent.get("version").and_then(Value::as_str);
@@ -681,7 +767,7 @@ impl AgentSource for SiteSource<'_> {
 /// The site's view of every published entry, as `build` hands it to the site (without
 /// verifications).
 pub fn site_agents(checked: &Checked, base_url: &str) -> Result<Vec<SiteAgent>, BuildError> {
-    let source = SiteSource::new(checked, base_url, BTreeMap::new());
+    let source = SiteSource::new(checked, base_url, BTreeMap::new(), None);
     (0..source.count())
         .map(|index| source.agent(index).map(Cow::into_owned))
         .collect()
@@ -706,7 +792,8 @@ mod tests {
             let mut expected = serde_json::to_string_pretty(&expected).unwrap();
             expected.push('\n');
             let mut written = Vec::new();
-            write_document(&mut written, agents[..count].iter().cloned()).unwrap();
+            let composed = agents[..count].iter().cloned().map(Published::Composed);
+            write_document(&mut written, composed).unwrap();
             assert_eq!(String::from_utf8(written).unwrap(), expected);
         }
     }

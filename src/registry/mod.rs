@@ -5,6 +5,7 @@ pub mod check;
 pub mod config;
 pub mod fix;
 pub mod git;
+pub mod last_good;
 pub mod output;
 pub mod select;
 pub mod variants;

@@ -3,6 +3,7 @@
 //! Every rule reports into a [`Sink`], which applies the [`Policy`] (severity overrides,
 //! exemptions) as findings are made, so a rule never needs to know about configuration.
 
+mod changes;
 mod distribution;
 mod entry;
 mod files;
@@ -22,6 +23,7 @@ mod versions;
 pub use crate::diagnostics::{
     did_you_mean, explain, nearest, rules_markdown, Code, Family, UnknownCode,
 };
+pub use changes::{check_changes, ChangeBase};
 pub use distribution::{
     normalized_json, package_name_and_pin, reserved_env, targets, url_versions, Targets,
 };
