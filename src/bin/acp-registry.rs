@@ -394,9 +394,14 @@ struct OnlineArgs {
     /// Also check over the network: archive URLs answer, npm and PyPI pins exist.
     #[arg(long)]
     online: bool,
-    /// Download every archive and compare its sha256 with the pin (implies --online).
+    /// Download every archive and compare its sha256 with the pin (implies --online); a pin
+    /// that no longer matches at an unchanged version is `archive-retagged`.
     #[arg(long)]
     verify_archives: bool,
+    /// Add every entry with an `archive-retagged` finding to quarantine.json (comments kept;
+    /// created when absent).
+    #[arg(long, requires = "verify_archives")]
+    quarantine_retagged: bool,
     /// Largest archive --verify-archives downloads, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
     archive_cap: u64,
@@ -462,6 +467,7 @@ impl OnlineArgs {
     fn flags(self) -> Option<online::Flags> {
         let base = online::Flags {
             verify_archives: self.verify_archives,
+            quarantine_retagged: self.quarantine_retagged,
             archive_cap_mib: self.archive_cap,
             cache: self.cache,
             no_cache: self.no_cache,

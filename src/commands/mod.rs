@@ -64,6 +64,7 @@ failed_from!(
     crate::registry::RegistryError,
     crate::registry::build::BuildError,
     crate::registry::git::GitError,
+    crate::registry::quarantine::QuarantineError,
     crate::online::OnlineError,
     crate::verify::VerifyError,
     crate::verify::matrix::MatrixError,

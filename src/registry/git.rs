@@ -76,3 +76,73 @@ pub fn changed_folders(root: &Path, rev: &str) -> Result<BTreeSet<String>, GitEr
         .filter_map(|path| path.split_once('/').map(|(folder, _)| folder.to_string()))
         .collect())
 }
+
+/// The text of `file` (relative to `root`, `/`-separated) at `revision`: `Ok(None)` when the
+/// revision has no such file, it is larger than `limit` bytes or not UTF-8.
+pub fn file_at(
+    root: &Path,
+    revision: &str,
+    file: &str,
+    limit: u64,
+) -> Result<Option<String>, GitError> {
+    // `./` makes the path relative to `root` (`-C root`), wherever the work tree starts.
+    let object = format!("{revision}:./{file}");
+    let Ok(size) = git(root, &["cat-file", "-s", &object]) else {
+        return Ok(None);
+    };
+    if size.trim().parse::<u64>().map_or(true, |size| size > limit) {
+        return Ok(None);
+    }
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["cat-file", "blob", &object])
+        .output()
+        .map_err(GitError::Spawn)?;
+    Ok(output
+        .status
+        .success()
+        .then(|| String::from_utf8(output.stdout).ok())
+        .flatten())
+}
+
+/// The manifests of a registry at one git revision: what `--verify-archives` compares a
+/// mismatching pin with to tell `archive-retagged` from `sha256-mismatch`.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    root: std::path::PathBuf,
+    revision: String,
+}
+
+impl Baseline {
+    /// `revision` (`--changed-since`, else `HEAD`) of the git work tree holding `root`;
+    /// `None` outside git or when the revision does not name a commit.
+    pub fn at(root: &Path, revision: &str) -> Option<Baseline> {
+        git(
+            root,
+            &["rev-parse", "--verify", "--quiet", &format!("{revision}^{{commit}}")],
+        )
+        .ok()?;
+        Some(Baseline {
+            root: root.to_path_buf(),
+            revision: revision.to_string(),
+        })
+    }
+}
+
+impl crate::online::Baseline for Baseline {
+    fn manifest_at_base(&self, file: &str) -> Option<String> {
+        file_at(
+            &self.root,
+            &self.revision,
+            file,
+            crate::manifest::MAX_MANIFEST_BYTES,
+        )
+        .ok()
+        .flatten()
+    }
+
+    fn revision(&self) -> &str {
+        &self.revision
+    }
+}

@@ -21,6 +21,7 @@ use url::Url;
 
 use crate::net::json::{deserialize_leniently, Flag, Lenient, Obj, Text, MAX_VERSION_LEN};
 use crate::net::{read_json_with, retry_after, Bearer, Client, NetError};
+use crate::online::digest::published_sha256;
 use crate::online::packages::{npm_url, pypi_url, NpmAnswer, PypiAnswer};
 use crate::rules::PreviewVersion;
 
@@ -423,13 +424,7 @@ pub(crate) fn tag_version(tag: &str) -> Option<PreviewVersion> {
 }
 
 fn asset(item: AssetItem) -> Option<Asset> {
-    let sha256 = item
-        .digest
-        .0
-        .as_deref()
-        .and_then(|d| d.strip_prefix("sha256:"))
-        .filter(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(str::to_ascii_lowercase);
+    let sha256 = item.digest.0.as_deref().and_then(published_sha256);
     Some(Asset {
         name: item.name.0?,
         url: item.browser_download_url.0,

@@ -1,0 +1,271 @@
+//! The digest to pin for an archive URL, the one piece every writer of a `sha256` pin uses
+//! (`validate --fix --verify-archives`, `new --binary`, `update --apply`): GitHub's published
+//! asset `digest` when the URL is a GitHub release download and the release's API answer has
+//! one, else the sha256 of the archive downloaded through [`crate::net`] under the size cap.
+//!
+//! The release is asked by tag, `GET <api>/repos/<owner>/<repo>/releases/tags/<tag>`, with the
+//! owner, repository and tag of the URL itself (not of the manifest), once per run and
+//! release (`net`'s memo); the asset is the one named like the URL's last segment. Any
+//! problem on that path (not a release download, a 404, a rate limit, no digest) falls back to
+//! the download, so the API is never required.
+
+use serde::de::SeqAccess;
+use serde::Deserialize;
+use url::Url;
+
+use crate::net::json::{deserialize_leniently, Lenient, Obj, Text};
+use crate::net::{Bearer, Client, NetError};
+
+/// What GitHub's REST API is asked with.
+pub(crate) const GITHUB_ACCEPT: &str = "application/vnd.github+json";
+/// Assets read of one release (GitHub's own limit is 1,000).
+const MAX_ASSETS: usize = 1_000;
+
+/// Where the GitHub API is and the token it gets (never sent to another origin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitHubApi {
+    /// The API's base URL (`https://api.github.com`, or GitHub Enterprise's `…/api/v3`).
+    pub api: String,
+    /// `GITHUB_TOKEN`, when set.
+    pub token: Option<String>,
+}
+
+/// Where a digest came from; findings and messages say which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigestSource {
+    /// GitHub's `digest` of the release asset.
+    Published,
+    /// The sha256 of the downloaded archive.
+    Downloaded,
+}
+
+impl DigestSource {
+    /// How a message names the source.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DigestSource::Published => "published by GitHub for the release asset",
+            DigestSource::Downloaded => "of the downloaded archive",
+        }
+    }
+}
+
+/// The sha256 to pin for an archive and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveDigest {
+    /// Lowercase hex.
+    pub sha256: String,
+    /// Published or downloaded.
+    pub source: DigestSource,
+}
+
+/// The digest to pin for `url`: the published one when GitHub has it, else the download's
+/// (at most `cap` bytes). Only the download can fail the call.
+pub(crate) async fn archive_digest(
+    client: &Client,
+    github: &GitHubApi,
+    url: &str,
+    cap: u64,
+) -> Result<ArchiveDigest, NetError> {
+    if let Some(sha256) = published_digest(client, github, url).await {
+        return Ok(ArchiveDigest {
+            sha256,
+            source: DigestSource::Published,
+        });
+    }
+    let download = client.download(url, cap).await?;
+    Ok(ArchiveDigest {
+        sha256: download.sha256,
+        source: DigestSource::Downloaded,
+    })
+}
+
+/// GitHub's published digest of the asset `url` downloads; `None` when `url` is not a
+/// release download on github.com or the API's host, or the API has no digest for it.
+pub(crate) async fn published_digest(
+    client: &Client,
+    github: &GitHubApi,
+    url: &str,
+) -> Option<String> {
+    let asset = ReleaseDownload::parse(url, &github.api)?;
+    let api = Url::parse(&github.api).ok()?;
+    let origin = api.origin();
+    let by_tag = format!(
+        "{}/repos/{}/{}/releases/tags/{}",
+        github.api.trim_end_matches('/'),
+        asset.owner,
+        asset.repo,
+        asset.tag
+    );
+    let by_tag = Url::parse(&by_tag).ok()?;
+    let bearer = github.token.as_deref().map(|token| Bearer {
+        origin: &origin,
+        token,
+    });
+    let release = client
+        .api_document::<ReleaseAnswer>(&by_tag, GITHUB_ACCEPT, bearer)
+        .await
+        .ok()??;
+    let assets = release.assets.as_ref()?;
+    let found = assets.iter().find(|(name, _)| *name == asset.file)?;
+    found.1.clone()
+}
+
+/// Lowercase hex of a GitHub `digest` (`sha256:<64 hex digits>`); other algorithms and
+/// malformed values are `None`.
+pub(crate) fn published_sha256(digest: &str) -> Option<String> {
+    digest
+        .strip_prefix("sha256:")
+        .filter(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_ascii_lowercase)
+}
+
+/// A release download URL, `https://<host>/<owner>/<repo>/releases/download/<tag>/<file>`:
+/// owner, repository and tag as written in the URL (percent-encoded), the file decoded.
+#[derive(Debug, PartialEq, Eq)]
+struct ReleaseDownload {
+    owner: String,
+    repo: String,
+    tag: String,
+    file: String,
+}
+
+impl ReleaseDownload {
+    /// `url` read as a release download on github.com or the API's host (GitHub Enterprise
+    /// serves both on one host, as the local servers of tests do).
+    fn parse(url: &str, api: &str) -> Option<ReleaseDownload> {
+        let url = Url::parse(url).ok()?;
+        let api_host = Url::parse(api).ok()?.host_str()?.to_string();
+        let host = url.host_str()?;
+        let on_github = host == "github.com" || host == api_host;
+        let plain = url.username().is_empty() && url.query().is_none();
+        if !on_github || !plain {
+            return None;
+        }
+        let segments: Vec<&str> = url.path_segments()?.collect();
+        let [owner, repo, "releases", "download", tag, file] = segments.as_slice() else {
+            return None;
+        };
+        let dot = |s: &str| matches!(s, "." | "..") || s.is_empty();
+        if [owner, repo, tag, file].iter().any(|s| dot(s)) {
+            return None;
+        }
+        let file = percent_encoding::percent_decode_str(file)
+            .decode_utf8()
+            .ok()?;
+        Some(ReleaseDownload {
+            owner: (*owner).to_string(),
+            repo: (*repo).to_string(),
+            tag: (*tag).to_string(),
+            file: file.into_owned(),
+        })
+    }
+}
+
+/// What is read of a release: its assets' names and published sha256 digests.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ReleaseAnswer {
+    assets: Assets,
+}
+
+/// `(name, sha256)` of at most [`MAX_ASSETS`] assets; more is an error.
+#[derive(Debug, Default)]
+struct Assets(Option<Vec<(String, Option<String>)>>);
+
+impl Assets {
+    fn as_ref(&self) -> Option<&Vec<(String, Option<String>)>> {
+        self.0.as_ref()
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AssetItem {
+    name: Text<1_024>,
+    digest: Text<80>,
+}
+
+impl Lenient for Assets {
+    fn seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut assets = Vec::new();
+        while let Some(Obj(item)) = seq.next_element::<Obj<AssetItem>>()? {
+            if assets.len() == MAX_ASSETS {
+                return Err(serde::de::Error::custom(format!(
+                    "more than {MAX_ASSETS} assets in one release"
+                )));
+            }
+            let Some(item) = item else { continue };
+            let Some(name) = item.name.0 else { continue };
+            let sha256 = item.digest.0.as_deref().and_then(published_sha256);
+            assets.push((name, sha256));
+        }
+        Ok(Assets(Some(assets)))
+    }
+}
+
+deserialize_leniently!(Assets);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_release_downloads_on_github_or_the_api_host_are_looked_up() {
+        let api = "https://github.example.com/api/v3";
+        let parse = |u: &str| ReleaseDownload::parse(u, api);
+        let found = parse("https://github.com/o/r/releases/download/v1.0.0/agent%20x.tar.gz");
+        assert_eq!(
+            found,
+            Some(ReleaseDownload {
+                owner: "o".into(),
+                repo: "r".into(),
+                tag: "v1.0.0".into(),
+                file: "agent x.tar.gz".into(),
+            })
+        );
+        assert!(parse("https://github.example.com/o/r/releases/download/v1/a.zip").is_some());
+        for other in [
+            "https://example.com/o/r/releases/download/v1/a.zip",
+            "https://github.com/o/r/releases/latest/a.zip",
+            "https://github.com/o/r/releases/download/v1/a.zip?x=1",
+            "https://u@github.com/o/r/releases/download/v1/a.zip",
+            "https://github.com/o/r/releases/download/v1/",
+            "https://github.com/o/r/x/releases/download/v1/a.zip",
+            "not a url",
+        ] {
+            assert_eq!(parse(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn only_sha256_digests_of_the_right_length_are_read() {
+        assert_eq!(
+            published_sha256(&format!("sha256:{}", "AB".repeat(32))),
+            Some("ab".repeat(32))
+        );
+        assert_eq!(published_sha256(&format!("sha512:{}", "ab".repeat(32))), None);
+        assert_eq!(published_sha256("sha256:abc"), None);
+        assert_eq!(published_sha256(&format!("sha256:{}", "zz".repeat(32))), None);
+    }
+
+    #[test]
+    fn a_release_answer_keeps_names_and_digests_only() {
+        let body = serde_json::json!({
+            "tag_name": "v1.0.0",
+            "assets": [
+                {"name": "a.tar.gz", "digest": format!("sha256:{}", "0f".repeat(32)), "size": 3},
+                {"name": "b.zip", "digest": null},
+                {"digest": "sha256:x"},
+                "not an asset"
+            ]
+        });
+        let answer: ReleaseAnswer = serde_json::from_value(body).unwrap();
+        assert_eq!(
+            answer.assets.0,
+            Some(vec![
+                ("a.tar.gz".to_string(), Some("0f".repeat(32))),
+                ("b.zip".to_string(), None)
+            ])
+        );
+    }
+}
