@@ -35,6 +35,12 @@
 //! manifests point their archive at `{{server}}/…` and pick the agent's behaviour with
 //! `args` (`["--mode", "silent"]`, see `tests/agents/acp_agent.py`).
 //!
+//! Cases about a base revision (`--changed-since`, pins as committed): a case folder with
+//! `git.json` (`{"args": [...], "after": {"<path>": "<text>"}, "replace": {"<path>": ["<old>",
+//! "<new>"]}}`) has its copy, `{{server}}` filled in, committed to a fresh git repository;
+//! then the files of `after` are written and the `replace` edits made (changes since that
+//! commit, `HEAD`), and the run adds `args`.
+//!
 //! Every case runs `acp-registry validate --registry . --format json` inside a fresh copy in
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
 
@@ -226,6 +232,8 @@ fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outc
     // Kept alive until the run ends.
     let _server = online_case(&case.dir, registry, &mut command)
         .map_err(|e| fail(format!("cannot set up the online case: {e}")))?;
+    git_case(&case.dir, registry, &mut command)
+        .map_err(|e| fail(format!("cannot set up the git case: {e}")))?;
     let output = command
         .output()
         .map_err(|e| fail(format!("cannot run {BIN}: {e}")))?;
@@ -370,6 +378,46 @@ fn online_case(
     Ok(Some(server))
 }
 
+/// For a case with `git.json`: commit the copy as the base revision, write the `after`
+/// files over it and add the `args`.
+fn git_case(dir: &Path, registry: &Path, command: &mut Command) -> std::io::Result<()> {
+    let Ok(text) = fs::read_to_string(dir.join("git.json")) else {
+        return Ok(());
+    };
+    let spec: Value = serde_json::from_str(&text)
+        .map_err(|e| std::io::Error::other(format!("git.json: {e}")))?;
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-qm", "base"],
+    ] {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(registry)
+            .status()?;
+        if !status.success() {
+            return Err(std::io::Error::other(format!("git {args:?} failed")));
+        }
+    }
+    for (path, text) in spec["after"].as_object().into_iter().flatten() {
+        fs::write(registry.join(path), text.as_str().unwrap_or_default())?;
+    }
+    for (path, edit) in spec["replace"].as_object().into_iter().flatten() {
+        let (Some(old), Some(new)) = (edit[0].as_str(), edit[1].as_str()) else {
+            return Err(std::io::Error::other("git.json: replace takes [old, new]"));
+        };
+        let text = fs::read_to_string(registry.join(path))?;
+        if !text.contains(old) {
+            return Err(std::io::Error::other(format!("git.json: `{old}` is not in {path}")));
+        }
+        fs::write(registry.join(path), text.replace(old, new))?;
+    }
+    let args = spec["args"].as_array().cloned().unwrap_or_default();
+    command.args(args.iter().filter_map(Value::as_str));
+    Ok(())
+}
+
 fn replace_in_files(dir: &Path, from: &str, to: &str) -> std::io::Result<()> {
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
@@ -412,7 +460,7 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
     for entry in fs::read_dir(from)? {
         let entry = entry?;
         let name = entry.file_name();
-        if top && (name == "expected.txt" || name == "online.json") {
+        if top && (name == "expected.txt" || name == "online.json" || name == "git.json") {
             continue;
         }
         let target = to.join(&name);

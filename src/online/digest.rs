@@ -9,6 +9,8 @@
 //! problem on that path (not a release download, a 404, a rate limit, no digest) falls back to
 //! the download, so the API is never required.
 
+use std::sync::Arc;
+
 use serde::de::SeqAccess;
 use serde::Deserialize;
 use url::Url;
@@ -77,6 +79,43 @@ pub(crate) async fn archive_digest(
         sha256: download.sha256,
         source: DigestSource::Downloaded,
     })
+}
+
+/// The digests to pin for `urls`, in their order, asked concurrently under the limits of
+/// `options` (its network settings, GitHub API, token and archive cap): what `new --binary`
+/// writes.
+pub fn pin_digests(
+    urls: &[String],
+    options: &super::Options,
+) -> Result<Vec<Result<ArchiveDigest, NetError>>, super::OnlineError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let client = Arc::new(Client::new(options.net.clone())?);
+    let github = Arc::new(GitHubApi {
+        api: options.endpoints.github_api.clone(),
+        token: options.github_token.clone(),
+    });
+    let cap = options.archive_cap;
+    Ok(runtime.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for (index, url) in urls.iter().cloned().enumerate() {
+            let (client, github) = (client.clone(), github.clone());
+            set.spawn(async move { (index, archive_digest(&client, &github, &url, cap).await) });
+        }
+        // A task that panicked leaves its place an error, never another URL's digest.
+        let mut found: Vec<Result<ArchiveDigest, NetError>> = urls
+            .iter()
+            .map(|_| Err(NetError::Connect("the request stopped".into())))
+            .collect();
+        while let Some(joined) = set.join_next().await {
+            if let Ok((index, digest)) = joined {
+                found[index] = digest;
+            }
+        }
+        found
+    }))
 }
 
 /// GitHub's published digest of the asset `url` downloads; `None` when `url` is not a
