@@ -114,8 +114,7 @@ struct NewArgs {
     /// macOS, Linux and Windows.
     #[arg(long, group = "launch")]
     binary: bool,
-    /// With --binary: one platform's release archive, e.g.
-    /// `linux-x86_64=https://github.com/o/r/releases/download/v1.0.0/r-linux-x86_64.tar.gz`
+    /// With --binary: one platform's release archive, e.g. `linux-x86_64=<asset URL>`
     /// (repeat per platform). Its sha256 is written: GitHub's published digest of the asset,
     /// else that of the download.
     #[arg(long, value_name = "PLATFORM=URL", requires = "binary", value_parser = parse_archive)]

@@ -216,6 +216,8 @@ fn archives_version(archives: &[Archive]) -> String {
 /// The distribution block of the given archives, each with its `cmd` guess and its digest;
 /// `fmt`'s formatter puts it in the canonical layout.
 fn binary_block(id: &str, archives: &[Archive]) -> String {
+    let mut archives = archives.to_vec();
+    archives.sort_by(|a, b| a.platform.cmp(&b.platform));
     let targets: serde_json::Map<String, serde_json::Value> = archives
         .iter()
         .map(|a| {
@@ -231,13 +233,18 @@ fn binary_block(id: &str, archives: &[Archive]) -> String {
             (a.platform.clone(), target)
         })
         .collect();
-    let json = serde_json::to_string(&serde_json::json!({ "binary": targets }))
+    let json = serde_json::to_string_pretty(&serde_json::json!({ "binary": targets }))
         .expect("a JSON value serialises");
-    // The template filler reads `{{`; none can be in JSON text written from a map like this
-    // unless a URL holds it, which `fill` then reports as a broken template.
+    // The members of the outer object, indented as `distribution`'s: the layout `fmt` writes.
+    let lines: Vec<String> = json
+        .lines()
+        .skip(1)
+        .take_while(|line| *line != "}")
+        .map(|line| format!("  {line}"))
+        .collect();
     format!(
-        "    // One archive per platform, downloaded and unpacked by the client; `cmd` is the\n    // executable inside it (check it), `sha256` the archive's digest.\n    {}",
-        &json[1..json.len() - 1]
+        "    // One archive per platform, downloaded and unpacked by the client; `cmd` is the\n    // executable inside it (check it), `sha256` the archive's digest.\n{}",
+        lines.join("\n")
     )
 }
 

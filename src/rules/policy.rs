@@ -173,6 +173,23 @@ mod tests {
     }
 
     #[test]
+    fn require_sha256_makes_a_missing_digest_an_error_only_where_it_should() {
+        let mut policy = Policy::default();
+        let severity = |policy: &Policy, id| policy.sha256_missing_severity(Some(id));
+        // No base revision: a warning everywhere.
+        assert_eq!(severity(&policy, "old"), Some(Severity::Warning));
+        policy.changed = Some(BTreeSet::from(["new".to_string()]));
+        assert_eq!(severity(&policy, "new"), Some(Severity::Error));
+        assert_eq!(severity(&policy, "old"), Some(Severity::Warning));
+        policy.require_sha256 = RequireSha256::All;
+        assert_eq!(severity(&policy, "old"), Some(Severity::Error));
+        policy.require_sha256 = RequireSha256::Off;
+        assert_eq!(severity(&policy, "new"), None);
+        assert_eq!(RequireSha256::parse("changed"), Some(RequireSha256::Changed));
+        assert_eq!(RequireSha256::parse("always"), None);
+    }
+
+    #[test]
     fn config_invalid_documents_exactly_the_enforced_codes() {
         let explanation = Code::ConfigInvalid.explanation();
         let listed: Vec<&str> = explanation
