@@ -83,6 +83,8 @@ fn run(root: &std::path::Path, net: NetConfig) -> (Duration, usize) {
         archive_cap: 0,
         cache_dir: None,
         max_age: Duration::ZERO,
+        github_token: None,
+        baseline: None,
     };
     let start = Instant::now();
     let outcome = online::check(

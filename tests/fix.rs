@@ -307,7 +307,10 @@ fn verify_archives_pins_the_digest_github_publishes_without_downloading_first() 
             &format!("GET {RELEASE_ASSET}"),
             vec![Reply::body(200, "archive bytes\n")],
         ),
-        (&format!("GET {RELEASE_BY_TAG}"), vec![Reply::json(&release)]),
+        (
+            &format!("GET {RELEASE_BY_TAG}"),
+            vec![Reply::json(&release)],
+        ),
     ]));
     let (dir, text) = unpinned_entry(&server.url(RELEASE_ASSET));
     let run = fix_verify_archives(dir.path(), &server);
@@ -343,14 +346,21 @@ fn without_a_published_digest_the_downloaded_bytes_are_pinned() {
             &format!("GET {RELEASE_ASSET}"),
             vec![Reply::body(200, "archive bytes\n")],
         ),
-        (&format!("GET {RELEASE_BY_TAG}"), vec![Reply::json(&release)]),
+        (
+            &format!("GET {RELEASE_BY_TAG}"),
+            vec![Reply::json(&release)],
+        ),
     ]));
     let (dir, _) = unpinned_entry(&server.url(RELEASE_ASSET));
     let run = fix_verify_archives(dir.path(), &server);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(run.stderr.contains(&format!(
-        "set `/distribution/binary/linux-x86_64/sha256` to `{BYTES_DIGEST}` (archive-digest)"
-    )), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "set `/distribution/binary/linux-x86_64/sha256` to `{BYTES_DIGEST}` (archive-digest)"
+        )),
+        "{}",
+        run.stderr
+    );
     let requests = server.requests();
     assert_eq!(
         requests[..3],

@@ -513,6 +513,8 @@ fn verify_archives_with_trickle_net(base: &str, archive: &str) -> Vec<(String, S
         archive_cap: 1 << 20,
         cache_dir: None,
         max_age: Duration::from_secs(60),
+        github_token: None,
+        baseline: None,
     };
     let progress = std::sync::Arc::new(acp_registry::online::Silent);
     let outcome = acp_registry::online::check(

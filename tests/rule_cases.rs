@@ -384,8 +384,8 @@ fn git_case(dir: &Path, registry: &Path, command: &mut Command) -> std::io::Resu
     let Ok(text) = fs::read_to_string(dir.join("git.json")) else {
         return Ok(());
     };
-    let spec: Value = serde_json::from_str(&text)
-        .map_err(|e| std::io::Error::other(format!("git.json: {e}")))?;
+    let spec: Value =
+        serde_json::from_str(&text).map_err(|e| std::io::Error::other(format!("git.json: {e}")))?;
     for args in [
         &["init", "-q"][..],
         &["add", "-A"],
@@ -409,7 +409,9 @@ fn git_case(dir: &Path, registry: &Path, command: &mut Command) -> std::io::Resu
         };
         let text = fs::read_to_string(registry.join(path))?;
         if !text.contains(old) {
-            return Err(std::io::Error::other(format!("git.json: `{old}` is not in {path}")));
+            return Err(std::io::Error::other(format!(
+                "git.json: `{old}` is not in {path}"
+            )));
         }
         fs::write(registry.join(path), text.replace(old, new))?;
     }

@@ -641,7 +641,12 @@ fn new_with_archives(dir: &Path, server: &net_server::Server, archives: &[&str])
         let (platform, path) = archive.split_once('=').unwrap();
         args.extend(["--archive".into(), format!("{platform}={}", https(path))]);
     }
-    args.extend(["--registry".into(), ".".into(), "--github-api".into(), https("/api")]);
+    args.extend([
+        "--registry".into(),
+        ".".into(),
+        "--github-api".into(),
+        https("/api"),
+    ]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
         .args(&args)
@@ -670,17 +675,25 @@ fn new_binary_with_archives_pins_the_published_digest_else_the_downloaded_one() 
             "GET /api/repos/example/my-agent/releases/tags/v1.2.0",
             vec![Reply::json(&release)],
         ),
-        (&format!("GET {WINDOWS}"), vec![Reply::body(200, "zip bytes\n")]),
+        (
+            &format!("GET {WINDOWS}"),
+            vec![Reply::body(200, "zip bytes\n")],
+        ),
     ]));
     let dir = bundled_copy();
     let run = new_with_archives(
         dir.path(),
         &server,
-        &[&format!("linux-x86_64={LINUX}"), &format!("windows-x86_64={WINDOWS}")],
+        &[
+            &format!("linux-x86_64={LINUX}"),
+            &format!("windows-x86_64={WINDOWS}"),
+        ],
     );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let text = std::fs::read_to_string(dir.path().join("my-agent/agent.json")).unwrap();
-    let manifest = acp_registry::manifest::jsonc::parse(&text).unwrap().to_json();
+    let manifest = acp_registry::manifest::jsonc::parse(&text)
+        .unwrap()
+        .to_json();
     let binary = &manifest["distribution"]["binary"];
     assert_eq!(binary["linux-x86_64"]["sha256"], published.as_str());
     // sha256 of `zip bytes\n`: the API lists the asset without a digest.
@@ -691,14 +704,23 @@ fn new_binary_with_archives_pins_the_published_digest_else_the_downloaded_one() 
     assert_eq!(binary["windows-x86_64"]["cmd"], "my-agent.exe");
     assert_eq!(manifest["version"], "1.2.0");
     // The archive GitHub published a digest for is never downloaded.
-    assert!(!server.requests().contains(&format!("GET {LINUX}")), "{:?}", server.requests());
+    assert!(
+        !server.requests().contains(&format!("GET {LINUX}")),
+        "{:?}",
+        server.requests()
+    );
     // No digest is left to do, the scaffold is canonical, and the version matches the URLs.
     let codes = codes_for(dir.path(), "my-agent");
     assert!(
-        codes.iter().all(|(_, c)| c == "placeholder" || c == "platform-coverage"),
+        codes
+            .iter()
+            .all(|(_, c)| c == "placeholder" || c == "platform-coverage"),
         "{codes:?}"
     );
-    assert_eq!(acp_registry(&["fmt", "--check", "my-agent"], dir.path()).code, 0);
+    assert_eq!(
+        acp_registry(&["fmt", "--check", "my-agent"], dir.path()).code,
+        0
+    );
 }
 
 #[test]
@@ -707,13 +729,27 @@ fn new_binary_creates_nothing_when_a_digest_cannot_be_found() {
     let dir = bundled_copy();
     let run = new_with_archives(dir.path(), &server, &[&format!("linux-x86_64={LINUX}")]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert!(run.stderr.contains("cannot find the sha256 of"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot find the sha256 of"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("nothing was created"), "{}", run.stderr);
     assert!(!dir.path().join("my-agent").exists());
     let run = acp_registry(
-        &["new", "my-agent", "--binary", "--archive", "linux-x64=https://example.com/a.zip"],
+        &[
+            "new",
+            "my-agent",
+            "--binary",
+            "--archive",
+            "linux-x64=https://example.com/a.zip",
+        ],
         dir.path(),
     );
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("unknown platform `linux-x64`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("unknown platform `linux-x64`"),
+        "{}",
+        run.stderr
+    );
 }

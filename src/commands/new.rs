@@ -12,8 +12,8 @@ use super::validate::{render, Format};
 use super::{display_root, exit};
 use crate::diagnostics::escape;
 use crate::manifest::names::is_valid_id;
-use crate::registry::check_registry;
 use crate::manifest::PLATFORMS;
+use crate::registry::check_registry;
 use crate::rules::{package_name_and_pin, url_versions, Version, PLACEHOLDERS, SCAFFOLD_ICON};
 
 /// Where `$schema` points: the schema `build` publishes at the default base URL.
@@ -169,7 +169,11 @@ fn filled(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewE
         Launch::Binary(archives) if archives.is_empty() => {
             (FIRST_VERSION.to_string(), String::new(), BINARY.to_string())
         }
-        Launch::Binary(archives) => (archives_version(archives), String::new(), binary_block(id, archives)),
+        Launch::Binary(archives) => (
+            archives_version(archives),
+            String::new(),
+            binary_block(id, archives),
+        ),
     };
     let name = display_name(id);
     let value = |key: &str| -> Option<String> {

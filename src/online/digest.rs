@@ -282,9 +282,15 @@ mod tests {
             published_sha256(&format!("sha256:{}", "AB".repeat(32))),
             Some("ab".repeat(32))
         );
-        assert_eq!(published_sha256(&format!("sha512:{}", "ab".repeat(32))), None);
+        assert_eq!(
+            published_sha256(&format!("sha512:{}", "ab".repeat(32))),
+            None
+        );
         assert_eq!(published_sha256("sha256:abc"), None);
-        assert_eq!(published_sha256(&format!("sha256:{}", "zz".repeat(32))), None);
+        assert_eq!(
+            published_sha256(&format!("sha256:{}", "zz".repeat(32))),
+            None
+        );
     }
 
     #[test]

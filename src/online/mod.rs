@@ -122,7 +122,12 @@ pub(crate) fn pin_established(doc: &ManifestDoc, target: &ArchiveTarget, base: &
         .any(|old| {
             old.platform == target.platform
                 && old.archive.as_deref() == Some(target.url.as_str())
-                && old.sha256.as_deref().map(str::to_ascii_lowercase).as_deref() == pin
+                && old
+                    .sha256
+                    .as_deref()
+                    .map(str::to_ascii_lowercase)
+                    .as_deref()
+                    == pin
         })
 }
 

@@ -120,7 +120,12 @@ impl Baseline {
     pub fn at(root: &Path, revision: &str) -> Option<Baseline> {
         git(
             root,
-            &["rev-parse", "--verify", "--quiet", &format!("{revision}^{{commit}}")],
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{revision}^{{commit}}"),
+            ],
         )
         .ok()?;
         Some(Baseline {

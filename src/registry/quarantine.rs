@@ -36,7 +36,9 @@ pub enum QuarantineError {
         source: fs::ReadError,
     },
     /// The file is not what the registry reads.
-    #[error("{QUARANTINE_FILE} is {0}; fix it (`acp-registry validate` says where), then run again")]
+    #[error(
+        "{QUARANTINE_FILE} is {0}; fix it (`acp-registry validate` says where), then run again"
+    )]
     Invalid(String),
 }
 
@@ -48,20 +50,18 @@ pub fn add(
     let path = root.join(QUARANTINE_FILE);
     let existing = matches!(fs::kind(&path), Ok(Some(_)));
     let text = if existing {
-        let bytes =
-            fs::read_capped(root, Path::new(QUARANTINE_FILE), MAX_MANIFEST_BYTES).map_err(
-                |source| QuarantineError::Io {
-                    what: "read",
-                    source,
-                },
-            )?;
+        let bytes = fs::read_capped(root, Path::new(QUARANTINE_FILE), MAX_MANIFEST_BYTES).map_err(
+            |source| QuarantineError::Io {
+                what: "read",
+                source,
+            },
+        )?;
         String::from_utf8(bytes).map_err(|_| QuarantineError::Invalid("not UTF-8".into()))?
     } else {
         "{\n}\n".to_string()
     };
     let current = current_reasons(&text)?;
-    let mut editor =
-        Editor::parse(&text).map_err(|e| QuarantineError::Invalid(e.to_string()))?;
+    let mut editor = Editor::parse(&text).map_err(|e| QuarantineError::Invalid(e.to_string()))?;
     let mut outcome = Vec::new();
     for (id, reason) in reasons {
         if let Some(old) = current.get(id) {

@@ -123,11 +123,8 @@ impl Policy {
             RequireSha256::Off => None,
             RequireSha256::All => Some(Severity::Error),
             RequireSha256::Changed => {
-                let changed = entry.is_some_and(|id| {
-                    self.changed
-                        .as_ref()
-                        .is_some_and(|set| set.contains(id))
-                });
+                let changed = entry
+                    .is_some_and(|id| self.changed.as_ref().is_some_and(|set| set.contains(id)));
                 Some(if changed {
                     Severity::Error
                 } else {
@@ -185,7 +182,10 @@ mod tests {
         assert_eq!(severity(&policy, "old"), Some(Severity::Error));
         policy.require_sha256 = RequireSha256::Off;
         assert_eq!(severity(&policy, "new"), None);
-        assert_eq!(RequireSha256::parse("changed"), Some(RequireSha256::Changed));
+        assert_eq!(
+            RequireSha256::parse("changed"),
+            Some(RequireSha256::Changed)
+        );
         assert_eq!(RequireSha256::parse("always"), None);
     }
 
