@@ -84,6 +84,8 @@ fn run(root: &std::path::Path, net: NetConfig) -> (Duration, usize) {
         cache_dir: None,
         max_age: Duration::ZERO,
         provenance: online::ProvenanceConfig::default(),
+        github_token: None,
+        baseline: None,
     };
     let start = Instant::now();
     let outcome = online::check(

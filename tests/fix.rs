@@ -232,3 +232,143 @@ fn verify_archives_pins_the_digest_it_found_after_cmd() {
     );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 }
+
+/// A registry of one entry whose `linux-x86_64` archive is `url` (made https) with no pin,
+/// its `cmd` line carrying a comment.
+fn unpinned_entry(url: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"{"severity": {"platform-coverage": "off"}}"#;
+    std::fs::write(dir.path().join("acp-registry.jsonc"), config).unwrap();
+    copy_dir(
+        &repo_root().join("registry/goose"),
+        &dir.path().join("example-agent"),
+    );
+    let text = format!(
+        r#"{{
+  "id": "example-agent",
+  "name": "Example Agent",
+  "version": "1.0.0",
+  "description": "A coding agent that reads, edits and runs code in a project.",
+  "authors": ["Example Inc."],
+  "license": "MIT",
+  "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",
+  "distribution": {{
+    "binary": {{
+      "linux-x86_64": {{
+        "archive": "{}",
+        "cmd": "./agent" // in the archive's root
+      }}
+    }}
+  }}
+}}
+"#,
+        url.replacen("http://", "https://", 1)
+    );
+    std::fs::write(dir.path().join("example-agent/agent.json"), &text).unwrap();
+    (dir, text)
+}
+
+fn fix_verify_archives(dir: &Path, server: &Server) -> Run {
+    let api = server.url("/api").replacen("http://", "https://", 1);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args(["validate", "--fix", "--verify-archives", "--no-cache"])
+        .args(["--registry", ".", "--github-api", &api])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// A GitHub release download path, as the API's host serves it (GitHub Enterprise, tests).
+const RELEASE_ASSET: &str = "/example/agent/releases/download/v1.0.0/agent-linux-x86_64.tar.gz";
+const RELEASE_BY_TAG: &str = "/api/repos/example/agent/releases/tags/v1.0.0";
+/// sha256 of `archive bytes\n`.
+const BYTES_DIGEST: &str = "4284d5e21e6a78d72014002b7b3273b8fb3bbe3b6920e7776261bc6ee2f7c754";
+
+#[test]
+fn verify_archives_pins_the_digest_github_publishes_without_downloading_first() {
+    let release = serde_json::json!({
+        "tag_name": "v1.0.0",
+        "assets": [
+            {"name": "agent-darwin-aarch64.tar.gz", "digest": format!("sha256:{}", "0".repeat(64))},
+            {"name": "agent-linux-x86_64.tar.gz", "digest": format!("sha256:{}", BYTES_DIGEST.to_uppercase())},
+        ]
+    });
+    let server = Server::start(routes(vec![
+        (&format!("HEAD {RELEASE_ASSET}"), vec![Reply::status(200)]),
+        (
+            &format!("GET {RELEASE_ASSET}"),
+            vec![Reply::body(200, "archive bytes\n")],
+        ),
+        (
+            &format!("GET {RELEASE_BY_TAG}"),
+            vec![Reply::json(&release)],
+        ),
+    ]));
+    let (dir, text) = unpinned_entry(&server.url(RELEASE_ASSET));
+    let run = fix_verify_archives(dir.path(), &server);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let after = std::fs::read_to_string(dir.path().join("example-agent/agent.json")).unwrap();
+    assert_eq!(
+        after,
+        text.replace(
+            "\"cmd\": \"./agent\" // in the archive's root\n",
+            &format!("\"cmd\": \"./agent\", // in the archive's root\n        \"sha256\": \"{BYTES_DIGEST}\"\n")
+        )
+    );
+    // The digest came from the API: the archive is downloaded once, by the check after the fix.
+    let requests = server.requests();
+    let downloads = requests
+        .iter()
+        .filter(|r| *r == &format!("GET {RELEASE_ASSET}"))
+        .count();
+    assert_eq!(downloads, 1, "{requests:?}");
+    assert_eq!(requests[1], format!("GET {RELEASE_BY_TAG}"), "{requests:?}");
+}
+
+#[test]
+fn without_a_published_digest_the_downloaded_bytes_are_pinned() {
+    // The release lists the asset without a digest (older uploads), so the archive is hashed.
+    let release = serde_json::json!({
+        "tag_name": "v1.0.0",
+        "assets": [{"name": "agent-linux-x86_64.tar.gz", "digest": null}]
+    });
+    let server = Server::start(routes(vec![
+        (&format!("HEAD {RELEASE_ASSET}"), vec![Reply::status(200)]),
+        (
+            &format!("GET {RELEASE_ASSET}"),
+            vec![Reply::body(200, "archive bytes\n")],
+        ),
+        (
+            &format!("GET {RELEASE_BY_TAG}"),
+            vec![Reply::json(&release)],
+        ),
+    ]));
+    let (dir, _) = unpinned_entry(&server.url(RELEASE_ASSET));
+    let run = fix_verify_archives(dir.path(), &server);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "set `/distribution/binary/linux-x86_64/sha256` to `{BYTES_DIGEST}` (archive-digest)"
+        )),
+        "{}",
+        run.stderr
+    );
+    let requests = server.requests();
+    assert_eq!(
+        requests[..3],
+        [
+            format!("HEAD {RELEASE_ASSET}"),
+            format!("GET {RELEASE_BY_TAG}"),
+            format!("GET {RELEASE_ASSET}")
+        ],
+        "{requests:?}"
+    );
+}

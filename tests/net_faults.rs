@@ -518,6 +518,8 @@ fn verify_archives_with_trickle_net(base: &str, archive: &str) -> Vec<(String, S
         cache_dir: None,
         max_age: Duration::from_secs(60),
         provenance: acp_registry::online::ProvenanceConfig::default(),
+        github_token: None,
+        baseline: None,
     };
     let progress = std::sync::Arc::new(acp_registry::online::Silent);
     let outcome = acp_registry::online::check(

@@ -985,3 +985,193 @@ fn pypi_provenance_names_its_trusted_publisher() {
     );
     assert_eq!(of_code(&run, "package-provenance-missing"), []);
 }
+
+/// sha256 of `released bytes\n` and of `re-uploaded bytes\n`.
+const RELEASED: &str = "released bytes\n";
+const RE_UPLOADED: &str = "re-uploaded bytes\n";
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    use std::fmt::Write as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .fold(String::new(), |mut hex, b| {
+            write!(hex, "{b:02x}").unwrap();
+            hex
+        })
+}
+
+/// A git registry whose committed entry `retag-agent` pins the digest of [`RELEASED`], and a
+/// server that now serves `served` at the same URL.
+fn pinned_and_committed(served: &'static str) -> (Server, tempfile::TempDir) {
+    let server = Server::start(move |_: &net_server::Request, _| Reply::body(200, served));
+    let pin = sha256_hex(RELEASED.as_bytes());
+    let root = registry(
+        &server.url(""),
+        &[manifest(
+            "retag-agent",
+            binary(&server.url(ARCHIVE), Some(&pin)),
+        )],
+    );
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "base"]);
+    (server, root)
+}
+
+fn finding<'r>(run: &'r Run, code: &str) -> Vec<&'r (String, String, String, String)> {
+    run.findings.iter().filter(|f| f.1 == code).collect()
+}
+
+#[test]
+fn a_committed_pin_whose_archive_changed_is_a_retag_not_a_mismatch() {
+    let (_server, root) = pinned_and_committed(RE_UPLOADED);
+    let run = validate(root.path(), &["--verify-archives", "--no-cache"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        finding(&run, "sha256-mismatch").is_empty(),
+        "{:?}",
+        run.findings
+    );
+    let retag = finding(&run, "archive-retagged");
+    assert_eq!(retag.len(), 1, "{:?}", run.findings);
+    let (severity, _, place, message) = retag[0];
+    assert_eq!(severity, "error");
+    assert!(place.starts_with("retag-agent/agent.json:"), "{place}");
+    assert!(
+        message.contains("archive of 1.0.0 changed after it was pinned")
+            && message.contains(&sha256_hex(RE_UPLOADED.as_bytes()))
+            && message.contains("unchanged since HEAD"),
+        "{message}"
+    );
+    // Without --quarantine-retagged nothing is written.
+    assert!(!root.path().join("quarantine.json").exists());
+    // The same bytes as pinned: nothing to say.
+    let (_server, clean) = pinned_and_committed(RELEASED);
+    let run = validate(clean.path(), &["--verify-archives", "--no-cache"]);
+    assert_eq!((run.code, codes(&run)), (0, vec![]), "{:?}", run.findings);
+}
+
+#[test]
+fn a_pin_edited_since_the_base_stays_a_plain_mismatch() {
+    let (_server, root) = pinned_and_committed(RE_UPLOADED);
+    let path = root.path().join("retag-agent/agent.json");
+    let wrong = "b".repeat(64);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace(&sha256_hex(RELEASED.as_bytes()), &wrong),
+    )
+    .unwrap();
+    // Not committed: against HEAD, and against --changed-since, the pin was just edited.
+    for args in [
+        vec!["--verify-archives", "--no-cache"],
+        vec!["--verify-archives", "--no-cache", "--changed-since", "HEAD"],
+    ] {
+        let run = validate(root.path(), &args);
+        assert_eq!(
+            codes(&run),
+            ["sha256-mismatch"],
+            "{args:?}: {:?}",
+            run.findings
+        );
+    }
+    // Another archive URL with the old pin is an edit too.
+    std::fs::write(&path, text.replace(".tar.gz", "-musl.tar.gz")).unwrap();
+    let run = validate(root.path(), &["--verify-archives", "--no-cache"]);
+    assert!(
+        finding(&run, "archive-retagged").is_empty(),
+        "{:?}",
+        run.findings
+    );
+    assert_eq!(
+        finding(&run, "sha256-mismatch").len(),
+        1,
+        "{:?}",
+        run.findings
+    );
+}
+
+#[test]
+fn with_changed_since_an_entry_changed_elsewhere_keeps_its_pin_and_is_retagged() {
+    let (_server, root) = pinned_and_committed(RE_UPLOADED);
+    // A later commit changes the entry's README only: the pin is the base's.
+    std::fs::write(root.path().join("retag-agent/README.md"), "# Retag agent\n").unwrap();
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "readme"]);
+    let run = validate(
+        root.path(),
+        &[
+            "--verify-archives",
+            "--no-cache",
+            "--changed-since",
+            "HEAD~1",
+        ],
+    );
+    assert_eq!(codes(&run), ["archive-retagged"], "{:?}", run.findings);
+    assert!(
+        run.findings[0].3.contains("unchanged since HEAD~1"),
+        "{:?}",
+        run.findings
+    );
+}
+
+#[test]
+fn quarantine_retagged_adds_the_entry_keeping_the_file_comments() {
+    let (_server, root) = pinned_and_committed(RE_UPLOADED);
+    let quarantine = "// Entries withheld by the maintainers.\n{\n  // since June\n  \"zz-old-agent\": \"Broken launcher\"\n}\n";
+    std::fs::write(root.path().join("quarantine.json"), quarantine).unwrap();
+    let args = ["--verify-archives", "--no-cache", "--quarantine-retagged"];
+    let run = validate(root.path(), &args);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("quarantined `retag-agent` in quarantine.json: retagged: the 1.0.0 archives"),
+        "{}",
+        run.stderr
+    );
+    let written = std::fs::read_to_string(root.path().join("quarantine.json")).unwrap();
+    let reason = "retagged: the 1.0.0 archives no longer match their sha256 pins (possible compromise; see `acp-registry explain archive-retagged`)";
+    assert_eq!(
+        written,
+        format!("// Entries withheld by the maintainers.\n{{\n  \"retag-agent\": \"{reason}\",\n  // since June\n  \"zz-old-agent\": \"Broken launcher\"\n}}\n")
+    );
+    // The file is one the registry reads: no quarantine-format finding, and a second run
+    // leaves it as it is.
+    let again = validate(root.path(), &args);
+    assert!(
+        finding(&again, "quarantine-format").is_empty(),
+        "{:?}",
+        again.findings
+    );
+    assert!(
+        again
+            .stderr
+            .contains("`retag-agent` is already quarantined"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("quarantine.json")).unwrap(),
+        written
+    );
+}
+
+#[test]
+fn quarantine_retagged_creates_the_file_when_the_registry_has_none() {
+    let (_server, root) = pinned_and_committed(RE_UPLOADED);
+    validate(
+        root.path(),
+        &["--verify-archives", "--no-cache", "--quarantine-retagged"],
+    );
+    let written = std::fs::read_to_string(root.path().join("quarantine.json")).unwrap();
+    let value: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(
+        value.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["retag-agent"]
+    );
+    assert!(value["retag-agent"]
+        .as_str()
+        .unwrap()
+        .starts_with("retagged: the 1.0.0 archives"));
+}

@@ -40,9 +40,13 @@
 //! "_previous/registry.json"]`; `"exit": N` names the exit code a failing case expects when
 //! it is not 1 or 0 (3: published with held-back entries).
 //!
-//! Change codes (`--changed-since`): a case holding `_base/` is run in a git repository whose
-//! one commit is `_base/`'s content; the case's other files are then the working tree, and the
-//! run adds `--changed-since HEAD`.
+//! Cases about a base revision (`--changed-since`, pins as committed) run in a fresh git
+//! repository whose one commit is the base: `_base/`'s content when the case holds `_base/`
+//! (the case's other files are then the working tree, and the run adds `--changed-since
+//! HEAD`), else the case's copy with `{{server}}` filled in. A `git.json` (`{"args": [...],
+//! "after": {"<path>": "<text>"}, "replace": {"<path>": ["<old>", "<new>"]}}`) then writes the
+//! files of `after` and makes the `replace` edits (changes since that commit), and the run
+//! adds its `args` instead.
 //!
 //! Every case runs `acp-registry validate --registry . --format json` inside a fresh copy in
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
@@ -197,8 +201,7 @@ fn run_case(case: &Case) -> Result<(), String> {
     let registry = temp.path().join("registry");
     let subcommand = online_command(&case.dir);
     prepare_case(case, &registry, &subcommand)?;
-    let changed = git_case(&registry).map_err(|e| fail(format!("cannot set up git: {e}")))?;
-    let (exit, all) = run_subcommand(case, &registry, &subcommand, changed)?;
+    let (exit, all) = run_subcommand(case, &registry, &subcommand)?;
     check_findings(case, exit, &all)
 }
 
@@ -228,7 +231,6 @@ fn run_subcommand(
     case: &Case,
     registry: &Path,
     subcommand: &str,
-    changed: bool,
 ) -> Result<Outcome, String> {
     let fail = failure(case);
     // From inside the copy with `--registry .`, finding paths are relative to the registry
@@ -238,12 +240,11 @@ fn run_subcommand(
         .args([subcommand, "--registry", ".", "--format", "json"])
         .current_dir(registry)
         .env_remove("GITHUB_STEP_SUMMARY");
-    if changed {
-        command.args(["--changed-since", "HEAD"]);
-    }
     // Kept alive until the run ends.
     let _server = online_case(&case.dir, registry, &mut command)
         .map_err(|e| fail(format!("cannot set up the online case: {e}")))?;
+    git_case(&case.dir, registry, &mut command)
+        .map_err(|e| fail(format!("cannot set up the git case: {e}")))?;
     let output = command
         .output()
         .map_err(|e| fail(format!("cannot run {BIN}: {e}")))?;
@@ -341,50 +342,6 @@ fn expected_exit(dir: &Path) -> Option<i32> {
     spec["exit"].as_i64().and_then(|e| i32::try_from(e).ok())
 }
 
-/// For a case with `_base/`: make `registry` a git repository whose one commit holds
-/// `_base/`'s files, with the rest of the case as the uncommitted working tree. Whether it
-/// did.
-fn git_case(registry: &Path) -> std::io::Result<bool> {
-    let base = registry.join("_base");
-    if !base.is_dir() {
-        return Ok(false);
-    }
-    let current = registry.with_file_name("current");
-    fs::rename(registry, &current)?;
-    fs::rename(current.join("_base"), registry)?;
-    let git = |args: &[&str]| -> std::io::Result<()> {
-        let output = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(["-c", "commit.gpgsign=false"])
-            .args(args)
-            .current_dir(registry)
-            .output()?;
-        if output.status.success() {
-            Ok(())
-        } else {
-            Err(std::io::Error::other(
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            ))
-        }
-    };
-    git(&["init", "-q"])?;
-    git(&["add", "-A"])?;
-    git(&["commit", "-qm", "base"])?;
-    for entry in fs::read_dir(registry)? {
-        let entry = entry?;
-        if entry.file_name() != ".git" {
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                fs::remove_dir_all(path)?;
-            } else {
-                fs::remove_file(path)?;
-            }
-        }
-    }
-    copy_dir(&current, registry, false)?;
-    Ok(true)
-}
-
 /// Replies with `body_path` get the bytes of that file of the copied registry.
 fn load_bodies(routes: &mut Value, registry: &Path) -> std::io::Result<()> {
     let Some(routes) = routes.as_object_mut() else {
@@ -441,6 +398,93 @@ fn online_case(
     Ok(Some(server))
 }
 
+/// For a case about a base revision (`_base/` or `git.json`, see the module's doc): commit
+/// the base to a fresh repository in `registry`, leave the case's changes in the working tree
+/// and add the arguments.
+fn git_case(dir: &Path, registry: &Path, command: &mut Command) -> std::io::Result<()> {
+    let spec: Option<Value> = match fs::read_to_string(dir.join("git.json")) {
+        Ok(text) => Some(
+            serde_json::from_str(&text)
+                .map_err(|e| std::io::Error::other(format!("git.json: {e}")))?,
+        ),
+        Err(_) => None,
+    };
+    let base = registry.join("_base");
+    let has_base = base.is_dir();
+    if spec.is_none() && !has_base {
+        return Ok(());
+    }
+    let current = registry.with_file_name("current");
+    if has_base {
+        fs::rename(registry, &current)?;
+        fs::rename(current.join("_base"), registry)?;
+    }
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-qm", "base"],
+    ] {
+        let output = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(registry)
+            .output()?;
+        if !output.status.success() {
+            return Err(std::io::Error::other(format!(
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )));
+        }
+    }
+    if has_base {
+        replace_work_tree(registry, &current)?;
+    }
+    let spec = spec.unwrap_or_default();
+    apply_git_edits(&spec, registry)?;
+    match spec["args"].as_array() {
+        Some(args) => command.args(args.iter().filter_map(Value::as_str)),
+        None => command.args(["--changed-since", "HEAD"]),
+    };
+    Ok(())
+}
+
+/// Replace everything of the work tree `registry` but `.git` with the files of `from`.
+fn replace_work_tree(registry: &Path, from: &Path) -> std::io::Result<()> {
+    for entry in fs::read_dir(registry)? {
+        let entry = entry?;
+        if entry.file_name() != ".git" {
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                fs::remove_dir_all(path)?;
+            } else {
+                fs::remove_file(path)?;
+            }
+        }
+    }
+    copy_dir(from, registry, false)
+}
+
+/// `git.json`'s `after` files and `replace` edits, made in `registry`.
+fn apply_git_edits(spec: &Value, registry: &Path) -> std::io::Result<()> {
+    for (path, text) in spec["after"].as_object().into_iter().flatten() {
+        fs::write(registry.join(path), text.as_str().unwrap_or_default())?;
+    }
+    for (path, edit) in spec["replace"].as_object().into_iter().flatten() {
+        let (Some(old), Some(new)) = (edit[0].as_str(), edit[1].as_str()) else {
+            return Err(std::io::Error::other("git.json: replace takes [old, new]"));
+        };
+        let text = fs::read_to_string(registry.join(path))?;
+        if !text.contains(old) {
+            return Err(std::io::Error::other(format!(
+                "git.json: `{old}` is not in {path}"
+            )));
+        }
+        fs::write(registry.join(path), text.replace(old, new))?;
+    }
+    Ok(())
+}
+
 fn replace_in_files(dir: &Path, from: &str, to: &str) -> std::io::Result<()> {
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
@@ -483,7 +527,7 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
     for entry in fs::read_dir(from)? {
         let entry = entry?;
         let name = entry.file_name();
-        if top && (name == "expected.txt" || name == "online.json") {
+        if top && (name == "expected.txt" || name == "online.json" || name == "git.json") {
             continue;
         }
         let target = to.join(&name);

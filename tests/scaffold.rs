@@ -3,6 +3,7 @@
 //! own and actionlint.
 
 mod common;
+mod net_server;
 
 use std::path::Path;
 
@@ -629,4 +630,126 @@ fn man_page_is_roff_listing_every_command() {
     for command in ["validate", "build", "site", "explain", "new", "completions"] {
         assert!(run.stdout.contains(command), "{command}");
     }
+}
+
+/// `new --binary --archive …` against a local server answering like GitHub: the API's release
+/// by tag, then the archives.
+fn new_with_archives(dir: &Path, server: &net_server::Server, archives: &[&str]) -> common::Run {
+    let https = |path: &str| server.url(path).replacen("http://", "https://", 1);
+    let mut args = vec!["new".to_string(), "my-agent".into(), "--binary".into()];
+    for archive in archives {
+        let (platform, path) = archive.split_once('=').unwrap();
+        args.extend(["--archive".into(), format!("{platform}={}", https(path))]);
+    }
+    args.extend([
+        "--registry".into(),
+        ".".into(),
+        "--github-api".into(),
+        https("/api"),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args(&args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap()
+        .into()
+}
+
+const LINUX: &str = "/example/my-agent/releases/download/v1.2.0/my-agent-linux-x86_64.tar.gz";
+const WINDOWS: &str = "/example/my-agent/releases/download/v1.2.0/my-agent-windows-x86_64.zip";
+
+#[test]
+fn new_binary_with_archives_pins_the_published_digest_else_the_downloaded_one() {
+    use net_server::{routes, Reply, Server};
+    let published = "ab".repeat(32);
+    let release = serde_json::json!({"tag_name": "v1.2.0", "assets": [
+        {"name": "my-agent-linux-x86_64.tar.gz", "digest": format!("sha256:{published}")},
+        {"name": "my-agent-windows-x86_64.zip"},
+    ]});
+    let server = Server::start(routes(vec![
+        (
+            "GET /api/repos/example/my-agent/releases/tags/v1.2.0",
+            vec![Reply::json(&release)],
+        ),
+        (
+            &format!("GET {WINDOWS}"),
+            vec![Reply::body(200, "zip bytes\n")],
+        ),
+    ]));
+    let dir = bundled_copy();
+    let run = new_with_archives(
+        dir.path(),
+        &server,
+        &[
+            &format!("linux-x86_64={LINUX}"),
+            &format!("windows-x86_64={WINDOWS}"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let text = std::fs::read_to_string(dir.path().join("my-agent/agent.json")).unwrap();
+    let manifest = acp_registry::manifest::jsonc::parse(&text)
+        .unwrap()
+        .to_json();
+    let binary = &manifest["distribution"]["binary"];
+    assert_eq!(binary["linux-x86_64"]["sha256"], published.as_str());
+    // sha256 of `zip bytes\n`: the API lists the asset without a digest.
+    assert_eq!(
+        binary["windows-x86_64"]["sha256"],
+        "f2e5c95c99644ed7053beecd3b987d590db91837e23e4ebefe4102dba547a2c8"
+    );
+    assert_eq!(binary["windows-x86_64"]["cmd"], "my-agent.exe");
+    assert_eq!(manifest["version"], "1.2.0");
+    // The archive GitHub published a digest for is never downloaded.
+    assert!(
+        !server.requests().contains(&format!("GET {LINUX}")),
+        "{:?}",
+        server.requests()
+    );
+    // No digest is left to do, the scaffold is canonical, and the version matches the URLs.
+    let codes = codes_for(dir.path(), "my-agent");
+    assert!(
+        codes
+            .iter()
+            .all(|(_, c)| c == "placeholder" || c == "platform-coverage"),
+        "{codes:?}"
+    );
+    assert_eq!(
+        acp_registry(&["fmt", "--check", "my-agent"], dir.path()).code,
+        0
+    );
+}
+
+#[test]
+fn new_binary_creates_nothing_when_a_digest_cannot_be_found() {
+    let server = net_server::Server::start(net_server::routes(vec![]));
+    let dir = bundled_copy();
+    let run = new_with_archives(dir.path(), &server, &[&format!("linux-x86_64={LINUX}")]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("cannot find the sha256 of"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing was created"), "{}", run.stderr);
+    assert!(!dir.path().join("my-agent").exists());
+    let run = acp_registry(
+        &[
+            "new",
+            "my-agent",
+            "--binary",
+            "--archive",
+            "linux-x64=https://example.com/a.zip",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unknown platform `linux-x64`"),
+        "{}",
+        run.stderr
+    );
 }

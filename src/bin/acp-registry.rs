@@ -110,9 +110,27 @@ struct NewArgs {
     /// Launched with uvx: a PyPI package, optionally pinned `==X.Y.Z`.
     #[arg(long, value_name = "PKG", group = "launch")]
     uvx: Option<String>,
-    /// Per-platform archives (placeholders for macOS, Linux and Windows).
+    /// Per-platform archives: those of --archive, each with its sha256, else placeholders for
+    /// macOS, Linux and Windows.
     #[arg(long, group = "launch")]
     binary: bool,
+    /// With --binary: one platform's release archive, e.g. `linux-x86_64=<asset URL>`
+    /// (repeat per platform). Its sha256 is written: GitHub's published digest of the asset,
+    /// else that of the download.
+    #[arg(long, value_name = "PLATFORM=URL", requires = "binary", value_parser = parse_archive)]
+    archive: Vec<new::Archive>,
+    /// Largest archive downloaded to hash it, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
+    archive_cap: u64,
+    /// GitHub API base URL asked for published digests (overrides `online.github_api`).
+    #[arg(long, value_name = "URL")]
+    github_api: Option<String>,
+    #[command(flatten)]
+    loopback: LoopbackArg,
+}
+
+fn parse_archive(text: &str) -> Result<new::Archive, String> {
+    new::Archive::parse(text)
 }
 
 #[derive(Args)]
@@ -424,9 +442,14 @@ struct OnlineArgs {
     /// Also check over the network: archive URLs answer, npm and PyPI pins exist.
     #[arg(long)]
     online: bool,
-    /// Download every archive and compare its sha256 with the pin (implies --online).
+    /// Download every archive and compare its sha256 with the pin (implies --online); a pin
+    /// that no longer matches at an unchanged version is `archive-retagged`.
     #[arg(long)]
     verify_archives: bool,
+    /// Add every entry with an `archive-retagged` finding to quarantine.json (comments kept;
+    /// created when absent).
+    #[arg(long, requires = "verify_archives")]
+    quarantine_retagged: bool,
     /// Largest archive --verify-archives downloads, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
     archive_cap: u64,
@@ -492,6 +515,7 @@ impl OnlineArgs {
     fn flags(self) -> Option<online::Flags> {
         let base = online::Flags {
             verify_archives: self.verify_archives,
+            quarantine_retagged: self.quarantine_retagged,
             archive_cap_mib: self.archive_cap,
             cache: self.cache,
             no_cache: self.no_cache,
@@ -625,9 +649,18 @@ impl NewArgs {
             launch: match (self.npx, self.uvx) {
                 (Some(package), _) => new::Launch::Npx(package),
                 (_, Some(package)) => new::Launch::Uvx(package),
-                _ => new::Launch::Binary,
+                _ => new::Launch::Binary(self.archive),
             },
             color: Stream::Stdout.use_color(),
+            online: online::Flags {
+                archive_cap_mib: self.archive_cap,
+                endpoints: acp_registry::online::EndpointOverrides {
+                    github_api: self.github_api,
+                    ..Default::default()
+                },
+                allow_loopback_for_tests: self.loopback.allow_loopback_for_tests,
+                ..online::Flags::default()
+            },
         }
     }
 }

@@ -91,6 +91,10 @@ fn configured(code: Code, registry: &Path) -> String {
     match config.policy.severity.get(&code) {
         Some(Level::Off) => lines.push("turned off".to_string()),
         Some(Level::On(severity)) => lines.push(format!("severity {severity}")),
+        None if code == Code::Sha256Missing => lines.push(format!(
+            "require_sha256 {}",
+            config.policy.require_sha256.as_str()
+        )),
         None => {}
     }
     let exempt: Vec<&str> = config

@@ -68,6 +68,7 @@ failed_from!(
     crate::registry::build::BuildError,
     crate::registry::git::GitError,
     crate::registry::last_good::LastGoodError,
+    crate::registry::quarantine::QuarantineError,
     crate::online::OnlineError,
     crate::verify::VerifyError,
     crate::verify::matrix::MatrixError,

@@ -12,8 +12,9 @@ use super::validate::{render, Format};
 use super::{display_root, exit};
 use crate::diagnostics::escape;
 use crate::manifest::names::is_valid_id;
+use crate::manifest::PLATFORMS;
 use crate::registry::check_registry;
-use crate::rules::{package_name_and_pin, Version, PLACEHOLDERS, SCAFFOLD_ICON};
+use crate::rules::{package_name_and_pin, url_versions, Version, PLACEHOLDERS, SCAFFOLD_ICON};
 
 /// Where `$schema` points: the schema `build` publishes at the default base URL.
 pub const SCHEMA_URL: &str =
@@ -35,8 +36,40 @@ pub enum Launch {
     Npx(String),
     /// A `PyPI` package: `name`, or pinned `name==X.Y.Z`.
     Uvx(String),
-    /// Per-platform archives (placeholders for every OS family).
-    Binary,
+    /// Per-platform archives: the ones given, each with its digest, or placeholders for every
+    /// OS family when none is.
+    Binary(Vec<Archive>),
+}
+
+/// One platform's release archive given to `new --binary --archive PLATFORM=URL`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Archive {
+    /// The platform key, e.g. `linux-x86_64`.
+    pub platform: String,
+    /// The archive's URL.
+    pub url: String,
+    /// Its sha256, found by [`run`] before anything is written.
+    pub sha256: Option<String>,
+}
+
+impl Archive {
+    /// `PLATFORM=URL`, as the flag takes it.
+    pub fn parse(text: &str) -> Result<Archive, String> {
+        let (platform, url) = text
+            .split_once('=')
+            .ok_or_else(|| format!("`{text}` is not PLATFORM=URL"))?;
+        if !PLATFORMS.contains(&platform) {
+            return Err(format!(
+                "unknown platform `{platform}`; platforms are {}",
+                PLATFORMS.join(", ")
+            ));
+        }
+        Ok(Archive {
+            platform: platform.to_string(),
+            url: url.to_string(),
+            sha256: None,
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +83,9 @@ pub struct Options {
     pub launch: Launch,
     /// Colour the printed next steps.
     pub color: bool,
+    /// How the digests of `--archive` URLs are found: the GitHub API, the archive cap, the
+    /// test-only loopback switch (the other online flags do not apply).
+    pub online: super::online::Flags,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +123,27 @@ pub enum NewError {
     #[error(transparent)]
     /// The registry could not be read.
     Registry(#[from] crate::registry::RegistryError),
+    #[error("--archive {platform}={url}: {message}")]
+    /// An `--archive` flag cannot be used.
+    Archive {
+        /// The platform key.
+        platform: String,
+        /// The URL as given.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    #[error("cannot find the sha256 of `{url}` ({error}); nothing was created: check the URL, or run again later")]
+    /// The digest of an archive could be neither read from GitHub nor downloaded.
+    Digest {
+        /// The archive's URL.
+        url: String,
+        /// Why.
+        error: crate::net::NetError,
+    },
+    #[error(transparent)]
+    /// The network could not be set up.
+    Online(#[from] crate::online::OnlineError),
     #[error("the scaffold does not fill or format ({0}); this is a bug of acp-registry, please report it")]
     /// A template of `templates/new/` is broken.
     Template(String),
@@ -109,7 +166,14 @@ fn filled(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewE
     let (version, package, distribution) = match launch {
         Launch::Npx(spec) => package(NPX, spec, true)?,
         Launch::Uvx(spec) => package(UVX, spec, false)?,
-        Launch::Binary => (FIRST_VERSION.to_string(), String::new(), BINARY),
+        Launch::Binary(archives) if archives.is_empty() => {
+            (FIRST_VERSION.to_string(), String::new(), BINARY.to_string())
+        }
+        Launch::Binary(archives) => (
+            archives_version(archives),
+            String::new(),
+            binary_block(id, archives),
+        ),
     };
     let name = display_name(id);
     let value = |key: &str| -> Option<String> {
@@ -123,7 +187,7 @@ fn filled(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewE
             _ => placeholder?.text.to_string(),
         })
     };
-    let block = fill(distribution, &value).map_err(NewError::Template)?;
+    let block = fill(&distribution, &value).map_err(NewError::Template)?;
     let manifest = fill(AGENT, &|key| match key {
         "distribution" => Some(block.trim_end().to_string()),
         _ => value(key),
@@ -139,13 +203,99 @@ fn filled(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewE
     ])
 }
 
+/// The version every archive URL names, else the first version (`version-mismatch` then
+/// says what to align).
+fn archives_version(archives: &[Archive]) -> String {
+    let named: BTreeSet<String> = archives
+        .iter()
+        .filter_map(|a| url::Url::parse(&a.url).ok())
+        .flat_map(|url| url_versions(url.path()))
+        .collect();
+    match named.into_iter().collect::<Vec<_>>().as_slice() {
+        [one] if Version::parse(one).is_some() => one.clone(),
+        _ => FIRST_VERSION.to_string(),
+    }
+}
+
+/// The distribution block of the given archives, each with its `cmd` guess and its digest;
+/// `fmt`'s formatter puts it in the canonical layout.
+fn binary_block(id: &str, archives: &[Archive]) -> String {
+    let mut archives = archives.to_vec();
+    archives.sort_by(|a, b| a.platform.cmp(&b.platform));
+    let targets: serde_json::Map<String, serde_json::Value> = archives
+        .iter()
+        .map(|a| {
+            let cmd = if a.platform.starts_with("windows") {
+                format!("{id}.exe")
+            } else {
+                format!("./{id}")
+            };
+            let mut target = serde_json::json!({ "archive": a.url, "cmd": cmd });
+            if let Some(sha256) = &a.sha256 {
+                target["sha256"] = serde_json::Value::String(sha256.clone());
+            }
+            (a.platform.clone(), target)
+        })
+        .collect();
+    let json = serde_json::to_string_pretty(&serde_json::json!({ "binary": targets }))
+        .expect("a JSON value serialises");
+    // The members of the outer object, indented as `distribution`'s: the layout `fmt` writes.
+    let lines: Vec<String> = json
+        .lines()
+        .skip(1)
+        .take_while(|line| *line != "}")
+        .map(|line| format!("  {line}"))
+        .collect();
+    format!(
+        "    // One archive per platform, downloaded and unpacked by the client; `cmd` is the\n    // executable inside it (check it), `sha256` the archive's digest.\n{}",
+        lines.join("\n")
+    )
+}
+
+/// Find the digest of every `--archive` (GitHub's published one, else the download's),
+/// before anything is written.
+fn pin_archives(options: &Options) -> Result<Launch, NewError> {
+    let Launch::Binary(archives) = &options.launch else {
+        return Ok(options.launch.clone());
+    };
+    if archives.is_empty() {
+        return Ok(options.launch.clone());
+    }
+    let mut seen = BTreeSet::new();
+    for a in archives {
+        if !seen.insert(a.platform.as_str()) {
+            return Err(NewError::Archive {
+                platform: a.platform.clone(),
+                url: a.url.clone(),
+                message: "the platform is given twice".into(),
+            });
+        }
+    }
+    let (config, _) = crate::registry::Config::load(&options.registry);
+    let online = super::online::options(&options.online, &config);
+    let urls: Vec<String> = archives.iter().map(|a| a.url.clone()).collect();
+    let digests = crate::online::digest::pin_digests(&urls, &online)?;
+    let mut pinned = Vec::new();
+    for (archive, digest) in archives.iter().zip(digests) {
+        let digest = digest.map_err(|error| NewError::Digest {
+            url: archive.url.clone(),
+            error,
+        })?;
+        pinned.push(Archive {
+            sha256: Some(digest.sha256),
+            ..archive.clone()
+        });
+    }
+    Ok(Launch::Binary(pinned))
+}
+
 /// The version a package spec pins (or the first version, pinned for it), the pinned spec
 /// escaped for a JSON string, and the distribution template it goes into.
 fn package(
     template: &'static str,
     spec: &str,
     npm: bool,
-) -> Result<(String, String, &'static str), NewError> {
+) -> Result<(String, String, String), NewError> {
     let (name, pin) = package_name_and_pin(spec, npm);
     let separator = if npm { "@" } else { "==" };
     let version = match pin {
@@ -166,7 +316,7 @@ fn package(
     };
     let quoted = serde_json::Value::String(pinned).to_string();
     let escaped = quoted[1..quoted.len() - 1].to_string();
-    Ok((version, escaped, template))
+    Ok((version, escaped, template.to_string()))
 }
 
 /// `my-agent` → `My Agent`.
@@ -187,8 +337,17 @@ fn display_name(id: &str) -> String {
 /// to-do list (the placeholders to replace; for binaries the missing checksums) and the
 /// command to run next. Exit 0: the entry was created; its findings are expected.
 pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let files = scaffold(&options.id, &options.launch)?;
+    // Refused before the network is asked.
+    scaffold(&options.id, &options.launch)?;
     let folder = options.registry.join(&options.id);
+    if !options.registry.is_dir() {
+        return Err(NewError::NoRegistry(options.registry.clone()).into());
+    }
+    if folder.exists() || folder.is_symlink() {
+        return Err(NewError::Exists(folder).into());
+    }
+    let launch = pin_archives(options)?;
+    let files = scaffold(&options.id, &launch)?;
     create(&options.registry, &folder, &files)?;
     let root = display_root(&options.registry);
     let entry = join_display(&root, &options.id);
@@ -286,7 +445,12 @@ mod tests {
         for launch in [
             Launch::Npx("@scope/tool".into()),
             Launch::Uvx("tool[acp]".into()),
-            Launch::Binary,
+            Launch::Binary(Vec::new()),
+            Launch::Binary(vec![Archive {
+                platform: "linux-x86_64".into(),
+                url: "https://github.com/o/my-agent/releases/download/v1.2.3/a.tar.gz".into(),
+                sha256: Some("ab".repeat(32)),
+            }]),
         ] {
             let manifest = &filled("my-agent", &launch).unwrap()[0].1;
             let canonical = formatted(manifest, "agent.json").unwrap();
@@ -299,7 +463,7 @@ mod tests {
 
     #[test]
     fn every_placeholder_is_written_by_a_template_and_no_key_is_left() {
-        let files: Vec<String> = [Launch::Npx("tool".into()), Launch::Binary]
+        let files: Vec<String> = [Launch::Npx("tool".into()), Launch::Binary(Vec::new())]
             .iter()
             .flat_map(|launch| scaffold("my-agent", launch).unwrap())
             .map(|(_, text)| text)

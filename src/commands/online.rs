@@ -2,16 +2,19 @@
 //! [`online::Options`], running the online rules and drawing their progress bar.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::CommandError;
+use crate::diagnostics::escape;
 use crate::net::NetConfig;
 use crate::online::{self, EndpointOverrides, Endpoints, Progress};
-use crate::registry::{Checked, Config};
+use crate::registry::quarantine::{self, Quarantined};
+use crate::registry::{git, Checked, Config};
 
 /// The `--online` family of flags.
 #[derive(Debug, Clone)]
@@ -31,6 +34,9 @@ pub struct Flags {
     /// TEST ONLY (`ACP_REGISTRY_TEST_ALLOW_LOOPBACK=1`): admit loopback addresses, over
     /// plain http too, so tests and benchmarks can use local servers. Relaxes nothing else.
     pub allow_loopback_for_tests: bool,
+    /// `--quarantine-retagged`: add each entry with an `archive-retagged` finding to
+    /// `quarantine.json`.
+    pub quarantine_retagged: bool,
 }
 
 impl Default for Flags {
@@ -43,6 +49,7 @@ impl Default for Flags {
             cache_max_age: Duration::from_secs(24 * 3600),
             endpoints: EndpointOverrides::default(),
             allow_loopback_for_tests: false,
+            quarantine_retagged: false,
         }
     }
 }
@@ -66,17 +73,32 @@ pub fn options(flags: &Flags, config: &Config) -> online::Options {
         },
         max_age: flags.cache_max_age,
         provenance: config.provenance.clone(),
+        github_token: github_token(),
+        baseline: None,
     }
 }
 
+/// `GITHUB_TOKEN` when set and not empty: sent to the GitHub API's origin only.
+pub(crate) fn github_token() -> Option<String> {
+    std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty())
+}
+
 /// Add the online findings of the checked entries to `checked.report`; problems of the run
-/// itself (the cache) are printed to stderr as warnings.
+/// itself (the cache) are printed to stderr as warnings. Pins are compared with the
+/// manifests at `changed_since`, else at git's `HEAD` (`archive-retagged`); with
+/// `--quarantine-retagged` the retagged entries are added to `quarantine.json`.
 pub fn extend(
     checked: &mut Checked,
+    root: &Path,
     only: Option<&BTreeSet<String>>,
+    changed_since: Option<&str>,
     flags: &Flags,
 ) -> Result<(), CommandError> {
-    let options = options(flags, &checked.config);
+    let mut options = options(flags, &checked.config);
+    if flags.verify_archives {
+        let baseline = git::Baseline::at(root, changed_since.unwrap_or("HEAD"));
+        options.baseline = baseline.map(|b| Arc::new(b) as Arc<dyn online::Baseline>);
+    }
     let progress = Arc::new(Bar::new());
     let outcome = online::check(
         &checked.entries,
@@ -89,7 +111,31 @@ pub fn extend(
     for warning in &outcome.warnings {
         eprintln!("warning: {warning}");
     }
+    if flags.quarantine_retagged && !outcome.retagged.is_empty() {
+        quarantine_retagged(root, &outcome.retagged)?;
+    }
     checked.add_findings(outcome.diagnostics);
+    Ok(())
+}
+
+/// Add the retagged ids to `quarantine.json` and say on stderr what was done.
+fn quarantine_retagged(
+    root: &Path,
+    retagged: &std::collections::BTreeMap<String, String>,
+) -> Result<(), CommandError> {
+    let outcome = quarantine::add(root, retagged)?;
+    let file = super::fmt::join_display(&super::display_root(root), quarantine::QUARANTINE_FILE);
+    let mut err = std::io::stderr();
+    for (id, result) in outcome {
+        let line = match result {
+            Quarantined::Added(reason) => format!("quarantined `{id}` in {file}: {reason}"),
+            Quarantined::Already(reason) => {
+                format!("`{id}` is already quarantined in {file} ({reason}); left as it is")
+            }
+        };
+        // Ids and reasons come from the registry.
+        let _ = writeln!(err, "{}", escape::terminal(&line));
+    }
     Ok(())
 }
 

@@ -81,7 +81,7 @@ struct Document<'a> {
 /// report says which); a failure of the run itself (a missing registry, say) is an error
 /// (exit 2), as for every command.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
-    let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
+    let token = super::online::github_token();
     let mut outcome = update::run(
         &options.registry,
         &update::Options {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{display_root, exit};
 use crate::diagnostics::{self, escape, Report, Severity};
-use crate::registry::{check_registry, fix, git, select};
+use crate::registry::{check_registry_since, fix, git, select};
 use crate::rules::{check_changes, ChangeBase};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,7 +75,9 @@ fn display_prefix(registry: &Path, format: Format) -> String {
 }
 
 fn check(options: &Options, only: Option<&BTreeSet<String>>) -> anyhow::Result<Report> {
-    let mut checked = check_registry(&options.registry, only)?;
+    // With --changed-since the entries reported are the ones changed since the base.
+    let changed = options.changed_since.as_ref().and(only);
+    let mut checked = check_registry_since(&options.registry, only, changed)?;
     if let (Some(rev), Some(changed)) = (&options.changed_since, only) {
         let manifests = git::manifests_at(&options.registry, rev, changed)?;
         let base = ChangeBase {
@@ -87,7 +89,8 @@ fn check(options: &Options, only: Option<&BTreeSet<String>>) -> anyhow::Result<R
         checked.add_findings(findings);
     }
     if let Some(flags) = &options.online {
-        super::online::extend(&mut checked, only, flags)?;
+        let since = options.changed_since.as_deref();
+        super::online::extend(&mut checked, &options.registry, only, since, flags)?;
     }
     Ok(checked.report)
 }
@@ -112,9 +115,14 @@ fn fix(
         writeln!(err, "{}", escape::terminal(&line))?;
     }
     let applied = attempts.iter().filter(|a| a.failure.is_none()).count();
+    // The check again, without writing quarantine.json a second time.
+    let mut again = options.clone();
+    if let Some(flags) = &mut again.online {
+        flags.quarantine_retagged = false;
+    }
     let report = match applied {
         0 => report,
-        _ => check(options, only)?,
+        _ => check(&again, only)?,
     };
     let left = report.diagnostics.len();
     writeln!(

@@ -63,6 +63,9 @@ pub enum Position {
     Canonical,
     /// After the last member.
     End,
+    /// Before the first member whose name sorts after it (byte order): for objects keyed by
+    /// id, such as `quarantine.json`.
+    Sorted,
 }
 
 /// A JSONC document being edited. Duplicate keys resolve last-wins, as in [`Node::member`].
@@ -156,6 +159,10 @@ impl Editor {
             let names: Vec<String> = object.properties().iter().map(name_of).collect();
             let index = match position {
                 Position::End => names.len(),
+                Position::Sorted => names
+                    .iter()
+                    .position(|name| name.as_str() > key)
+                    .unwrap_or(names.len()),
                 Position::Canonical => {
                     let path: Vec<&str> = steps.iter().map(String::as_str).collect();
                     let order = key_order(&path);

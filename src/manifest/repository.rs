@@ -97,6 +97,47 @@ pub fn normalise(text: &str) -> Option<Repository> {
     from_parts(&host, url.path())
 }
 
+/// A release download URL, `<origin>/<owner>/<repo>/releases/download/<tag>/<file>`, read from
+/// its path with the tag and the file name percent-decoded. Which hosts serve GitHub releases
+/// is for the caller to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseAsset {
+    /// The URL as parsed.
+    pub url: Url,
+    /// The repository's owner.
+    pub owner: String,
+    /// The repository's name.
+    pub repo: String,
+    /// The release's tag, decoded.
+    pub tag: String,
+    /// The asset's file name, decoded.
+    pub file: String,
+}
+
+impl ReleaseAsset {
+    /// `text` read as a release download; `None` for any other URL or path.
+    pub fn parse(text: &str) -> Option<ReleaseAsset> {
+        let url = Url::parse(text).ok()?;
+        let segments: Vec<&str> = url.path_segments()?.collect();
+        let [owner, repo, "releases", "download", tag, file] = segments.as_slice() else {
+            return None;
+        };
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8()
+                .ok()
+                .map(String::from)
+        };
+        Some(ReleaseAsset {
+            owner: (*owner).to_string(),
+            repo: (*repo).to_string(),
+            tag: decode(tag)?,
+            file: decode(file)?,
+            url,
+        })
+    }
+}
+
 /// The repository of a GitHub release asset URL,
 /// `https://<host>/<owner>/<repo>/releases/download/<tag>/<file>` (or
 /// `…/releases/latest/download/<file>`), when `host` is one of `github_hosts`.

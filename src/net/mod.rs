@@ -390,6 +390,35 @@ impl Client {
         })
     }
 
+    /// A JSON API document (GitHub's) read as `T` like [`Client::document`], asked with
+    /// `accept` and the bearer token (only to hops on its origin); `Ok(None)` on 404 or 410.
+    /// One request per URL and type per run. Any other status, a rate limit included, is
+    /// [`NetError::Status`]: callers of a single document fall back rather than wait.
+    pub(crate) async fn api_document<T>(
+        &self,
+        url: &Url,
+        accept: &str,
+        bearer: Option<Bearer<'_>>,
+    ) -> Result<Option<Arc<T>>, NetError>
+    where
+        T: DeserializeOwned + Send + Sync + 'static,
+    {
+        let key = format!("{:?} api {url}", TypeId::of::<T>());
+        let fetch = async {
+            let page = self.api_page(url, accept, bearer).await?;
+            match (page.status, page.body) {
+                (200, Some(body)) => {
+                    let view: T = read_json(&body)?;
+                    Ok(Some(Arc::new(view) as Arc<dyn Any + Send + Sync>))
+                }
+                (404 | 410, _) => Ok(None),
+                (status, _) => Err(NetError::Status(status)),
+            }
+        };
+        let shared = self.documents.once(&key, fetch).await?;
+        Ok(shared.and_then(|view| view.downcast::<T>().ok()))
+    }
+
     /// A document's bytes, under the document cap.
     async fn read_document(&self, response: Response) -> Result<Vec<u8>, NetError> {
         let cap = self.config.document_cap;

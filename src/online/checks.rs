@@ -4,12 +4,15 @@ use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinSet;
 
+use super::digest::{self, ArchiveDigest, DigestSource, GitHubApi};
 use super::packages::{self, Verdict};
 use super::provenance::{self, Facts, Spec};
-use super::{ArchiveTarget, Cache, Options, PackageTarget, Progress, Target};
+use super::{
+    pin_established, retag_reason, ArchiveTarget, Cache, Options, PackageTarget, Progress, Target,
+};
 use crate::diagnostics::{Diagnostic, Fix, FixEdit};
 use crate::manifest::repository::{normalise, Repository};
-use crate::net::{Client, NetError};
+use crate::net::{Client, NetError, Probed};
 use crate::rules::{Code, ManifestDoc};
 
 pub(super) struct Context {
@@ -143,34 +146,40 @@ async fn archive(context: &Context, doc: &ManifestDoc, target: &ArchiveTarget) -
     if !verify {
         return Vec::new();
     }
-    let digest_key = format!("sha256 {url}");
-    let cached = context
-        .cached(&digest_key)
-        .filter(|e| e.validator.is_some() && e.validator == probed.validator)
-        .and_then(|e| e.sha256);
-    let actual = match cached {
-        Some(digest) => digest,
-        None => match context
-            .client
-            .download(url, context.options.archive_cap)
-            .await
-        {
-            Ok(download) => {
-                if download.validator.is_some() {
-                    context.remember(
-                        digest_key,
-                        Some(download.sha256.clone()),
-                        download.validator,
-                    );
-                }
-                download.sha256
-            }
-            Err(error) => return vec![unreachable(doc, &at, url, &error)],
-        },
+    let Some(pin) = sha256 else {
+        return match unpinned_digest(context, url, &probed).await {
+            Ok(digest) => vec![doc
+                .at(
+                    Code::ArchiveDigest,
+                    &at,
+                    format!(
+                        "`{platform}` archive has sha256 {} ({})",
+                        digest.sha256,
+                        digest.source.describe()
+                    ),
+                )
+                .help(format!("pin it: `\"sha256\": \"{}\"`", digest.sha256))
+                .fix(Fix::new(
+                    format!("{pointer}/sha256"),
+                    FixEdit::SetString(digest.sha256),
+                ))],
+            Err(error) => vec![unreachable(doc, &at, url, &error)],
+        };
     };
-    match sha256 {
-        Some(pin) if *pin == actual => Vec::new(),
-        Some(pin) => vec![doc
+    let actual = match downloaded_digest(context, url, &probed).await {
+        Ok(actual) => actual,
+        Err(error) => return vec![unreachable(doc, &at, url, &error)],
+    };
+    if *pin == actual {
+        return Vec::new();
+    }
+    let established = context.options.baseline.as_ref().and_then(|baseline| {
+        let base = tokio::task::block_in_place(|| baseline.manifest_at_base(&doc.source.path))?;
+        pin_established(doc, target, &base).then(|| baseline.revision().to_string())
+    });
+    vec![match established {
+        Some(revision) => retagged(doc, target, &actual, &revision),
+        None => doc
             .at(
                 Code::Sha256Mismatch,
                 &format!("{pointer}/sha256"),
@@ -178,19 +187,86 @@ async fn archive(context: &Context, doc: &ManifestDoc, target: &ArchiveTarget) -
             )
             .help(format!(
                 "if the release was re-uploaded on purpose, pin `\"sha256\": \"{actual}\"`"
-            ))],
-        None => vec![doc
-            .at(
-                Code::ArchiveDigest,
-                &at,
-                format!("`{platform}` archive has sha256 {actual}"),
-            )
-            .help(format!("pin it: `\"sha256\": \"{actual}\"`"))
-            .fix(Fix::new(
-                format!("{pointer}/sha256"),
-                FixEdit::SetString(actual.clone()),
-            ))],
+            )),
+    }]
+}
+
+/// The `archive-retagged` finding: the pin is the one `revision` had, at the same version.
+fn retagged(doc: &ManifestDoc, target: &ArchiveTarget, actual: &str, revision: &str) -> Diagnostic {
+    let ArchiveTarget {
+        platform,
+        pointer,
+        url,
+        sha256,
+    } = target;
+    let pin = sha256.as_deref().unwrap_or_default();
+    let version = doc.root.get_str("version").unwrap_or_default();
+    let id = doc.root.get_str("id").unwrap_or_default();
+    let member = serde_json::json!({ id: retag_reason(version) }).to_string();
+    let member = member.trim_start_matches('{').trim_end_matches('}');
+    doc.at(
+        Code::ArchiveRetagged,
+        &format!("{pointer}/sha256"),
+        format!(
+            "`{platform}` archive of {version} changed after it was pinned: `{url}` serves {actual}, the pin (unchanged since {revision}) is {pin}"
+        ),
+    )
+    .help(format!(
+        "possible compromise: do not re-pin before the agent's maintainers confirm the re-upload; quarantine the entry meanwhile, add {member} to quarantine.json (`--quarantine-retagged` does)"
+    ))
+}
+
+/// The digest to pin for an archive without one: GitHub's published digest, else the
+/// download's (cached by validator).
+async fn unpinned_digest(
+    context: &Context,
+    url: &str,
+    probed: &Probed,
+) -> Result<ArchiveDigest, NetError> {
+    let github = GitHubApi {
+        api: context.options.endpoints.github_api.clone(),
+        token: context.options.github_token.clone(),
+    };
+    if let Some(sha256) = digest::published_digest(&context.client, &github, url).await {
+        return Ok(ArchiveDigest {
+            sha256,
+            source: DigestSource::Published,
+        });
     }
+    let sha256 = downloaded_digest(context, url, probed).await?;
+    Ok(ArchiveDigest {
+        sha256,
+        source: DigestSource::Downloaded,
+    })
+}
+
+/// The sha256 of the archive as served: from the cache while the server still announces the
+/// validator it had, else downloaded (under the cap) and remembered.
+async fn downloaded_digest(
+    context: &Context,
+    url: &str,
+    probed: &Probed,
+) -> Result<String, NetError> {
+    let digest_key = format!("sha256 {url}");
+    let cached = context
+        .cached(&digest_key)
+        .filter(|e| e.validator.is_some() && e.validator == probed.validator)
+        .and_then(|e| e.sha256);
+    if let Some(digest) = cached {
+        return Ok(digest);
+    }
+    let download = context
+        .client
+        .download(url, context.options.archive_cap)
+        .await?;
+    if download.validator.is_some() {
+        context.remember(
+            digest_key,
+            Some(download.sha256.clone()),
+            download.validator,
+        );
+    }
+    Ok(download.sha256)
 }
 
 /// The finding for an archive URL that could not be checked.

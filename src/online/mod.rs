@@ -6,6 +6,7 @@
 
 pub(crate) mod cache;
 mod checks;
+pub mod digest;
 pub(crate) mod packages;
 mod provenance;
 
@@ -125,6 +126,57 @@ pub struct Options {
     pub max_age: Duration,
     /// `provenance` in the configuration.
     pub provenance: ProvenanceConfig,
+    /// `GITHUB_TOKEN`: sent to the GitHub API only, asked for published asset digests.
+    pub github_token: Option<String>,
+    /// The manifests as they were at the base revision, which tell `archive-retagged` from
+    /// `sha256-mismatch`; `None`: no history, every mismatch is `sha256-mismatch`.
+    pub baseline: Option<Arc<dyn Baseline>>,
+}
+
+/// The manifests at the base revision of a run: `--changed-since REV`, else the committed
+/// ones (git's `HEAD`).
+pub trait Baseline: Send + Sync + std::fmt::Debug {
+    /// The text of `file` (relative to the registry root) at the base revision; `None` when
+    /// it did not exist there or cannot be read.
+    fn manifest_at_base(&self, file: &str) -> Option<String>;
+    /// How messages name the base: `HEAD`, or the `--changed-since` revision.
+    fn revision(&self) -> &str;
+}
+
+/// Whether `target`'s pin is one the base revision already had: the manifest's `version`,
+/// and the platform's `archive` and `sha256`, unchanged in `base` (the manifest's text there).
+pub(crate) fn pin_established(doc: &ManifestDoc, target: &ArchiveTarget, base: &str) -> bool {
+    let Ok(old) = crate::manifest::jsonc::parse(base) else {
+        return false;
+    };
+    if old.get_str("version") != doc.root.get_str("version") {
+        return false;
+    }
+    let Some(dist) = old.get("distribution") else {
+        return false;
+    };
+    let pin = target.sha256.as_deref();
+    Distribution::from_node(dist, "/distribution")
+        .binary
+        .iter()
+        .any(|old| {
+            old.platform == target.platform
+                && old.archive.as_deref() == Some(target.url.as_str())
+                && old
+                    .sha256
+                    .as_deref()
+                    .map(str::to_ascii_lowercase)
+                    .as_deref()
+                    == pin
+        })
+}
+
+/// The `quarantine.json` reason for an entry whose archives at `version` were re-uploaded:
+/// the same for every platform, so one member covers them all.
+pub fn retag_reason(version: &str) -> String {
+    format!(
+        "retagged: the {version} archives no longer match their sha256 pins (possible compromise; see `acp-registry explain archive-retagged`)"
+    )
 }
 
 /// Told about the run as it goes (the command draws a progress bar with it).
@@ -153,6 +205,9 @@ pub struct Outcome {
     pub diagnostics: Vec<Diagnostic>,
     /// Problems of the run itself, e.g. an unreadable cache.
     pub warnings: Vec<String>,
+    /// Ids with an `archive-retagged` finding (kept by the policy), with the quarantine
+    /// reason to record.
+    pub retagged: BTreeMap<String, String>,
 }
 
 /// Why the online rules could not run at all.
@@ -271,6 +326,7 @@ pub fn check(
         None => Cache::disabled(),
     };
     let mut jobs = Vec::new();
+    let mut identities = BTreeMap::new();
     for entry in entries {
         if only.is_some_and(|set| !set.contains(&entry.entry.name)) {
             continue;
@@ -279,6 +335,8 @@ pub fn check(
             continue;
         };
         let doc = Arc::new(doc.into_owned());
+        let version = doc.root.get_str("version").unwrap_or_default().to_string();
+        identities.insert(entry.entry.name.clone(), (entry.id().to_string(), version));
         for target in collect(&doc, &entry.diagnostics) {
             jobs.push((entry.entry.name.clone(), doc.clone(), target));
         }
@@ -298,9 +356,16 @@ pub fn check(
         outcome.warnings.push(warning);
     }
     for (entry, findings) in results {
-        let mut sink = Sink::new(policy, Some(entry));
+        let mut sink = Sink::new(policy, Some(entry.clone()));
         for finding in findings {
             sink.push(finding);
+        }
+        let retagged = sink
+            .diagnostics
+            .iter()
+            .any(|d| d.code == crate::rules::Code::ArchiveRetagged);
+        if let (true, Some((id, version))) = (retagged, identities.get(&entry)) {
+            outcome.retagged.insert(id.clone(), retag_reason(version));
         }
         outcome.diagnostics.extend(sink.diagnostics);
     }

@@ -34,7 +34,19 @@ pub fn check_registry(
     root: &Path,
     only: Option<&BTreeSet<String>>,
 ) -> Result<Checked, RegistryError> {
-    let (config, config_findings) = Config::load(root);
+    check_registry_since(root, only, None)
+}
+
+/// [`check_registry`] of a run with `--changed-since`: `changed` are the entry folders that
+/// changed since the base revision (the rules that depend on it, such as `require_sha256`,
+/// read them through the policy).
+pub fn check_registry_since(
+    root: &Path,
+    only: Option<&BTreeSet<String>>,
+    changed: Option<&BTreeSet<String>>,
+) -> Result<Checked, RegistryError> {
+    let (mut config, config_findings) = Config::load(root);
+    config.policy.changed = changed.cloned();
     let discovered = discover(root)?;
     let entries: Vec<EntryReport> = discovered
         .entries

@@ -6,6 +6,7 @@
 //!   "severity": { "license-url-missing": "error", "sha256-missing": "off" },
 //!   "exemptions": { "old-agent": ["license-url-missing"] },
 //!   "required_os": ["darwin", "linux", "windows"],
+//!   "require_sha256": "changed",
 //!   "publish_quarantined": true,
 //!   "online": { "npm_registry": "https://registry.npmjs.org", "pypi": "https://pypi.org" },
 //!   "update": { "min_age_days": 7 },
@@ -32,7 +33,8 @@ use crate::manifest::repository;
 use crate::manifest::{jsonc, Member, Node, NodeValue, DISTRIBUTION_KINDS};
 use crate::online::{EndpointOverrides, ProvenanceConfig};
 use crate::rules::{
-    did_you_mean, is_enforced, read_failure, Code, Level, Policy, DEFAULT_REQUIRED_OS,
+    did_you_mean, is_enforced, read_failure, Code, Level, Policy, RequireSha256,
+    DEFAULT_REQUIRED_OS,
 };
 use crate::source::{SourceFile, Span};
 
@@ -43,7 +45,7 @@ const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Where published files live when `base_url` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
 /// The top-level keys of the configuration.
-pub(crate) const KEYS: [&str; 11] = [
+pub(crate) const KEYS: [&str; 12] = [
     "$schema",
     "online",
     "provenance",
@@ -53,6 +55,7 @@ pub(crate) const KEYS: [&str; 11] = [
     "severity",
     "exemptions",
     "required_os",
+    "require_sha256",
     "publish_quarantined",
     "outputs",
 ];
@@ -198,7 +201,26 @@ impl Config {
         for member in members {
             self.read_member(&mut fields, member);
         }
+        self.check_sha256_settings(&mut fields, members);
         fields.findings
+    }
+
+    /// `require_sha256` and a `severity` override of `sha256-missing` together: the override
+    /// wins everywhere, so the other setting does nothing; a warning says so.
+    fn check_sha256_settings(&self, fields: &mut Fields, members: &[Member]) {
+        let overridden = self.policy.severity.contains_key(&Code::Sha256Missing);
+        let required = members.iter().find(|m| m.key == "require_sha256");
+        if let (true, Some(member)) = (overridden, required) {
+            let mut finding = fields
+                .at(
+                    Code::ConfigInvalid,
+                    member.key_span,
+                    "`require_sha256` has no effect: `severity` sets `sha256-missing` for every entry",
+                )
+                .help("keep one of the two: `require_sha256` to make digests an error in changed entries, or the `severity` override");
+            finding.severity = Severity::Warning;
+            fields.findings.push(finding);
+        }
     }
 
     /// Read one top-level member into the configuration.
@@ -216,6 +238,7 @@ impl Config {
             "severity" => read_severity(fields, value, &mut self.policy),
             "exemptions" => read_exemptions(fields, value, self),
             "required_os" => read_required_os(fields, value, &mut self.policy),
+            "require_sha256" => read_require_sha256(fields, value, &mut self.policy),
             "online" => self.online = read_online(fields, value),
             "verify" => self.verify_auth_types = read_verify(fields, value),
             "update" => read_update(fields, value, &mut self.update_min_age_days),
@@ -750,6 +773,18 @@ fn read_patch_set(fields: &mut Fields, value: &Node, patch: &mut Patch) {
             continue;
         }
         patch.set.insert(field.key.clone(), field.value.to_json());
+    }
+}
+
+fn read_require_sha256(fields: &mut Fields, node: &Node, policy: &mut Policy) {
+    let mode = node.as_str().and_then(RequireSha256::parse);
+    match mode {
+        Some(mode) => policy.require_sha256 = mode,
+        None => fields.problem(
+            node.span,
+            "require_sha256 must be \"off\", \"changed\" or \"all\"",
+            "write \"changed\" (the default: an error in entries a change touches), \"all\" or \"off\"",
+        ),
     }
 }
 

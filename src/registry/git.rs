@@ -193,3 +193,72 @@ fn git_with_input(root: &Path, args: &[&str], input: Vec<u8>) -> Result<Vec<u8>,
     }
     Ok(output.stdout)
 }
+
+/// The text of `file` (relative to `root`, `/`-separated) at `revision`: `Ok(None)` when the
+/// revision has no such file, it is larger than `limit` bytes or not UTF-8.
+pub fn file_at(
+    root: &Path,
+    revision: &str,
+    file: &str,
+    limit: u64,
+) -> Result<Option<String>, GitError> {
+    // `./` makes the path relative to `root` (`-C root`), wherever the work tree starts.
+    let object = format!("{revision}:./{file}");
+    let Ok(size) = git(root, &["cat-file", "-s", &object]) else {
+        return Ok(None);
+    };
+    if size.trim().parse::<u64>().map_or(true, |size| size > limit) {
+        return Ok(None);
+    }
+    match git_with_input(root, &["cat-file", "blob", &object], Vec::new()) {
+        Ok(bytes) => Ok(String::from_utf8(bytes).ok()),
+        Err(GitError::Failed { .. }) => Ok(None),
+        Err(other) => Err(other),
+    }
+}
+
+/// The manifests of a registry at one git revision: what `--verify-archives` compares a
+/// mismatching pin with to tell `archive-retagged` from `sha256-mismatch`.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    root: std::path::PathBuf,
+    revision: String,
+}
+
+impl Baseline {
+    /// `revision` (`--changed-since`, else `HEAD`) of the git work tree holding `root`;
+    /// `None` outside git or when the revision does not name a commit.
+    pub fn at(root: &Path, revision: &str) -> Option<Baseline> {
+        git(
+            root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{revision}^{{commit}}"),
+            ],
+        )
+        .ok()?;
+        Some(Baseline {
+            root: root.to_path_buf(),
+            revision: revision.to_string(),
+        })
+    }
+}
+
+impl crate::online::Baseline for Baseline {
+    fn manifest_at_base(&self, file: &str) -> Option<String> {
+        file_at(
+            &self.root,
+            &self.revision,
+            file,
+            crate::manifest::MAX_MANIFEST_BYTES,
+        )
+        .ok()
+        .flatten()
+    }
+
+    fn revision(&self) -> &str {
+        &self.revision
+    }
+}

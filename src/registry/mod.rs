@@ -7,12 +7,13 @@ pub mod fix;
 pub mod git;
 pub mod last_good;
 pub mod output;
+pub mod quarantine;
 pub mod select;
 pub mod variants;
 
 use std::path::{Path, PathBuf};
 
-pub use check::{check_registry, Checked};
+pub use check::{check_registry, check_registry_since, Checked};
 pub use config::Config;
 
 use crate::diagnostics::Diagnostic;

@@ -232,18 +232,27 @@ fn check_binary_target(
         check_cmd(doc, &format!("{pointer}/cmd"), cmd, sink);
     }
     if target.as_object().is_some() && target.get("sha256").is_none() {
-        sink.push(
-            doc.at_key(
-                Code::Sha256Missing,
-                pointer,
-                format!("`{key}` does not pin a sha256 checksum"),
-            )
-            .help(
-                "add `\"sha256\": \"<64 hex digits>\"`: the output of `sha256sum` on the archive",
-            ),
-        );
+        check_sha256_missing(doc, pointer, key, sink);
     }
     check_args_and_env(doc, pointer, target, sink);
+}
+
+/// `sha256-missing`, at the severity `require_sha256` gives this entry.
+fn check_sha256_missing(doc: &ManifestDoc, pointer: &str, key: &str, sink: &mut Sink) {
+    let Some(severity) = sink.sha256_missing_severity() else {
+        return;
+    };
+    let mut finding = doc
+        .at_key(
+            Code::Sha256Missing,
+            pointer,
+            format!("`{key}` does not pin a sha256 checksum"),
+        )
+        .help(
+            "run `acp-registry validate --fix --verify-archives` to pin it, or add `\"sha256\": \"<64 hex digits>\"` (`sha256sum` of the archive)",
+        );
+    finding.severity = severity;
+    sink.push(finding);
 }
 
 const INSTALLERS: [&str; 6] = [".dmg", ".pkg", ".deb", ".rpm", ".msi", ".appimage"];

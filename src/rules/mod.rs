@@ -31,7 +31,7 @@ pub use entry::{display_path, EntryDir, EntryReport, Manifest, ManifestDoc};
 pub use icons::check_icon;
 pub use metadata::url_problem;
 pub use placeholder::{Placeholder, Scaffolded, PLACEHOLDERS, SCAFFOLD_ICON};
-pub use policy::{is_enforced, Level, Policy, DEFAULT_REQUIRED_OS, ENFORCED};
+pub use policy::{is_enforced, Level, Policy, RequireSha256, DEFAULT_REQUIRED_OS, ENFORCED};
 pub use read::{read_failure, refused};
 pub(crate) use read::{read_text, unlistable};
 pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
@@ -72,6 +72,11 @@ impl<'p> Sink<'p> {
     /// The policy applied.
     pub fn policy(&self) -> &Policy {
         self.policy
+    }
+
+    /// The severity of `sha256-missing` for this sink's entry (`None`: not reported).
+    pub fn sha256_missing_severity(&self) -> Option<Severity> {
+        self.policy.sha256_missing_severity(self.entry.as_deref())
     }
 
     /// Whether findings of `code` are kept for this sink's entry: a rule skips the work

@@ -41,6 +41,37 @@ pub enum Level {
     On(Severity),
 }
 
+/// `require_sha256`: how strictly binary targets must pin `sha256` (`sha256-missing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RequireSha256 {
+    /// Never reported.
+    Off,
+    /// An error in entries changed since `--changed-since`, a warning elsewhere and in runs
+    /// without a base revision (`build`, whole-registry runs).
+    #[default]
+    Changed,
+    /// An error everywhere.
+    All,
+}
+
+impl RequireSha256 {
+    /// The configuration's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequireSha256::Off => "off",
+            RequireSha256::Changed => "changed",
+            RequireSha256::All => "all",
+        }
+    }
+
+    /// The mode `text` names.
+    pub fn parse(text: &str) -> Option<RequireSha256> {
+        [Self::Off, Self::Changed, Self::All]
+            .into_iter()
+            .find(|mode| mode.as_str() == text)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 /// What a registry's configuration says about rules.
 pub struct Policy {
@@ -50,6 +81,11 @@ pub struct Policy {
     pub exemptions: BTreeMap<String, BTreeSet<Code>>,
     /// OS families (`darwin`, `linux`, `windows`) binary distributions must cover.
     pub required_os: Vec<String>,
+    /// `require_sha256`.
+    pub require_sha256: RequireSha256,
+    /// A fact of the run, not of the file: the entry folders changed since `--changed-since`
+    /// (`None`: no base revision was given).
+    pub changed: Option<BTreeSet<String>>,
 }
 
 impl Default for Policy {
@@ -61,6 +97,8 @@ impl Default for Policy {
                 .iter()
                 .map(ToString::to_string)
                 .collect(),
+            require_sha256: RequireSha256::default(),
+            changed: None,
         }
     }
 }
@@ -76,6 +114,24 @@ impl Policy {
             diagnostic.severity = *severity;
         }
         Some(diagnostic)
+    }
+
+    /// The severity `sha256-missing` is reported with for `entry` under `require_sha256`
+    /// (`None`: not reported). A `severity` override still wins in [`Policy::apply`].
+    pub fn sha256_missing_severity(&self, entry: Option<&str>) -> Option<Severity> {
+        match self.require_sha256 {
+            RequireSha256::Off => None,
+            RequireSha256::All => Some(Severity::Error),
+            RequireSha256::Changed => {
+                let changed = entry
+                    .is_some_and(|id| self.changed.as_ref().is_some_and(|set| set.contains(id)));
+                Some(if changed {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                })
+            }
+        }
     }
 
     /// Whether a code can produce findings at all (so expensive checks can be skipped).
@@ -111,6 +167,26 @@ mod tests {
         assert!(policy.keeps(Code::LicenseUrlMissing, Some("new")));
         assert!(policy.keeps(Code::LicenseUrlMissing, None));
         assert!(policy.keeps(Code::IconColor, Some("old")));
+    }
+
+    #[test]
+    fn require_sha256_makes_a_missing_digest_an_error_only_where_it_should() {
+        let mut policy = Policy::default();
+        let severity = |policy: &Policy, id| policy.sha256_missing_severity(Some(id));
+        // No base revision: a warning everywhere.
+        assert_eq!(severity(&policy, "old"), Some(Severity::Warning));
+        policy.changed = Some(BTreeSet::from(["new".to_string()]));
+        assert_eq!(severity(&policy, "new"), Some(Severity::Error));
+        assert_eq!(severity(&policy, "old"), Some(Severity::Warning));
+        policy.require_sha256 = RequireSha256::All;
+        assert_eq!(severity(&policy, "old"), Some(Severity::Error));
+        policy.require_sha256 = RequireSha256::Off;
+        assert_eq!(severity(&policy, "new"), None);
+        assert_eq!(
+            RequireSha256::parse("changed"),
+            Some(RequireSha256::Changed)
+        );
+        assert_eq!(RequireSha256::parse("always"), None);
     }
 
     #[test]

@@ -14,8 +14,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use percent_encoding::percent_decode_str;
-use url::Url;
 
 use super::sources::{Asset, Offer, Release};
 use super::{Candidate, Context};
@@ -23,6 +21,7 @@ use crate::diagnostics::Severity;
 use crate::fs::replace_file;
 use crate::manifest::distribution::{BinaryTarget, Distribution, Package};
 use crate::manifest::edit::Editor;
+use crate::manifest::repository::ReleaseAsset;
 use crate::registry::check_registry;
 use crate::rules::{package_name_and_pin, url_versions, ManifestDoc, PreviewVersion};
 
@@ -56,37 +55,9 @@ pub(super) fn github_repository(
     all_assets.then_some((owner, repo))
 }
 
-/// A release-asset archive URL, `…/<owner>/<repo>/releases/download/<tag>/<file>`, with its
-/// segments (the tag and file percent-decoded).
-struct AssetUrl {
-    url: Url,
-    owner: String,
-    repo: String,
-    tag: String,
-    file: String,
-}
-
-impl AssetUrl {
-    fn parse(text: &str) -> Option<AssetUrl> {
-        let url = Url::parse(text).ok()?;
-        let segments: Vec<&str> = url.path_segments()?.collect();
-        let [owner, repo, "releases", "download", tag, file] = segments.as_slice() else {
-            return None;
-        };
-        let decode = |s: &str| percent_decode_str(s).decode_utf8().ok().map(String::from);
-        Some(AssetUrl {
-            owner: (*owner).to_string(),
-            repo: (*repo).to_string(),
-            tag: decode(tag)?,
-            file: decode(file)?,
-            url,
-        })
-    }
-}
-
 /// The target's archive URL read as a release asset.
-fn asset_path(target: &BinaryTarget) -> Option<AssetUrl> {
-    AssetUrl::parse(target.archive.as_deref()?)
+fn asset_path(target: &BinaryTarget) -> Option<ReleaseAsset> {
+    ReleaseAsset::parse(target.archive.as_deref()?)
 }
 
 /// Whether a path segment is a dot segment, as URL parsers read it (`.`, `..`, `%2e`, …).
@@ -104,7 +75,7 @@ fn is_dot_segment(segment: &str) -> bool {
 /// and exactly as the URL parser writes it (so nothing was normalised away). Otherwise the
 /// message names the asset and what is wrong.
 fn checked_asset_url(
-    current: &AssetUrl,
+    current: &ReleaseAsset,
     release: &Release,
     asset: &Asset,
 ) -> Result<String, String> {
@@ -133,7 +104,7 @@ fn checked_asset_url(
             "its download URL `{raw}` has a dot segment"
         )));
     }
-    let parsed = AssetUrl::parse(raw).ok_or_else(unexpected)?;
+    let parsed = ReleaseAsset::parse(raw).ok_or_else(unexpected)?;
     let url = &parsed.url;
     let plain = url.as_str() == raw
         && url.username().is_empty()
@@ -316,7 +287,7 @@ mod tests {
     #[test]
     fn only_a_release_download_of_the_same_repository_and_place_is_written() {
         let base = "https://github.com/Example/agent/releases/download";
-        let current = AssetUrl::parse(&format!("{base}/v1.0.0/agent-1.0.0.tar.gz")).unwrap();
+        let current = ReleaseAsset::parse(&format!("{base}/v1.0.0/agent-1.0.0.tar.gz")).unwrap();
         let release = Release {
             version: crate::rules::PreviewVersion::parse("1.1.0").unwrap(),
             tag: "v1.1.0".into(),

@@ -24,6 +24,7 @@ use url::Url;
 
 use crate::net::json::{deserialize_leniently, Flag, Lenient, Obj, Text, MAX_VERSION_LEN};
 use crate::net::{read_json_with, retry_after, Bearer, Client, NetError};
+use crate::online::digest::{published_sha256, GITHUB_ACCEPT};
 use crate::online::packages::{npm_url, pypi_url, NpmAnswer, PypiAnswer};
 use crate::rules::PreviewVersion;
 
@@ -39,7 +40,6 @@ const MAX_ASSET_NAME: usize = 1_024;
 pub(crate) const MAX_URL_LEN: usize = 2_048;
 /// Times a rate-limited GitHub page is waited for and asked again.
 const RATE_LIMIT_RETRIES: u32 = 3;
-const GITHUB_ACCEPT: &str = "application/vnd.github+json";
 
 /// Why a source could not say what it offers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -463,13 +463,7 @@ pub(crate) fn tag_version(tag: &str) -> Option<PreviewVersion> {
 }
 
 fn asset(item: AssetItem) -> Option<Asset> {
-    let sha256 = item
-        .digest
-        .0
-        .as_deref()
-        .and_then(|d| d.strip_prefix("sha256:"))
-        .filter(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(str::to_ascii_lowercase);
+    let sha256 = item.digest.0.as_deref().and_then(published_sha256);
     Some(Asset {
         name: item.name.0?,
         url: item.browser_download_url.0,

@@ -1,0 +1,291 @@
+//! The digest to pin for an archive URL, the one piece every writer of a `sha256` pin uses
+//! (`validate --fix --verify-archives`, `new --binary`, `update --apply`): GitHub's published
+//! asset `digest` when the URL is a GitHub release download and the release's API answer has
+//! one, else the sha256 of the archive downloaded through [`crate::net`] under the size cap.
+//!
+//! The release is asked by tag, `GET <api>/repos/<owner>/<repo>/releases/tags/<tag>`, with the
+//! owner, repository and tag of the URL itself (not of the manifest), once per run and
+//! release (`net`'s memo); the asset is the one named like the URL's last segment. Any
+//! problem on that path (not a release download, a 404, a rate limit, no digest) falls back to
+//! the download, so the API is never required.
+
+use std::sync::Arc;
+
+use serde::de::SeqAccess;
+use serde::Deserialize;
+use url::Url;
+
+use crate::net::json::{deserialize_leniently, Lenient, Obj, Text};
+use crate::manifest::repository::ReleaseAsset;
+use crate::net::{Bearer, Client, NetError};
+
+/// What GitHub's REST API is asked with.
+pub(crate) const GITHUB_ACCEPT: &str = "application/vnd.github+json";
+/// Assets read of one release (GitHub's own limit is 1,000).
+const MAX_ASSETS: usize = 1_000;
+
+/// Where the GitHub API is and the token it gets (never sent to another origin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitHubApi {
+    /// The API's base URL (`https://api.github.com`, or GitHub Enterprise's `…/api/v3`).
+    pub api: String,
+    /// `GITHUB_TOKEN`, when set.
+    pub token: Option<String>,
+}
+
+/// Where a digest came from; findings and messages say which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigestSource {
+    /// GitHub's `digest` of the release asset.
+    Published,
+    /// The sha256 of the downloaded archive.
+    Downloaded,
+}
+
+impl DigestSource {
+    /// How a message names the source.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DigestSource::Published => "published by GitHub for the release asset",
+            DigestSource::Downloaded => "of the downloaded archive",
+        }
+    }
+}
+
+/// The sha256 to pin for an archive and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveDigest {
+    /// Lowercase hex.
+    pub sha256: String,
+    /// Published or downloaded.
+    pub source: DigestSource,
+}
+
+/// The digest to pin for `url`: the published one when GitHub has it, else the download's
+/// (at most `cap` bytes). Only the download can fail the call.
+pub(crate) async fn archive_digest(
+    client: &Client,
+    github: &GitHubApi,
+    url: &str,
+    cap: u64,
+) -> Result<ArchiveDigest, NetError> {
+    if let Some(sha256) = published_digest(client, github, url).await {
+        return Ok(ArchiveDigest {
+            sha256,
+            source: DigestSource::Published,
+        });
+    }
+    let download = client.download(url, cap).await?;
+    Ok(ArchiveDigest {
+        sha256: download.sha256,
+        source: DigestSource::Downloaded,
+    })
+}
+
+/// The digests to pin for `urls`, in their order, asked concurrently under the limits of
+/// `options` (its network settings, GitHub API, token and archive cap): what `new --binary`
+/// writes.
+pub fn pin_digests(
+    urls: &[String],
+    options: &super::Options,
+) -> Result<Vec<Result<ArchiveDigest, NetError>>, super::OnlineError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let client = Arc::new(Client::new(options.net.clone())?);
+    let github = Arc::new(GitHubApi {
+        api: options.endpoints.github_api.clone(),
+        token: options.github_token.clone(),
+    });
+    let cap = options.archive_cap;
+    Ok(runtime.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for (index, url) in urls.iter().cloned().enumerate() {
+            let (client, github) = (client.clone(), github.clone());
+            set.spawn(async move { (index, archive_digest(&client, &github, &url, cap).await) });
+        }
+        // A task that panicked leaves its place an error, never another URL's digest.
+        let mut found: Vec<Result<ArchiveDigest, NetError>> = urls
+            .iter()
+            .map(|_| Err(NetError::Connect("the request stopped".into())))
+            .collect();
+        while let Some(joined) = set.join_next().await {
+            if let Ok((index, digest)) = joined {
+                found[index] = digest;
+            }
+        }
+        found
+    }))
+}
+
+/// GitHub's published digest of the asset `url` downloads; `None` when `url` is not a
+/// release download on github.com or the API's host, or the API has no digest for it.
+pub(crate) async fn published_digest(
+    client: &Client,
+    github: &GitHubApi,
+    url: &str,
+) -> Option<String> {
+    let asset = release_download(url, &github.api)?;
+    let api = Url::parse(&github.api).ok()?;
+    let origin = api.origin();
+    let mut by_tag = Url::parse(&format!("{}/", github.api.trim_end_matches('/'))).ok()?;
+    // Each part pushed as one segment: a tag holding `/` or `?` stays the tag.
+    by_tag
+        .path_segments_mut()
+        .ok()?
+        .pop_if_empty()
+        .extend(["repos", &asset.owner, &asset.repo, "releases", "tags", &asset.tag]);
+    let bearer = github.token.as_deref().map(|token| Bearer {
+        origin: &origin,
+        token,
+    });
+    let release = client
+        .api_document::<ReleaseAnswer>(&by_tag, GITHUB_ACCEPT, bearer)
+        .await
+        .ok()??;
+    let assets = release.assets.as_ref()?;
+    let found = assets.iter().find(|(name, _)| *name == asset.file)?;
+    found.1.clone()
+}
+
+/// Lowercase hex of a GitHub `digest` (`sha256:<64 hex digits>`); other algorithms and
+/// malformed values are `None`.
+pub(crate) fn published_sha256(digest: &str) -> Option<String> {
+    digest
+        .strip_prefix("sha256:")
+        .filter(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_ascii_lowercase)
+}
+
+/// `url` read as a release download on github.com or the API's host (GitHub Enterprise
+/// serves both on one host, as the local servers of tests do), without credentials, query or
+/// empty and dot segments.
+fn release_download(url: &str, api: &str) -> Option<ReleaseAsset> {
+    let asset = ReleaseAsset::parse(url)?;
+    let api_host = Url::parse(api).ok()?.host_str()?.to_string();
+    let host = asset.url.host_str()?;
+    let on_github = host == "github.com" || host == api_host;
+    let plain = asset.url.username().is_empty() && asset.url.query().is_none();
+    let dot = |s: &String| matches!(s.as_str(), "." | "..") || s.is_empty();
+    let named = ![&asset.owner, &asset.repo, &asset.tag, &asset.file]
+        .into_iter()
+        .any(dot);
+    (on_github && plain && named).then_some(asset)
+}
+
+/// What is read of a release: its assets' names and published sha256 digests.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ReleaseAnswer {
+    assets: Assets,
+}
+
+/// `(name, sha256)` of at most [`MAX_ASSETS`] assets; more is an error.
+#[derive(Debug, Default)]
+struct Assets(Option<Vec<(String, Option<String>)>>);
+
+impl Assets {
+    fn as_ref(&self) -> Option<&Vec<(String, Option<String>)>> {
+        self.0.as_ref()
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AssetItem {
+    name: Text<1_024>,
+    digest: Text<80>,
+}
+
+impl Lenient for Assets {
+    fn seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut assets = Vec::new();
+        while let Some(Obj(item)) = seq.next_element::<Obj<AssetItem>>()? {
+            if assets.len() == MAX_ASSETS {
+                return Err(serde::de::Error::custom(format!(
+                    "more than {MAX_ASSETS} assets in one release"
+                )));
+            }
+            let Some(item) = item else { continue };
+            let Some(name) = item.name.0 else { continue };
+            let sha256 = item.digest.0.as_deref().and_then(published_sha256);
+            assets.push((name, sha256));
+        }
+        Ok(Assets(Some(assets)))
+    }
+}
+
+deserialize_leniently!(Assets);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_release_downloads_on_github_or_the_api_host_are_looked_up() {
+        let api = "https://github.example.com/api/v3";
+        let parse = |u: &str| release_download(u, api);
+        let found = parse("https://github.com/o/r/releases/download/v1.0.0/agent%20x.tar.gz")
+            .map(|a| (a.owner, a.repo, a.tag, a.file));
+        assert_eq!(
+            found,
+            Some((
+                "o".into(),
+                "r".into(),
+                "v1.0.0".into(),
+                "agent x.tar.gz".into()
+            ))
+        );
+        assert!(parse("https://github.example.com/o/r/releases/download/v1/a.zip").is_some());
+        for other in [
+            "https://example.com/o/r/releases/download/v1/a.zip",
+            "https://github.com/o/r/releases/latest/a.zip",
+            "https://github.com/o/r/releases/download/v1/a.zip?x=1",
+            "https://u@github.com/o/r/releases/download/v1/a.zip",
+            "https://github.com/o/r/releases/download/v1/",
+            "https://github.com/o/r/x/releases/download/v1/a.zip",
+            "not a url",
+        ] {
+            assert_eq!(parse(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn only_sha256_digests_of_the_right_length_are_read() {
+        assert_eq!(
+            published_sha256(&format!("sha256:{}", "AB".repeat(32))),
+            Some("ab".repeat(32))
+        );
+        assert_eq!(
+            published_sha256(&format!("sha512:{}", "ab".repeat(32))),
+            None
+        );
+        assert_eq!(published_sha256("sha256:abc"), None);
+        assert_eq!(
+            published_sha256(&format!("sha256:{}", "zz".repeat(32))),
+            None
+        );
+    }
+
+    #[test]
+    fn a_release_answer_keeps_names_and_digests_only() {
+        let body = serde_json::json!({
+            "tag_name": "v1.0.0",
+            "assets": [
+                {"name": "a.tar.gz", "digest": format!("sha256:{}", "0f".repeat(32)), "size": 3},
+                {"name": "b.zip", "digest": null},
+                {"digest": "sha256:x"},
+                "not an asset"
+            ]
+        });
+        let answer: ReleaseAnswer = serde_json::from_value(body).unwrap();
+        assert_eq!(
+            answer.assets.0,
+            Some(vec![
+                ("a.tar.gz".to_string(), Some("0f".repeat(32))),
+                ("b.zip".to_string(), None)
+            ])
+        );
+    }
+}
