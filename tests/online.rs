@@ -1063,18 +1063,17 @@ fn a_pin_edited_since_the_base_stays_a_plain_mismatch() {
         text.replace(&sha256_hex(RELEASED.as_bytes()), &wrong),
     )
     .unwrap();
-    // Not committed: against HEAD, and against --changed-since, the pin was just edited.
-    for args in [
-        vec!["--verify-archives", "--no-cache"],
-        vec!["--verify-archives", "--no-cache", "--changed-since", "HEAD"],
+    // Not committed: against HEAD, and against --changed-since, the pin was just edited (which
+    // the change rules also point out: a new pin under the same version).
+    for (args, expected) in [
+        (vec!["--verify-archives", "--no-cache"], &["sha256-mismatch"][..]),
+        (
+            vec!["--verify-archives", "--no-cache", "--changed-since", "HEAD"],
+            &["version-unchanged", "sha256-mismatch"],
+        ),
     ] {
         let run = validate(root.path(), &args);
-        assert_eq!(
-            codes(&run),
-            ["sha256-mismatch"],
-            "{args:?}: {:?}",
-            run.findings
-        );
+        assert_eq!(codes(&run), expected, "{args:?}: {:?}", run.findings);
     }
     // Another archive URL with the old pin is an edit too.
     std::fs::write(&path, text.replace(".tar.gz", "-musl.tar.gz")).unwrap();
