@@ -1066,7 +1066,10 @@ fn a_pin_edited_since_the_base_stays_a_plain_mismatch() {
     // Not committed: against HEAD, and against --changed-since, the pin was just edited (which
     // the change rules also point out: a new pin under the same version).
     for (args, expected) in [
-        (vec!["--verify-archives", "--no-cache"], &["sha256-mismatch"][..]),
+        (
+            vec!["--verify-archives", "--no-cache"],
+            &["sha256-mismatch"][..],
+        ),
         (
             vec!["--verify-archives", "--no-cache", "--changed-since", "HEAD"],
             &["version-unchanged", "sha256-mismatch"],

@@ -227,11 +227,7 @@ fn prepare_case(case: &Case, registry: &Path, subcommand: &str) -> Result<(), St
 type Outcome = (Option<i32>, Vec<(String, String)>);
 
 /// Run the case's subcommand on `registry`.
-fn run_subcommand(
-    case: &Case,
-    registry: &Path,
-    subcommand: &str,
-) -> Result<Outcome, String> {
+fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outcome, String> {
     let fail = failure(case);
     // From inside the copy with `--registry .`, finding paths are relative to the registry
     // root, as expected.txt writes them.

@@ -15,8 +15,8 @@ use serde::de::SeqAccess;
 use serde::Deserialize;
 use url::Url;
 
-use crate::net::json::{deserialize_leniently, Lenient, Obj, Text};
 use crate::manifest::repository::ReleaseAsset;
+use crate::net::json::{deserialize_leniently, Lenient, Obj, Text};
 use crate::net::{Bearer, Client, NetError};
 
 /// What GitHub's REST API is asked with.
@@ -131,11 +131,14 @@ pub(crate) async fn published_digest(
     let origin = api.origin();
     let mut by_tag = Url::parse(&format!("{}/", github.api.trim_end_matches('/'))).ok()?;
     // Each part pushed as one segment: a tag holding `/` or `?` stays the tag.
-    by_tag
-        .path_segments_mut()
-        .ok()?
-        .pop_if_empty()
-        .extend(["repos", &asset.owner, &asset.repo, "releases", "tags", &asset.tag]);
+    by_tag.path_segments_mut().ok()?.pop_if_empty().extend([
+        "repos",
+        &asset.owner,
+        &asset.repo,
+        "releases",
+        "tags",
+        &asset.tag,
+    ]);
     let bearer = github.token.as_deref().map(|token| Bearer {
         origin: &origin,
         token,

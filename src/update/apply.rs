@@ -14,7 +14,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-
 use super::sources::{Asset, Offer, Release};
 use super::{Candidate, Context};
 use crate::diagnostics::Severity;
