@@ -169,36 +169,7 @@ fn verify_archives_pins_the_digest_it_found_after_cmd() {
             vec![Reply::body(200, "archive bytes\n")],
         ),
     ]));
-    let dir = tempfile::tempdir().unwrap();
-    let config = r#"{"severity": {"platform-coverage": "off"}}"#;
-    std::fs::write(dir.path().join("acp-registry.jsonc"), config).unwrap();
-    copy_dir(
-        &repo_root().join("registry/goose"),
-        &dir.path().join("example-agent"),
-    );
-    let text = format!(
-        r#"{{
-  "id": "example-agent",
-  "name": "Example Agent",
-  "version": "1.0.0",
-  "description": "A coding agent that reads, edits and runs code in a project.",
-  "authors": ["Example Inc."],
-  "license": "MIT",
-  "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",
-  "distribution": {{
-    "binary": {{
-      "linux-x86_64": {{
-        "archive": "{}",
-        "cmd": "./agent" // in the archive's root
-      }}
-    }}
-  }}
-}}
-"#,
-        // https, as the rules require: the test-only loopback switch fetches it over http.
-        server.url(ARCHIVE).replacen("http://", "https://", 1)
-    );
-    std::fs::write(dir.path().join("example-agent/agent.json"), &text).unwrap();
+    let (dir, text) = unpinned_entry(&server.url(ARCHIVE));
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
         .args([
             "validate",
