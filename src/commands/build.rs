@@ -11,7 +11,7 @@ use crate::diagnostics::{escape, render_human, Report};
 use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
 use crate::registry::last_good::{self, HeldBack, LastGood};
 use crate::registry::output::{check_destination, compare, write_atomically};
-use crate::registry::{check_registry, Checked};
+use crate::registry::{check_registry_to_build, Checked};
 
 /// What `build` and `site` read, write and compare.
 #[derive(Debug, Clone)]
@@ -175,7 +175,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<u8, CommandError> {
     let started = Instant::now();
-    let mut checked = check_registry(&options.registry, None)?;
+    let mut checked = check_registry_to_build(&options.registry)?;
     let last_good = match &options.last_good {
         Some(path) => Some(LastGood::read(path, &checked.config.outputs)?),
         None => None,

@@ -187,13 +187,18 @@ pub fn list_dir(path: &Path) -> io::Result<Vec<Child>> {
 
 /// Read `base/rel`, refusing links, non-regular files and more than `limit` bytes.
 pub fn read_capped(base: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let file = open_regular(base, rel)?;
-    read_limited(file, limit)
+    let (file, reported) = open_regular_sized(base, rel)?;
+    read_reported(file, reported, limit)
 }
 
 /// Read at most `limit + 1` bytes of an open file; more than `limit` is `TooLarge`.
 pub fn read_limited(file: File, limit: u64) -> Result<Vec<u8>, ReadError> {
     let reported = file.metadata().map_or(0, |m| m.len());
+    read_reported(file, reported, limit)
+}
+
+/// [`read_limited`] of a file whose size `reported` the caller has just read.
+fn read_reported(file: File, reported: u64, limit: u64) -> Result<Vec<u8>, ReadError> {
     let capacity = reported.min(limit.saturating_add(1)).min(1 << 20);
     let mut bytes = Vec::with_capacity(capacity as usize);
     file.take(limit.saturating_add(1))
@@ -288,9 +293,14 @@ pub fn no_follow(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOption
 
 /// Check that an opened handle is a regular file.
 pub fn regular(file: File) -> Result<File, ReadError> {
-    let kind = Kind::of(file.metadata().map_err(ReadError::Io)?.file_type());
-    match kind {
-        Kind::File => Ok(file),
+    regular_sized(file).map(|(file, _)| file)
+}
+
+/// [`regular`], with the size the same `fstat` reported.
+fn regular_sized(file: File) -> Result<(File, u64), ReadError> {
+    let metadata = file.metadata().map_err(ReadError::Io)?;
+    match Kind::of(metadata.file_type()) {
+        Kind::File => Ok((file, metadata.len())),
         Kind::Dir => Err(ReadError::IsDir),
         Kind::Special(s) => Err(ReadError::NotRegular(s)),
         // An fstat never reports a link; refuse it all the same.
@@ -302,24 +312,27 @@ pub fn regular(file: File) -> Result<File, ReadError> {
 
 /// Open `base/rel` for reading: every component of `rel` without following links, the last
 /// one only when it is a regular file.
-#[cfg(unix)]
 pub fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
+    open_regular_sized(base, rel).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the file's size.
+#[cfg(unix)]
+fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError> {
     use std::os::fd::{AsRawFd, FromRawFd};
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::OpenOptionsExt;
 
     let parts = components(rel)?;
     let Some(last) = parts.len().checked_sub(1) else {
         return Err(ReadError::IsDir);
     };
-    let mut dir = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-        .open(base)
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => ReadError::NotFound,
-            _ => ReadError::Io(e),
-        })?;
+    let c_string = |bytes: &[u8]| {
+        std::ffi::CString::new(bytes)
+            .map_err(|e| ReadError::Io(io::Error::new(io::ErrorKind::InvalidInput, e)))
+    };
+    // `None`: the first component is opened by its full path (`base` followed as given, the
+    // component itself not), one open and close fewer than opening `base` first.
+    let mut dir: Option<File> = None;
     for (i, part) in parts.iter().enumerate() {
         // Refuse a special file before opening it: opening some devices has effects.
         if i == last {
@@ -327,23 +340,31 @@ pub fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
                 return Err(ReadError::NotRegular(s));
             }
         }
-        let name = std::ffi::CString::new(part.as_bytes())
-            .map_err(|e| ReadError::Io(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
         let mut flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
         if i < last {
             flags |= libc::O_DIRECTORY;
         }
-        // SAFETY: `dir` is an open directory handle and `name` a NUL-terminated string.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
+        let fd = match &dir {
+            None => {
+                let path = c_string(base.join(part).as_os_str().as_bytes())?;
+                // SAFETY: `path` is a NUL-terminated string.
+                unsafe { libc::open(path.as_ptr(), flags) }
+            }
+            Some(dir) => {
+                let name = c_string(part.as_bytes())?;
+                // SAFETY: `dir` is an open directory handle and `name` a NUL-terminated string.
+                unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) }
+            }
+        };
         if fd < 0 {
             return Err(classify(base, &parts, i, io::Error::last_os_error()));
         }
         // SAFETY: `fd` was just opened and is owned by nobody else.
         let file = unsafe { File::from_raw_fd(fd) };
         if i == last {
-            return regular(file);
+            return regular_sized(file);
         }
-        dir = file;
+        dir = Some(file);
     }
     unreachable!("the loop returns at the last component")
 }
@@ -351,7 +372,7 @@ pub fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
 /// Open `base/rel` for reading: every component of `rel` checked with `symlink_metadata`
 /// (no `openat` here), the last one only when it is a regular file.
 #[cfg(not(unix))]
-pub fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
+fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError> {
     let parts = components(rel)?;
     let Some(last) = parts.len().checked_sub(1) else {
         return Err(ReadError::IsDir);
@@ -370,7 +391,7 @@ pub fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
         return Err(checked);
     }
     let file = File::open(&path).map_err(|e| classify(base, &parts, last, e))?;
-    regular(file)
+    regular_sized(file)
 }
 
 /// Replace the regular file `base/rel` with `contents` atomically: a new file beside it

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::config::base_url_problem;
 use super::last_good::HeldBack;
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
-use super::variants::{output_agent, published_channels, Output};
+use super::variants::{indented, output_agent, published_channels, Output};
 use super::Checked;
 use crate::diagnostics::Code;
 use crate::manifest::MAX_ICON_BYTES;
@@ -221,24 +221,11 @@ fn publishable<'a>(checked: &'a Checked, held: Option<&HeldBack>) -> Vec<&'a Ent
     entries
 }
 
-/// An agent pretty-printed at the depth it has inside `agents` (two levels, 4 spaces).
-fn indented(agent: &Value) -> String {
-    let text = serde_json::to_string_pretty(agent).expect("JSON values serialise");
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    for (i, line) in text.lines().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str("    ");
-        out.push_str(line);
-    }
-    out
-}
-
 /// One agent of a registry file: composed by this build, or a previous build's object kept
 /// by `--last-good`, written as its bytes were.
 enum Published<'a> {
-    Composed(Value),
+    /// The agent as [`indented`] prints it.
+    Composed(Cow<'a, str>),
     Previous(&'a str),
 }
 
@@ -257,7 +244,7 @@ fn write_document<'a>(
     for agent in agents {
         out.write_all(if empty { b"[\n" } else { b",\n" })?;
         match agent {
-            Published::Composed(agent) => out.write_all(indented(&agent).as_bytes())?,
+            Published::Composed(agent) => out.write_all(agent.as_bytes())?,
             Published::Previous(raw) => {
                 out.write_all(b"    ")?;
                 out.write_all(raw.as_bytes())?;
@@ -269,21 +256,40 @@ fn write_document<'a>(
     out.write_all(b",\n  \"extensions\": []\n}\n")
 }
 
-/// The agents `output` publishes, in id order, as it publishes them.
+/// The agents the `index`th output publishes, in id order, as written: the check's own
+/// composition when it was made under this base URL, else composed here.
 fn output_agents<'e>(
+    checked: &'e Checked,
     entries: &'e [&EntryReport],
     base: &'e str,
-    output: &'e Output,
-) -> impl Iterator<Item = (&'e EntryReport, Map<String, Value>)> + 'e {
+    index: usize,
+) -> impl Iterator<Item = (&'e str, Cow<'e, str>)> + 'e {
+    let output = &checked.config.outputs[index];
+    let checked_base = base == checked.config.base_url;
     entries
         .iter()
-        .filter(|entry| output.publishes(entry.id()))
-        .filter_map(move |entry| Some((*entry, output_agent(entry, base, output)?)))
+        .filter(move |entry| output.publishes(entry.id()))
+        .filter_map(move |entry| {
+            let kept = checked_base
+                .then(|| {
+                    checked
+                        .published
+                        .get(&entry.entry.name)?
+                        .get(index)?
+                        .as_deref()
+                })
+                .flatten();
+            let text = match kept {
+                Some(text) => Cow::Borrowed(text),
+                None => Cow::Owned(indented(&Value::Object(output_agent(entry, base, output)?))),
+            };
+            Some((entry.id(), text))
+        })
 }
 
 /// The composed agents and the previous objects together, in id order (both are sorted).
 fn merged<'a>(
-    composed: impl Iterator<Item = (&'a str, Value)>,
+    composed: impl Iterator<Item = (&'a str, Cow<'a, str>)>,
     previous: Option<&'a BTreeMap<String, String>>,
 ) -> impl Iterator<Item = Published<'a>> {
     let mut composed = composed.peekable();
@@ -504,8 +510,7 @@ impl Files<'_> {
                 let outputs = self.checked.config.outputs.iter().enumerate();
                 outputs.into_iter().try_for_each(|(i, output)| {
                     files.file(&output.file, &mut |out| {
-                        let agents = output_agents(&self.entries, &self.base, output)
-                            .map(|(entry, agent)| (entry.id(), Value::Object(agent)));
+                        let agents = output_agents(self.checked, &self.entries, &self.base, i);
                         let previous = self.held.and_then(|h| h.objects_of(i));
                         write_document(out, merged(agents, previous))
                     })
@@ -792,7 +797,9 @@ mod tests {
             let mut expected = serde_json::to_string_pretty(&expected).unwrap();
             expected.push('\n');
             let mut written = Vec::new();
-            let composed = agents[..count].iter().cloned().map(Published::Composed);
+            let composed = agents[..count]
+                .iter()
+                .map(|agent| Published::Composed(Cow::Owned(indented(agent))));
             write_document(&mut written, composed).unwrap();
             assert_eq!(String::from_utf8(written).unwrap(), expected);
         }

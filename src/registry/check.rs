@@ -6,7 +6,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::variants::{output_agent_of, preview_wins, Channel};
+use super::variants::{indented, output_agent_of, preview_wins, Channel};
 use super::{discover, Config, RegistryError};
 use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::rules::{
@@ -25,6 +25,10 @@ pub struct Checked {
     pub entries: Vec<EntryReport>,
     /// Every finding of the run, with the sources to render them.
     pub report: Report,
+    /// [`check_registry_to_build`]: by entry folder, per configured output, the agent as that
+    /// output publishes it under the configured `base_url`, as `build` writes it, when it
+    /// passed the published-form check (`None`: not published there, or not clean).
+    pub published: BTreeMap<String, Vec<Option<String>>>,
 }
 
 /// Run every offline rule. `only`: the entry folders whose findings are reported (for
@@ -37,6 +41,13 @@ pub fn check_registry(
     check_registry_since(root, only, None)
 }
 
+/// [`check_registry`] for `build`: the published form of every clean agent is kept as the
+/// check composed it ([`Checked::published`]), so the build writes it without composing it
+/// again from a second parse of the manifest.
+pub fn check_registry_to_build(root: &Path) -> Result<Checked, RegistryError> {
+    check(root, None, None, true)
+}
+
 /// [`check_registry`] of a run with `--changed-since`: `changed` are the entry folders that
 /// changed since the base revision (the rules that depend on it, such as `require_sha256`,
 /// read them through the policy).
@@ -45,27 +56,43 @@ pub fn check_registry_since(
     only: Option<&BTreeSet<String>>,
     changed: Option<&BTreeSet<String>>,
 ) -> Result<Checked, RegistryError> {
+    check(root, only, changed, false)
+}
+
+fn check(
+    root: &Path,
+    only: Option<&BTreeSet<String>>,
+    changed: Option<&BTreeSet<String>>,
+    keep_published: bool,
+) -> Result<Checked, RegistryError> {
     let (mut config, config_findings) = Config::load(root);
     config.policy.changed = changed.cloned();
     let discovered = discover(root)?;
-    let entries: Vec<EntryReport> = discovered
+    let (entries, published): (Vec<EntryReport>, Vec<Vec<Option<String>>>) = discovered
         .entries
         .par_iter()
         .map(|dir| {
             let mut report = check_entry(dir, &config.policy);
-            check_published(&mut report, &config);
+            let published = check_published(&mut report, &config, keep_published);
             // The per-entry rules are done: what follows parses again the few it needs.
             if let Some(manifest) = &mut report.manifest {
                 manifest.release_tree();
             }
-            match only {
+            let report = match only {
                 Some(set) if !set.contains(&dir.name) => EntryReport {
                     diagnostics: Vec::new(),
                     ..report
                 },
                 _ => report,
-            }
+            };
+            (report, published)
         })
+        .unzip();
+    let published = entries
+        .iter()
+        .zip(published)
+        .filter(|(_, texts)| !texts.is_empty())
+        .map(|(entry, texts)| (entry.entry.name.clone(), texts))
         .collect();
     let mut report = Report {
         entries: only.map_or(entries.len(), |set| {
@@ -120,6 +147,7 @@ pub fn check_registry_since(
         quarantine,
         entries,
         report,
+        published,
     };
     checked.add_sources_of_findings();
     checked.report.finish();
@@ -161,10 +189,12 @@ impl Checked {
 /// against `registry.schema.json`, as `build` checks it: what validates also builds. Each
 /// problem is reported once, in the manifest (through the preview block when the output
 /// serves it), naming the outputs; places where the manifest already has an error or a
-/// schema finding are not repeated.
-fn check_published(report: &mut EntryReport, config: &Config) {
+/// schema finding are not repeated. With `keep`, returns per output the agent as written when
+/// it passed (empty without `keep`).
+fn check_published(report: &mut EntryReport, config: &Config, keep: bool) -> Vec<Option<String>> {
+    let mut kept = Vec::new();
     let Some(doc) = report.manifest_doc() else {
-        return;
+        return kept;
     };
     let reported: BTreeSet<String> = report
         .diagnostics
@@ -181,23 +211,30 @@ fn check_published(report: &mut EntryReport, config: &Config) {
             .unwrap_or_default(),
     );
     let Value::Object(manifest) = normalized_json(&doc.root) else {
-        return;
+        return kept;
     };
     let mut found: BTreeMap<Violation, (Vec<&str>, bool)> = BTreeMap::new();
-    for output in config.outputs.iter().filter(|o| o.publishes(report.id())) {
+    for output in &config.outputs {
+        if !output.publishes(report.id()) {
+            kept.push(None);
+            continue;
+        }
         let agent = output_agent_of(report, manifest.clone(), &config.base_url, output);
         let preview = output.channel == Channel::Preview && serves_preview;
-        let already = reported
+        let already: BTreeSet<String> = reported
             .iter()
             .filter_map(|p| published_pointer(p, preview))
             .collect();
         let agent = Value::Object(agent);
+        // Nothing left out as reported elsewhere, nothing found: the agent is what gets written.
+        let mut clean = already.is_empty();
         for mut v in violations(
             published_agent_validator(),
             &agent,
             &already,
             Owned::Reported,
         ) {
+            clean = false;
             let patched = output
                 .patches
                 .iter()
@@ -210,12 +247,18 @@ fn check_published(report: &mut EntryReport, config: &Config) {
             entry.0.push(&output.file);
             entry.1 |= patched;
         }
+        kept.push((keep && clean).then(|| indented(&agent)));
     }
     let mut sink = Sink::new(&config.policy, Some(report.entry.name.clone()));
     for (violation, (outputs, patched)) in found {
         sink.push(published_finding(&doc, &violation, &outputs, patched));
     }
     report.diagnostics.extend(sink.diagnostics);
+    if keep {
+        kept
+    } else {
+        Vec::new()
+    }
 }
 
 fn published_finding(

@@ -13,7 +13,7 @@ pub mod variants;
 
 use std::path::{Path, PathBuf};
 
-pub use check::{check_registry, check_registry_since, Checked};
+pub use check::{check_registry, check_registry_since, check_registry_to_build, Checked};
 pub use config::Config;
 
 use crate::diagnostics::Diagnostic;

@@ -289,6 +289,20 @@ fn within<T>(path: &mut Vec<String>, step: String, f: impl FnOnce(&mut Vec<Strin
     out
 }
 
+/// An agent pretty-printed at the depth it has inside `agents` (two levels, 4 spaces).
+pub(crate) fn indented(agent: &Value) -> String {
+    let text = serde_json::to_string_pretty(agent).expect("JSON values serialise");
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("    ");
+        out.push_str(line);
+    }
+    out
+}
+
 /// The agent's keys in the canonical order (`docs/format.md#build-outputs`), unknown keys after, sorted.
 pub fn canonical_agent(agent: Map<String, Value>) -> Map<String, Value> {
     let mut order: Vec<&str> = Vec::new();

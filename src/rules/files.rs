@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{display_path, read_text, Code, EntryDir, ManifestDoc, Sink};
+use super::{display_path, read_text, read_text_if_present, Code, EntryDir, ManifestDoc, Sink};
 use crate::diagnostics::Diagnostic;
 use crate::fs::Kind;
 use crate::manifest::{jsonc, MAX_MANIFEST_BYTES, MAX_README_BYTES};
@@ -98,7 +98,13 @@ fn unexpected_help(name: &str) -> String {
 pub(crate) fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<ManifestDoc> {
     let display = display_path(entry, "agent.json");
     // Only absence is missing: a link, a folder or an unreadable file is reported by reading.
-    if matches!(crate::fs::kind(&entry.path.join("agent.json")), Ok(None)) {
+    let Some(text) = read_text_if_present(
+        &entry.path,
+        "agent.json",
+        &display,
+        MAX_MANIFEST_BYTES,
+        sink,
+    ) else {
         sink.push(
             Diagnostic::new(
                 Code::MissingManifest,
@@ -108,14 +114,8 @@ pub(crate) fn load_manifest(entry: &EntryDir, sink: &mut Sink) -> Option<Manifes
             .help("add agent.json, or prefix the folder name with `_` if it is not an entry"),
         );
         return None;
-    }
-    let text = read_text(
-        &entry.path,
-        "agent.json",
-        &display,
-        MAX_MANIFEST_BYTES,
-        sink,
-    )?;
+    };
+    let text = text?;
     let source = SourceFile::new(display, text);
     let root = match jsonc::parse(&source.text) {
         Ok(root) => root,

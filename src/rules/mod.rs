@@ -33,7 +33,7 @@ pub use metadata::url_problem;
 pub use placeholder::{Placeholder, Scaffolded, PLACEHOLDERS, SCAFFOLD_ICON};
 pub use policy::{is_enforced, Level, Policy, RequireSha256, DEFAULT_REQUIRED_OS, ENFORCED};
 pub use read::{read_failure, refused};
-pub(crate) use read::{read_text, unlistable};
+pub(crate) use read::{read_text, read_text_if_present, unlistable};
 pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::{
     agent_validator, published_agent_validator, registry_validator, violations, Owned, Violation,

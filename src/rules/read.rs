@@ -17,8 +17,27 @@ pub(crate) fn read_text(
     limit: u64,
     sink: &mut Sink,
 ) -> Option<String> {
-    match fs::read_capped(base, Path::new(rel), limit) {
+    match read_text_if_present(base, rel, display, limit, sink) {
+        Some(text) => text,
+        None => {
+            sink.push(read_failure(&ReadError::NotFound, display));
+            None
+        }
+    }
+}
+
+/// [`read_text`] where absence is the caller's to report: `None` when `base/rel` does not
+/// exist (one open instead of a look before it).
+pub(crate) fn read_text_if_present(
+    base: &Path,
+    rel: &str,
+    display: &str,
+    limit: u64,
+    sink: &mut Sink,
+) -> Option<Option<String>> {
+    Some(match fs::read_capped(base, Path::new(rel), limit) {
         Ok(bytes) => decode_utf8(bytes, display, sink),
+        Err(ReadError::NotFound) => return None,
         Err(ReadError::Link { rel: link }) => {
             // Name the link itself, which may be a folder on the way to the file.
             let link = link.to_string_lossy().replace('\\', "/");
@@ -33,7 +52,7 @@ pub(crate) fn read_text(
             sink.push(read_failure(&error, display));
             None
         }
-    }
+    })
 }
 
 /// The finding for a path that could not be read.
