@@ -10,8 +10,8 @@ use super::variants::{indented, output_agent_of, preview_wins, Channel};
 use super::{discover, Config, RegistryError};
 use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::rules::{
-    self, check_entry, normalized_json, published_agent_validator, violations, Code, EntryReport,
-    ManifestDoc, Owned, Quarantine, Sink, Violation,
+    self, check_entry, normalized_json, published_agent_validator, violations, Code, EntryDir,
+    EntryReport, ManifestDoc, Owned, Quarantine, Sink, Violation,
 };
 use crate::source::SourceFile;
 
@@ -68,32 +68,7 @@ fn check(
     let (mut config, config_findings) = Config::load(root);
     config.policy.changed = changed.cloned();
     let discovered = discover(root)?;
-    let (entries, published): (Vec<EntryReport>, Vec<Vec<Option<String>>>) = discovered
-        .entries
-        .par_iter()
-        .map(|dir| {
-            let mut report = check_entry(dir, &config.policy);
-            let published = check_published(&mut report, &config, keep_published);
-            // The per-entry rules are done: what follows parses again the few it needs.
-            if let Some(manifest) = &mut report.manifest {
-                manifest.release_tree();
-            }
-            let report = match only {
-                Some(set) if !set.contains(&dir.name) => EntryReport {
-                    diagnostics: Vec::new(),
-                    ..report
-                },
-                _ => report,
-            };
-            (report, published)
-        })
-        .unzip();
-    let published = entries
-        .iter()
-        .zip(published)
-        .filter(|(_, texts)| !texts.is_empty())
-        .map(|(entry, texts)| (entry.entry.name.clone(), texts))
-        .collect();
+    let (entries, published) = check_entries(&discovered.entries, &config, only, keep_published);
     let mut report = Report {
         entries: only.map_or(entries.len(), |set| {
             entries
@@ -152,6 +127,42 @@ fn check(
     checked.add_sources_of_findings();
     checked.report.finish();
     Ok(checked)
+}
+
+/// Every entry's rules, in parallel, in folder order; with `keep_published`, the published
+/// form of each clean agent by folder (see [`Checked::published`]).
+fn check_entries(
+    dirs: &[EntryDir],
+    config: &Config,
+    only: Option<&BTreeSet<String>>,
+    keep_published: bool,
+) -> (Vec<EntryReport>, BTreeMap<String, Vec<Option<String>>>) {
+    let (entries, published): (Vec<EntryReport>, Vec<Vec<Option<String>>>) = dirs
+        .par_iter()
+        .map(|dir| {
+            let mut report = check_entry(dir, &config.policy);
+            let published = check_published(&mut report, config, keep_published);
+            // The per-entry rules are done: what follows parses again the few it needs.
+            if let Some(manifest) = &mut report.manifest {
+                manifest.release_tree();
+            }
+            let report = match only {
+                Some(set) if !set.contains(&dir.name) => EntryReport {
+                    diagnostics: Vec::new(),
+                    ..report
+                },
+                _ => report,
+            };
+            (report, published)
+        })
+        .unzip();
+    let published = entries
+        .iter()
+        .zip(published)
+        .filter(|(_, texts)| !texts.is_empty())
+        .map(|(entry, texts)| (entry.entry.name.clone(), texts))
+        .collect();
+    (entries, published)
 }
 
 impl Checked {

@@ -17,13 +17,11 @@ pub(crate) fn read_text(
     limit: u64,
     sink: &mut Sink,
 ) -> Option<String> {
-    match read_text_if_present(base, rel, display, limit, sink) {
-        Some(text) => text,
-        None => {
-            sink.push(read_failure(&ReadError::NotFound, display));
-            None
-        }
-    }
+    let Some(text) = read_text_if_present(base, rel, display, limit, sink) else {
+        sink.push(read_failure(&ReadError::NotFound, display));
+        return None;
+    };
+    text
 }
 
 /// [`read_text`] where absence is the caller's to report: `None` when `base/rel` does not
