@@ -8,8 +8,9 @@
 //! - **balance within one**: every shard holds `⌊M/N⌋` or `⌈M/N⌉` entries;
 //! - **stability**: an entry's place depends on its id's hash, never on where the id sorts in
 //!   the registry, and adding (or removing) one entry moves at most one other entry across
-//!   each of the `N − 1` boundaries, each to a neighbouring shard (a boundary `⌈k·M/N⌉`
-//!   moves by at most one rank, and so does every rank).
+//!   each of the `N − 1` boundaries, `N − 1` in all, each to a neighbouring shard when no
+//!   shard is empty (a boundary `⌈k·M/N⌉` moves by at most one rank, and so does every
+//!   rank).
 //!
 //! A pure hash (`sha256(id) mod N`) would move nothing but leaves shards uneven (10 entries
 //! in 4 shards can come out 5, 3, 2, 0); dealing the hash order round-robin is even but moves
@@ -311,7 +312,11 @@ mod tests {
                         .map(|(a, b)| (*a, *b))
                         .collect();
                     assert!(moved.len() < n, "{m}+1 in {n}: {moved:?}");
-                    assert!(moved.iter().all(|(a, b)| a.abs_diff(*b) == 1), "{moved:?}");
+                    // With fewer entries than shards some are empty, and a move skips them.
+                    assert!(
+                        m < n || moved.iter().all(|(a, b)| a.abs_diff(*b) == 1),
+                        "{m}+1 in {n}: {moved:?}"
+                    );
                 }
             }
         }
