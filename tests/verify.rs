@@ -1011,7 +1011,10 @@ fn shards_of(root: &Path, n: usize, extra: &[&str]) -> std::collections::BTreeMa
         assert_eq!(run.code, 0, "{}", run.stdout);
         assert_eq!(run.json["part"]["shard"], shard.as_str());
         for id in agent_ids(&run) {
-            assert!(of.insert(id.clone(), k).is_none(), "{id} is in two shards of {n}");
+            assert!(
+                of.insert(id.clone(), k).is_none(),
+                "{id} is in two shards of {n}"
+            );
         }
     }
     of
@@ -1024,7 +1027,11 @@ fn shards_partition_the_selection_for_every_n_and_compose_with_agent_and_type() 
     for n in 1..=8 {
         let of = shards_of(&reg.root, n, &[]);
         let got: Vec<&String> = of.keys().collect();
-        assert_eq!(got, ids.iter().collect::<Vec<_>>(), "{n} shards: every entry once");
+        assert_eq!(
+            got,
+            ids.iter().collect::<Vec<_>>(),
+            "{n} shards: every entry once"
+        );
         let mut sizes = vec![0; n];
         for k in of.values() {
             sizes[k - 1] += 1;
@@ -1065,7 +1072,10 @@ fn adding_an_entry_keeps_every_other_entry_in_its_shard_but_one_per_boundary() {
         .map(|(id, k)| (id, *k, after[id]))
         .collect();
     assert!(moved.len() <= 3, "{moved:?}");
-    assert!(moved.iter().all(|(_, a, b)| a.abs_diff(*b) == 1), "{moved:?}");
+    assert!(
+        moved.iter().all(|(_, a, b)| a.abs_diff(*b) == 1),
+        "{moved:?}"
+    );
 }
 
 #[test]
@@ -1129,10 +1139,20 @@ fn merging_the_shards_of_a_matrix_gives_the_unsharded_matrix_byte_for_byte() {
     }
     let merged = merge(
         &dir,
-        &["parts/3.json", "parts/1.json", "parts/2.json", "--out", "merged/matrix.json"],
+        &[
+            "parts/3.json",
+            "parts/1.json",
+            "parts/2.json",
+            "--out",
+            "merged/matrix.json",
+        ],
     );
     assert_eq!(merged.code, 0, "{}", merged.stdout);
-    assert!(merged.stdout.contains("merged 3 of 3 shards (4 rows)"), "{}", merged.stdout);
+    assert!(
+        merged.stdout.contains("merged 3 of 3 shards (4 rows)"),
+        "{}",
+        merged.stdout
+    );
     for file in ["matrix.json", "matrix.md"] {
         let want = std::fs::read(dir.join("whole").join(file)).unwrap();
         let got = std::fs::read(dir.join("merged").join(file)).unwrap();
@@ -1144,7 +1164,10 @@ fn merging_the_shards_of_a_matrix_gives_the_unsharded_matrix_byte_for_byte() {
     }
     let whole: Value =
         serde_json::from_slice(&std::fs::read(dir.join("whole/matrix.json")).unwrap()).unwrap();
-    assert!(whole.get("part").is_none(), "an unsharded run writes no part");
+    assert!(
+        whole.get("part").is_none(),
+        "an unsharded run writes no part"
+    );
     assert_eq!(whole["agents"].as_array().unwrap().len(), 4);
 }
 
@@ -1164,11 +1187,17 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
         part("3.json", &["--shard", "3/3"]),
     );
     let halves = part("half.json", &["--shard", "1/2"]);
-    let subset = part("subset.json", &["--shard", "2/3", "--agent", "agent-1,agent-2"]);
+    let subset = part(
+        "subset.json",
+        &["--shard", "2/3", "--agent", "agent-1,agent-2"],
+    );
     let whole = part("whole.json", &[]);
     for (parts, says) in [
         (vec![&one, &halves], "different numbers of shards"),
-        (vec![&one, &subset], "different registry revisions or selections"),
+        (
+            vec![&one, &subset],
+            "different registry revisions or selections",
+        ),
         (vec![&one, &two, &one], "are both shard 1/3"),
         (vec![&one, &whole], "not a shard's part"),
     ] {
@@ -1177,7 +1206,10 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
         let run = merge(&dir, &args);
         assert_eq!(run.code, 2, "{parts:?}: {}", run.stdout);
         assert!(run.stdout.contains(says), "{parts:?}: {}", run.stdout);
-        assert!(!dir.join("merged.json").exists(), "{parts:?}: nothing written");
+        assert!(
+            !dir.join("merged.json").exists(),
+            "{parts:?}: nothing written"
+        );
     }
     // A registry edited between shards is another revision.
     std::fs::write(
@@ -1190,13 +1222,29 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
     let edited = part("edited.json", &["--shard", "2/3"]);
     let run = merge(&dir, &[&one, &edited, "--out", "merged.json"]);
     assert_eq!(run.code, 2, "{}", run.stdout);
-    assert!(run.stdout.contains("different registry revisions"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("different registry revisions"),
+        "{}",
+        run.stdout
+    );
     // Missing shards: written with what there is, each missing shard named, exit 1.
     let run = merge(&dir, &[&three, "--out", "merged.json"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains("shard 1/3 is missing"), "{}", run.stdout);
-    assert!(run.stdout.contains("shard 2/3 is missing"), "{}", run.stdout);
-    assert!(!run.stdout.contains("shard 3/3 is missing"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("shard 1/3 is missing"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("shard 2/3 is missing"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("shard 3/3 is missing"),
+        "{}",
+        run.stdout
+    );
     assert!(dir.join("merged.json").exists());
     assert!(dir.join("merged.md").exists());
     let again = merge(&dir, &[&one, &two, &three, "--out", "merged.json"]);

@@ -237,7 +237,12 @@ struct VerifyArgs {
     #[arg(long, value_name = "MAX")]
     list_shards: Option<usize>,
     /// With --list-shards: entries per shard before another shard is added.
-    #[arg(long, value_name = "SIZE", default_value_t = 1, requires = "list_shards")]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value_t = 1,
+        requires = "list_shards"
+    )]
     shard_size: usize,
     /// Agents run at once (the report order does not depend on it).
     #[arg(short = 'j', long, value_name = "N", default_value_t = 1)]
@@ -321,9 +326,11 @@ struct MatrixArgs {
 enum MatrixCommand {
     /// Join the matrix.json of each `matrix --shard K/N` run into the matrix.json and
     /// matrix.md one unsharded run writes.
-    #[command(after_help = "Exit 0 when every shard was given, 1 when shards are missing (written \
+    #[command(
+        after_help = "Exit 0 when every shard was given, 1 when shards are missing (written \
 with the rows there are, each missing shard named on stderr), 2 when the parts cannot be merged: \
-another registry revision or selection, another shard count, a shard or an entry twice.")]
+another registry revision or selection, another shard count, a shard or an entry twice."
+    )]
     Merge(MergeArgs),
 }
 

@@ -221,7 +221,11 @@ pub(crate) fn merge(parts: Vec<PartFile>) -> Result<Merged, MergeError> {
             }
         }
         let entries: BTreeSet<&str> = part.part.entries.iter().map(String::as_str).collect();
-        if let Some(row) = part.agents.iter().find(|r| !entries.contains(r.id.as_str())) {
+        if let Some(row) = part
+            .agents
+            .iter()
+            .find(|r| !entries.contains(r.id.as_str()))
+        {
             return Err(MergeError::Foreign {
                 path: part.path.clone(),
                 id: row.id.clone(),
