@@ -53,7 +53,8 @@ each = "" if len(walls) == 1 else " (" + ", ".join(f"{n} {w:.1f} s" for n, w in 
 print(f"{label}: {slowest:.1f} s wall{each}; {passed}/{len(agents)} passed; "
       f"download {fetch:.1f} s, start {launch:.1f} s (download {share:.0f} %)")
 for a in agents:
-    print(f"  {a['id']:20} {a['status']:10} download {a['fetch_seconds'] or 0:5.1f} s  start {a['start_seconds'] or 0:5.1f} s")
+    why = f"  {(a['reason'] or '')[:90]}" if a["status"] != "passed" else ""
+    print(f"  {a['id']:20} {a['status']:10} download {a['fetch_seconds'] or 0:5.1f} s  start {a['start_seconds'] or 0:5.1f} s{why}")
 PY
 }
 for jobs in 1 4; do
