@@ -1359,14 +1359,48 @@ fn shard_matrix(outputs: &BTreeMap<String, String>) -> Vec<(String, Vec<String>)
         .collect()
 }
 
-#[test]
-fn registry_workflow_fans_verify_and_matrix_out_over_shards_and_reports_every_shard() {
-    for (name, text, _) in registry_workflows() {
-        let workflow = parsed(&text);
-        let registry_dir = workflow["env"]["REGISTRY_DIR"]
+/// A shard job's cache is its own, it launches its shard, and its shard's name is what the
+/// artifacts, the cache key and the report use.
+fn check_shard_steps(name: &str, shards: &str, shard_job: &Yaml) {
+    let steps = shard_job["steps"].as_vec().unwrap();
+    let cache = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/cache@"))
+        })
+        .unwrap();
+    assert!(
+        cache["with"]["key"]
             .as_str()
             .unwrap()
-            .to_string();
+            .contains("${{ steps.shard.outputs.name }}"),
+        "{name}: {shards}: a cache per shard"
+    );
+    let launch: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .filter(|r| r.contains("--shard \"$SHARD\""))
+        .collect();
+    assert_eq!(launch.len(), 1, "{name}: {shards}");
+    // The shard's name, in artifact names, the cache key and the report's paths.
+    let (code, outputs, _) = run_script(
+        &step_script(shard_job, "shard"),
+        Path::new("."),
+        &[("SHARD", "2/3")],
+    );
+    assert_eq!(
+        (code, outputs["name"].as_str()),
+        (0, "shard-2-of-3"),
+        "{name}"
+    );
+}
+
+#[test]
+fn registry_workflow_fans_verify_and_matrix_out_over_shards_each_with_its_timeout_and_cache() {
+    for (name, text, _) in registry_workflows() {
+        let workflow = parsed(&text);
         for (plan, shards, merge) in [
             ("verify-plan", "verify", "verify-report"),
             ("matrix-plan", "matrix-shard", "matrix"),
@@ -1418,41 +1452,19 @@ fn registry_workflow_fans_verify_and_matrix_out_over_shards_and_reports_every_sh
                     "{name}: every job has its own timeout"
                 );
             }
-            let steps = shard_job["steps"].as_vec().unwrap();
-            let cache = steps
-                .iter()
-                .find(|s| {
-                    s["uses"]
-                        .as_str()
-                        .is_some_and(|u| u.starts_with("actions/cache@"))
-                })
-                .unwrap();
-            assert!(
-                cache["with"]["key"]
-                    .as_str()
-                    .unwrap()
-                    .contains("${{ steps.shard.outputs.name }}"),
-                "{name}: {shards}: a cache per shard"
-            );
-            let launch: Vec<&str> = steps
-                .iter()
-                .filter_map(|s| s["run"].as_str())
-                .filter(|r| r.contains("--shard \"$SHARD\""))
-                .collect();
-            assert_eq!(launch.len(), 1, "{name}: {shards}");
-            // The shard's name, in artifact names, the cache key and the report's paths.
-            let (code, outputs, _) = run_script(
-                &step_script(shard_job, "shard"),
-                Path::new("."),
-                &[("SHARD", "2/3")],
-            );
-            assert_eq!(
-                (code, outputs["name"].as_str()),
-                (0, "shard-2-of-3"),
-                "{name}"
-            );
+            check_shard_steps(&name, shards, shard_job);
         }
+    }
+}
 
+#[test]
+fn registry_workflow_plans_one_shard_for_a_few_changed_entries_and_more_for_many() {
+    for (name, text, _) in registry_workflows() {
+        let workflow = parsed(&text);
+        let registry_dir = workflow["env"]["REGISTRY_DIR"]
+            .as_str()
+            .unwrap()
+            .to_string();
         // The pull request's plan: a few changed entries are one shard, more fan out.
         let repo = tempfile::tempdir().unwrap();
         let registry = repo.path().join(&registry_dir);
@@ -1501,7 +1513,16 @@ fn registry_workflow_fans_verify_and_matrix_out_over_shards_and_reports_every_sh
             (0, 3),
             "{name}: 14 entries"
         );
+    }
+}
 
+#[test]
+fn registry_workflow_report_names_a_failed_and_a_missing_shard_and_fails() {
+    let shards: Vec<(String, Vec<String>)> = (1..=3)
+        .map(|k| (format!("{k}/3"), vec![format!("agent-{k}")]))
+        .collect();
+    for (name, text, _) in registry_workflows() {
+        let workflow = parsed(&text);
         // The report: one shard failed, one never reported; both are named, the run fails.
         let report = job(&workflow, "verify-report")["steps"][1]["run"]
             .as_str()
@@ -1513,8 +1534,11 @@ fn registry_workflow_fans_verify_and_matrix_out_over_shards_and_reports_every_sh
             std::fs::create_dir_all(&folder).unwrap();
             std::fs::write(folder.join("exit-code"), code).unwrap();
         }
-        let (code, _, summary) =
-            run_script(&report, results.path(), &[("SHARDS", &outputs_json(&many))]);
+        let (code, _, summary) = run_script(
+            &report,
+            results.path(),
+            &[("SHARDS", &outputs_json(&shards))],
+        );
         assert_eq!(code, 1, "{name}: {summary}");
         assert!(
             summary.contains("| 1/3 |") && summary.contains("| passed |"),
