@@ -1253,3 +1253,312 @@ fn registry_workflow_builds_with_the_last_good_registry_and_only_the_issue_job_w
         );
     }
 }
+
+/// A job of a parsed workflow, by id.
+fn job<'a>(workflow: &'a Yaml, id: &str) -> &'a Yaml {
+    let job = &workflow["jobs"][id];
+    assert!(!job.is_badvalue(), "no job {id}");
+    job
+}
+
+/// The `run:` script of the step of `job` with this `id`.
+fn step_script(job: &Yaml, id: &str) -> String {
+    job["steps"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"].as_str() == Some(id))
+        .and_then(|s| s["run"].as_str())
+        .unwrap_or_else(|| panic!("no step {id}"))
+        .to_string()
+}
+
+/// Runs a workflow script with bash as a runner would (`-e`, `GITHUB_OUTPUT` and
+/// `GITHUB_STEP_SUMMARY` files, the built acp-registry first on PATH) in `dir`; the exit code
+/// and the outputs it wrote.
+fn run_script(
+    script: &str,
+    dir: &Path,
+    env: &[(&str, &str)],
+) -> (i32, BTreeMap<String, String>, String) {
+    let scratch = tempfile::tempdir().unwrap();
+    let (output, summary) = (
+        scratch.path().join("output"),
+        scratch.path().join("summary"),
+    );
+    let bin = Path::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = Command::new("bash")
+        .args(["-e", "-c", script])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .status()
+        .unwrap();
+    let outputs = std::fs::read_to_string(&output)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let summary = std::fs::read_to_string(&summary).unwrap_or_default();
+    (status.code().unwrap_or(-1), outputs, summary)
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn write_entries(registry: &Path, ids: impl IntoIterator<Item = String>, description: &str) {
+    for id in ids {
+        let folder = registry.join(&id);
+        std::fs::create_dir_all(&folder).unwrap();
+        let manifest = serde_json::json!({
+            "id": id, "name": id, "version": "1.0.0", "description": description,
+            "distribution": {"npx": {"package": format!("{id}@1.0.0")}},
+        });
+        std::fs::write(folder.join("agent.json"), manifest.to_string()).unwrap();
+    }
+}
+
+/// The `strategy.matrix` a plan job's output gives: each shard `k/n` once, every entry in one.
+fn shard_matrix(outputs: &BTreeMap<String, String>) -> Vec<(String, Vec<String>)> {
+    let matrix: serde_json::Value = serde_json::from_str(&outputs["shards"]).unwrap();
+    let include = matrix["include"].as_array().unwrap();
+    include
+        .iter()
+        .enumerate()
+        .map(|(k, shard)| {
+            assert_eq!(shard["shard"], format!("{}/{}", k + 1, include.len()));
+            let agents = shard["agents"].as_array().unwrap().iter();
+            (
+                shard["shard"].as_str().unwrap().to_string(),
+                agents.map(|a| a.as_str().unwrap().to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
+/// A shard job's cache is its own, it launches its shard, and its shard's name is what the
+/// artifacts, the cache key and the report use.
+fn check_shard_steps(name: &str, shards: &str, shard_job: &Yaml) {
+    let steps = shard_job["steps"].as_vec().unwrap();
+    let cache = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/cache@"))
+        })
+        .unwrap();
+    assert!(
+        cache["with"]["key"]
+            .as_str()
+            .unwrap()
+            .contains("${{ steps.shard.outputs.name }}"),
+        "{name}: {shards}: a cache per shard"
+    );
+    let launch: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .filter(|r| r.contains("--shard \"$SHARD\""))
+        .collect();
+    assert_eq!(launch.len(), 1, "{name}: {shards}");
+    // The shard's name, in artifact names, the cache key and the report's paths.
+    let (code, outputs, _) = run_script(
+        &step_script(shard_job, "shard"),
+        Path::new("."),
+        &[("SHARD", "2/3")],
+    );
+    assert_eq!(
+        (code, outputs["name"].as_str()),
+        (0, "shard-2-of-3"),
+        "{name}"
+    );
+}
+
+#[test]
+fn registry_workflow_fans_verify_and_matrix_out_over_shards_each_with_its_timeout_and_cache() {
+    for (name, text, _) in registry_workflows() {
+        let workflow = parsed(&text);
+        for (plan, shards, merge) in [
+            ("verify-plan", "verify", "verify-report"),
+            ("matrix-plan", "matrix-shard", "matrix"),
+        ] {
+            let (plan_job, shard_job, merge_job) = (
+                job(&workflow, plan),
+                job(&workflow, shards),
+                job(&workflow, merge),
+            );
+            assert_eq!(
+                plan_job["outputs"]["shards"].as_str(),
+                Some("${{ steps.plan.outputs.shards }}"),
+                "{name}: {plan}"
+            );
+            let strategy = &shard_job["strategy"];
+            assert_eq!(
+                strategy["fail-fast"].as_bool(),
+                Some(false),
+                "{name}: {shards}: one failure cancels nothing"
+            );
+            assert_eq!(
+                strategy["matrix"].as_str(),
+                Some(format!("${{{{ fromJSON(needs.{plan}.outputs.shards) }}}}").as_str()),
+                "{name}: {shards}"
+            );
+            assert_eq!(
+                shard_job["needs"][0].as_str(),
+                Some(plan),
+                "{name}: {shards}"
+            );
+            let needs: Vec<&str> = merge_job["needs"]
+                .as_vec()
+                .unwrap()
+                .iter()
+                .filter_map(Yaml::as_str)
+                .collect();
+            assert!(
+                needs.contains(&shards),
+                "{name}: {merge} waits for every shard"
+            );
+            let condition = merge_job["if"].as_str().unwrap();
+            assert!(
+                condition.contains("always()"),
+                "{name}: {merge} runs whatever the shards did: {condition}"
+            );
+            for job in [plan_job, shard_job, merge_job] {
+                assert!(
+                    job["timeout-minutes"].as_i64().is_some_and(|m| m > 0),
+                    "{name}: every job has its own timeout"
+                );
+            }
+            check_shard_steps(&name, shards, shard_job);
+        }
+    }
+}
+
+#[test]
+fn registry_workflow_plans_one_shard_for_a_few_changed_entries_and_more_for_many() {
+    for (name, text, _) in registry_workflows() {
+        let workflow = parsed(&text);
+        let registry_dir = workflow["env"]["REGISTRY_DIR"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // The pull request's plan: a few changed entries are one shard, more fan out.
+        let repo = tempfile::tempdir().unwrap();
+        let registry = repo.path().join(&registry_dir);
+        let ids = |range: std::ops::Range<usize>| range.map(|i| format!("agent-{i:02}"));
+        write_entries(&registry, ids(0..12), "An agent.");
+        git(repo.path(), &["init", "-q"]);
+        git(repo.path(), &["add", "-A"]);
+        git(repo.path(), &["commit", "-qm", "base"]);
+        let base = git(repo.path(), &["rev-parse", "HEAD"]);
+        let plan = step_script(job(&workflow, "verify-plan"), "plan");
+        let env = [
+            ("REGISTRY_DIR", registry_dir.as_str()),
+            ("BASE", base.as_str()),
+        ];
+        write_entries(&registry, ids(3..5), "A changed agent.");
+        let (code, outputs, _) = run_script(&plan, repo.path(), &env);
+        assert_eq!(code, 0, "{name}");
+        let few = shard_matrix(&outputs);
+        assert_eq!(
+            few,
+            vec![("1/1".to_string(), ids(3..5).collect::<Vec<_>>())],
+            "{name}"
+        );
+        write_entries(&registry, ids(5..11), "A changed agent.");
+        write_entries(&registry, ids(20..22), "A new agent.");
+        let (code, outputs, _) = run_script(&plan, repo.path(), &env);
+        assert_eq!(code, 0, "{name}");
+        let many = shard_matrix(&outputs);
+        assert_eq!(
+            many.len(),
+            3,
+            "{name}: 10 changed entries, 4 a shard: {many:?}"
+        );
+        let mut listed: Vec<String> = many.iter().flat_map(|(_, a)| a.clone()).collect();
+        listed.sort();
+        assert_eq!(
+            listed,
+            ids(3..11).chain(ids(20..22)).collect::<Vec<_>>(),
+            "{name}"
+        );
+        // The nightly plan: every entry, 5 a shard.
+        let nightly = step_script(job(&workflow, "matrix-plan"), "plan");
+        let (code, outputs, _) = run_script(&nightly, repo.path(), &env[..1]);
+        assert_eq!(
+            (code, shard_matrix(&outputs).len()),
+            (0, 3),
+            "{name}: 14 entries"
+        );
+    }
+}
+
+#[test]
+fn registry_workflow_report_names_a_failed_and_a_missing_shard_and_fails() {
+    let shards: Vec<(String, Vec<String>)> = (1..=3)
+        .map(|k| (format!("{k}/3"), vec![format!("agent-{k}")]))
+        .collect();
+    for (name, text, _) in registry_workflows() {
+        let workflow = parsed(&text);
+        // The report: one shard failed, one never reported; both are named, the run fails.
+        let report = job(&workflow, "verify-report")["steps"][1]["run"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let results = tempfile::tempdir().unwrap();
+        for (k, code) in [(1, "0"), (3, "1")] {
+            let folder = results.path().join(format!("shards/shard-{k}-of-3"));
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join("exit-code"), code).unwrap();
+        }
+        let (code, _, summary) = run_script(
+            &report,
+            results.path(),
+            &[("SHARDS", &outputs_json(&shards))],
+        );
+        assert_eq!(code, 1, "{name}: {summary}");
+        assert!(
+            summary.contains("| 1/3 |") && summary.contains("| passed |"),
+            "{name}: {summary}"
+        );
+        assert!(
+            summary.contains("2/3") && summary.contains("missing"),
+            "{name}: {summary}"
+        );
+        assert!(
+            summary.contains("3/3") && summary.contains("failed"),
+            "{name}: {summary}"
+        );
+    }
+}
+
+fn outputs_json(shards: &[(String, Vec<String>)]) -> String {
+    let include: Vec<serde_json::Value> = shards
+        .iter()
+        .map(|(shard, agents)| serde_json::json!({"shard": shard, "agents": agents}))
+        .collect();
+    serde_json::json!({ "include": include }).to_string()
+}

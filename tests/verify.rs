@@ -974,3 +974,281 @@ fn verify_format_github_appends_the_agents_and_findings_to_the_step_summary() {
     assert!(text.contains("| `open` | binary |"), "{text}");
     assert!(text.contains("| error | `agent-auth` |"), "{text}");
 }
+
+/// A registry of `ids` whose only build is for Windows: `verify` plans each of them (a
+/// `not-tested` row) without launching anything, so shards cost nothing to run.
+fn untestable_registry(ids: &[String]) -> common::verify::Registry {
+    let entries: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({
+                "id": id, "name": id, "version": "1.0.0", "description": "A test agent.",
+                "distribution": {"binary": {"windows-x86_64": {
+                    "archive": "https://example.com/agent.zip", "cmd": "agent.exe"}}},
+            })
+        })
+        .collect();
+    registry(&entries)
+}
+
+fn agent_ids(run: &Run) -> Vec<String> {
+    run.json["agents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", run.stdout))
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Each selected id's shard (1-based) when the selection is split into `n`.
+fn shards_of(root: &Path, n: usize, extra: &[&str]) -> std::collections::BTreeMap<String, usize> {
+    let mut of = std::collections::BTreeMap::new();
+    for k in 1..=n {
+        let shard = format!("{k}/{n}");
+        let mut args = vec!["--shard", shard.as_str()];
+        args.extend(extra);
+        let run = verify_json(root, &args);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        assert_eq!(run.json["part"]["shard"], shard.as_str());
+        for id in agent_ids(&run) {
+            assert!(
+                of.insert(id.clone(), k).is_none(),
+                "{id} is in two shards of {n}"
+            );
+        }
+    }
+    of
+}
+
+#[test]
+fn shards_partition_the_selection_for_every_n_and_compose_with_agent_and_type() {
+    let ids: Vec<String> = (0..11).map(|i| format!("agent-{i:02}")).collect();
+    let reg = untestable_registry(&ids);
+    for n in 1..=8 {
+        let of = shards_of(&reg.root, n, &[]);
+        let got: Vec<&String> = of.keys().collect();
+        assert_eq!(
+            got,
+            ids.iter().collect::<Vec<_>>(),
+            "{n} shards: every entry once"
+        );
+        let mut sizes = vec![0; n];
+        for k in of.values() {
+            sizes[k - 1] += 1;
+        }
+        let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+        assert!(max - min <= 1, "{n} shards: {sizes:?}");
+    }
+    // The shards split what the other filters select, and only that.
+    let named = "agent-01,agent-04,agent-05,agent-09";
+    let of = shards_of(&reg.root, 3, &["--agent", named, "--type", "binary"]);
+    assert_eq!(of.keys().cloned().collect::<Vec<_>>().join(","), named);
+    let none = verify_json(&reg.root, &["--shard", "1/2", "--type", "npx"]);
+    assert_eq!(agent_ids(&none), Vec::<String>::new());
+    // --list-shards prints the same split as the runs.
+    let list = run(
+        &reg.root,
+        &["verify", "--list-shards", "4", "--format", "json"],
+    );
+    let listed: Value = serde_json::from_str(list.stdout.trim()).unwrap();
+    let runs = shards_of(&reg.root, 4, &[]);
+    for (k, shard) in listed["include"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(shard["shard"], format!("{}/4", k + 1));
+        for id in shard["agents"].as_array().unwrap() {
+            assert_eq!(runs[id.as_str().unwrap()], k + 1, "{id}");
+        }
+    }
+}
+
+#[test]
+fn adding_an_entry_keeps_every_other_entry_in_its_shard_but_one_per_boundary() {
+    let mut ids: Vec<String> = (0..12).map(|i| format!("agent-{i:02}")).collect();
+    let before = shards_of(&untestable_registry(&ids).root, 4, &[]);
+    ids.push("a-new-agent".into());
+    let after = shards_of(&untestable_registry(&ids).root, 4, &[]);
+    let moved: Vec<(&String, usize, usize)> = before
+        .iter()
+        .filter(|(id, k)| after[*id] != **k)
+        .map(|(id, k)| (id, *k, after[id]))
+        .collect();
+    assert!(moved.len() <= 3, "{moved:?}");
+    assert!(
+        moved.iter().all(|(_, a, b)| a.abs_diff(*b) == 1),
+        "{moved:?}"
+    );
+}
+
+#[test]
+fn shard_and_list_shards_refuse_bad_values_naming_the_flag() {
+    let reg = untestable_registry(&["solo".to_string()]);
+    for (args, flag) in [
+        (&["--shard", "0/4"][..], "--shard"),
+        (&["--shard", "5/4"], "--shard"),
+        (&["--shard", "1/257"], "--shard"),
+        (&["--shard", "two"], "--shard"),
+        (&["--list-shards", "0"], "--list-shards"),
+        (&["--list-shards", "300"], "--list-shards"),
+        (&["--list-shards", "4", "--shard-size", "0"], "--shard-size"),
+        (&["--list-shards", "4", "--shard", "1/4"], "--shard"),
+    ] {
+        let run = verify_json(&reg.root, args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
+        assert!(run.stdout.contains(flag), "{args:?}: {}", run.stdout);
+    }
+}
+
+/// `acp-registry matrix merge ARGS` in `dir`.
+fn merge(dir: &Path, args: &[&str]) -> Run {
+    common::verify::run_command(
+        std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+            .args(["matrix", "merge"])
+            .args(args)
+            .current_dir(dir),
+    )
+}
+
+/// `matrix` into `out`, every row stamped with the same time.
+fn matrix_at(root: &Path, out: &Path, extra: &[&str]) -> Run {
+    let out = out.to_str().unwrap();
+    let mut args = vec!["matrix", "--timeout", "30", "--out", out];
+    args.extend(extra);
+    let mut command = common::verify::command(root, &args);
+    command
+        .arg("--no-cache")
+        .env("ACP_REGISTRY_TEST_NOW", "2026-12-01T08:00:00Z");
+    common::verify::run_command(&mut command)
+}
+
+#[test]
+fn merging_the_shards_of_a_matrix_gives_the_unsharded_matrix_byte_for_byte() {
+    let server = server();
+    let reg = registry(&[
+        manifest("alpha", &server, "well-behaved", json!({})),
+        manifest("bravo", &server, "no-auth", json!({})),
+        manifest("charlie", &server, "well-behaved", json!({})),
+        manifest("delta", &server, "exit", json!({})),
+    ]);
+    let dir = reg.root.parent().unwrap().to_path_buf();
+    let whole = matrix_at(&reg.root, &dir.join("whole/matrix.json"), &["-j", "4"]);
+    assert_eq!(whole.code, 0, "{}", whole.stdout);
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        let part = dir.join(format!("parts/{k}.json"));
+        let run = matrix_at(&reg.root, &part, &["--shard", &shard]);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+    }
+    let merged = merge(
+        &dir,
+        &[
+            "parts/3.json",
+            "parts/1.json",
+            "parts/2.json",
+            "--out",
+            "merged/matrix.json",
+        ],
+    );
+    assert_eq!(merged.code, 0, "{}", merged.stdout);
+    assert!(
+        merged.stdout.contains("merged 3 of 3 shards (4 rows)"),
+        "{}",
+        merged.stdout
+    );
+    for file in ["matrix.json", "matrix.md"] {
+        let want = std::fs::read(dir.join("whole").join(file)).unwrap();
+        let got = std::fs::read(dir.join("merged").join(file)).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "{file}"
+        );
+    }
+    let whole: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("whole/matrix.json")).unwrap()).unwrap();
+    assert!(
+        whole.get("part").is_none(),
+        "an unsharded run writes no part"
+    );
+    assert_eq!(whole["agents"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
+    let ids: Vec<String> = (0..6).map(|i| format!("agent-{i}")).collect();
+    let reg = untestable_registry(&ids);
+    let dir = reg.root.parent().unwrap().to_path_buf();
+    let part = |name: &str, extra: &[&str]| {
+        let run = matrix_at(&reg.root, &dir.join(name), extra);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        name.to_string()
+    };
+    let (one, two, three) = (
+        part("1.json", &["--shard", "1/3"]),
+        part("2.json", &["--shard", "2/3"]),
+        part("3.json", &["--shard", "3/3"]),
+    );
+    let halves = part("half.json", &["--shard", "1/2"]);
+    let subset = part(
+        "subset.json",
+        &["--shard", "2/3", "--agent", "agent-1,agent-2"],
+    );
+    let whole = part("whole.json", &[]);
+    for (parts, says) in [
+        (vec![&one, &halves], "different numbers of shards"),
+        (
+            vec![&one, &subset],
+            "different registry revisions or selections",
+        ),
+        (vec![&one, &two, &one], "are both shard 1/3"),
+        (vec![&one, &whole], "not a shard's part"),
+    ] {
+        let mut args: Vec<&str> = parts.iter().map(|p| p.as_str()).collect();
+        args.extend(["--out", "merged.json"]);
+        let run = merge(&dir, &args);
+        assert_eq!(run.code, 2, "{parts:?}: {}", run.stdout);
+        assert!(run.stdout.contains(says), "{parts:?}: {}", run.stdout);
+        assert!(
+            !dir.join("merged.json").exists(),
+            "{parts:?}: nothing written"
+        );
+    }
+    // A registry edited between shards is another revision.
+    std::fs::write(
+        reg.root.join("agent-0/agent.json"),
+        std::fs::read_to_string(reg.root.join("agent-0/agent.json"))
+            .unwrap()
+            .replace("A test agent.", "An edited test agent."),
+    )
+    .unwrap();
+    let edited = part("edited.json", &["--shard", "2/3"]);
+    let run = merge(&dir, &[&one, &edited, "--out", "merged.json"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("different registry revisions"),
+        "{}",
+        run.stdout
+    );
+    // Missing shards: written with what there is, each missing shard named, exit 1.
+    let run = merge(&dir, &[&three, "--out", "merged.json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("shard 1/3 is missing"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("shard 2/3 is missing"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("shard 3/3 is missing"),
+        "{}",
+        run.stdout
+    );
+    assert!(dir.join("merged.json").exists());
+    assert!(dir.join("merged.md").exists());
+    let again = merge(&dir, &[&one, &two, &three, "--out", "merged.json"]);
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    let run = merge(&dir, &[&one, &two, &three, "--out", &three]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+}

@@ -228,6 +228,22 @@ struct VerifyArgs {
     /// Only entries whose files changed since this git revision.
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
+    /// Only shard K of N of the selected entries (e.g. 2/4): each entry is in exactly one
+    /// shard, by a hash of its id, and shards differ by at most one entry.
+    #[arg(long, value_name = "K/N", conflicts_with = "list_shards")]
+    shard: Option<acp_registry::verify::Shard>,
+    /// Launch nothing: print the shards of the selected entries, one per --shard-size entries
+    /// and at most MAX, as a GitHub Actions strategy.matrix with --format json.
+    #[arg(long, value_name = "MAX")]
+    list_shards: Option<usize>,
+    /// With --list-shards: entries per shard before another shard is added.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value_t = 1,
+        requires = "list_shards"
+    )]
+    shard_size: usize,
     /// Agents run at once (the report order does not depend on it).
     #[arg(short = 'j', long, value_name = "N", default_value_t = 1)]
     jobs: usize,
@@ -272,6 +288,11 @@ impl VerifyArgs {
                     .collect()
             }),
             changed_since: self.changed_since,
+            shard: self.shard,
+            list_shards: self.list_shards.map(|max| verify::ListShards {
+                max,
+                size: self.shard_size,
+            }),
             jobs: self.jobs,
             timeout: std::time::Duration::from_secs(self.timeout),
             require_tested: self.require_tested,
@@ -287,7 +308,10 @@ impl VerifyArgs {
 }
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 struct MatrixArgs {
+    #[command(subcommand)]
+    command: Option<MatrixCommand>,
     #[command(flatten)]
     verify: VerifyArgs,
     /// The matrix.json to write; matrix.md is written beside it.
@@ -296,6 +320,28 @@ struct MatrixArgs {
     /// Keep the rows of the existing --out whose version and distribution did not change.
     #[arg(long)]
     changed_only: bool,
+}
+
+#[derive(Subcommand)]
+enum MatrixCommand {
+    /// Join the matrix.json of each `matrix --shard K/N` run into the matrix.json and
+    /// matrix.md one unsharded run writes.
+    #[command(
+        after_help = "Exit 0 when every shard was given, 1 when shards are missing (written \
+with the rows there are, each missing shard named on stderr), 2 when the parts cannot be merged: \
+another registry revision or selection, another shard count, a shard or an entry twice."
+    )]
+    Merge(MergeArgs),
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// The matrix.json of each shard.
+    #[arg(value_name = "PART.json", required = true)]
+    parts: Vec<PathBuf>,
+    /// The matrix.json to write; matrix.md is written beside it.
+    #[arg(long, value_name = "FILE", default_value = "matrix.json")]
+    out: PathBuf,
 }
 
 impl From<FormatArg> for validate::Format {
@@ -706,6 +752,7 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("SOURCE_DATE_EPOCH", "pack: the time stamp of archive entries (default 0)."),
         ("XDG_CACHE_HOME", "validate --online, verify: where the cache folder goes (default ~/.cache, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."),
         ("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "Tests only: allow loopback addresses over plain http. Never set it on untrusted input."),
+        ("ACP_REGISTRY_TEST_NOW", "Tests only: the time matrix stamps its rows with (ISO 8601) instead of now."),
     ],
     examples: &[
         ("acp-registry init", "Set up a registry repository: configuration, workflow, pre-commit hooks."),
@@ -715,6 +762,7 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("acp-registry fmt --check", "List manifests not in the canonical layout."),
         ("acp-registry build", "Validate, then write registry.json, icons, schemas and the site into dist/."),
         ("acp-registry verify --agent my-agent", "Launch the agent as an editor would and check its ACP answer."),
+        ("acp-registry matrix --shard 2/4 --out part-2.json", "Probe the second quarter of the agents; `acp-registry matrix merge part-*.json` joins the parts."),
         ("acp-registry explain icon-color", "Explain a finding's code."),
     ],
     see_also: &["acp-collab(1)"],
@@ -729,6 +777,17 @@ fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
         Command::Site(args) => Ok(build::run(&args.options(), out, err)?),
         Command::Fmt(args) => fmt::run(&args.options(), out, err),
         Command::Verify(args) => Ok(verify::run(&args.options(), out)?),
+        Command::Matrix(MatrixArgs {
+            command: Some(MatrixCommand::Merge(merge)),
+            ..
+        }) => Ok(matrix::merge(
+            &matrix::MergeOptions {
+                parts: merge.parts,
+                out: merge.out,
+            },
+            out,
+            err,
+        )?),
         Command::Matrix(args) => Ok(matrix::run(&args.options(), out)?),
         Command::Pack(args) => Ok(pack::run(&args.options(), out)?),
         Command::Explain(args) => {

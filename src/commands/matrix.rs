@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::verify::{self as verify_command, prepare};
 use super::{exit, CommandError};
-use crate::verify::{self, matrix};
+use crate::diagnostics::escape;
+use crate::verify::{self, matrix, shard};
 
 /// `matrix`'s options: `verify`'s and where the matrix goes.
 #[derive(Debug, Clone)]
@@ -23,29 +24,12 @@ pub struct Options {
 /// report goes to `out` as `verify` prints it. Exit 0 once the files are written, whatever
 /// the agents answered (the matrix records it).
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
+    if let Some(list) = options.common.list_shards {
+        return verify_command::list_shards(&options.common, list, out);
+    }
     // Every check of --out before the agents run: a launch can take minutes.
     crate::registry::output::refuse_overlap(&options.out, &options.common.registry)?;
-    check_folder(&options.out)?;
-    let kind = |path: &Path| {
-        crate::fs::kind(path)
-            .map_err(|e| CommandError::Usage(format!("--out `{}`: {e}", path.display())))
-    };
-    // Read first: an existing file that is not a matrix is refused, never overwritten.
-    let previous = match kind(&options.out)? {
-        None => None,
-        Some(_) => Some(matrix::read(&options.out).map_err(|e| {
-            CommandError::Usage(format!(
-                "{e}; --out must name a matrix.json written by acp-registry (or a new file)"
-            ))
-        })?),
-    };
-    let md = options.out.with_extension("md");
-    if kind(&md)?.is_some() && !ours(&md) {
-        return Err(CommandError::Usage(format!(
-            "{} exists and was not written by acp-registry matrix; move it or choose another --out",
-            md.display()
-        )));
-    }
+    let previous = check_out(&options.out)?;
     let (checked, mut run) = prepare(&options.common)?;
     run.probe = true;
     if options.changed_only {
@@ -55,12 +39,130 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
             .unwrap_or_default();
     }
     let mut outcome = verify::run(&checked, &run)?;
-    let now = crate::time::utc_now();
-    let rows = matrix::matrix(&outcome.results, &run.reuse, &now);
-    write_atomically(&options.out, &(serde_json::to_string_pretty(&rows)? + "\n"))?;
-    write_atomically(&md, &matrix::markdown(&rows))?;
+    let rows = matrix::matrix(&outcome.results, &run.reuse, &now()?);
+    let text = match &outcome.part {
+        None => serde_json::to_string_pretty(&rows)?,
+        Some(part) => serde_json::to_string_pretty(&matrix::PartDocument {
+            version: rows.version,
+            part: part.clone(),
+            agents: rows.agents.clone(),
+        })?,
+    };
+    write_atomically(&options.out, &(text + "\n"))?;
+    write_atomically(&options.out.with_extension("md"), &matrix::markdown(&rows))?;
     verify_command::write(&mut outcome, &options.common, out)?;
     Ok(exit::OK)
+}
+
+/// `matrix merge`'s options.
+#[derive(Debug, Clone)]
+pub struct MergeOptions {
+    /// The parts: the `matrix.json` of each `matrix --shard K/N` run.
+    pub parts: Vec<PathBuf>,
+    /// The `matrix.json` to write (`matrix.md` goes beside it).
+    pub out: PathBuf,
+}
+
+/// `matrix merge`: join the shards' parts into the `matrix.json` and `matrix.md` one unsharded
+/// run writes. Exit 0 when every shard was given, 1 when shards are missing (the files are
+/// written with the rows there are; `err` names each missing shard), 2 when the parts cannot
+/// be merged (nothing is written).
+pub fn merge(
+    options: &MergeOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, CommandError> {
+    let usage = |e: &dyn std::fmt::Display| CommandError::Usage(e.to_string());
+    let parts = options
+        .parts
+        .iter()
+        .map(|path| matrix::read_part(path).map_err(|e| usage(&e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_out(&options.out)?;
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(part) = options.parts.iter().find(|p| same(p, &options.out)) {
+        return Err(CommandError::Usage(format!(
+            "--out `{}` is the part `{}`; write the merged matrix to another file",
+            options.out.display(),
+            part.display()
+        )));
+    }
+    let given = parts.len();
+    let merged = shard::merge(parts).map_err(|e| usage(&e))?;
+    let text = serde_json::to_string_pretty(&merged.matrix)? + "\n";
+    write_atomically(&options.out, &text)?;
+    write_atomically(
+        &options.out.with_extension("md"),
+        &matrix::markdown(&merged.matrix),
+    )?;
+    writeln!(
+        out,
+        "{}",
+        escape::terminal(&format!(
+            "merged {given} of {} shards ({} rows) into {}",
+            merged.count,
+            merged.matrix.agents.len(),
+            options.out.display()
+        ))
+    )?;
+    for (shard, entries) in &merged.missing {
+        writeln!(
+            err,
+            "warning: shard {shard} is missing: no part was given for it, so its {entries} {} no rows",
+            if *entries == 1 { "entry has" } else { "entries have" }
+        )?;
+    }
+    Ok(if merged.missing.is_empty() {
+        exit::OK
+    } else {
+        exit::FINDINGS
+    })
+}
+
+/// The time rows are stamped with: now, or `ACP_REGISTRY_TEST_NOW` (tests only, so that runs
+/// can be compared byte for byte).
+fn now() -> Result<String, CommandError> {
+    match std::env::var(TEST_NOW_ENV) {
+        Ok(text) => crate::time::parse_iso_utc_seconds(&text)
+            .map(crate::time::format_utc)
+            .ok_or_else(|| {
+                CommandError::Usage(format!("{TEST_NOW_ENV}={text}: not an ISO 8601 time"))
+            }),
+        Err(_) => Ok(crate::time::utc_now()),
+    }
+}
+
+/// TEST ONLY: the time `matrix` stamps its rows with instead of now.
+pub const TEST_NOW_ENV: &str = "ACP_REGISTRY_TEST_NOW";
+
+/// Refuse an `--out` (and the `matrix.md` beside it) that `matrix` may not replace; the
+/// matrix already there, if any.
+fn check_out(out: &Path) -> Result<Option<matrix::Matrix>, CommandError> {
+    check_folder(out)?;
+    let kind = |path: &Path| {
+        crate::fs::kind(path)
+            .map_err(|e| CommandError::Usage(format!("--out `{}`: {e}", path.display())))
+    };
+    // Read first: an existing file that is not a matrix is refused, never overwritten.
+    let previous = match kind(out)? {
+        None => None,
+        Some(_) => Some(matrix::read(out).map_err(|e| {
+            CommandError::Usage(format!(
+                "{e}; --out must name a matrix.json written by acp-registry (or a new file)"
+            ))
+        })?),
+    };
+    let md = out.with_extension("md");
+    if kind(&md)?.is_some() && !ours(&md) {
+        return Err(CommandError::Usage(format!(
+            "{} exists and was not written by acp-registry matrix; move it or choose another --out",
+            md.display()
+        )));
+    }
+    Ok(previous)
 }
 
 /// Whether `path` is a regular file starting with the heading `matrix.md` files have.

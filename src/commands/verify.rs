@@ -14,7 +14,7 @@ use crate::manifest::distribution::Kind;
 use crate::net::NetConfig;
 use crate::registry::{check_registry, git, Checked};
 use crate::rules::EntryReport;
-use crate::verify::{self, AgentResult, Outcome, Status};
+use crate::verify::{self, AgentResult, Outcome, Shard, Status};
 
 /// Flags shared by `verify` and `matrix`.
 #[derive(Debug, Clone)]
@@ -27,6 +27,10 @@ pub struct Options {
     pub kinds: Option<Vec<Kind>>,
     /// `--changed-since`: only entries changed since this git revision.
     pub changed_since: Option<String>,
+    /// `--shard K/N`: only this part of the selected entries.
+    pub shard: Option<Shard>,
+    /// `--list-shards MAX`: print how the selection splits instead of running it.
+    pub list_shards: Option<ListShards>,
     /// `-j`: agents run at once.
     pub jobs: usize,
     /// `--timeout`: the wait for each ACP answer.
@@ -47,6 +51,16 @@ pub struct Options {
     pub unpack_cap_mib: u64,
     /// TEST ONLY: admit loopback addresses, over plain http too.
     pub allow_loopback_for_tests: bool,
+}
+
+/// `--list-shards MAX --shard-size SIZE`: one shard per `SIZE` selected entries, at most
+/// `MAX`, at least one.
+#[derive(Debug, Clone, Copy)]
+pub struct ListShards {
+    /// `--list-shards`.
+    pub max: usize,
+    /// `--shard-size`.
+    pub size: usize,
 }
 
 /// The library options of a run, and the checked registry it runs on.
@@ -71,6 +85,7 @@ pub(crate) fn prepare(options: &Options) -> Result<(Checked, verify::Options), C
         agents,
         kinds: options.kinds.as_ref().map(|k| k.iter().copied().collect()),
         changed,
+        shard: options.shard,
         jobs: options.jobs.max(1),
         timeout: options.timeout,
         require_tested: options.require_tested,
@@ -97,6 +112,9 @@ pub(crate) fn prepare(options: &Options) -> Result<(Checked, verify::Options), C
 /// Launches the selected agents and writes one line each and the findings to `out`; exit 1
 /// when a finding is an error.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
+    if let Some(list) = options.list_shards {
+        return list_shards(options, list, out);
+    }
     let (checked, run) = prepare(options)?;
     let mut outcome = verify::run(&checked, &run)?;
     write(&mut outcome, options, out)?;
@@ -105,6 +123,47 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     } else {
         exit::OK
     })
+}
+
+/// `--list-shards`: the shards of what `options` selects, as a GitHub Actions
+/// `strategy.matrix` (`--format json`, one line: `{"include":[{"shard":"1/2","agents":[…]},…]}`)
+/// or one line per shard; nothing is launched.
+pub(crate) fn list_shards(
+    options: &Options,
+    list: ListShards,
+    out: &mut dyn Write,
+) -> Result<u8, CommandError> {
+    verify::shard::check_count(list.max)
+        .map_err(|e| CommandError::Usage(format!("--list-shards {}: {e}", list.max)))?;
+    if list.size == 0 {
+        return Err(CommandError::Usage(
+            "--shard-size 0: a shard holds at least one entry".into(),
+        ));
+    }
+    let (checked, run) = prepare(options)?;
+    let shards = verify::list_shards(&checked, &run, list.max, list.size);
+    match options.format {
+        Format::Json => {
+            let include: Vec<serde_json::Value> = shards
+                .iter()
+                .map(|(shard, ids)| serde_json::json!({"shard": shard.to_string(), "agents": ids}))
+                .collect();
+            let matrix = serde_json::json!({ "include": include });
+            writeln!(out, "{}", serde_json::to_string(&matrix)?)?;
+        }
+        Format::Human => {
+            for (shard, ids) in &shards {
+                let line = format!("{shard}: {}", ids.join(", "));
+                writeln!(out, "{}", escape::terminal(line.trim_end()))?;
+            }
+        }
+        Format::Github | Format::Sarif => {
+            return Err(CommandError::Usage(
+                "--list-shards prints --format human or json".into(),
+            ))
+        }
+    }
+    Ok(exit::OK)
 }
 
 /// The per-agent lines and the findings, in `options.format`.
@@ -118,6 +177,9 @@ pub(crate) fn write(
         Format::Json => {
             let mut document: serde_json::Value =
                 serde_json::from_str(&validate::render(&outcome.report, Format::Json, false))?;
+            if let Some(part) = &outcome.part {
+                document["part"] = serde_json::to_value(part)?;
+            }
             document["agents"] = serde_json::to_value(&outcome.results)?;
             let mut text = serde_json::to_string_pretty(&document)?;
             text.push('\n');
@@ -163,7 +225,11 @@ fn github_summary(outcome: &Outcome) -> String {
     } else {
         counts.join(", ")
     };
-    let mut text = format!("### acp-registry verify: {counts}\n\n");
+    let shard = outcome
+        .part
+        .as_ref()
+        .map_or(String::new(), |p| format!(" (shard {})", p.shard));
+    let mut text = format!("### acp-registry verify{shard}: {counts}\n\n");
     text.push_str("| agent | distribution | platform | status | time | reason |\n");
     text.push_str("|---|---|---|---|---|---|\n");
     for result in &outcome.results {

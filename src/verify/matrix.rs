@@ -275,6 +275,43 @@ pub(crate) fn matrix(results: &[AgentResult], previous: &[Row], now: &str) -> Ma
     }
 }
 
+/// `part.version` of a shard's `matrix.json`.
+pub(crate) const PART_VERSION: u64 = 1;
+
+/// What a run with `--shard` adds to its document (`"part"`, between `version` and
+/// `agents`): which shard, of which selection, holding which entries. An unsharded run
+/// writes no `part`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Part {
+    pub(crate) version: u64,
+    /// `K/N`.
+    pub(crate) shard: String,
+    /// [`super::shard::selection_digest`] of the whole selection, every shard's entries.
+    pub(crate) selection: String,
+    /// How many entries the whole selection holds.
+    pub(crate) selected: usize,
+    /// The ids of this shard, in registry order (those without a row were not tested).
+    pub(crate) entries: Vec<String>,
+}
+
+/// A shard's `matrix.json`: the matrix with its [`Part`].
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct PartDocument {
+    pub(crate) version: u64,
+    pub(crate) part: Part,
+    pub(crate) agents: Vec<Row>,
+}
+
+/// A part as `matrix merge` read it.
+#[derive(Debug)]
+pub(crate) struct PartFile {
+    /// As named on the command line.
+    pub(crate) path: String,
+    pub(crate) shard: super::Shard,
+    pub(crate) part: Part,
+    pub(crate) agents: Vec<Row>,
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {reason}")]
 pub(crate) struct MatrixError {
@@ -282,8 +319,8 @@ pub(crate) struct MatrixError {
     pub(crate) reason: String,
 }
 
-/// Read a `matrix.json` (capped, no links followed).
-pub(crate) fn read(path: &Path) -> Result<Matrix, MatrixError> {
+/// The bytes of a `matrix.json` (capped, no links followed) and how to name a problem in it.
+fn read_bytes(path: &Path) -> Result<Vec<u8>, MatrixError> {
     let err = |reason: String| MatrixError {
         path: path.display().to_string(),
         reason,
@@ -295,17 +332,66 @@ pub(crate) fn read(path: &Path) -> Result<Matrix, MatrixError> {
     let name = path
         .file_name()
         .ok_or_else(|| err("not a file name".into()))?;
-    let bytes = crate::fs::read_capped(parent, Path::new(name), 64 * 1024 * 1024)
-        .map_err(|e| err(e.to_string()))?;
-    let matrix: Matrix =
+    crate::fs::read_capped(parent, Path::new(name), 64 * 1024 * 1024)
+        .map_err(|e| err(e.to_string()))
+}
+
+fn check_version(path: &Path, version: u64) -> Result<(), MatrixError> {
+    if version == FORMAT_VERSION {
+        return Ok(());
+    }
+    Err(MatrixError {
+        path: path.display().to_string(),
+        reason: format!("format version {version} is not {FORMAT_VERSION}"),
+    })
+}
+
+/// Read a `matrix.json` (capped, no links followed); a shard's part reads as its rows.
+pub(crate) fn read(path: &Path) -> Result<Matrix, MatrixError> {
+    let matrix: Matrix = serde_json::from_slice(&read_bytes(path)?).map_err(|e| MatrixError {
+        path: path.display().to_string(),
+        reason: format!("not a matrix.json: {e}"),
+    })?;
+    check_version(path, matrix.version)?;
+    Ok(matrix)
+}
+
+/// Read the `matrix.json` one `matrix --shard K/N` wrote.
+pub(crate) fn read_part(path: &Path) -> Result<PartFile, MatrixError> {
+    let err = |reason: String| MatrixError {
+        path: path.display().to_string(),
+        reason,
+    };
+    let bytes = read_bytes(path)?;
+    let value: Value =
         serde_json::from_slice(&bytes).map_err(|e| err(format!("not a matrix.json: {e}")))?;
-    if matrix.version != FORMAT_VERSION {
+    if value.get("version").and_then(Value::as_u64) == Some(FORMAT_VERSION)
+        && value.get("part").is_none()
+    {
+        return Err(err(
+            "a whole matrix.json, not a shard's part (written without --shard)".into(),
+        ));
+    }
+    let document: PartDocument = serde_json::from_value(value)
+        .map_err(|e| err(format!("not a shard's matrix.json: {e}")))?;
+    check_version(path, document.version)?;
+    if document.part.version != PART_VERSION {
         return Err(err(format!(
-            "format version {} is not {FORMAT_VERSION}",
-            matrix.version
+            "part version {} is not {PART_VERSION}",
+            document.part.version
         )));
     }
-    Ok(matrix)
+    let shard = document
+        .part
+        .shard
+        .parse()
+        .map_err(|e| err(format!("part.shard: {e}")))?;
+    Ok(PartFile {
+        path: path.display().to_string(),
+        shard,
+        part: document.part,
+        agents: document.agents,
+    })
 }
 
 /// The first line of every `matrix.md` (how `matrix` recognises its own file).

@@ -13,6 +13,9 @@ pub(crate) mod fetch;
 pub(crate) mod matrix;
 pub(crate) mod sandbox;
 pub(crate) mod session;
+pub(crate) mod shard;
+
+pub use shard::{Shard, MAX_SHARDS};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -42,6 +45,8 @@ pub struct Options {
     pub(crate) kinds: Option<BTreeSet<Kind>>,
     /// `--changed-since`: only these entry folders.
     pub(crate) changed: Option<BTreeSet<String>>,
+    /// `--shard K/N`: only this part of what the filters above select.
+    pub(crate) shard: Option<Shard>,
     pub(crate) jobs: usize,
     /// Deadline of each ACP request.
     pub(crate) timeout: Duration,
@@ -85,6 +90,7 @@ impl Default for Options {
             agents: None,
             kinds: None,
             changed: None,
+            shard: None,
             jobs: 1,
             timeout: Duration::from_secs(60),
             install_timeout: Duration::from_secs(600),
@@ -170,6 +176,8 @@ pub(crate) struct AgentResult {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub(crate) results: Vec<AgentResult>,
+    /// With `--shard`: which part of the selection this run was.
+    pub(crate) part: Option<matrix::Part>,
     /// Every finding of the run, as `validate` reports them.
     pub report: Report,
 }
@@ -225,7 +233,7 @@ struct Job {
 /// Verify the checked registry's entries.
 pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError> {
     let containment = sandbox::Containment::begin(options.sole_parent);
-    let jobs = plan(checked, options);
+    let (jobs, part) = take_shard(plan(checked, options), options.shard);
     let run_dir = std::env::temp_dir().join(format!(
         "acp-registry-verify-{}-{:08x}",
         std::process::id(),
@@ -240,7 +248,84 @@ pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError>
     drop(containment);
     remove_tree(&run_dir);
     let results = result?;
-    Ok(report(checked, results, options))
+    let mut outcome = report(checked, results, options);
+    outcome.part = part;
+    Ok(outcome)
+}
+
+/// The ids of each shard when what `options` selects is split for `--list-shards`:
+/// `ceil(M / size)` shards of the `M` selected entries, at most `max`, at least one.
+#[must_use]
+pub fn list_shards(
+    checked: &Checked,
+    options: &Options,
+    max: usize,
+    size: usize,
+) -> Vec<(Shard, Vec<String>)> {
+    let shards = shard::plan(&selected_ids(&plan(checked, options)), max, size);
+    let count = shards.len();
+    (1..=count)
+        .filter_map(|k| Shard::new(k, count).ok())
+        .zip(shards)
+        .collect()
+}
+
+/// The ids the jobs are for, once each, in plan (registry) order.
+fn selected_ids(jobs: &[Job]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for job in jobs {
+        if ids.last() != Some(&job.id) {
+            ids.push(job.id.clone());
+        }
+    }
+    ids
+}
+
+/// With a shard, only its entries' jobs, and the [`matrix::Part`] that says which.
+fn take_shard(jobs: Vec<Job>, shard: Option<Shard>) -> (Vec<Job>, Option<matrix::Part>) {
+    use sha2::{Digest, Sha256};
+    let Some(shard) = shard else {
+        return (jobs, None);
+    };
+    let ids = selected_ids(&jobs);
+    let lines: Vec<String> = jobs
+        .iter()
+        .map(|job| {
+            let manifest = Sha256::digest(job.doc.root.to_json().to_string().as_bytes());
+            format!(
+                "{}\t{}\t{}\t{}\t{}",
+                job.id,
+                job.kind,
+                job.version,
+                crate::net::hex(&manifest),
+                matches!(job.plan, Plan::Skipped(_))
+            )
+        })
+        .collect();
+    let selection = shard::selection_digest(lines.iter().map(String::as_str));
+    let mine: BTreeSet<&str> = ids
+        .iter()
+        .zip(shard::assign(&ids, shard.count()))
+        .filter(|(_, s)| *s + 1 == shard.index())
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let entries = ids
+        .iter()
+        .filter(|id| mine.contains(id.as_str()))
+        .cloned()
+        .collect();
+    let part = matrix::Part {
+        version: matrix::PART_VERSION,
+        shard: shard.to_string(),
+        selection,
+        selected: ids.len(),
+        entries,
+    };
+    let jobs = jobs
+        .into_iter()
+        .filter(|job| mine.contains(job.id.as_str()))
+        .collect();
+    (jobs, Some(part))
 }
 
 fn plan(checked: &Checked, options: &Options) -> Vec<Job> {
