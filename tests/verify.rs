@@ -974,3 +974,237 @@ fn verify_format_github_appends_the_agents_and_findings_to_the_step_summary() {
     assert!(text.contains("| `open` | binary |"), "{text}");
     assert!(text.contains("| error | `agent-auth` |"), "{text}");
 }
+
+/// The version `.ci/run` installs; the message of a machine without uv names it.
+const UV_PIN: &str = "0.13.9";
+
+/// Whether `uvx` is on PATH. Without it a uvx test cannot say anything: in CI (`CI` set, as
+/// `.ci/run` and GitHub Actions run) that fails loudly, since `.ci/run` installs uv;
+/// elsewhere the test says it skipped.
+fn uvx_or_skip(test: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("uvx").is_file()));
+    if !found {
+        let install = format!("python3 -m pip install uv=={UV_PIN}");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: uvx is not installed; .ci/run installs it (`{install}`)"
+        );
+        eprintln!("skipped {test}: uvx is not installed (`{install}`; in CI this fails)");
+    }
+    found
+}
+
+/// A pure-Python wheel of the test agent named `name` (its console script has the same name,
+/// the command `uvx <name>` runs), declaring `Requires-Python` when given: a zip with the
+/// module, `METADATA`, `WHEEL`, `entry_points.txt` and a `RECORD` of their digests.
+fn wheel(name: &str, version: &str, requires_python: Option<&str>) -> (String, Vec<u8>) {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
+    use std::io::Write as _;
+    let module = name.replace('-', "_");
+    let info = format!("{module}-{version}.dist-info");
+    let mut metadata = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+    if let Some(requires) = requires_python {
+        metadata.push_str(&format!("Requires-Python: {requires}\n"));
+    }
+    let files: Vec<(String, Vec<u8>)> = vec![
+        (format!("{module}/__init__.py"), agent_script()),
+        (format!("{info}/METADATA"), metadata.into_bytes()),
+        (
+            format!("{info}/WHEEL"),
+            b"Wheel-Version: 1.0\nGenerator: acp-registry-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n".to_vec(),
+        ),
+        (
+            format!("{info}/entry_points.txt"),
+            format!("[console_scripts]\n{name} = {module}:main\n").into_bytes(),
+        ),
+    ];
+    let mut record = String::new();
+    for (path, data) in &files {
+        let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(data));
+        record.push_str(&format!("{path},sha256={digest},{}\n", data.len()));
+    }
+    record.push_str(&format!("{info}/RECORD,,\n"));
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for (path, data) in files
+        .iter()
+        .chain([(format!("{info}/RECORD"), record.into_bytes())].iter())
+    {
+        writer.start_file(path.as_str(), options).unwrap();
+        writer.write_all(data).unwrap();
+    }
+    let bytes = writer.finish().unwrap().into_inner();
+    (format!("{module}-{version}-py3-none-any.whl"), bytes)
+}
+
+/// A PEP 503 simple index on 127.0.0.1 serving `wheels` (name, version, `Requires-Python`):
+/// `/simple/<name>/` links each file with its sha256 and `data-requires-python`, as PyPI
+/// does; `/files/<file>` serves it.
+fn package_index(wheels: &[(&str, &str, Option<&str>)]) -> Server {
+    use sha2::{Digest, Sha256};
+    let mut pages = std::collections::BTreeMap::new();
+    let mut files = std::collections::BTreeMap::new();
+    for &(name, version, requires) in wheels {
+        let (file, bytes) = wheel(name, version, requires);
+        let sha = Sha256::digest(&bytes)
+            .iter()
+            .fold(String::new(), |hex, b| format!("{hex}{b:02x}"));
+        let attr = requires.map_or(String::new(), |r| {
+            format!(
+                " data-requires-python=\"{}\"",
+                r.replace('<', "&lt;").replace('>', "&gt;")
+            )
+        });
+        pages.insert(
+            format!("/simple/{name}/"),
+            format!("<!DOCTYPE html><html><body><a href=\"/files/{file}#sha256={sha}\"{attr}>{file}</a></body></html>\n"),
+        );
+        files.insert(format!("/files/{file}"), bytes);
+    }
+    Server::start(move |request, _| {
+        if let Some(page) = pages.get(&request.path) {
+            Reply::body(200, page.clone()).header("content-type", "text/html")
+        } else if let Some(bytes) = files.get(&request.path) {
+            Reply::body(200, bytes.clone())
+        } else {
+            Reply::status(404)
+        }
+    })
+}
+
+/// A manifest whose only distribution is the uvx package `spec` run in `mode`.
+fn uvx_manifest(id: &str, spec: &str, mode: &str) -> Value {
+    json!({
+        "id": id, "name": id, "version": "1.0.0", "description": "A test agent.",
+        "distribution": {"uvx": {"package": spec, "args": ["--mode", mode]}},
+    })
+}
+
+/// `verify --format json` with uv pointed at `index` through the test-only variable.
+fn verify_with_index(root: &Path, index: &Server) -> Run {
+    common::verify::run_command(
+        common::verify::command(root, &["verify", "--format", "json", "--timeout", "30"])
+            .arg("--no-cache")
+            .env("ACP_REGISTRY_TEST_UV_INDEX", index.url("/simple")),
+    )
+}
+
+#[test]
+fn a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes() {
+    if !uvx_or_skip("a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes") {
+        return;
+    }
+    let index = package_index(&[("acp-test-agent", "1.0.0", None)]);
+    let reg = registry(&[uvx_manifest("py-agent", "acp-test-agent==1.0.0", "env")]);
+    let run = verify_with_index(&reg.root, &index);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let agent = &run.json["agents"][0];
+    assert_eq!(agent["distribution"], "uvx");
+    assert_eq!(agent["status"], "passed", "{}", run.stdout);
+    assert_eq!(agent["initialize"]["agentInfo"]["name"], "test-agent");
+    assert!(agent["fetch_seconds"].as_f64().unwrap() > 0.0, "{agent}");
+    assert!(codes(&run).is_empty(), "{:?}", codes(&run));
+    // The wheel came from the test's index, and the agent ran from the run's uv cache.
+    let wheel_file = "GET /files/acp_test_agent-1.0.0-py3-none-any.whl";
+    assert!(
+        index.requests().iter().any(|r| r == wheel_file),
+        "{:?}",
+        index.requests()
+    );
+    let env = &agent["initialize"]["_meta"]["env"];
+    assert!(
+        env["UV_CACHE_DIR"]
+            .as_str()
+            .unwrap()
+            .contains("acp-registry-verify-"),
+        "{env}"
+    );
+    assert_eq!(env["UV_DEFAULT_INDEX"], index.url("/simple"), "{env}");
+    assert!(env.get("ACP_REGISTRY_TEST_UV_INDEX").is_none(), "{env}");
+    assert!(env.get("GITHUB_TOKEN").is_none(), "{env}");
+}
+
+#[test]
+fn a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_finding() {
+    if !uvx_or_skip(
+        "a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_finding",
+    ) {
+        return;
+    }
+    let index = package_index(&[
+        ("acp-test-agent", "1.0.0", None),
+        ("acp-future-agent", "1.0.0", Some(">=3.99")),
+    ]);
+    let reg = registry(&[
+        uvx_manifest("future", "acp-future-agent==1.0.0", "well-behaved"),
+        uvx_manifest("present", "acp-test-agent==1.0.0", "exit"),
+    ]);
+    let run = verify_with_index(&reg.root, &index);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let findings: Vec<(&str, &str, &str)> = run.json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap(),
+                f["code"].as_str().unwrap(),
+                f["pointer"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    // The interpreter is the cause for the one, not for the agent that starts and exits.
+    assert_eq!(
+        findings,
+        [
+            (
+                "future/agent.json",
+                "agent-python-version",
+                "/distribution/uvx/package"
+            ),
+            ("present/agent.json", "agent-launch", "/distribution/uvx"),
+        ],
+        "{}",
+        run.stdout
+    );
+    let message = run.json["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`acp-future-agent==1.0.0` needs Python >=3.99"),
+        "{message}"
+    );
+    assert!(message.contains("; uv found Python 3."), "{message}");
+    let future = &run.json["agents"][0];
+    assert_eq!(future["status"], "failed");
+    assert!(future["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent-python-version: "));
+}
+
+#[test]
+fn the_test_uv_index_must_be_a_loopback_url() {
+    let reg = registry(&[uvx_manifest(
+        "py-agent",
+        "acp-test-agent==1.0.0",
+        "well-behaved",
+    )]);
+    for value in [
+        "https://pypi.example.org/simple",
+        "file:///tmp/simple",
+        "http://user:pw@127.0.0.1/simple",
+    ] {
+        let run = common::verify::run_command(
+            common::verify::command(&reg.root, &["verify"])
+                .env("ACP_REGISTRY_TEST_UV_INDEX", value),
+        );
+        assert_eq!(run.code, 2, "{value}: {}", run.stdout);
+        assert!(
+            run.stdout.contains("ACP_REGISTRY_TEST_UV_INDEX="),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("for tests only"), "{}", run.stdout);
+    }
+}
