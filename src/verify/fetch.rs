@@ -263,30 +263,40 @@ pub(crate) struct PythonNeed {
     pub(crate) found: Option<String>,
 }
 
-/// The interpreter-version cause in uv's stderr, if that is why it failed. uv says either
-/// "the current Python version (3.11.7) does not satisfy Python>=3.12 and …" (the resolver:
-/// no interpreter it has or could download satisfies the package's `Requires-Python`), or
-/// "No interpreter found for Python 3.99 in managed installations or search path" (a
-/// requested version it cannot find or download).
+/// The interpreter-version cause in uv's stderr, if that is why it failed. uv 0.13 says one
+/// of: "the current Python version (3.11.7) does not satisfy Python>=3.12 and …" (the index
+/// declared the package's `Requires-Python`, and no interpreter uv has or could download
+/// satisfies it), "acp-x==1.0.0 requires Python >=3.99 and …" (the same, learnt from the
+/// wheel's metadata), or "No interpreter found for Python 3.99 in managed installations or
+/// search path" (a requested version it cannot find or download).
 pub(crate) fn python_need(stderr: &str) -> Option<PythonNeed> {
     let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    let clause = |rest: &str| -> String {
+        let end = [" and ", ", we ", ". ", " in "]
+            .iter()
+            .filter_map(|stop| rest.find(stop))
+            .min()
+            .unwrap_or(rest.len());
+        rest[..end].trim_end_matches([',', '.']).trim().to_string()
+    };
     const CURRENT: &str = "the current Python version (";
     if let Some(at) = flat.find(CURRENT) {
-        let rest = &flat[at + CURRENT.len()..];
-        let (found, rest) = rest.split_once(") does not satisfy ")?;
-        let requires = rest.split(" and ").next()?;
-        let requires = requires.trim_end_matches([',', '.']);
-        let requires = requires.strip_prefix("Python").unwrap_or(requires).trim();
+        let (found, rest) = flat[at + CURRENT.len()..].split_once(") does not satisfy ")?;
+        let requires = clause(rest);
         return Some(PythonNeed {
-            requires: requires.to_string(),
+            requires: requires
+                .strip_prefix("Python")
+                .unwrap_or(&requires)
+                .trim()
+                .to_string(),
             found: Some(found.to_string()),
         });
     }
-    const MISSING: &str = "No interpreter found for Python ";
-    let at = flat.find(MISSING)?;
-    let requested = flat[at + MISSING.len()..].split(" in ").next()?.trim();
+    let at = ["requires Python ", "No interpreter found for Python "]
+        .iter()
+        .find_map(|marker| flat.find(marker).map(|at| at + marker.len()))?;
     Some(PythonNeed {
-        requires: requested.to_string(),
+        requires: clause(&flat[at..]),
         found: None,
     })
 }
@@ -315,6 +325,7 @@ mod tests {
     /// uv 0.13.9's own words, as it said them on this project's CI machine (Python 3.11.7).
     const RESOLVER: &str = "Installed 1 package in 3ms\nerror: No solution found when resolving tool dependencies\n  cause: Because the current Python version (3.11.7) does not satisfy Python>=3.12,<3.15 and fast-agent-acp==0.9.20 depends on Python>=3.12,<3.15, we can conclude that fast-agent-acp==0.9.20 cannot be used.\n         And because you require fast-agent-acp==0.9.20, we can conclude that your requirements are unsatisfiable.\n";
     const NOT_FOUND: &str = "error: No interpreter found for Python 3.99 in managed installations or search path\n\nhint: uv embeds available Python downloads and may require an update to install new versions. Consider retrying on a newer version of uv.\n";
+    const METADATA: &str = "error: No solution found when resolving tool dependencies\n  cause: Because acp-future-agent==1.0.0 requires Python >=3.99 and you require acp-future-agent==1.0.0, we can conclude that your requirements are unsatisfiable.\n";
     const OTHER: &str = "error: No solution found when resolving tool dependencies\n  cause: Because acp-nope was not found in the package registry and you require acp-nope==1.0.0, we can conclude that your requirements are unsatisfiable.\n";
 
     #[test]
@@ -324,6 +335,13 @@ mod tests {
             Some(PythonNeed {
                 requires: ">=3.12,<3.15".into(),
                 found: Some("3.11.7".into()),
+            })
+        );
+        assert_eq!(
+            python_need(METADATA),
+            Some(PythonNeed {
+                requires: ">=3.99".into(),
+                found: None,
             })
         );
         assert_eq!(
