@@ -67,7 +67,6 @@ use std::sync::Mutex;
 use acp_registry::rules::Code;
 use serde_json::Value;
 
-#[cfg(unix)]
 mod common;
 mod net_server;
 
@@ -352,9 +351,7 @@ fn missing_program(dir: &Path) -> Option<String> {
     let text = fs::read_to_string(dir.join("online.json")).ok()?;
     let spec: Value = serde_json::from_str(&text).ok()?;
     let program = spec["needs"].as_str()?;
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path).any(|dir| dir.join(program).is_file());
-    (!found).then(|| program.to_string())
+    (!common::on_path(program)).then(|| program.to_string())
 }
 
 /// `online.json`'s `exit`, when it names one.

@@ -975,29 +975,9 @@ fn verify_format_github_appends_the_agents_and_findings_to_the_step_summary() {
     assert!(text.contains("| error | `agent-auth` |"), "{text}");
 }
 
-/// The version `.ci/run` installs; the message of a machine without uv names it.
-const UV_PIN: &str = "0.13.9";
-
-/// Whether `uvx` is on PATH. Without it a uvx test cannot say anything: in CI (`CI` set, as
-/// `.ci/run` and GitHub Actions run) that fails loudly, since `.ci/run` installs uv;
-/// elsewhere the test says it skipped.
-fn uvx_or_skip(test: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("uvx").is_file()));
-    if !found {
-        let install = format!("python3 -m pip install uv=={UV_PIN}");
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: uvx is not installed; .ci/run installs it (`{install}`)"
-        );
-        eprintln!("skipped {test}: uvx is not installed (`{install}`; in CI this fails)");
-    }
-    found
-}
-
 /// A PEP 503 simple index on 127.0.0.1 serving `wheels` (name, version, `Requires-Python`):
-/// `/simple/<name>/` links each file with its sha256 and `data-requires-python`, as PyPI
-/// does; `/files/<file>` serves it.
+/// `/simple/<name>/` links each file with its sha256 and `data-requires-python`, as the
+/// Python package registry does; `/files/<file>` serves it.
 fn package_index(wheels: &[(&str, &str, Option<&str>)]) -> Server {
     use sha2::{Digest, Sha256};
     let mut pages = std::collections::BTreeMap::new();
@@ -1049,7 +1029,9 @@ fn verify_with_index(root: &Path, index: &Server) -> Run {
 
 #[test]
 fn a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes() {
-    if !uvx_or_skip("a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes") {
+    if !common::uvx_or_skip(
+        "a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes",
+    ) {
         return;
     }
     let index = package_index(&[("acp-test-agent", "1.0.0", None)]);
@@ -1084,7 +1066,7 @@ fn a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes() {
 
 #[test]
 fn a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_finding() {
-    if !uvx_or_skip(
+    if !common::uvx_or_skip(
         "a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_finding",
     ) {
         return;

@@ -14,6 +14,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
 
 fn npm_reachable() -> bool {
@@ -31,11 +33,6 @@ fn pypi_reachable() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn uvx_installed() -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("uvx").is_file()))
-}
-
 /// The distribution kinds this machine can check, each announced when it cannot.
 fn kinds_to_run() -> Vec<&'static str> {
     let mut kinds = Vec::new();
@@ -44,14 +41,8 @@ fn kinds_to_run() -> Vec<&'static str> {
     } else {
         eprintln!("skipped the npm agents: the npm registry is unreachable (npm view semver@7.6.3 failed)");
     }
-    if !uvx_installed() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "uvx is not installed: .ci/run installs it (python3 -m pip install uv==0.13.9)"
-        );
-        eprintln!(
-            "skipped the uvx agent: uvx is not installed (python3 -m pip install uv==0.13.9)"
-        );
+    if !common::uvx_or_skip("the uvx agent") {
+        // Announced (or failed, in CI) by uvx_or_skip.
     } else if !pypi_reachable() {
         eprintln!("skipped the uvx agent: the Python package registry is unreachable (pip index versions failed)");
     } else {

@@ -270,6 +270,7 @@ pub(crate) struct PythonNeed {
 /// wheel's metadata), or "No interpreter found for Python 3.99 in managed installations or
 /// search path" (a requested version it cannot find or download).
 pub(crate) fn python_need(stderr: &str) -> Option<PythonNeed> {
+    const CURRENT: &str = "the current Python version (";
     let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
     let clause = |rest: &str| -> String {
         let end = [" and ", ", we ", ". ", " in "]
@@ -279,7 +280,6 @@ pub(crate) fn python_need(stderr: &str) -> Option<PythonNeed> {
             .unwrap_or(rest.len());
         rest[..end].trim_end_matches([',', '.']).trim().to_string()
     };
-    const CURRENT: &str = "the current Python version (";
     if let Some(at) = flat.find(CURRENT) {
         let (found, rest) = flat[at + CURRENT.len()..].split_once(") does not satisfy ")?;
         let requires = clause(rest);
