@@ -33,7 +33,12 @@
 //! scriptable test agent at `_agents/acp-agent` (folders starting with `_` are not entries),
 //! and a reply may say `"body_path": "<path in the copy>"` to serve that file's bytes, so
 //! manifests point their archive at `{{server}}/…` and pick the agent's behaviour with
-//! `args` (`["--mode", "silent"]`, see `tests/agents/acp_agent.py`).
+//! `args` (`["--mode", "silent"]`, see `tests/agents/acp_agent.py`). `"env"` sets variables
+//! of the run, where `{{server_http}}` is the server's `http://127.0.0.1:<port>` (for tools
+//! that speak to it themselves, such as uv through `ACP_REGISTRY_TEST_UV_INDEX`); the
+//! generators put wheels of the test agent under `_index/` for routes to serve. `"needs":
+//! "uvx"` names a program the case cannot run without: missing, the case fails in CI (`CI`
+//! set; `.ci/run` installs it) and is skipped, saying so, elsewhere.
 //!
 //! Build codes: an `online.json` with `"command": "build"` runs `acp-registry build` (its
 //! `--format json` findings on stdout), with `args` such as `["--no-site", "--last-good",
@@ -62,6 +67,7 @@ use std::sync::Mutex;
 use acp_registry::rules::Code;
 use serde_json::Value;
 
+mod common;
 mod net_server;
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
@@ -197,6 +203,15 @@ fn failure(case: &Case) -> impl Fn(String) -> String + '_ {
 /// Run one case; `Err` carries a readable description of what went wrong.
 fn run_case(case: &Case) -> Result<(), String> {
     let fail = failure(case);
+    if let Some(program) = missing_program(&case.dir) {
+        if std::env::var_os("CI").is_some() {
+            return Err(fail(format!(
+                "`{program}` is not installed; .ci/run installs it"
+            )));
+        }
+        eprintln!("skipped {}: `{program}` is not installed", case.label());
+        return Ok(());
+    }
     let temp = tempfile::tempdir().map_err(|e| fail(format!("cannot create a temp dir: {e}")))?;
     let registry = temp.path().join("registry");
     let subcommand = online_command(&case.dir);
@@ -331,6 +346,14 @@ fn online_command(dir: &Path) -> String {
         .unwrap_or_else(|| "validate".into())
 }
 
+/// The program `online.json`'s `needs` names, when it is not on PATH.
+fn missing_program(dir: &Path) -> Option<String> {
+    let text = fs::read_to_string(dir.join("online.json")).ok()?;
+    let spec: Value = serde_json::from_str(&text).ok()?;
+    let program = spec["needs"].as_str()?;
+    (!common::on_path(program)).then(|| program.to_string())
+}
+
 /// `online.json`'s `exit`, when it names one.
 fn expected_exit(dir: &Path) -> Option<i32> {
     let text = fs::read_to_string(dir.join("online.json")).ok()?;
@@ -378,6 +401,8 @@ fn online_case(
     // `https`, as every rule requires: the test-only loopback switch fetches an https URL of
     // a loopback address over plain http, which is all the local server speaks.
     let base = format!("https://{}", listener.local_addr()?);
+    let plain = format!("http://{}", listener.local_addr()?);
+    let text = text.replace("{{server_http}}", &plain);
     let mut spec: Value = serde_json::from_str(&text.replace(placeholder, &base))
         .map_err(|e| std::io::Error::other(format!("online.json: {e}")))?;
     load_bodies(&mut spec["routes"], registry)?;
@@ -388,6 +413,9 @@ fn online_case(
     command
         .args(args.iter().filter_map(Value::as_str))
         .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1");
+    for (key, value) in spec["env"].as_object().into_iter().flatten() {
+        command.env(key, value.as_str().unwrap_or_default());
+    }
     if spec["command"] != "build" {
         command.arg("--no-cache");
     }
@@ -584,7 +612,24 @@ fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
         ("archive-unsafe", "pass") => {
             write_tar_gz(&root.join("_archives/agent.tar.gz"), "bin/acp-agent", root)
         }
+        ("agent-python-version", "fail") => write_wheel(root, "acp-future-agent", Some(">=3.99")),
+        ("agent-python-version", "pass") => write_wheel(root, "acp-future-agent", Some(">=3.8")),
         _ => Ok(()),
+    }
+}
+
+/// A wheel of the test agent as `_index/<file>` (see `common::verify::wheel`).
+fn write_wheel(root: &Path, name: &str, requires_python: Option<&str>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let (file, bytes) = common::verify::wheel(name, "1.0.0", requires_python);
+        fs::create_dir_all(root.join("_index"))?;
+        fs::write(root.join("_index").join(file), bytes)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (root, name, requires_python);
+        Ok(())
     }
 }
 

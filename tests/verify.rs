@@ -1251,4 +1251,174 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
     assert_eq!(again.code, 0, "{}", again.stdout);
     let run = merge(&dir, &[&one, &two, &three, "--out", &three]);
     assert_eq!(run.code, 2, "{}", run.stdout);
+/// A PEP 503 simple index on 127.0.0.1 serving `wheels` (name, version, `Requires-Python`):
+/// `/simple/<name>/` links each file with its sha256 and `data-requires-python`, as the
+/// Python package registry does; `/files/<file>` serves it.
+fn package_index(wheels: &[(&str, &str, Option<&str>)]) -> Server {
+    use sha2::{Digest, Sha256};
+    let mut pages = std::collections::BTreeMap::new();
+    let mut files = std::collections::BTreeMap::new();
+    for &(name, version, requires) in wheels {
+        let (file, bytes) = common::verify::wheel(name, version, requires);
+        let sha = Sha256::digest(&bytes)
+            .iter()
+            .fold(String::new(), |hex, b| format!("{hex}{b:02x}"));
+        let attr = requires.map_or(String::new(), |r| {
+            format!(
+                " data-requires-python=\"{}\"",
+                r.replace('<', "&lt;").replace('>', "&gt;")
+            )
+        });
+        pages.insert(
+            format!("/simple/{name}/"),
+            format!("<!DOCTYPE html><html><body><a href=\"/files/{file}#sha256={sha}\"{attr}>{file}</a></body></html>\n"),
+        );
+        files.insert(format!("/files/{file}"), bytes);
+    }
+    Server::start(move |request, _| {
+        if let Some(page) = pages.get(&request.path) {
+            Reply::body(200, page.clone()).header("content-type", "text/html")
+        } else if let Some(bytes) = files.get(&request.path) {
+            Reply::body(200, bytes.clone())
+        } else {
+            Reply::status(404)
+        }
+    })
+}
+
+/// A manifest whose only distribution is the uvx package `spec` run in `mode`.
+fn uvx_manifest(id: &str, spec: &str, mode: &str) -> Value {
+    json!({
+        "id": id, "name": id, "version": "1.0.0", "description": "A test agent.",
+        "distribution": {"uvx": {"package": spec, "args": ["--mode", mode]}},
+    })
+}
+
+/// `verify --format json` with uv pointed at `index` through the test-only variable.
+fn verify_with_index(root: &Path, index: &Server) -> Run {
+    common::verify::run_command(
+        common::verify::command(root, &["verify", "--format", "json", "--timeout", "30"])
+            .arg("--no-cache")
+            .env("ACP_REGISTRY_TEST_UV_INDEX", index.url("/simple")),
+    )
+}
+
+#[test]
+fn a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes() {
+    if !common::uvx_or_skip(
+        "a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes",
+    ) {
+        return;
+    }
+    let index = package_index(&[("acp-test-agent", "1.0.0", None)]);
+    let reg = registry(&[uvx_manifest("py-agent", "acp-test-agent==1.0.0", "env")]);
+    let run = verify_with_index(&reg.root, &index);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let agent = &run.json["agents"][0];
+    assert_eq!(agent["distribution"], "uvx");
+    assert_eq!(agent["status"], "passed", "{}", run.stdout);
+    assert_eq!(agent["initialize"]["agentInfo"]["name"], "test-agent");
+    assert!(agent["fetch_seconds"].as_f64().unwrap() > 0.0, "{agent}");
+    assert!(codes(&run).is_empty(), "{:?}", codes(&run));
+    // The wheel came from the test's index, and the agent ran from the run's uv cache.
+    let wheel_file = "GET /files/acp_test_agent-1.0.0-py3-none-any.whl";
+    assert!(
+        index.requests().iter().any(|r| r == wheel_file),
+        "{:?}",
+        index.requests()
+    );
+    let env = &agent["initialize"]["_meta"]["env"];
+    assert!(
+        env["UV_CACHE_DIR"]
+            .as_str()
+            .unwrap()
+            .contains("acp-registry-verify-"),
+        "{env}"
+    );
+    assert_eq!(env["UV_DEFAULT_INDEX"], index.url("/simple"), "{env}");
+    assert!(env.get("ACP_REGISTRY_TEST_UV_INDEX").is_none(), "{env}");
+    assert!(env.get("GITHUB_TOKEN").is_none(), "{env}");
+}
+
+#[test]
+fn a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_finding() {
+    if !common::uvx_or_skip(
+        "a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_finding",
+    ) {
+        return;
+    }
+    let index = package_index(&[
+        ("acp-test-agent", "1.0.0", None),
+        ("acp-future-agent", "1.0.0", Some(">=3.99")),
+    ]);
+    let reg = registry(&[
+        uvx_manifest("future", "acp-future-agent==1.0.0", "well-behaved"),
+        uvx_manifest("present", "acp-test-agent==1.0.0", "exit"),
+    ]);
+    let run = verify_with_index(&reg.root, &index);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let findings: Vec<(&str, &str, &str)> = run.json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap(),
+                f["code"].as_str().unwrap(),
+                f["pointer"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    // The interpreter is the cause for the one, not for the agent that starts and exits.
+    assert_eq!(
+        findings,
+        [
+            (
+                "future/agent.json",
+                "agent-python-version",
+                "/distribution/uvx/package"
+            ),
+            ("present/agent.json", "agent-launch", "/distribution/uvx"),
+        ],
+        "{}",
+        run.stdout
+    );
+    let message = run.json["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`acp-future-agent==1.0.0` needs Python >=3.99"),
+        "{message}"
+    );
+    assert!(message.contains("; uv found Python 3."), "{message}");
+    let future = &run.json["agents"][0];
+    assert_eq!(future["status"], "failed");
+    assert!(future["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("agent-python-version: "));
+}
+
+#[test]
+fn the_test_uv_index_must_be_a_loopback_url() {
+    let reg = registry(&[uvx_manifest(
+        "py-agent",
+        "acp-test-agent==1.0.0",
+        "well-behaved",
+    )]);
+    for value in [
+        "https://pypi.example.org/simple",
+        "file:///tmp/simple",
+        "http://user:pw@127.0.0.1/simple",
+    ] {
+        let run = common::verify::run_command(
+            common::verify::command(&reg.root, &["verify"])
+                .env("ACP_REGISTRY_TEST_UV_INDEX", value),
+        );
+        assert_eq!(run.code, 2, "{value}: {}", run.stdout);
+        assert!(
+            run.stdout.contains("ACP_REGISTRY_TEST_UV_INDEX="),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("for tests only"), "{}", run.stdout);
+    }
 }

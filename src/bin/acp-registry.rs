@@ -753,6 +753,7 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("XDG_CACHE_HOME", "validate --online, verify: where the cache folder goes (default ~/.cache, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."),
         ("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "Tests only: allow loopback addresses over plain http. Never set it on untrusted input."),
         ("ACP_REGISTRY_TEST_NOW", "Tests only: the time matrix stamps its rows with (ISO 8601) instead of now."),
+        ("ACP_REGISTRY_TEST_UV_INDEX", "Tests only: verify and matrix install uvx packages from this package index on a loopback address (http://127.0.0.1:PORT/simple) instead of uv's default. Relaxes nothing else."),
     ],
     examples: &[
         ("acp-registry init", "Set up a registry repository: configuration, workflow, pre-commit hooks."),

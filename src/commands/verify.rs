@@ -103,6 +103,11 @@ pub(crate) fn prepare(options: &Options) -> Result<(Checked, verify::Options), C
         unpack_cap: options.unpack_cap_mib.saturating_mul(1024 * 1024),
         ..verify::Options::default()
     };
+    // Set but empty counts as unset, as for the loopback switch.
+    if let Some(value) = std::env::var_os(verify::TEST_UV_INDEX_ENV).filter(|v| !v.is_empty()) {
+        let value = value.to_string_lossy();
+        run.uv_test_index = Some(verify::test_uv_index(&value).map_err(CommandError::Usage)?);
+    }
     if let Some(types) = &checked.config.verify_auth_types {
         run.auth_types = types.iter().cloned().collect();
     }

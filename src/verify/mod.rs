@@ -1,8 +1,8 @@
 //! `verify` and `matrix`: launch each distribution as an editor would and speak ACP to it.
 //!
 //! One job per agent and distribution kind, planned in registry order: a binary target is
-//! fetched for this machine's platform ([`fetch`]), an npx package installed into the run's
-//! npm cache; the agent runs in a [`sandbox`] and is sent `initialize` ([`session`]); the
+//! fetched for this machine's platform ([`fetch`]), an npx or uvx package installed into the
+//! run's package cache; the agent runs in a [`sandbox`] and is sent `initialize` ([`session`]); the
 //! answer is judged ([`checks`]) and, for `matrix`, the session methods are probed
 //! ([`matrix`]). Jobs run `jobs` at a time; results come back in plan order, so the report
 //! is the same whatever finished first. Findings are ordinary [`Diagnostic`]s at the
@@ -33,6 +33,36 @@ use crate::registry::Checked;
 use crate::rules::{Code, ManifestDoc, Policy, Sink};
 use session::{Agent, Answer};
 
+/// TEST ONLY: the variable naming a package index on a loopback address that the uvx
+/// installs and launches of `verify` and `matrix` use instead of uv's default index (the
+/// sandbox's `UV_DEFAULT_INDEX`), so tests serve their own wheels. Nothing else changes.
+pub const TEST_UV_INDEX_ENV: &str = "ACP_REGISTRY_TEST_UV_INDEX";
+
+/// The value of [`TEST_UV_INDEX_ENV`] when it is an `http` or `https` URL of a loopback
+/// address (`127.0.0.0/8`, `[::1]`, `localhost`); otherwise why it is refused.
+pub fn test_uv_index(value: &str) -> Result<String, String> {
+    let refused = |why: &str| {
+        format!(
+            "{TEST_UV_INDEX_ENV}={}: {why}; it is for tests only and names a package index on this machine, such as http://127.0.0.1:8080/simple",
+            crate::diagnostics::escape::visible(value)
+        )
+    };
+    let url = url::Url::parse(value).map_err(|e| refused(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(refused("not an http or https URL"));
+    }
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    if !loopback || !url.username().is_empty() || url.password().is_some() {
+        return Err(refused("not a loopback address without credentials"));
+    }
+    Ok(value.to_string())
+}
+
 /// Grace between SIGTERM and SIGKILL at the end of each agent.
 const GRACE: Duration = Duration::from_secs(2);
 
@@ -50,7 +80,7 @@ pub struct Options {
     pub(crate) jobs: usize,
     /// Deadline of each ACP request.
     pub(crate) timeout: Duration,
-    /// Deadline of an npx install.
+    /// Deadline of an npx or uvx install.
     pub(crate) install_timeout: Duration,
     pub(crate) require_tested: bool,
     pub(crate) net: NetConfig,
@@ -65,6 +95,8 @@ pub struct Options {
     pub(crate) probe: bool,
     /// `matrix --changed-only`: rows to reuse when version and distribution are unchanged.
     pub(crate) reuse: Vec<matrix::Row>,
+    /// TEST ONLY ([`TEST_UV_INDEX_ENV`]): a loopback package index for uv.
+    pub(crate) uv_test_index: Option<String>,
     /// Nothing else in this process starts children during the run (the command line):
     /// every process reparented to it is an agent's and is killed. A library caller keeps
     /// false: only processes provably an agent's are.
@@ -105,6 +137,7 @@ impl Default for Options {
                 .collect(),
             probe: false,
             reuse: Vec::new(),
+            uv_test_index: None,
             sole_parent: false,
         }
     }
@@ -434,10 +467,11 @@ fn run_jobs(
         .build()
         .map_err(VerifyError::Runtime)?;
     let client = Arc::new(Client::new(options.net.clone())?);
-    let shared = sandbox::Shared::create(run_dir).map_err(|source| VerifyError::RunDir {
+    let mut shared = sandbox::Shared::create(run_dir).map_err(|source| VerifyError::RunDir {
         path: run_dir.display().to_string(),
         source,
     })?;
+    shared.uv_test_index.clone_from(&options.uv_test_index);
     let context = Arc::new(Context {
         client,
         shared,
@@ -708,32 +742,40 @@ async fn prepare(
             let env = sandbox.environment(&context.shared, &package.env);
             let program = fetch::on_path(&launch.program, env.get("PATH").map(String::as_str))
                 .expect("planned");
-            let fetch_seconds = if kind == Kind::Npx {
-                fetch::npx_install(
-                    &program,
-                    package,
-                    &env,
-                    &sandbox.workspace,
-                    &sandbox.confinement(&context.shared),
-                    options.install_timeout,
-                )
-                .await
-                .map_err(|e| {
-                    Box::new(doc.at(
-                        Code::AgentLaunch,
-                        &format!("{}/package", package.pointer),
-                        e.to_string(),
-                    ))
-                })?
-            } else {
-                0.0
-            };
+            let fetch_seconds = fetch::package_install(
+                &program,
+                package,
+                &env,
+                &sandbox.workspace,
+                &sandbox.confinement(&context.shared),
+                options.install_timeout,
+            )
+            .await
+            .map_err(|e| Box::new(install_finding(doc, package, &e)))?;
             Ok(fetch::Ready {
                 program,
                 args: launch.args,
                 fetch_seconds,
             })
         }
+    }
+}
+
+/// The finding of a failed npx or uvx install, at the package spec.
+fn install_finding(
+    doc: &ManifestDoc,
+    package: &crate::manifest::distribution::Package,
+    error: &fetch::FetchError,
+) -> Diagnostic {
+    let at = format!("{}/package", package.pointer);
+    match error {
+        fetch::FetchError::PythonVersion { need, .. } => doc
+            .at(Code::AgentPythonVersion, &at, error.to_string())
+            .help(format!(
+                "run verify where uv can use or download a Python {}, or release the package for older versions of Python",
+                need.requires
+            )),
+        _ => doc.at(Code::AgentLaunch, &at, error.to_string()),
     }
 }
 

@@ -67,6 +67,9 @@ pub(crate) struct Shared {
     pub(crate) npm_cache: PathBuf,
     pub(crate) npm_prefix: PathBuf,
     pub(crate) uv_cache: PathBuf,
+    /// TEST ONLY ([`super::TEST_UV_INDEX_ENV`]): the loopback package index uv installs
+    /// from instead of its default.
+    pub(crate) uv_test_index: Option<String>,
 }
 
 impl Shared {
@@ -75,6 +78,7 @@ impl Shared {
             npm_cache: run_dir.join("npm-cache"),
             npm_prefix: run_dir.join("npm-prefix"),
             uv_cache: run_dir.join("uv-cache"),
+            uv_test_index: None,
         };
         for dir in [&shared.npm_cache, &shared.npm_prefix, &shared.uv_cache] {
             private_dirs(dir)?;
@@ -152,6 +156,9 @@ impl Sandbox {
             (MARKER, self.token.clone()),
         ];
         env.extend(fixed.into_iter().map(|(k, v)| (k.to_string(), v)));
+        if let Some(index) = &shared.uv_test_index {
+            env.insert("UV_DEFAULT_INDEX".into(), index.clone());
+        }
         // npm reads neither variable; pointed at the bundle the machine names, it trusts
         // what node and the other tools trust here.
         if !env.contains_key("npm_config_cafile") {

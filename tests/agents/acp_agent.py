@@ -243,4 +243,6 @@ def main():
         send(reply)
 
 
-main()
+# Run as a script, or imported by the console script of the wheel tests/verify.rs builds.
+if __name__ == "__main__":
+    main()
