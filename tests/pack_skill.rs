@@ -336,7 +336,11 @@ fn the_stored_packed_and_installed_skill_pass_the_reference_validator() {
         .arg(&project)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let installed = project.join(".claude/skills").join(ID);
     common::agentskills::assert_valid(&agentskills, &installed);
 }

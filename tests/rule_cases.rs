@@ -579,7 +579,9 @@ fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
         ("file-not-regular", "fail-config") => fifo(&root.join("acp-registry.jsonc")),
         ("file-too-large", "fail") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT + 1),
         ("file-too-large", "pass") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT),
-        ("skill-too-large", "fail") => pad_folder(&entry.join("skill/example-agent"), SKILL_LIMIT + 1),
+        ("skill-too-large", "fail") => {
+            pad_folder(&entry.join("skill/example-agent"), SKILL_LIMIT + 1)
+        }
         ("skill-too-large", "pass") => pad_folder(&entry.join("skill/example-agent"), SKILL_LIMIT),
         ("archive-unsafe", "fail") => write_tar_gz(
             &root.join("_archives/agent.tar.gz"),

@@ -157,7 +157,12 @@ impl Offsets {
     }
 
     fn at(&self, index: usize) -> usize {
-        self.base + self.bytes.get(index).copied().unwrap_or(*self.bytes.last().unwrap_or(&0))
+        self.base
+            + self
+                .bytes
+                .get(index)
+                .copied()
+                .unwrap_or(*self.bytes.last().unwrap_or(&0))
     }
 
     fn span(&self, yaml: &str, span: saphyr_parser::Span) -> Span {
@@ -225,8 +230,10 @@ fn value_of(node: &MarkedYaml<'_>, yaml: &str, offsets: &Offsets) -> Value {
         YamlData::Value(Scalar::Null) => Value::Other("null"),
         YamlData::Value(Scalar::Boolean(_)) => Value::Other("a boolean"),
         YamlData::Value(Scalar::Integer(_) | Scalar::FloatingPoint(_)) => Value::Other("a number"),
-        YamlData::Mapping(map) => mapping(map, yaml, offsets)
-            .map_or(Value::Other("a mapping with keys that are not strings"), Value::Map),
+        YamlData::Mapping(map) => mapping(map, yaml, offsets).map_or(
+            Value::Other("a mapping with keys that are not strings"),
+            Value::Map,
+        ),
         YamlData::Sequence(_) => Value::Other("a list"),
         _ => Value::Other("a tagged or unreadable value"),
     }
@@ -244,10 +251,18 @@ fn refused(yaml: &str, offsets: &Offsets) -> Vec<(&'static str, Span)> {
             Event::Scalar(_, _, anchor, tag) | Event::MappingStart(anchor, tag)
                 if tag.is_some() || anchor != 0 =>
             {
-                Some(if tag.is_some() { "a tag (`!…`)" } else { "an anchor (`&name`)" })
+                Some(if tag.is_some() {
+                    "a tag (`!…`)"
+                } else {
+                    "an anchor (`&name`)"
+                })
             }
             Event::SequenceStart(anchor, tag) if tag.is_some() || anchor != 0 => {
-                Some(if tag.is_some() { "a tag (`!…`)" } else { "an anchor (`&name`)" })
+                Some(if tag.is_some() {
+                    "a tag (`!…`)"
+                } else {
+                    "an anchor (`&name`)"
+                })
             }
             Event::MappingStart(..) | Event::SequenceStart(..) if flow() => {
                 Some("a flow collection (`{…}` or `[…]`)")
@@ -274,13 +289,19 @@ pub fn name_problem(name: &str) -> Option<String> {
         return Some("it is empty".into());
     }
     if count > NAME_MAX {
-        return Some(format!("it has {count} characters, over the {NAME_MAX} allowed"));
+        return Some(format!(
+            "it has {count} characters, over the {NAME_MAX} allowed"
+        ));
     }
     if let Some(c) = name
         .chars()
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
     {
-        let why = if c.is_uppercase() { "an uppercase letter" } else { "a character" };
+        let why = if c.is_uppercase() {
+            "an uppercase letter"
+        } else {
+            "a character"
+        };
         return Some(format!(
             "it has {why} `{}`; only a-z, 0-9 and `-` are allowed",
             c.escape_default()
@@ -333,7 +354,10 @@ mod tests {
         let text = "---\n# a comment\nname: 'it''s' # trailing\ndescription: >-\n  Folded: with a colon\n  and \"quotes\".\nlicense: \"a \\\" quote: here\"\n---\nbody\n";
         let fm = parse(text).unwrap();
         assert_eq!(str_of(&fm, "name"), "it's");
-        assert_eq!(str_of(&fm, "description"), "Folded: with a colon and \"quotes\".");
+        assert_eq!(
+            str_of(&fm, "description"),
+            "Folded: with a colon and \"quotes\"."
+        );
         assert_eq!(str_of(&fm, "license"), "a \" quote: here");
         let name = fm.get("name").unwrap();
         assert_eq!(&text[name.key_span.start..name.key_span.end], "name");
@@ -372,7 +396,10 @@ mod tests {
         for bad in ["", "-a", "a-", "a--b", "Abc", "a_b", &"a".repeat(65)] {
             assert!(name_problem(bad).is_some(), "{bad}");
         }
-        assert_eq!(suggested_name("My Skill__v2-").as_deref(), Some("my-skill-v2"));
+        assert_eq!(
+            suggested_name("My Skill__v2-").as_deref(),
+            Some("my-skill-v2")
+        );
         assert_eq!(suggested_name("__"), None);
     }
 

@@ -159,7 +159,14 @@ fn walk(entry: &Path, rel: &str, files: &mut Entries, total: &mut u64) -> Result
 }
 
 /// The package's README: what it is, what is inside and how to use it.
-pub(crate) fn readme(name: &str, id: &str, version: &str, triple: &str, exe: &str, skill: &str) -> String {
+pub(crate) fn readme(
+    name: &str,
+    id: &str,
+    version: &str,
+    triple: &str,
+    exe: &str,
+    skill: &str,
+) -> String {
     format!(
         "# {name} {version} ({triple})\n\n\
          This archive is the `{id}` entry of the ACP agent registry.\n\n\

@@ -1,5 +1,5 @@
 //! The Agent Skills reference validator, `agentskills validate` from the `skills-ref` package
-//! on PyPI, pinned. `.ci/run` installs it where [`agentskills`] looks; a local run installs it
+//! on the Python package registry, pinned. `.ci/run` installs it where [`agentskills`] looks; a local run installs it
 //! there on first use, and skips (saying so) only when it cannot be installed.
 
 use std::path::{Path, PathBuf};

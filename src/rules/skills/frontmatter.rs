@@ -167,9 +167,12 @@ fn check_description(source: &SourceFile, front: &FrontMatter, sink: &mut Sink) 
     let what = "say what the skill does and when an agent should use it";
     let Some(field) = front.get("description") else {
         sink.push(
-            Diagnostic::new(Code::SkillDescription, "the front matter has no `description`")
-                .at(source, block_start())
-                .help(format!("add `description: …`: {what}")),
+            Diagnostic::new(
+                Code::SkillDescription,
+                "the front matter has no `description`",
+            )
+            .at(source, block_start())
+            .help(format!("add `description: …`: {what}")),
         );
         return;
     };

@@ -176,4 +176,3 @@ fn mentioned_paths(text: &str) -> Vec<(String, Span)> {
     }
     found
 }
-

@@ -149,7 +149,8 @@ fn declared_name(entry: &EntryDir, rel: &str) -> Option<String> {
         MAX_SKILL_BYTES,
     )
     .ok()?;
-    skill::declared_name(std::str::from_utf8(&bytes).ok()?).filter(|n| skill::name_problem(n).is_none())
+    skill::declared_name(std::str::from_utf8(&bytes).ok()?)
+        .filter(|n| skill::name_problem(n).is_none())
 }
 
 fn check_skill(skill: &SkillDir<'_>, sink: &mut Sink, sources: &mut Vec<SourceFile>) {
@@ -240,4 +241,3 @@ fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
     }
     size
 }
-
