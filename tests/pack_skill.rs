@@ -344,3 +344,45 @@ fn the_stored_packed_and_installed_skill_pass_the_reference_validator() {
     let installed = project.join(".claude/skills").join(ID);
     common::agentskills::assert_valid(&agentskills, &installed);
 }
+
+/// The skill rules accept nothing the reference validator refuses: every passing rule case of
+/// a skill code (tests/rules/skill-*/pass*) is a skill `agentskills validate` accepts.
+#[cfg(unix)]
+#[test]
+fn every_passing_skill_rule_case_passes_the_reference_validator() {
+    let Some(agentskills) = common::agentskills::agentskills() else {
+        return;
+    };
+    let mut checked = 0;
+    for case in std::fs::read_dir(repo_root().join("tests/rules")).unwrap() {
+        let code = case.unwrap().path();
+        if !code
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("skill-")
+        {
+            continue;
+        }
+        for pass in std::fs::read_dir(&code).unwrap() {
+            let pass = pass.unwrap().path();
+            if !pass
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("pass")
+            {
+                continue;
+            }
+            let skills = pass.join("example-agent/skill");
+            // skill-too-large pads its cases at test time; its committed skill is checked too.
+            for skill in std::fs::read_dir(&skills).unwrap() {
+                common::agentskills::assert_valid(&agentskills, &skill.unwrap().path());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "only {checked} passing skill cases found");
+}
