@@ -229,7 +229,8 @@ fn the_compiled_in_skill_is_the_registry_entrys_skill_folder() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("registry")
         .join(NAME)
-        .join("skill");
+        .join("skill")
+        .join(NAME);
     let mut on_disk = Vec::new();
     let mut stack = vec![root.clone()];
     while let Some(dir) = stack.pop() {
@@ -255,6 +256,6 @@ fn the_compiled_in_skill_is_the_registry_entrys_skill_folder() {
         .collect();
     assert_eq!(
         on_disk, compiled,
-        "list every file of skill/ in collab::skill::FILES"
+        "list every file of skill/<name>/ in collab::skill::FILES"
     );
 }

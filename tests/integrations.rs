@@ -1121,7 +1121,7 @@ fn pre_commit_hooks_offer_validate_and_fmt_check_for_registry_files() {
         "registry/foo/agent.json",
         "foo/icon-dark.svg",
         "foo/README.md",
-        "foo/skill/SKILL.md",
+        "foo/skill/foo/SKILL.md",
         "acp-registry.jsonc",
     ] {
         assert!(files.is_match(path), "{path}");

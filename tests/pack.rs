@@ -47,7 +47,11 @@ fn one_changed_input_byte_changes_the_recorded_sha256() {
     assert_ne!(after_binary, before);
     assert_eq!(recorded(&fx), after_binary);
     edit(
-        &fx.root.join(ID).join("skill/references/commands.md"),
+        &fx.root
+            .join(ID)
+            .join("skill")
+            .join(ID)
+            .join("references/commands.md"),
         |b| b.push(b'\n'),
     );
     let after_skill = sha256_hex(&fx.packed(LINUX));
@@ -68,22 +72,25 @@ fn archives_hold_the_binary_skill_readme_and_licence_with_fixed_metadata() {
         assert_eq!((header.uid().unwrap(), header.gid().unwrap()), (0, 0));
         let name = entry.path().unwrap().display().to_string();
         let mode = header.mode().unwrap();
-        let exec =
-            name == "acp-collab" || name.ends_with('/') || name.starts_with("skill/scripts/");
+        let exec = name == "acp-collab"
+            || name.ends_with('/')
+            || name.starts_with(&format!("{ID}/scripts/"));
         assert_eq!(mode, if exec { 0o755 } else { 0o644 }, "{name}");
         names.push(name);
     }
+    // The skill's folder is named as the skill (its `name`), as agents and
+    // `agentskills validate` expect it.
     for expected in [
         "LICENSE",
         "README.md",
         "acp-collab",
-        "skill/SKILL.md",
-        "skill/references/commands.md",
-        "skill/scripts/init_collaboration.py",
-        "skill/scripts/append_event.py",
-        "skill/scripts/next_action.py",
-        "skill/scripts/wait_for_turn.py",
-        "skill/scripts/validate_collaboration.py",
+        "agent-collaboration-protocol/SKILL.md",
+        "agent-collaboration-protocol/references/commands.md",
+        "agent-collaboration-protocol/scripts/init_collaboration.py",
+        "agent-collaboration-protocol/scripts/append_event.py",
+        "agent-collaboration-protocol/scripts/next_action.py",
+        "agent-collaboration-protocol/scripts/wait_for_turn.py",
+        "agent-collaboration-protocol/scripts/validate_collaboration.py",
     ] {
         assert!(
             names.iter().any(|n| n == expected),
@@ -277,10 +284,15 @@ fn bad_targets_versions_and_skill_links_are_usage_errors() {
     );
     #[cfg(unix)]
     {
-        std::os::unix::fs::symlink("/etc/passwd", fx.root.join(ID).join("skill/passwd")).unwrap();
+        let link = fx.root.join(ID).join("skill").join(ID).join("passwd");
+        std::os::unix::fs::symlink("/etc/passwd", link).unwrap();
         let run = fx.pack(LINUX, &[]);
         assert_eq!(run.code, 2);
-        assert!(run.stderr.contains("skill/passwd"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("skill/{ID}/passwd")),
+            "{}",
+            run.stderr
+        );
         assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
         assert!(!fx.archive(LINUX).exists());
     }

@@ -16,6 +16,8 @@ const TARGET: &str = "x86_64-unknown-linux-musl";
 struct Package {
     _tmp: tempfile::TempDir,
     root: PathBuf,
+    /// The extracted archive.
+    pkg: PathBuf,
     scripts: PathBuf,
     folder: PathBuf,
     python: PathBuf,
@@ -50,7 +52,8 @@ impl Package {
             .unwrap();
         Package {
             _tmp: tmp,
-            scripts: pkg.join("skill/scripts"),
+            pkg: pkg.clone(),
+            scripts: pkg.join(ID).join("scripts"),
             folder: root.join("work/collab"),
             root,
             python: python(),
@@ -276,9 +279,14 @@ fn a_two_participant_collaboration_runs_through_the_packaged_launchers() {
 #[test]
 fn a_launcher_without_any_acp_collab_says_how_to_provide_one() {
     let tmp = tempfile::tempdir().unwrap();
-    let scripts = tmp.path().join("skill/scripts");
+    let scripts = tmp.path().join(ID).join("scripts");
     copy_dir(
-        &repo_root().join("registry").join(ID).join("skill/scripts"),
+        &repo_root()
+            .join("registry")
+            .join(ID)
+            .join("skill")
+            .join(ID)
+            .join("scripts"),
         &scripts,
     );
     let python = python();
@@ -304,4 +312,77 @@ fn a_launcher_without_any_acp_collab_says_how_to_provide_one() {
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.starts_with("ACP validation failed\n"), "{text}");
     assert!(!Path::new(&scripts.join("__pycache__")).exists());
+}
+
+/// One name everywhere: the skill as stored in the registry, as packed into the archive and as
+/// `acp-collab skill install` writes it sits in a folder named as the skill, so the Agent
+/// Skills reference validator accepts all three.
+#[cfg(unix)]
+#[test]
+fn the_stored_packed_and_installed_skill_pass_the_reference_validator() {
+    let Some(agentskills) = common::agentskills::agentskills() else {
+        return;
+    };
+    let stored = repo_root().join("registry").join(ID).join("skill").join(ID);
+    common::agentskills::assert_valid(&agentskills, &stored);
+
+    let p = Package::extracted();
+    common::agentskills::assert_valid(&agentskills, &p.pkg.join(ID));
+
+    let project = p.root.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+        .args(["skill", "install", "--agent", "claude-code", "--project"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = project.join(".claude/skills").join(ID);
+    common::agentskills::assert_valid(&agentskills, &installed);
+}
+
+/// The skill rules accept nothing the reference validator refuses: every passing rule case of
+/// a skill code (tests/rules/skill-*/pass*) is a skill `agentskills validate` accepts.
+#[cfg(unix)]
+#[test]
+fn every_passing_skill_rule_case_passes_the_reference_validator() {
+    let Some(agentskills) = common::agentskills::agentskills() else {
+        return;
+    };
+    let mut checked = 0;
+    for case in std::fs::read_dir(repo_root().join("tests/rules")).unwrap() {
+        let code = case.unwrap().path();
+        if !code
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("skill-")
+        {
+            continue;
+        }
+        for pass in std::fs::read_dir(&code).unwrap() {
+            let pass = pass.unwrap().path();
+            if !pass
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("pass")
+            {
+                continue;
+            }
+            let skills = pass.join("example-agent/skill");
+            // skill-too-large pads its cases at test time; its committed skill is checked too.
+            for skill in std::fs::read_dir(&skills).unwrap() {
+                common::agentskills::assert_valid(&agentskills, &skill.unwrap().path());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "only {checked} passing skill cases found");
 }

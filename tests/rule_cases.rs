@@ -573,13 +573,15 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
 /// - `file-link/fail-outside`: `agent.json` is moved out of the registry and linked back.
 /// - `file-link/fail-dangling`: `icon.svg` is a link to nothing.
 /// - `file-link/fail-entry`: the root holds `linked-agent`, a link to `example-agent/`.
-/// - `file-link/fail-skill`: `skill/references/guide.md` is a link to the entry's icon.
+/// - `file-link/fail-skill`: `skill/example-agent/references/guide.md` is a link to the
+///   entry's icon.
 /// - `file-link/fail-skill-folder`: `skill` is a link to `../_skill-source`.
 /// - `file-not-regular/fail`: `README.md` is a FIFO; `fail-config`: `acp-registry.jsonc`
 ///   is one (a FIFO cannot be committed; reading one must not block).
 /// - `file-too-large/{fail,pass}`: `icon.svg` of 32 KiB + 1 byte / exactly 32 KiB (the limit
 ///   is inclusive), so no large file is committed.
-/// - `skill-too-large/{fail,pass}`: `skill/` padded to 1 MiB + 1 byte / exactly 1 MiB.
+/// - `skill-too-large/{fail,pass}`: `skill/` padded to 1 MiB + 1 byte / exactly 1 MiB (in
+///   the skill's folder, `skill/example-agent/assets/`).
 /// - `archive-unsafe/{fail,pass}`: `_archives/agent.tar.gz` holding the test agent as
 ///   `../escaped-agent` / `bin/acp-agent` (a hostile archive is better built than committed).
 fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
@@ -594,16 +596,21 @@ fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
         ("file-link", "fail-dangling") => symlink("missing-icon.svg", &entry.join("icon.svg")),
         ("file-link", "fail-entry") => symlink("example-agent", &root.join("linked-agent")),
         ("file-link", "fail-skill") => {
-            fs::create_dir_all(entry.join("skill/references"))?;
-            symlink("../../icon.svg", &entry.join("skill/references/guide.md"))
+            fs::create_dir_all(entry.join("skill/example-agent/references"))?;
+            symlink(
+                "../../../icon.svg",
+                &entry.join("skill/example-agent/references/guide.md"),
+            )
         }
         ("file-link", "fail-skill-folder") => symlink("../_skill-source", &entry.join("skill")),
         ("file-not-regular", "fail") => fifo(&entry.join("README.md")),
         ("file-not-regular", "fail-config") => fifo(&root.join("acp-registry.jsonc")),
         ("file-too-large", "fail") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT + 1),
         ("file-too-large", "pass") => write_icon_of_size(&entry.join("icon.svg"), ICON_LIMIT),
-        ("skill-too-large", "fail") => pad_folder(&entry.join("skill"), SKILL_LIMIT + 1),
-        ("skill-too-large", "pass") => pad_folder(&entry.join("skill"), SKILL_LIMIT),
+        ("skill-too-large", "fail") => {
+            pad_folder(&entry.join("skill/example-agent"), SKILL_LIMIT + 1)
+        }
+        ("skill-too-large", "pass") => pad_folder(&entry.join("skill/example-agent"), SKILL_LIMIT),
         ("archive-unsafe", "fail") => write_tar_gz(
             &root.join("_archives/agent.tar.gz"),
             "../escaped-agent",

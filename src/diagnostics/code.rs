@@ -249,12 +249,36 @@ catalogue! {
     IconUnsafe = "icon-unsafe", Icons, Error,
         "The icon uses markup or CSS outside the icon allow-list (script, links, external resources).",
         "Clients inline icons into web pages, so an icon is untrusted input, judged by an allow-list (stricter than the public registry). Allowed: the XML declaration; SVG-namespace `svg`, `g`, `defs`, `symbol`, `use`, `path`, `circle`, `ellipse`, `line`, `polyline`, `polygon`, `rect`, `linearGradient`, `radialGradient`, `stop`, `clipPath`, `mask`, `text`, `tspan`, `title`, `desc` and `style`; geometry and presentation attributes, `id`, `class`, `role`, `aria-*`; `href`/`xlink:href` and `url()` only as same-document `#id` references to an element the icon defines. Refused: every other element (`script`, `foreignObject`, `image`, `a`, `animate`, `set`, filters, ...), namespace or attribute, `on*` handlers, processing instructions such as `<?xml-stylesheet?>`, and a DOCTYPE. CSS (`style=`, `<style>`, presentation attributes) is read after resolving escapes (`u\\72l(` is `url(`) and comments; refused there: `url()` to anything but `#id`, `@import`, `image()`/`image-set()`, `expression()`, `-moz-binding`, `behavior` and `javascript:`.";
+    SkillLayout = "skill-layout", Skills, Error,
+        "skill/ does not hold exactly one skill folder named after the skill.",
+        "An entry ships at most one Agent Skill, stored as `<id>/skill/<name>/SKILL.md` where `<name>` is the skill's `name`: the Agent Skills specification requires a skill's folder to be named as the skill, and `pack` and `acp-collab skill install` copy that folder under the same name, so the stored, packed and installed skill are the same folder. Files directly in `skill/` (the older `skill/SKILL.md` layout) and a second folder are reported; move the skill into `skill/<name>/` (`git mv skill skill-tmp && mkdir skill && git mv skill-tmp skill/<name>`).";
     SkillFrontmatter = "skill-frontmatter", Skills, Error,
-        "skill/SKILL.md is missing or its front matter is incomplete.",
-        "An entry's `skill/` folder holds an Agent Skill: `SKILL.md` starting with YAML front matter (`---` lines) that sets `name` (equal to the entry id) and `description`.";
+        "SKILL.md is missing or its front matter cannot be read.",
+        "`skill/<name>/SKILL.md` starts with YAML front matter between two `---` lines: a mapping of keys to values. Reported here: no SKILL.md, no block or no closing `---`, YAML that does not parse (a duplicate key included), a block that is not a mapping, and YAML the reference validator (`agentskills validate`, whose strict YAML reader clients' tooling follows) refuses although YAML allows it: flow collections (`{a: b}`, `[a]`), anchors and aliases, tags, and a `---` inside the block (it ends the block there and reads the rest as text). Write block mappings and lists, plain or quoted strings, and `>-`/`|` block scalars for long text.";
+    SkillName = "skill-name", Skills, Error,
+        "The skill's name is missing, malformed or differs from its folder.",
+        "The Agent Skills specification: `name` is required, 1-64 characters of lowercase letters, digits and hyphens (`^[a-z0-9]+(-[a-z0-9]+)*$`: no leading, trailing or doubled hyphen), and equal to the name of the folder holding SKILL.md. Clients list and invoke the skill by this name (Claude Code as `/<name>`), and the reference validator rejects a folder named otherwise. The help gives a valid name derived from the one written.";
+    SkillNameId = "skill-name-id", Skills, Note,
+        "The skill's name differs from the entry id.",
+        "Allowed, but worth knowing: agents list and invoke the skill by its `name` (the folder it is installed in), while the registry and its site list the agent by its id. Use the id as the skill's name when the skill is about that agent alone.";
+    SkillDescription = "skill-description", Skills, Error,
+        "The skill's description is missing, empty, not a string or over 1024 characters.",
+        "The Agent Skills specification: `description` is required, 1-1024 characters, and says what the skill does and when an agent should use it; agents read it to decide whether to load the skill. Long text fits a folded block scalar (`description: >-` and indented lines); details belong in the body.";
+    SkillFieldInvalid = "skill-field-invalid", Skills, Error,
+        "An optional front-matter field of the specification has the wrong shape.",
+        "The Agent Skills specification's optional fields: `license` (a string: an SPDX expression or the name of a bundled licence file), `compatibility` (a string of at most 500 characters: the environment the skill needs), `metadata` (a mapping of string keys to string values; quote numbers and booleans: `version: \"1.0\"`) and `allowed-tools` (a string of space-separated tools, experimental).";
+    SkillFieldUnknown = "skill-field-unknown", Skills, Warning,
+        "A front-matter key outside the Agent Skills specification.",
+        "The reference validator (`agentskills validate`) rejects every key but `name`, `description`, `license`, `compatibility`, `metadata` and `allowed-tools`. Claude Code defines keys of its own (`agent`, `argument-hint`, `arguments`, `context`, `disable-model-invocation`, `disallowed-tools`, `effort`, `hooks`, `model`, `paths`, `shell`, `user-invocable`, `when_to_use`): the message says so, since other clients ignore them. Any other key is read by no client we know of; a misspelt specification key is named in the help, and custom data belongs under `metadata`.";
+    SkillBodyLong = "skill-body-long", Skills, Warning,
+        "The body of SKILL.md is longer than 500 lines.",
+        "The Agent Skills specification recommends a SKILL.md body under 500 lines: agents load the whole file when the skill is activated, so move detailed material into `references/` files that SKILL.md links to and agents read only when needed.";
+    SkillReferenceDepth = "skill-reference-depth", Skills, Warning,
+        "A file SKILL.md refers to refers on to a further file of the skill.",
+        "The Agent Skills specification recommends keeping file references one level deep from SKILL.md: agents may read a referenced file only partly and miss what it refers to in turn. Link every file an agent may need from SKILL.md itself. Reported at the link, in the referenced Markdown file, to a skill file SKILL.md does not refer to.";
     SkillLink = "skill-link", Skills, Error,
         "SKILL.md refers to a file that does not exist.",
-        "Relative links and paths mentioned in SKILL.md (`references/...`, `scripts/...`, Markdown links) must exist inside `skill/`, and must not escape it.";
+        "Relative links and paths mentioned in SKILL.md and in the Markdown files it links to (`references/...`, `scripts/...`, `assets/...`, Markdown links) must exist inside the skill's folder, and must not escape it.";
     SkillTooLarge = "skill-too-large", Skills, Error,
         "The skill folder is larger than 1 MiB.",
         "`pack` bundles the skill into every archive of the entry; keep it under 1 MiB in total.";

@@ -10,6 +10,7 @@ pub mod jsonc;
 pub mod names;
 pub mod order;
 pub mod repository;
+pub mod skill;
 pub mod svg;
 
 /// `parse` is [`jsonc::parse`]: any JSONC file, not only manifests.

@@ -56,12 +56,52 @@ pub(crate) fn read_named(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>,
     read_shown(dir, &name, path, limit, what)
 }
 
-/// Every regular file under `<entry>/skill`, keyed `skill/...`; files under `scripts/` are
-/// executable. A link, a special file or more than the skill limit in total is refused.
-pub(crate) fn skill_files(entry: &Path) -> Result<Entries, PackError> {
-    let mut files = Entries::new();
+/// The skill's folder name: the one folder in `<entry>/skill/`, which its SKILL.md names
+/// (docs/format.md#packages); anything else is refused with what `validate` says about it.
+fn skill_folder(entry: &Path) -> Result<String, PackError> {
+    let dir = entry.join("skill");
+    let refuse = |reason: String| PackError::Input {
+        path: dir.display().to_string(),
+        what: "the skill folder".into(),
+        reason: format!("{reason}; run `acp-registry validate` (skill-layout, skill-name)"),
+    };
+    let children = crate::fs::list_dir(&dir).map_err(|e| refuse(e.to_string()))?;
+    let (folders, others): (Vec<_>, Vec<_>) =
+        children.into_iter().partition(|c| c.kind == Kind::Dir);
+    if let Some(other) = others.first() {
+        return Err(refuse(format!(
+            "it holds `{}` beside the skill's folder; the skill belongs in skill/<name>/",
+            other.name()
+        )));
+    }
+    let [folder] = folders.as_slice() else {
+        return Err(refuse(format!(
+            "it holds {} folders; it must hold exactly one, skill/<name>/",
+            folders.len()
+        )));
+    };
+    let folder = folder.name();
+    let rel = format!("skill/{folder}/SKILL.md");
+    let text = read(entry, &rel, MAX_SKILL_BYTES, "the skill")?;
+    let name = std::str::from_utf8(&text)
+        .ok()
+        .and_then(crate::manifest::skill::declared_name);
+    if name.as_deref() != Some(folder.as_str()) {
+        return Err(refuse(format!(
+            "skill/{folder}/SKILL.md does not declare `name: {folder}`"
+        )));
+    }
+    Ok(folder)
+}
+
+/// Every regular file of the skill, keyed `<name>/...` (the archive holds the skill's folder
+/// under its name, beside the executable); files under `scripts/` are executable. A link, a
+/// special file or more than the skill limit in total is refused.
+pub(crate) fn skill_files(entry: &Path) -> Result<(String, Entries), PackError> {
+    let folder = skill_folder(entry)?;
+    let mut stored = Entries::new();
     let mut total = 0;
-    walk(entry, "skill", &mut files, &mut total)?;
+    walk(entry, &format!("skill/{folder}"), &mut stored, &mut total)?;
     if total > MAX_SKILL_BYTES {
         return Err(PackError::Input {
             path: entry.join("skill").display().to_string(),
@@ -69,7 +109,16 @@ pub(crate) fn skill_files(entry: &Path) -> Result<Entries, PackError> {
             reason: format!("it holds {total} bytes, over the {MAX_SKILL_BYTES}-byte limit"),
         });
     }
-    Ok(files)
+    let prefix = format!("skill/{folder}/");
+    let files = stored
+        .into_iter()
+        .map(|(path, mut entry)| {
+            let inside = path.strip_prefix(&prefix).unwrap_or(&path).to_owned();
+            entry.executable = inside.starts_with("scripts/");
+            (format!("{folder}/{inside}"), entry)
+        })
+        .collect();
+    Ok((folder, files))
 }
 
 fn walk(entry: &Path, rel: &str, files: &mut Entries, total: &mut u64) -> Result<(), PackError> {
@@ -85,8 +134,13 @@ fn walk(entry: &Path, rel: &str, files: &mut Entries, total: &mut u64) -> Result
             Kind::File => {
                 let bytes = read(entry, &path, MAX_SKILL_BYTES, "a skill file")?;
                 *total += bytes.len() as u64;
-                let executable = path.starts_with("skill/scripts/");
-                files.insert(path, Entry { bytes, executable });
+                files.insert(
+                    path,
+                    Entry {
+                        bytes,
+                        executable: false,
+                    },
+                );
             }
             Kind::Link | Kind::Special(_) => {
                 let reason = match child.kind {
@@ -105,16 +159,24 @@ fn walk(entry: &Path, rel: &str, files: &mut Entries, total: &mut u64) -> Result
 }
 
 /// The package's README: what it is, what is inside and how to use it.
-pub(crate) fn readme(name: &str, id: &str, version: &str, triple: &str, exe: &str) -> String {
+pub(crate) fn readme(
+    name: &str,
+    id: &str,
+    version: &str,
+    triple: &str,
+    exe: &str,
+    skill: &str,
+) -> String {
     format!(
         "# {name} {version} ({triple})\n\n\
          This archive is the `{id}` entry of the ACP agent registry.\n\n\
          - `{exe}`: the collaboration engine (`{exe} --help`).\n\
-         - `skill/`: the Agent Skill (`skill/SKILL.md`, `skill/references/`, and \
-         `skill/scripts/`, Python launchers that run the bundled `{exe}`).\n\
+         - `{skill}/`: the Agent Skill `{skill}` (`{skill}/SKILL.md`, `{skill}/references/`, and \
+         `{skill}/scripts/`, Python launchers that run the bundled `{exe}`), in a folder named \
+         as the skill, as agents expect it.\n\
          - `LICENSE`: the licence.\n\n\
          Install the skill for your agent with `{exe} skill install --agent claude-code` \
          (`{exe} skill install --list` shows the agents it knows), or point your agent at \
-         `skill/SKILL.md` and run the scripts with `python3 skill/scripts/<script>.py`.\n"
+         `{skill}/SKILL.md` and run the scripts with `python3 {skill}/scripts/<script>.py`.\n"
     )
 }

@@ -172,7 +172,7 @@ fn plan(opts: &PackOptions, entry: &EntryManifest) -> Result<Package, PackError>
         .as_deref()
         .ok_or_else(|| PackError::Usage("--binary is required".into()))?;
     let exe = executable_name(binary, &platform)?;
-    let mut files = contents::skill_files(&entry.dir)?;
+    let (skill, mut files) = contents::skill_files(&entry.dir)?;
     let bin_bytes = contents::read_named(binary, contents::MAX_BINARY_BYTES, "the binary")?;
     files.insert(
         exe.clone(),
@@ -194,7 +194,7 @@ fn plan(opts: &PackOptions, entry: &EntryManifest) -> Result<Package, PackError>
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or(&opts.id);
-    let readme = contents::readme(name, &opts.id, &version, &opts.target, &exe);
+    let readme = contents::readme(name, &opts.id, &version, &opts.target, &exe, &skill);
     files.insert(
         "README.md".into(),
         Entry {

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[cfg(unix)]
+pub(crate) mod agentskills;
 pub(crate) mod archives;
 #[cfg(unix)]
 pub(crate) mod bounded;
