@@ -312,7 +312,7 @@ fn library_command(command: Command) -> cli::Command {
             deliverables_dir: a.deliverables_dir,
             repo_root: a.repo_root,
             resume: a.resume,
-        }),
+        }, invocation()),
         Command::Append(a) => cli::Command::Append(AppendOptions {
             folder: a.folder,
             participant: a.participant,
@@ -322,7 +322,7 @@ fn library_command(command: Command) -> cli::Command {
             reply_to: a.reply_to,
             role: a.role,
             sha256: a.sha256,
-        }),
+        }, invocation()),
         Command::Next(a) => cli::Command::Next(a.folder, a.participant, invocation()),
         Command::Wait(a) => cli::Command::Wait(WaitOptions {
             folder: a.folder,

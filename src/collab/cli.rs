@@ -27,10 +27,10 @@ pub enum Format {
 /// One parsed `acp-collab` command line.
 #[derive(Debug, Clone)]
 pub enum Command {
-    /// `init`.
-    Init(InitOptions),
-    /// `append`.
-    Append(AppendOptions),
+    /// `init`, and the form of the first commands it prints.
+    Init(InitOptions, Invocation),
+    /// `append`, and the form of the commands a refusal names.
+    Append(AppendOptions, Invocation),
     /// `next`: the folder, the participant and the form of its follow-up commands.
     Next(String, String, Invocation),
     /// `wait`.
@@ -58,8 +58,8 @@ impl Command {
     /// The subcommand's name, as argparse-style usage errors print it.
     fn name(&self) -> &'static str {
         match self {
-            Command::Init(_) => "init",
-            Command::Append(_) => "append",
+            Command::Init(..) => "init",
+            Command::Append(..) => "append",
             Command::Next(..) => "next",
             Command::Wait(_) => "wait",
             Command::Validate(..) => "validate",
@@ -173,8 +173,11 @@ impl From<CollabError> for Failure {
 
 fn execute(command: Command, console: &mut Console) -> Result<Shown, Failure> {
     Ok(match command {
-        Command::Init(opts) => Shown::Text(format!("{}\n", super::init(&opts)?.message()), 0),
-        Command::Append(opts) => Shown::Text(format!("{}\n", super::append(&opts)?.message()), 0),
+        Command::Init(opts, invocation) => Shown::Text(super::init(&opts)?.report(&invocation), 0),
+        Command::Append(opts, invocation) => Shown::Text(
+            format!("{}\n", super::append_with(&opts, &invocation)?.message()),
+            0,
+        ),
         Command::Next(folder, participant, invocation) => {
             let next = super::next_action_with(&folder, &participant, &invocation)?;
             Shown::Text(next.render(), exit_code(next.exit_code))

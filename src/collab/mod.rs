@@ -33,7 +33,7 @@ pub mod templates;
 pub mod validate;
 pub mod wait;
 
-pub use append::{append, AppendOptions, Appended};
+pub use append::{append, append_with, AppendOptions, Appended};
 pub use guide::Invocation;
 pub use init::{init, InitOptions, InitOutcome};
 pub use next::{next_action, next_action_with, NextAction};
