@@ -39,8 +39,14 @@ fn next_gives_the_reviewer_its_seq_heading_and_command_with_reply_to() {
              --reply-to {submitted} --summary '<one line: what you did>'  # becomes seq 4"
         )
     );
-    // Whoever is only waiting gets the published five lines and nothing more.
-    assert!(after_next_action(&report(&fx, "server")).is_empty());
+    // Whoever is only waiting gets the published five lines and the command that waits.
+    assert_eq!(
+        after_next_action(&report(&fx, "server")),
+        [format!(
+            "run: acp-collab wait --folder {folder} --participant server  # returns when it is \
+             your turn, then prints what to do"
+        )]
+    );
 }
 
 #[test]

@@ -391,25 +391,26 @@ fn with_recovery(
     all: &[Event],
     invocation: &Invocation,
 ) -> CollabError {
-    let message = match refusal {
+    let (message, hint) = match refusal {
         Refusal::Done(e) => return e,
         Refusal::Turn(m) => {
             let history = &all[..all.len().saturating_sub(1)];
             let (state, _) = replay(participants, history, None);
-            format!("{m}; {}", turn_hint(&state, folder, opts, invocation))
+            (m, turn_hint(&state, folder, opts, invocation))
         }
         Refusal::Classification(m, readiness_text) => {
             let items = Readiness::open_items(&readiness_text);
             let again = guide::append_command(invocation, folder, opts);
-            format!(
-                "{m}: readiness.md still has {}; mark each question `[resolved]` or \
+            let hint = format!(
+                "open in readiness.md: {}; mark each question `[resolved]` or \
                  `[deferred_nonblocking] … Reason: …` (clear a blocker, or append blocked to \
                  stop), then run again: {again}",
-                items.join(", ")
-            )
+                items.join("; ")
+            );
+            (m, hint)
         }
     };
-    CollabError::Protocol(message)
+    CollabError::Refused { message, hint }
 }
 
 /// Whose turn it is, in which phase, and what the sender should run instead.
@@ -418,12 +419,12 @@ fn turn_hint(state: &State, folder: &Path, opts: &AppendOptions, invocation: &In
     let me = opts.participant.as_str();
     let next = guide::next_command(invocation, folder, me);
     if matches!(phase, "completed" | "blocked") {
-        return format!("the collaboration is {phase}; run {next} to see what is left");
+        return format!("the collaboration is {phase}; run: {next}");
     }
     if state.waiting_for.iter().any(|w| w == me) {
         return format!(
-            "it is your turn in phase {phase}, but {} is not the next step; run {next} for \
-             the exact command",
+            "it is your turn in phase {phase}, but {} is not the next step; for the exact \
+             command run: {next}",
             opts.event
         );
     }
@@ -433,7 +434,7 @@ fn turn_hint(state: &State, folder: &Path, opts: &AppendOptions, invocation: &In
         format!("{}'s", state.waiting_for.join(", "))
     };
     format!(
-        "it is {whose} turn in phase {phase}; run {} (it returns when it is your turn)",
+        "it is {whose} turn in phase {phase}, not yours; to wait for yours run: {}",
         guide::wait_command(invocation, folder, me)
     )
 }

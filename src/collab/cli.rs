@@ -113,6 +113,10 @@ impl Console<'_> {
         match e {
             CollabError::Usage(msg) => self.usage_error(subcommand, msg),
             CollabError::Protocol(msg) => self.note(&format!("error: {msg}")),
+            CollabError::Refused { message, hint } => {
+                self.note(&format!("error: {message}"))?;
+                self.note(&format!("  {hint}"))
+            }
             CollabError::Flags(problems) => {
                 self.note(&format!("error: {e}"))?;
                 problems
