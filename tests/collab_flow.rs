@@ -252,7 +252,11 @@ fn next_action_prints_state_lines_and_exits_1_on_an_invalid_phase() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).starts_with("phase: None\n"));
     assert!(stdout(&out).contains("waiting for: none\n"));
-    assert!(stdout(&out).ends_with(&format!("next action: {}\n", next::INVALID_PHASE)));
+    assert!(stdout(&out).ends_with(&format!(
+        "next action: {}\nrun: acp-collab validate --folder {}\n",
+        next::INVALID_PHASE,
+        fx.folder_str()
+    )));
 }
 
 #[test]
