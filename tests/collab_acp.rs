@@ -275,7 +275,8 @@ fn matrix_on_the_entry_records_its_agent_info_and_slash_commands() {
         _ => Reply::status(404),
     });
     let mut entry = manifest();
-    let target = json!({"archive": server.url("/acp-collab"), "cmd": "acp-collab", "args": ["acp"]});
+    let target =
+        json!({"archive": server.url("/acp-collab"), "cmd": "acp-collab", "args": ["acp"]});
     entry["distribution"] = common::verify::binary_everywhere(&target);
     let reg = common::verify::registry(&[entry]);
     let out = reg.root.parent().unwrap().join("matrix.json");
@@ -294,7 +295,9 @@ fn matrix_on_the_entry_records_its_agent_info_and_slash_commands() {
     );
     let md = std::fs::read_to_string(out.with_extension("md")).unwrap();
     assert!(
-        md.contains("Slash commands: `/status`, `/next`, `/validate`, `/init`, `/append`, `/log`, `/help`."),
+        md.contains(
+            "Slash commands: `/status`, `/next`, `/validate`, `/init`, `/append`, `/log`, `/help`."
+        ),
         "{md}"
     );
 }

@@ -414,10 +414,14 @@ fn acceptance_is_gated_on_the_current_readiness_file() {
     fx.submit();
     fx.review("reader");
     fx.revise();
-    fx.edit("readiness.md", |t| t.replace("- [unresolved] The", "- [resolved] The"));
+    fx.edit("readiness.md", |t| {
+        t.replace("- [unresolved] The", "- [resolved] The")
+    });
     fx.ok("server", "question_classified", &[]);
     // Edited after the classification: the acceptance reads readiness.md as it is now.
-    fx.edit("readiness.md", |t| t.replace("- [resolved] The", "- [unresolved] The"));
+    fx.edit("readiness.md", |t| {
+        t.replace("- [resolved] The", "- [unresolved] The")
+    });
     assert_eq!(
         fx.refused("reader", "decision_accepted", &[]),
         "seq 7: unresolved readiness questions must be classified before decision_accepted"
@@ -634,13 +638,21 @@ fn question_classified_is_refused_while_readiness_items_are_open_with_the_comman
         "acp-collab append --folder {folder} --participant server --event question_classified \
          --reply-to {revised} --summary classified"
     );
-    assert!(lines[1].ends_with(&format!("then run again: {again}")), "{err}");
+    assert!(
+        lines[1].ends_with(&format!("then run again: {again}")),
+        "{err}"
+    );
     assert_eq!(lines.len(), 2, "{err}");
     // Nothing was appended; once classified, the printed command works and nobody is stranded.
     assert_eq!(fx.last_seq(), revised);
-    fx.edit("readiness.md", |t| t.replace("- [unresolved] The", "- [resolved] The"));
+    fx.edit("readiness.md", |t| {
+        t.replace("- [unresolved] The", "- [resolved] The")
+    });
     let command = again.replace("acp-collab", env!("CARGO_BIN_EXE_acp-collab"));
-    let out = std::process::Command::new("sh").args(["-c", &command]).output().unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     fx.ok("reader", "decision_accepted", &[]);
     fx.ok("server", "decision_accepted", &[]);
@@ -648,14 +660,18 @@ fn question_classified_is_refused_while_readiness_items_are_open_with_the_comman
 }
 
 #[test]
-fn a_classification_that_would_strand_the_acceptors_is_refused_for_blockers_and_reasonless_deferrals() {
+fn a_classification_that_would_strand_the_acceptors_is_refused_for_blockers_and_reasonless_deferrals(
+) {
     let fx = Fx::new(&["server", "reader"]);
     fx.draft();
     fx.submit();
     fx.review("reader");
     fx.revise();
     fx.edit("readiness.md", |t| {
-        t.replace("- [unresolved] The", "- [blocking] Open.\n- [deferred_nonblocking] The")
+        t.replace(
+            "- [unresolved] The",
+            "- [blocking] Open.\n- [deferred_nonblocking] The",
+        )
     });
     assert_eq!(
         fx.refused("server", "question_classified", &[]),

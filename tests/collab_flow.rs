@@ -114,7 +114,9 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
         .args(["next", "--folder", f, "--participant", "reader"])
         .output()
         .unwrap();
-    assert!(stdout(&out).contains("\nnext action: stop; collaboration is complete.\nrun: acp-collab validate --folder "));
+    assert!(stdout(&out).contains(
+        "\nnext action: stop; collaboration is complete.\nrun: acp-collab validate --folder "
+    ));
 }
 
 #[test]

@@ -255,7 +255,8 @@ impl Agent<'_> {
             .output()
             .unwrap();
         let text = stdout(&out);
-        self.transcript.push(format!("$ {command}\n{text}{}", stderr(&out)));
+        self.transcript
+            .push(format!("$ {command}\n{text}{}", stderr(&out)));
         assert!(
             matches!(out.status.code(), Some(0 | 1)) && !text.is_empty(),
             "{} failed:\n{}",
@@ -296,7 +297,11 @@ impl Agent<'_> {
                 command = last.clone();
             }
         }
-        panic!("{} never finished:\n{}", self.who, self.transcript.join("\n"));
+        panic!(
+            "{} never finished:\n{}",
+            self.who,
+            self.transcript.join("\n")
+        );
     }
 }
 
@@ -318,18 +323,28 @@ fn author(folder: &Path, who: &str, write: &str) {
         });
     } else if write.starts_with("readiness.md:") {
         edit("readiness.md", &|t| {
-            t.replace("- [unresolved]", "- [resolved]").replace("- [ ] ", "- [x] ")
+            t.replace("- [unresolved]", "- [resolved]")
+                .replace("- [ ] ", "- [x] ")
         });
     } else if write.starts_with("conclusion.md:") {
         edit("conclusion.md", &|t| {
-            t.replace("- [blocked] The collaboration is not complete yet.", "- [proceed] Build it.")
+            t.replace(
+                "- [blocked] The collaboration is not complete yet.",
+                "- [proceed] Build it.",
+            )
         });
         edit("readiness.md", &|t| t.replace("- [ ] ", "- [x] "));
     } else if write.contains("set `Status: Frozen`") {
         edit(quoted[0], &|t| {
             t.replace("Status: Draft", "Status: Frozen")
                 .lines()
-                .map(|l| if l.starts_with("## ") { format!("{l}\n\nWritten.") } else { l.to_owned() })
+                .map(|l| {
+                    if l.starts_with("## ") {
+                        format!("{l}\n\nWritten.")
+                    } else {
+                        l.to_owned()
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join("\n")
                 + "\n"
@@ -351,9 +366,19 @@ fn a_collaboration_runs_from_init_to_completion_on_the_commands_next_prints() {
     let folder = root.join("collab");
     let init = std::process::Command::new("python3")
         .arg(scripts.join("init_collaboration.py"))
-        .args(["--folder", folder.to_str().unwrap(), "--participant", "server"])
+        .args([
+            "--folder",
+            folder.to_str().unwrap(),
+            "--participant",
+            "server",
+        ])
         .args(["--participant", "reader", "--objective", "Design the cache"])
-        .args(["--completion", "Gate A", "--primary-deliverable-type", "design-spec"])
+        .args([
+            "--completion",
+            "Gate A",
+            "--primary-deliverable-type",
+            "design-spec",
+        ])
         .env_remove("ACP_COLLAB_SCRIPTS")
         .output()
         .unwrap();
@@ -363,12 +388,19 @@ fn a_collaboration_runs_from_init_to_completion_on_the_commands_next_prints() {
         init.lines()
             .find(|l| l.starts_with(&format!("{who} ")))
             .and_then(|l| l.split_once("runs: "))
-            .map(|(_, command)| command.to_owned())
-            .unwrap_or_else(|| panic!("no first command for {who}: {init}"))
+            .map_or_else(
+                || panic!("no first command for {who}: {init}"),
+                |(_, command)| command.to_owned(),
+            )
     };
     let mut agents: Vec<Agent> = ["server", "reader"]
         .into_iter()
-        .map(|who| Agent { who, folder: &folder, home: first(who), transcript: Vec::new() })
+        .map(|who| Agent {
+            who,
+            folder: &folder,
+            home: first(who),
+            transcript: Vec::new(),
+        })
         .collect();
     // Two agents at once, as in real use: each waits for its own turn.
     std::thread::scope(|s| {
@@ -377,7 +409,13 @@ fn a_collaboration_runs_from_init_to_completion_on_the_commands_next_prints() {
         }
     });
     let log = std::fs::read_to_string(folder.join("events.jsonl")).unwrap();
-    assert!(log.lines().last().unwrap().contains("\"event\":\"completed\""), "{log}");
+    assert!(
+        log.lines()
+            .last()
+            .unwrap()
+            .contains("\"event\":\"completed\""),
+        "{log}"
+    );
 }
 
 #[test]
@@ -387,12 +425,20 @@ fn the_freeze_command_comes_only_once_the_deliverable_is_final_so_its_hash_is_va
     fx.tick_all();
     // Not final yet: the edit first, then `next` again; no hash that the edit would stale.
     let extra = after_next_action(&report(&fx, "server"));
-    assert!(extra.iter().all(|l| !l.contains("deliverable_frozen")), "{extra:?}");
     assert!(
-        extra[1].starts_with(&format!("write first: `{REF}`: fill every section and set `Status: Frozen` (now: ")),
+        extra.iter().all(|l| !l.contains("deliverable_frozen")),
         "{extra:?}"
     );
-    assert!(extra.last().unwrap().starts_with("run: acp-collab next "), "{extra:?}");
+    assert!(
+        extra[1].starts_with(&format!(
+            "write first: `{REF}`: fill every section and set `Status: Frozen` (now: "
+        )),
+        "{extra:?}"
+    );
+    assert!(
+        extra.last().unwrap().starts_with("run: acp-collab next "),
+        "{extra:?}"
+    );
     fx.finish_deliverable();
     let extra = after_next_action(&report(&fx, "server"));
     let freeze = extra
@@ -400,9 +446,15 @@ fn the_freeze_command_comes_only_once_the_deliverable_is_final_so_its_hash_is_va
         .find_map(|l| l.strip_prefix("run: "))
         .filter(|l| l.contains("--event deliverable_frozen"))
         .unwrap_or_else(|| panic!("{extra:?}"));
-    assert!(freeze.contains(&format!("--sha256 {} ", fx.deliverable_sha())), "{freeze}");
+    assert!(
+        freeze.contains(&format!("--sha256 {} ", fx.deliverable_sha())),
+        "{freeze}"
+    );
     let command = freeze.replace("acp-collab", env!("CARGO_BIN_EXE_acp-collab"));
-    let out = std::process::Command::new("sh").args(["-c", &command]).output().unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
@@ -424,7 +476,9 @@ fn every_report_ends_with_a_command_even_for_a_participant_nobody_waits_on() {
     fx.ok("third", "blocked", &[]);
     let last = report(&fx, "reader").pop().unwrap();
     assert!(
-        last.starts_with(&format!("run: acp-collab validate --folder {folder}  # the collaboration is blocked")),
+        last.starts_with(&format!(
+            "run: acp-collab validate --folder {folder}  # the collaboration is blocked"
+        )),
         "{last}"
     );
 }
@@ -434,8 +488,21 @@ fn init_prints_each_participants_first_command() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().canonicalize().unwrap().join("c");
     let out = bin()
-        .args(["init", "--folder", folder.to_str().unwrap(), "--participant", "alice"])
-        .args(["--participant", "bob", "--participant", "carol", "--objective", "o"])
+        .args([
+            "init",
+            "--folder",
+            folder.to_str().unwrap(),
+            "--participant",
+            "alice",
+        ])
+        .args([
+            "--participant",
+            "bob",
+            "--participant",
+            "carol",
+            "--objective",
+            "o",
+        ])
         .args(["--completion", "g", "--primary-deliverable-type", "adr"])
         .output()
         .unwrap();

@@ -28,13 +28,21 @@ fn exe() -> PathBuf {
 #[test]
 fn every_known_agent_gets_the_skill_in_its_global_and_project_folders() {
     let expected: [(&str, &[&str], &[&str]); 7] = [
-        ("universal", &[".agents/skills", ".claude/skills"], &[".agents/skills", ".claude/skills"]),
+        (
+            "universal",
+            &[".agents/skills", ".claude/skills"],
+            &[".agents/skills", ".claude/skills"],
+        ),
         ("claude-code", &[".claude/skills"], &[".claude/skills"]),
         ("codex", &[".agents/skills"], &[".agents/skills"]),
         ("cursor", &[".cursor/skills"], &[".cursor/skills"]),
         ("gemini-cli", &[".gemini/skills"], &[".gemini/skills"]),
         ("github-copilot", &[".copilot/skills"], &[".github/skills"]),
-        ("opencode", &[".config/opencode/skills"], &[".opencode/skills"]),
+        (
+            "opencode",
+            &[".config/opencode/skills"],
+            &[".opencode/skills"],
+        ),
     ];
     assert_eq!(AGENTS.len(), expected.len());
     for (agent, global, project) in expected {
@@ -306,10 +314,26 @@ fn skill(home: &Path, cwd: &Path, args: &[&str]) -> Output {
 const CLIENT_LAYOUTS: [(&str, &[&str], &[&str]); 6] = [
     ("Claude Code", &[".claude/skills"], &[".claude/skills"]),
     ("Codex", &[".agents/skills"], &[".agents/skills"]),
-    ("Cursor", &[".agents/skills", ".cursor/skills"], &[".agents/skills", ".cursor/skills"]),
-    ("Gemini CLI", &[".agents/skills", ".gemini/skills"], &[".agents/skills", ".gemini/skills"]),
-    ("GitHub Copilot", &[".github/skills", ".claude/skills"], &[".copilot/skills", ".claude/skills"]),
-    ("OpenCode", &[".opencode/skills", ".agents/skills"], &[".config/opencode/skills", ".agents/skills"]),
+    (
+        "Cursor",
+        &[".agents/skills", ".cursor/skills"],
+        &[".agents/skills", ".cursor/skills"],
+    ),
+    (
+        "Gemini CLI",
+        &[".agents/skills", ".gemini/skills"],
+        &[".agents/skills", ".gemini/skills"],
+    ),
+    (
+        "GitHub Copilot",
+        &[".github/skills", ".claude/skills"],
+        &[".copilot/skills", ".claude/skills"],
+    ),
+    (
+        "OpenCode",
+        &[".opencode/skills", ".agents/skills"],
+        &[".config/opencode/skills", ".agents/skills"],
+    ),
 ];
 
 #[test]
@@ -330,8 +354,14 @@ fn a_universal_install_reaches_every_known_client_for_the_user_and_in_a_project(
                 .iter()
                 .any(|f| base.join(f).join(NAME).join("SKILL.md").is_file())
         };
-        assert!(found(home.path(), for_user), "{client} finds no user install");
-        assert!(found(repo.path(), in_project), "{client} finds no project install");
+        assert!(
+            found(home.path(), for_user),
+            "{client} finds no user install"
+        );
+        assert!(
+            found(repo.path(), in_project),
+            "{client} finds no project install"
+        );
         for out in [&user, &project] {
             assert!(
                 stdout(out)
@@ -342,9 +372,16 @@ fn a_universal_install_reaches_every_known_client_for_the_user_and_in_a_project(
             );
         }
     }
-    let skill_md = home.path().join(".agents/skills").join(NAME).join("SKILL.md");
+    let skill_md = home
+        .path()
+        .join(".agents/skills")
+        .join(NAME)
+        .join("SKILL.md");
     let text = std::fs::read_to_string(skill_md).unwrap();
-    assert!(text.contains(&format!("name: {NAME}\n")), "the folder is named like the skill");
+    assert!(
+        text.contains(&format!("name: {NAME}\n")),
+        "the folder is named like the skill"
+    );
 }
 
 #[test]
@@ -366,7 +403,11 @@ fn another_skill_of_the_same_name_in_a_scanned_folder_is_a_warning() {
         )
     );
     // A second install of ours in a folder the same clients scan is a duplicate, said so.
-    let out = skill(home.path(), repo.path(), &["install", "--agent", "gemini-cli"]);
+    let out = skill(
+        home.path(),
+        repo.path(),
+        &["install", "--agent", "gemini-cli"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let ours = home.path().join(".agents/skills").join(NAME);
     assert!(
@@ -384,7 +425,11 @@ fn another_skill_of_the_same_name_in_a_scanned_folder_is_a_warning() {
         &["install", "--project", repo.path().to_str().unwrap()],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("holds a different skill"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds a different skill"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!repo.path().join(".claude/skills").join(NAME).exists());
     assert_eq!(
         std::fs::read_to_string(theirs.join("SKILL.md")).unwrap(),
@@ -404,7 +449,10 @@ fn uninstall_removes_only_what_install_wrote() {
     let out = skill(home.path(), cwd, &["uninstall"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("edited since"), "{}", stderr(&out));
-    assert!(agents.join("SKILL.md").is_file(), "a refusal removes nothing");
+    assert!(
+        agents.join("SKILL.md").is_file(),
+        "a refusal removes nothing"
+    );
     let out = skill(home.path(), cwd, &["uninstall", "--force"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
@@ -419,12 +467,19 @@ fn uninstall_removes_only_what_install_wrote() {
     assert!(!agents.exists());
     assert_eq!(std::fs::read_dir(&claude).unwrap().count(), 1);
     // A folder without an install record is never removed, even with --force.
-    let out = skill(home.path(), cwd, &["uninstall", "--agent", "claude-code", "--force"]);
+    let out = skill(
+        home.path(),
+        cwd,
+        &["uninstall", "--agent", "claude-code", "--force"],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("was not written by acp-collab skill install"));
     assert!(claude.join("notes.md").is_file());
     let out = skill(home.path(), cwd, &["uninstall", "--agent", "codex"]);
-    assert_eq!(stdout(&out), format!("not installed: {}\n", agents.display()));
+    assert_eq!(
+        stdout(&out),
+        format!("not installed: {}\n", agents.display())
+    );
 }
 
 #[test]
@@ -433,10 +488,23 @@ fn list_says_where_the_skill_is_which_engine_it_runs_and_whether_it_is_outdated(
     let repo = tempfile::tempdir().unwrap();
     let out = skill(home.path(), repo.path(), &["list"]);
     assert_eq!(out.status.code(), Some(0));
-    assert!(stdout(&out).starts_with(&format!("{NAME} is not installed")), "{}", stdout(&out));
-    assert_eq!(skill(home.path(), repo.path(), &["install", "--agent", "codex"]).status.code(), Some(0));
+    assert!(
+        stdout(&out).starts_with(&format!("{NAME} is not installed")),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        skill(home.path(), repo.path(), &["install", "--agent", "codex"])
+            .status
+            .code(),
+        Some(0)
+    );
     let dir = home.path().join(".agents/skills").join(NAME);
-    let engine = format!("  engine: scripts run {}, acp-collab {}", exe().display(), env!("CARGO_PKG_VERSION"));
+    let engine = format!(
+        "  engine: scripts run {}, acp-collab {}",
+        exe().display(),
+        env!("CARGO_PKG_VERSION")
+    );
     let out = skill(home.path(), repo.path(), &["list"]);
     assert_eq!(
         stdout(&out),

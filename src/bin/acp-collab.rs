@@ -300,29 +300,35 @@ fn run(command: cli::Command) -> anyhow::Result<u8> {
 /// The parsed arguments as the library's command.
 fn library_command(command: Command) -> cli::Command {
     match command {
-        Command::Init(a) => cli::Command::Init(InitOptions {
-            folder: a.folder,
-            participants: a.participant,
-            objective: a.objective,
-            completion: a.completion,
-            primary_type: a.primary_deliverable_type,
-            primary_file: a.primary_deliverable_file,
-            primary_checks: a.primary_deliverable_check,
-            deliverables_mode: a.deliverables_mode,
-            deliverables_dir: a.deliverables_dir,
-            repo_root: a.repo_root,
-            resume: a.resume,
-        }, invocation()),
-        Command::Append(a) => cli::Command::Append(AppendOptions {
-            folder: a.folder,
-            participant: a.participant,
-            event: a.event,
-            summary: a.summary,
-            doc: a.doc,
-            reply_to: a.reply_to,
-            role: a.role,
-            sha256: a.sha256,
-        }, invocation()),
+        Command::Init(a) => cli::Command::Init(
+            InitOptions {
+                folder: a.folder,
+                participants: a.participant,
+                objective: a.objective,
+                completion: a.completion,
+                primary_type: a.primary_deliverable_type,
+                primary_file: a.primary_deliverable_file,
+                primary_checks: a.primary_deliverable_check,
+                deliverables_mode: a.deliverables_mode,
+                deliverables_dir: a.deliverables_dir,
+                repo_root: a.repo_root,
+                resume: a.resume,
+            },
+            invocation(),
+        ),
+        Command::Append(a) => cli::Command::Append(
+            AppendOptions {
+                folder: a.folder,
+                participant: a.participant,
+                event: a.event,
+                summary: a.summary,
+                doc: a.doc,
+                reply_to: a.reply_to,
+                role: a.role,
+                sha256: a.sha256,
+            },
+            invocation(),
+        ),
         Command::Next(a) => cli::Command::Next(a.folder, a.participant, invocation()),
         Command::Wait(a) => cli::Command::Wait(WaitOptions {
             folder: a.folder,

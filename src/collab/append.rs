@@ -5,13 +5,13 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::events::{append_line, format_event_line, read_events, AppendLock, Event, EventLog};
+use super::guide::{self, Invocation};
 use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
 use super::paths;
 use super::protocol;
 use super::pyfmt::{self, as_int};
 use super::spec::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
 use super::state::{replay, State};
-use super::guide::{self, Invocation};
 use super::{CollabError, FlagProblem};
 use crate::time::utc_now;
 
@@ -323,12 +323,12 @@ fn check_transition(
     let readiness = Readiness::scan(&readiness_text);
     let (state, errors) = replay(participants, all, Some(&readiness));
     if !errors.is_empty() {
-        return Err(Refusal::Turn(errors.join("; ")).into());
+        return Err(Refusal::Turn(errors.join("; ")));
     }
     if name == "question_classified" {
         let open = readiness.gate_problems(BEFORE_CLASSIFICATION);
         if !open.is_empty() {
-            return Err(Refusal::Classification(open.join("; "), readiness_text).into());
+            return Err(Refusal::Classification(open.join("; "), readiness_text));
         }
     }
     let mut gate_errors = Vec::new();
@@ -364,15 +364,6 @@ enum Refusal {
     Classification(String, String),
     /// Any other refusal, complete as it is.
     Done(CollabError),
-}
-
-impl From<Refusal> for CollabError {
-    fn from(refusal: Refusal) -> Self {
-        match refusal {
-            Refusal::Turn(m) | Refusal::Classification(m, _) => CollabError::Protocol(m),
-            Refusal::Done(e) => e,
-        }
-    }
 }
 
 impl From<CollabError> for Refusal {
@@ -414,7 +405,12 @@ fn with_recovery(
 }
 
 /// Whose turn it is, in which phase, and what the sender should run instead.
-fn turn_hint(state: &State, folder: &Path, opts: &AppendOptions, invocation: &Invocation) -> String {
+fn turn_hint(
+    state: &State,
+    folder: &Path,
+    opts: &AppendOptions,
+    invocation: &Invocation,
+) -> String {
     let phase = state.phase.as_deref().unwrap_or("None");
     let me = opts.participant.as_str();
     let next = guide::next_command(invocation, folder, me);

@@ -214,9 +214,7 @@ fn execute(command: Command, console: &mut Console) -> Result<Shown, Failure> {
         Command::SkillInstall(agent, project, force) => {
             install_skill(agent, project, force, console)?
         }
-        Command::SkillUninstall(agent, project, force) => {
-            uninstall_skill(agent, project, force)?
-        }
+        Command::SkillUninstall(agent, project, force) => uninstall_skill(agent, project, force)?,
         Command::SkillList(project) => list_skill(project)?,
         Command::Acp => {
             super::acp::serve(io::stdin(), &mut *console.out).map_err(Failure::Io)?;
@@ -357,11 +355,7 @@ fn join_or(items: &[&str], none: &str) -> String {
 }
 
 /// `skill uninstall`: removes what `skill install` wrote for the agent.
-fn uninstall_skill(
-    agent: String,
-    project: Option<PathBuf>,
-    force: bool,
-) -> Result<Shown, Failure> {
+fn uninstall_skill(agent: String, project: Option<PathBuf>, force: bool) -> Result<Shown, Failure> {
     let opts = UninstallOptions {
         agent,
         scope: scope_of(project.as_ref()),
@@ -406,7 +400,11 @@ fn list_skill(project: Option<PathBuf>) -> Result<Shown, Failure> {
     }
     let mut text = String::new();
     for item in &found {
-        text.push_str(&format!("{}\n  state: {}\n", item.dir.display(), item.state()));
+        text.push_str(&format!(
+            "{}\n  state: {}\n",
+            item.dir.display(),
+            item.state()
+        ));
         if let Some(engine) = item.engine() {
             text.push_str(&format!("  engine: {engine}\n"));
         }

@@ -12,8 +12,8 @@ use super::markdown::deliverable_content_errors;
 use super::next as text;
 use super::paths;
 use super::protocol::Protocol;
-use super::validate::schema::sections_for;
 use super::pyfmt::as_int;
+use super::validate::schema::sections_for;
 use crate::time::utc_now;
 
 /// How the printed commands start: `acp-collab <command>`, or the skill's Python launchers
@@ -374,12 +374,10 @@ fn freeze_plan(cx: &Context, last: i64) -> Plan {
         .as_ref()
         .and_then(|t| paths::read_text(&t.base, &t.rel).ok().flatten());
     let sections = cx.protocol.primary().map(sections_for).unwrap_or_default();
-    let problems = text
-        .as_deref()
-        .map_or_else(
-            || vec![format!("primary deliverable missing: {r}")],
-            |text| deliverable_content_errors(text, &sections, true, None),
-        );
+    let problems = text.as_deref().map_or_else(
+        || vec![format!("primary deliverable missing: {r}")],
+        |text| deliverable_content_errors(text, &sections, true, None),
+    );
     if !problems.is_empty() {
         let write = format!(
             "`{r}`: fill every section and set `Status: Frozen` (now: {}); the freeze \

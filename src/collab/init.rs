@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::guide::{self, Invocation};
 use super::events::{append_line, format_event_line, AppendLock};
+use super::guide::{self, Invocation};
 use super::paths::{self, check_no_symlink};
 use super::protocol::write_atomic;
 use super::spec::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
@@ -100,10 +100,9 @@ impl InitOutcome {
                         "{p} first runs: {}",
                         guide::wait_command(invocation, folder, p)
                     ),
-                    InitOutcome::AlreadyExists(_) => format!(
-                        "{p} runs: {}",
-                        guide::next_command(invocation, folder, p)
-                    ),
+                    InitOutcome::AlreadyExists(_) => {
+                        format!("{p} runs: {}", guide::next_command(invocation, folder, p))
+                    }
                 }
             })
             .collect())

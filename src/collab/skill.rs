@@ -98,7 +98,11 @@ pub const CLIENTS: &[Client] = &[
     Client {
         title: "OpenCode",
         project: &[".opencode/skills", ".claude/skills", ".agents/skills"],
-        user: &[".config/opencode/skills", ".claude/skills", ".agents/skills"],
+        user: &[
+            ".config/opencode/skills",
+            ".claude/skills",
+            ".agents/skills",
+        ],
     },
 ];
 
@@ -263,7 +267,13 @@ pub fn agents_table() -> String {
             .iter()
             .map(|f| format!("<project>/{f}/{name}/"))
             .collect();
-        let _ = writeln!(out, "{:<15} {}  {}", a.name, user.join(" "), project.join(" "));
+        let _ = writeln!(
+            out,
+            "{:<15} {}  {}",
+            a.name,
+            user.join(" "),
+            project.join(" ")
+        );
         out
     })
 }
@@ -366,8 +376,8 @@ fn classify(current: &BTreeMap<String, Vec<u8>>) -> Found {
         return Found::Modified;
     }
     let skill = skill_tree();
-    let same_skill = skill.iter().all(|(p, b)| current.get(p) == Some(b))
-        && current.len() == skill.len() + 2;
+    let same_skill =
+        skill.iter().all(|(p, b)| current.get(p) == Some(b)) && current.len() == skill.len() + 2;
     let engine = record.get("engine");
     let text = |key: &str| engine.and_then(|e| e.get(key)).and_then(Value::as_str);
     let pointer = current
@@ -376,7 +386,10 @@ fn classify(current: &BTreeMap<String, Vec<u8>>) -> Found {
     Found::Ours {
         current: same_skill,
         version: text("version").map(str::to_owned),
-        binary: text("binary").map(str::to_owned).or(pointer).map(PathBuf::from),
+        binary: text("binary")
+            .map(str::to_owned)
+            .or(pointer)
+            .map(PathBuf::from),
     }
 }
 
@@ -430,9 +443,7 @@ fn plan_one(
                 Found::Ours { .. } => Outcome::Updated,
                 Found::Modified if force => Outcome::Updated,
                 _ if force => Outcome::Replaced,
-                Found::Modified => {
-                    return Err(refuse("is an install of this skill edited since"))
-                }
+                Found::Modified => return Err(refuse("is an install of this skill edited since")),
                 _ => {
                     return Err(refuse(
                         "holds a different skill (not written by acp-collab skill install)",

@@ -86,11 +86,16 @@ pub(crate) const KEPT_COMMANDS: usize = 64;
 
 /// The command names of a `session/update` announcing the agent's slash commands.
 fn announced_commands(method: &str, params: Option<Value>) -> Option<Vec<String>> {
-    use agent_client_protocol_schema::v1::{SessionNotification, SessionUpdate, CLIENT_METHOD_NAMES};
+    use agent_client_protocol_schema::v1::{
+        SessionNotification, SessionUpdate, CLIENT_METHOD_NAMES,
+    };
     if method != CLIENT_METHOD_NAMES.session_update {
         return None;
     }
-    match serde_json::from_value::<SessionNotification>(params?).ok()?.update {
+    match serde_json::from_value::<SessionNotification>(params?)
+        .ok()?
+        .update
+    {
         SessionUpdate::AvailableCommandsUpdate(update) => Some(
             update
                 .available_commands
