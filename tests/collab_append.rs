@@ -34,9 +34,15 @@ fn protocol_errors_print_error_line_and_exit_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // The published line, then whose turn it is and the command that waits for reader's.
     assert_eq!(
         stderr(&out),
-        "error: seq 2: deliverable draft is reserved for server; got reader\n"
+        format!(
+            "error: seq 2: deliverable draft is reserved for server; got reader\n  it is \
+             server's turn in phase drafting, not yours; to wait for yours run: acp-collab \
+             wait --folder {} --participant reader\n",
+            fx.folder_str()
+        )
     );
     let out = bin()
         .args([
@@ -408,8 +414,14 @@ fn acceptance_is_gated_on_the_current_readiness_file() {
     fx.submit();
     fx.review("reader");
     fx.revise();
-    // Classification itself does not look at readiness.md.
+    fx.edit("readiness.md", |t| {
+        t.replace("- [unresolved] The", "- [resolved] The")
+    });
     fx.ok("server", "question_classified", &[]);
+    // Edited after the classification: the acceptance reads readiness.md as it is now.
+    fx.edit("readiness.md", |t| {
+        t.replace("- [resolved] The", "- [unresolved] The")
+    });
     assert_eq!(
         fx.refused("reader", "decision_accepted", &[]),
         "seq 7: unresolved readiness questions must be classified before decision_accepted"
@@ -585,4 +597,85 @@ fn errors_are_protocol_errors_not_usage_errors() {
         fx.try_append("ghost", "blocked", &[]),
         Err(CollabError::Protocol(_))
     ));
+}
+
+#[test]
+fn question_classified_is_refused_while_readiness_items_are_open_with_the_command_to_rerun() {
+    let fx = Fx::new(&["server", "reader"]);
+    fx.draft();
+    fx.submit();
+    fx.review("reader");
+    let revised = fx.revise();
+    let folder = fx.folder_str();
+    let args = [
+        "append",
+        "--folder",
+        &folder,
+        "--participant",
+        "server",
+        "--event",
+        "question_classified",
+        "--reply-to",
+        &revised.to_string(),
+        "--summary",
+        "classified",
+    ];
+    let out = bin().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[0],
+        "error: unresolved readiness questions must be classified before question_classified"
+    );
+    assert!(
+        lines[1].starts_with(
+            "  open in readiness.md: - [unresolved] The initial deliverable review has not been completed.; mark each question"
+        ),
+        "{err}"
+    );
+    let again = format!(
+        "acp-collab append --folder {folder} --participant server --event question_classified \
+         --reply-to {revised} --summary classified"
+    );
+    assert!(
+        lines[1].ends_with(&format!("then run again: {again}")),
+        "{err}"
+    );
+    assert_eq!(lines.len(), 2, "{err}");
+    // Nothing was appended; once classified, the printed command works and nobody is stranded.
+    assert_eq!(fx.last_seq(), revised);
+    fx.edit("readiness.md", |t| {
+        t.replace("- [unresolved] The", "- [resolved] The")
+    });
+    let command = again.replace("acp-collab", env!("CARGO_BIN_EXE_acp-collab"));
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    fx.ok("reader", "decision_accepted", &[]);
+    fx.ok("server", "decision_accepted", &[]);
+    assert_eq!(fx.protocol()["currentPhase"], "readiness_check");
+}
+
+#[test]
+fn a_classification_that_would_strand_the_acceptors_is_refused_for_blockers_and_reasonless_deferrals(
+) {
+    let fx = Fx::new(&["server", "reader"]);
+    fx.draft();
+    fx.submit();
+    fx.review("reader");
+    fx.revise();
+    fx.edit("readiness.md", |t| {
+        t.replace(
+            "- [unresolved] The",
+            "- [blocking] Open.\n- [deferred_nonblocking] The",
+        )
+    });
+    assert_eq!(
+        fx.refused("server", "question_classified", &[]),
+        "blocking readiness items must be cleared before question_classified; \
+         deferred_nonblocking readiness items require a reason before question_classified"
+    );
 }

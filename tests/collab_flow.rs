@@ -114,7 +114,9 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
         .args(["next", "--folder", f, "--participant", "reader"])
         .output()
         .unwrap();
-    assert!(stdout(&out).ends_with("next action: stop; collaboration is complete.\n"));
+    assert!(stdout(&out).contains(
+        "\nnext action: stop; collaboration is complete.\nrun: acp-collab validate --folder "
+    ));
 }
 
 #[test]
@@ -233,7 +235,7 @@ fn next_action_prints_state_lines_and_exits_1_on_an_invalid_phase() {
         .unwrap();
     assert_eq!(
         stdout(&out),
-        "phase: drafting\nproposal owner: server\nwaiting for: server\nlast event: seq 1 initialized from server\nnext action: wait for the proposal owner to submit the proposal.\n"
+        format!("phase: drafting\nproposal owner: server\nwaiting for: server\nlast event: seq 1 initialized from server\nnext action: wait for the proposal owner to submit the proposal.\nrun: acp-collab wait --folder {} --participant reader  # returns when it is your turn, then prints what to do\n", fx.folder_str())
     );
     fx.edit_protocol(|p| {
         p.as_object_mut().unwrap().remove("currentPhase");
@@ -252,7 +254,11 @@ fn next_action_prints_state_lines_and_exits_1_on_an_invalid_phase() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).starts_with("phase: None\n"));
     assert!(stdout(&out).contains("waiting for: none\n"));
-    assert!(stdout(&out).ends_with(&format!("next action: {}\n", next::INVALID_PHASE)));
+    assert!(stdout(&out).ends_with(&format!(
+        "next action: {}\nrun: acp-collab validate --folder {}\n",
+        next::INVALID_PHASE,
+        fx.folder_str()
+    )));
 }
 
 #[test]

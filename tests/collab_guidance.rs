@@ -3,6 +3,8 @@
 
 mod collab_support;
 
+use std::path::Path;
+
 use acp_registry::collab::{self, Invocation};
 use collab_support::*;
 
@@ -39,8 +41,14 @@ fn next_gives_the_reviewer_its_seq_heading_and_command_with_reply_to() {
              --reply-to {submitted} --summary '<one line: what you did>'  # becomes seq 4"
         )
     );
-    // Whoever is only waiting gets the published five lines and nothing more.
-    assert!(after_next_action(&report(&fx, "server")).is_empty());
+    // Whoever is only waiting gets the published five lines and the command that waits.
+    assert_eq!(
+        after_next_action(&report(&fx, "server")),
+        [format!(
+            "run: acp-collab wait --folder {folder} --participant server  # returns when it is \
+             your turn, then prints what to do"
+        )]
+    );
 }
 
 #[test]
@@ -220,4 +228,293 @@ fn log_prints_every_event_or_those_after_a_seq_as_text_or_json_lines() {
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["event"], "proposal_submitted");
     assert_eq!(events[0]["seq"], 3);
+}
+
+/// One participant of [`a_collaboration_runs_from_init_to_completion_on_the_commands_next_prints`]:
+/// it runs the command it was last given and, in the report it gets, does the `write first:`
+/// edit and every `run:` command, in order. Its only knowledge is how to write each file.
+struct Agent<'a> {
+    who: &'a str,
+    folder: &'a Path,
+    /// The command init printed for this participant: run again after each of its events.
+    home: String,
+    transcript: Vec<String>,
+}
+
+impl Agent<'_> {
+    fn shell(&mut self, command: &str) -> String {
+        // A wait that never returns would hang the test; a generous limit turns it into a failure.
+        let command = if command.contains("wait_for_turn.py") {
+            format!("{command} --timeout 60")
+        } else {
+            command.replace("'<one line: what you did>'", "'done as told'")
+        };
+        let out = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .env_remove("ACP_COLLAB_SCRIPTS")
+            .output()
+            .unwrap();
+        let text = stdout(&out);
+        self.transcript
+            .push(format!("$ {command}\n{text}{}", stderr(&out)));
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)) && !text.is_empty(),
+            "{} failed:\n{}",
+            self.who,
+            self.transcript.join("\n")
+        );
+        text
+    }
+
+    /// Plays the participant until its report says the collaboration is complete.
+    fn play(&mut self) {
+        let mut command = self.home.clone();
+        for _ in 0..40 {
+            let report = self.shell(&command);
+            if let Some(write) = report.lines().find_map(|l| l.strip_prefix("write first: ")) {
+                author(self.folder, self.who, write);
+            }
+            let runs: Vec<String> = report
+                .lines()
+                .filter_map(|l| l.strip_prefix("run: "))
+                .map(|l| l.split("  # ").next().unwrap().to_owned())
+                .collect();
+            let (last, appends) = runs.split_last().expect("every report ends with a command");
+            for run in appends {
+                self.shell(run);
+            }
+            if last.contains("append_event.py") {
+                self.shell(last);
+                command = self.home.clone();
+            } else if last.contains("validate_collaboration.py") {
+                let out = self.shell(last);
+                if report.contains("collaboration is complete") {
+                    assert_eq!(out, "ACP validation passed\n");
+                    return;
+                }
+                command = self.home.clone();
+            } else {
+                command = last.clone();
+            }
+        }
+        panic!(
+            "{} never finished:\n{}",
+            self.who,
+            self.transcript.join("\n")
+        );
+    }
+}
+
+/// Writes what a `write first:` line asks for, as an author would: the file it names first.
+fn author(folder: &Path, who: &str, write: &str) {
+    let edit = |rel: &str, f: &dyn Fn(String) -> String| {
+        let path = folder.join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, f(text)).unwrap();
+    };
+    let quoted: Vec<&str> = write.split('`').skip(1).step_by(2).collect();
+    if write.starts_with("append your review to review.md") {
+        let (heading, primary) = (quoted[0], quoted[1]);
+        edit("review.md", &|t| {
+            format!(
+                "{t}\n{heading}\n\nReview Scope:\n- Primary deliverable completeness\n\n\
+                 Position:\n- {who} agrees with `{primary}`.\n"
+            )
+        });
+    } else if write.starts_with("readiness.md:") {
+        edit("readiness.md", &|t| {
+            t.replace("- [unresolved]", "- [resolved]")
+                .replace("- [ ] ", "- [x] ")
+        });
+    } else if write.starts_with("conclusion.md:") {
+        edit("conclusion.md", &|t| {
+            t.replace(
+                "- [blocked] The collaboration is not complete yet.",
+                "- [proceed] Build it.",
+            )
+        });
+        edit("readiness.md", &|t| t.replace("- [ ] ", "- [x] "));
+    } else if write.contains("set `Status: Frozen`") {
+        edit(quoted[0], &|t| {
+            t.replace("Status: Draft", "Status: Frozen")
+                .lines()
+                .map(|l| {
+                    if l.starts_with("## ") {
+                        format!("{l}\n\nWritten.")
+                    } else {
+                        l.to_owned()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n"
+        });
+    }
+    // Drafting and revising: the skeleton init wrote is the draft.
+}
+
+#[test]
+fn a_collaboration_runs_from_init_to_completion_on_the_commands_next_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let install = bin()
+        .args(["skill", "install", "--project", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{}", stderr(&install));
+    let scripts = root.join(".agents/skills/agent-collaboration-protocol/scripts");
+    let folder = root.join("collab");
+    let init = std::process::Command::new("python3")
+        .arg(scripts.join("init_collaboration.py"))
+        .args([
+            "--folder",
+            folder.to_str().unwrap(),
+            "--participant",
+            "server",
+        ])
+        .args(["--participant", "reader", "--objective", "Design the cache"])
+        .args([
+            "--completion",
+            "Gate A",
+            "--primary-deliverable-type",
+            "design-spec",
+        ])
+        .env_remove("ACP_COLLAB_SCRIPTS")
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", stderr(&init));
+    let init = stdout(&init);
+    let first = |who: &str| {
+        init.lines()
+            .find(|l| l.starts_with(&format!("{who} ")))
+            .and_then(|l| l.split_once("runs: "))
+            .map_or_else(
+                || panic!("no first command for {who}: {init}"),
+                |(_, command)| command.to_owned(),
+            )
+    };
+    let mut agents: Vec<Agent> = ["server", "reader"]
+        .into_iter()
+        .map(|who| Agent {
+            who,
+            folder: &folder,
+            home: first(who),
+            transcript: Vec::new(),
+        })
+        .collect();
+    // Two agents at once, as in real use: each waits for its own turn.
+    std::thread::scope(|s| {
+        for agent in &mut agents {
+            s.spawn(move || agent.play());
+        }
+    });
+    let log = std::fs::read_to_string(folder.join("events.jsonl")).unwrap();
+    assert!(
+        log.lines()
+            .last()
+            .unwrap()
+            .contains("\"event\":\"completed\""),
+        "{log}"
+    );
+}
+
+#[test]
+fn the_freeze_command_comes_only_once_the_deliverable_is_final_so_its_hash_is_valid() {
+    let fx = Fx::new(&["server", "reader"]);
+    fx.to_readiness_check();
+    fx.tick_all();
+    // Not final yet: the edit first, then `next` again; no hash that the edit would stale.
+    let extra = after_next_action(&report(&fx, "server"));
+    assert!(
+        extra.iter().all(|l| !l.contains("deliverable_frozen")),
+        "{extra:?}"
+    );
+    assert!(
+        extra[1].starts_with(&format!(
+            "write first: `{REF}`: fill every section and set `Status: Frozen` (now: "
+        )),
+        "{extra:?}"
+    );
+    assert!(
+        extra.last().unwrap().starts_with("run: acp-collab next "),
+        "{extra:?}"
+    );
+    fx.finish_deliverable();
+    let extra = after_next_action(&report(&fx, "server"));
+    let freeze = extra
+        .iter()
+        .find_map(|l| l.strip_prefix("run: "))
+        .filter(|l| l.contains("--event deliverable_frozen"))
+        .unwrap_or_else(|| panic!("{extra:?}"));
+    assert!(
+        freeze.contains(&format!("--sha256 {} ", fx.deliverable_sha())),
+        "{freeze}"
+    );
+    let command = freeze.replace("acp-collab", env!("CARGO_BIN_EXE_acp-collab"));
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn every_report_ends_with_a_command_even_for_a_participant_nobody_waits_on() {
+    let fx = Fx::new(&["server", "reader", "third"]);
+    let folder = fx.folder_str();
+    let wait = |who: &str| {
+        format!(
+            "run: acp-collab wait --folder {folder} --participant {who}  # returns when it is \
+             your turn, then prints what to do"
+        )
+    };
+    // Drafting waits only for the owner; in the readiness check, nobody waits on a reviewer.
+    assert_eq!(after_next_action(&report(&fx, "third")), [wait("third")]);
+    fx.to_readiness_check();
+    assert_eq!(fx.protocol()["waitingFor"], serde_json::json!(["server"]));
+    assert_eq!(after_next_action(&report(&fx, "third")), [wait("third")]);
+    fx.ok("third", "blocked", &[]);
+    let last = report(&fx, "reader").pop().unwrap();
+    assert!(
+        last.starts_with(&format!(
+            "run: acp-collab validate --folder {folder}  # the collaboration is blocked"
+        )),
+        "{last}"
+    );
+}
+
+#[test]
+fn init_prints_each_participants_first_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().canonicalize().unwrap().join("c");
+    let out = bin()
+        .args([
+            "init",
+            "--folder",
+            folder.to_str().unwrap(),
+            "--participant",
+            "alice",
+        ])
+        .args([
+            "--participant",
+            "bob",
+            "--participant",
+            "carol",
+            "--objective",
+            "o",
+        ])
+        .args(["--completion", "g", "--primary-deliverable-type", "adr"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let f = folder.display();
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "Initialized ACP schema v2 collaboration folder: {f}\n\
+             alice (proposal owner) first runs: acp-collab next --folder {f} --participant alice\n\
+             bob first runs: acp-collab wait --folder {f} --participant bob\n\
+             carol first runs: acp-collab wait --folder {f} --participant carol\n"
+        )
+    );
 }

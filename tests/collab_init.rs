@@ -186,7 +186,11 @@ fn init_refuses_an_existing_protocol_json_unless_resuming() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         stdout(&out),
-        format!("Collaboration folder already exists: {}\n", fx.folder_str())
+        format!(
+            "Collaboration folder already exists: {0}\nserver runs: acp-collab next --folder {0} \
+             --participant server\nreader runs: acp-collab next --folder {0} --participant reader\n",
+            fx.folder_str()
+        )
     );
 }
 

@@ -121,11 +121,22 @@ fn missing_and_forbidden_files() {
 }
 
 #[test]
-fn a_nonexistent_folder_reports_every_required_file() {
+fn a_nonexistent_folder_is_one_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let report = collab::validate(tmp.path().join("nope").to_str().unwrap()).unwrap();
+    let nope = tmp.path().join("nope");
+    let report = collab::validate(nope.to_str().unwrap()).unwrap();
+    assert_eq!(
+        report.errors,
+        [format!(
+            "collaboration folder {} does not exist; pass the folder init created",
+            nope.display()
+        )]
+    );
+    assert_eq!(report.exit_code(), 2);
+    // An existing folder without the files still names each one.
+    std::fs::create_dir(&nope).unwrap();
+    let report = collab::validate(nope.to_str().unwrap()).unwrap();
     assert_eq!(report.errors.len(), 8);
-    assert!(report.errors[0].starts_with("missing protocol.json in "));
     assert_eq!(report.errors[7], "missing conclusion.md");
 }
 

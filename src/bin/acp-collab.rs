@@ -49,7 +49,7 @@ enum Command {
     /// Print the event log, optionally only the events after a seq
     #[command(args_override_self = true)]
     Log(LogArgs),
-    /// Install the collaboration skill for an agent
+    /// Install, list or remove the collaboration skill
     #[command(subcommand)]
     Skill(SkillCommand),
     /// Speak ACP (Agent Client Protocol) on stdio, for editors
@@ -78,7 +78,7 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("HOME", "skill install: where user-level skill folders are."),
     ],
     examples: &[
-        ("acp-collab skill install --agent claude-code", "Install the collaboration skill for an agent."),
+        ("acp-collab skill install", "Install the collaboration skill where every known client reads skills (.agents/skills and .claude/skills)."),
         ("acp-collab init --folder collab --participant alice --participant bob --objective 'Ship the spec' --completion 'Spec frozen' --primary-deliverable-type design-spec", "Start a collaboration."),
         ("acp-collab next --folder collab --participant bob", "What bob does next, with the command to run."),
         ("acp-collab validate --folder collab", "Check the folder and its event log."),
@@ -88,27 +88,45 @@ const MANUAL: manual::ManualText = manual::ManualText {
 
 #[derive(Subcommand)]
 enum SkillCommand {
-    /// Copy the skill where an agent reads skills, its scripts running this acp-collab
+    /// Copy the skill where agents read skills, its scripts running this acp-collab
     Install(SkillInstallArgs),
+    /// Remove what skill install wrote (never a folder it did not write)
+    Uninstall(SkillTargetArgs),
+    /// Show where the skill is installed, the engine its scripts run and whether it is outdated
+    List(SkillListArgs),
 }
 
 #[derive(Args)]
 struct SkillInstallArgs {
-    /// The agent (see --list)
-    #[arg(long, default_value = "claude-code")]
-    agent: String,
-    /// Install for the user, below the home folder (the default)
-    #[arg(long, conflicts_with = "project")]
-    global: bool,
-    /// Install into this project folder instead
-    #[arg(long, value_name = "DIR")]
-    project: Option<std::path::PathBuf>,
-    /// Replace a different skill folder of the same name
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    target: SkillTargetArgs,
     /// List the known agents and their skill folders
     #[arg(long)]
     list: bool,
+}
+
+#[derive(Args)]
+struct SkillTargetArgs {
+    /// The agent (see skill install --list); universal writes .agents/skills and .claude/skills
+    #[arg(long, default_value = "universal")]
+    agent: String,
+    /// For the user, below the home folder (the default)
+    #[arg(long, conflicts_with = "project")]
+    global: bool,
+    /// In this project folder instead
+    #[arg(long, value_name = "DIR")]
+    project: Option<std::path::PathBuf>,
+    /// Install: replace a hand-edited install or another skill of the same name. Uninstall:
+    /// remove a hand-edited install's recorded files
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Args)]
+struct SkillListArgs {
+    /// The project folder to look in besides the home folder (default: the current folder)
+    #[arg(long, value_name = "DIR")]
+    project: Option<std::path::PathBuf>,
 }
 
 #[derive(Args)]
@@ -282,29 +300,35 @@ fn run(command: cli::Command) -> anyhow::Result<u8> {
 /// The parsed arguments as the library's command.
 fn library_command(command: Command) -> cli::Command {
     match command {
-        Command::Init(a) => cli::Command::Init(InitOptions {
-            folder: a.folder,
-            participants: a.participant,
-            objective: a.objective,
-            completion: a.completion,
-            primary_type: a.primary_deliverable_type,
-            primary_file: a.primary_deliverable_file,
-            primary_checks: a.primary_deliverable_check,
-            deliverables_mode: a.deliverables_mode,
-            deliverables_dir: a.deliverables_dir,
-            repo_root: a.repo_root,
-            resume: a.resume,
-        }),
-        Command::Append(a) => cli::Command::Append(AppendOptions {
-            folder: a.folder,
-            participant: a.participant,
-            event: a.event,
-            summary: a.summary,
-            doc: a.doc,
-            reply_to: a.reply_to,
-            role: a.role,
-            sha256: a.sha256,
-        }),
+        Command::Init(a) => cli::Command::Init(
+            InitOptions {
+                folder: a.folder,
+                participants: a.participant,
+                objective: a.objective,
+                completion: a.completion,
+                primary_type: a.primary_deliverable_type,
+                primary_file: a.primary_deliverable_file,
+                primary_checks: a.primary_deliverable_check,
+                deliverables_mode: a.deliverables_mode,
+                deliverables_dir: a.deliverables_dir,
+                repo_root: a.repo_root,
+                resume: a.resume,
+            },
+            invocation(),
+        ),
+        Command::Append(a) => cli::Command::Append(
+            AppendOptions {
+                folder: a.folder,
+                participant: a.participant,
+                event: a.event,
+                summary: a.summary,
+                doc: a.doc,
+                reply_to: a.reply_to,
+                role: a.role,
+                sha256: a.sha256,
+            },
+            invocation(),
+        ),
         Command::Next(a) => cli::Command::Next(a.folder, a.participant, invocation()),
         Command::Wait(a) => cli::Command::Wait(WaitOptions {
             folder: a.folder,
@@ -316,10 +340,14 @@ fn library_command(command: Command) -> cli::Command {
         Command::Validate(a) => cli::Command::Validate(a.folder, a.format.into()),
         Command::Status(a) => cli::Command::Status(a.folder, a.format.into()),
         Command::Log(a) => cli::Command::Log(a.folder, a.since, a.format.into()),
-        Command::Skill(SkillCommand::Install(a)) if a.list => cli::Command::SkillList,
-        Command::Skill(SkillCommand::Install(a)) => {
-            cli::Command::SkillInstall(a.agent, a.project, a.force)
+        Command::Skill(SkillCommand::Install(a)) if a.list => cli::Command::SkillAgents,
+        Command::Skill(SkillCommand::Install(SkillInstallArgs { target: t, .. })) => {
+            cli::Command::SkillInstall(t.agent, t.project, t.force)
         }
+        Command::Skill(SkillCommand::Uninstall(t)) => {
+            cli::Command::SkillUninstall(t.agent, t.project, t.force)
+        }
+        Command::Skill(SkillCommand::List(a)) => cli::Command::SkillList(a.project),
         Command::Acp => cli::Command::Acp,
         Command::Completions(_) | Command::Man => unreachable!("answered by main"),
     }

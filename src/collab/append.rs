@@ -5,6 +5,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::events::{append_line, format_event_line, read_events, AppendLock, Event, EventLog};
+use super::guide::{self, Invocation};
 use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
 use super::paths;
 use super::protocol;
@@ -190,8 +191,14 @@ fn deliverable_problems(
 }
 
 /// Appends one event, holding the folder's lock from the first read to the
-/// `protocol.json` rewrite (docs/collab-protocol.md#concurrency).
+/// `protocol.json` rewrite (docs/collab-protocol.md#concurrency); refusals name commands in
+/// `acp-collab` form.
 pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
+    append_with(opts, &Invocation::Binary)
+}
+
+/// [`append`], naming the commands of a refusal in the given form.
+pub fn append_with(opts: &AppendOptions, invocation: &Invocation) -> Result<Appended, CollabError> {
     let folder = paths::resolve_folder(&opts.folder);
     // The lock needs the folder; a missing folder is reported as a missing protocol.json.
     if !folder.is_dir() {
@@ -224,7 +231,8 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
     let mut all = log.events;
     let seq = next_seq(&all);
     all.push(payload(opts, seq));
-    let state = check_transition(&folder, &protocol, &participants, opts, &all)?;
+    let state = check_transition(&folder, &protocol, &participants, opts, &all)
+        .map_err(|e| with_recovery(e, &folder, &participants, opts, &all, invocation))?;
     let payload = all.last().expect("payload was pushed");
     append_line(&folder, &format_event_line(payload), missing_final_newline)?;
     if let Some(phase) = state.phase {
@@ -301,9 +309,12 @@ fn check_transition(
     participants: &[String],
     opts: &AppendOptions,
     all: &[Event],
-) -> Result<State, CollabError> {
+) -> Result<State, Refusal> {
     let name = opts.event.as_str();
-    let needs_readiness = matches!(name, "decision_accepted" | "readiness_passed" | "completed");
+    let needs_readiness = matches!(
+        name,
+        "question_classified" | "decision_accepted" | "readiness_passed" | "completed"
+    );
     let readiness_text = if needs_readiness {
         read_folder_text(folder, READINESS_FILE)?
     } else {
@@ -312,22 +323,116 @@ fn check_transition(
     let readiness = Readiness::scan(&readiness_text);
     let (state, errors) = replay(participants, all, Some(&readiness));
     if !errors.is_empty() {
-        return Err(refuse(errors.join("; ")));
+        return Err(Refusal::Turn(errors.join("; ")));
+    }
+    if name == "question_classified" {
+        let open = readiness.gate_problems(BEFORE_CLASSIFICATION);
+        if !open.is_empty() {
+            return Err(Refusal::Classification(open.join("; "), readiness_text));
+        }
     }
     let mut gate_errors = Vec::new();
-    if needs_readiness {
+    if needs_readiness && name != "question_classified" {
         gate_errors.extend(readiness.gate_problems(READINESS_FIRST));
     }
     if matches!(name, "readiness_passed" | "completed") && !readiness.ready {
         gate_errors.push("readiness.md must check 'Ready to implement' first");
     }
     if !gate_errors.is_empty() {
-        return Err(refuse(gate_errors.join("; ")));
+        return Err(refuse(gate_errors.join("; ")).into());
     }
     if name == "completed" {
         check_completion(folder, protocol, opts, &readiness_text)?;
     }
     Ok(state)
+}
+
+/// The readiness gate messages of a classification: after `question_classified` every
+/// participant is asked to accept, and `decision_accepted` refuses these same items, so a
+/// classification that leaves one would strand them.
+const BEFORE_CLASSIFICATION: [&str; 3] = [
+    "blocking readiness items must be cleared before question_classified",
+    "unresolved readiness questions must be classified before question_classified",
+    "deferred_nonblocking readiness items require a reason before question_classified",
+];
+
+/// A refusal of [`check_transition`] that [`with_recovery`] completes with what to run.
+enum Refusal {
+    /// The replay refused the event: out of turn, or not the next step.
+    Turn(String),
+    /// `question_classified` with open readiness items (the messages, the readiness text).
+    Classification(String, String),
+    /// Any other refusal, complete as it is.
+    Done(CollabError),
+}
+
+impl From<CollabError> for Refusal {
+    fn from(e: CollabError) -> Self {
+        Refusal::Done(e)
+    }
+}
+
+/// Completes a refusal with the way forward: whose turn it is and the `wait` (or `next`)
+/// command, or which readiness items to classify and the command to run again.
+fn with_recovery(
+    refusal: Refusal,
+    folder: &Path,
+    participants: &[String],
+    opts: &AppendOptions,
+    all: &[Event],
+    invocation: &Invocation,
+) -> CollabError {
+    let (message, hint) = match refusal {
+        Refusal::Done(e) => return e,
+        Refusal::Turn(m) => {
+            let history = &all[..all.len().saturating_sub(1)];
+            let (state, _) = replay(participants, history, None);
+            (m, turn_hint(&state, folder, opts, invocation))
+        }
+        Refusal::Classification(m, readiness_text) => {
+            let items = Readiness::open_items(&readiness_text);
+            let again = guide::append_command(invocation, folder, opts);
+            let hint = format!(
+                "open in readiness.md: {}; mark each question `[resolved]` or \
+                 `[deferred_nonblocking] … Reason: …` (clear a blocker, or append blocked to \
+                 stop), then run again: {again}",
+                items.join("; ")
+            );
+            (m, hint)
+        }
+    };
+    CollabError::Refused { message, hint }
+}
+
+/// Whose turn it is, in which phase, and what the sender should run instead.
+fn turn_hint(
+    state: &State,
+    folder: &Path,
+    opts: &AppendOptions,
+    invocation: &Invocation,
+) -> String {
+    let phase = state.phase.as_deref().unwrap_or("None");
+    let me = opts.participant.as_str();
+    let next = guide::next_command(invocation, folder, me);
+    if matches!(phase, "completed" | "blocked") {
+        return format!("the collaboration is {phase}; run: {next}");
+    }
+    if state.waiting_for.iter().any(|w| w == me) {
+        return format!(
+            "it is your turn in phase {phase}, but {} is not the next step; for the exact \
+             command run: {next}",
+            opts.event
+        );
+    }
+    let whose = if state.waiting_for.is_empty() {
+        "nobody's".to_owned()
+    } else {
+        format!("{}'s", state.waiting_for.join(", "))
+    };
+    format!(
+        "it is {whose} turn in phase {phase}, not yours; to wait for yours run: {}",
+        guide::wait_command(invocation, folder, me)
+    )
 }
 
 /// The readiness gate messages of an append.

@@ -9,7 +9,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use super::skill::{self, InstallOptions, Scope};
+use super::skill::{self, InstallOptions, Outcome, Removal, Roots, Scope, UninstallOptions};
 use super::status::{render_log_json, render_log_text};
 use super::wait::{wait_for_turn, WaitOptions, WaitOutcome};
 use super::{AppendOptions, CollabError, InitOptions, Invocation};
@@ -27,10 +27,10 @@ pub enum Format {
 /// One parsed `acp-collab` command line.
 #[derive(Debug, Clone)]
 pub enum Command {
-    /// `init`.
-    Init(InitOptions),
-    /// `append`.
-    Append(AppendOptions),
+    /// `init`, and the form of the first commands it prints.
+    Init(InitOptions, Invocation),
+    /// `append`, and the form of the commands a refusal names.
+    Append(AppendOptions, Invocation),
     /// `next`: the folder, the participant and the form of its follow-up commands.
     Next(String, String, Invocation),
     /// `wait`.
@@ -41,10 +41,15 @@ pub enum Command {
     Status(String, Format),
     /// `log`: the folder, the seq to start after and the format.
     Log(String, Option<i64>, Format),
-    /// `skill install --list`.
-    SkillList,
+    /// `skill install --list`: the known agents and their folders.
+    SkillAgents,
     /// `skill install`: the agent, the project folder (`None`: the home folder), `--force`.
     SkillInstall(String, Option<PathBuf>, bool),
+    /// `skill uninstall`: the agent, the project folder (`None`: the home folder), `--force`.
+    SkillUninstall(String, Option<PathBuf>, bool),
+    /// `skill list`: the project folder to look in besides the home folder (`None`: the
+    /// current folder).
+    SkillList(Option<PathBuf>),
     /// `acp`: the engine as an ACP agent on standard input and output.
     Acp,
 }
@@ -53,14 +58,17 @@ impl Command {
     /// The subcommand's name, as argparse-style usage errors print it.
     fn name(&self) -> &'static str {
         match self {
-            Command::Init(_) => "init",
-            Command::Append(_) => "append",
+            Command::Init(..) => "init",
+            Command::Append(..) => "append",
             Command::Next(..) => "next",
             Command::Wait(_) => "wait",
             Command::Validate(..) => "validate",
             Command::Status(..) => "status",
             Command::Log(..) => "log",
-            Command::SkillList | Command::SkillInstall(..) => "skill",
+            Command::SkillAgents
+            | Command::SkillInstall(..)
+            | Command::SkillUninstall(..)
+            | Command::SkillList(_) => "skill",
             Command::Acp => "acp",
         }
     }
@@ -105,6 +113,10 @@ impl Console<'_> {
         match e {
             CollabError::Usage(msg) => self.usage_error(subcommand, msg),
             CollabError::Protocol(msg) => self.note(&format!("error: {msg}")),
+            CollabError::Refused { message, hint } => {
+                self.note(&format!("error: {message}"))?;
+                self.note(&format!("  {hint}"))
+            }
             CollabError::Flags(problems) => {
                 self.note(&format!("error: {e}"))?;
                 problems
@@ -165,8 +177,11 @@ impl From<CollabError> for Failure {
 
 fn execute(command: Command, console: &mut Console) -> Result<Shown, Failure> {
     Ok(match command {
-        Command::Init(opts) => Shown::Text(format!("{}\n", super::init(&opts)?.message()), 0),
-        Command::Append(opts) => Shown::Text(format!("{}\n", super::append(&opts)?.message()), 0),
+        Command::Init(opts, invocation) => Shown::Text(super::init(&opts)?.report(&invocation), 0),
+        Command::Append(opts, invocation) => Shown::Text(
+            format!("{}\n", super::append_with(&opts, &invocation)?.message()),
+            0,
+        ),
         Command::Next(folder, participant, invocation) => {
             let next = super::next_action_with(&folder, &participant, &invocation)?;
             Shown::Text(next.render(), exit_code(next.exit_code))
@@ -195,8 +210,12 @@ fn execute(command: Command, console: &mut Console) -> Result<Shown, Failure> {
                 0,
             )
         }
-        Command::SkillList => Shown::Text(skill::list(), 0),
-        Command::SkillInstall(agent, project, force) => install_skill(agent, project, force)?,
+        Command::SkillAgents => Shown::Text(skill::agents_table(), 0),
+        Command::SkillInstall(agent, project, force) => {
+            install_skill(agent, project, force, console)?
+        }
+        Command::SkillUninstall(agent, project, force) => uninstall_skill(agent, project, force)?,
+        Command::SkillList(project) => list_skill(project)?,
         Command::Acp => {
             super::acp::serve(io::stdin(), &mut *console.out).map_err(Failure::Io)?;
             Shown::Done(0)
@@ -263,38 +282,136 @@ impl Write for Escaped<'_> {
     }
 }
 
-/// `skill install`: for the user (below `HOME`) unless a project folder is named.
-fn install_skill(agent: String, project: Option<PathBuf>, force: bool) -> Result<Shown, Failure> {
-    let scope = match project {
-        Some(dir) => Scope::Project(dir),
-        None => Scope::Global(home_folder()?),
+/// The home folder and the project (`None`: the current folder) for the skill commands.
+fn roots(project: Option<PathBuf>) -> Result<Roots, CollabError> {
+    let project = match project {
+        Some(dir) => dir,
+        None => std::env::current_dir()
+            .map_err(|e| CollabError::Protocol(format!("cannot read the current folder: {e}")))?,
     };
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    Ok(Roots { home, project })
+}
+
+fn scope_of(project: Option<&PathBuf>) -> Scope {
+    if project.is_some() {
+        Scope::Project
+    } else {
+        Scope::User
+    }
+}
+
+/// `skill install`: for the user (below `HOME`) unless a project folder is named. Prints
+/// each folder and the clients that read it; other skills of the same name that those
+/// clients also scan are warnings on stderr.
+fn install_skill(
+    agent: String,
+    project: Option<PathBuf>,
+    force: bool,
+    console: &mut Console,
+) -> Result<Shown, Failure> {
     let binary = std::env::current_exe()
         .map_err(|e| CollabError::Protocol(format!("cannot find the running acp-collab: {e}")))?;
     let opts = InstallOptions {
         agent,
-        scope,
+        scope: scope_of(project.as_ref()),
+        roots: roots(project)?,
         binary: binary.canonicalize().unwrap_or(binary),
         force,
     };
-    let done = skill::install(&opts)?;
-    let verb = if done.changed {
-        "installed"
-    } else {
-        "already installed"
-    };
-    let line = format!(
-        "{verb}: {} (scripts run {})\n",
-        done.dir.display(),
-        opts.binary.display()
-    );
-    Ok(Shown::Text(line, 0))
+    let report = skill::install(&opts)?;
+    let mut text = String::new();
+    for placed in &report.placed {
+        let verb = match placed.outcome {
+            Outcome::Installed => "installed",
+            Outcome::Updated => "updated",
+            Outcome::Unchanged => "already installed",
+            Outcome::Replaced => "replaced",
+        };
+        text.push_str(&format!(
+            "{verb}: {} (scripts run {})\n  seen by: {}\n",
+            placed.dir.display(),
+            opts.binary.display(),
+            join_or(&placed.seen_by, "no known client")
+        ));
+    }
+    for warning in &report.warnings {
+        console
+            .note(&format!("warning: {warning}"))
+            .map_err(Failure::Io)?;
+    }
+    Ok(Shown::Text(text, 0))
 }
 
-fn home_folder() -> Result<PathBuf, CollabError> {
-    std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .ok_or_else(|| CollabError::Protocol("HOME is not set; pass --project DIR".to_owned()))
+fn join_or(items: &[&str], none: &str) -> String {
+    if items.is_empty() {
+        none.to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// `skill uninstall`: removes what `skill install` wrote for the agent.
+fn uninstall_skill(agent: String, project: Option<PathBuf>, force: bool) -> Result<Shown, Failure> {
+    let opts = UninstallOptions {
+        agent,
+        scope: scope_of(project.as_ref()),
+        roots: roots(project)?,
+        force,
+    };
+    let mut text = String::new();
+    for (dir, removal) in skill::uninstall(&opts)? {
+        let line = match removal {
+            Removal::Removed => format!("removed: {}", dir.display()),
+            Removal::NotInstalled => format!("not installed: {}", dir.display()),
+            Removal::Kept(files) => format!(
+                "removed the installed files of {}; kept what the install did not write: {}",
+                dir.display(),
+                files.join(", ")
+            ),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    Ok(Shown::Text(text, 0))
+}
+
+/// `skill list`: every copy of the skill in a folder a known client scans.
+fn list_skill(project: Option<PathBuf>) -> Result<Shown, Failure> {
+    let roots = roots(project)?;
+    let found = skill::list(&roots)?;
+    if found.is_empty() {
+        let home = roots
+            .home
+            .as_ref()
+            .map_or("(HOME is not set)".to_owned(), |h| h.display().to_string());
+        return Ok(Shown::Text(
+            format!(
+                "{} is not installed in a folder a known client scans (below {home} and {}); \
+                 run acp-collab skill install\n",
+                skill::folder_name(),
+                roots.project.display()
+            ),
+            0,
+        ));
+    }
+    let mut text = String::new();
+    for item in &found {
+        text.push_str(&format!(
+            "{}\n  state: {}\n",
+            item.dir.display(),
+            item.state()
+        ));
+        if let Some(engine) = item.engine() {
+            text.push_str(&format!("  engine: {engine}\n"));
+        }
+        text.push_str(&format!(
+            "  seen by: {}\n",
+            join_or(&item.seen_by, "no known client")
+        ));
+    }
+    Ok(Shown::Text(text, 0))
 }

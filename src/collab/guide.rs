@@ -3,15 +3,17 @@
 //! `--reply-to` filled in. Printed after `next action:`, only when it is the participant's
 //! turn, so a waiting participant's report stays the published five lines.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::events::Event;
+use super::markdown::deliverable_content_errors;
 use super::next as text;
 use super::paths;
 use super::protocol::Protocol;
 use super::pyfmt::as_int;
+use super::validate::schema::sections_for;
 use crate::time::utc_now;
 
 /// How the printed commands start: `acp-collab <command>`, or the skill's Python launchers
@@ -35,6 +37,72 @@ impl Invocation {
             }
         }
     }
+}
+
+/// `--folder «folder» --participant «participant»`, quoted.
+fn folder_args(folder: &Path, participant: &str) -> String {
+    format!(
+        "--folder {} --participant {}",
+        quote(&folder.display().to_string()),
+        quote(participant)
+    )
+}
+
+/// The `wait` command for `participant`, in the invocation's form.
+pub fn wait_command(invocation: &Invocation, folder: &Path, participant: &str) -> String {
+    format!(
+        "{} {}",
+        invocation.program("wait", "wait_for_turn"),
+        folder_args(folder, participant)
+    )
+}
+
+/// The `next` command for `participant`, in the invocation's form.
+pub fn next_command(invocation: &Invocation, folder: &Path, participant: &str) -> String {
+    format!(
+        "{} {}",
+        invocation.program("next", "next_action"),
+        folder_args(folder, participant)
+    )
+}
+
+/// The `append` command `opts` describe, every flag given, in the invocation's form: the
+/// command to run again once a refusal's cause is fixed.
+pub fn append_command(
+    invocation: &Invocation,
+    folder: &Path,
+    opts: &super::append::AppendOptions,
+) -> String {
+    let mut cmd = format!(
+        "{} {} --event {}",
+        invocation.program("append", "append_event"),
+        folder_args(folder, &opts.participant),
+        quote(&opts.event)
+    );
+    if let Some(n) = opts.reply_to {
+        cmd.push_str(&format!(" --reply-to {n}"));
+    }
+    let flags = [
+        ("role", &opts.role),
+        ("doc", &opts.doc),
+        ("sha256", &opts.sha256),
+    ];
+    for (flag, value) in flags {
+        if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+            cmd.push_str(&format!(" --{flag} {}", quote(v)));
+        }
+    }
+    cmd.push_str(&format!(" --summary {}", quote(&opts.summary)));
+    cmd
+}
+
+/// The `validate` command, in the invocation's form.
+pub fn validate_command(invocation: &Invocation, folder: &Path) -> String {
+    format!(
+        "{} --folder {}",
+        invocation.program("validate", "validate_collaboration"),
+        quote(&folder.display().to_string())
+    )
 }
 
 /// `word` as one POSIX shell word.
@@ -99,11 +167,7 @@ impl Context<'_> {
     }
 
     fn folder_args(&self) -> String {
-        format!(
-            "--folder {} --participant {}",
-            quote(&self.protocol.folder.display().to_string()),
-            quote(self.participant)
-        )
+        folder_args(&self.protocol.folder, self.participant)
     }
 
     fn append(&self, step: &Step, seq: i64) -> String {
@@ -122,16 +186,34 @@ impl Context<'_> {
     }
 
     fn validate(&self) -> String {
-        let folder = quote(&self.protocol.folder.display().to_string());
-        let program = self
-            .invocation
-            .program("validate", "validate_collaboration");
-        format!("run: {program} --folder {folder}  # fix every ERROR line first")
+        let command = validate_command(self.invocation, &self.protocol.folder);
+        format!("run: {command}  # fix every ERROR line first")
     }
 
     fn next(&self) -> String {
-        let program = self.invocation.program("next", "next_action");
-        format!("run: {program} {}  # after editing", self.folder_args())
+        let command = next_command(self.invocation, &self.protocol.folder, self.participant);
+        format!("run: {command}  # after editing")
+    }
+
+    /// The last line of a report that asks for no event: wait for the turn, or (once the
+    /// collaboration has ended or its phase is invalid) validate.
+    fn closing(&self, advice: &str) -> String {
+        let folder = &self.protocol.folder;
+        match advice {
+            text::STOP => format!(
+                "run: {}  # the collaboration is complete; nothing else is to be done",
+                validate_command(self.invocation, folder)
+            ),
+            text::RESOLVE_BLOCKER => format!(
+                "run: {}  # the collaboration is blocked (events.jsonl says why); start a new one with init",
+                validate_command(self.invocation, folder)
+            ),
+            text::INVALID_PHASE => format!("run: {}", validate_command(self.invocation, folder)),
+            _ => format!(
+                "run: {}  # returns when it is your turn, then prints what to do",
+                wait_command(self.invocation, folder, self.participant)
+            ),
+        }
     }
 
     fn primary(&self) -> Vec<(&'static str, String)> {
@@ -139,12 +221,14 @@ impl Context<'_> {
     }
 }
 
-/// The lines printed after `next action: «advice»`; empty when nothing is to be done now.
+/// The lines printed after `next action: «advice»`, ending with the command to run: the
+/// events to append, `next` after an edit, or `wait` when it is someone else's turn.
 pub fn follow_up(cx: &Context, advice: &str, drafted: bool) -> Vec<String> {
     let seq = cx.next_seq();
     let (write, steps, validate_before) = plan(cx, advice, drafted);
     let mut lines = Vec::new();
     if write.is_empty() && steps.is_empty() {
+        lines.push(cx.closing(advice));
         return lines;
     }
     lines.push(format!("next seq: {seq}"));
@@ -281,18 +365,33 @@ fn revise_plan(cx: &Context) -> Plan {
     )
 }
 
+/// The owner freezes the deliverable: first the edit to its final form (then `next` again),
+/// and only once the file is final the freeze, with the SHA-256 of those bytes.
 fn freeze_plan(cx: &Context, last: i64) -> Plan {
     let r = cx.primary_ref();
-    let sha = cx
-        .protocol
-        .resolve_doc("primary", &r)
-        .ok()
+    let target = cx.protocol.resolve_doc("primary", &r).ok();
+    let text = target
+        .as_ref()
+        .and_then(|t| paths::read_text(&t.base, &t.rel).ok().flatten());
+    let sections = cx.protocol.primary().map(sections_for).unwrap_or_default();
+    let problems = text.as_deref().map_or_else(
+        || vec![format!("primary deliverable missing: {r}")],
+        |text| deliverable_content_errors(text, &sections, true, None),
+    );
+    if !problems.is_empty() {
+        let write = format!(
+            "`{r}`: fill every section and set `Status: Frozen` (now: {}); the freeze \
+             command, with the file's final SHA-256, comes after",
+            problems.join("; ")
+        );
+        return (write, vec![], false);
+    }
+    let sha = target
         .and_then(|t| paths::sha256_file(&t.base, &t.rel).ok().flatten())
         .unwrap_or_else(|| "<sha256 of the file>".to_owned());
     let mut extra = cx.primary();
     extra.push(("sha256", sha));
     let mut frozen = step("deliverable_frozen", last, extra);
-    frozen.note = " (the file's SHA-256 now: recompute it after any edit)";
-    let write = format!("`{r}`: fill every section and set `Status: Frozen`");
-    (write, vec![frozen], false)
+    frozen.note = " (the SHA-256 of the file as it is now: edit nothing before this)";
+    (String::new(), vec![frozen], false)
 }

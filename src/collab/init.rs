@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::events::{append_line, format_event_line, AppendLock};
+use super::guide::{self, Invocation};
 use super::paths::{self, check_no_symlink};
 use super::protocol::write_atomic;
 use super::spec::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
@@ -64,6 +65,59 @@ impl InitOutcome {
                 format!("Collaboration folder already exists: {}", p.display())
             }
         }
+    }
+}
+
+impl InitOutcome {
+    /// The folder written or found.
+    pub fn folder(&self) -> &Path {
+        match self {
+            InitOutcome::Initialized(p) | InitOutcome::AlreadyExists(p) => p,
+        }
+    }
+
+    /// The first command of each participant, in declaration order: the proposal owner's
+    /// `next` (it drafts first), everyone else's `wait`. A resumed folder gets `next` for all.
+    pub fn first_commands(&self, invocation: &Invocation) -> Result<Vec<String>, CollabError> {
+        let protocol = super::protocol::load_or_fail(self.folder())?;
+        let owner = protocol
+            .map
+            .get("proposalOwner")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        let folder = self.folder();
+        Ok(protocol
+            .participants()
+            .iter()
+            .map(|p| {
+                let is_owner = owner.as_deref() == Some(p.as_str());
+                match self {
+                    InitOutcome::Initialized(_) if is_owner => format!(
+                        "{p} (proposal owner) first runs: {}",
+                        guide::next_command(invocation, folder, p)
+                    ),
+                    InitOutcome::Initialized(_) => format!(
+                        "{p} first runs: {}",
+                        guide::wait_command(invocation, folder, p)
+                    ),
+                    InitOutcome::AlreadyExists(_) => {
+                        format!("{p} runs: {}", guide::next_command(invocation, folder, p))
+                    }
+                }
+            })
+            .collect())
+    }
+
+    /// The message and, one line each, every participant's first command (none when the
+    /// resumed folder's `protocol.json` does not load: `next` then says why).
+    pub fn report(&self, invocation: &Invocation) -> String {
+        let mut out = self.message();
+        for line in self.first_commands(invocation).unwrap_or_default() {
+            out.push('\n');
+            out.push_str(&line);
+        }
+        out.push('\n');
+        out
     }
 }
 

@@ -33,7 +33,7 @@ pub mod templates;
 pub mod validate;
 pub mod wait;
 
-pub use append::{append, AppendOptions, Appended};
+pub use append::{append, append_with, AppendOptions, Appended};
 pub use guide::Invocation;
 pub use init::{init, InitOptions, InitOutcome};
 pub use next::{next_action, next_action_with, NextAction};
@@ -51,6 +51,15 @@ pub enum CollabError {
     /// A protocol refusal or an internal failure: printed as `error: «message»`.
     #[error("{0}")]
     Protocol(String),
+    /// A protocol refusal and the way forward: printed as `error: «message»` (the published
+    /// text, unchanged), then `  «hint»` (whose turn it is and what to run).
+    #[error("{message}")]
+    Refused {
+        /// The refusal, as the published scripts word it.
+        message: String,
+        /// What to do instead, with the command to run.
+        hint: String,
+    },
     /// `append` flags that are missing or invalid, all of them at once: printed as
     /// `error: «messages joined with '; '»` (the first being the published one), then one
     /// `  --«flag»: «what to pass»` line each.

@@ -198,6 +198,9 @@ pub(crate) struct Row {
     pub(crate) agent_info: Option<Value>,
     pub(crate) auth_methods: Vec<OfferedAuth>,
     pub(crate) methods: BTreeMap<String, Class>,
+    /// The slash commands announced after `session/new` (absent in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) commands: Vec<String>,
 }
 
 impl Row {
@@ -221,6 +224,7 @@ impl Row {
                 .iter()
                 .map(|p| (p.method.clone(), p.class))
                 .collect(),
+            commands: result.commands.clone(),
         }
     }
 
@@ -228,6 +232,7 @@ impl Row {
     pub(crate) fn restore(&self, result: &mut AgentResult) {
         result.protocol_version = self.protocol_version;
         result.auth_methods = self.auth_methods.clone();
+        result.commands = self.commands.clone();
         result.probes = self
             .methods
             .iter()
@@ -421,6 +426,14 @@ pub(crate) fn markdown(matrix: &Matrix) -> String {
             out.push_str(&format!("| `{method}` | {class} |\n"));
         }
         out.push('\n');
+        if !row.commands.is_empty() {
+            let commands: Vec<String> = row
+                .commands
+                .iter()
+                .map(|c| format!("`/{}`", markdown_cell(c)))
+                .collect();
+            out.push_str(&format!("Slash commands: {}.\n\n", commands.join(", ")));
+        }
     }
     out.push_str("## Summary\n\n| method |");
     for class in Class::ALL {

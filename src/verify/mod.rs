@@ -198,6 +198,9 @@ pub(crate) struct AgentResult {
     pub(crate) protocol_violations_total: usize,
     /// `matrix`: `session/new` and each probe.
     pub(crate) probes: Vec<matrix::Probe>,
+    /// `matrix`: the slash commands the agent announced (`available_commands_update`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) commands: Vec<String>,
     /// What isolation the launched agent got (none when it was not launched).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) isolation: Option<sandbox::Isolation>,
@@ -531,6 +534,7 @@ fn blank(job: &Job, status: Status, reason: Option<String>) -> AgentResult {
         protocol_violations: Vec::new(),
         protocol_violations_total: 0,
         probes: Vec::new(),
+        commands: Vec::new(),
         isolation: None,
         fingerprint: job.fingerprint.clone(),
     }
@@ -663,6 +667,7 @@ async fn launch_and_check(
     let record = agent.record();
     protocol_findings(doc, pointer, &record, findings);
     result.notifications = record.notifications;
+    result.commands = record.commands.unwrap_or_default();
     result.agent_requests = record.agent_requests;
     result.agent_requests_total = record.agent_requests_total;
     result.protocol_violations = record.violations;

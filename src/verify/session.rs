@@ -76,6 +76,36 @@ pub(crate) struct Record {
     pub(crate) agent_requests_total: usize,
     /// Error replies dropped because the agent did not read its stdin.
     pub(crate) replies_dropped: usize,
+    /// The slash commands of the latest `available_commands_update` (the first
+    /// [`KEPT_COMMANDS`] names), so an editor's command menu can be checked.
+    pub(crate) commands: Option<Vec<String>>,
+}
+
+/// How many slash command names a [`Record`] keeps.
+pub(crate) const KEPT_COMMANDS: usize = 64;
+
+/// The command names of a `session/update` announcing the agent's slash commands.
+fn announced_commands(method: &str, params: Option<Value>) -> Option<Vec<String>> {
+    use agent_client_protocol_schema::v1::{
+        SessionNotification, SessionUpdate, CLIENT_METHOD_NAMES,
+    };
+    if method != CLIENT_METHOD_NAMES.session_update {
+        return None;
+    }
+    match serde_json::from_value::<SessionNotification>(params?)
+        .ok()?
+        .update
+    {
+        SessionUpdate::AvailableCommandsUpdate(update) => Some(
+            update
+                .available_commands
+                .iter()
+                .take(KEPT_COMMANDS)
+                .map(|c| excerpt(&c.name))
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 impl Record {
@@ -357,7 +387,14 @@ fn take(line: &[u8], record: &Shared, writer: &Writer) -> Option<(Id, Result<Val
     }
     match Message::parse(line) {
         Ok(Message::Response { id, outcome }) => return Some((id, outcome)),
-        Ok(Message::Notification { .. }) => lock(record).notifications += 1,
+        Ok(Message::Notification { method, params }) => {
+            let commands = announced_commands(&method, params);
+            let mut record = lock(record);
+            record.notifications += 1;
+            if commands.is_some() {
+                record.commands = commands;
+            }
+        }
         Ok(Message::Request { id, method, .. }) => {
             lock(record).agent_request(&method);
             let reply = Message::method_not_found(id, &excerpt(&method)).to_line();

@@ -311,6 +311,7 @@ pub fn answer(text: &str, folder: &Path) -> String {
     match command::parse(text, &folder) {
         Ok(cmd) => run_command(cmd, &folder).unwrap_or_else(|e| match e {
             CollabError::Usage(m) | CollabError::Protocol(m) => format!("error: {m}\n"),
+            CollabError::Refused { message, hint } => format!("error: {message}\n  {hint}\n"),
             // Every bad flag at once, as the CLI reports them.
             CollabError::Flags(ref problems) => {
                 let mut text = format!("error: {e}\n");

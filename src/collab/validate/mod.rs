@@ -34,7 +34,7 @@ use super::CollabError;
 
 mod content;
 mod log;
-mod schema;
+pub(crate) mod schema;
 
 /// The validator's findings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -149,6 +149,16 @@ enum Doc {
 /// Validates an already resolved folder: every step of docs/collab-protocol.md#validation, in
 /// order; only an unloadable `protocol.json` stops early.
 pub fn validate_in(folder: &Path) -> Result<Report, CollabError> {
+    // One finding, not one per file that a missing folder cannot hold.
+    if std::fs::symlink_metadata(folder).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(Report {
+            errors: vec![format!(
+                "collaboration folder {} does not exist; pass the folder init created",
+                folder.display()
+            )],
+            warnings: Vec::new(),
+        });
+    }
     let mut v = Validator {
         folder,
         errors: Vec::new(),

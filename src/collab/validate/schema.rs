@@ -105,7 +105,7 @@ fn checklist(item: &Map<String, Value>) -> Vec<String> {
 }
 
 /// The required sections of a deliverable item (built-in table or custom checklist).
-pub(super) fn sections_for(item: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn sections_for(item: &Map<String, Value>) -> Vec<String> {
     match item.get("type").and_then(Value::as_str) {
         Some("custom") => checklist(item),
         Some(kind) => deliverable_spec(kind)
