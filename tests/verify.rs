@@ -1251,6 +1251,8 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
     assert_eq!(again.code, 0, "{}", again.stdout);
     let run = merge(&dir, &[&one, &two, &three, "--out", &three]);
     assert_eq!(run.code, 2, "{}", run.stdout);
+}
+
 /// A PEP 503 simple index on 127.0.0.1 serving `wheels` (name, version, `Requires-Python`):
 /// `/simple/<name>/` links each file with its sha256 and `data-requires-python`, as the
 /// Python package registry does; `/files/<file>` serves it.
