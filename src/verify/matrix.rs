@@ -1,8 +1,8 @@
 //! `matrix`: after `initialize`, `session/new` in a scratch workspace, then one probe of
-//! each optional session method the schema crate lists (stable ones, then the unstable
-//! `session/fork`, the ones that end the session last), each answer classified. The rows
-//! are written as `matrix.json` (read back by `build --matrix` and `--changed-only`) and
-//! `matrix.md`.
+//! each stable optional session method of the catalogue ([`methods::probed_session_methods`],
+//! the ones that end the session last), each answer classified; the unstable methods the
+//! agent advertised are listed, never sent. The rows are written as `matrix.json` (read back
+//! by `build --matrix` and `--changed-only`) and `matrix.md`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -122,9 +122,7 @@ fn params(method: &str, facts: &SessionFacts, cwd: &str) -> Value {
     match method {
         "session/list" => json!({}),
         "session/load" => json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
-        "session/resume" | "session/fork" => {
-            json!({"sessionId": session, "cwd": cwd, "mcpServers": []})
-        }
+        "session/resume" => json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
         "session/set_mode" => {
             json!({"sessionId": session, "modeId": facts.mode.clone().unwrap_or_else(|| "default".into())})
         }
@@ -198,6 +196,10 @@ pub(crate) struct Row {
     pub(crate) agent_info: Option<Value>,
     pub(crate) auth_methods: Vec<OfferedAuth>,
     pub(crate) methods: BTreeMap<String, Class>,
+    /// Unstable methods the `initialize` answer advertised (not probed), sorted; absent in
+    /// files written before it was added.
+    #[serde(default)]
+    pub(crate) unstable_methods: Vec<String>,
 }
 
 impl Row {
@@ -221,6 +223,7 @@ impl Row {
                 .iter()
                 .map(|p| (p.method.clone(), p.class))
                 .collect(),
+            unstable_methods: methods::unstable_among(&result.advertised),
         }
     }
 
@@ -320,7 +323,7 @@ pub(crate) fn markdown(matrix: &Matrix) -> String {
     let mut out = format!("{MARKDOWN_HEADING}\n\n");
     for row in &matrix.agents {
         out.push_str(&format!(
-            "## {} {} ({})\n\nVerified {}, protocol version {}, sign-in: {}.\n\n| method | answer |\n|---|---|\n",
+            "## {} {} ({})\n\nVerified {}, protocol version {}, sign-in: {}.\n\n",
             markdown_cell(&row.id),
             markdown_cell(&row.version),
             row.distribution,
@@ -330,6 +333,11 @@ pub(crate) fn markdown(matrix: &Matrix) -> String {
                 row.auth_methods.iter().map(|a| format!("{} ({})", markdown_cell(&a.name), markdown_cell(&a.kind))).collect::<Vec<_>>().join(", ")
             },
         ));
+        if !row.unstable_methods.is_empty() {
+            let listed: Vec<String> = row.unstable_methods.iter().map(|m| format!("`{}`", markdown_cell(m))).collect();
+            out.push_str(&format!("Unstable methods advertised (not probed): {}.\n\n", listed.join(", ")));
+        }
+        out.push_str("| method | answer |\n|---|---|\n");
         for method in &methods {
             let class = row.methods.get(method).map_or("not probed", |c| c.label());
             out.push_str(&format!("| `{method}` | {class} |\n"));

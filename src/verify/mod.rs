@@ -686,7 +686,7 @@ fn judge(
             Ok(read) => {
                 result.protocol_version = read.protocol_version;
                 result.auth_methods = read.auth.clone();
-                result.advertised = read.session_methods.iter().cloned().collect();
+                result.advertised = read.advertised.iter().cloned().collect();
                 result.initialize = Some(value.clone());
                 findings.extend(checks::check(
                     doc,
