@@ -716,10 +716,16 @@ fn matrix_probes_the_session_methods_and_changed_only_reuses_unchanged_rows() {
     assert_eq!(methods["session/list"], "success");
     assert_eq!(methods["session/load"], "not-found");
     assert_eq!(methods["session/set_mode"], "success");
-    assert_eq!(methods["session/fork"], "method-not-found");
     assert_eq!(methods["session/delete"], "method-not-found");
+    // Unstable methods are listed as advertised, never sent.
+    assert_eq!(methods.get("session/fork"), None);
+    assert_eq!(matrix["agents"][0]["unstable_methods"], json!(["session/fork"]));
     let md = std::fs::read_to_string(out.with_extension("md")).unwrap();
     assert!(md.contains("| `session/list` | success |"), "{md}");
+    assert!(
+        md.contains("Unstable methods advertised (not probed): `session/fork`."),
+        "{md}"
+    );
     // Unchanged: the row (and its date) is kept without launching; the agent now fails.
     let verified = matrix["agents"][0]["verified"].clone();
     let again = run(&reg.root, &["matrix", "--changed-only", "--out", &out_arg]);

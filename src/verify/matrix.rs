@@ -15,7 +15,9 @@ use super::session::{Agent, Answer};
 use super::{AgentResult, Status};
 use crate::acp::error_codes;
 use crate::acp::methods::{self, OfferedAuth};
+use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
+use crate::registry::evidence::Launch;
 
 /// `matrix.json` format version.
 pub(crate) const FORMAT_VERSION: u64 = 1;
@@ -278,6 +280,27 @@ pub(crate) fn matrix(results: &[AgentResult], previous: &[Row], now: &str) -> Ma
     }
 }
 
+impl Matrix {
+    /// The rows as the build reads them (`read` checked every `verified`).
+    pub(crate) fn launches(&self) -> Vec<Launch> {
+        self.agents
+            .iter()
+            .map(|row| Launch {
+                id: row.id.clone(),
+                distribution: row.distribution,
+                version: row.version.clone(),
+                fingerprint: row.fingerprint.clone(),
+                verified: crate::time::parse_iso_utc_seconds(&row.verified).unwrap_or_default(),
+                passed: row.status == "passed",
+                protocol_version: row.protocol_version,
+                auth_methods: row.auth_methods.clone(),
+                session_methods: row.supported(),
+                unstable_methods: row.unstable_methods.clone(),
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {reason}")]
 pub(crate) struct MatrixError {
@@ -306,6 +329,18 @@ pub(crate) fn read(path: &Path) -> Result<Matrix, MatrixError> {
         return Err(err(format!(
             "format version {} is not {FORMAT_VERSION}",
             matrix.version
+        )));
+    }
+    if let Some(row) = matrix
+        .agents
+        .iter()
+        .find(|row| crate::time::parse_iso_utc_seconds(&row.verified).is_none())
+    {
+        return Err(err(format!(
+            "agent `{}` ({}): `verified` is `{}`, not a UTC time such as 2026-03-01T12:00:00Z",
+            escape::terminal(&row.id),
+            row.distribution,
+            escape::terminal(&row.verified)
         )));
     }
     Ok(matrix)
