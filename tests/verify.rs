@@ -719,7 +719,10 @@ fn matrix_probes_the_session_methods_and_changed_only_reuses_unchanged_rows() {
     assert_eq!(methods["session/delete"], "method-not-found");
     // Unstable methods are listed as advertised, never sent.
     assert_eq!(methods.get("session/fork"), None);
-    assert_eq!(matrix["agents"][0]["unstable_methods"], json!(["session/fork"]));
+    assert_eq!(
+        matrix["agents"][0]["unstable_methods"],
+        json!(["session/fork"])
+    );
     let md = std::fs::read_to_string(out.with_extension("md")).unwrap();
     assert!(md.contains("| `session/list` | success |"), "{md}");
     assert!(

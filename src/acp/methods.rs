@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthCapabilities, ClientCapabilities, FileSystemCapabilities,
-    Implementation, InitializeRequest, InitializeResponse, AGENT_METHOD_NAMES,
-    CLIENT_METHOD_NAMES, PROTOCOL_LEVEL_METHOD_NAMES, PROXY_METHOD_NAMES,
+    Implementation, InitializeRequest, InitializeResponse, AGENT_METHOD_NAMES, CLIENT_METHOD_NAMES,
+    PROTOCOL_LEVEL_METHOD_NAMES, PROXY_METHOD_NAMES,
 };
 use agent_client_protocol_schema::{v2, ProtocolVersion};
 use serde_json::{json, Value};
@@ -159,23 +159,91 @@ struct Advertisement {
 /// Methods whose support `initialize` answers (a declared one absent is a contradiction; the
 /// others, such as `session/set_mode`, are not advertised in `initialize`).
 const ADVERTISEMENTS: [Advertisement; 17] = [
-    Advertisement { method: "auth/status", field: "agentCapabilities.auth.status", present: |c| c.auth.status.is_some() },
-    Advertisement { method: "logout", field: "agentCapabilities.auth.logout", present: |c| c.auth.logout.is_some() },
-    Advertisement { method: "mcp/message", field: "agentCapabilities.mcpCapabilities.acp", present: |c| c.mcp_capabilities.acp },
-    Advertisement { method: "providers/disable", field: "agentCapabilities.providers", present: |c| c.providers.is_some() },
-    Advertisement { method: "providers/list", field: "agentCapabilities.providers", present: |c| c.providers.is_some() },
-    Advertisement { method: "providers/set", field: "agentCapabilities.providers", present: |c| c.providers.is_some() },
-    Advertisement { method: "session/archive", field: "agentCapabilities.sessionCapabilities.archive", present: |c| c.session_capabilities.archive.is_some() },
-    Advertisement { method: "session/close", field: "agentCapabilities.sessionCapabilities.close", present: |c| c.session_capabilities.close.is_some() },
-    Advertisement { method: "session/delete", field: "agentCapabilities.sessionCapabilities.delete", present: |c| c.session_capabilities.delete.is_some() },
-    Advertisement { method: "session/fork", field: "agentCapabilities.sessionCapabilities.fork", present: |c| c.session_capabilities.fork.is_some() },
-    Advertisement { method: "session/list", field: "agentCapabilities.sessionCapabilities.list", present: |c| c.session_capabilities.list.is_some() },
-    Advertisement { method: "session/load", field: "agentCapabilities.loadSession", present: |c| c.load_session },
-    Advertisement { method: "session/options", field: "agentCapabilities.sessionCapabilities.options", present: |c| c.session_capabilities.options.is_some() },
-    Advertisement { method: "session/resume", field: "agentCapabilities.sessionCapabilities.resume", present: |c| c.session_capabilities.resume.is_some() },
-    Advertisement { method: "session/set_title", field: "agentCapabilities.sessionCapabilities.title", present: |c| c.session_capabilities.title.is_some() },
-    Advertisement { method: "session/status", field: "agentCapabilities.sessionCapabilities.status", present: |c| c.session_capabilities.status.is_some() },
-    Advertisement { method: "session/unarchive", field: "agentCapabilities.sessionCapabilities.archive", present: |c| c.session_capabilities.archive.is_some() },
+    Advertisement {
+        method: "auth/status",
+        field: "agentCapabilities.auth.status",
+        present: |c| c.auth.status.is_some(),
+    },
+    Advertisement {
+        method: "logout",
+        field: "agentCapabilities.auth.logout",
+        present: |c| c.auth.logout.is_some(),
+    },
+    Advertisement {
+        method: "mcp/message",
+        field: "agentCapabilities.mcpCapabilities.acp",
+        present: |c| c.mcp_capabilities.acp,
+    },
+    Advertisement {
+        method: "providers/disable",
+        field: "agentCapabilities.providers",
+        present: |c| c.providers.is_some(),
+    },
+    Advertisement {
+        method: "providers/list",
+        field: "agentCapabilities.providers",
+        present: |c| c.providers.is_some(),
+    },
+    Advertisement {
+        method: "providers/set",
+        field: "agentCapabilities.providers",
+        present: |c| c.providers.is_some(),
+    },
+    Advertisement {
+        method: "session/archive",
+        field: "agentCapabilities.sessionCapabilities.archive",
+        present: |c| c.session_capabilities.archive.is_some(),
+    },
+    Advertisement {
+        method: "session/close",
+        field: "agentCapabilities.sessionCapabilities.close",
+        present: |c| c.session_capabilities.close.is_some(),
+    },
+    Advertisement {
+        method: "session/delete",
+        field: "agentCapabilities.sessionCapabilities.delete",
+        present: |c| c.session_capabilities.delete.is_some(),
+    },
+    Advertisement {
+        method: "session/fork",
+        field: "agentCapabilities.sessionCapabilities.fork",
+        present: |c| c.session_capabilities.fork.is_some(),
+    },
+    Advertisement {
+        method: "session/list",
+        field: "agentCapabilities.sessionCapabilities.list",
+        present: |c| c.session_capabilities.list.is_some(),
+    },
+    Advertisement {
+        method: "session/load",
+        field: "agentCapabilities.loadSession",
+        present: |c| c.load_session,
+    },
+    Advertisement {
+        method: "session/options",
+        field: "agentCapabilities.sessionCapabilities.options",
+        present: |c| c.session_capabilities.options.is_some(),
+    },
+    Advertisement {
+        method: "session/resume",
+        field: "agentCapabilities.sessionCapabilities.resume",
+        present: |c| c.session_capabilities.resume.is_some(),
+    },
+    Advertisement {
+        method: "session/set_title",
+        field: "agentCapabilities.sessionCapabilities.title",
+        present: |c| c.session_capabilities.title.is_some(),
+    },
+    Advertisement {
+        method: "session/status",
+        field: "agentCapabilities.sessionCapabilities.status",
+        present: |c| c.session_capabilities.status.is_some(),
+    },
+    Advertisement {
+        method: "session/unarchive",
+        field: "agentCapabilities.sessionCapabilities.archive",
+        present: |c| c.session_capabilities.archive.is_some(),
+    },
 ];
 
 /// Where the `initialize` answer advertises `method`, when it does.
@@ -379,10 +447,18 @@ mod tests {
     fn unstable_names_are_the_gated_ones_and_the_v2_preview_only_ones() {
         let v1 = v1_names();
         for (name, feature) in UNSTABLE_V1 {
-            assert!(v1.contains(name), "{name} ({feature}) is not a v1 name of the crate");
+            assert!(
+                v1.contains(name),
+                "{name} ({feature}) is not a v1 name of the crate"
+            );
             assert_eq!(stability(name), Some(Stability::Unstable), "{name}");
         }
-        for v2_only in ["auth/login", "auth/logout", "tool_call/cancel", "terminal/cancel"] {
+        for v2_only in [
+            "auth/login",
+            "auth/logout",
+            "tool_call/cancel",
+            "terminal/cancel",
+        ] {
             assert_eq!(stability(v2_only), Some(Stability::Unstable), "{v2_only}");
         }
         assert_eq!(stability("session/set_model"), None);

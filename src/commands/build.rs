@@ -211,7 +211,9 @@ pub fn run(
             evidence: match &options.matrix {
                 Some(path) => Some(evidence(
                     &crate::verify::matrix::read(path)?,
-                    options.max_age_days.unwrap_or(checked.config.verify_max_age_days),
+                    options
+                        .max_age_days
+                        .unwrap_or(checked.config.verify_max_age_days),
                     as_of(options.as_of)?,
                 )),
                 None => None,

@@ -182,7 +182,10 @@ pub(crate) fn card(agent: &SiteAgent, icon_class: &str) -> Card {
         capabilities: string_list(a, "capabilities"),
         protocol: string_field(a, "protocol_version"),
         quarantined: agent.quarantine.is_some(),
-        verified: verification_state(agent).into_iter().map(str::to_string).collect(),
+        verified: verification_state(agent)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
         verified_label: verification_state(agent)
             .map(|state| label(&VERIFICATION_LABELS, state).to_string()),
         preview: agent

@@ -364,13 +364,26 @@ pub(crate) fn markdown(matrix: &Matrix) -> String {
             row.distribution,
             markdown_cell(&row.verified),
             row.protocol_version.map_or("?".into(), |v| v.to_string()),
-            if row.auth_methods.is_empty() { "none".to_string() } else {
-                row.auth_methods.iter().map(|a| format!("{} ({})", markdown_cell(&a.name), markdown_cell(&a.kind))).collect::<Vec<_>>().join(", ")
+            if row.auth_methods.is_empty() {
+                "none".to_string()
+            } else {
+                row.auth_methods
+                    .iter()
+                    .map(|a| format!("{} ({})", markdown_cell(&a.name), markdown_cell(&a.kind)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
         ));
         if !row.unstable_methods.is_empty() {
-            let listed: Vec<String> = row.unstable_methods.iter().map(|m| format!("`{}`", markdown_cell(m))).collect();
-            out.push_str(&format!("Unstable methods advertised (not probed): {}.\n\n", listed.join(", ")));
+            let listed: Vec<String> = row
+                .unstable_methods
+                .iter()
+                .map(|m| format!("`{}`", markdown_cell(m)))
+                .collect();
+            out.push_str(&format!(
+                "Unstable methods advertised (not probed): {}.\n\n",
+                listed.join(", ")
+            ));
         }
         out.push_str("| method | answer |\n|---|---|\n");
         for method in &methods {
