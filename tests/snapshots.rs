@@ -321,3 +321,76 @@ fn the_manual_page_of_each_binary_documents_every_command_and_option_and_renders
         assert_renders_cleanly(bin, &page);
     }
 }
+
+/// `verification.json` of a registry with one agent in each state, judged at a fixed time.
+#[test]
+fn verification_json() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = work.path().join("registry");
+    for (id, dist) in [
+        ("current", r#"{"npx": {"package": "current@1.0.0"}, "uvx": {"package": "current==1.0.0"}}"#),
+        ("expired", r#"{"npx": {"package": "expired@1.0.0"}}"#),
+        ("stale", r#"{"npx": {"package": "stale@1.0.0"}}"#),
+        ("unverified", r#"{"npx": {"package": "unverified@1.0.0"}}"#),
+    ] {
+        let dir = reg.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("agent.json"),
+            format!(
+                r#"{{"id": "{id}", "name": "{id}", "version": "1.0.0", "description": "d",
+                    "license": "MIT", "license_url": "https://example.com/LICENSE",
+                    "distribution": {dist}}}"#
+            ),
+        )
+        .unwrap();
+        std::fs::copy(repo_root().join("registry/gemini/icon.svg"), dir.join("icon.svg")).unwrap();
+    }
+    let row = |id: &str, distribution: &str, version: &str, fingerprint: &str, verified: &str, status: &str| {
+        serde_json::json!({
+            "id": id, "version": version, "distribution": distribution,
+            "fingerprint": fingerprint, "verified": verified, "status": status,
+            "protocol_version": 1, "agent_info": null,
+            "auth_methods": [{"id": "login", "name": "Log in", "type": "terminal", "meta_kinds": ["terminal"]}],
+            "methods": {"session/new": "success", "session/list": "success", "session/close": "success", "session/resume": "method-not-found"},
+            "unstable_methods": ["session/fork", "session/set_title"]
+        })
+    };
+    let matrix = work.path().join("matrix.json");
+    let out = work.path().join("dist");
+    let build = |rows: Vec<serde_json::Value>| {
+        let doc = serde_json::json!({"version": 1, "agents": rows});
+        std::fs::write(&matrix, doc.to_string()).unwrap();
+        let run = acp_registry(
+            &[
+                "build", "--registry", reg.to_str().unwrap(), "--out", out.to_str().unwrap(),
+                "--no-site", "--matrix", matrix.to_str().unwrap(), "--as-of", "2026-03-01T00:00:00Z",
+            ],
+            &repo_root(),
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let text = std::fs::read_to_string(out.join("verification.json")).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        (text, doc)
+    };
+    // The fingerprints of the published distributions, from a first build.
+    let (_, first) = build(Vec::new());
+    let fingerprint = |id: &str, distribution: &str| {
+        first["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id && r["distribution"] == distribution)
+            .unwrap()["fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (text, _) = build(vec![
+        row("current", "npx", "1.0.0", &fingerprint("current", "npx"), "2026-02-27T03:04:05Z", "passed"),
+        row("current", "uvx", "1.0.0", &fingerprint("current", "uvx"), "2026-02-27T03:04:05Z", "failed"),
+        row("expired", "npx", "1.0.0", &fingerprint("expired", "npx"), "2025-12-01T00:00:00Z", "passed"),
+        row("stale", "npx", "0.9.0", &fingerprint("stale", "npx"), "2026-02-27T03:04:05Z", "passed"),
+    ]);
+    insta::assert_snapshot!(text);
+}

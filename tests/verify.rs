@@ -750,7 +750,7 @@ fn matrix_refuses_to_overwrite_a_file_it_did_not_write() {
 }
 
 #[test]
-fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current() {
+fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_version() {
     let server = server();
     let reg = registry(&[manifest(
         "good",
@@ -758,6 +758,13 @@ fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current
         "well-behaved",
         json!({"license": "MIT"}),
     )]);
+    // The manifest as it is published (https; the test switch fetches loopback over http),
+    // so the build compares the very distribution `matrix` launched.
+    let path = reg.root.join("good/agent.json");
+    let published = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("http://127.0.0.1", "https://127.0.0.1");
+    std::fs::write(&path, published).unwrap();
     let matrix = reg.root.parent().unwrap().join("matrix.json");
     let matrix_arg = matrix.to_str().unwrap().to_string();
     assert_eq!(
@@ -768,13 +775,7 @@ fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current
         .code,
         0
     );
-    // Build publishes only https URLs (the run above needed the local http server), and the
-    // entry is minimal: silence what build would refuse it for.
-    let path = reg.root.join("good/agent.json");
-    let published = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace(&server.url("/agent"), "https://example.com/agent-1.0.0");
-    std::fs::write(&path, published).unwrap();
+    // The entry is minimal: silence what build would refuse it for.
     let off = [
         "archive-url",
         "version-mismatch",
@@ -812,17 +813,34 @@ fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current
         std::fs::read_to_string(reg.root.join(out).join("site/agents/good/index.html")).unwrap()
     };
     let page = build("../dist");
-    assert!(page.contains("<dt>Verified</dt>"), "{page}");
+    assert!(page.contains("<dt>Verification</dt>"), "{page}");
+    assert!(page.contains(r#"<p class="badge badge-verified">Verified</p>"#), "{page}");
     assert!(
         page.contains("<li><code>session/list</code></li>"),
         "{page}"
     );
-    // A new version was not verified: its page shows nothing of the old run.
+    // What `matrix` recorded is what the build compares: the launch applies as published.
+    let evidence: Value = serde_json::from_str(
+        &std::fs::read_to_string(reg.root.join("../dist/verification.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(evidence["agents"][0]["state"], "current", "{evidence:#}");
+    assert_eq!(
+        evidence["agents"][0]["evidence"]["unstable_methods"],
+        json!(["session/fork"])
+    );
+    // A new version was not verified: its page shows the old run as stale.
     let text = std::fs::read_to_string(&path)
         .unwrap()
         .replace("\"1.0.0\"", "\"1.1.0\"");
     std::fs::write(&path, text).unwrap();
-    assert!(!build("../dist2").contains("<dt>Verified</dt>"));
+    let stale = build("../dist2");
+    assert!(
+        stale.contains(r#"<p class="badge badge-stale">Verified an earlier release</p>"#),
+        "{stale}"
+    );
+    assert!(stale.contains("Verified an earlier release: 1.0.0 (binary)"), "{stale}");
+    assert!(!stale.contains("badge-verified"), "{stale}");
 }
 
 /// How a `verify` child ended: its output, wall time, peak RSS, and whether `guard` ran out.
