@@ -328,7 +328,10 @@ fn verification_json() {
     let work = tempfile::tempdir().unwrap();
     let reg = work.path().join("registry");
     for (id, dist) in [
-        ("current", r#"{"npx": {"package": "current@1.0.0"}, "uvx": {"package": "current==1.0.0"}}"#),
+        (
+            "current",
+            r#"{"npx": {"package": "current@1.0.0"}, "uvx": {"package": "current==1.0.0"}}"#,
+        ),
         ("expired", r#"{"npx": {"package": "expired@1.0.0"}}"#),
         ("stale", r#"{"npx": {"package": "stale@1.0.0"}}"#),
         ("unverified", r#"{"npx": {"package": "unverified@1.0.0"}}"#),
@@ -344,9 +347,18 @@ fn verification_json() {
             ),
         )
         .unwrap();
-        std::fs::copy(repo_root().join("registry/gemini/icon.svg"), dir.join("icon.svg")).unwrap();
+        std::fs::copy(
+            repo_root().join("registry/gemini/icon.svg"),
+            dir.join("icon.svg"),
+        )
+        .unwrap();
     }
-    let row = |id: &str, distribution: &str, version: &str, fingerprint: &str, verified: &str, status: &str| {
+    let row = |id: &str,
+               distribution: &str,
+               version: &str,
+               fingerprint: &str,
+               verified: &str,
+               status: &str| {
         serde_json::json!({
             "id": id, "version": version, "distribution": distribution,
             "fingerprint": fingerprint, "verified": verified, "status": status,
@@ -363,8 +375,16 @@ fn verification_json() {
         std::fs::write(&matrix, doc.to_string()).unwrap();
         let run = acp_registry(
             &[
-                "build", "--registry", reg.to_str().unwrap(), "--out", out.to_str().unwrap(),
-                "--no-site", "--matrix", matrix.to_str().unwrap(), "--as-of", "2026-03-01T00:00:00Z",
+                "build",
+                "--registry",
+                reg.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--no-site",
+                "--matrix",
+                matrix.to_str().unwrap(),
+                "--as-of",
+                "2026-03-01T00:00:00Z",
             ],
             &repo_root(),
         );
@@ -387,10 +407,38 @@ fn verification_json() {
             .to_string()
     };
     let (text, _) = build(vec![
-        row("current", "npx", "1.0.0", &fingerprint("current", "npx"), "2026-02-27T03:04:05Z", "passed"),
-        row("current", "uvx", "1.0.0", &fingerprint("current", "uvx"), "2026-02-27T03:04:05Z", "failed"),
-        row("expired", "npx", "1.0.0", &fingerprint("expired", "npx"), "2025-12-01T00:00:00Z", "passed"),
-        row("stale", "npx", "0.9.0", &fingerprint("stale", "npx"), "2026-02-27T03:04:05Z", "passed"),
+        row(
+            "current",
+            "npx",
+            "1.0.0",
+            &fingerprint("current", "npx"),
+            "2026-02-27T03:04:05Z",
+            "passed",
+        ),
+        row(
+            "current",
+            "uvx",
+            "1.0.0",
+            &fingerprint("current", "uvx"),
+            "2026-02-27T03:04:05Z",
+            "failed",
+        ),
+        row(
+            "expired",
+            "npx",
+            "1.0.0",
+            &fingerprint("expired", "npx"),
+            "2025-12-01T00:00:00Z",
+            "passed",
+        ),
+        row(
+            "stale",
+            "npx",
+            "0.9.0",
+            &fingerprint("stale", "npx"),
+            "2026-02-27T03:04:05Z",
+            "passed",
+        ),
     ]);
     insta::assert_snapshot!(text);
 }

@@ -814,7 +814,10 @@ fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_versi
     };
     let page = build("../dist");
     assert!(page.contains("<dt>Verification</dt>"), "{page}");
-    assert!(page.contains(r#"<p class="badge badge-verified">Verified</p>"#), "{page}");
+    assert!(
+        page.contains(r#"<p class="badge badge-verified">Verified</p>"#),
+        "{page}"
+    );
     assert!(
         page.contains("<li><code>session/list</code></li>"),
         "{page}"
@@ -839,7 +842,10 @@ fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_versi
         stale.contains(r#"<p class="badge badge-stale">Verified an earlier release</p>"#),
         "{stale}"
     );
-    assert!(stale.contains("Verified an earlier release: 1.0.0 (binary)"), "{stale}");
+    assert!(
+        stale.contains("Verified an earlier release: 1.0.0 (binary)"),
+        "{stale}"
+    );
     assert!(!stale.contains("badge-verified"), "{stale}");
 }
 
