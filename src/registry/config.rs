@@ -935,6 +935,29 @@ mod tests {
     }
 
     #[test]
+    fn verify_max_age_days_is_read_beside_auth_types_and_bad_values_are_findings() {
+        let parse = |text: &str| Config::parse(SourceFile::new(CONFIG_FILE, text.to_string()));
+        assert_eq!(Config::default().verify_max_age_days, 30);
+        let (config, diags) = parse(r#"{"verify": {"auth_types": ["agent"], "max_age_days": 7}}"#);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(config.verify_max_age_days, 7);
+        assert_eq!(config.verify_auth_types, Some(vec!["agent".to_string()]));
+        for bad in ["0", "366", "1.5", "\"7\"", "-1"] {
+            let (config, diags) = parse(&format!(r#"{{"verify": {{"max_age_days": {bad}}}}}"#));
+            let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+            assert_eq!(
+                messages,
+                ["verify.max_age_days must be a whole number of days"],
+                "{bad}"
+            );
+            assert_eq!(config.verify_max_age_days, 30);
+        }
+        let (_, diags) = parse(r#"{"verify": {"max_age": 7}}"#);
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].message.contains("max_age"), "{:?}", diags[0]);
+    }
+
+    #[test]
     fn update_min_age_days_is_read_and_bad_values_are_findings() {
         let parse = |text: &str| Config::parse(SourceFile::new(CONFIG_FILE, text.to_string()));
         let (config, diags) = parse(r#"{"update": {"min_age_days": 7}}"#);
