@@ -1587,26 +1587,29 @@ fn verification_rows(out: &Path) -> std::collections::BTreeMap<String, Value> {
         .collect()
 }
 
-#[test]
-fn build_matrix_writes_verification_json_with_current_stale_expired_and_unverified_rows() {
-    let work = tempfile::tempdir().unwrap();
-    let reg = work.path().join("registry");
+/// Five entries and a `matrix.json` for them (`current`; `moved`: another distribution;
+/// `new-version`: 0.9.0 launched; `old-run`: launched 40 days before 2026-03-01; `never`: no
+/// row; and a row of an agent no longer in the registry): the registry, the output folder and
+/// the matrix path. The fingerprints come from a first build, whose stale row for `current`
+/// (a fingerprint of another distribution) is checked on the way.
+fn evidence_registry(work: &Path) -> (PathBuf, PathBuf, String) {
+    let reg = work.join("registry");
     for id in ["current", "new-version", "old-run", "moved", "never"] {
         write_entry(&reg, id, "1.0.0", None);
     }
-    let matrix = work.path().join("matrix.json");
+    let matrix = work.join("matrix.json");
     let arg = matrix.to_str().unwrap().to_string();
-    // A first build learns the fingerprints the build computes for the published form.
+    let unknown = "0000000000000000";
     write_matrix(
         &matrix,
         &[matrix_row(
             "current",
             "1.0.0",
-            "0000000000000000",
+            unknown,
             "2026-02-28T12:00:00Z",
         )],
     );
-    let out = work.path().join("dist");
+    let out = work.join("dist");
     let first = build(&reg, &out, &["--matrix", &arg, "--as-of", "2026-03-01"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     let rows = verification_rows(&out);
@@ -1640,6 +1643,13 @@ fn build_matrix_writes_verification_json_with_current_stale_expired_and_unverifi
             ),
         ],
     );
+    (reg, out, arg)
+}
+
+#[test]
+fn build_matrix_writes_verification_json_with_current_stale_expired_and_unverified_rows() {
+    let work = tempfile::tempdir().unwrap();
+    let (reg, out, arg) = evidence_registry(work.path());
     let run = build(&reg, &out, &["--matrix", &arg, "--as-of", "2026-03-01"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let rows = verification_rows(&out);
@@ -1698,7 +1708,12 @@ fn build_matrix_writes_verification_json_with_current_stale_expired_and_unverifi
     assert!(manifest.contains("\"verification.json\""), "{manifest}");
     let registry = std::fs::read_to_string(out.join("registry.json")).unwrap();
     assert!(!registry.contains("verif"), "{registry}");
-    // The age limit from the configuration, then from the flag over it.
+}
+
+#[test]
+fn the_evidence_age_limit_comes_from_the_configuration_and_the_flag_over_it() {
+    let work = tempfile::tempdir().unwrap();
+    let (reg, out, arg) = evidence_registry(work.path());
     std::fs::write(
         reg.join("acp-registry.jsonc"),
         r#"{"verify": {"max_age_days": 45}}"#,
@@ -1706,19 +1721,18 @@ fn build_matrix_writes_verification_json_with_current_stale_expired_and_unverifi
     .unwrap();
     build(&reg, &out, &["--matrix", &arg, "--as-of", "2026-03-01"]);
     assert_eq!(verification_rows(&out)["old-run"]["state"], "current");
+    assert_eq!(json(&out.join("verification.json"))["max_age_days"], 45);
     build(
         &reg,
         &out,
         &["--matrix", &arg, "--as-of", "2026-03-01", "--max-age", "7"],
     );
     let rows = verification_rows(&out);
-    assert_eq!(
-        (
-            rows["old-run"]["state"].clone(),
-            rows["current"]["state"].clone()
-        ),
-        ("expired".into(), "current".into())
+    let states = (
+        rows["old-run"]["state"].clone(),
+        rows["current"]["state"].clone(),
     );
+    assert_eq!(states, ("expired".into(), "current".into()));
     assert_eq!(
         rows["old-run"]["evidence"]["expires"],
         "2026-01-27T00:00:00Z"

@@ -749,6 +749,26 @@ fn matrix_refuses_to_overwrite_a_file_it_did_not_write() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "my notes");
 }
 
+/// The test entries are minimal: an `acp-registry.jsonc` turning off what `build` would refuse
+/// them for.
+fn silence_what_build_refuses_a_minimal_entry_for(root: &Path) {
+    let off = [
+        "archive-url",
+        "version-mismatch",
+        "icon-missing",
+        "platform-coverage",
+        "license-url-missing",
+        "sha256-missing",
+    ];
+    let severity: serde_json::Map<String, Value> =
+        off.iter().map(|c| (c.to_string(), json!("off"))).collect();
+    std::fs::write(
+        root.join("acp-registry.jsonc"),
+        json!({"severity": severity}).to_string(),
+    )
+    .unwrap();
+}
+
 #[test]
 fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_version() {
     let server = server();
@@ -775,22 +795,7 @@ fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_versi
         .code,
         0
     );
-    // The entry is minimal: silence what build would refuse it for.
-    let off = [
-        "archive-url",
-        "version-mismatch",
-        "icon-missing",
-        "platform-coverage",
-        "license-url-missing",
-        "sha256-missing",
-    ];
-    let severity: serde_json::Map<String, Value> =
-        off.iter().map(|c| (c.to_string(), json!("off"))).collect();
-    std::fs::write(
-        reg.root.join("acp-registry.jsonc"),
-        json!({"severity": severity}).to_string(),
-    )
-    .unwrap();
+    silence_what_build_refuses_a_minimal_entry_for(&reg.root);
     let build = |out: &str| {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
             .args([

@@ -65,18 +65,16 @@ fn as_of(flag: Option<i64>) -> Result<i64, CommandError> {
     if let Some(at) = flag {
         return Ok(at);
     }
-    match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(text) => text.trim().parse::<i64>().map_err(|_| {
+    if let Ok(text) = std::env::var("SOURCE_DATE_EPOCH") {
+        return text.trim().parse::<i64>().map_err(|_| {
             CommandError::Usage(format!(
                 "SOURCE_DATE_EPOCH `{}` is not a number of seconds since 1970-01-01; set it to one (e.g. `git log -1 --format=%ct`) or unset it",
                 escape::terminal(&text)
             ))
-        }),
-        Err(_) => {
-            let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-            Ok(since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)))
-        }
+        });
     }
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    Ok(since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)))
 }
 
 fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) -> String {

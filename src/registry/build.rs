@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::config::base_url_problem;
 use super::evidence::{
-    assess, Evidence, VERIFICATION_FILE, VERIFICATION_SCHEMA, VERIFICATION_SCHEMA_FILE,
+    assess, Assessment, Evidence, VERIFICATION_FILE, VERIFICATION_SCHEMA, VERIFICATION_SCHEMA_FILE,
 };
 use super::last_good::HeldBack;
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
@@ -411,7 +411,10 @@ pub fn plan<'a>(
         paths.insert(VERIFICATION_SCHEMA_FILE.to_string());
     }
     let site = if options.site {
-        let verifications = assessment.as_ref().map(|a| a.site()).unwrap_or_default();
+        let verifications = assessment
+            .as_ref()
+            .map(Assessment::site)
+            .unwrap_or_default();
         let source = SiteSource::new(checked, &base, verifications, held);
         let site = Site::new(&source, &site_options(checked, &base))?;
         summary.site_pages = site.html_pages();

@@ -123,8 +123,9 @@ fn params(method: &str, facts: &SessionFacts, cwd: &str) -> Value {
         .unwrap_or_else(|| "acp-registry-probe".into());
     match method {
         "session/list" => json!({}),
-        "session/load" => json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
-        "session/resume" => json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+        "session/load" | "session/resume" => {
+            json!({"sessionId": session, "cwd": cwd, "mcpServers": []})
+        }
         "session/set_mode" => {
             json!({"sessionId": session, "modeId": facts.mode.clone().unwrap_or_else(|| "default".into())})
         }
