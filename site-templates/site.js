@@ -24,6 +24,8 @@
     { name: 'verified', multi: true, match: 'any', field: 'verified' }
   ];
   var AGENT_HREF = /^agents\/[a-z][a-z0-9-]*\/index\.html$/;
+  // The badge classes the stylesheet knows (a state names a class).
+  var VERIFICATION_STATES = ['verified', 'failed', 'expired', 'stale'];
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -264,6 +266,10 @@
       head.appendChild(version);
       item.appendChild(head);
       if (agent.quarantined) item.appendChild(el('p', 'badge badge-warn', 'Quarantined'));
+      var state = Array.isArray(agent.verified) ? agent.verified[0] : undefined;
+      if (VERIFICATION_STATES.indexOf(state) >= 0 && typeof agent.verified_label === 'string') {
+        item.appendChild(el('p', 'badge badge-' + state, agent.verified_label));
+      }
       item.appendChild(el('p', 'desc', agent.description));
       var facts = el('dl', 'facts');
       [

@@ -1554,3 +1554,271 @@ fn last_good_does_not_hold_back_errors_outside_the_entries() {
     assert!(run.stderr.contains("cannot be held back"), "{}", run.stderr);
     assert!(!out.exists());
 }
+
+/// A `matrix.json` row of `matrix` (format 1) for `id`'s npx distribution.
+fn matrix_row(id: &str, version: &str, fingerprint: &str, verified: &str) -> Value {
+    serde_json::json!({
+        "id": id, "version": version, "distribution": "npx", "fingerprint": fingerprint,
+        "verified": verified, "status": "passed", "protocol_version": 1,
+        "agent_info": {"name": id, "version": version},
+        "auth_methods": [{"id": "login", "name": "Log in", "type": "agent", "meta_kinds": []}],
+        "methods": {"session/new": "success", "session/list": "success", "session/load": "method-not-found"},
+        "unstable_methods": ["session/fork"]
+    })
+}
+
+fn write_matrix(path: &Path, rows: &[Value]) {
+    let doc = serde_json::json!({"version": 1, "agents": rows});
+    std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+}
+
+/// The rows of a `verification.json` by id.
+fn verification_rows(out: &Path) -> std::collections::BTreeMap<String, Value> {
+    let doc = json(&out.join("verification.json"));
+    let schema = json(&repo_root().join("schemas/verification.schema.json"));
+    let validator = jsonschema::draft7::new(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
+    doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| (row["id"].as_str().unwrap().to_string(), row.clone()))
+        .collect()
+}
+
+/// Five entries and a `matrix.json` for them (`current`; `moved`: another distribution;
+/// `new-version`: 0.9.0 launched; `old-run`: launched 40 days before 2026-03-01; `never`: no
+/// row; and a row of an agent no longer in the registry): the registry, the output folder and
+/// the matrix path. The fingerprints come from a first build, whose stale row for `current`
+/// (a fingerprint of another distribution) is checked on the way.
+fn evidence_registry(work: &Path) -> (PathBuf, PathBuf, String) {
+    let reg = work.join("registry");
+    for id in ["current", "new-version", "old-run", "moved", "never"] {
+        write_entry(&reg, id, "1.0.0", None);
+    }
+    let matrix = work.join("matrix.json");
+    let arg = matrix.to_str().unwrap().to_string();
+    let unknown = "0000000000000000";
+    write_matrix(
+        &matrix,
+        &[matrix_row(
+            "current",
+            "1.0.0",
+            unknown,
+            "2026-02-28T12:00:00Z",
+        )],
+    );
+    let out = work.join("dist");
+    let first = build(&reg, &out, &["--matrix", &arg, "--as-of", "2026-03-01"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let rows = verification_rows(&out);
+    assert_eq!(
+        rows["current"]["state"], "stale",
+        "a changed distribution is stale"
+    );
+    assert_eq!(
+        rows["current"]["changed"],
+        serde_json::json!(["distribution"])
+    );
+    let fp = |id: &str| rows[id]["fingerprint"].as_str().unwrap().to_string();
+    write_matrix(
+        &matrix,
+        &[
+            matrix_row("current", "1.0.0", &fp("current"), "2026-02-28T12:00:00Z"),
+            matrix_row("moved", "1.0.0", "0123456789abcdef", "2026-02-28T12:00:00Z"),
+            matrix_row(
+                "new-version",
+                "0.9.0",
+                &fp("new-version"),
+                "2026-02-28T12:00:00Z",
+            ),
+            // 40 days before 2026-03-01: past the default 30.
+            matrix_row("old-run", "1.0.0", &fp("old-run"), "2026-01-20T00:00:00Z"),
+            matrix_row(
+                "removed-agent",
+                "1.0.0",
+                "0123456789abcdef",
+                "2026-02-28T12:00:00Z",
+            ),
+        ],
+    );
+    (reg, out, arg)
+}
+
+#[test]
+fn build_matrix_writes_verification_json_with_current_stale_expired_and_unverified_rows() {
+    let work = tempfile::tempdir().unwrap();
+    let (reg, out, arg) = evidence_registry(work.path());
+    let run = build(&reg, &out, &["--matrix", &arg, "--as-of", "2026-03-01"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let rows = verification_rows(&out);
+    let doc = json(&out.join("verification.json"));
+    assert_eq!(
+        (doc["version"].clone(), doc["max_age_days"].clone()),
+        (1.into(), 30.into())
+    );
+    let states: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|(id, row)| (id.as_str(), row["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("current", "current"),
+            ("moved", "stale"),
+            ("never", "unverified"),
+            ("new-version", "stale"),
+            ("old-run", "expired"),
+        ],
+        "only published agents, each judged"
+    );
+    assert_eq!(
+        rows["new-version"]["changed"],
+        serde_json::json!(["version"])
+    );
+    assert_eq!(rows["new-version"]["evidence"]["version"], "0.9.0");
+    assert_eq!(rows["old-run"]["changed"], serde_json::json!([]));
+    assert_eq!(
+        rows["old-run"]["evidence"]["expires"],
+        "2026-02-19T00:00:00Z"
+    );
+    assert_eq!(rows["never"]["evidence"], Value::Null);
+    let current = &rows["current"]["evidence"];
+    assert_eq!(current["verified"], "2026-02-28T12:00:00Z");
+    assert_eq!(current["status"], "passed");
+    assert_eq!(
+        current["session_methods"],
+        serde_json::json!(["session/list"])
+    );
+    assert_eq!(
+        current["unstable_methods"],
+        serde_json::json!(["session/fork"])
+    );
+    assert_eq!(current["auth_methods"][0]["id"], "login");
+    // Listed like every output; registry.json keeps the public format.
+    let sums = std::fs::read_to_string(out.join("SHA256SUMS")).unwrap();
+    let bytes = std::fs::read(out.join("verification.json")).unwrap();
+    assert!(
+        sums.contains(&format!("{}  verification.json\n", sha256_hex(&bytes))),
+        "{sums}"
+    );
+    assert!(sums.contains("  verification.schema.json\n"), "{sums}");
+    let manifest = std::fs::read_to_string(out.join(".acp-registry-output.json")).unwrap();
+    assert!(manifest.contains("\"verification.json\""), "{manifest}");
+    let registry = std::fs::read_to_string(out.join("registry.json")).unwrap();
+    assert!(!registry.contains("verif"), "{registry}");
+}
+
+#[test]
+fn the_evidence_age_limit_comes_from_the_configuration_and_the_flag_over_it() {
+    let work = tempfile::tempdir().unwrap();
+    let (reg, out, arg) = evidence_registry(work.path());
+    std::fs::write(
+        reg.join("acp-registry.jsonc"),
+        r#"{"verify": {"max_age_days": 45}}"#,
+    )
+    .unwrap();
+    build(&reg, &out, &["--matrix", &arg, "--as-of", "2026-03-01"]);
+    assert_eq!(verification_rows(&out)["old-run"]["state"], "current");
+    assert_eq!(json(&out.join("verification.json"))["max_age_days"], 45);
+    build(
+        &reg,
+        &out,
+        &["--matrix", &arg, "--as-of", "2026-03-01", "--max-age", "7"],
+    );
+    let rows = verification_rows(&out);
+    let states = (
+        rows["old-run"]["state"].clone(),
+        rows["current"]["state"].clone(),
+    );
+    assert_eq!(states, ("expired".into(), "current".into()));
+    assert_eq!(
+        rows["old-run"]["evidence"]["expires"],
+        "2026-01-27T00:00:00Z"
+    );
+}
+
+#[test]
+fn verification_json_ages_are_measured_at_as_of_else_source_date_epoch_and_only_with_matrix() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = small_registry(work.path(), "registry", "1.0.0");
+    let matrix = work.path().join("matrix.json");
+    let arg = matrix.to_str().unwrap().to_string();
+    write_matrix(
+        &matrix,
+        &[matrix_row(
+            "alpha",
+            "1.0.0",
+            "0000000000000000",
+            "2026-02-28T00:00:00Z",
+        )],
+    );
+    let plain = work.path().join("plain");
+    assert_eq!(build(&reg, &plain, &[]).code, 0);
+    assert!(!plain.join("verification.json").exists());
+    assert!(!plain.join("verification.schema.json").exists());
+    // 2026-03-01T00:00:00Z, as the reproducible-builds variable and as the flag.
+    let with_env = |out: &Path, epoch: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+            .args([
+                "build",
+                "--registry",
+                reg.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .args(["--base-url", BASE, "--matrix", &arg])
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .output()
+            .unwrap();
+        Run::from(output)
+    };
+    let by_env = work.path().join("by-env");
+    let run = with_env(&by_env, "1772323200");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let by_flag = work.path().join("by-flag");
+    assert_eq!(
+        build(&reg, &by_flag, &["--matrix", &arg, "--as-of", "2026-03-01"]).code,
+        0
+    );
+    assert_eq!(
+        tree(&by_env),
+        tree(&by_flag),
+        "the same time gives the same bytes"
+    );
+    // The flag wins over the variable; a malformed variable is a usage error.
+    let later = work.path().join("later");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        .args([
+            "build",
+            "--registry",
+            reg.to_str().unwrap(),
+            "--out",
+            later.to_str().unwrap(),
+        ])
+        .args([
+            "--base-url",
+            BASE,
+            "--matrix",
+            &arg,
+            "--as-of",
+            "2026-03-01",
+        ])
+        .env("SOURCE_DATE_EPOCH", "1900000000")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(tree(&later), tree(&by_flag));
+    let bad = with_env(&work.path().join("bad"), "yesterday");
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr
+            .contains("SOURCE_DATE_EPOCH `yesterday` is not a number"),
+        "{}",
+        bad.stderr
+    );
+    // --max-age and --as-of mean nothing without --matrix.
+    let usage = build(&reg, &work.path().join("x"), &["--max-age", "3"]);
+    assert_eq!(usage.code, 2, "{}", usage.stderr);
+}

@@ -484,6 +484,8 @@ mod parity {
                 check: false,
                 color: false,
                 matrix: None,
+                max_age_days: None,
+                as_of: None,
                 last_good: None,
                 format: validate::Format::Human,
             },

@@ -183,10 +183,13 @@ fn site_works_from_disk_in_a_headless_browser() {
     browser_checks_pass("file", base.as_str());
 }
 
-/// Writes the three sites into `site`: the bundled registry's at the root, one with a
+/// Writes the three sites into `site`: the bundled registry's at the root (with evidence in
+/// every verification state), one with a
 /// hostile entry under `hostile/` and one of 300 agents under `many/`.
 fn write_sites(site: &Path) {
-    let files = site_common::render_bundled();
+    // The bundled registry, four agents with evidence in each verification state.
+    let agents = site_common::bundled_agents_with_verifications();
+    let files = acp_registry::site::render(&agents, &site_common::options()).unwrap();
     site_common::write_site(&files, site);
     // A second site under hostile/: one entry whose every string is an injection attempt.
     let hostile = acp_registry::site::render(

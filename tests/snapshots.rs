@@ -321,3 +321,129 @@ fn the_manual_page_of_each_binary_documents_every_command_and_option_and_renders
         assert_renders_cleanly(bin, &page);
     }
 }
+
+/// A registry of one agent per verification state (`current` with two distributions).
+fn evidence_registry(reg: &std::path::Path) {
+    for (id, dist) in [
+        (
+            "current",
+            r#"{"npx": {"package": "current@1.0.0"}, "uvx": {"package": "current==1.0.0"}}"#,
+        ),
+        ("expired", r#"{"npx": {"package": "expired@1.0.0"}}"#),
+        ("stale", r#"{"npx": {"package": "stale@1.0.0"}}"#),
+        ("unverified", r#"{"npx": {"package": "unverified@1.0.0"}}"#),
+    ] {
+        let dir = reg.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("agent.json"),
+            format!(
+                r#"{{"id": "{id}", "name": "{id}", "version": "1.0.0", "description": "d",
+                    "license": "MIT", "license_url": "https://example.com/LICENSE",
+                    "distribution": {dist}}}"#
+            ),
+        )
+        .unwrap();
+        std::fs::copy(
+            repo_root().join("registry/gemini/icon.svg"),
+            dir.join("icon.svg"),
+        )
+        .unwrap();
+    }
+}
+
+/// A `matrix.json` row: (id, distribution, version, fingerprint, verified, status).
+fn evidence_row(fields: [&str; 6]) -> serde_json::Value {
+    let [id, distribution, version, fingerprint, verified, status] = fields;
+    serde_json::json!({
+        "id": id, "version": version, "distribution": distribution,
+        "fingerprint": fingerprint, "verified": verified, "status": status,
+        "protocol_version": 1, "agent_info": null,
+        "auth_methods": [{"id": "login", "name": "Log in", "type": "terminal", "meta_kinds": ["terminal"]}],
+        "methods": {"session/new": "success", "session/list": "success", "session/close": "success", "session/resume": "method-not-found"},
+        "unstable_methods": ["session/fork", "session/set_title"]
+    })
+}
+
+/// `build --matrix` of `rows` at 2026-03-01: the text of `verification.json`.
+fn verification_of(reg: &std::path::Path, rows: &[serde_json::Value]) -> String {
+    let work = reg.parent().unwrap();
+    let matrix = work.join("matrix.json");
+    let out = work.join("dist");
+    let doc = serde_json::json!({"version": 1, "agents": rows});
+    std::fs::write(&matrix, doc.to_string()).unwrap();
+    let run = acp_registry(
+        &[
+            "build",
+            "--registry",
+            reg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--no-site",
+            "--matrix",
+            matrix.to_str().unwrap(),
+            "--as-of",
+            "2026-03-01T00:00:00Z",
+        ],
+        &repo_root(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    std::fs::read_to_string(out.join("verification.json")).unwrap()
+}
+
+/// `verification.json` of a registry with one agent in each state, judged at a fixed time.
+#[test]
+fn verification_json() {
+    let work = tempfile::tempdir().unwrap();
+    let reg = work.path().join("registry");
+    evidence_registry(&reg);
+    // The fingerprints of the published distributions, from a first build.
+    let first: serde_json::Value = serde_json::from_str(&verification_of(&reg, &[])).unwrap();
+    let fingerprint = |id: &str, distribution: &str| {
+        let rows = first["agents"].as_array().unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r["id"] == id && r["distribution"] == distribution);
+        row.unwrap()["fingerprint"].as_str().unwrap().to_string()
+    };
+    let (current, current_uvx) = (fingerprint("current", "npx"), fingerprint("current", "uvx"));
+    let (expired, stale) = (fingerprint("expired", "npx"), fingerprint("stale", "npx"));
+    let text = verification_of(
+        &reg,
+        &[
+            evidence_row([
+                "current",
+                "npx",
+                "1.0.0",
+                &current,
+                "2026-02-27T03:04:05Z",
+                "passed",
+            ]),
+            evidence_row([
+                "current",
+                "uvx",
+                "1.0.0",
+                &current_uvx,
+                "2026-02-27T03:04:05Z",
+                "failed",
+            ]),
+            evidence_row([
+                "expired",
+                "npx",
+                "1.0.0",
+                &expired,
+                "2025-12-01T00:00:00Z",
+                "passed",
+            ]),
+            evidence_row([
+                "stale",
+                "npx",
+                "0.9.0",
+                &stale,
+                "2026-02-27T03:04:05Z",
+                "passed",
+            ]),
+        ],
+    );
+    insta::assert_snapshot!(text);
+}

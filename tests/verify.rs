@@ -716,10 +716,19 @@ fn matrix_probes_the_session_methods_and_changed_only_reuses_unchanged_rows() {
     assert_eq!(methods["session/list"], "success");
     assert_eq!(methods["session/load"], "not-found");
     assert_eq!(methods["session/set_mode"], "success");
-    assert_eq!(methods["session/fork"], "method-not-found");
     assert_eq!(methods["session/delete"], "method-not-found");
+    // Unstable methods are listed as advertised, never sent.
+    assert_eq!(methods.get("session/fork"), None);
+    assert_eq!(
+        matrix["agents"][0]["unstable_methods"],
+        json!(["session/fork"])
+    );
     let md = std::fs::read_to_string(out.with_extension("md")).unwrap();
     assert!(md.contains("| `session/list` | success |"), "{md}");
+    assert!(
+        md.contains("Unstable methods advertised (not probed): `session/fork`."),
+        "{md}"
+    );
     // Unchanged: the row (and its date) is kept without launching; the agent now fails.
     let verified = matrix["agents"][0]["verified"].clone();
     let again = run(&reg.root, &["matrix", "--changed-only", "--out", &out_arg]);
@@ -740,32 +749,9 @@ fn matrix_refuses_to_overwrite_a_file_it_did_not_write() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "my notes");
 }
 
-#[test]
-fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current() {
-    let server = server();
-    let reg = registry(&[manifest(
-        "good",
-        &server,
-        "well-behaved",
-        json!({"license": "MIT"}),
-    )]);
-    let matrix = reg.root.parent().unwrap().join("matrix.json");
-    let matrix_arg = matrix.to_str().unwrap().to_string();
-    assert_eq!(
-        run(
-            &reg.root,
-            &["matrix", "--timeout", "30", "--out", &matrix_arg]
-        )
-        .code,
-        0
-    );
-    // Build publishes only https URLs (the run above needed the local http server), and the
-    // entry is minimal: silence what build would refuse it for.
-    let path = reg.root.join("good/agent.json");
-    let published = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace(&server.url("/agent"), "https://example.com/agent-1.0.0");
-    std::fs::write(&path, published).unwrap();
+/// The test entries are minimal: an `acp-registry.jsonc` turning off what `build` would refuse
+/// them for.
+fn silence_what_build_refuses_a_minimal_entry_for(root: &Path) {
     let off = [
         "archive-url",
         "version-mismatch",
@@ -777,10 +763,39 @@ fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current
     let severity: serde_json::Map<String, Value> =
         off.iter().map(|c| (c.to_string(), json!("off"))).collect();
     std::fs::write(
-        reg.root.join("acp-registry.jsonc"),
+        root.join("acp-registry.jsonc"),
         json!({"severity": severity}).to_string(),
     )
     .unwrap();
+}
+
+#[test]
+fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_version() {
+    let server = server();
+    let reg = registry(&[manifest(
+        "good",
+        &server,
+        "well-behaved",
+        json!({"license": "MIT"}),
+    )]);
+    // The manifest as it is published (https; the test switch fetches loopback over http),
+    // so the build compares the very distribution `matrix` launched.
+    let path = reg.root.join("good/agent.json");
+    let published = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("http://127.0.0.1", "https://127.0.0.1");
+    std::fs::write(&path, published).unwrap();
+    let matrix = reg.root.parent().unwrap().join("matrix.json");
+    let matrix_arg = matrix.to_str().unwrap().to_string();
+    assert_eq!(
+        run(
+            &reg.root,
+            &["matrix", "--timeout", "30", "--out", &matrix_arg]
+        )
+        .code,
+        0
+    );
+    silence_what_build_refuses_a_minimal_entry_for(&reg.root);
     let build = |out: &str| {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
             .args([
@@ -803,17 +818,40 @@ fn build_with_a_matrix_puts_the_results_on_the_site_while_the_version_is_current
         std::fs::read_to_string(reg.root.join(out).join("site/agents/good/index.html")).unwrap()
     };
     let page = build("../dist");
-    assert!(page.contains("<dt>Verified</dt>"), "{page}");
+    assert!(page.contains("<dt>Verification</dt>"), "{page}");
+    assert!(
+        page.contains(r#"<p class="badge badge-verified">Verified</p>"#),
+        "{page}"
+    );
     assert!(
         page.contains("<li><code>session/list</code></li>"),
         "{page}"
     );
-    // A new version was not verified: its page shows nothing of the old run.
+    // What `matrix` recorded is what the build compares: the launch applies as published.
+    let evidence: Value = serde_json::from_str(
+        &std::fs::read_to_string(reg.root.join("../dist/verification.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(evidence["agents"][0]["state"], "current", "{evidence:#}");
+    assert_eq!(
+        evidence["agents"][0]["evidence"]["unstable_methods"],
+        json!(["session/fork"])
+    );
+    // A new version was not verified: its page shows the old run as stale.
     let text = std::fs::read_to_string(&path)
         .unwrap()
         .replace("\"1.0.0\"", "\"1.1.0\"");
     std::fs::write(&path, text).unwrap();
-    assert!(!build("../dist2").contains("<dt>Verified</dt>"));
+    let stale = build("../dist2");
+    assert!(
+        stale.contains(r#"<p class="badge badge-stale">Verified an earlier release</p>"#),
+        "{stale}"
+    );
+    assert!(
+        stale.contains("Verified an earlier release: 1.0.0 (binary)"),
+        "{stale}"
+    );
+    assert!(!stale.contains("badge-verified"), "{stale}");
 }
 
 /// How a `verify` child ended: its output, wall time, peak RSS, and whether `guard` ran out.

@@ -54,7 +54,7 @@ fn recorded_answers_speak_version_1_and_offer_a_sign_in_the_default_policy_accep
             "{id}: {:?}",
             answer.auth
         );
-        assert!(answer.session_methods.contains("session/load"), "{id}");
+        assert!(answer.advertised.contains("session/load"), "{id}");
     }
 }
 

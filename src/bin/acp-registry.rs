@@ -409,9 +409,20 @@ struct BuildArgs {
     /// Write nothing: rebuild in memory and exit 1 if the output folder differs.
     #[arg(long)]
     check: bool,
-    /// Show the results of `acp-registry matrix` (a matrix.json) on the site.
+    /// Publish the results of `acp-registry matrix` (a matrix.json): verification.json (and
+    /// its schema) beside the registry files, and the verification badges and filter on the
+    /// site. Evidence for another version or distribution than the published one is stale.
     #[arg(long, value_name = "FILE")]
     matrix: Option<PathBuf>,
+    /// With --matrix: evidence older than DAYS days is expired [default: `verify.max_age_days`,
+    /// else 30].
+    #[arg(long, value_name = "DAYS", requires = "matrix", value_parser = clap::value_parser!(u32).range(1..=i64::from(acp_registry::registry::config::MAX_MIN_AGE_DAYS)))]
+    max_age: Option<u32>,
+    /// With --matrix: measure evidence ages at this UTC time (`2026-03-01T12:00:00Z` or
+    /// `2026-03-01`) [default: SOURCE_DATE_EPOCH, else now]. Give it (or SOURCE_DATE_EPOCH) for
+    /// a reproducible build.
+    #[arg(long, value_name = "TIME", requires = "matrix", value_parser = update::parse_as_of)]
+    as_of: Option<i64>,
     /// The registry.json a previous build published, or the dist/ folder holding it: entries
     /// that fail validation keep their previous form (or are left out) instead of stopping the
     /// build, and the exit code is 3.
@@ -614,6 +625,8 @@ impl BuildArgs {
             check: self.check,
             color: Stream::Stderr.use_color(),
             matrix: self.matrix,
+            max_age_days: self.max_age,
+            as_of: self.as_of,
             last_good: self.last_good,
             format: self.format.into(),
         }
@@ -631,6 +644,8 @@ impl SiteArgs {
             check: self.check,
             color: Stream::Stderr.use_color(),
             matrix: None,
+            max_age_days: None,
+            as_of: None,
             last_good: None,
             format: validate::Format::Human,
         }
@@ -749,7 +764,7 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("NO_COLOR", "Set to anything non-empty: no colour, even on a terminal."),
         ("GITHUB_STEP_SUMMARY", "With --format github, the file the findings table is appended to."),
         ("GITHUB_TOKEN", "update: sent as a bearer token to the GitHub API host only."),
-        ("SOURCE_DATE_EPOCH", "pack: the time stamp of archive entries (default 0)."),
+        ("SOURCE_DATE_EPOCH", "pack: the time stamp of archive entries (default 0). build --matrix: the time evidence ages are measured at, unless --as-of is given (default: now)."),
         ("XDG_CACHE_HOME", "validate --online, verify: where the cache folder goes (default ~/.cache, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."),
         ("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "Tests only: allow loopback addresses over plain http. Never set it on untrusted input."),
         ("ACP_REGISTRY_TEST_NOW", "Tests only: the time matrix stamps its rows with (ISO 8601) instead of now."),

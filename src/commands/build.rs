@@ -30,8 +30,14 @@ pub struct Options {
     pub check: bool,
     /// Colour in the findings written to stderr.
     pub color: bool,
-    /// `--matrix`: a `matrix.json` whose results the site shows.
+    /// `--matrix`: a `matrix.json`, written as `verification.json` and shown on the site.
     pub matrix: Option<PathBuf>,
+    /// `--max-age`: evidence older than this many days is expired (over
+    /// `verify.max_age_days`).
+    pub max_age_days: Option<u32>,
+    /// `--as-of`: the time evidence ages are measured at, seconds since the Unix epoch
+    /// (`None`: `SOURCE_DATE_EPOCH`, else the clock).
+    pub as_of: Option<i64>,
     /// `--last-good`: the previous `registry.json`, or the `dist/` folder holding it; failing
     /// entries are then served in their previous form (or left out) instead of stopping the
     /// build.
@@ -40,33 +46,35 @@ pub struct Options {
     pub format: Format,
 }
 
-/// One verification per id from a matrix: its first passing row (binary, npx, uvx), else
-/// its first row.
-fn verifications(
+/// The launches of a `matrix.json`, judged at `as_of` under `max_age_days`.
+fn evidence(
     matrix: &crate::verify::matrix::Matrix,
-) -> std::collections::BTreeMap<String, (String, crate::site::Verification)> {
-    let mut out = std::collections::BTreeMap::new();
-    for row in &matrix.agents {
-        let passed = row.status == "passed";
-        let better = out
-            .get(&row.id)
-            .is_none_or(|(_, v): &(String, crate::site::Verification)| passed && !v.passed);
-        if better {
-            let verification = crate::site::Verification {
-                verified: row.verified.clone(),
-                passed,
-                protocol_version: row.protocol_version,
-                sign_in: row
-                    .auth_methods
-                    .iter()
-                    .map(|a| (a.name.clone(), a.kind.clone()))
-                    .collect(),
-                session_methods: row.supported(),
-            };
-            out.insert(row.id.clone(), (row.version.clone(), verification));
-        }
+    max_age_days: u32,
+    as_of: i64,
+) -> crate::registry::evidence::Evidence {
+    crate::registry::evidence::Evidence {
+        launches: matrix.launches(),
+        max_age_days,
+        as_of,
     }
-    out
+}
+
+/// The time evidence ages are measured at: `--as-of`, else `SOURCE_DATE_EPOCH` (the
+/// reproducible-builds convention), else the clock.
+fn as_of(flag: Option<i64>) -> Result<i64, CommandError> {
+    if let Some(at) = flag {
+        return Ok(at);
+    }
+    if let Ok(text) = std::env::var("SOURCE_DATE_EPOCH") {
+        return text.trim().parse::<i64>().map_err(|_| {
+            CommandError::Usage(format!(
+                "SOURCE_DATE_EPOCH `{}` is not a number of seconds since 1970-01-01; set it to one (e.g. `git log -1 --format=%ct`) or unset it",
+                escape::terminal(&text)
+            ))
+        });
+    }
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    Ok(since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)))
 }
 
 fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) -> String {
@@ -198,9 +206,15 @@ pub fn run(
         &BuildOptions {
             base_url: options.base_url.clone(),
             site: options.site || options.site_only,
-            verifications: match &options.matrix {
-                Some(path) => verifications(&crate::verify::matrix::read(path)?),
-                None => std::collections::BTreeMap::default(),
+            evidence: match &options.matrix {
+                Some(path) => Some(evidence(
+                    &crate::verify::matrix::read(path)?,
+                    options
+                        .max_age_days
+                        .unwrap_or(checked.config.verify_max_age_days),
+                    as_of(options.as_of)?,
+                )),
+                None => None,
             },
         },
         held.as_ref(),

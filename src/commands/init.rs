@@ -396,6 +396,7 @@ mod tests {
         assert_eq!(config.base_url, defaults.base_url);
         assert_eq!(config.publish_quarantined, defaults.publish_quarantined);
         assert_eq!(config.update_min_age_days, defaults.update_min_age_days);
+        assert_eq!(config.verify_max_age_days, defaults.verify_max_age_days);
         assert_eq!(
             format!("{:?}", config.outputs),
             format!("{:?}", defaults.outputs)

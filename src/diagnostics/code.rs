@@ -164,7 +164,10 @@ catalogue! {
         "The build sets `icon` to the published URL of `<id>/icon.svg`. A value in the manifest is ignored; remove it.";
     CapabilityUnknown = "capability-unknown", Metadata, Warning,
         "A declared capability is not a known ACP method.",
-        "`capabilities` lists ACP method names the agent implements (`session/load`, `session/set_mode`, `terminal/create`, `fs/read_text_file`, ...). Unknown names are reported with the nearest known name; they may be typos or methods newer than this tool.";
+        "`capabilities` lists ACP method names the agent implements (`session/load`, `session/set_mode`, `terminal/create`, `fs/read_text_file`, ...). Unknown names are reported with the nearest known name; they may be typos or methods newer than this tool. Methods the protocol defines as unstable are `capability-unstable` instead.";
+    CapabilityUnstable = "capability-unstable", Metadata, Note,
+        "A declared capability is an unstable ACP method.",
+        "The method is in the protocol, but only behind an `unstable_*` feature of the ACP schema or in the protocol v2 preview (`session/fork`, `session/set_title`, `session/status`, `session/archive`, `auth/status`, `providers/list`, ...): it may still change or go away, and clients may not call it. A note, not a warning: declaring what the agent implements is right; raise it with `severity` to keep a registry to stable methods. `matrix` does not probe unstable methods; it lists the ones the agent advertised.";
     AuthType = "auth-type", Metadata, Error,
         "An auth method has an unknown type.",
         "Each `auth` entry has `type` `agent` (the agent runs its own login), `terminal` (the user runs a login command) or `env_var` (the user sets variables listed in `vars`). The RFD's `api_key` is accepted as an alias of `env_var`, with a warning. An `env_var` method must list its `vars`.";

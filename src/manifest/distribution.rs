@@ -12,6 +12,18 @@ use super::jsonc::{escape_pointer, Member, Node, NodeValue};
 use super::{DISTRIBUTION_KINDS, PLATFORMS};
 use crate::source::Span;
 
+/// What identifies one kind of a manifest's `distribution` (`binary` as a whole, `npx`,
+/// `uvx`): 16 hex digits of the SHA-256 of its JSON, keys as written. `matrix` records it
+/// with each launch; `matrix --changed-only` and `build --matrix` compare it with the
+/// manifest's now (any edit of that part, even of its key order, counts as a change).
+pub(crate) fn fingerprint(distribution: Option<&Node>, kind: Kind) -> String {
+    use sha2::{Digest, Sha256};
+    let dist = distribution.map(Node::to_json).unwrap_or_default();
+    let part = dist.get(kind.as_str()).cloned().unwrap_or_default();
+    let digest = Sha256::digest(part.to_string().as_bytes());
+    crate::net::hex(&digest[..8])
+}
+
 /// How a distribution launches.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
@@ -171,6 +183,14 @@ impl Distribution {
                 .find(|t| t.platform == platform && t.legacy == legacy)
         };
         of(false).or_else(|| of(true))
+    }
+
+    /// Whether the manifest has a distribution of `kind` (a binary target, or the package).
+    pub fn has(&self, kind: Kind) -> bool {
+        match kind {
+            Kind::Binary => !self.binary.is_empty(),
+            kind => self.package(kind).is_some(),
+        }
     }
 
     /// The package of `kind` (`None` for `binary`).

@@ -13,6 +13,9 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::config::base_url_problem;
+use super::evidence::{
+    assess, Assessment, Evidence, VERIFICATION_FILE, VERIFICATION_SCHEMA, VERIFICATION_SCHEMA_FILE,
+};
 use super::last_good::HeldBack;
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
 use super::variants::{indented, output_agent, published_channels, Output};
@@ -129,9 +132,9 @@ pub struct BuildOptions {
     pub base_url: Option<String>,
     /// Render the catalogue site under `site/`.
     pub site: bool,
-    /// `build --matrix`: per id, the version that was verified and what was found; shown
-    /// only while the published version is still that one.
-    pub verifications: BTreeMap<String, (String, site::Verification)>,
+    /// `build --matrix`: what `matrix` found, written as `verification.json` and shown on
+    /// the site as it applies to what is published.
+    pub evidence: Option<Evidence>,
 }
 
 /// What one registry file publishes.
@@ -189,6 +192,8 @@ pub struct Files<'a> {
     site: Option<(Site, SiteSource<'a>)>,
     /// Only the site, at the top (`acp-registry site`).
     site_only: bool,
+    /// `build --matrix`: `verification.json`.
+    verification: Option<String>,
     paths: BTreeSet<String>,
 }
 
@@ -406,8 +411,17 @@ pub fn plan<'a>(
         paths.extend(entry.icons.iter().map(|icon| published_icon(entry, icon)));
     }
     paths.extend(SCHEMAS.iter().map(|(name, _)| (*name).to_string()));
+    let assessment = options.evidence.as_ref().map(|e| assess(&entries, e));
+    if assessment.is_some() {
+        paths.insert(VERIFICATION_FILE.to_string());
+        paths.insert(VERIFICATION_SCHEMA_FILE.to_string());
+    }
     let site = if options.site {
-        let source = SiteSource::new(checked, &base, options.verifications.clone(), held);
+        let verifications = assessment
+            .as_ref()
+            .map(Assessment::site)
+            .unwrap_or_default();
+        let source = SiteSource::new(checked, &base, verifications, held);
         let site = Site::new(&source, &site_options(checked, &base))?;
         summary.site_pages = site.html_pages();
         paths.extend(site.paths().into_iter().map(|path| format!("{SITE}{path}")));
@@ -423,6 +437,7 @@ pub fn plan<'a>(
         held,
         site,
         site_only: false,
+        verification: assessment.map(|a| a.to_json()),
         paths,
     };
     files.seal(&mut summary);
@@ -522,6 +537,10 @@ impl Files<'_> {
         icons?;
         for (name, text) in SCHEMAS {
             files.bytes(name, text.as_bytes())?;
+        }
+        if let Some(verification) = &self.verification {
+            files.bytes(VERIFICATION_FILE, verification.as_bytes())?;
+            files.bytes(VERIFICATION_SCHEMA_FILE, VERIFICATION_SCHEMA.as_bytes())?;
         }
         Ok(())
     }
@@ -694,8 +713,8 @@ struct SiteSource<'a> {
     items: Vec<SiteItem<'a>>,
     held: Option<&'a HeldBack>,
     base: String,
-    /// `build --matrix`: shown while the published version is the verified one.
-    verifications: BTreeMap<String, (String, site::Verification)>,
+    /// `build --matrix`: per id, the evidence as it applies to what is published.
+    verifications: BTreeMap<String, site::Verification>,
 }
 
 enum SiteItem<'a> {
@@ -707,7 +726,7 @@ impl<'a> SiteSource<'a> {
     fn new(
         checked: &'a Checked,
         base: &str,
-        verifications: BTreeMap<String, (String, site::Verification)>,
+        verifications: BTreeMap<String, site::Verification>,
         held: Option<&'a HeldBack>,
     ) -> Self {
         // The entries `published_agent` publishes: a manifest whose top level is an object.
@@ -751,12 +770,7 @@ impl AgentSource for SiteSource<'_> {
         };
         let (agent, preview) = published_channels(entry, &self.base).unwrap_or_default();
         let preview = Some(preview).filter(|p| *p != agent);
-        let version = agent.get("version").and_then(Value::as_str);
-        let verification = self
-            .verifications
-            .get(entry.id())
-            .filter(|(verified, _)| Some(verified.as_str()) == version)
-            .map(|(_, v)| v.clone());
+        let verification = self.verifications.get(entry.id()).cloned();
         Ok(Cow::Owned(SiteAgent {
             id: entry.id().to_string(),
             preview,

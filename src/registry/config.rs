@@ -71,7 +71,13 @@ const PATCH_KEYS: [&str; 3] = ["id", "append_args", "set"];
 /// Fields a patch may not set: they identify the agent or are chosen by `channel`.
 const PATCH_FORBIDDEN: [&str; 5] = ["id", "version", "distribution", "preview", "$schema"];
 /// Names in `dist/` that outputs may not take (compared ignoring case).
-const RESERVED_FILES: [&str; 3] = ["agent.schema.json", "registry.schema.json", "SHA256SUMS"];
+const RESERVED_FILES: [&str; 5] = [
+    "agent.schema.json",
+    "registry.schema.json",
+    "SHA256SUMS",
+    super::evidence::VERIFICATION_FILE,
+    super::evidence::VERIFICATION_SCHEMA_FILE,
+];
 const OS_FAMILIES: [&str; 3] = ["darwin", "linux", "windows"];
 /// The longest release-age cooldown `update.min_age_days` (and `update --min-age`) takes.
 pub const MAX_MIN_AGE_DAYS: u32 = 365;
@@ -95,6 +101,9 @@ pub struct Config {
     pub online: EndpointOverrides,
     /// `verify.auth_types`: auth types an agent must offer one of (`None`: the default).
     pub verify_auth_types: Option<Vec<String>>,
+    /// `verify.max_age_days`: `build --matrix` marks older evidence expired
+    /// (`build --max-age` wins).
+    pub verify_max_age_days: u32,
     /// `update.min_age_days`: the release-age cooldown of `update` (`--min-age` wins).
     pub update_min_age_days: u32,
     /// `provenance`: repositories accepted besides each manifest's `repository`.
@@ -112,6 +121,7 @@ impl Default for Config {
             named_ids: Vec::new(),
             online: EndpointOverrides::default(),
             verify_auth_types: None,
+            verify_max_age_days: super::evidence::DEFAULT_MAX_AGE_DAYS,
             update_min_age_days: 0,
             provenance: ProvenanceConfig::default(),
         }
@@ -240,7 +250,7 @@ impl Config {
             "required_os" => read_required_os(fields, value, &mut self.policy),
             "require_sha256" => read_require_sha256(fields, value, &mut self.policy),
             "online" => self.online = read_online(fields, value),
-            "verify" => self.verify_auth_types = read_verify(fields, value),
+            "verify" => read_verify(fields, value, self),
             "update" => read_update(fields, value, &mut self.update_min_age_days),
             "provenance" => self.provenance = read_provenance(fields, value, &mut self.named_ids),
             "outputs" => {
@@ -380,41 +390,73 @@ fn read_repositories(fields: &mut Fields, entry: &Member) -> Vec<repository::Rep
     out
 }
 
-/// `"verify": {"auth_types": ["agent", "terminal"]}` (an empty list accepts any answer).
-fn read_verify(fields: &mut Fields, node: &Node) -> Option<Vec<String>> {
-    const TYPES: [&str; 3] = ["agent", "terminal", "env_var"];
-    let help =
-        "write `{\"auth_types\": [\"agent\", \"terminal\"]}` (types: agent, terminal, env_var)";
-    let members = fields.object(node, "verify must be an object", help)?;
-    let mut out = None;
+/// `"verify": {"auth_types": ["agent", "terminal"], "max_age_days": 30}` (an empty
+/// `auth_types` accepts any answer).
+fn read_verify(fields: &mut Fields, node: &Node, config: &mut Config) {
+    const KEYS: [&str; 2] = ["auth_types", "max_age_days"];
+    let help = "write `{\"auth_types\": [\"agent\", \"terminal\"], \"max_age_days\": 30}`";
+    let Some(members) = fields.object(node, "verify must be an object", help) else {
+        return;
+    };
     for member in members {
-        if member.key != "auth_types" {
-            fields.unknown_key(member, &["auth_types"]);
-            continue;
+        match member.key.as_str() {
+            "auth_types" => {
+                if let Some(types) = read_auth_types(fields, &member.value) {
+                    config.verify_auth_types = Some(types);
+                }
+            }
+            "max_age_days" => {
+                if let Some(days) = read_days(fields, &member.value, "verify.max_age_days", 1) {
+                    config.verify_max_age_days = days;
+                }
+            }
+            _ => fields.unknown_key(member, &KEYS),
         }
-        let items = member.value.as_array().unwrap_or_default();
-        let valid: Vec<String> = items
-            .iter()
-            .filter_map(Node::as_str)
-            .filter(|t| TYPES.contains(t))
-            .map(str::to_string)
-            .collect();
-        if member.value.as_array().is_none() || valid.len() != items.len() {
-            let message = "verify.auth_types must be a list of auth types";
-            fields.problem(member.value.span, message, help);
-            continue;
-        }
-        out = Some(valid);
     }
-    out
+}
+
+/// `verify.auth_types`: a list of auth types.
+fn read_auth_types(fields: &mut Fields, value: &Node) -> Option<Vec<String>> {
+    const TYPES: [&str; 3] = ["agent", "terminal", "env_var"];
+    let items = value.as_array().unwrap_or_default();
+    let valid: Vec<String> = items
+        .iter()
+        .filter_map(Node::as_str)
+        .filter(|t| TYPES.contains(t))
+        .map(str::to_string)
+        .collect();
+    if value.as_array().is_none() || valid.len() != items.len() {
+        fields.problem(
+            value.span,
+            "verify.auth_types must be a list of auth types",
+            "write `{\"auth_types\": [\"agent\", \"terminal\"]}` (types: agent, terminal, env_var)",
+        );
+        return None;
+    }
+    Some(valid)
+}
+
+/// A whole number of days from `min` to [`MAX_MIN_AGE_DAYS`] (`key` names it in the finding).
+fn read_days(fields: &mut Fields, value: &Node, key: &str, min: u32) -> Option<u32> {
+    let days = match &value.value {
+        NodeValue::Number(raw) => raw.parse::<u32>().ok(),
+        _ => None,
+    };
+    let days = days.filter(|d| (min..=MAX_MIN_AGE_DAYS).contains(d));
+    if days.is_none() {
+        fields.problem(
+            value.span,
+            format!("{key} must be a whole number of days"),
+            format!("write a whole number of days from {min} to {MAX_MIN_AGE_DAYS}"),
+        );
+    }
+    days
 }
 
 /// `"update": {"min_age_days": N}`: a whole number of days, 0 to [`MAX_MIN_AGE_DAYS`].
 fn read_update(fields: &mut Fields, node: &Node, min_age_days: &mut u32) {
-    let help = format!(
-        "write `{{\"min_age_days\": 7}}`: a whole number of days from 0 to {MAX_MIN_AGE_DAYS}"
-    );
-    let Some(members) = fields.object(node, "update must be an object", help.as_str()) else {
+    let help = "write `{\"min_age_days\": 7}`";
+    let Some(members) = fields.object(node, "update must be an object", help) else {
         return;
     };
     for member in members {
@@ -422,17 +464,8 @@ fn read_update(fields: &mut Fields, node: &Node, min_age_days: &mut u32) {
             fields.unknown_key(member, &["min_age_days"]);
             continue;
         }
-        let days = match &member.value.value {
-            NodeValue::Number(raw) => raw.parse::<u32>().ok(),
-            _ => None,
-        };
-        match days.filter(|d| *d <= MAX_MIN_AGE_DAYS) {
-            Some(days) => *min_age_days = days,
-            None => fields.problem(
-                member.value.span,
-                "update.min_age_days must be a whole number of days",
-                help.as_str(),
-            ),
+        if let Some(days) = read_days(fields, &member.value, "update.min_age_days", 0) {
+            *min_age_days = days;
         }
     }
 }
@@ -899,6 +932,29 @@ mod tests {
                 "config-invalid"
             ]
         );
+    }
+
+    #[test]
+    fn verify_max_age_days_is_read_beside_auth_types_and_bad_values_are_findings() {
+        let parse = |text: &str| Config::parse(SourceFile::new(CONFIG_FILE, text.to_string()));
+        assert_eq!(Config::default().verify_max_age_days, 30);
+        let (config, diags) = parse(r#"{"verify": {"auth_types": ["agent"], "max_age_days": 7}}"#);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(config.verify_max_age_days, 7);
+        assert_eq!(config.verify_auth_types, Some(vec!["agent".to_string()]));
+        for bad in ["0", "366", "1.5", "\"7\"", "-1"] {
+            let (config, diags) = parse(&format!(r#"{{"verify": {{"max_age_days": {bad}}}}}"#));
+            let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+            assert_eq!(
+                messages,
+                ["verify.max_age_days must be a whole number of days"],
+                "{bad}"
+            );
+            assert_eq!(config.verify_max_age_days, 30);
+        }
+        let (_, diags) = parse(r#"{"verify": {"max_age": 7}}"#);
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].message.contains("max_age"), "{:?}", diags[0]);
     }
 
     #[test]

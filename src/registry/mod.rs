@@ -3,6 +3,7 @@
 pub mod build;
 pub mod check;
 pub mod config;
+pub mod evidence;
 pub mod fix;
 pub mod git;
 pub mod last_good;

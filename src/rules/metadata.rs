@@ -131,23 +131,38 @@ pub(crate) fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut 
     }
 }
 
+/// Each declared name by the catalogue's class: stable (nothing to say), unstable (a note),
+/// unknown (a warning with the nearest known name).
 fn check_capabilities(doc: &ManifestDoc, sink: &mut Sink) {
+    use crate::acp::methods::{stability, Stability};
     let Some(items) = doc.root.get("capabilities").and_then(|n| n.as_array()) else {
         return;
     };
     for (i, item) in items.iter().enumerate() {
         let Some(name) = item.as_str() else { continue };
-        if !known_capabilities().iter().any(|k| k == name) {
-            let mut d = doc.at(
-                Code::CapabilityUnknown,
-                &format!("/capabilities/{i}"),
-                format!("`{name}` is not a known ACP method"),
-            );
-            if let Some(help) = did_you_mean(name, known_capabilities().iter().map(String::as_str))
-            {
-                d = d.help(help);
+        let pointer = format!("/capabilities/{i}");
+        match stability(name) {
+            Some(Stability::Stable) => {}
+            Some(Stability::Unstable) => sink.push(
+                doc.at(
+                    Code::CapabilityUnstable,
+                    &pointer,
+                    format!("`{name}` is an unstable ACP method: it may still change"),
+                )
+                .help("keep it if the agent implements it; clients may not call it yet"),
+            ),
+            None => {
+                let mut d = doc.at(
+                    Code::CapabilityUnknown,
+                    &pointer,
+                    format!("`{name}` is not a known ACP method"),
+                );
+                let known = known_capabilities().iter().map(String::as_str);
+                if let Some(help) = did_you_mean(name, known) {
+                    d = d.help(help);
+                }
+                sink.push(d);
             }
-            sink.push(d);
         }
     }
 }

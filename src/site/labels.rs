@@ -26,6 +26,14 @@ pub(crate) const DEPLOY_LABELS: [(&str, &str); 3] = [
     ("uvx", "uvx (Python)"),
 ];
 
+/// Verification states (`build --matrix`) with the badge and filter labels, in filter order.
+pub(crate) const VERIFICATION_LABELS: [(&str, &str); 4] = [
+    ("verified", "Verified"),
+    ("failed", "Launch failed"),
+    ("expired", "Verification expired"),
+    ("stale", "Verified an earlier release"),
+];
+
 /// The label of `key` in `table`, or the key itself when the table does not know it.
 pub(crate) fn label<'a>(table: &[(&'a str, &'a str)], key: &'a str) -> &'a str {
     table

@@ -71,12 +71,27 @@ pub struct SiteAgent {
     pub verification: Option<Verification>,
 }
 
-/// One agent's row of a `matrix.json`, as the site shows it (hostile strings: they come
+/// What `build --matrix` found about one agent (the distribution that says most), as the
+/// site shows it: the same assessment as `verification.json` (hostile strings: they come
 /// from the agent's answer).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Verification {
-    /// When it was verified (`YYYY-MM-DD…` UTC).
+    /// `verified` (launched as published, passed, within the age limit), `failed` (launched
+    /// as published, with problems), `expired` (launched as published, longer ago than the
+    /// limit) or `stale` (what was launched is no longer what is published).
+    pub state: String,
+    /// The distribution launched: `binary`, `npx` or `uvx`.
+    pub distribution: String,
+    /// The version launched.
+    pub version: String,
+    /// When it was launched (`YYYY-MM-DDTHH:MM:SSZ`).
     pub verified: String,
+    /// When the evidence expires (`YYYY-MM-DDTHH:MM:SSZ`).
+    pub expires: String,
+    /// The age limit, in days.
+    pub max_age_days: u32,
+    /// What changed since the launch (`version`, `distribution`), for `stale`.
+    pub changed: Vec<String>,
     /// Whether the launch passed every check.
     pub passed: bool,
     /// The ACP version the agent answered with.
@@ -85,6 +100,8 @@ pub struct Verification {
     pub sign_in: Vec<(String, String)>,
     /// Session methods that answered with success.
     pub session_methods: Vec<String>,
+    /// Unstable methods the agent advertised.
+    pub unstable_methods: Vec<String>,
 }
 
 /// Site-wide settings.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::labels::{label, AUTH_LABELS, DEPLOY_LABELS, PLATFORM_LABELS};
+use super::labels::{label, AUTH_LABELS, DEPLOY_LABELS, PLATFORM_LABELS, VERIFICATION_LABELS};
 use super::markdown;
 use super::snippets::{self, Install};
 use super::urls::safe_url;
@@ -67,10 +67,23 @@ pub(crate) struct Card {
     pub(crate) protocol: Option<String>,
     pub(crate) quarantined: bool,
     pub(crate) preview: Option<String>,
-    /// `["verified"]` when `matrix` verified the agent (the filter's value), else empty and
-    /// left out of the search index.
+    /// The verification state when `build --matrix` has evidence for the agent (`verified`,
+    /// `failed`, `expired`, `stale`: the filter's value), else empty and left out of the
+    /// search index.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) verified: Vec<String>,
+    /// The badge text of that state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) verified_label: Option<String>,
+}
+
+/// The agent's verification state when it is one the site knows (it names a CSS class).
+fn verification_state(agent: &SiteAgent) -> Option<&str> {
+    let state = agent.verification.as_ref()?.state.as_str();
+    VERIFICATION_LABELS
+        .iter()
+        .any(|(known, _)| *known == state)
+        .then_some(state)
 }
 
 static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
@@ -169,12 +182,12 @@ pub(crate) fn card(agent: &SiteAgent, icon_class: &str) -> Card {
         capabilities: string_list(a, "capabilities"),
         protocol: string_field(a, "protocol_version"),
         quarantined: agent.quarantine.is_some(),
-        verified: agent
-            .verification
-            .as_ref()
-            .filter(|v| v.passed)
-            .map(|_| vec!["verified".to_string()])
-            .unwrap_or_default(),
+        verified: verification_state(agent)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        verified_label: verification_state(agent)
+            .map(|state| label(&VERIFICATION_LABELS, state).to_string()),
         preview: agent
             .preview
             .as_ref()
@@ -201,7 +214,7 @@ pub(crate) struct Facets {
     pub(crate) license: Vec<FacetValue>,
     pub(crate) cap: Vec<FacetValue>,
     pub(crate) tag: Vec<FacetValue>,
-    /// Offered only when some agent was verified by `matrix`.
+    /// Offered only for the states some agent is in.
     pub(crate) verified: Vec<FacetValue>,
 }
 
@@ -271,7 +284,7 @@ pub(crate) fn facets(cards: &[Card]) -> Facets {
         tag: facet(cards.iter().flat_map(|c| c.tags.iter()), &[], false),
         verified: facet(
             cards.iter().flat_map(|c| c.verified.iter()),
-            &[("verified", "Launched and answered ACP")],
+            &VERIFICATION_LABELS,
             true,
         ),
     }

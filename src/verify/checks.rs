@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::acp::methods::{InitializeAnswer, ADVERTISED_SESSION_METHODS, PROTOCOL_VERSION};
+use crate::acp::methods::{advertisement, InitializeAnswer, PROTOCOL_VERSION};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::NodeValue;
 use crate::rules::{Code, ManifestDoc};
@@ -116,11 +116,12 @@ fn manifest_claims(doc: &ManifestDoc, answer: &InitializeAnswer) -> Vec<Diagnost
         let Some(method) = item.as_str() else {
             continue;
         };
-        if ADVERTISED_SESSION_METHODS.contains(&method) && !answer.session_methods.contains(method)
-        {
+        let Some(field) = advertisement(method) else {
+            continue;
+        };
+        if !answer.advertised.contains(method) {
             out.push(mismatch(doc, &format!("/capabilities/{i}"), format!(
-                "the manifest declares `{method}`, the agent's initialize answer does not advertise it ({})",
-                advertisement(method)
+                "the manifest declares `{method}`, the agent's initialize answer does not advertise it ({field})"
             )));
         }
     }
@@ -159,17 +160,6 @@ fn auth_claims(doc: &ManifestDoc, answer: &InitializeAnswer) -> Vec<Diagnostic> 
         }
     }
     out
-}
-
-fn advertisement(method: &str) -> &'static str {
-    match method {
-        "session/load" => "agentCapabilities.loadSession",
-        "session/list" => "agentCapabilities.sessionCapabilities.list",
-        "session/resume" => "agentCapabilities.sessionCapabilities.resume",
-        "session/close" => "agentCapabilities.sessionCapabilities.close",
-        "session/delete" => "agentCapabilities.sessionCapabilities.delete",
-        _ => "agentCapabilities.sessionCapabilities.fork",
-    }
 }
 
 fn mismatch(doc: &ManifestDoc, pointer: &str, message: String) -> Diagnostic {

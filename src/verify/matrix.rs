@@ -1,8 +1,8 @@
 //! `matrix`: after `initialize`, `session/new` in a scratch workspace, then one probe of
-//! each optional session method the schema crate lists (stable ones, then the unstable
-//! `session/fork`, the ones that end the session last), each answer classified. The rows
-//! are written as `matrix.json` (read back by `build --matrix` and `--changed-only`) and
-//! `matrix.md`.
+//! each stable optional session method of the catalogue ([`methods::probed_session_methods`],
+//! the ones that end the session last), each answer classified; the unstable methods the
+//! agent advertised are listed, never sent. The rows are written as `matrix.json` (read back
+//! by `build --matrix` and `--changed-only`) and `matrix.md`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +15,9 @@ use super::session::{Agent, Answer};
 use super::{AgentResult, Status};
 use crate::acp::error_codes;
 use crate::acp::methods::{self, OfferedAuth};
+use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
+use crate::registry::evidence::Launch;
 
 /// `matrix.json` format version.
 pub(crate) const FORMAT_VERSION: u64 = 1;
@@ -121,8 +123,7 @@ fn params(method: &str, facts: &SessionFacts, cwd: &str) -> Value {
         .unwrap_or_else(|| "acp-registry-probe".into());
     match method {
         "session/list" => json!({}),
-        "session/load" => json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
-        "session/resume" | "session/fork" => {
+        "session/load" | "session/resume" => {
             json!({"sessionId": session, "cwd": cwd, "mcpServers": []})
         }
         "session/set_mode" => {
@@ -201,6 +202,10 @@ pub(crate) struct Row {
     /// The slash commands announced after `session/new` (absent in older files).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) commands: Vec<String>,
+    /// Unstable methods the `initialize` answer advertised (not probed), sorted; absent in
+    /// files written before it was added.
+    #[serde(default)]
+    pub(crate) unstable_methods: Vec<String>,
 }
 
 impl Row {
@@ -225,6 +230,7 @@ impl Row {
                 .map(|p| (p.method.clone(), p.class))
                 .collect(),
             commands: result.commands.clone(),
+            unstable_methods: methods::unstable_among(&result.advertised),
         }
     }
 
@@ -317,6 +323,27 @@ pub(crate) struct PartFile {
     pub(crate) agents: Vec<Row>,
 }
 
+impl Matrix {
+    /// The rows as the build reads them (`read` checked every `verified`).
+    pub(crate) fn launches(&self) -> Vec<Launch> {
+        self.agents
+            .iter()
+            .map(|row| Launch {
+                id: row.id.clone(),
+                distribution: row.distribution,
+                version: row.version.clone(),
+                fingerprint: row.fingerprint.clone(),
+                verified: crate::time::parse_iso_utc_seconds(&row.verified).unwrap_or_default(),
+                passed: row.status == "passed",
+                protocol_version: row.protocol_version,
+                auth_methods: row.auth_methods.clone(),
+                session_methods: row.supported(),
+                unstable_methods: row.unstable_methods.clone(),
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {reason}")]
 pub(crate) struct MatrixError {
@@ -358,6 +385,21 @@ pub(crate) fn read(path: &Path) -> Result<Matrix, MatrixError> {
         reason: format!("not a matrix.json: {e}"),
     })?;
     check_version(path, matrix.version)?;
+    if let Some(row) = matrix
+        .agents
+        .iter()
+        .find(|row| crate::time::parse_iso_utc_seconds(&row.verified).is_none())
+    {
+        return Err(MatrixError {
+            path: path.display().to_string(),
+            reason: format!(
+                "agent `{}` ({}): `verified` is `{}`, not a UTC time such as 2026-03-01T12:00:00Z",
+                escape::terminal(&row.id),
+                row.distribution,
+                escape::terminal(&row.verified)
+            ),
+        });
+    }
     Ok(matrix)
 }
 
@@ -411,16 +453,34 @@ pub(crate) fn markdown(matrix: &Matrix) -> String {
     let mut out = format!("{MARKDOWN_HEADING}\n\n");
     for row in &matrix.agents {
         out.push_str(&format!(
-            "## {} {} ({})\n\nVerified {}, protocol version {}, sign-in: {}.\n\n| method | answer |\n|---|---|\n",
+            "## {} {} ({})\n\nVerified {}, protocol version {}, sign-in: {}.\n\n",
             markdown_cell(&row.id),
             markdown_cell(&row.version),
             row.distribution,
             markdown_cell(&row.verified),
             row.protocol_version.map_or("?".into(), |v| v.to_string()),
-            if row.auth_methods.is_empty() { "none".to_string() } else {
-                row.auth_methods.iter().map(|a| format!("{} ({})", markdown_cell(&a.name), markdown_cell(&a.kind))).collect::<Vec<_>>().join(", ")
+            if row.auth_methods.is_empty() {
+                "none".to_string()
+            } else {
+                row.auth_methods
+                    .iter()
+                    .map(|a| format!("{} ({})", markdown_cell(&a.name), markdown_cell(&a.kind)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
         ));
+        if !row.unstable_methods.is_empty() {
+            let listed: Vec<String> = row
+                .unstable_methods
+                .iter()
+                .map(|m| format!("`{}`", markdown_cell(m)))
+                .collect();
+            out.push_str(&format!(
+                "Unstable methods advertised (not probed): {}.\n\n",
+                listed.join(", ")
+            ));
+        }
+        out.push_str("| method | answer |\n|---|---|\n");
         for method in &methods {
             let class = row.methods.get(method).map_or("not probed", |c| c.label());
             out.push_str(&format!("| `{method}` | {class} |\n"));

@@ -239,10 +239,7 @@ pub enum VerifyError {
 
 impl Kind {
     fn in_manifest(self, dist: &Distribution) -> bool {
-        match self {
-            Kind::Binary => !dist.binary.is_empty(),
-            kind => dist.package(kind).is_some(),
-        }
+        dist.has(self)
     }
 }
 
@@ -443,20 +440,9 @@ fn runnable(kind: Kind, dist: &Distribution, platform: Option<&str>, path: Optio
     }
 }
 
-/// What identifies a distribution for `matrix --changed-only`: its JSON, keys as written.
+/// What identifies a distribution for `matrix --changed-only` and `build --matrix`.
 fn fingerprint(doc: &ManifestDoc, kind: Kind) -> String {
-    use sha2::{Digest, Sha256};
-    let dist = doc
-        .root
-        .get("distribution")
-        .map(crate::manifest::Node::to_json)
-        .unwrap_or_default();
-    let part = match kind {
-        Kind::Binary => dist.get("binary").cloned().unwrap_or_default(),
-        kind => dist.get(kind.as_str()).cloned().unwrap_or_default(),
-    };
-    let digest = Sha256::digest(part.to_string().as_bytes());
-    crate::net::hex(&digest[..8])
+    crate::manifest::distribution::fingerprint(doc.root.get("distribution"), kind)
 }
 
 fn run_jobs(
@@ -818,7 +804,7 @@ fn judge(
             Ok(read) => {
                 result.protocol_version = read.protocol_version;
                 result.auth_methods = read.auth.clone();
-                result.advertised = read.session_methods.iter().cloned().collect();
+                result.advertised = read.advertised.iter().cloned().collect();
                 result.initialize = Some(value.clone());
                 findings.extend(checks::check(
                     doc,

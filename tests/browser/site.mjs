@@ -19,7 +19,9 @@
 // javascript: link), and the payloads show as text, also in cards the script renders. With
 // <many-base-url> (a site of more agents than one page holds): the scripted pager pages
 // through the filtered list with the page in the URL, loading the icons of the cards it
-// shows, and without JavaScript the static pages list every agent.
+// shows, and without JavaScript the static pages list every agent. Agents in each
+// verification state (verified, failed, expired, stale) show their badge on the cards
+// (scripted and static) and their page, and the verification filter selects them.
 // Exit code 0 when every check passed, 1 otherwise.
 
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -401,6 +403,7 @@ try {
     });
   }
   check('text colour differs between light and dark', themed[0] && themed[1] && themed[0] !== themed[1], themed.join(' vs '));
+  await section('verification badges and filter', () => verificationChecks(all));
   if (hostileBase) await section('hostile site', hostileChecks);
   if (manyBase) await section('many agents', pagingChecks);
 } catch (error) {
@@ -408,6 +411,63 @@ try {
   console.log(`FAIL exception\n${error.stack || error}`);
 } finally {
   await browser.close();
+}
+
+/** The badge of each verification state on the cards (scripted and static) and the agent
+ * page, and the filter by state, for the agents the search index gives a state. */
+async function verificationChecks(all) {
+  const LABELS = { verified: 'Verified', failed: 'Launch failed', expired: 'Verification expired', stale: 'Verified an earlier release' };
+  const withState = all.filter((a) => Array.isArray(a.verified) && a.verified.length === 1);
+  const states = [...new Set(withState.map((a) => a.verified[0]))].sort();
+  check('the index has an agent in every verification state', JSON.stringify(states) === JSON.stringify(Object.keys(LABELS).sort()), states.join(', '));
+  const badges = (page) => page.$$eval('#agent-list .card', (cards) => cards.map((c) => {
+    const badge = c.querySelector('p.badge:not(.badge-warn)');
+    return [c.querySelector('.card-title a').textContent, badge ? `${badge.className}|${badge.textContent}` : ''];
+  }));
+  const expected = (names) => Object.fromEntries(all.filter((a) => names.includes(a.name)).map((a) => {
+    const state = withState.includes(a) ? a.verified[0] : null;
+    return [a.name, state ? `badge badge-${state}|${LABELS[state]}` : ''];
+  }));
+  const problems = [];
+  for (const javaScriptEnabled of [true, false]) {
+    const context = await browser.newContext({ colorScheme: 'light', javaScriptEnabled });
+    const page = await openPage(context, problems);
+    await page.goto(url('index.html'));
+    if (javaScriptEnabled) await waitReady(page);
+    const shown = Object.fromEntries(await badges(page));
+    const want = expected(Object.keys(shown));
+    const how = javaScriptEnabled ? 'scripted' : 'static';
+    check(`${how} cards show the badge of their verification state, and only those`, JSON.stringify(shown) === JSON.stringify(want), `${JSON.stringify(shown)} vs ${JSON.stringify(want)}`);
+    await context.close();
+  }
+  const context = await browser.newContext({ colorScheme: 'light' });
+  const page = await openPage(context, problems);
+  for (const state of Object.keys(LABELS)) {
+    await page.goto(url(`index.html?verified=${state}`));
+    await waitReady(page);
+    const names = await cardNames(page);
+    const want = withState.filter((a) => a.verified[0] === state).map((a) => a.name);
+    check(`?verified=${state} shows the ${state} agents`, names.length > 0 && JSON.stringify([...names].sort()) === JSON.stringify([...want].sort()), `${names.join(', ')} vs ${want.join(', ')}`);
+    check(`the ${state} checkbox is checked`, await page.isChecked(`input[name="verified"][value="${state}"]`));
+  }
+  await page.goto(url('index.html'));
+  await waitReady(page);
+  await page.check('input[name="verified"][value="stale"]');
+  await page.check('input[name="verified"][value="expired"]');
+  await page.waitForFunction(() => new URLSearchParams(location.search).getAll('verified').length > 0);
+  const noLonger = await cardNames(page);
+  const wantNoLonger = withState.filter((a) => ['stale', 'expired'].includes(a.verified[0])).map((a) => a.name);
+  check('choosing stale and expired shows the agents whose evidence no longer applies', JSON.stringify([...noLonger].sort()) === JSON.stringify([...wantNoLonger].sort()), `${noLonger.join(', ')} vs ${wantNoLonger.join(', ')}`);
+  for (const agent of withState) {
+    await page.goto(url(agent.href));
+    const state = agent.verified[0];
+    const badge = await page.$eval('.agent p.badge:not(.badge-warn)', (b) => `${b.className}|${b.textContent}`).catch(() => '');
+    const facts = await page.$eval('.agent', (a) => a.textContent);
+    const phrase = { verified: 'launched and answered ACP', failed: 'launched, with problems', expired: 'Expired:', stale: 'Verified an earlier release:' }[state];
+    check(`the ${state} agent's page shows its badge and says so`, badge === `badge badge-${state}|${LABELS[state]}` && facts.includes(phrase), `${badge}; ${phrase}`);
+  }
+  check('verification: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
+  await context.close();
 }
 
 async function hostileChecks() {

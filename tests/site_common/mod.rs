@@ -45,6 +45,45 @@ pub(crate) fn bundled_agents() -> Vec<SiteAgent> {
     agents
 }
 
+/// What `build --matrix` hands the site for an agent whose evidence is in `state`
+/// (`verified`, `failed`, `expired`, `stale`).
+pub(crate) fn verification(state: &str) -> site::Verification {
+    site::Verification {
+        state: state.to_string(),
+        distribution: "npx".to_string(),
+        version: if state == "stale" { "0.9.0" } else { "1.0.0" }.to_string(),
+        verified: "2026-02-27T03:04:05Z".to_string(),
+        expires: "2026-03-29T03:04:05Z".to_string(),
+        max_age_days: 30,
+        changed: if state == "stale" {
+            vec!["version".to_string()]
+        } else {
+            Vec::new()
+        },
+        passed: state != "failed",
+        protocol_version: Some(1),
+        sign_in: vec![("Log in".to_string(), "agent".to_string())],
+        session_methods: vec!["session/list".to_string()],
+        unstable_methods: vec!["session/fork".to_string()],
+    }
+}
+
+/// The bundled registry's agents, the first four given evidence in each state.
+pub(crate) fn bundled_agents_with_verifications() -> Vec<SiteAgent> {
+    let mut agents = bundled_agents();
+    assert!(
+        agents.len() >= 4,
+        "registry/ publishes fewer than four agents"
+    );
+    for (agent, state) in agents
+        .iter_mut()
+        .zip(["verified", "failed", "expired", "stale"])
+    {
+        agent.verification = Some(verification(state));
+    }
+    agents
+}
+
 pub(crate) fn render_bundled() -> BTreeMap<String, Vec<u8>> {
     site::render(&bundled_agents(), &options()).expect("the bundled registry renders")
 }
