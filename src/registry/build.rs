@@ -313,9 +313,9 @@ fn merged<'a>(
     })
 }
 
-/// Check every agent `output` publishes against `registry.schema.json` (each composed and
-/// dropped, in parallel, so memory stays flat; [`Files`] composes them again when written)
-/// and summarise the output. The first agent in id order that fails is the one reported.
+/// Summarise what `output` publishes. Under another base URL than the check's (or after a
+/// check with errors), every agent is first composed and checked against
+/// `registry.schema.json`, in parallel, and the first failure in id order is reported.
 fn check_output(
     checked: &Checked,
     entries: &[&EntryReport],
