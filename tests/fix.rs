@@ -239,6 +239,21 @@ fn unpinned_entry(url: &str) -> (tempfile::TempDir, String) {
     (dir, text)
 }
 
+/// A server for the release asset and the GitHub API's answer `release` for its tag.
+fn release_server(release: &serde_json::Value) -> Server {
+    Server::start(routes(vec![
+        (&format!("HEAD {RELEASE_ASSET}"), vec![Reply::status(200)]),
+        (
+            &format!("GET {RELEASE_ASSET}"),
+            vec![Reply::body(200, "archive bytes\n")],
+        ),
+        (
+            &format!("GET {RELEASE_BY_TAG}"),
+            vec![Reply::json(release)],
+        ),
+    ]))
+}
+
 fn fix_verify_archives(dir: &Path, server: &Server) -> Run {
     let api = server.url("/api").replacen("http://", "https://", 1);
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
@@ -272,17 +287,7 @@ fn verify_archives_pins_the_digest_github_publishes_without_downloading_first() 
             {"name": "agent-linux-x86_64.tar.gz", "digest": format!("sha256:{}", BYTES_DIGEST.to_uppercase())},
         ]
     });
-    let server = Server::start(routes(vec![
-        (&format!("HEAD {RELEASE_ASSET}"), vec![Reply::status(200)]),
-        (
-            &format!("GET {RELEASE_ASSET}"),
-            vec![Reply::body(200, "archive bytes\n")],
-        ),
-        (
-            &format!("GET {RELEASE_BY_TAG}"),
-            vec![Reply::json(&release)],
-        ),
-    ]));
+    let server = release_server(&release);
     let (dir, text) = unpinned_entry(&server.url(RELEASE_ASSET));
     let run = fix_verify_archives(dir.path(), &server);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
@@ -311,17 +316,7 @@ fn without_a_published_digest_the_downloaded_bytes_are_pinned() {
         "tag_name": "v1.0.0",
         "assets": [{"name": "agent-linux-x86_64.tar.gz", "digest": null}]
     });
-    let server = Server::start(routes(vec![
-        (&format!("HEAD {RELEASE_ASSET}"), vec![Reply::status(200)]),
-        (
-            &format!("GET {RELEASE_ASSET}"),
-            vec![Reply::body(200, "archive bytes\n")],
-        ),
-        (
-            &format!("GET {RELEASE_BY_TAG}"),
-            vec![Reply::json(&release)],
-        ),
-    ]));
+    let server = release_server(&release);
     let (dir, _) = unpinned_entry(&server.url(RELEASE_ASSET));
     let run = fix_verify_archives(dir.path(), &server);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
