@@ -2,6 +2,8 @@
 //! project), launchers that run the installed binary, and no overwriting of a different
 //! skill without `--force`.
 
+#[path = "common/agentskills.rs"]
+mod agentskills;
 mod collab_support;
 
 use std::path::{Path, PathBuf};
@@ -80,8 +82,12 @@ fn every_known_agent_gets_the_skill_in_its_global_and_project_folders() {
     }
 }
 
-/// The skill's files, the launchers' pointer at this binary, executable launchers.
+/// The skill's files, the launchers' pointer at this binary, executable launchers; and the
+/// Agent Skills reference validator accepts the installed folder.
 fn assert_installed(dir: &Path, agent: &str) {
+    if let Some(agentskills) = agentskills::agentskills() {
+        agentskills::assert_valid(&agentskills, dir);
+    }
     for (path, bytes) in FILES {
         assert_eq!(
             &std::fs::read(dir.join(path)).unwrap(),
