@@ -1357,7 +1357,7 @@ fn last_good_publishes_eleven_current_entries_and_the_previous_bytes_of_the_brok
         );
         assert!(
             run.stderr.contains(
-                "held back: 1 failing entries, 1 served in their previous form, 0 left out"
+                "held back: 1 failing entry, 1 served in their previous form, 0 left out"
             ),
             "{}",
             run.stderr

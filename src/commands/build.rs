@@ -268,11 +268,12 @@ fn held_text(held: Option<&HeldBack>) -> String {
     let Some(held) = held else {
         return String::new();
     };
+    let failing = held.entries.len();
     let mut text = format!(
-        "  held back: {} failing entries, {} served in their previous form, {} left out\n",
-        held.entries.len(),
+        "  held back: {failing} failing {}, {} served in their previous form, {} left out\n",
+        if failing == 1 { "entry" } else { "entries" },
         held.kept(),
-        held.entries.len() - held.kept()
+        failing - held.kept()
     );
     for entry in &held.entries {
         let codes: Vec<&str> = entry.codes.iter().map(|c| c.as_str()).collect();
