@@ -247,10 +247,7 @@ fn release_server(release: &serde_json::Value) -> Server {
             &format!("GET {RELEASE_ASSET}"),
             vec![Reply::body(200, "archive bytes\n")],
         ),
-        (
-            &format!("GET {RELEASE_BY_TAG}"),
-            vec![Reply::json(release)],
-        ),
+        (&format!("GET {RELEASE_BY_TAG}"), vec![Reply::json(release)]),
     ]))
 }
 
