@@ -47,18 +47,12 @@ fn parse_http_date(text: &str) -> Option<u64> {
     if !(1..=31).contains(&day) || year < 1970 || *h > 23 || *m > 59 || *s > 60 {
         return None;
     }
-    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let days = crate::time::days_from_civil(
+        i64::try_from(year).ok()?,
+        i64::try_from(month).ok()?,
+        i64::try_from(day).ok()?,
+    );
+    Some(u64::try_from(days).ok()? * 86_400 + h * 3600 + m * 60 + s)
 }
 
 #[cfg(test)]
