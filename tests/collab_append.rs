@@ -595,7 +595,7 @@ fn errors_are_protocol_errors_not_usage_errors() {
     let fx = Fx::new(&["server", "reader"]);
     assert!(matches!(
         fx.try_append("ghost", "blocked", &[]),
-        Err(CollabError::Protocol(_))
+        Err(CollabError::UnknownParticipant(_))
     ));
 }
 

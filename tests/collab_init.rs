@@ -364,7 +364,7 @@ fn init_refuses_to_write_through_a_symlink() {
     std::fs::write(&outside, "keep me").unwrap();
     std::os::unix::fs::symlink(&outside, folder.join("deliverables/design-spec.md")).unwrap();
     let err = match collab::init(&init_options(&folder, &["a", "b"])) {
-        Err(CollabError::Protocol(m)) => m,
+        Err(e @ CollabError::Read(_)) => e.to_string(),
         other => panic!("{other:?}"),
     };
     assert!(

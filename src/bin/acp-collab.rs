@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 
 use acp_registry::collab::cli::{self, Console};
-use acp_registry::collab::{spec, AppendOptions, InitOptions, Invocation, WaitOptions};
+use acp_registry::collab::{
+    spec, AppendOptions, CollabError, InitOptions, Invocation, WaitOptions,
+};
 use acp_registry::commands::{failure_line, manual};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -270,7 +272,7 @@ fn main() -> ExitCode {
     match run(library_command(command)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("{}", failure_line(e.chain()));
+            eprintln!("{}", failure_line(anyhow::Error::new(e).chain()));
             ExitCode::from(2)
         }
     }
@@ -287,14 +289,14 @@ fn documentation(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<
     }
 }
 
-fn run(command: cli::Command) -> anyhow::Result<u8> {
+fn run(command: cli::Command) -> Result<u8, CollabError> {
     let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
     let mut console = Console {
         out: &mut out,
         err: &mut err,
         usage: &subcommand_usage,
     };
-    Ok(cli::run(command, &mut console)?)
+    cli::run(command, &mut console)
 }
 
 /// The parsed arguments as the library's command.

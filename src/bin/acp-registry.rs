@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use acp_registry::commands::{
     self, build, exit, explain, failure_line, fmt, init, manual, matrix, new, online, pack, update,
-    validate, verify, Stream,
+    validate, verify, CommandError, Exit, Stream,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -785,32 +785,28 @@ const MANUAL: manual::ManualText = manual::ManualText {
 };
 
 /// Runs one subcommand; its report goes to `out` (stdout) or stderr.
-fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
+fn run(command: Command, out: &mut dyn Write) -> Result<Exit, CommandError> {
     let err = &mut std::io::stderr();
     match command {
         Command::Validate(args) => validate::run(&args.options(), out),
-        Command::Build(args) => Ok(build::run(&args.options(), out, err)?),
-        Command::Site(args) => Ok(build::run(&args.options(), out, err)?),
+        Command::Build(args) => build::run(&args.options(), out, err),
+        Command::Site(args) => build::run(&args.options(), out, err),
         Command::Fmt(args) => fmt::run(&args.options(), out, err),
-        Command::Verify(args) => Ok(verify::run(&args.options(), out)?),
+        Command::Verify(args) => verify::run(&args.options(), out),
         Command::Matrix(MatrixArgs {
             command: Some(MatrixCommand::Merge(merge)),
             ..
-        }) => Ok(matrix::merge(
+        }) => matrix::merge(
             &matrix::MergeOptions {
                 parts: merge.parts,
                 out: merge.out,
             },
             out,
             err,
-        )?),
-        Command::Matrix(args) => Ok(matrix::run(&args.options(), out)?),
-        Command::Pack(args) => Ok(pack::run(&args.options(), out)?),
-        Command::Explain(args) => {
-            let text = explain::run(args.request(), args.registry.as_deref())?;
-            out.write_all(text.as_bytes())?;
-            Ok(exit::OK)
-        }
+        ),
+        Command::Matrix(args) => matrix::run(&args.options(), out),
+        Command::Pack(args) => pack::run(&args.options(), out),
+        Command::Explain(args) => explain::run(args.request(), args.registry.as_deref(), out),
         Command::Init(args) => init::run(
             &init::Options {
                 dir: args.dir,
@@ -820,7 +816,7 @@ fn run(command: Command, out: &mut dyn Write) -> anyhow::Result<u8> {
             out,
         ),
         Command::New(args) => new::run(&args.options(), out),
-        Command::Update(args) => Ok(update::run(&args.options(), out)?),
+        Command::Update(args) => update::run(&args.options(), out),
         Command::Completions(args) => {
             manual::completions(args.shell, &mut Cli::command(), "acp-registry", out)?;
             Ok(exit::OK)
@@ -841,7 +837,7 @@ fn main() -> ExitCode {
         Err(error) => {
             let _ = out.flush();
             // Errors can quote registry paths and git's output: escaped, each cause once.
-            eprintln!("{}", failure_line(error.chain()));
+            eprintln!("{}", failure_line(anyhow::Error::new(error).chain()));
             ExitCode::from(exit::FAILURE)
         }
     }

@@ -52,10 +52,6 @@ impl Appended {
     }
 }
 
-fn refuse(msg: impl Into<String>) -> CollabError {
-    CollabError::Protocol(msg.into())
-}
-
 /// Reads a protocol text file for a gate check; absence reads as empty.
 fn read_folder_text(folder: &Path, name: &str) -> Result<String, CollabError> {
     Ok(paths::read_text(folder, name)?.unwrap_or_default())
@@ -202,10 +198,7 @@ pub fn append_with(opts: &AppendOptions, invocation: &Invocation) -> Result<Appe
     let folder = paths::resolve_folder(&opts.folder);
     // The lock needs the folder; a missing folder is reported as a missing protocol.json.
     if !folder.is_dir() {
-        return Err(refuse(format!(
-            "missing protocol.json in {}",
-            folder.display()
-        )));
+        return Err(CollabError::NoFolder(folder));
     }
     let _lock = AppendLock::acquire(&folder)?;
     protocol::remove_leftover_temps(&folder);
@@ -213,14 +206,11 @@ pub fn append_with(opts: &AppendOptions, invocation: &Invocation) -> Result<Appe
     let mut protocol = protocol::load_or_fail(&folder)?;
     let name = opts.event.as_str();
     if !EVENTS.contains(&name) {
-        return Err(refuse(format!("unknown event '{name}'")));
+        return Err(CollabError::UnknownEvent(name.to_owned()));
     }
     let participants = protocol.participants();
     if !participants.contains(&opts.participant) {
-        return Err(refuse(format!(
-            "participant '{}' is not listed in protocol.json",
-            opts.participant
-        )));
+        return Err(CollabError::UnknownParticipant(opts.participant.clone()));
     }
     let log = read_sound_log(&folder)?;
     let problems = flag_problems(opts, &protocol, &log.events)?;
@@ -253,14 +243,13 @@ pub fn append_with(opts: &AppendOptions, invocation: &Invocation) -> Result<Appe
 fn read_sound_log(folder: &Path) -> Result<EventLog, CollabError> {
     let log = read_events(folder)?;
     if !log.errors.is_empty() {
-        return Err(refuse(log.errors.join("; ")));
+        return Err(CollabError::Log(log.errors));
     }
     if let Some(tail) = &log.incomplete_tail {
         let head: Vec<u8> = tail.bytes().take(40).collect();
-        return Err(refuse(format!(
-            "events.jsonl ends with an incomplete line ({}); remove it or restore the rest of the line",
-            String::from_utf8_lossy(&head)
-        )));
+        return Err(CollabError::IncompleteLine(
+            String::from_utf8_lossy(&head).into_owned(),
+        ));
     }
     Ok(log)
 }
@@ -339,7 +328,7 @@ fn check_transition(
         gate_errors.push("readiness.md must check 'Ready to implement' first");
     }
     if !gate_errors.is_empty() {
-        return Err(refuse(gate_errors.join("; ")).into());
+        return Err(CollabError::Readiness(gate_errors).into());
     }
     if name == "completed" {
         check_completion(folder, protocol, opts, &readiness_text)?;
@@ -450,20 +439,17 @@ fn check_completion(
     readiness_text: &str,
 ) -> Result<(), CollabError> {
     if opts.doc.as_deref().filter(|d| !d.is_empty()) != Some(CONCLUSION_FILE) {
-        return Err(refuse("completed must reference conclusion.md"));
+        return Err(CollabError::CompletedWithoutConclusion);
     }
     let unchecked = unchecked_gates(readiness_text, &protocol.completion_gate_texts());
     if !unchecked.is_empty() {
-        return Err(refuse(format!(
-            "completion gates must be checked first: {}",
-            unchecked.join(", ")
-        )));
+        return Err(CollabError::UncheckedGates(unchecked));
     }
     let conclusion = read_folder_text(folder, CONCLUSION_FILE)?;
     let primary_ref = protocol.primary_ref().unwrap_or_default();
     let errors = conclusion_errors(&conclusion, &primary_ref);
     if !errors.is_empty() {
-        return Err(refuse(errors.join("; ")));
+        return Err(CollabError::Conclusion(errors));
     }
     Ok(())
 }

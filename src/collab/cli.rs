@@ -112,7 +112,6 @@ impl Console<'_> {
     fn failure(&mut self, e: &CollabError, subcommand: &str) -> io::Result<()> {
         match e {
             CollabError::Usage(msg) => self.usage_error(subcommand, msg),
-            CollabError::Protocol(msg) => self.note(&format!("error: {msg}")),
             CollabError::Refused { message, hint } => {
                 self.note(&format!("error: {message}"))?;
                 self.note(&format!("  {hint}"))
@@ -123,6 +122,7 @@ impl Console<'_> {
                     .iter()
                     .try_for_each(|p| self.note(&format!("  --{}: {}", p.flag, p.hint)))
             }
+            _ => self.note(&format!("error: {e}")),
         }
     }
 }
@@ -149,33 +149,24 @@ fn formatted(
     }
 }
 
-/// Runs one command, printing on `console`; returns the exit code (failures exit 2).
-pub fn run(command: Command, console: &mut Console) -> io::Result<u8> {
+/// Runs one command, printing its result or its failure on `console`; returns the exit code
+/// (failures exit 2). Only a failure of the console itself
+/// ([`CollabError::Console`]) is left to the caller to print.
+pub fn run(command: Command, console: &mut Console) -> Result<u8, CollabError> {
     let name = command.name();
-    let code = match execute(command, console) {
-        Ok(Shown::Text(text, code)) => console.text(&text).map(|()| code)?,
-        Ok(Shown::Json(json, code)) => console.out.write_all(json.as_bytes()).map(|()| code)?,
-        Ok(Shown::Done(code)) => code,
-        Err(Failure::Collab(e)) => console.failure(&e, name).map(|()| 2)?,
-        Err(Failure::Io(e)) => return Err(e),
+    let printed = match execute(command, console) {
+        Ok(Shown::Text(text, code)) => console.text(&text).map(|()| code),
+        Ok(Shown::Json(json, code)) => console.out.write_all(json.as_bytes()).map(|()| code),
+        Ok(Shown::Done(code)) => Ok(code),
+        Err(e @ CollabError::Console(_)) => return Err(e),
+        Err(e) => console.failure(&e, name).map(|()| 2),
     };
-    console.out.flush()?;
+    let code = printed.map_err(CollabError::Console)?;
+    console.out.flush().map_err(CollabError::Console)?;
     Ok(code)
 }
 
-/// Why a command printed no result.
-enum Failure {
-    Collab(CollabError),
-    Io(io::Error),
-}
-
-impl From<CollabError> for Failure {
-    fn from(e: CollabError) -> Self {
-        Failure::Collab(e)
-    }
-}
-
-fn execute(command: Command, console: &mut Console) -> Result<Shown, Failure> {
+fn execute(command: Command, console: &mut Console) -> Result<Shown, CollabError> {
     Ok(match command {
         Command::Init(opts, invocation) => Shown::Text(super::init(&opts)?.report(&invocation), 0),
         Command::Append(opts, invocation) => Shown::Text(
@@ -217,7 +208,7 @@ fn execute(command: Command, console: &mut Console) -> Result<Shown, Failure> {
         Command::SkillUninstall(agent, project, force) => uninstall_skill(agent, project, force)?,
         Command::SkillList(project) => list_skill(project)?,
         Command::Acp => {
-            super::acp::serve(io::stdin(), &mut *console.out).map_err(Failure::Io)?;
+            super::acp::serve(io::stdin(), &mut *console.out).map_err(CollabError::Console)?;
             Shown::Done(0)
         }
     })
@@ -229,15 +220,16 @@ fn exit_code(code: i32) -> u8 {
 }
 
 /// `wait` streams its `waiting:`/`ready:` lines (escaped) and reports how it ended on stderr.
-fn wait(opts: &WaitOptions, console: &mut Console) -> Result<Shown, Failure> {
+fn wait(opts: &WaitOptions, console: &mut Console) -> Result<Shown, CollabError> {
     let mut out = Escaped {
         inner: &mut *console.out,
         pending: Vec::new(),
     };
     let outcome = wait_for_turn(opts, &mut out);
-    out.flush().map_err(Failure::Io)?;
+    out.flush().map_err(CollabError::Console)?;
     let outcome = outcome?;
-    let note = |console: &mut Console, line: String| console.note(&line).map_err(Failure::Io);
+    let note =
+        |console: &mut Console, line: String| console.note(&line).map_err(CollabError::Console);
     Ok(match outcome {
         WaitOutcome::Ready { next_error, .. } => {
             if let Some(msg) = next_error {
@@ -286,8 +278,7 @@ impl Write for Escaped<'_> {
 fn roots(project: Option<PathBuf>) -> Result<Roots, CollabError> {
     let project = match project {
         Some(dir) => dir,
-        None => std::env::current_dir()
-            .map_err(|e| CollabError::Protocol(format!("cannot read the current folder: {e}")))?,
+        None => std::env::current_dir().map_err(CollabError::CurrentFolder)?,
     };
     let home = std::env::var_os("HOME")
         .or_else(|| std::env::var_os("USERPROFILE"))
@@ -312,9 +303,8 @@ fn install_skill(
     project: Option<PathBuf>,
     force: bool,
     console: &mut Console,
-) -> Result<Shown, Failure> {
-    let binary = std::env::current_exe()
-        .map_err(|e| CollabError::Protocol(format!("cannot find the running acp-collab: {e}")))?;
+) -> Result<Shown, CollabError> {
+    let binary = std::env::current_exe().map_err(CollabError::CurrentExe)?;
     let opts = InstallOptions {
         agent,
         scope: scope_of(project.as_ref()),
@@ -341,7 +331,7 @@ fn install_skill(
     for warning in &report.warnings {
         console
             .note(&format!("warning: {warning}"))
-            .map_err(Failure::Io)?;
+            .map_err(CollabError::Console)?;
     }
     Ok(Shown::Text(text, 0))
 }
@@ -355,7 +345,11 @@ fn join_or(items: &[&str], none: &str) -> String {
 }
 
 /// `skill uninstall`: removes what `skill install` wrote for the agent.
-fn uninstall_skill(agent: String, project: Option<PathBuf>, force: bool) -> Result<Shown, Failure> {
+fn uninstall_skill(
+    agent: String,
+    project: Option<PathBuf>,
+    force: bool,
+) -> Result<Shown, CollabError> {
     let opts = UninstallOptions {
         agent,
         scope: scope_of(project.as_ref()),
@@ -380,7 +374,7 @@ fn uninstall_skill(agent: String, project: Option<PathBuf>, force: bool) -> Resu
 }
 
 /// `skill list`: every copy of the skill in a folder a known client scans.
-fn list_skill(project: Option<PathBuf>) -> Result<Shown, Failure> {
+fn list_skill(project: Option<PathBuf>) -> Result<Shown, CollabError> {
     let roots = roots(project)?;
     let found = skill::list(&roots)?;
     if found.is_empty() {

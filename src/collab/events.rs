@@ -181,7 +181,7 @@ pub fn read_log_text(folder: &Path) -> Result<Result<String, String>, CollabErro
         Ok(Some(text)) => Ok(Ok(text)),
         Ok(None) => Ok(Err("missing events.jsonl".to_owned())),
         Err(ReadError::Symlink(m)) => Ok(Err(m)),
-        Err(ReadError::Io(m)) => Err(CollabError::Protocol(m)),
+        Err(e @ ReadError::Io(_)) => Err(e.into()),
     }
 }
 
@@ -292,8 +292,9 @@ impl AppendLock {
     pub fn acquire(folder: &Path) -> Result<Self, CollabError> {
         paths::check_no_symlink(folder, LOCK_FILE)?;
         let path = folder.join(LOCK_FILE);
-        let fail = |e: &dyn std::fmt::Display| {
-            CollabError::Protocol(format!("cannot open {}: {e}", path.display()))
+        let fail = |e: &dyn std::fmt::Display| CollabError::OpenLock {
+            path: path.clone(),
+            message: e.to_string(),
         };
         let file = crate::fs::no_follow(OpenOptions::new().read(true).write(true).create(true))
             .truncate(false)
@@ -301,7 +302,7 @@ impl AppendLock {
             .map_err(|e| fail(&e))?;
         let file = crate::fs::regular(file).map_err(|e| fail(&e))?;
         file.lock()
-            .map_err(|e| CollabError::Protocol(format!("cannot lock {}: {e}", path.display())))?;
+            .map_err(|source| CollabError::Lock { path, source })?;
         Ok(Self { file })
     }
 }
@@ -340,8 +341,9 @@ impl Drop for AppendLock {
 pub fn append_line(folder: &Path, line: &str, prefix_newline: bool) -> Result<(), CollabError> {
     paths::check_no_symlink(folder, EVENTS_FILE)?;
     let path = folder.join(EVENTS_FILE);
-    let fail = |e: std::io::Error| {
-        CollabError::Protocol(format!("cannot append to {}: {e}", path.display()))
+    let fail = |source| CollabError::Append {
+        path: path.clone(),
+        source,
     };
     let file = crate::fs::no_follow(OpenOptions::new().append(true).create(true))
         .open(&path)

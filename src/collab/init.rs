@@ -160,10 +160,7 @@ pub fn init(opts: &InitOptions) -> Result<InitOutcome, CollabError> {
         ));
     }
     if folder.exists() && !folder.is_dir() {
-        return Err(CollabError::Protocol(format!(
-            "{} exists and is not a directory; choose another --folder",
-            folder.display()
-        )));
+        return Err(CollabError::NotAFolder(folder));
     }
     write_folder(opts, &args, folder)
 }
@@ -336,8 +333,10 @@ fn write_folder(
     if !args.external {
         check_no_symlink(&folder, dir)?;
     }
-    std::fs::create_dir_all(&folder)
-        .map_err(|e| CollabError::Protocol(format!("cannot create {}: {e}", folder.display())))?;
+    std::fs::create_dir_all(&folder).map_err(|source| CollabError::Create {
+        path: folder.clone(),
+        source,
+    })?;
     let _lock = AppendLock::acquire(&folder)?;
     let now = utc_now();
     write_atomic(&folder, &protocol_map(opts, args, &generated, &now))?;
@@ -422,8 +421,10 @@ fn append_initialized(folder: &Path, owner: &str, now: &str) -> Result<(), Colla
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), CollabError> {
-    let fail =
-        |e: std::io::Error| CollabError::Protocol(format!("cannot write {}: {e}", path.display()));
+    let fail = |source| CollabError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(fail)?;
     }

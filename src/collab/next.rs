@@ -105,7 +105,7 @@ pub fn next_action_in(
     check_participant(&protocol, participant)?;
     let log = read_events(folder)?;
     if !log.errors.is_empty() {
-        return Err(CollabError::Protocol(log.errors.join("; ")));
+        return Err(CollabError::Log(log.errors));
     }
     let mut next = advise(&protocol, &log.events, participant)?;
     let cx = Context {
@@ -144,9 +144,7 @@ pub fn check_participant(protocol: &Protocol, participant: &str) -> Result<(), C
     if protocol.participants().iter().any(|p| p == participant) {
         Ok(())
     } else {
-        Err(CollabError::Protocol(format!(
-            "participant '{participant}' is not listed in protocol.json"
-        )))
+        Err(CollabError::UnknownParticipant(participant.to_owned()))
     }
 }
 

@@ -8,25 +8,18 @@ use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::CollabError;
 use crate::fs;
 
 /// A file could not be used: either it is (or lies under) a symlink, which is
 /// a reportable protocol problem, or an I/O failure that ends the command.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The path is or passes through a symlink (the message to report).
+    #[error("{0}")]
     Symlink(String),
     /// An I/O failure (the message to print).
+    #[error("{0}")]
     Io(String),
-}
-
-impl From<ReadError> for CollabError {
-    fn from(e: ReadError) -> Self {
-        match e {
-            ReadError::Symlink(m) | ReadError::Io(m) => CollabError::Protocol(m),
-        }
-    }
 }
 
 /// True when a POSIX-style path is absolute or has a `..` component.

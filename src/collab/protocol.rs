@@ -31,24 +31,21 @@ pub fn load(folder: &Path) -> Result<Result<Protocol, String>, CollabError> {
             )))
         }
         Err(ReadError::Symlink(m)) => return Ok(Err(m)),
-        Err(ReadError::Io(m)) => return Err(CollabError::Protocol(m)),
+        Err(e @ ReadError::Io(_)) => return Err(e.into()),
     };
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => Ok(Ok(Protocol {
             folder: folder.to_path_buf(),
             map,
         })),
-        Ok(_) => Err(CollabError::Protocol(
-            "protocol.json must contain a JSON object; restore it from the collaboration's history"
-                .to_owned(),
-        )),
+        Ok(_) => Err(CollabError::ProtocolNotAnObject),
         Err(e) => Ok(Err(format!("invalid protocol.json: {e}"))),
     }
 }
 
 /// Loads `protocol.json` for commands that stop at the first problem.
 pub fn load_or_fail(folder: &Path) -> Result<Protocol, CollabError> {
-    load(folder)?.map_err(CollabError::Protocol)
+    load(folder)?.map_err(CollabError::ProtocolFile)
 }
 
 /// Where a deliverable reference lives on disk: `base/rel`, with the symlink
@@ -258,7 +255,7 @@ pub fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), Colla
     paths::check_no_symlink(folder, PROTOCOL_FILE)?;
     let path = folder.join(PROTOCOL_FILE);
     crate::fs::atomic::write(&path, to_sorted_pretty(map).as_bytes())
-        .map_err(|e| CollabError::Protocol(format!("cannot write {}: {e}", path.display())))
+        .map_err(|source| CollabError::Write { path, source })
 }
 
 /// Regular files named like [`write_atomic`]'s temporary (`.protocol.json.<unique>.tmp`),

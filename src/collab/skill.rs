@@ -181,9 +181,7 @@ impl Roots {
     fn base(&self, scope: Scope) -> Result<&Path, CollabError> {
         match scope {
             Scope::Project => Ok(&self.project),
-            Scope::User => self.home.as_deref().ok_or_else(|| {
-                CollabError::Protocol("HOME is not set; pass --project DIR".to_owned())
-            }),
+            Scope::User => self.home.as_deref().ok_or(CollabError::NoHome),
         }
     }
 
@@ -279,13 +277,13 @@ pub fn agents_table() -> String {
 }
 
 fn agent(name: &str) -> Result<&'static Agent, CollabError> {
-    AGENTS.iter().find(|a| a.name == name).ok_or_else(|| {
-        let known: Vec<&str> = AGENTS.iter().map(|a| a.name).collect();
-        CollabError::Protocol(format!(
-            "unknown agent '{name}'; use one of: {} (see skill install --list)",
-            known.join(", ")
-        ))
-    })
+    AGENTS
+        .iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| CollabError::UnknownAgent {
+            name: name.to_owned(),
+            known: AGENTS.iter().map(|a| a.name).collect(),
+        })
 }
 
 /// The skill folders `agent` uses in `scope`.
@@ -331,7 +329,10 @@ fn skill_tree() -> BTreeMap<String, Vec<u8>> {
 }
 
 fn io(path: &Path, e: impl std::fmt::Display) -> CollabError {
-    CollabError::Protocol(format!("cannot install into {}: {e}", path.display()))
+    CollabError::Install {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
 }
 
 /// Who wrote an existing skill folder.
@@ -426,11 +427,9 @@ fn plan_one(
     files: &BTreeMap<String, Vec<u8>>,
     force: bool,
 ) -> Result<Outcome, CollabError> {
-    let refuse = |what: &str| {
-        CollabError::Protocol(format!(
-            "{} {what}; pass --force to replace it",
-            dir.display()
-        ))
+    let refuse = |what| CollabError::InTheWay {
+        dir: dir.to_path_buf(),
+        what,
     };
     match crate::fs::kind(dir).map_err(|e| io(dir, e))? {
         None => Ok(Outcome::Installed),
@@ -544,19 +543,9 @@ pub fn uninstall(opts: &UninstallOptions) -> Result<Vec<(PathBuf, Removal)>, Col
         match inspect(dir)? {
             Found::Absent | Found::Ours { .. } => {}
             Found::Modified if opts.force => {}
-            Found::Modified => {
-                return Err(CollabError::Protocol(format!(
-                    "{} is an install of this skill edited since; pass --force to remove the \
-                     files the install wrote (others are kept)",
-                    dir.display()
-                )))
-            }
+            Found::Modified => return Err(CollabError::EditedInstall(dir.clone())),
             Found::Foreign | Found::NotAFolder => {
-                return Err(CollabError::Protocol(format!(
-                    "{} was not written by acp-collab skill install; remove it yourself if \
-                     you mean to",
-                    dir.display()
-                )))
+                return Err(CollabError::ForeignInstall(dir.clone()))
             }
         }
     }

@@ -46,7 +46,7 @@ pub struct Status {
 fn load_log(folder: &std::path::Path) -> Result<Vec<Event>, CollabError> {
     let log = read_events(folder)?;
     if !log.errors.is_empty() {
-        return Err(CollabError::Protocol(log.errors.join("; ")));
+        return Err(CollabError::Log(log.errors));
     }
     Ok(log.events)
 }

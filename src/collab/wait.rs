@@ -74,13 +74,13 @@ pub fn wait_for_turn(opts: &WaitOptions, out: &mut dyn Write) -> Result<WaitOutc
     let interval = seconds(opts.interval.max(0.1));
     let watcher = watch::Watcher::new(&folder);
     let mut last_signature: Option<Signature> = None;
-    let io = |e: std::io::Error| CollabError::Protocol(format!("cannot write output: {e}"));
+    let io = CollabError::WaitOutput;
     loop {
         let protocol = protocol::load_or_fail(&folder)?;
         check_participant(&protocol, &opts.participant)?;
         let log = read_events(&folder)?;
         if !log.errors.is_empty() {
-            return Err(CollabError::Protocol(log.errors.join("; ")));
+            return Err(CollabError::Log(log.errors));
         }
         let phase = protocol.map.get("currentPhase").and_then(|v| v.as_str());
         let waiting = stored_waiting(&protocol);

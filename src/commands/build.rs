@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::validate::{append_step_summary, render, Format};
-use super::{exit, relocated, CommandError};
+use super::{exit, relocated, CommandError, Exit};
 use crate::diagnostics::{escape, render_human, Report};
 use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
 use crate::registry::last_good::{self, HeldBack, LastGood};
@@ -160,7 +160,7 @@ fn refuse(
     last_good: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<u8, CommandError> {
+) -> Result<Exit, CommandError> {
     print_findings(options, report, out, err)?;
     if last_good {
         writeln!(
@@ -181,7 +181,7 @@ pub fn run(
     options: &Options,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<u8, CommandError> {
+) -> Result<Exit, CommandError> {
     let started = Instant::now();
     let mut checked = check_registry_to_build(&options.registry)?;
     let last_good = match &options.last_good {

@@ -2,9 +2,11 @@
 //! does to it), the code list, or `docs/rules.md`.
 
 use std::fmt::Write as _;
+use std::io::Write;
 use std::path::Path;
 
-use crate::diagnostics::{explain, rules_markdown, Code, UnknownCode};
+use super::{exit, CommandError, Exit};
+use crate::diagnostics::{explain, rules_markdown, Code};
 use crate::registry::config::CONFIG_FILE;
 use crate::registry::{Config, RegistryError};
 use crate::rules::Level;
@@ -21,24 +23,18 @@ pub enum Request {
     Nothing,
 }
 
-/// Why `explain` printed nothing (exit 2).
-#[derive(Debug, thiserror::Error)]
-pub enum ExplainError {
-    #[error(transparent)]
-    /// The named code does not exist (the nearest one is suggested).
-    Unknown(#[from] UnknownCode),
-    #[error("name a rule code, e.g. `acp-registry explain icon-color`; `acp-registry explain --list` lists every code")]
-    /// No code, `--list` or `--markdown` was given.
-    NoCode,
-    #[error(transparent)]
-    /// `--registry` names something that is not a folder.
-    Registry(#[from] RegistryError),
-}
+/// What `explain` prints when no code, `--list` or `--markdown` is given (exit 2).
+const NO_CODE: &str = "name a rule code, e.g. `acp-registry explain icon-color`; `acp-registry explain --list` lists every code";
 
 /// `registry`: the registry whose `acp-registry.jsonc` may change the rule (`--registry`;
 /// when not given, `registry` if there is one); one without configuration changes nothing,
-/// and the Markdown catalogue always shows defaults.
-pub fn run(request: Request, registry: Option<&Path>) -> Result<String, ExplainError> {
+/// and the Markdown catalogue always shows defaults. An unknown code (the nearest one
+/// suggested) or a `--registry` that is not a folder prints nothing.
+pub fn run(
+    request: Request,
+    registry: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     let registry = match registry {
         Some(named) if !named.exists() => return Err(RegistryError::Missing(named.into()).into()),
         Some(named) if !named.is_dir() => {
@@ -47,7 +43,7 @@ pub fn run(request: Request, registry: Option<&Path>) -> Result<String, ExplainE
         Some(named) => named,
         None => Path::new(super::DEFAULT_REGISTRY),
     };
-    Ok(match request {
+    let text = match request {
         Request::Code(name) => {
             let code = name.parse::<Code>()?;
             let mut text = explain(code);
@@ -56,8 +52,10 @@ pub fn run(request: Request, registry: Option<&Path>) -> Result<String, ExplainE
         }
         Request::List => list(),
         Request::Markdown => rules_markdown(),
-        Request::Nothing => return Err(ExplainError::NoCode),
-    })
+        Request::Nothing => return Err(CommandError::Usage(NO_CODE.into())),
+    };
+    out.write_all(text.as_bytes())?;
+    Ok(exit::OK)
 }
 
 /// One line per code: code, default severity and summary in aligned columns.

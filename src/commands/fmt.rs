@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{display_root, exit};
+use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::fs::{self, Kind};
 use crate::manifest::edit::{EditError, Editor};
@@ -35,7 +35,7 @@ pub struct Target {
 }
 
 /// The manifests `fmt` works on, in order.
-pub fn targets(options: &Options) -> anyhow::Result<Vec<Target>> {
+pub fn targets(options: &Options) -> Result<Vec<Target>, CommandError> {
     if options.paths.is_empty() {
         let root = display_root(&options.registry);
         let discovered = registry::discover(&options.registry)?;
@@ -55,11 +55,14 @@ pub fn targets(options: &Options) -> anyhow::Result<Vec<Target>> {
 
 /// A named folder holds `agent.json`; anything else is the file itself. The named folder is
 /// trusted (the user chose it); the file is read without following a link.
-fn target(path: &Path) -> anyhow::Result<Target> {
+fn target(path: &Path) -> Result<Target, CommandError> {
     let shown = super::slash_path(path);
-    let kind = fs::kind(path).map_err(|e| anyhow::anyhow!("cannot read `{shown}`: {e}"))?;
+    let kind =
+        fs::kind(path).map_err(|e| CommandError::Usage(format!("cannot read `{shown}`: {e}")))?;
     let Some(kind) = kind else {
-        anyhow::bail!("`{shown}` does not exist; pass entry folders or agent.json files");
+        return Err(CommandError::Usage(format!(
+            "`{shown}` does not exist; pass entry folders or agent.json files"
+        )));
     };
     if kind == Kind::Dir {
         return Ok(Target {
@@ -69,10 +72,10 @@ fn target(path: &Path) -> anyhow::Result<Target> {
         });
     }
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        anyhow::bail!(
+        return Err(CommandError::Usage(format!(
             "`{}` names no file; pass entry folders or agent.json files",
             path.display()
-        );
+        )));
     };
     let parent = if parent.as_os_str().is_empty() {
         Path::new(".")
@@ -152,7 +155,11 @@ pub fn format_one(target: &Target, check: bool) -> Outcome {
 
 /// Exit 0 when nothing needed formatting (or everything was written), 1 with `--check` when
 /// a file would change, 2 when a file could not be read, parsed or written.
-pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(
+    options: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     let targets = targets(options)?;
     let (mut changed, mut failed) = (0, 0);
     for target in &targets {

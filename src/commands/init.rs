@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::fmt::join_display;
 use super::template::fill;
-use super::{display_root, exit};
+use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::fs::{self, Kind, ReadError};
 use crate::registry::config::CONFIG_FILE;
@@ -236,7 +236,7 @@ fn root(registry_dir: &str) -> &str {
 
 /// Write every file, or none when one of them (or a non-folder in the place of a folder on
 /// the way) exists; then print what was created and the setup checklist.
-pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     let registry = registry_dir(&options.registry)?;
     let branch = default_branch(options)?;
     let files = files(&registry, &branch)?;

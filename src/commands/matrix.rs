@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::verify::{self as verify_command, prepare};
-use super::{exit, CommandError};
+use super::{exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::verify::{self, matrix, shard};
 
@@ -23,7 +23,7 @@ pub struct Options {
 /// Runs `verify` with the session probes and writes `matrix.json` and `matrix.md`; the
 /// report goes to `out` as `verify` prints it. Exit 0 once the files are written, whatever
 /// the agents answered (the matrix records it).
-pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     if let Some(list) = options.common.list_shards {
         return verify_command::list_shards(&options.common, list, out);
     }
@@ -71,7 +71,7 @@ pub fn merge(
     options: &MergeOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<u8, CommandError> {
+) -> Result<Exit, CommandError> {
     let usage = |e: &dyn std::fmt::Display| CommandError::Usage(e.to_string());
     let parts = options
         .parts

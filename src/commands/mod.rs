@@ -1,6 +1,6 @@
 //! Commands: what each subcommand does, between argument parsing (the binaries) and the
-//! domain (`registry`, `rules`). Each returns an exit code or a [`CommandError`]; output goes
-//! to the writers given, coloured only when its [`Stream`] allows.
+//! domain (`registry`, `rules`). Each `run` returns `Result<`[`Exit`]`, `[`CommandError`]`>`;
+//! output goes to the writers given, coloured only when its [`Stream`] allows.
 
 pub mod build;
 pub mod explain;
@@ -24,17 +24,23 @@ use crate::diagnostics::Report;
 /// The registry root every command reads when `--registry` is not given.
 pub const DEFAULT_REGISTRY: &str = "registry";
 
+/// The exit code of a command that ran: one of [`exit`]'s constants. A plain `u8`, so the
+/// binaries hand it to `ExitCode::from` as it is.
+pub type Exit = u8;
+
 /// Exit codes shared by every command.
 pub mod exit {
+    use super::Exit;
+
     /// Success: nothing to report (or only what does not fail the run).
-    pub const OK: u8 = 0;
+    pub const OK: Exit = 0;
     /// Findings (or differences with `--check`).
-    pub const FINDINGS: u8 = 1;
-    /// Usage or I/O failure.
-    pub const FAILURE: u8 = 2;
+    pub const FINDINGS: Exit = 1;
+    /// Usage or I/O failure: what a [`CommandError`](super::CommandError) exits with.
+    pub const FAILURE: Exit = 2;
     /// `build --last-good`: published, with failing entries held back in their previous form
     /// or left out (the findings say which).
-    pub const HELD_BACK: u8 = 3;
+    pub const HELD_BACK: Exit = 3;
 }
 
 /// Why a command could not run (exit 2); findings are never errors. Shown as the failure
@@ -74,6 +80,9 @@ failed_from!(
     crate::verify::matrix::MatrixError,
     crate::update::UpdateError,
     crate::pack::PackError,
+    crate::diagnostics::UnknownCode,
+    init::InitError,
+    new::NewError,
 );
 
 /// The one `error: …` line of a failure that ends a command (exit 2), from its chain of
@@ -170,13 +179,21 @@ pub fn relocated(report: &Report, registry: &Path) -> Report {
 mod tests {
     use super::*;
 
+    /// The error and its sources, outermost first, as the binaries print them.
+    fn chain(error: &CommandError) -> impl Iterator<Item = &dyn std::error::Error> {
+        std::iter::successors(Some(error as &dyn std::error::Error), |e| e.source())
+    }
+
     #[test]
     fn a_command_error_shows_the_wrapped_failure_and_its_sources_once() {
         let wrapped = std::io::Error::other("cannot read `x`: no such file");
-        let shown = anyhow::Error::from(CommandError::from(wrapped));
-        assert_eq!(format!("{shown:#}"), "cannot read `x`: no such file");
-        let usage = anyhow::Error::from(CommandError::Usage("--agent a: no entry".into()));
-        assert_eq!(format!("{usage:#}"), "--agent a: no entry");
+        let shown = CommandError::from(wrapped);
+        assert_eq!(
+            failure_line(chain(&shown)),
+            "error: cannot read `x`: no such file"
+        );
+        let usage = CommandError::Usage("--agent a: no entry".into());
+        assert_eq!(failure_line(chain(&usage)), "error: --agent a: no entry");
     }
 
     #[test]

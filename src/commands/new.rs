@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::fmt::{formatted, join_display};
 use super::template::fill;
 use super::validate::{render, Format};
-use super::{display_root, exit};
+use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::manifest::names::is_valid_id;
 use crate::manifest::PLATFORMS;
@@ -336,7 +336,7 @@ fn display_name(id: &str) -> String {
 /// Write the entry into `<registry>/<id>/`, then validate it and print the findings as the
 /// to-do list (the placeholders to replace; for binaries the missing checksums) and the
 /// command to run next. Exit 0: the entry was created; its findings are expected.
-pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     // Refused before the network is asked.
     scaffold(&options.id, &options.launch)?;
     let folder = options.registry.join(&options.id);

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::{exit, CommandError};
+use super::{exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::pack;
 pub use crate::pack::PackOptions;
@@ -27,7 +27,7 @@ pub fn source_date_epoch() -> u64 {
 
 /// Runs `pack` and reports on `out`: 0 done (or `--check` found the archive recorded), 1
 /// `--check` found differences; usage and I/O failures are errors (exit 2).
-pub fn run(opts: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
+pub fn run(opts: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     if opts.check {
         let problems = pack::check(&opts.pack)?;
         for problem in &problems {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::online::Flags;
-use super::{display_root, exit, CommandError};
+use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::net::NetConfig;
 pub use crate::update::Channel;
@@ -72,7 +72,7 @@ struct Document<'a> {
     version: u32,
     channel: Channel,
     apply: bool,
-    exit_code: u8,
+    exit_code: Exit,
     #[serde(flatten)]
     outcome: &'a Outcome,
 }
@@ -80,7 +80,7 @@ struct Document<'a> {
 /// Runs `update`: exit 0 nothing left to do, 1 updates not applied or an entry failed (the
 /// report says which); a failure of the run itself (a missing registry, say) is an error
 /// (exit 2), as for every command.
-pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     let token = super::online::github_token();
     let mut outcome = update::run(
         &options.registry,
@@ -124,7 +124,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
     Ok(code)
 }
 
-fn exit_code(outcome: &Outcome) -> u8 {
+fn exit_code(outcome: &Outcome) -> Exit {
     let pending = outcome.updates.iter().any(|u| !u.applied);
     if outcome.errors.is_empty() && !pending {
         exit::OK

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{display_root, exit};
+use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::{self, escape, Report, Severity};
 use crate::registry::{check_registry_since, fix, git, select};
 use crate::rules::{check_changes, ChangeBase};
@@ -56,7 +56,7 @@ pub fn render(report: &Report, format: Format, color: bool) -> String {
 }
 
 /// The exit code for a finished report.
-pub fn exit_code(report: &Report, deny_warnings: bool) -> u8 {
+pub fn exit_code(report: &Report, deny_warnings: bool) -> Exit {
     if report.has_errors() || (deny_warnings && report.count(Severity::Warning) > 0) {
         exit::FINDINGS
     } else {
@@ -74,7 +74,7 @@ fn display_prefix(registry: &Path, format: Format) -> String {
     }
 }
 
-fn check(options: &Options, only: Option<&BTreeSet<String>>) -> anyhow::Result<Report> {
+fn check(options: &Options, only: Option<&BTreeSet<String>>) -> Result<Report, CommandError> {
     // With --changed-since the entries reported are the ones changed since the base.
     let changed = options.changed_since.as_ref().and(only);
     let mut checked = check_registry_since(&options.registry, only, changed)?;
@@ -101,7 +101,7 @@ fn fix(
     options: &Options,
     only: Option<&BTreeSet<String>>,
     report: Report,
-) -> anyhow::Result<Report> {
+) -> Result<Report, CommandError> {
     let attempts = fix::apply(&options.registry, &report);
     let root = display_root(&options.registry);
     let mut err = std::io::stderr();
@@ -134,7 +134,7 @@ fn fix(
 }
 
 /// Run `validate`, print the report to `out`, return the exit code.
-pub fn run(options: &Options, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     let only = match &options.changed_since {
         Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
         None if !options.paths.is_empty() => {

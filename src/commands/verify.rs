@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::validate::{self, Format};
-use super::{display_root, exit, CommandError};
+use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
 use crate::net::NetConfig;
@@ -116,7 +116,7 @@ pub(crate) fn prepare(options: &Options) -> Result<(Checked, verify::Options), C
 
 /// Launches the selected agents and writes one line each and the findings to `out`; exit 1
 /// when a finding is an error.
-pub fn run(options: &Options, out: &mut dyn Write) -> Result<u8, CommandError> {
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     if let Some(list) = options.list_shards {
         return list_shards(options, list, out);
     }
@@ -137,7 +137,7 @@ pub(crate) fn list_shards(
     options: &Options,
     list: ListShards,
     out: &mut dyn Write,
-) -> Result<u8, CommandError> {
+) -> Result<Exit, CommandError> {
     verify::shard::check_count(list.max)
         .map_err(|e| CommandError::Usage(format!("--list-shards {}: {e}", list.max)))?;
     if list.size == 0 {

@@ -310,7 +310,6 @@ pub fn answer(text: &str, folder: &Path) -> String {
     let folder = folder.to_string_lossy();
     match command::parse(text, &folder) {
         Ok(cmd) => run_command(cmd, &folder).unwrap_or_else(|e| match e {
-            CollabError::Usage(m) | CollabError::Protocol(m) => format!("error: {m}\n"),
             CollabError::Refused { message, hint } => format!("error: {message}\n  {hint}\n"),
             // Every bad flag at once, as the CLI reports them.
             CollabError::Flags(ref problems) => {
@@ -320,6 +319,7 @@ pub fn answer(text: &str, folder: &Path) -> String {
                 }
                 text
             }
+            other => format!("error: {other}\n"),
         }),
         Err(message) => format!("{message}\n"),
     }

@@ -115,7 +115,7 @@ impl Validator<'_> {
                 }
                 Ok(())
             }
-            ReadError::Io(m) => Err(CollabError::Protocol(m)),
+            e @ ReadError::Io(_) => Err(e.into()),
         }
     }
 
