@@ -210,3 +210,53 @@ pub struct FlagProblem {
     /// What to pass instead.
     pub hint: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+    use std::path::PathBuf;
+
+    use super::paths::ReadError;
+    use super::CollabError;
+
+    /// Each typed failure prints the text its `Protocol(String)` used to carry, byte for
+    /// byte: agents and the published scripts' users match on these lines.
+    #[test]
+    fn each_failure_prints_the_published_message() {
+        let dir = || PathBuf::from("c/x");
+        let os = || io::Error::other("denied");
+        let cases: Vec<(CollabError, &str)> = vec![
+            (ReadError::Io("cannot read c/x: denied".into()).into(), "cannot read c/x: denied"),
+            (CollabError::ProtocolFile("invalid protocol.json: eof".into()), "invalid protocol.json: eof"),
+            (CollabError::ProtocolNotAnObject, "protocol.json must contain a JSON object; restore it from the collaboration's history"),
+            (CollabError::NoFolder(dir()), "missing protocol.json in c/x"),
+            (CollabError::Log(vec!["line 2: bad".into(), "line 3: bad".into()]), "line 2: bad; line 3: bad"),
+            (CollabError::IncompleteLine("{\"seq\"".into()), "events.jsonl ends with an incomplete line ({\"seq\"); remove it or restore the rest of the line"),
+            (CollabError::UnknownEvent("hello".into()), "unknown event 'hello'"),
+            (CollabError::UnknownParticipant("ghost".into()), "participant 'ghost' is not listed in protocol.json"),
+            (CollabError::Readiness(vec!["a", "b"]), "a; b"),
+            (CollabError::CompletedWithoutConclusion, "completed must reference conclusion.md"),
+            (CollabError::UncheckedGates(vec!["one".into(), "two".into()]), "completion gates must be checked first: one, two"),
+            (CollabError::Conclusion(vec!["x".into(), "y".into()]), "x; y"),
+            (CollabError::NotAFolder(dir()), "c/x exists and is not a directory; choose another --folder"),
+            (CollabError::Create { path: dir(), source: os() }, "cannot create c/x: denied"),
+            (CollabError::Write { path: dir(), source: os() }, "cannot write c/x: denied"),
+            (CollabError::OpenLock { path: dir(), message: "denied".into() }, "cannot open c/x: denied"),
+            (CollabError::Lock { path: dir(), source: os() }, "cannot lock c/x: denied"),
+            (CollabError::Append { path: dir(), source: os() }, "cannot append to c/x: denied"),
+            (CollabError::WaitOutput(os()), "cannot write output: denied"),
+            (CollabError::NoHome, "HOME is not set; pass --project DIR"),
+            (CollabError::UnknownAgent { name: "vim".into(), known: vec!["universal", "claude"] }, "unknown agent 'vim'; use one of: universal, claude (see skill install --list)"),
+            (CollabError::Install { path: dir(), message: "denied".into() }, "cannot install into c/x: denied"),
+            (CollabError::InTheWay { dir: dir(), what: "exists and is not a folder" }, "c/x exists and is not a folder; pass --force to replace it"),
+            (CollabError::EditedInstall(dir()), "c/x is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)"),
+            (CollabError::ForeignInstall(dir()), "c/x was not written by acp-collab skill install; remove it yourself if you mean to"),
+            (CollabError::CurrentFolder(os()), "cannot read the current folder: denied"),
+            (CollabError::CurrentExe(os()), "cannot find the running acp-collab: denied"),
+            (CollabError::Console(os()), "denied"),
+        ];
+        for (error, message) in cases {
+            assert_eq!(error.to_string(), message, "{error:?}");
+        }
+    }
+}

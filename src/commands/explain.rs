@@ -114,3 +114,21 @@ fn configured(code: Code, registry: &Path) -> String {
         lines.join("; ")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_code_is_a_usage_error_that_says_how_to_find_one() {
+        let mut out = Vec::new();
+        let error = run(Request::Nothing, None, &mut out).expect_err("no code");
+        assert!(matches!(error, CommandError::Usage(_)), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            "name a rule code, e.g. `acp-registry explain icon-color`; \
+             `acp-registry explain --list` lists every code"
+        );
+        assert!(out.is_empty());
+    }
+}
