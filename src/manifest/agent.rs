@@ -103,7 +103,10 @@ impl AgentView {
 }
 
 fn auth_methods(root: &Node) -> Vec<AuthMethod> {
-    let items = root.get("auth").and_then(Node::as_array).unwrap_or_default();
+    let items = root
+        .get("auth")
+        .and_then(Node::as_array)
+        .unwrap_or_default();
     items
         .iter()
         .enumerate()
@@ -166,7 +169,13 @@ mod tests {
             .iter()
             .map(|c| (c.pointer.as_str(), c.name.as_str()))
             .collect();
-        assert_eq!(at, [("/capabilities/0", "session/load"), ("/capabilities/2", "x")]);
+        assert_eq!(
+            at,
+            [
+                ("/capabilities/0", "session/load"),
+                ("/capabilities/2", "x")
+            ]
+        );
         assert_eq!(view.protocol_major(), Some(1));
         let text = AgentView::from_json(&json!({"protocol_version": "1"}));
         assert_eq!(text.protocol_version, None);

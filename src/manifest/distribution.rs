@@ -268,18 +268,6 @@ impl Distribution {
         Distribution::from_node(&node_of(dist), "/distribution")
     }
 
-    /// The binary target of each platform a client sees, once: a `binary` member shadows a
-    /// legacy key of the same platform (as [`Distribution::target`] does).
-    pub fn platforms(&self) -> Vec<&BinaryTarget> {
-        let mut out: Vec<&BinaryTarget> = Vec::new();
-        for t in &self.binary {
-            if !out.iter().any(|o| o.platform == t.platform) {
-                out.push(t);
-            }
-        }
-        out
-    }
-
     /// The kinds present, in output order.
     pub fn kinds(&self) -> Vec<Kind> {
         let present = [

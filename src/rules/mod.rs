@@ -100,7 +100,8 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
     if let Some(doc) = &manifest {
         sources.push(doc.source.clone());
         identity::check(doc, &entry.name, &mut sink);
-        // The typed view, once per entry; the distribution rules read its slots (`Written`).
+        // The typed view, built once per entry (the distribution rules judge the slots its
+        // distribution model is built from, `manifest::distribution::Written`).
         let view = crate::manifest::agent::AgentView::from_node(&doc.root);
         metadata::check(doc, &view, &mut sink);
         distribution::check(doc, &mut sink);

@@ -88,7 +88,7 @@ fn verification_state(agent: &SiteAgent) -> Option<&str> {
 
 /// The deploy kinds and binary platform keys the site shows, and the launch model they come
 /// from.
-fn distribution_facts(view: &AgentView) -> (Vec<String>, Vec<String>) {
+pub(crate) fn distribution_facts(view: &AgentView) -> (Vec<String>, Vec<String>) {
     let dist = &view.distribution;
     let deploy: Vec<String> = dist.kinds().iter().map(ToString::to_string).collect();
     let mut platforms: Vec<String> = PLATFORMS
@@ -109,7 +109,7 @@ fn distribution_facts(view: &AgentView) -> (Vec<String>, Vec<String>) {
 }
 
 /// The typed view of a published agent (or of its preview block).
-fn view_of(agent: &Map<String, Value>) -> AgentView {
+pub(crate) fn view_of(agent: &Map<String, Value>) -> AgentView {
     AgentView::from_json(&Value::Object(agent.clone()))
 }
 
