@@ -86,8 +86,8 @@ fn verification_state(agent: &SiteAgent) -> Option<&str> {
         .then_some(state)
 }
 
-/// The deploy kinds and binary platform keys the site shows, and the launch model they come
-/// from.
+/// The deploy kinds and the binary platform keys the site shows (known ones in `PLATFORMS`
+/// order, then unknown ones sorted).
 pub(crate) fn distribution_facts(view: &AgentView) -> (Vec<String>, Vec<String>) {
     let dist = &view.distribution;
     let deploy: Vec<String> = dist.kinds().iter().map(ToString::to_string).collect();
@@ -446,10 +446,14 @@ fn link(map: &Map<String, Value>, key: &str) -> Option<Link> {
     })
 }
 
-fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Channel {
-    let view = view_of(map);
-    let (_, platforms) = distribution_facts(&view);
-    let distribution = view.distribution;
+fn channel(
+    name: &'static str,
+    agent_name: &str,
+    map: &Map<String, Value>,
+    view: &AgentView,
+) -> Channel {
+    let (_, platforms) = distribution_facts(view);
+    let distribution = &view.distribution;
     let mut downloads = Vec::new();
     for platform in &platforms {
         let Some(target) = distribution.target(platform) else {
@@ -489,7 +493,7 @@ fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Ch
             "Install".to_string()
         },
         version,
-        install: snippets::install(agent_name, &distribution, &platforms),
+        install: snippets::install(agent_name, distribution, &platforms),
         downloads,
     }
 }
@@ -503,10 +507,11 @@ fn shown_in_place(key: &str) -> bool {
 
 pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
     let a = &agent.agent;
+    let view = view_of(a);
     let mut auth = Vec::new();
     if let Some(Value::Array(methods)) = a.get("auth") {
         // The view has one method per item, so they pair up; it gives the type.
-        for (method, typed) in methods.iter().zip(&view_of(a).auth) {
+        for (method, typed) in methods.iter().zip(&view.auth) {
             let empty = Map::new();
             let m = match method {
                 Value::Object(m) => m,
@@ -540,9 +545,9 @@ pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
         .map(|(k, v)| (k.clone(), text(v)))
         .collect();
     other.sort();
-    let mut channels = vec![channel("stable", &card.name, a)];
+    let mut channels = vec![channel("stable", &card.name, a, &view)];
     if let Some(preview) = &agent.preview {
-        channels.push(channel("preview", &card.name, preview));
+        channels.push(channel("preview", &card.name, preview, &view_of(preview)));
     }
     let website = link(a, "website");
     let homepage = link(a, "homepage").filter(|h| website.as_ref().is_none_or(|w| w.url != h.url));
