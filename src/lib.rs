@@ -24,3 +24,6 @@ pub mod source;
 pub mod time;
 pub mod update;
 pub mod verify;
+
+#[cfg(test)]
+mod tests;

@@ -13,15 +13,110 @@ use super::{DISTRIBUTION_KINDS, PLATFORMS};
 use crate::source::Span;
 
 /// What identifies one kind of a manifest's `distribution` (`binary` as a whole, `npx`,
-/// `uvx`): 16 hex digits of the SHA-256 of its JSON, keys as written. `matrix` records it
-/// with each launch; `matrix --changed-only` and `build --matrix` compare it with the
-/// manifest's now (any edit of that part, even of its key order, counts as a change).
+/// `uvx`): [`Distribution::fingerprint`] of the model of `distribution` (none: every kind
+/// has the fingerprint of an absent part).
 pub(crate) fn fingerprint(distribution: Option<&Node>, kind: Kind) -> String {
-    use sha2::{Digest, Sha256};
-    let dist = distribution.map(Node::to_json).unwrap_or_default();
-    let part = dist.get(kind.as_str()).cloned().unwrap_or_default();
-    let digest = Sha256::digest(part.to_string().as_bytes());
-    crate::net::hex(&digest[..8])
+    distribution
+        .map(|d| Distribution::from_node(d, "/distribution"))
+        .unwrap_or_default()
+        .fingerprint(kind)
+}
+
+/// Whether `key`, written directly under `distribution`, is a platform target in the RFD's
+/// early form: a known platform key or a common misspelling of one. The one test of legacy
+/// keys: the rules, the launch model and the normalised output all ask it, so no reader
+/// treats as a target a key the rules do not (`distribution.foo` is never probed).
+pub fn is_legacy_platform_key(key: &str) -> bool {
+    !DISTRIBUTION_KINDS.contains(&key)
+        && (PLATFORMS.contains(&key) || platform_suggestion(key).is_some())
+}
+
+/// The right key for a common misspelling of a platform.
+pub(crate) fn platform_suggestion(key: &str) -> Option<&'static str> {
+    let lower = key.to_lowercase().replace('_', "-");
+    let (os, arch) = lower.split_once('-')?;
+    let os = match os {
+        "darwin" | "macos" | "mac" | "osx" | "apple" => "darwin",
+        "linux" => "linux",
+        "windows" | "win32" | "win" | "win64" => "windows",
+        _ => return None,
+    };
+    let arch = match arch {
+        "aarch64" | "arm64" => "aarch64",
+        "x86-64" | "x64" | "amd64" | "x86_64" => "x86_64",
+        _ => return None,
+    };
+    PLATFORMS
+        .iter()
+        .copied()
+        .find(|p| *p == format!("{os}-{arch}"))
+}
+
+/// One platform slot of a distribution as written, whatever its value: a member of
+/// `binary`, or a legacy platform key.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot<'a> {
+    /// The platform key as written (known or not).
+    pub platform: &'a str,
+    /// Written directly under `distribution`.
+    pub legacy: bool,
+    /// The value (a target when it is an object).
+    pub node: &'a Node,
+}
+
+/// The nodes of one distribution object, read once: the rules judge every slot, and
+/// [`Distribution`] is built from the slots that are objects.
+#[derive(Debug, Clone)]
+pub struct Written<'a> {
+    /// JSON pointer of the distribution object.
+    pub base: String,
+    /// `binary` members in the order written, then legacy platform keys.
+    pub binary: Vec<Slot<'a>>,
+    /// The `npx` value.
+    pub npx: Option<&'a Node>,
+    /// The `uvx` value.
+    pub uvx: Option<&'a Node>,
+}
+
+impl<'a> Written<'a> {
+    /// The slots of the distribution object `dist` at pointer `base`; duplicate keys resolve
+    /// last-wins, as in clients.
+    pub fn of(dist: &'a Node, base: &str) -> Written<'a> {
+        let mut binary = Vec::new();
+        if let Some(members) = dist.get("binary") {
+            binary.extend(members.unique_members().into_iter().map(|m| Slot {
+                platform: &m.key,
+                legacy: false,
+                node: &m.value,
+            }));
+        }
+        binary.extend(
+            dist.unique_members()
+                .into_iter()
+                .filter(|m| is_legacy_platform_key(&m.key))
+                .map(|m| Slot {
+                    platform: &m.key,
+                    legacy: true,
+                    node: &m.value,
+                }),
+        );
+        Written {
+            base: base.to_string(),
+            binary,
+            npx: dist.get("npx"),
+            uvx: dist.get("uvx"),
+        }
+    }
+
+    /// The JSON pointer of `slot`.
+    pub fn pointer(&self, slot: &Slot) -> String {
+        let key = escape_pointer(slot.platform);
+        if slot.legacy {
+            format!("{}/{key}", self.base)
+        } else {
+            format!("{}/binary/{key}", self.base)
+        }
+    }
 }
 
 /// How a distribution launches.
@@ -132,28 +227,40 @@ pub struct Distribution {
     pub npx: Option<Package>,
     /// The `uvx` package, when there is one.
     pub uvx: Option<Package>,
+    /// The JSON text of each kind's part as written, for [`Distribution::fingerprint`].
+    parts: BTreeMap<Kind, String>,
 }
 
 impl Distribution {
-    /// The model of the `distribution` object at `base` (a JSON pointer, for findings).
-    /// Duplicate keys resolve last-wins, as in clients.
+    /// The model of the `distribution` object at `base` (a JSON pointer, for findings):
+    /// the [`Written`] slots whose value is an object. Duplicate keys resolve last-wins.
     pub fn from_node(dist: &Node, base: &str) -> Distribution {
-        let mut out = Distribution::default();
-        if let Some(binary) = dist.get("binary") {
-            let base = format!("{base}/binary");
-            for member in binary.unique_members() {
-                out.binary.extend(target(member, &base, false));
-            }
+        let written = Written::of(dist, base);
+        let parts = Kind::ALL
+            .into_iter()
+            .filter_map(|kind| Some((kind, dist.get(kind.as_str())?.to_json().to_string())))
+            .collect();
+        Distribution {
+            binary: written
+                .binary
+                .iter()
+                .filter_map(|slot| target(slot, written.pointer(slot)))
+                .collect(),
+            npx: written.npx.and_then(|n| package(n, Kind::Npx, base)),
+            uvx: written.uvx.and_then(|n| package(n, Kind::Uvx, base)),
+            parts,
         }
-        for member in dist.unique_members() {
-            let key = member.key.as_str();
-            if !DISTRIBUTION_KINDS.contains(&key) && member.value.as_object().is_some() {
-                out.binary.extend(target(member, base, true));
-            }
-        }
-        out.npx = dist.get("npx").and_then(|n| package(n, Kind::Npx, base));
-        out.uvx = dist.get("uvx").and_then(|n| package(n, Kind::Uvx, base));
-        out
+    }
+
+    /// What identifies one kind (`binary` as a whole, `npx`, `uvx`): 16 hex digits of the
+    /// SHA-256 of its JSON, keys as written (`null` when absent). `matrix` records it with
+    /// each launch; `matrix --changed-only` and `build --matrix` compare it with the
+    /// manifest's now (any edit of that part, even of its key order, counts as a change).
+    pub fn fingerprint(&self, kind: Kind) -> String {
+        use sha2::{Digest, Sha256};
+        let part = self.parts.get(&kind).map_or("null", String::as_str);
+        let digest = Sha256::digest(part.as_bytes());
+        crate::net::hex(&digest[..8])
     }
 
     /// The same model from published JSON (the site's input).
@@ -220,13 +327,13 @@ pub fn current_platform() -> Option<&'static str> {
     PLATFORMS.into_iter().find(|p| *p == key)
 }
 
-fn target(member: &Member, base: &str, legacy: bool) -> Option<BinaryTarget> {
-    let node = &member.value;
+fn target(slot: &Slot, pointer: String) -> Option<BinaryTarget> {
+    let node = slot.node;
     node.as_object()?;
     Some(BinaryTarget {
-        platform: member.key.clone(),
-        pointer: format!("{base}/{}", escape_pointer(&member.key)),
-        legacy,
+        platform: slot.platform.to_string(),
+        pointer,
+        legacy: slot.legacy,
         archive: node.get_str("archive").map(str::to_string),
         cmd: node.get_str("cmd").map(str::to_string),
         args: words(node),
@@ -273,8 +380,8 @@ fn env(node: &Node) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// A span-less tree of a JSON value.
-fn node_of(value: &serde_json::Value) -> Node {
+/// A span-less tree of a JSON value (published agents are read through the same views).
+pub(crate) fn node_of(value: &serde_json::Value) -> Node {
     use serde_json::Value;
     let value = match value {
         Value::Null => NodeValue::Null,
@@ -341,6 +448,24 @@ mod tests {
             "/distribution",
         );
         assert_eq!(Distribution::from_json(&value), from_text);
+    }
+
+    #[test]
+    fn platform_suggestions_cover_common_spellings() {
+        assert_eq!(platform_suggestion("linux-x64"), Some("linux-x86_64"));
+        assert_eq!(platform_suggestion("darwin-arm64"), Some("darwin-aarch64"));
+        assert_eq!(platform_suggestion("macos-x64"), Some("darwin-x86_64"));
+        assert_eq!(platform_suggestion("win32-x64"), Some("windows-x86_64"));
+        assert_eq!(platform_suggestion("solaris-sparc"), None);
+    }
+
+    #[test]
+    fn legacy_keys_are_platforms_or_their_misspellings_never_kinds_or_other_keys() {
+        assert!(is_legacy_platform_key("linux-x86_64"));
+        assert!(is_legacy_platform_key("darwin-arm64"));
+        assert!(!is_legacy_platform_key("foo"));
+        assert!(!is_legacy_platform_key("binary"));
+        assert!(!is_legacy_platform_key("npx"));
     }
 
     #[test]

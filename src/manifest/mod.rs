@@ -1,8 +1,10 @@
 //! The manifest (`agent.json`): the general JSONC parser with spans (`jsonc`), typed reading
-//! of its tree (`fields`), and the constants of the format.
+//! of its tree (`fields`), the typed agent view every reader shares (`agent`, `distribution`),
+//! and the constants of the format.
 //!
 //! A shared service: imports only the ground floor (`source`, and `diagnostics` for findings).
 
+pub mod agent;
 pub mod distribution;
 pub mod edit;
 pub mod fields;

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::manifest::agent::AgentView;
 use crate::manifest::distribution::{Distribution, Kind};
 use crate::manifest::repository::Repository;
 use crate::net::{Client, NetConfig, NetError};
@@ -269,10 +270,8 @@ pub(crate) fn collect(doc: &ManifestDoc, offline: &[Diagnostic]) -> Vec<Target> 
         .filter(|d| d.severity == Severity::Error && d.file == doc.source.path)
         .filter_map(|d| d.pointer.as_deref())
         .collect();
-    let Some(dist) = doc.root.get("distribution") else {
-        return Vec::new();
-    };
-    let dist = Distribution::from_node(dist, "/distribution");
+    // The launch model's targets: only the keys the rules treat as targets are probed.
+    let dist = AgentView::from_node(&doc.root).distribution;
     let mut out = Vec::new();
     for target in &dist.binary {
         let Some(url) = &target.archive else {

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::{PackError, Package};
+use crate::manifest::distribution::{BinaryTarget, Distribution};
 use crate::manifest::edit::Editor;
 use crate::registry::output::digest_hex;
 
@@ -22,10 +23,11 @@ pub(crate) fn base_url(flag: Option<&str>, manifest: &Value, key: &str) -> Resul
         .get("version")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let current = manifest
-        .pointer(&format!("/distribution/binary/{key}/archive"))
-        .and_then(Value::as_str);
-    if let Some(base) = current.and_then(|url| url.split_once(&format!("/v{version}/"))) {
+    let current = current_target(manifest, key).and_then(|t| t.archive);
+    if let Some(base) = current
+        .as_deref()
+        .and_then(|url| url.split_once(&format!("/v{version}/")))
+    {
         return Ok(base.0.to_owned());
     }
     match manifest.get("repository").and_then(Value::as_str) {
@@ -36,6 +38,13 @@ pub(crate) fn base_url(flag: Option<&str>, manifest: &Value, key: &str) -> Resul
             "cannot tell where `{key}` archives are published; pass --base-url URL"
         )),
     }
+}
+
+/// The platform's target as clients read it (a `binary` member, else a legacy key), from
+/// the manifest's one distribution model; its pointer is from the manifest's root.
+fn current_target(manifest: &Value, key: &str) -> Option<BinaryTarget> {
+    let dist = Distribution::from_json(manifest.get("distribution")?);
+    dist.target(key).cloned()
 }
 
 fn absolute(url: &str) -> Result<String, String> {
@@ -54,7 +63,8 @@ pub(crate) fn target_value(
     cmd: &str,
     sha256: &str,
 ) -> Value {
-    let current = manifest.pointer(&format!("/distribution/binary/{key}"));
+    // `args` and `env` are kept as written, so the view only says where the target is.
+    let current = current_target(manifest, key).and_then(|t| manifest.pointer(&t.pointer));
     let mut target = Map::new();
     target.insert("archive".into(), json!(archive));
     target.insert("cmd".into(), json!(cmd));

@@ -9,7 +9,7 @@
 
 pub(crate) mod archive;
 pub(crate) mod contents;
-mod manifest;
+pub(crate) mod manifest;
 pub(crate) mod target;
 
 use std::path::{Path, PathBuf};

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::manifest::distribution::{node_of, Distribution, Kind};
 use crate::manifest::order::key_order;
 use crate::manifest::svg;
 use crate::manifest::FIELD_ORDER;
@@ -196,17 +197,32 @@ pub fn output_agent_of(
 
 /// Apply a patch (after preview resolution).
 pub fn apply_patch(agent: &mut Map<String, Value>, patch: &Patch) {
-    for (kind, args) in &patch.append_args {
-        let Some(Value::Object(dist)) = agent.get_mut("distribution") else {
-            continue;
+    if let Some(dist) = agent.get_mut("distribution") {
+        append_args(dist, &patch.append_args);
+    }
+    for (key, value) in &patch.set {
+        agent.insert(key.clone(), value.clone());
+    }
+    let canonical = canonical_agent(std::mem::take(agent));
+    *agent = canonical;
+}
+
+/// Appends each kind's `args` to its targets: every binary target or the package, as the
+/// one distribution model finds them (the published form has no legacy keys left).
+fn append_args(dist: &mut Value, append: &BTreeMap<String, Vec<String>>) {
+    let model = Distribution::from_node(&node_of(dist), "");
+    for (kind, args) in append {
+        let pointers: Vec<&str> = match kind.as_str() {
+            "binary" => model.binary.iter().map(|t| t.pointer.as_str()).collect(),
+            _ => Kind::ALL
+                .into_iter()
+                .filter(|k| k.as_str() == kind)
+                .filter_map(|k| model.package(k))
+                .map(|p| p.pointer.as_str())
+                .collect(),
         };
-        let targets: Vec<&mut Value> = match (kind.as_str(), dist.get_mut(kind)) {
-            ("binary", Some(Value::Object(platforms))) => platforms.values_mut().collect(),
-            (_, Some(target)) => vec![target],
-            _ => Vec::new(),
-        };
-        for target in targets {
-            if let Value::Object(target) = target {
+        for pointer in pointers {
+            if let Some(Value::Object(target)) = dist.pointer_mut(pointer) {
                 let list = target
                     .entry("args")
                     .or_insert_with(|| Value::Array(Vec::new()));
@@ -216,11 +232,6 @@ pub fn apply_patch(agent: &mut Map<String, Value>, patch: &Patch) {
             }
         }
     }
-    for (key, value) in &patch.set {
-        agent.insert(key.clone(), value.clone());
-    }
-    let canonical = canonical_agent(std::mem::take(agent));
-    *agent = canonical;
 }
 
 const AGENT_EXTRA_ORDER: [(&str, &str); 2] = [("icon_data_uri", "icon"), ("icons", "icon")];

@@ -9,55 +9,10 @@ use serde_json::Value;
 use super::versions::PreviewVersion;
 use super::{Code, ManifestDoc, Sink};
 use crate::diagnostics::{Diagnostic, Fix, FixEdit};
-use crate::manifest::distribution::ArchiveFormat;
-use crate::manifest::{escape_pointer, Node, DISTRIBUTION_KINDS, PLATFORMS};
-
-/// The binary, npx and uvx targets of one distribution object, with their JSON pointers.
-pub struct Targets<'a> {
-    /// JSON pointer of the distribution object.
-    pub base: String,
-    /// Platform key, its JSON pointer and target object, in the order written.
-    pub binary: Vec<(String, &'a str, &'a Node)>,
-    /// Platform keys found directly under `distribution` (the RFD's early form).
-    pub legacy: Vec<String>,
-    /// The `npx` package object.
-    pub npx: Option<&'a Node>,
-    /// The `uvx` package object.
-    pub uvx: Option<&'a Node>,
-}
-
-/// Whether a key directly under `distribution` is a platform (known or misspelt).
-fn looks_like_platform(key: &str) -> bool {
-    PLATFORMS.contains(&key) || platform_suggestion(key).is_some()
-}
-
-/// The targets of the distribution object `dist` found at pointer `base`.
-pub fn targets<'a>(dist: &'a Node, base: &str) -> Targets<'a> {
-    let mut targets = Targets {
-        base: base.to_string(),
-        binary: Vec::new(),
-        legacy: Vec::new(),
-        npx: dist.get("npx"),
-        uvx: dist.get("uvx"),
-    };
-    if let Some(binary) = dist.get("binary") {
-        for member in binary.unique_members() {
-            targets.binary.push((
-                format!("{base}/binary/{}", escape_pointer(&member.key)),
-                &member.key,
-                &member.value,
-            ));
-        }
-    }
-    for member in dist.unique_members() {
-        if !DISTRIBUTION_KINDS.contains(&member.key.as_str()) && looks_like_platform(&member.key) {
-            let pointer = format!("{base}/{}", escape_pointer(&member.key));
-            targets.legacy.push(pointer.clone());
-            targets.binary.push((pointer, &member.key, &member.value));
-        }
-    }
-    targets
-}
+use crate::manifest::distribution::{
+    is_legacy_platform_key, platform_suggestion, ArchiveFormat, Written,
+};
+use crate::manifest::{escape_pointer, Node, PLATFORMS};
 
 /// The manifest as clients would read it, with legacy platform keys moved under `binary`
 /// (in `distribution` and `preview.distribution`).
@@ -67,7 +22,7 @@ pub fn normalized_json(root: &Node) -> Value {
         if let Some(Value::Object(dist)) = value.pointer_mut(path) {
             let legacy: Vec<String> = dist
                 .keys()
-                .filter(|k| !DISTRIBUTION_KINDS.contains(&k.as_str()) && looks_like_platform(k))
+                .filter(|k| is_legacy_platform_key(k))
                 .cloned()
                 .collect();
             if legacy.is_empty() {
@@ -90,27 +45,6 @@ pub fn normalized_json(root: &Node) -> Value {
     value
 }
 
-/// The right key for a common misspelling of a platform.
-pub(crate) fn platform_suggestion(key: &str) -> Option<&'static str> {
-    let lower = key.to_lowercase().replace('_', "-");
-    let (os, arch) = lower.split_once('-')?;
-    let os = match os {
-        "darwin" | "macos" | "mac" | "osx" | "apple" => "darwin",
-        "linux" => "linux",
-        "windows" | "win32" | "win" | "win64" => "windows",
-        _ => return None,
-    };
-    let arch = match arch {
-        "aarch64" | "arm64" => "aarch64",
-        "x86-64" | "x64" | "amd64" | "x86_64" => "x86_64",
-        _ => return None,
-    };
-    PLATFORMS
-        .iter()
-        .copied()
-        .find(|p| *p == format!("{os}-{arch}"))
-}
-
 pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
     let Some(dist) = doc.root.get("distribution") else {
         return;
@@ -128,13 +62,13 @@ pub(crate) fn check_distribution(
     expected: Option<&str>,
     sink: &mut Sink,
 ) {
-    let targets = targets(dist, base);
-    for pointer in &targets.legacy {
-        let key = pointer.rsplit('/').next().unwrap_or_default();
+    let written = Written::of(dist, base);
+    for slot in written.binary.iter().filter(|s| s.legacy) {
+        let (key, pointer) = (slot.platform, written.pointer(slot));
         sink.push(
             doc.at_key(
                 Code::DistributionLegacy,
-                pointer,
+                &pointer,
                 format!("platform `{key}` sits directly under `distribution` (the RFD's early form)"),
             )
             .help(format!(
@@ -143,13 +77,14 @@ pub(crate) fn check_distribution(
         );
     }
     let expected = expected.and_then(PreviewVersion::parse).zip(expected);
-    for (pointer, key, target) in &targets.binary {
-        check_binary_target(doc, pointer, key, target, expected, sink);
+    for slot in &written.binary {
+        let pointer = written.pointer(slot);
+        check_binary_target(doc, &pointer, slot.platform, slot.node, expected, sink);
     }
-    if targets.npx.is_none() && targets.uvx.is_none() && !targets.binary.is_empty() {
-        check_coverage(doc, &targets, sink);
+    if written.npx.is_none() && written.uvx.is_none() && !written.binary.is_empty() {
+        check_coverage(doc, &written, sink);
     }
-    if let Some(npx) = targets.npx {
+    if let Some(npx) = written.npx {
         check_package(
             doc,
             &format!("{base}/npx"),
@@ -159,7 +94,7 @@ pub(crate) fn check_distribution(
             sink,
         );
     }
-    if let Some(uvx) = targets.uvx {
+    if let Some(uvx) = written.uvx {
         check_package(
             doc,
             &format!("{base}/uvx"),
@@ -171,12 +106,12 @@ pub(crate) fn check_distribution(
     }
 }
 
-fn check_coverage(doc: &ManifestDoc, targets: &Targets, sink: &mut Sink) {
-    let present: Vec<&str> = targets
+fn check_coverage(doc: &ManifestDoc, written: &Written, sink: &mut Sink) {
+    let present: Vec<&str> = written
         .binary
         .iter()
-        .filter(|(_, key, _)| PLATFORMS.contains(key))
-        .filter_map(|(_, key, _)| key.split('-').next())
+        .filter(|slot| PLATFORMS.contains(&slot.platform))
+        .filter_map(|slot| slot.platform.split('-').next())
         .collect();
     let missing: Vec<&str> = sink
         .policy()
@@ -188,10 +123,10 @@ fn check_coverage(doc: &ManifestDoc, targets: &Targets, sink: &mut Sink) {
     if missing.is_empty() {
         return;
     }
-    let pointer = if targets.legacy.len() == targets.binary.len() {
-        targets.base.clone()
+    let pointer = if written.binary.iter().all(|slot| slot.legacy) {
+        written.base.clone()
     } else {
-        format!("{}/binary", targets.base)
+        format!("{}/binary", written.base)
     };
     sink.push(
         doc.at_key(
@@ -799,15 +734,6 @@ fn package_basename(spec: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn platform_suggestions_cover_common_spellings() {
-        assert_eq!(platform_suggestion("linux-x64"), Some("linux-x86_64"));
-        assert_eq!(platform_suggestion("darwin-arm64"), Some("darwin-aarch64"));
-        assert_eq!(platform_suggestion("macos-x64"), Some("darwin-x86_64"));
-        assert_eq!(platform_suggestion("win32-x64"), Some("windows-x86_64"));
-        assert_eq!(platform_suggestion("solaris-sparc"), None);
-    }
 
     #[test]
     fn url_versions_reads_tags_not_file_names() {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{did_you_mean, nearest, Code, ManifestDoc, Sink};
 use crate::diagnostics::{Fix, FixEdit, Severity};
-use crate::manifest::NodeValue;
+use crate::manifest::agent::{AgentView, PROTOCOL_VERSION_POINTER};
 
 /// ACP methods an agent or client can implement: the method names of the
 /// `agent-client-protocol-schema` crate, so the catalogue follows the protocol.
@@ -19,7 +19,7 @@ pub(crate) const LATEST_PROTOCOL_VERSION: u64 = 1;
 
 pub(crate) const URL_FIELDS: [&str; 4] = ["repository", "website", "homepage", "license_url"];
 
-pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
+pub(crate) fn check(doc: &ManifestDoc, view: &AgentView, sink: &mut Sink) {
     check_license(doc, sink);
     for field in URL_FIELDS {
         if let Some(url) = doc.root.get_str(field) {
@@ -51,10 +51,10 @@ pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
             );
         }
     }
-    check_capabilities(doc, sink);
-    check_auth(doc, sink);
+    check_capabilities(doc, view, sink);
+    check_auth(doc, view, sink);
     check_tags(doc, sink);
-    check_protocol_version(doc, sink);
+    check_protocol_version(doc, view, sink);
 }
 
 fn check_license(doc: &ManifestDoc, sink: &mut Sink) {
@@ -133,20 +133,16 @@ pub(crate) fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut 
 
 /// Each declared name by the catalogue's class: stable (nothing to say), unstable (a note),
 /// unknown (a warning with the nearest known name).
-fn check_capabilities(doc: &ManifestDoc, sink: &mut Sink) {
+fn check_capabilities(doc: &ManifestDoc, view: &AgentView, sink: &mut Sink) {
     use crate::acp::methods::{stability, Stability};
-    let Some(items) = doc.root.get("capabilities").and_then(|n| n.as_array()) else {
-        return;
-    };
-    for (i, item) in items.iter().enumerate() {
-        let Some(name) = item.as_str() else { continue };
-        let pointer = format!("/capabilities/{i}");
+    for capability in &view.capabilities {
+        let (name, pointer) = (capability.name.as_str(), &capability.pointer);
         match stability(name) {
             Some(Stability::Stable) => {}
             Some(Stability::Unstable) => sink.push(
                 doc.at(
                     Code::CapabilityUnstable,
-                    &pointer,
+                    pointer,
                     format!("`{name}` is an unstable ACP method: it may still change"),
                 )
                 .help("keep it if the agent implements it; clients may not call it yet"),
@@ -154,7 +150,7 @@ fn check_capabilities(doc: &ManifestDoc, sink: &mut Sink) {
             None => {
                 let mut d = doc.at(
                     Code::CapabilityUnknown,
-                    &pointer,
+                    pointer,
                     format!("`{name}` is not a known ACP method"),
                 );
                 let known = known_capabilities().iter().map(String::as_str);
@@ -167,25 +163,19 @@ fn check_capabilities(doc: &ManifestDoc, sink: &mut Sink) {
     }
 }
 
-fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
-    let Some(methods) = doc.root.get("auth").and_then(|n| n.as_array()) else {
-        return;
-    };
-    for (i, method) in methods.iter().enumerate() {
-        let pointer = format!("/auth/{i}/type");
-        match method.get_str("type") {
-            // Known types; a missing or non-string type is the schema's to report.
-            Some("agent" | "terminal") | None => {}
-            Some("env_var") => {
-                let has_vars = method
-                    .get("vars")
-                    .and_then(|v| v.as_array())
-                    .is_some_and(|v| !v.is_empty());
+fn check_auth(doc: &ManifestDoc, view: &AgentView, sink: &mut Sink) {
+    for method in &view.auth {
+        let pointer = method.type_pointer();
+        // A missing or non-string type reads as the default, and is the schema's to report.
+        match method.kind() {
+            "agent" | "terminal" => {}
+            "env_var" => {
+                let has_vars = method.vars.as_ref().is_some_and(|v| !v.is_empty());
                 if !has_vars {
                     sink.push(
                         doc.at(
                             Code::AuthType,
-                            &format!("/auth/{i}"),
+                            &method.pointer,
                             "an `env_var` auth method lists no `vars`",
                         )
                         .help(
@@ -194,7 +184,7 @@ fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
                     );
                 }
             }
-            Some("api_key") => {
+            "api_key" => {
                 let mut d = doc
                     .at(
                         Code::AuthType,
@@ -206,7 +196,7 @@ fn check_auth(doc: &ManifestDoc, sink: &mut Sink) {
                 d.severity = Severity::Warning;
                 sink.push(d);
             }
-            Some(other) => {
+            other => {
                 let mut d = doc.at(
                     Code::AuthType,
                     &pointer,
@@ -281,19 +271,17 @@ fn check_tags(doc: &ManifestDoc, sink: &mut Sink) {
     }
 }
 
-fn check_protocol_version(doc: &ManifestDoc, sink: &mut Sink) {
-    let Some(node) = doc.root.get("protocol_version") else {
+fn check_protocol_version(doc: &ManifestDoc, view: &AgentView, sink: &mut Sink) {
+    // Absent or not a number (the schema reports the type): nothing to say.
+    let Some(raw) = &view.protocol_version else {
         return;
-    };
-    let NodeValue::Number(raw) = &node.value else {
-        return; // wrong type: the schema reports it
     };
     match raw.parse::<u64>() {
         Ok(v) if (1..=LATEST_PROTOCOL_VERSION).contains(&v) => {}
         Ok(v) if v > LATEST_PROTOCOL_VERSION => sink.push(
             doc.at(
                 Code::ProtocolVersion,
-                "/protocol_version",
+                PROTOCOL_VERSION_POINTER,
                 format!("ACP protocol version {v} does not exist yet (latest is {LATEST_PROTOCOL_VERSION})"),
             )
             .help(format!("set `\"protocol_version\": {LATEST_PROTOCOL_VERSION}`")),
@@ -301,7 +289,7 @@ fn check_protocol_version(doc: &ManifestDoc, sink: &mut Sink) {
         _ => sink.push(
             doc.at(
                 Code::ProtocolVersion,
-                "/protocol_version",
+                PROTOCOL_VERSION_POINTER,
                 format!("`{raw}` is not an ACP protocol major version"),
             )
             .help(format!("use a positive integer; today `{LATEST_PROTOCOL_VERSION}`")),

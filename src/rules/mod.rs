@@ -24,9 +24,7 @@ pub use crate::diagnostics::{
     did_you_mean, explain, nearest, rules_markdown, Code, Family, UnknownCode,
 };
 pub use changes::{check_changes, ChangeBase};
-pub use distribution::{
-    normalized_json, package_name_and_pin, reserved_env, targets, url_versions, Targets,
-};
+pub use distribution::{normalized_json, package_name_and_pin, reserved_env, url_versions};
 pub use entry::{display_path, EntryDir, EntryReport, Manifest, ManifestDoc};
 pub use icons::check_icon;
 pub use metadata::url_problem;
@@ -102,7 +100,10 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
     if let Some(doc) = &manifest {
         sources.push(doc.source.clone());
         identity::check(doc, &entry.name, &mut sink);
-        metadata::check(doc, &mut sink);
+        // The typed view, built once per entry (the distribution rules judge the slots its
+        // distribution model is built from, `manifest::distribution::Written`).
+        let view = crate::manifest::agent::AgentView::from_node(&doc.root);
+        metadata::check(doc, &view, &mut sink);
         distribution::check(doc, &mut sink);
         preview::check(doc, &mut sink);
         // The schema runs last so it can leave out errors a specific rule already reported

@@ -41,6 +41,8 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 pub use icons::sanitise as sanitise_icon;
+#[cfg(test)]
+pub(crate) use model::{distribution_facts, view_of};
 pub use pages::{Sink, Site};
 pub(crate) use snippets::shell_quote;
 pub use urls::safe_url;

@@ -12,8 +12,8 @@ use super::snippets::{self, Install};
 use super::urls::safe_url;
 use super::SiteAgent;
 use crate::diagnostics::escape;
-use crate::manifest::distribution::Distribution;
-use crate::manifest::{DISTRIBUTION_KINDS, FIELD_ORDER, PLATFORMS};
+use crate::manifest::agent::AgentView;
+use crate::manifest::{FIELD_ORDER, PLATFORMS};
 
 /// Text of a JSON value: strings as they are, anything else as compact JSON.
 pub(crate) fn text(value: &Value) -> String {
@@ -86,54 +86,38 @@ fn verification_state(agent: &SiteAgent) -> Option<&str> {
         .then_some(state)
 }
 
-static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-
-fn distribution_facts(
-    agent: &Map<String, Value>,
-) -> (Vec<String>, Vec<String>, &Map<String, Value>) {
-    let distribution = match agent.get("distribution") {
-        Some(Value::Object(d)) => d,
-        _ => &*EMPTY,
-    };
-    let deploy: Vec<String> = DISTRIBUTION_KINDS
+/// The deploy kinds and the binary platform keys the site shows (known ones in `PLATFORMS`
+/// order, then unknown ones sorted).
+pub(crate) fn distribution_facts(view: &AgentView) -> (Vec<String>, Vec<String>) {
+    let dist = &view.distribution;
+    let deploy: Vec<String> = dist.kinds().iter().map(ToString::to_string).collect();
+    let mut platforms: Vec<String> = PLATFORMS
         .iter()
-        .filter(|k| distribution.contains_key(**k))
+        .filter(|p| dist.target(p).is_some())
         .map(ToString::to_string)
         .collect();
-    let mut platforms: Vec<String> = Vec::new();
-    if let Some(Value::Object(binary)) = distribution.get("binary") {
-        platforms.extend(
-            PLATFORMS
-                .iter()
-                .filter(|p| binary.contains_key(**p))
-                .map(ToString::to_string),
-        );
-        let mut unknown: Vec<String> = binary
-            .keys()
-            .filter(|k| !PLATFORMS.contains(&k.as_str()))
-            .cloned()
-            .collect();
-        unknown.sort();
-        platforms.extend(unknown);
-    }
-    (deploy, platforms, distribution)
+    let mut unknown: Vec<String> = dist
+        .binary
+        .iter()
+        .map(|t| t.platform.clone())
+        .filter(|p| !PLATFORMS.contains(&p.as_str()))
+        .collect();
+    unknown.sort();
+    unknown.dedup();
+    platforms.extend(unknown);
+    (deploy, platforms)
+}
+
+/// The typed view of a published agent (or of its preview block).
+pub(crate) fn view_of(agent: &Map<String, Value>) -> AgentView {
+    AgentView::from_json(&Value::Object(agent.clone()))
 }
 
 pub(crate) fn card(agent: &SiteAgent, icon_class: &str) -> Card {
     let a = &agent.agent;
-    let (deploy, platforms, _) = distribution_facts(a);
-    let mut auth: Vec<String> = Vec::new();
-    if let Some(Value::Array(methods)) = a.get("auth") {
-        for method in methods {
-            let kind = match method {
-                Value::Object(m) => m.get("type").map_or("agent".to_string(), text),
-                other => text(other),
-            };
-            if !auth.contains(&kind) {
-                auth.push(kind);
-            }
-        }
-    }
+    let view = view_of(a);
+    let (deploy, platforms) = distribution_facts(&view);
+    let mut auth: Vec<String> = view.auth_types().into_iter().map(str::to_string).collect();
     if auth.is_empty() {
         auth.push("none".to_string());
     }
@@ -462,9 +446,14 @@ fn link(map: &Map<String, Value>, key: &str) -> Option<Link> {
     })
 }
 
-fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Channel {
-    let (_, platforms, distribution) = distribution_facts(map);
-    let distribution = Distribution::from_json(&Value::Object(distribution.clone()));
+fn channel(
+    name: &'static str,
+    agent_name: &str,
+    map: &Map<String, Value>,
+    view: &AgentView,
+) -> Channel {
+    let (_, platforms) = distribution_facts(view);
+    let distribution = &view.distribution;
     let mut downloads = Vec::new();
     for platform in &platforms {
         let Some(target) = distribution.target(platform) else {
@@ -504,7 +493,7 @@ fn channel(name: &'static str, agent_name: &str, map: &Map<String, Value>) -> Ch
             "Install".to_string()
         },
         version,
-        install: snippets::install(agent_name, &distribution, &platforms),
+        install: snippets::install(agent_name, distribution, &platforms),
         downloads,
     }
 }
@@ -518,15 +507,17 @@ fn shown_in_place(key: &str) -> bool {
 
 pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
     let a = &agent.agent;
+    let view = view_of(a);
     let mut auth = Vec::new();
     if let Some(Value::Array(methods)) = a.get("auth") {
-        for method in methods {
+        // The view has one method per item, so they pair up; it gives the type.
+        for (method, typed) in methods.iter().zip(&view.auth) {
             let empty = Map::new();
             let m = match method {
                 Value::Object(m) => m,
                 _ => &empty,
             };
-            let kind = m.get("type").map_or("agent".to_string(), text);
+            let kind = typed.kind().to_string();
             let args = string_list(m, "args");
             let env: Vec<(String, String)> = match m.get("env") {
                 Some(Value::Object(env)) => {
@@ -554,9 +545,9 @@ pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
         .map(|(k, v)| (k.clone(), text(v)))
         .collect();
     other.sort();
-    let mut channels = vec![channel("stable", &card.name, a)];
+    let mut channels = vec![channel("stable", &card.name, a, &view)];
     if let Some(preview) = &agent.preview {
-        channels.push(channel("preview", &card.name, preview));
+        channels.push(channel("preview", &card.name, preview, &view_of(preview)));
     }
     let website = link(a, "website");
     let homepage = link(a, "homepage").filter(|h| website.as_ref().is_none_or(|w| w.url != h.url));

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::acp::methods::{advertisement, InitializeAnswer, PROTOCOL_VERSION};
 use crate::diagnostics::Diagnostic;
-use crate::manifest::NodeValue;
+use crate::manifest::agent::{AgentView, PROTOCOL_VERSION_POINTER};
 use crate::rules::{Code, ManifestDoc};
 
 /// Auth types an agent must offer one of, by default.
@@ -85,72 +85,54 @@ fn auth_policy(
 }
 
 fn manifest_claims(doc: &ManifestDoc, answer: &InitializeAnswer) -> Vec<Diagnostic> {
+    let view = AgentView::from_node(&doc.root);
     let mut out = Vec::new();
-    if let Some(node) = doc.root.get("protocol_version") {
-        let declared = match &node.value {
-            NodeValue::Number(raw) => raw.parse::<u64>().ok(),
-            _ => None,
-        };
-        if declared.is_some() && declared != answer.protocol_version {
-            out.push(mismatch(
-                doc,
-                "/protocol_version",
-                format!(
-                    "the manifest declares protocol_version {}, the agent answered {}",
-                    declared.unwrap_or_default(),
-                    answer
-                        .protocol_version
-                        .map_or("no integer".into(), |v| v.to_string())
-                ),
-            ));
-        }
+    let declared = view.protocol_major();
+    if declared.is_some() && declared != answer.protocol_version {
+        out.push(mismatch(
+            doc,
+            PROTOCOL_VERSION_POINTER,
+            format!(
+                "the manifest declares protocol_version {}, the agent answered {}",
+                declared.unwrap_or_default(),
+                answer
+                    .protocol_version
+                    .map_or("no integer".into(), |v| v.to_string())
+            ),
+        ));
     }
-    for (i, item) in doc
-        .root
-        .get("capabilities")
-        .and_then(|c| c.as_array())
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-    {
-        let Some(method) = item.as_str() else {
-            continue;
-        };
+    for capability in &view.capabilities {
+        let method = capability.name.as_str();
         let Some(field) = advertisement(method) else {
             continue;
         };
         if !answer.advertised.contains(method) {
-            out.push(mismatch(doc, &format!("/capabilities/{i}"), format!(
+            out.push(mismatch(doc, &capability.pointer, format!(
                 "the manifest declares `{method}`, the agent's initialize answer does not advertise it ({field})"
             )));
         }
     }
-    out.extend(auth_claims(doc, answer));
+    out.extend(auth_claims(doc, &view, answer));
     out
 }
 
-fn auth_claims(doc: &ManifestDoc, answer: &InitializeAnswer) -> Vec<Diagnostic> {
+fn auth_claims(doc: &ManifestDoc, view: &AgentView, answer: &InitializeAnswer) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let methods = doc
-        .root
-        .get("auth")
-        .and_then(|a| a.as_array())
-        .unwrap_or_default();
-    for (i, method) in methods.iter().enumerate() {
-        let kind = method.get_str("type").unwrap_or("agent");
-        let (Some(id), true) = (method.get_str("id"), matches!(kind, "agent" | "terminal")) else {
+    for method in &view.auth {
+        let kind = method.kind();
+        let (Some(id), true) = (method.id.as_deref(), matches!(kind, "agent" | "terminal")) else {
             continue;
         };
-        let pointer = format!("/auth/{i}");
+        let pointer = &method.pointer;
         match answer.auth.iter().find(|a| a.id == id) {
             None => out.push(mismatch(
                 doc,
-                &pointer,
+                pointer,
                 format!("the manifest lists auth method `{id}`, the agent does not offer it"),
             )),
             Some(offered) if !offered.counts_as().contains(kind) => out.push(mismatch(
                 doc,
-                &pointer,
+                pointer,
                 format!(
                 "the manifest lists auth method `{id}` as `{kind}`, the agent offers it as `{}`",
                 offered.kind

@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use crate::acp::methods::{self, OfferedAuth};
 use crate::diagnostics::{Diagnostic, Report, Severity};
+use crate::manifest::agent::AgentView;
 use crate::manifest::distribution::{current_platform, Distribution, Kind};
 use crate::net::{Client, NetConfig};
 use crate::registry::Checked;
@@ -383,12 +384,7 @@ fn plan(checked: &Checked, options: &Options) -> Vec<Job> {
             .ids
             .get(&id)
             .filter(|_| options.agents.is_none());
-        let dist = doc
-            .root
-            .get("distribution")
-            .map(|d| Distribution::from_node(d, "/distribution"))
-            .unwrap_or_default();
-        let dist = Arc::new(dist);
+        let dist = Arc::new(launch_model(&doc));
         let doc = Arc::new(doc.into_owned());
         let version = doc.root.get_str("version").unwrap_or_default().to_string();
         for kind in Kind::ALL {
@@ -397,7 +393,7 @@ fn plan(checked: &Checked, options: &Options) -> Vec<Job> {
             {
                 continue;
             }
-            let fingerprint = fingerprint(&doc, kind);
+            let fingerprint = dist.fingerprint(kind);
             let reuse = options.reuse.iter().find(|r| {
                 r.id == id
                     && r.distribution == kind
@@ -425,11 +421,21 @@ fn plan(checked: &Checked, options: &Options) -> Vec<Job> {
     jobs
 }
 
+/// What `verify` launches of a manifest: the stable distribution of its typed view.
+pub(crate) fn launch_model(doc: &ManifestDoc) -> Distribution {
+    AgentView::from_node(&doc.root).distribution
+}
+
+/// Whether the launch model has a binary build for `platform`.
+pub(crate) fn has_build_for(dist: &Distribution, platform: &str) -> bool {
+    dist.target(platform).is_some()
+}
+
 /// Whether this machine can launch `kind`: a build for its platform, or the launcher.
 fn runnable(kind: Kind, dist: &Distribution, platform: Option<&str>, path: Option<&str>) -> Plan {
     match kind {
         Kind::Binary => match platform {
-            Some(p) if dist.target(p).is_some() => Plan::Run,
+            Some(p) if has_build_for(dist, p) => Plan::Run,
             Some(p) => Plan::NotTested(format!("no binary build for {p}")),
             None => Plan::NotTested("this machine's platform has no platform key".into()),
         },
@@ -438,11 +444,6 @@ fn runnable(kind: Kind, dist: &Distribution, platform: Option<&str>, path: Optio
             None => Plan::NotTested(format!("`{launcher}` is not installed on this machine")),
         },
     }
-}
-
-/// What identifies a distribution for `matrix --changed-only` and `build --matrix`.
-fn fingerprint(doc: &ManifestDoc, kind: Kind) -> String {
-    crate::manifest::distribution::fingerprint(doc.root.get("distribution"), kind)
 }
 
 fn run_jobs(

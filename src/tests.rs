@@ -1,0 +1,4 @@
+//! Unit tests that span modules and reach crate-private functions (the integration tests
+//! under `tests/` see only the public surface).
+
+mod one_reader;
