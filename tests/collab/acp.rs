@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-mod common;
-mod net_server;
+use acp_test_kit::server as net_server;
+use acp_test_kit::Run;
 
 const READ_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -22,7 +22,7 @@ struct Agent {
 
 impl Agent {
     fn start(dir: &Path) -> Agent {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+        let mut child = Command::new(crate::COLLAB)
             .arg("acp")
             .current_dir(dir)
             .stdin(Stdio::piped())
@@ -269,7 +269,7 @@ fn initialize_names_the_agent_with_its_title_and_version() {
 #[test]
 fn matrix_on_the_entry_records_its_agent_info_and_slash_commands() {
     use net_server::{Reply, Server};
-    let binary = std::fs::read(env!("CARGO_BIN_EXE_acp-collab")).unwrap();
+    let binary = std::fs::read(crate::COLLAB).unwrap();
     let server = Server::start(move |request, _| match request.path.as_str() {
         "/acp-collab" => Reply::body(200, binary.clone()),
         _ => Reply::status(404),
@@ -277,14 +277,17 @@ fn matrix_on_the_entry_records_its_agent_info_and_slash_commands() {
     let mut entry = manifest();
     let target =
         json!({"archive": server.url("/acp-collab"), "cmd": "acp-collab", "args": ["acp"]});
-    entry["distribution"] = common::verify::binary_everywhere(&target);
-    let reg = common::verify::registry(&[entry]);
+    entry["distribution"] = acp_test_kit::wheel::binary_everywhere(&target);
+    let reg = acp_test_kit::wheel::registry(&[entry]);
     let out = reg.root.parent().unwrap().join("matrix.json");
-    let run = common::verify::run(
-        &reg.root,
-        &["matrix", "--timeout", "60", "--out", out.to_str().unwrap()],
+    let run = Run::of(
+        Command::new(crate::REGISTRY)
+            .args(["matrix", "--timeout", "60", "--out", out.to_str().unwrap()])
+            .args(["--registry", ".", "--no-cache"])
+            .current_dir(&reg.root)
+            .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1"),
     );
-    assert_eq!(run.code, 0, "{}", run.stdout);
+    run.assert_ok();
     let matrix: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let row = &matrix["agents"][0];
     assert_eq!(row["agent_info"]["name"], "acp-collab");

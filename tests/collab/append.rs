@@ -1,10 +1,8 @@
 //! `acp-collab append`: every guard of docs/collab-protocol.md#append in order, the state machine's
 //! refusals, readiness and completion gates, and the log-format rules.
 
-mod collab_support;
-
+use crate::support::*;
 use acp_registry::collab::{self, AppendOptions, CollabError};
-use collab_support::*;
 use serde_json::json;
 
 fn last_line(fx: &Fx) -> serde_json::Value {
@@ -648,7 +646,7 @@ fn question_classified_is_refused_while_readiness_items_are_open_with_the_comman
     fx.edit("readiness.md", |t| {
         t.replace("- [unresolved] The", "- [resolved] The")
     });
-    let command = again.replace("acp-collab", env!("CARGO_BIN_EXE_acp-collab"));
+    let command = again.replace("acp-collab", crate::COLLAB);
     let out = std::process::Command::new("sh")
         .args(["-c", &command])
         .output()

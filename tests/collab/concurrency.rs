@@ -7,12 +7,10 @@
 //! variable naming the folder, so each worker is a real separate process
 //! taking the advisory lock.
 
-mod collab_support;
-
 use std::process::{Command, Stdio};
 
+use crate::support::Fx;
 use acp_registry::collab::{self, events::read_events, AppendOptions};
-use collab_support::Fx;
 
 const WORKERS: usize = 8;
 const PER_WORKER: usize = 200;

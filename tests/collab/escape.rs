@@ -3,9 +3,7 @@
 //! sequences to whoever runs `acp-collab`. JSON output stays serde's (control characters as
 //! `\u001b`), and clean text is printed as before.
 
-mod collab_support;
-
-use collab_support::*;
+use crate::support::*;
 
 /// An SGR colour and a terminal title change (OSC … BEL).
 const HOSTILE: &str = "\u{1b}[31mred\u{1b}[0m \u{1b}]0;pwned\u{7}";

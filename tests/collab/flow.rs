@@ -1,11 +1,9 @@
 //! End-to-end flows, next-action guidance for every phase and role, and `wait`.
 
-mod collab_support;
-
 use std::time::Duration;
 
+use crate::support::*;
 use acp_registry::collab::{self, next, Invocation, WaitOptions, WaitOutcome};
-use collab_support::*;
 
 /// Runs the binary, which must succeed; returns its stdout.
 fn run_ok(args: &[&str]) -> String {

@@ -1,12 +1,10 @@
 //! Driving a collaboration without guessing: `next` prints the next seq, what to write and
 //! the exact commands; `append` names every bad flag at once; `status` and `log`.
 
-mod collab_support;
-
 use std::path::Path;
 
+use crate::support::*;
 use acp_registry::collab::{self, Invocation};
-use collab_support::*;
 
 fn report(fx: &Fx, who: &str) -> Vec<String> {
     collab::next_action(&fx.folder_str(), who).unwrap().lines
@@ -65,7 +63,7 @@ fn the_printed_commands_succeed_when_run_as_printed() {
     ));
     assert!(runs[1].contains("--event proposal_submitted --reply-to 2"));
     for run in runs {
-        let command = run.replace("acp-collab", env!("CARGO_BIN_EXE_acp-collab"));
+        let command = run.replace("acp-collab", crate::COLLAB);
         let out = std::process::Command::new("sh")
             .args(["-c", &command])
             .output()
@@ -450,7 +448,7 @@ fn the_freeze_command_comes_only_once_the_deliverable_is_final_so_its_hash_is_va
         freeze.contains(&format!("--sha256 {} ", fx.deliverable_sha())),
         "{freeze}"
     );
-    let command = freeze.replace("acp-collab", env!("CARGO_BIN_EXE_acp-collab"));
+    let command = freeze.replace("acp-collab", crate::COLLAB);
     let out = std::process::Command::new("sh")
         .args(["-c", &command])
         .output()

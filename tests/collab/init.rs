@@ -1,10 +1,8 @@
 //! `acp-collab init`: every validation error in order, resume, templates,
 //! external mode, and symlink refusal.
 
-mod collab_support;
-
+use crate::support::*;
 use acp_registry::collab::{self, spec, CollabError, InitOptions, InitOutcome};
-use collab_support::*;
 
 fn base_args(folder: &str) -> Vec<String> {
     [

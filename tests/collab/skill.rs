@@ -2,15 +2,13 @@
 //! project), launchers that run the installed binary, and no overwriting of a different
 //! skill without `--force`.
 
-#[path = "common/agentskills.rs"]
-mod agentskills;
-mod collab_support;
+use acp_test_kit::agentskills;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{bin, stderr, stdout};
 use acp_registry::collab::skill::{AGENTS, FILES, MARKER, NAME, POINTER};
-use collab_support::{bin, stderr, stdout};
 
 fn install(home: &Path, args: &[&str]) -> Output {
     bin()
@@ -22,9 +20,7 @@ fn install(home: &Path, args: &[&str]) -> Output {
 }
 
 fn exe() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_acp-collab"))
-        .canonicalize()
-        .unwrap()
+    PathBuf::from(crate::COLLAB).canonicalize().unwrap()
 }
 
 #[test]
@@ -85,7 +81,9 @@ fn every_known_agent_gets_the_skill_in_its_global_and_project_folders() {
 /// The skill's files, the launchers' pointer at this binary, executable launchers; and the
 /// Agent Skills reference validator accepts the installed folder.
 fn assert_installed(dir: &Path, agent: &str) {
-    if let Some(agentskills) = agentskills::agentskills() {
+    if let Some(agentskills) =
+        agentskills::agentskills(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))
+    {
         agentskills::assert_valid(&agentskills, dir);
     }
     for (path, bytes) in FILES {

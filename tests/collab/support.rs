@@ -13,7 +13,7 @@ use tempfile::TempDir;
 pub(crate) const REF: &str = "deliverables/design-spec.md";
 
 pub(crate) fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+    Command::new(crate::COLLAB)
 }
 
 pub(crate) fn stdout(o: &Output) -> String {

@@ -1,10 +1,8 @@
 //! `acp-collab validate`: every check (`docs/collab-protocol.md#validation`), each failing and passing,
 //! output formats, exit codes, and the differences from the published scripts.
 
-mod collab_support;
-
+use crate::support::*;
 use acp_registry::collab;
-use collab_support::*;
 use serde_json::json;
 
 fn completed() -> Fx {
@@ -1025,8 +1023,7 @@ fn a_symlinked_deliverables_directory_is_refused() {
     );
 }
 
-#[path = "common/rss.rs"]
-mod rss;
+use acp_test_kit::rss;
 
 #[test]
 fn a_line_over_the_acp_line_cap_is_refused_by_every_reader_in_bounded_memory() {

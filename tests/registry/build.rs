@@ -1,7 +1,7 @@
 //! `acp-registry build`: outputs, variants, preview resolution, determinism, `--check`,
 //! refusal to overwrite foreign folders, and crash safety under SIGKILL.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -277,7 +277,7 @@ fn builds_are_byte_identical_whatever_the_source_order_formatting_locale_or_time
     );
 
     let out = work.path().join("locale");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let status = std::process::Command::new(crate::REGISTRY)
         .args([
             "build",
             "--registry",
@@ -558,7 +558,7 @@ fn sigkill_at_any_moment_leaves_the_old_or_the_new_complete_tree() {
             (&reg_a, &tree_a)
         };
         let threshold = i * (total + 40) / kills;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        let mut child = std::process::Command::new(crate::REGISTRY)
             .args(["build", "--no-site", "--base-url", BASE, "--registry"])
             .arg(registry)
             .arg("--out")
@@ -635,7 +635,7 @@ fn staged_files_are_flushed_by_one_syncfs_before_the_swap_not_one_fsync_each() {
         ])
         .arg("-o")
         .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_acp-registry"))
+        .arg(crate::REGISTRY)
         .args(["build", "--no-site", "--base-url", BASE, "--registry"])
         .arg(&reg)
         .arg("--out")
@@ -1760,7 +1760,7 @@ fn verification_json_ages_are_measured_at_as_of_else_source_date_epoch_and_only_
     assert!(!plain.join("verification.schema.json").exists());
     // 2026-03-01T00:00:00Z, as the reproducible-builds variable and as the flag.
     let with_env = |out: &Path, epoch: &str| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        let output = std::process::Command::new(crate::REGISTRY)
             .args([
                 "build",
                 "--registry",
@@ -1789,7 +1789,7 @@ fn verification_json_ages_are_measured_at_as_of_else_source_date_epoch_and_only_
     );
     // The flag wins over the variable; a malformed variable is a usage error.
     let later = work.path().join("later");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = std::process::Command::new(crate::REGISTRY)
         .args([
             "build",
             "--registry",

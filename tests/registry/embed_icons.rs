@@ -1,7 +1,7 @@
 //! The `embed_icons` output option: each icon as a data URI next to `icon`, so a client
 //! lists every agent with one request.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

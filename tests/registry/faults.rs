@@ -1,120 +1,26 @@
-//! Fault injection beyond `tests/build.rs` (which kills `build` 64 times by staged-file count,
-//! and fills and freezes its output folder): SIGKILL at random points of `acp-collab append`,
-//! `pack` and `update --apply`. Nothing acknowledged is lost, no file is ever torn (each is
+//! Fault injection beyond `build.rs` (which kills `build` 64 times by staged-file count,
+//! and fills and freezes its output folder): SIGKILL at random points of `pack` and
+//! `update --apply` (those of `acp-collab append` are in the collab group's `faults.rs`). Nothing acknowledged is lost, no file is ever torn (each is
 //! the old or the new complete version), and the next run repairs or completes whatever a
 //! kill left.
 //!
 //! `ACP_REGISTRY_LONG_TESTS=1` (set by `.ci/run`) runs many more kills.
 #![cfg(unix)]
 
-mod collab_support;
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use collab_support::Fx;
+use acp_test_kit::{long_tests, xorshift};
+
 use common::pack::{PackFx, ID, LINUX};
 use common::sha256_hex;
 use net_server::{Reply, Server};
 use serde_json::json;
-
-const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
-
-fn long() -> bool {
-    std::env::var_os("ACP_REGISTRY_LONG_TESTS").is_some_and(|v| v == "1")
-}
-
-/// A small deterministic generator: the kill points differ per iteration and per run of the
-/// suite are the same, so a failure can be replayed.
-fn next(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
-}
-
-fn append(fx: &Fx, summary: &str) -> Command {
-    let mut command = Command::new(COLLAB);
-    command
-        .args([
-            "append",
-            "--folder",
-            &fx.folder_str(),
-            "--participant",
-            "alice",
-        ])
-        .args([
-            "--event",
-            "blocked",
-            "--reply-to",
-            "1",
-            "--summary",
-            summary,
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    command
-}
-
-fn seqs(fx: &Fx) -> Vec<i64> {
-    fx.read("events.jsonl")
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).expect("no torn line")["seq"]
-                .as_i64()
-                .unwrap()
-        })
-        .collect()
-}
-
-#[test]
-fn sigkill_at_random_points_of_append_loses_nothing_and_the_next_append_repairs_the_folder() {
-    let fx = Fx::new(&["alice", "bob"]);
-    let kills = if long() { 300 } else { 40 };
-    let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut acknowledged = Vec::new();
-    for i in 0..kills {
-        let summary = format!("kill {i}");
-        let mut child = append(&fx, &summary).spawn().unwrap();
-        // 0 to 30 ms: before the lock, between the event line and the protocol.json rename,
-        // and after the process finished on its own.
-        std::thread::sleep(Duration::from_micros(next(&mut rng) % 30_000));
-        let _ = child.kill();
-        if child.wait().unwrap().success() {
-            acknowledged.push(summary);
-        }
-        let got = seqs(&fx);
-        assert_eq!(
-            got,
-            (1..=got.len() as i64).collect::<Vec<_>>(),
-            "seqs after kill {i}"
-        );
-    }
-    // The next append, not killed, leaves a folder that validates without errors.
-    assert!(append(&fx, "after").status().unwrap().success());
-    let report = acp_registry::collab::validate(&fx.folder_str()).unwrap();
-    assert!(
-        report.errors.is_empty() && report.warnings.is_empty(),
-        "{report:?}"
-    );
-    let log = fx.read("events.jsonl");
-    for summary in &acknowledged {
-        assert!(
-            log.contains(&format!("\"{summary}\"")),
-            "acknowledged {summary} was lost"
-        );
-    }
-    let leftovers: Vec<_> = std::fs::read_dir(&fx.folder)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-}
 
 /// Run `command` until `kill_now(elapsed)` says so, then SIGKILL it: `None` when the kill
 /// landed, else whether the run succeeded on its own.
@@ -149,7 +55,7 @@ fn timed(command: &mut Command) -> Duration {
 /// A delay from 0 to 1.3 times `full`, so kills land in every phase and after the end.
 fn delay(rng: &mut u64, full: Duration) -> Duration {
     let span = (full.as_micros() as u64 * 13 / 10).max(1);
-    Duration::from_micros(next(rng) % span)
+    Duration::from_micros(xorshift(rng) % span)
 }
 
 /// File names in `dir`, sorted (leftover temporary files show up here).
@@ -187,11 +93,11 @@ fn packed(fx: &PackFx) -> Packed {
 /// A stand-in binary of 2 MiB (so writing the archive takes a while), one of two versions.
 fn stand_in(version: u64) -> Vec<u8> {
     let mut state = 0x2545_f491_4f6c_dd1d ^ version;
-    (0..2 << 20).map(|_| next(&mut state) as u8).collect()
+    (0..2 << 20).map(|_| xorshift(&mut state) as u8).collect()
 }
 
 fn pack_command(fx: &PackFx) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
+    let mut command = Command::new(crate::REGISTRY);
     command.args(fx.args(LINUX, &[])).current_dir(&fx.root);
     command
 }
@@ -212,7 +118,7 @@ fn sigkill_at_random_points_of_pack_leaves_the_old_or_the_new_package_and_the_ne
     let (ref_b, _) = pack_reference(&binaries[1]);
     let fx = PackFx::new();
     let (original, entry_files) = (fx.manifest(), names(&fx.root.join(ID)));
-    let kills = if long() { 64 } else { 8 };
+    let kills = if long_tests() { 64 } else { 8 };
     let mut rng = 0x51_7cc1_b727_220a_u64;
     for i in 0..kills {
         if i % 2 == 0 {
@@ -345,7 +251,7 @@ fn sigkill_at_random_points_of_update_apply_leaves_each_manifest_old_or_new_and_
         "the reference run updated nothing"
     );
     let (_server, root) = update_fixture();
-    let kills = if long() { 64 } else { 8 };
+    let kills = if long_tests() { 64 } else { 8 };
     let mut rng = 0x2f8b_3c1d_9e4a_6b57_u64;
     let mut partial = 0;
     for i in 0..kills {

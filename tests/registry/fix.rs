@@ -1,8 +1,8 @@
 //! `validate --fix`: each certain fix, applied through the comment-keeping editor, changes
 //! exactly its value; what cannot be fixed is said and left for a person.
 
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use std::path::Path;
 
@@ -170,7 +170,7 @@ fn verify_archives_pins_the_digest_it_found_after_cmd() {
         ),
     ]));
     let (dir, text) = unpinned_entry(&server.url(ARCHIVE));
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = std::process::Command::new(crate::REGISTRY)
         .args([
             "validate",
             "--fix",
@@ -253,7 +253,7 @@ fn release_server(release: &serde_json::Value) -> Server {
 
 fn fix_verify_archives(dir: &Path, server: &Server) -> Run {
     let api = server.url("/api").replacen("http://", "https://", 1);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = std::process::Command::new(crate::REGISTRY)
         .args(["validate", "--fix", "--verify-archives", "--no-cache"])
         .args(["--registry", ".", "--github-api", &api])
         .current_dir(dir)

@@ -1,7 +1,7 @@
 //! `acp-registry fmt`: the canonical layout keeps every value and comment, is idempotent, and
 //! the command writes only what changes, atomically, never through a link.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

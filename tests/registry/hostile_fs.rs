@@ -7,11 +7,12 @@
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
-mod common;
-use common::bounded::{run_bin, Run};
+use crate::common;
+use acp_test_kit::bounded::run_bin;
+use acp_test_kit::Run;
 
-const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
-const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
+const BIN: &str = crate::REGISTRY;
+const COLLAB: &str = crate::COLLAB;
 /// Marks content that must never be read through a link.
 const SECRET: &str = "SECRET-OUTSIDE-THE-REGISTRY";
 
@@ -115,7 +116,7 @@ fn links_out_of_the_registry_are_refused_and_never_read() {
     replace_with_link(&root.join("linked-agent"), outside.join("agent-folder"));
 
     let result = validate(&root);
-    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
     for file in [
         "manifest-agent/agent.json",
         "icon-agent/icon.svg",
@@ -158,7 +159,7 @@ fn links_that_stay_inside_the_registry_are_refused_too() {
     replace_with_link(&root.join("alias-agent"), "real-agent");
 
     let result = validate(&root);
-    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
     for file in [
         "copy-agent/agent.json",
         "copy-agent/icon.svg",
@@ -195,7 +196,7 @@ fn build_writes_nothing_when_a_file_is_a_link() {
         ],
         false,
     );
-    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
     assert!(
         result
             .stderr
@@ -236,7 +237,7 @@ fn fifos_are_refused_without_blocking() {
     })
     .unwrap();
     let result = validate(&root);
-    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
     for file in files {
         assert!(
             result.has("file-not-regular", file),
@@ -259,7 +260,7 @@ fn an_endless_device_is_refused_without_reading_it() {
         return;
     };
     let result = validate(&root);
-    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
     for file in files {
         assert!(
             result.has("file-not-regular", file),
@@ -296,7 +297,7 @@ fn an_unreadable_entry_is_an_error_naming_it_never_a_dropped_agent() {
         true,
     );
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
-    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
     assert!(
         result.has("file-unreadable", "locked-agent"),
         "{:?}",
@@ -329,7 +330,7 @@ fn a_folder_where_a_file_belongs_and_the_reverse_are_unreadable() {
     std::fs::write(c.join("skill"), "---\nname: skill-agent\n---\n").unwrap();
 
     let result = validate(&root);
-    assert_eq!(result.code, Some(1), "{}", result.stderr);
+    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
     for file in [
         "manifest-agent/agent.json",
         "icon-agent/icon.svg",
@@ -353,7 +354,7 @@ fn a_folder_where_a_file_belongs_and_the_reverse_are_unreadable() {
 fn usage_error(root: &Path) -> String {
     let result = run(&["validate", "--registry", root.to_str().unwrap()], false);
     assert_eq!(
-        result.code,
+        result.exited(),
         Some(2),
         "stdout: {}\nstderr: {}",
         result.stdout,
@@ -430,7 +431,7 @@ fn collab_reads_refuse_a_fifo_without_blocking() {
             &["validate", "--folder", folder.to_str().unwrap()],
             false,
         );
-        assert_eq!(result.code, Some(2), "{name}: {}", result.stderr);
+        assert_eq!(result.exited(), Some(2), "{name}: {}", result.stderr);
         let wanted = format!("{name}: it is a FIFO (named pipe), not a regular file");
         assert!(result.stderr.contains(&wanted), "{name}: {}", result.stderr);
     }

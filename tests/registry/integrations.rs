@@ -5,7 +5,7 @@
 //! the README's snippets use what exists, the registry workflow pins its actions and keeps
 //! secrets out of pull requests, and the pre-commit hooks run as pre-commit runs them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -93,7 +93,7 @@ fn package(target: &str, bin_dir: &Path, registry: &Path, out: &Path, extra: &[&
         .arg("--registry")
         .arg(registry)
         .arg("--tool")
-        .arg(env!("CARGO_BIN_EXE_acp-registry"))
+        .arg(crate::REGISTRY)
         .arg("--out")
         .arg(out)
         .args(extra)
@@ -115,13 +115,8 @@ fn host_release() -> &'static Path {
         if work.exists() {
             std::fs::remove_dir_all(&work).unwrap();
         }
-        let bin_dir = Path::new(env!("CARGO_BIN_EXE_acp-registry"))
-            .parent()
-            .unwrap();
-        assert_eq!(
-            Path::new(env!("CARGO_BIN_EXE_acp-collab")).parent(),
-            Some(bin_dir)
-        );
+        let bin_dir = Path::new(crate::REGISTRY).parent().unwrap();
+        assert_eq!(Path::new(crate::COLLAB).parent(), Some(bin_dir));
         let out = work.join("release");
         let run = package(
             target,
@@ -1286,9 +1281,7 @@ fn run_script(
         scratch.path().join("output"),
         scratch.path().join("summary"),
     );
-    let bin = Path::new(env!("CARGO_BIN_EXE_acp-registry"))
-        .parent()
-        .unwrap();
+    let bin = Path::new(crate::REGISTRY).parent().unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),

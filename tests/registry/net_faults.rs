@@ -7,17 +7,18 @@
 //! with short network timeouts (the binaries' are 20 s per attempt).
 #![cfg(unix)]
 
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use acp_registry::net::NetConfig;
+use acp_test_kit::wheel::binary_everywhere;
 use common::archives::{archive, Entry};
 use common::update::{https, listener, manifest, npx, read, registry};
-use common::verify::{binary_everywhere, command, run_command};
+use common::verify::{command, run_command};
 use common::{fast_net, sha256_hex};
 use net_server::{routes, Reply, Server};
 use serde_json::{json, Value};
@@ -154,7 +155,7 @@ fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothin
             .iter()
             .map(|(id, path, bytes)| agent(id, &server.url(path), &sha256_hex(bytes))),
     );
-    let reg = common::verify::registry(&entries);
+    let reg = acp_test_kit::wheel::registry(&entries);
     let (tmp, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut verify = command(
         &reg.root,
@@ -213,7 +214,7 @@ fn verify_quickly(entries: &[Value]) -> (Vec<(String, String, String)>, Duration
 
 /// `verify::run` over `entries` with `net`: the findings and how long it took.
 fn verify_with(entries: &[Value], net: NetConfig) -> (Vec<(String, String, String)>, Duration) {
-    let reg = common::verify::registry(entries);
+    let reg = acp_test_kit::wheel::registry(entries);
     let checked = acp_registry::registry::check_registry(&reg.root, None).unwrap();
     let options = acp_registry::verify::Options::with_network(net, Duration::from_secs(30));
     let started = Instant::now();

@@ -1,7 +1,7 @@
 //! `validate --online` end to end: the binary against scripted servers on 127.0.0.1.
 
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use std::path::Path;
 use std::process::Command;
@@ -97,7 +97,7 @@ fn validate_with(root: &Path, args: &[&str], allow_loopback: bool) -> Run {
 }
 
 fn validate_command(root: &Path, args: &[&str], allow_loopback: bool) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
+    let mut command = Command::new(crate::REGISTRY);
     // Inside the registry with `--registry .`, findings name `<entry>/agent.json`.
     command
         .args(["validate", "--registry", ".", "--format", "json"])
@@ -555,7 +555,7 @@ fn online_findings_in_a_clean_manifest_show_their_excerpt() {
         "{}",
         offline.stderr
     );
-    let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = Command::new(crate::REGISTRY)
         .args([
             "validate",
             "--registry",
@@ -619,7 +619,7 @@ fn amplified_package_documents_are_read_in_bounded_memory() {
         ],
     );
     let mut command = validate_command(root.path(), &["--online", "--no-cache"], true);
-    let (output, peak) = common::rss::run_measured(&mut command);
+    let (output, peak) = acp_test_kit::rss::run_measured(&mut command);
     let run = parsed(&output);
     assert!(
         peak < AMPLIFIED_BOUND,

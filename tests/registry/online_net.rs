@@ -1,7 +1,7 @@
 //! The `net` layer against real HTTP servers on 127.0.0.1 (see `net_server`).
 
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `acp-registry pack`: deterministic archives, the sha256 follows the inputs, `--check`
 //! catches tampering, and the manifest is edited in place with every comment kept.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

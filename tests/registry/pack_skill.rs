@@ -3,7 +3,7 @@
 //! and the `run:` commands that `next` prints, using the `acp-collab` bundled beside the
 //! skill (nothing on PATH, no `ACP_COLLAB`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -39,7 +39,7 @@ impl Package {
         let root = tmp.path().canonicalize().unwrap();
         let registry = root.join("registry");
         copy_dir(&repo_root().join("registry").join(ID), &registry.join(ID));
-        let binary = env!("CARGO_BIN_EXE_acp-collab");
+        let binary = crate::COLLAB;
         let license = repo_root().join("LICENSE");
         let args = pack_args(TARGET, binary, license.to_str().unwrap());
         let run = acp_registry(&args, &registry);
@@ -307,7 +307,7 @@ fn a_launcher_without_any_acp_collab_says_how_to_provide_one() {
         .arg(scripts.join("validate_collaboration.py"))
         .args(["--folder", &tmp.path().join("none").display().to_string()])
         .env("PATH", python.parent().unwrap())
-        .env("ACP_COLLAB", env!("CARGO_BIN_EXE_acp-collab"))
+        .env("ACP_COLLAB", crate::COLLAB)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -322,18 +322,20 @@ fn a_launcher_without_any_acp_collab_says_how_to_provide_one() {
 #[cfg(unix)]
 #[test]
 fn the_stored_packed_and_installed_skill_pass_the_reference_validator() {
-    let Some(agentskills) = common::agentskills::agentskills() else {
+    let Some(agentskills) =
+        acp_test_kit::agentskills::agentskills(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))
+    else {
         return;
     };
     let stored = repo_root().join("registry").join(ID).join("skill").join(ID);
-    common::agentskills::assert_valid(&agentskills, &stored);
+    acp_test_kit::agentskills::assert_valid(&agentskills, &stored);
 
     let p = Package::extracted();
-    common::agentskills::assert_valid(&agentskills, &p.pkg.join(ID));
+    acp_test_kit::agentskills::assert_valid(&agentskills, &p.pkg.join(ID));
 
     let project = p.root.join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+    let out = Command::new(crate::COLLAB)
         .args(["skill", "install", "--agent", "claude-code", "--project"])
         .arg(&project)
         .output()
@@ -344,7 +346,7 @@ fn the_stored_packed_and_installed_skill_pass_the_reference_validator() {
         String::from_utf8_lossy(&out.stderr)
     );
     let installed = project.join(".claude/skills").join(ID);
-    common::agentskills::assert_valid(&agentskills, &installed);
+    acp_test_kit::agentskills::assert_valid(&agentskills, &installed);
 }
 
 /// The skill rules accept nothing the reference validator refuses: every passing rule case of
@@ -352,7 +354,9 @@ fn the_stored_packed_and_installed_skill_pass_the_reference_validator() {
 #[cfg(unix)]
 #[test]
 fn every_passing_skill_rule_case_passes_the_reference_validator() {
-    let Some(agentskills) = common::agentskills::agentskills() else {
+    let Some(agentskills) =
+        acp_test_kit::agentskills::agentskills(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))
+    else {
         return;
     };
     let mut checked = 0;
@@ -381,7 +385,7 @@ fn every_passing_skill_rule_case_passes_the_reference_validator() {
             let skills = pass.join("example-agent/skill");
             // skill-too-large pads its cases at test time; its committed skill is checked too.
             for skill in std::fs::read_dir(&skills).unwrap() {
-                common::agentskills::assert_valid(&agentskills, &skill.unwrap().path());
+                acp_test_kit::agentskills::assert_valid(&agentskills, &skill.unwrap().path());
                 checked += 1;
             }
         }

@@ -5,8 +5,8 @@
 //! manifest.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,11 +56,7 @@ fn packages_server(packages: PathBuf) -> (Server, Arc<Mutex<Vec<String>>>) {
 /// entry it wrote.
 fn pack_engine(registry: &Path, base: &str) {
     let license = repo_root().join("LICENSE");
-    let mut args = pack_args(
-        TARGET,
-        env!("CARGO_BIN_EXE_acp-collab"),
-        license.to_str().unwrap(),
-    );
+    let mut args = pack_args(TARGET, crate::COLLAB, license.to_str().unwrap());
     args.extend(["--base-url", base]);
     let pack = acp_registry(&args, registry);
     assert_eq!(pack.code, 0, "{}{}", pack.stdout, pack.stderr);
@@ -86,7 +82,7 @@ fn pack_engine(registry: &Path, base: &str) {
 
 /// Runs `verify` on the entry over the loopback server and checks it passes without errors.
 fn assert_verify_passes(registry: &Path) {
-    let output = Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = Command::new(crate::REGISTRY)
         .args([
             "verify",
             "--registry",

@@ -2,7 +2,7 @@
 //! extras, and the check of each agent as an output publishes it, which `validate` shares with
 //! `build`. (`tests/properties.rs` checks the same promise on generated registries.)
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

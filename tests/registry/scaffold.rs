@@ -2,8 +2,8 @@
 //! code, `completions` and `man`; and the workflow `init` writes, against this repository's
 //! own and actionlint.
 
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use std::path::Path;
 
@@ -648,7 +648,7 @@ fn new_with_archives(dir: &Path, server: &net_server::Server, archives: &[&str])
         https("/api"),
     ]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    std::process::Command::new(crate::REGISTRY)
         .args(&args)
         .current_dir(dir)
         .env("NO_COLOR", "1")

@@ -1,7 +1,7 @@
 //! The schemas as editors use them: every property of `agent.schema.json` carries a
 //! description (hover docs) and examples (completion), and every example is valid.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 

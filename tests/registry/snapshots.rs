@@ -1,7 +1,7 @@
 //! Snapshots of every renderer on the same broken fixture and of every `--help` text
 //! (`cargo insta review` after an intended change).
 
-mod common;
+use crate::common;
 
 use acp_registry::commands::validate::{render, Format};
 use acp_registry::registry::check_registry;
@@ -89,7 +89,7 @@ fn acp_collab_help_texts() {
         &["completions", "--help"],
         &["man", "--help"],
     ] {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+        let output = std::process::Command::new(crate::COLLAB)
             .args(args)
             .output()
             .unwrap();
@@ -108,8 +108,8 @@ fn acp_collab_help_texts() {
 /// The two binaries, by name.
 fn binaries() -> [(&'static str, &'static str); 2] {
     [
-        ("acp-registry", env!("CARGO_BIN_EXE_acp-registry")),
-        ("acp-collab", env!("CARGO_BIN_EXE_acp-collab")),
+        ("acp-registry", crate::REGISTRY),
+        ("acp-collab", crate::COLLAB),
     ]
 }
 
@@ -227,11 +227,7 @@ fn bash_script(bin: &str, exe: &str, dir: &std::path::Path) -> std::path::PathBu
 #[test]
 fn bash_completion_offers_validate_formats() {
     let dir = tempfile::tempdir().unwrap();
-    let script = bash_script(
-        "acp-registry",
-        env!("CARGO_BIN_EXE_acp-registry"),
-        dir.path(),
-    );
+    let script = bash_script("acp-registry", crate::REGISTRY, dir.path());
     let offers = bash_offers(&script, "acp-registry", &["validate", "--format", ""]);
     assert_eq!(offers, ["github", "human", "json", "sarif"]);
     let offers = bash_offers(&script, "acp-registry", &["validate", "--for"]);

@@ -2,8 +2,8 @@
 //! `PyPI` and the GitHub API (their real response shapes), inside the registry with
 //! `--registry .`.
 
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -914,7 +914,7 @@ fn agent_selects_entries_and_an_unknown_id_is_an_error() {
 #[test]
 fn a_missing_registry_is_a_failure_of_the_run_exit_2() {
     let work = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = std::process::Command::new(crate::REGISTRY)
         .current_dir(work.path())
         .args(["update", "--registry", "nope"])
         .output()

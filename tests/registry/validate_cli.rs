@@ -1,7 +1,7 @@
 //! End-to-end behaviour of `acp-registry validate` on the bundled registry, a broken entry,
 //! and the public registry sample (zero-config parity with the public CI).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -344,7 +344,7 @@ fn changed_since_checks_only_changed_entries_but_sees_all_ids() {
 fn github_format_writes_the_full_table_to_the_step_summary() {
     let dir = tempfile::tempdir().unwrap();
     let summary = dir.path().join("summary.md");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = std::process::Command::new(crate::REGISTRY)
         .args([
             "validate",
             "--registry",
@@ -408,7 +408,7 @@ fn sarif_output_parses_as_sarif_2_1_0() {
 #[test]
 fn human_output_has_color_only_when_asked() {
     // Tests run without a terminal: no ANSI escapes even without NO_COLOR.
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = std::process::Command::new(crate::REGISTRY)
         .args(["validate", "--registry", "tests/fixtures/broken"])
         .current_dir(repo_root())
         .env_remove("NO_COLOR")
@@ -543,7 +543,7 @@ fn step_summary_escapes_html_links_and_cell_breaks() {
     let dir = tempfile::tempdir().unwrap();
     hostile_registry(dir.path());
     let summary = dir.path().join("summary.md");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = std::process::Command::new(crate::REGISTRY)
         .args(["validate", "--registry", "registry", "--format", "github"])
         .current_dir(dir.path())
         .env("GITHUB_STEP_SUMMARY", &summary)
@@ -722,7 +722,7 @@ fn sarif_paths_outside_git_are_relative_to_the_working_directory() {
         &repo_root().join("tests/fixtures/broken"),
         &root.join("reg"),
     );
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    let output = std::process::Command::new(crate::REGISTRY)
         .args(["validate", "--registry", "reg", "--format", "sarif"])
         .current_dir(root)
         // Whatever holds the temp folder, git must not find a repository above it.

@@ -7,9 +7,10 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-mod common;
-mod net_server;
-use common::verify::{agent_script, binary_everywhere, codes, registry, run, Run};
+use crate::common;
+use acp_test_kit::server as net_server;
+use acp_test_kit::wheel::{agent_script, binary_everywhere, registry};
+use common::verify::{codes, run, Run};
 use net_server::{Reply, Server};
 
 fn tar_gz(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
@@ -797,7 +798,7 @@ fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_versi
     );
     silence_what_build_refuses_a_minimal_entry_for(&reg.root);
     let build = |out: &str| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        let output = std::process::Command::new(crate::REGISTRY)
             .args([
                 "build",
                 "--registry",
@@ -1015,7 +1016,7 @@ fn verify_format_github_appends_the_agents_and_findings_to_the_step_summary() {
 
 /// A registry of `ids` whose only build is for Windows: `verify` plans each of them (a
 /// `not-tested` row) without launching anything, so shards cost nothing to run.
-fn untestable_registry(ids: &[String]) -> common::verify::Registry {
+fn untestable_registry(ids: &[String]) -> acp_test_kit::wheel::Registry {
     let entries: Vec<Value> = ids
         .iter()
         .map(|id| {
@@ -1138,7 +1139,7 @@ fn shard_and_list_shards_refuse_bad_values_naming_the_flag() {
 /// `acp-registry matrix merge ARGS` in `dir`.
 fn merge(dir: &Path, args: &[&str]) -> Run {
     common::verify::run_command(
-        std::process::Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+        std::process::Command::new(crate::REGISTRY)
             .args(["matrix", "merge"])
             .args(args)
             .current_dir(dir),
@@ -1299,7 +1300,7 @@ fn package_index(wheels: &[(&str, &str, Option<&str>)]) -> Server {
     let mut pages = std::collections::BTreeMap::new();
     let mut files = std::collections::BTreeMap::new();
     for &(name, version, requires) in wheels {
-        let (file, bytes) = common::verify::wheel(name, version, requires);
+        let (file, bytes) = acp_test_kit::wheel::wheel(name, version, requires);
         let sha = Sha256::digest(&bytes)
             .iter()
             .fold(String::new(), |hex, b| format!("{hex}{b:02x}"));
@@ -1345,7 +1346,7 @@ fn verify_with_index(root: &Path, index: &Server) -> Run {
 
 #[test]
 fn a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes() {
-    if !common::uvx_or_skip(
+    if !acp_test_kit::uvx_or_skip(
         "a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes",
     ) {
         return;
@@ -1382,7 +1383,7 @@ fn a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes() {
 
 #[test]
 fn a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_finding() {
-    if !common::uvx_or_skip(
+    if !acp_test_kit::uvx_or_skip(
         "a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_finding",
     ) {
         return;

@@ -9,8 +9,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-mod common;
-mod net_server;
+use crate::common;
+use acp_test_kit::server as net_server;
 
 use acp_registry::fs::archive::{extract, resolve_cmd, ArchiveError, Format, Limits};
 use common::archives::{archive, tar_gz, Entry, FORMATS};
@@ -362,7 +362,8 @@ fn unpacked_files_and_folders_lose_group_and_world_write_and_special_bits() {
 /// `--unpack-cap 2` (refused) and `--unpack-cap 4` (the agent passes).
 #[test]
 fn verify_refuses_an_archive_unpacking_past_unpack_cap_and_runs_one_within_it() {
-    use common::verify::{agent_script, binary_everywhere, command, run_command};
+    use acp_test_kit::wheel::{agent_script, binary_everywhere};
+    use common::verify::{command, run_command};
     use net_server::{routes, Reply, Server};
     let script = agent_script();
     let padding = vec![0u8; 3 << 20];
@@ -381,7 +382,7 @@ fn verify_refuses_an_archive_unpacking_past_unpack_cap_and_runs_one_within_it() 
         serde_json::json!({"archive": server.url("/agent.tar.gz"), "cmd": "bin/acp-agent"});
     let entry = serde_json::json!({"id": "padded", "name": "Padded", "version": "1.0.0",
         "description": "A test agent.", "distribution": binary_everywhere(&target)});
-    let reg = common::verify::registry(&[entry]);
+    let reg = acp_test_kit::wheel::registry(&[entry]);
     let verify = |cap: &str| {
         let args = [
             "verify",

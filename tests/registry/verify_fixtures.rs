@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use acp_registry::acp::methods::read_initialize;
 use serde_json::{json, Value};
 
-mod common;
-mod net_server;
-use common::verify::{agent_script, binary_everywhere, run};
+use crate::common;
+use acp_test_kit::server as net_server;
+use acp_test_kit::wheel::{agent_script, binary_everywhere};
+use common::verify::run;
 use net_server::{Reply, Server};
 
 fn fixtures() -> Vec<(String, PathBuf, Value)> {

@@ -14,9 +14,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
-
-const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
+const BIN: &str = crate::REGISTRY;
 
 fn npm_reachable() -> bool {
     Command::new("npm")
@@ -41,7 +39,7 @@ fn kinds_to_run() -> Vec<&'static str> {
     } else {
         eprintln!("skipped the npm agents: the npm registry is unreachable (npm view semver@7.6.3 failed)");
     }
-    if !common::uvx_or_skip("the uvx agent") {
+    if !acp_test_kit::uvx_or_skip("the uvx agent") {
         // Announced (or failed, in CI) by uvx_or_skip.
     } else if !pypi_reachable() {
         eprintln!("skipped the uvx agent: the Python package registry is unreachable (pip index versions failed)");

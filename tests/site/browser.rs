@@ -12,7 +12,7 @@
 //! Needs `tests/browser/install.sh` to have run once (chromium + `npm ci`); without it this
 //! test fails and says so.
 
-mod site_common;
+use crate::common as site_common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -2,7 +2,7 @@
 //! script or style, safe links), listing without JavaScript, install snippets, the size
 //! budget, and snapshots of a small fixture.
 
-mod site_common;
+use crate::common as site_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

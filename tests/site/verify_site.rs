@@ -3,7 +3,7 @@
 //! methods, the cards carry the state's badge, the index offers the states as a filter, and
 //! text from the agent's answer stays inert.
 
-mod site_common;
+use crate::common as site_common;
 
 use acp_registry::site::{self, Verification};
 use site_common::{options, search_index, simple_agent, text};

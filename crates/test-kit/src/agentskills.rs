@@ -7,19 +7,20 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The pinned reference validator (also in `.ci/run`).
-pub(crate) const SKILLS_REF: &str = "skills-ref==0.1.1";
+pub const SKILLS_REF: &str = "skills-ref==0.1.1";
 
-/// Where `.ci/run` and the tests keep its virtual environment.
-fn venv() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("skills-ref-0.1.1")
+/// Where `.ci/run` and the tests keep its virtual environment: below `target/tmp`, the
+/// `CARGO_TARGET_TMPDIR` the test binaries are given.
+fn venv(target_tmp: &Path) -> PathBuf {
+    target_tmp.join("skills-ref-0.1.1")
 }
 
 fn executable(venv: &Path) -> PathBuf {
     venv.join("bin/agentskills")
 }
 
-fn install() -> Result<PathBuf, String> {
-    let venv = venv();
+fn install(target_tmp: &Path) -> Result<PathBuf, String> {
+    let venv = venv(target_tmp);
     if executable(&venv).is_file() {
         return Ok(executable(&venv));
     }
@@ -38,11 +39,11 @@ fn install() -> Result<PathBuf, String> {
     Ok(executable(&venv))
 }
 
-/// The `agentskills` executable; `None` (after saying why) when it cannot be installed here.
+/// The `agentskills` executable (`target_tmp`: `env!("CARGO_TARGET_TMPDIR")`); `None` (after saying why) when it cannot be installed here.
 /// Under CI it must be there.
-pub(crate) fn agentskills() -> Option<PathBuf> {
+pub fn agentskills(target_tmp: &Path) -> Option<PathBuf> {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match FOUND.get_or_init(install) {
+    match FOUND.get_or_init(|| install(target_tmp)) {
         Ok(path) => Some(path.clone()),
         Err(why) if std::env::var_os("CI").is_some() => {
             panic!("{SKILLS_REF} is not installed (.ci/run installs it): {why}")
@@ -55,7 +56,7 @@ pub(crate) fn agentskills() -> Option<PathBuf> {
 }
 
 /// Asserts that `agentskills validate` accepts the skill folder `dir`.
-pub(crate) fn assert_valid(agentskills: &Path, dir: &Path) {
+pub fn assert_valid(agentskills: &Path, dir: &Path) {
     let out = Command::new(agentskills)
         .arg("validate")
         .arg(dir)

@@ -8,47 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use crate::Run;
 
-pub(crate) const TIMEOUT: Duration = Duration::from_secs(20);
+pub const TIMEOUT: Duration = Duration::from_secs(20);
 /// Address-space limit of the child: reading an endless device must not take the machine.
-pub(crate) const MEMORY_LIMIT: u64 = 4 << 30;
-
-pub(crate) struct Run {
-    pub(crate) code: Option<i32>,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-}
-
-impl Run {
-    pub(crate) fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
-    }
-
-    /// `(code, file)` of every finding.
-    pub(crate) fn findings(&self) -> Vec<(String, String)> {
-        self.json()["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                (
-                    f["code"].as_str().unwrap().to_string(),
-                    f["file"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect()
-    }
-
-    pub(crate) fn has(&self, code: &str, file: &str) -> bool {
-        self.findings().iter().any(|(c, f)| c == code && f == file)
-    }
-
-    pub(crate) fn codes(&self) -> Vec<String> {
-        self.findings().into_iter().map(|(c, _)| c).collect()
-    }
-}
+pub const MEMORY_LIMIT: u64 = 4 << 30;
 
 /// `bin` at a path uid 65534 can execute: the checkout may sit below a folder only its owner
 /// can enter (a `mktemp -d` clone is mode 700). A hard link when the temporary folder is on
@@ -85,7 +49,7 @@ fn spawn(command: &mut Command) -> std::process::Child {
 /// Run `bin` under [`TIMEOUT`] and [`MEMORY_LIMIT`]; `unprivileged` drops to uid/gid 65534
 /// when running as root (permissions mean nothing to root). With `--registry DIR` among the
 /// arguments it runs inside DIR with `--registry .`.
-pub(crate) fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
+pub fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let dropping = unprivileged && unsafe { libc::geteuid() } == 0;
     let reachable = dropping.then(|| reachable_copy(bin));
@@ -148,7 +112,7 @@ pub(crate) fn run_bin(bin: &str, args: &[&str], unprivileged: bool) -> Run {
         std::thread::sleep(Duration::from_millis(20));
     };
     Run {
-        code: status.code(),
+        code: status.code().unwrap_or(-1),
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
     }

@@ -1,9 +1,7 @@
 //! A child's peak resident memory, for tests that hold a command to a memory bound: the
 //! `VmHWM` of `/proc/<pid>/status`, polled until the child exits. Not `wait4`'s
 //! `ru_maxrss`: Linux carries that across `exec`, so it would count the test process's own
-//! memory that the child shared between fork and exec. Self-contained, so a test crate
-//! without `common` can include it by path.
-#![allow(dead_code)]
+//! memory that the child shared between fork and exec.
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
@@ -14,7 +12,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Run `command` to completion (stdin closed, stdout and stderr captured): its output and
 /// its peak resident set size in bytes.
-pub(crate) fn run_measured(command: &mut Command) -> (Output, u64) {
+pub fn run_measured(command: &mut Command) -> (Output, u64) {
     // `spawn` returns once the child has exec'd, so every reading is of the new program.
     let mut child = command
         .stdin(Stdio::null())

@@ -2,7 +2,6 @@
 //! cases and the online benchmark. Written on raw tokio sockets (not hyper) so that it can
 //! misbehave on purpose: reset connections, send more body than its `Content-Length`,
 //! answer late. It counts requests and the connections busy serving one at the same time.
-#![allow(dead_code)] // each test crate uses a different part
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -15,32 +14,32 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// One answer. `content_length` overrides the header (to lie about the body's size); `reset` drops the connection with a TCP reset instead of answering.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Reply {
-    pub(crate) status: u16,
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: Vec<u8>,
-    pub(crate) delay: Duration,
-    pub(crate) content_length: Option<u64>,
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub delay: Duration,
+    pub content_length: Option<u64>,
     /// No `Content-Length`: the body ends when the connection closes.
-    pub(crate) no_length: bool,
-    pub(crate) reset: bool,
+    pub no_length: bool,
+    pub reset: bool,
     /// Bytes written verbatim instead of an answer (malformed HTTP), then the connection is
     /// held open for `hold` (a stall mid-answer) and closed.
-    pub(crate) raw: Option<Vec<u8>>,
-    pub(crate) hold: Duration,
+    pub raw: Option<Vec<u8>>,
+    pub hold: Duration,
     /// The body is written one byte at a time, this long apart (a trickling server).
-    pub(crate) trickle: Option<Duration>,
+    pub trickle: Option<Duration>,
 }
 
 impl Reply {
-    pub(crate) fn status(status: u16) -> Reply {
+    pub fn status(status: u16) -> Reply {
         Reply {
             status,
             ..Reply::default()
         }
     }
 
-    pub(crate) fn body(status: u16, body: impl Into<Vec<u8>>) -> Reply {
+    pub fn body(status: u16, body: impl Into<Vec<u8>>) -> Reply {
         Reply {
             status,
             body: body.into(),
@@ -48,22 +47,22 @@ impl Reply {
         }
     }
 
-    pub(crate) fn json(value: &serde_json::Value) -> Reply {
+    pub fn json(value: &serde_json::Value) -> Reply {
         Reply::body(200, value.to_string()).header("content-type", "application/json")
     }
 
-    pub(crate) fn redirect(status: u16, location: &str) -> Reply {
+    pub fn redirect(status: u16, location: &str) -> Reply {
         Reply::status(status).header("location", location)
     }
 
-    pub(crate) fn reset() -> Reply {
+    pub fn reset() -> Reply {
         Reply {
             reset: true,
             ..Reply::default()
         }
     }
 
-    pub(crate) fn raw(bytes: impl Into<Vec<u8>>, hold: Duration) -> Reply {
+    pub fn raw(bytes: impl Into<Vec<u8>>, hold: Duration) -> Reply {
         Reply {
             raw: Some(bytes.into()),
             hold,
@@ -72,26 +71,26 @@ impl Reply {
     }
 
     /// A 200 answer whose `body` comes one byte every `interval`.
-    pub(crate) fn trickle(body: impl Into<Vec<u8>>, interval: Duration) -> Reply {
+    pub fn trickle(body: impl Into<Vec<u8>>, interval: Duration) -> Reply {
         Reply {
             trickle: Some(interval),
             ..Reply::body(200, body)
         }
     }
 
-    pub(crate) fn header(mut self, name: &str, value: &str) -> Reply {
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.into(), value.into()));
         self
     }
 
-    pub(crate) fn after(mut self, delay: Duration) -> Reply {
+    pub fn after(mut self, delay: Duration) -> Reply {
         self.delay = delay;
         self
     }
 
     /// A reply described in JSON (`status`, `headers`, `body` text, `json` value, `body_hex` bytes, `delay_ms`,
     /// `content_length`, `reset`), as written in the online rule cases.
-    pub(crate) fn from_json(value: &serde_json::Value) -> Reply {
+    pub fn from_json(value: &serde_json::Value) -> Reply {
         let mut reply = Reply::status(value["status"].as_u64().unwrap_or(200) as u16);
         if let Some(headers) = value["headers"].as_object() {
             for (k, v) in headers {
@@ -118,15 +117,15 @@ impl Reply {
 
 /// What the server saw of a request.
 #[derive(Debug, Clone)]
-pub(crate) struct Request {
-    pub(crate) method: String,
-    pub(crate) path: String,
+pub struct Request {
+    pub method: String,
+    pub path: String,
     /// Header names lower-cased, in the order sent.
-    pub(crate) headers: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
 }
 
 impl Request {
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -139,9 +138,7 @@ type Handler = dyn Fn(&Request, usize) -> Reply + Send + Sync;
 /// Scripted answers: `"METHOD /path"` to a sequence of replies (the last one repeats); a
 /// HEAD without its own route answers like the GET route (without the body), as real
 /// servers do; anything else is a 404.
-pub(crate) fn routes(
-    table: Vec<(&str, Vec<Reply>)>,
-) -> impl Fn(&Request, usize) -> Reply + Send + Sync {
+pub fn routes(table: Vec<(&str, Vec<Reply>)>) -> impl Fn(&Request, usize) -> Reply + Send + Sync {
     let table: BTreeMap<String, Vec<Reply>> =
         table.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     move |request, nth| {
@@ -160,7 +157,7 @@ pub(crate) fn routes(
 }
 
 /// Routes written in JSON: `{"METHOD /path": [reply, …]}` (see [`Reply::from_json`]).
-pub(crate) fn routes_from_json(
+pub fn routes_from_json(
     value: &serde_json::Value,
 ) -> impl Fn(&Request, usize) -> Reply + Send + Sync {
     let table = value
@@ -188,8 +185,8 @@ struct Stats {
     max_busy: AtomicUsize,
 }
 
-pub(crate) struct Server {
-    pub(crate) addr: SocketAddr,
+pub struct Server {
+    pub addr: SocketAddr,
     stats: Arc<Stats>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -197,13 +194,11 @@ pub(crate) struct Server {
 impl Server {
     /// Start on 127.0.0.1 with a handler given the request and how many times its
     /// `"METHOD /path"` was seen before.
-    pub(crate) fn start(
-        handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,
-    ) -> Server {
+    pub fn start(handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static) -> Server {
         Server::start_on("127.0.0.1".parse().unwrap(), handler)
     }
 
-    pub(crate) fn start_on(
+    pub fn start_on(
         ip: IpAddr,
         handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,
     ) -> Server {
@@ -212,7 +207,7 @@ impl Server {
     }
 
     /// Serve on a listener bound by the caller (who needed the address first).
-    pub(crate) fn start_with(
+    pub fn start_with(
         listener: std::net::TcpListener,
         handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,
     ) -> Server {
@@ -243,17 +238,17 @@ impl Server {
     }
 
     /// `http://127.0.0.1:<port><path>`.
-    pub(crate) fn url(&self, path: &str) -> String {
+    pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
     /// Every request seen, as `"METHOD /path"`, in arrival order.
-    pub(crate) fn requests(&self) -> Vec<String> {
+    pub fn requests(&self) -> Vec<String> {
         self.stats.log.lock().unwrap().clone()
     }
 
     /// The most connections that were serving a request at the same moment.
-    pub(crate) fn max_busy(&self) -> usize {
+    pub fn max_busy(&self) -> usize {
         self.stats.max_busy.load(Ordering::SeqCst)
     }
 }

@@ -1,96 +1,21 @@
-//! Helpers shared by the integration tests.
-#![allow(dead_code)]
+//! Helpers of the registry group that need the library's types or the registry's fixtures;
+//! what does not lives in `acp_test_kit`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[cfg(unix)]
-pub(crate) mod agentskills;
 pub(crate) mod archives;
-#[cfg(unix)]
-pub(crate) mod bounded;
 pub(crate) mod pack;
-#[cfg(unix)]
-pub(crate) mod rss;
 pub(crate) mod update;
 #[cfg(unix)]
 pub(crate) mod verify;
 
-/// The uv version `.ci/run` installs, named by the tests that need `uvx`.
-pub(crate) const UV_PIN: &str = "0.13.9";
-
-/// Whether `program` is a file in a folder of PATH.
-pub(crate) fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-}
-
-/// Whether `uvx` is installed. Without it a test of uvx launches cannot say anything: in CI
-/// (`CI` set, as `.ci/run` and GitHub Actions run) that fails loudly, since `.ci/run`
-/// installs uv; elsewhere `what` is announced as skipped.
-pub(crate) fn uvx_or_skip(what: &str) -> bool {
-    let found = on_path("uvx");
-    if !found {
-        let install = format!("python3 -m pip install uv=={UV_PIN}");
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{what}: uvx is not installed; .ci/run installs it (`{install}`)"
-        );
-        eprintln!("skipped {what}: uvx is not installed (`{install}`; in CI this fails)");
-    }
-    found
-}
-
-pub(crate) fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub(crate) use acp_test_kit::{copy_dir, repo_root, sha256_hex, tree, Run};
 
 /// The public-registry sample (origin and licence: `tests/fixtures/public-registry-sample.NOTICE.md`).
 /// Read-only by convention: copy it with [`copy_dir`] before changing anything.
 pub(crate) fn public_sample() -> PathBuf {
     repo_root().join("tests/fixtures/public-registry-sample")
-}
-
-/// Copy a folder recursively (data under test is never edited in place).
-pub(crate) fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for item in std::fs::read_dir(from).unwrap() {
-        let item = item.unwrap();
-        let target = to.join(item.file_name());
-        if item.file_type().unwrap().is_dir() {
-            copy_dir(&item.path(), &target);
-        } else {
-            std::fs::copy(item.path(), &target).unwrap();
-            let mut perms = std::fs::metadata(&target).unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            perms.set_readonly(false);
-            std::fs::set_permissions(&target, perms).unwrap();
-        }
-    }
-}
-
-/// Every file below `root` (links not followed), by `/`-separated relative path, with its bytes:
-/// for comparing a folder before and after a command.
-pub(crate) fn tree(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    fn walk(dir: &Path, prefix: &str, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
-        for item in std::fs::read_dir(dir).unwrap() {
-            let item = item.unwrap();
-            let name = item.file_name().to_string_lossy().into_owned();
-            let rel = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if item.file_type().unwrap().is_dir() {
-                walk(&item.path(), &rel, out);
-            } else {
-                out.insert(rel, std::fs::read(item.path()).unwrap());
-            }
-        }
-    }
-    let mut files = std::collections::BTreeMap::new();
-    walk(root, "", &mut files);
-    files
 }
 
 /// A manifest that validates (an npx distribution) with id `id`; `extra` is inserted as
@@ -112,22 +37,6 @@ pub(crate) fn valid_manifest(id: &str, extra: &str) -> String {
     )
 }
 
-pub(crate) struct Run {
-    pub(crate) code: i32,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-}
-
-impl From<std::process::Output> for Run {
-    fn from(output: std::process::Output) -> Run {
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
-    }
-}
-
 /// Fast retries and a short `timeout`, loopback allowed (the test-only switch).
 pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetConfig {
     acp_registry::net::NetConfig {
@@ -138,20 +47,8 @@ pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetCo
     }
 }
 
-/// Lowercase hex sha256, as manifests, `.sha256` lines and `SHA256SUMS` write it.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    use std::fmt::Write as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .fold(String::new(), |mut hex, b| {
-            write!(hex, "{b:02x}").unwrap();
-            hex
-        })
-}
-
 pub(crate) fn acp_registry(args: &[&str], cwd: &Path) -> Run {
-    Command::new(env!("CARGO_BIN_EXE_acp-registry"))
+    Command::new(crate::REGISTRY)
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")

@@ -62,7 +62,7 @@ pub(crate) fn npx(spec: &str) -> Value {
 
 /// `update --registry . ARGS` inside `root`, loopback allowed, no GitHub token.
 pub(crate) fn command(root: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-registry"));
+    let mut command = Command::new(crate::REGISTRY);
     command
         .current_dir(root)
         .args(["update", "--registry", "."])
@@ -115,6 +115,6 @@ pub(crate) fn zeros(bytes: usize) -> String {
 
 /// `update ARGS` inside `root` (as [`command`]) with its peak memory in bytes.
 pub(crate) fn update_measured(root: &Path, args: &[&str]) -> (Run, u64) {
-    let (output, peak) = super::rss::run_measured(&mut command(root, args));
+    let (output, peak) = acp_test_kit::rss::run_measured(&mut command(root, args));
     (output.into(), peak)
 }
