@@ -68,7 +68,7 @@ use acp_registry::rules::Code;
 use serde_json::Value;
 
 use acp_test_kit::server as net_server;
-use acp_test_kit::{fifo, symlink};
+use acp_test_kit::{fifo, symlink, Finding, Findings};
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
 
@@ -301,17 +301,14 @@ fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outc
         .output()
         .map_err(|e| fail(format!("cannot run {BIN}: {e}")))?;
     let exit = output.status.code();
-    let document: Value = serde_json::from_slice(&output.stdout).map_err(|e| {
+    let document: Findings = serde_json::from_slice(&output.stdout).map_err(|e| {
         fail(format!(
             "output is not JSON ({e}), exit {exit:?}\nstdout: {}\nstderr: {}",
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         ))
     })?;
-    let all: Vec<(String, String)> = document["findings"]
-        .as_array()
-        .map(|findings| findings.iter().map(finding_line).collect())
-        .unwrap_or_default();
+    let all: Vec<(String, String)> = document.findings.iter().map(finding_line).collect();
     Ok((exit, all))
 }
 
@@ -565,14 +562,9 @@ fn replace_in_files(dir: &Path, from: &str, to: &str) -> std::io::Result<()> {
 }
 
 /// `(code, "<severity> <code> <file>[:<line>:<col>]")` for one JSON finding.
-fn finding_line(finding: &Value) -> (String, String) {
-    let text = |key: &str| finding[key].as_str().unwrap_or("?").to_string();
-    let code = text("code");
-    let mut line = format!("{} {code} {}", text("severity"), text("file"));
-    if let (Some(l), Some(c)) = (finding["line"].as_u64(), finding["column"].as_u64()) {
-        line.push_str(&format!(":{l}:{c}"));
-    }
-    (code, line)
+fn finding_line(finding: &Finding) -> (String, String) {
+    let line = format!("{} {} {}", finding.severity, finding.code, finding.place());
+    (finding.code.clone(), line)
 }
 
 fn indent(lines: &[&str]) -> String {

@@ -12,23 +12,16 @@ fn last_line(fx: &Fx) -> serde_json::Value {
 #[test]
 fn protocol_errors_print_error_line_and_exit_2() {
     let fx = Fx::new(&["server", "reader"]);
-    let out = bin()
-        .args([
-            "append_event",
-            "--folder",
-            &fx.folder_str(),
-            "--participant",
-            "reader",
-        ])
-        .args([
-            "--event",
-            "deliverable_drafted",
-            "--summary",
-            "x",
-            "--reply-to",
-            "1",
-        ])
-        .args(["--doc", REF, "--role", "primary"])
+    let out = fx
+        .append()
+        .alias("append_event")
+        .participant("reader")
+        .kind("deliverable_drafted")
+        .summary("x")
+        .reply_to("1")
+        .flag("--doc", REF)
+        .flag("--role", "primary")
+        .command()
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -42,15 +35,13 @@ fn protocol_errors_print_error_line_and_exit_2() {
             fx.folder_str()
         )
     );
-    let out = bin()
-        .args([
-            "append",
-            "--folder",
-            &fx.folder_str(),
-            "--participant",
-            "server",
-        ])
-        .args(["--event", "blocked", "--summary", "x", "--reply-to", "abc"])
+    let out = fx
+        .append()
+        .participant("server")
+        .kind("blocked")
+        .summary("x")
+        .reply_to("abc")
+        .command()
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -535,15 +526,13 @@ fn supporting_deliverable_events_are_accepted_from_anyone_in_any_phase() {
 fn an_incomplete_last_line_is_refused_and_a_complete_one_gets_its_newline() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit("events.jsonl", |t| format!("{t}{{\"seq\":2,\"from\":\"ser"));
-    let out = bin()
-        .args([
-            "append",
-            "--folder",
-            &fx.folder_str(),
-            "--participant",
-            "server",
-        ])
-        .args(["--event", "blocked", "--summary", "x", "--reply-to", "1"])
+    let out = fx
+        .append()
+        .participant("server")
+        .kind("blocked")
+        .summary("x")
+        .reply_to("1")
+        .command()
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -605,20 +594,15 @@ fn question_classified_is_refused_while_readiness_items_are_open_with_the_comman
     fx.review("reader");
     let revised = fx.revise();
     let folder = fx.folder_str();
-    let args = [
-        "append",
-        "--folder",
-        &folder,
-        "--participant",
-        "server",
-        "--event",
-        "question_classified",
-        "--reply-to",
-        &revised.to_string(),
-        "--summary",
-        "classified",
-    ];
-    let out = bin().args(args).output().unwrap();
+    let out = fx
+        .append()
+        .participant("server")
+        .kind("question_classified")
+        .reply_to(&revised.to_string())
+        .summary("classified")
+        .command()
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();

@@ -53,15 +53,13 @@ fn eight_processes_appending_200_events_each_keep_the_log_contiguous() {
     fx.write("deliverables/notes.md", "# Notes\nStatus: Draft\n");
 
     let exe = std::env::current_exe().unwrap();
+    // The harness names a test by its module path below the crate root.
+    let (_, module) = module_path!().split_once("::").unwrap();
+    let worker_test = format!("{module}::concurrency_worker");
     let mut children: Vec<_> = (0..WORKERS)
         .map(|i| {
             Command::new(&exe)
-                .args([
-                    "--exact",
-                    "concurrency_worker",
-                    "--test-threads=1",
-                    "--quiet",
-                ])
+                .args(["--exact", &worker_test, "--test-threads=1", "--quiet"])
                 .env(FOLDER_VAR, &fx.folder)
                 .env(WORKER_VAR, i.to_string())
                 .stdout(Stdio::null())

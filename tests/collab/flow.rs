@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::support::*;
 use acp_registry::collab::{self, next, Invocation, WaitOptions, WaitOutcome};
+use acp_test_kit::{Append, Run};
 
 /// Runs the binary, which must succeed; returns its stdout.
 fn run_ok(args: &[&str]) -> String {
@@ -41,7 +42,6 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("run");
     let f = folder.to_str().unwrap();
-    let run = run_ok;
     let out = init_via_binary(f);
     assert!(out.starts_with("Initialized ACP schema v2 collaboration folder: /"));
     let fx_write = |rel: &str, edit: &dyn Fn(String) -> String| {
@@ -49,18 +49,18 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
         std::fs::write(&p, edit(std::fs::read_to_string(&p).unwrap())).unwrap();
     };
     let ap = |who: &str, event: &str, reply: &str, extra: &[&str]| {
-        let mut args = vec![
-            "append_event",
-            "--folder",
-            f,
-            "--participant",
-            who,
-            "--event",
-            event,
-        ];
-        args.extend(["--summary", "s", "--reply-to", reply]);
-        args.extend(extra);
-        run(&args)
+        let append = extra.iter().fold(
+            Append::new(crate::COLLAB, f)
+                .alias("append_event")
+                .participant(who)
+                .kind(event)
+                .summary("s")
+                .reply_to(reply),
+            Append::arg,
+        );
+        let run = Run::of(&mut append.command());
+        assert_eq!(run.code, 0, "{append:?}: {}{}", run.stdout, run.stderr);
+        run.stdout
     };
     assert_eq!(
         ap(

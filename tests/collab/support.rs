@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 use acp_registry::collab::{
     self, paths::sha256_hex, AppendOptions, Appended, CollabError, InitOptions, Report,
 };
+use acp_test_kit::Append;
 use tempfile::TempDir;
 
 pub(crate) const REF: &str = "deliverables/design-spec.md";
@@ -98,6 +99,11 @@ impl Fx {
         let mut r: Vec<String> = self.participants[1..].to_vec();
         r.sort();
         r
+    }
+
+    /// `acp-collab append --folder <this folder>`, flags to add.
+    pub(crate) fn append(&self) -> Append {
+        Append::new(crate::COLLAB, &self.folder)
     }
 
     pub(crate) fn folder_str(&self) -> String {

@@ -1408,18 +1408,12 @@ fn last_good_leaves_out_a_broken_entry_that_was_never_published() {
     assert_eq!(ids(&doc).len(), 12);
     assert!(!ids(&doc).contains(&"agent-13".to_string()));
     assert!(!out.join("agent-13.svg").exists());
-    let findings: Value = serde_json::from_str(&run.stdout).unwrap();
-    let codes: Vec<(String, String)> = findings["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"].as_str().unwrap().starts_with("entry-"))
-        .map(|f| {
-            (
-                f["code"].as_str().unwrap().into(),
-                f["file"].as_str().unwrap().into(),
-            )
-        })
+    let codes: Vec<(String, String)> = run
+        .findings()
+        .findings
+        .into_iter()
+        .filter(|f| f.code.starts_with("entry-"))
+        .map(|f| (f.code, f.file))
         .collect();
     let reg_shown = reg.to_str().unwrap();
     assert_eq!(

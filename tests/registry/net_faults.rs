@@ -18,7 +18,7 @@ use acp_registry::net::NetConfig;
 use acp_test_kit::wheel::binary_everywhere;
 use common::archives::{archive, Entry};
 use common::update::{https, listener, manifest, npx, read, registry};
-use common::verify::{command, run_command};
+use common::verify::{command, run_command, Run};
 use common::{fast_net, sha256_hex};
 use net_server::{routes, Reply, Server};
 use serde_json::{json, Value};
@@ -70,13 +70,13 @@ fn agent(id: &str, url: &str, sha256: &str) -> Value {
 }
 
 /// The findings of a `verify --format json` document as (agent folder, code, message).
-fn verify_findings(doc: &Value) -> Vec<(String, String, String)> {
-    let list = doc["findings"].as_array().cloned().unwrap_or_default();
-    list.iter()
+fn verify_findings(run: &Run) -> Vec<(String, String, String)> {
+    run.findings()
+        .findings
+        .into_iter()
         .map(|f| {
-            let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
-            let folder = s("file").split('/').next().unwrap_or_default().to_string();
-            (folder, s("code"), s("message"))
+            let folder = f.file.split('/').next().unwrap_or_default().to_string();
+            (folder, f.code, f.message)
         })
         .collect()
 }
@@ -167,8 +167,8 @@ fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothin
         .arg(cache.path())
         .env("TMPDIR", tmp.path());
     let run = run_command(&mut verify);
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    let found = verify_findings(&run.json);
+    assert_eq!(run.code, 1, "{}", run.all());
+    let found = verify_findings(&run);
     for (id, path) in NET_FAULTS {
         let url = server.url(path);
         assert!(
@@ -186,13 +186,14 @@ fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothin
             "{id}: {found:#?}"
         );
     }
-    let statuses: Vec<&str> = run.json["agents"]
+    let doc = run.json();
+    let statuses: Vec<&str> = doc["agents"]
         .as_array()
         .unwrap()
         .iter()
         .map(|a| a["status"].as_str().unwrap())
         .collect();
-    assert_eq!(statuses, ["failed"; 8], "{}", run.stdout);
+    assert_eq!(statuses, ["failed"; 8], "{}", run.all());
     assert!(
         files(tmp.path()).is_empty(),
         "left in TMPDIR: {:?}",

@@ -2,6 +2,7 @@
 
 use crate::common;
 use acp_test_kit::server as net_server;
+use acp_test_kit::Run;
 
 use std::path::Path;
 use std::process::Command;
@@ -76,19 +77,20 @@ fn one_archive_entry(server: &Server, id: &str) -> tempfile::TempDir {
     )
 }
 
-struct Run {
+/// A `validate --format json` run, its findings as (severity, code, `file:line:col`, message)
+/// with `null` for the line and column of a whole-file finding.
+struct Validated {
     code: i32,
-    /// (severity, code, `file:line:col`, message)
     findings: Vec<(String, String, String, String)>,
     stderr: String,
 }
 
 /// `validate --format json` with `args`, the test-only loopback switch on.
-fn validate(root: &Path, args: &[&str]) -> Run {
+fn validate(root: &Path, args: &[&str]) -> Validated {
     validate_with(root, args, true)
 }
 
-fn validate_with(root: &Path, args: &[&str], allow_loopback: bool) -> Run {
+fn validate_with(root: &Path, args: &[&str], allow_loopback: bool) -> Validated {
     parsed(
         &validate_command(root, args, allow_loopback)
             .output()
@@ -112,33 +114,26 @@ fn validate_command(root: &Path, args: &[&str], allow_loopback: bool) -> Command
 }
 
 /// The exit code, findings and stderr of a `validate --format json` run.
-fn parsed(output: &std::process::Output) -> Run {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let doc: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&output.stderr)));
-    let text = |f: &Value, k: &str| f[k].as_str().unwrap_or_default().to_string();
-    let findings = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+fn parsed(output: &std::process::Output) -> Validated {
+    let run = Run::from(output.clone());
+    let findings = run
+        .findings()
+        .findings
+        .into_iter()
         .map(|f| {
-            let place = format!("{}:{}:{}", text(f, "file"), f["line"], f["column"]);
-            (
-                text(f, "severity"),
-                text(f, "code"),
-                place,
-                text(f, "message"),
-            )
+            let at = |n: Option<usize>| n.map_or_else(|| "null".to_owned(), |n| n.to_string());
+            let place = format!("{}:{}:{}", f.file, at(f.line), at(f.column));
+            (f.severity, f.code, place, f.message)
         })
         .collect();
-    Run {
-        code: output.status.code().unwrap_or(-1),
+    Validated {
+        code: run.code,
         findings,
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stderr: run.stderr,
     }
 }
 
-fn codes(run: &Run) -> Vec<&str> {
+fn codes(run: &Validated) -> Vec<&str> {
     run.findings
         .iter()
         .map(|f| f.1.as_str())
@@ -637,7 +632,7 @@ fn amplified_package_documents_are_read_in_bounded_memory() {
 }
 
 /// The findings of `code` in `run`, as (`<entry>/agent.json`, message).
-fn of_code<'a>(run: &'a Run, code: &str) -> Vec<(&'a str, &'a str)> {
+fn of_code<'a>(run: &'a Validated, code: &str) -> Vec<(&'a str, &'a str)> {
     run.findings
         .iter()
         .filter(|f| f.1 == code)
@@ -1019,7 +1014,7 @@ fn pinned_and_committed(served: &'static str) -> (Server, tempfile::TempDir) {
     (server, root)
 }
 
-fn finding<'r>(run: &'r Run, code: &str) -> Vec<&'r (String, String, String, String)> {
+fn finding<'r>(run: &'r Validated, code: &str) -> Vec<&'r (String, String, String, String)> {
     run.findings.iter().filter(|f| f.1 == code).collect()
 }
 

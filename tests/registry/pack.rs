@@ -326,12 +326,11 @@ fn the_bundled_collaboration_entry_validates_cleanly_builds_and_is_on_the_site()
         &["validate", "--registry", "registry", "--format", "json"],
         &root,
     );
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let ours: Vec<&serde_json::Value> = doc["findings"]
-        .as_array()
-        .unwrap()
+    let doc = run.findings();
+    let ours: Vec<&acp_test_kit::Finding> = doc
+        .findings
         .iter()
-        .filter(|f| f["file"].as_str().unwrap().contains(ID))
+        .filter(|f| f.file.contains(ID))
         .collect();
     assert!(ours.is_empty(), "{ours:#?}");
     let out = tempfile::tempdir().unwrap();

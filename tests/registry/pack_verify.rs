@@ -103,12 +103,11 @@ fn assert_verify_passes(registry: &Path) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
-    let report: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    let errors: Vec<&Value> = report["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|f| f["severity"] == "error")
+    let report = acp_test_kit::Findings::parse(&stdout);
+    let errors: Vec<&acp_test_kit::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == "error")
         .collect();
     assert!(errors.is_empty(), "{stdout}");
 }

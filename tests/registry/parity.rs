@@ -6,10 +6,11 @@ use crate::common;
 
 use std::path::Path;
 
+use acp_test_kit::Finding;
 use common::{acp_registry, repo_root, Run};
 use serde_json::Value;
 
-const ICON: &str = "tests/rules/package-spec/pass/example-agent/icon.svg";
+const ICON: &str = "tests/rules/default-icon.svg";
 
 /// A registry with one entry, `example-agent`, whose manifest is `manifest`.
 fn registry(manifest: &Value) -> tempfile::TempDir {
@@ -39,13 +40,12 @@ fn manifest(extra: Value) -> Value {
     m
 }
 
-fn validate(root: &Path) -> (Run, Vec<Value>) {
+fn validate(root: &Path) -> (Run, Vec<Finding>) {
     let run = acp_registry(
         &["validate", "--registry", "registry", "--format", "json"],
         root,
     );
-    let doc: Value = serde_json::from_str(&run.stdout).expect("JSON output");
-    let findings = doc["findings"].as_array().unwrap().clone();
+    let findings = run.findings().findings;
     (run, findings)
 }
 
@@ -78,8 +78,8 @@ fn unknown_top_level_fields_warn_and_are_published_after_the_known_fields_sorted
     assert_eq!(run.code, 0, "{}", run.stdout);
     let mut unknown: Vec<&str> = findings
         .iter()
-        .filter(|f| f["code"] == "unknown-field" && f["severity"] == "warning")
-        .map(|f| f["pointer"].as_str().unwrap())
+        .filter(|f| f.code == "unknown-field" && f.severity == "warning")
+        .map(|f| f.pointer.as_deref().unwrap())
         .collect();
     unknown.sort();
     assert_eq!(unknown, ["/alpha", "/zeta"], "{findings:?}");
@@ -135,26 +135,23 @@ fn a_patch_that_breaks_the_published_agent_fails_validate_in_the_manifest_naming
     .unwrap();
     let (run, findings) = validate(dir.path());
     assert_eq!(run.code, 1, "{}", run.stdout);
-    let schema: Vec<&Value> = findings.iter().filter(|f| f["code"] == "schema").collect();
+    let schema: Vec<&Finding> = findings.iter().filter(|f| f.code == "schema").collect();
     assert_eq!(schema.len(), 1, "{findings:?}");
     let finding = schema[0];
-    assert_eq!(finding["severity"], "error");
-    let file = finding["file"].as_str().unwrap();
+    assert_eq!(finding.severity, "error");
+    let file = &finding.file;
     assert!(file.ends_with("example-agent/agent.json"), "{file}");
-    assert_eq!(
-        (finding["line"].as_u64(), finding["column"].as_u64()),
-        (Some(1), Some(1))
-    );
-    assert_eq!(finding["pointer"], "/bundled");
-    let message = finding["message"].as_str().unwrap();
+    assert_eq!((finding.line, finding.column), (Some(1), Some(1)));
+    assert_eq!(finding.pointer.as_deref(), Some("/bundled"));
+    let message = &finding.message;
     assert!(
         message.contains("as published in registry-for-jetbrains.json"),
         "{message}"
     );
     assert!(!message.contains("registry.json,"), "{message}");
     assert!(
-        finding["help"].as_str().unwrap().contains("patch"),
-        "{finding}"
+        finding.help.as_deref().unwrap().contains("patch"),
+        "{finding:?}"
     );
     // build refuses the same registry, as it always did: nothing is written.
     assert_eq!(build(dir.path()).code, 1);

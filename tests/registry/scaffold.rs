@@ -190,10 +190,9 @@ fn init_writes_a_registry_that_validates_and_builds_with_no_agents() {
     assert_eq!(init.code, 0, "{}", init.stderr);
     let validate = acp_registry(&["validate", "--format", "json"], dir.path());
     assert_eq!(validate.code, 0, "{}{}", validate.stdout, validate.stderr);
-    let doc: serde_json::Value = serde_json::from_str(&validate.stdout).unwrap();
     assert_eq!(
-        doc["findings"],
-        serde_json::json!([]),
+        validate.findings().findings,
+        [],
         "no config-* finding either"
     );
     let build = acp_registry(&["build"], dir.path());
@@ -476,18 +475,10 @@ fn registry_with_two_broken_entries() -> tempfile::TempDir {
 }
 
 fn codes(run: &common::Run) -> Vec<String> {
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    doc["findings"]
-        .as_array()
-        .unwrap()
+    run.findings()
+        .findings
         .iter()
-        .map(|f| {
-            format!(
-                "{} {}",
-                f["code"].as_str().unwrap(),
-                f["file"].as_str().unwrap()
-            )
-        })
+        .map(acp_test_kit::Finding::code_and_file)
         .collect()
 }
 

@@ -5,6 +5,7 @@ use crate::common;
 
 use std::path::Path;
 
+use acp_test_kit::{Finding, Findings};
 use common::{acp_registry, copy_dir, findings, public_sample, repo_root};
 
 #[test]
@@ -301,19 +302,12 @@ fn changed_since_checks_only_changed_entries_but_sees_all_ids() {
         ],
         root,
     );
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let files: Vec<String> = doc["findings"]
-        .as_array()
-        .unwrap()
+    let doc = run.findings();
+    let files: Vec<String> = doc
+        .findings
         .iter()
-        .filter(|f| f["severity"] == "error")
-        .map(|f| {
-            format!(
-                "{} {}",
-                f["code"].as_str().unwrap(),
-                f["file"].as_str().unwrap()
-            )
-        })
+        .filter(|f| f.severity == "error")
+        .map(acp_test_kit::Finding::code_and_file)
         .collect();
     assert!(
         files.contains(&"duplicate-id gemini-fork/agent.json".to_string()),
@@ -324,7 +318,7 @@ fn changed_since_checks_only_changed_entries_but_sees_all_ids() {
         "{files:?}"
     );
     assert!(!files.iter().any(|f| f.contains("goose/")), "{files:?}");
-    assert_eq!(doc["summary"]["entries"], 2);
+    assert_eq!(doc.summary.entries, 2);
     assert_eq!(run.code, 1);
     let bad = acp_registry(
         &[
@@ -746,7 +740,7 @@ const CHANGE_CODES: [&str; 4] = [
 
 /// `validate --changed-since REV --format json` in `root`: the exit code, `severity code file`
 /// of every change-rule finding (sorted), and the document.
-fn change_findings(root: &Path, rev: &str) -> (i32, Vec<String>, serde_json::Value) {
+fn change_findings(root: &Path, rev: &str) -> (i32, Vec<String>, Findings) {
     let run = acp_registry(
         &[
             "validate",
@@ -759,29 +753,20 @@ fn change_findings(root: &Path, rev: &str) -> (i32, Vec<String>, serde_json::Val
         ],
         root,
     );
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let mut list: Vec<String> = doc["findings"]
-        .as_array()
-        .unwrap()
+    let doc = run.findings();
+    let mut list: Vec<String> = doc
+        .findings
         .iter()
-        .filter(|f| CHANGE_CODES.contains(&f["code"].as_str().unwrap()))
-        .map(|f| {
-            let text = |key: &str| f[key].as_str().unwrap().to_string();
-            format!("{} {} {}", text("severity"), text("code"), text("file"))
-        })
+        .filter(|f| CHANGE_CODES.contains(&f.code.as_str()))
+        .map(|f| format!("{} {}", f.severity, f.code_and_file()))
         .collect();
     list.sort();
     (run.code, list, doc)
 }
 
 /// The first finding of `code` in a JSON document.
-fn first<'d>(doc: &'d serde_json::Value, code: &str) -> &'d serde_json::Value {
-    doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == code)
-        .unwrap()
+fn first<'d>(doc: &'d Findings, code: &'d str) -> &'d Finding {
+    doc.with_code(code).next().unwrap()
 }
 
 #[test]
@@ -825,12 +810,12 @@ fn changed_since_reports_versions_going_back_renamed_ids_and_removed_entries_fro
             "warning id-renamed goose-agent/agent.json",
             "warning version-unchanged gemini/agent.json",
         ],
-        "{doc}"
+        "{doc:#?}"
     );
     assert_eq!(code, 1);
     let text = |code: &str| {
         let f = first(&doc, code);
-        format!("{} {}", f["message"], f["help"])
+        format!("{} {}", f.message, f.help.as_deref().unwrap_or_default())
     };
     let decreased = format!("`0.0.1` is lower than `{version}` at `HEAD~1`");
     assert!(text("version-decreased").contains(&decreased));
@@ -838,8 +823,11 @@ fn changed_since_reports_versions_going_back_renamed_ids_and_removed_entries_fro
     assert!(text("id-renamed").contains("change `name`"));
     assert!(text("entry-removed").contains("entry `auggie`"));
     // At the version value and at the new id.
-    assert_eq!(first(&doc, "version-decreased")["pointer"], "/version");
-    assert_eq!(first(&doc, "id-renamed")["pointer"], "/id");
+    assert_eq!(
+        first(&doc, "version-decreased").pointer.as_deref(),
+        Some("/version")
+    );
+    assert_eq!(first(&doc, "id-renamed").pointer.as_deref(), Some("/id"));
     // Without --changed-since nothing is compared.
     let (_, list) = findings(root);
     assert!(!list

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::common;
 use acp_test_kit::server as net_server;
 use acp_test_kit::wheel::{agent_script, binary_everywhere, registry};
-use common::verify::{codes, run, Run};
+use common::verify::{run, Run};
 use net_server::{Reply, Server};
 
 fn tar_gz(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
@@ -76,13 +76,13 @@ fn a_well_behaved_agent_passes_and_its_answer_is_recorded() {
     let server = server();
     let reg = registry(&[manifest("good", &server, "well-behaved", json!({}))]);
     let run = verify_json(&reg.root, &[]);
-    assert_eq!(run.code, 0, "{}", run.stdout);
-    let agent = &run.json["agents"][0];
-    assert_eq!(agent["status"], "passed", "{}", run.stdout);
+    assert_eq!(run.code, 0, "{}", run.all());
+    let agent = &run.json()["agents"][0];
+    assert_eq!(agent["status"], "passed", "{}", run.all());
     assert_eq!(agent["protocol_version"], 1);
     assert_eq!(agent["initialize"]["agentInfo"]["name"], "test-agent");
     assert_eq!(agent["auth_methods"][0]["type"], "agent");
-    assert!(codes(&run).is_empty(), "{:?}", codes(&run));
+    assert!(run.codes().is_empty(), "{:?}", run.codes());
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn a_tar_gz_is_unpacked_and_cmd_inside_it_is_made_executable() {
     }
     let reg = registry(&[doc]);
     let run = verify_json(&reg.root, &[]);
-    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+    assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
 }
 
 #[test]
@@ -108,10 +108,9 @@ fn a_log_line_on_stdout_is_a_protocol_violation() {
     let reg = registry(&[manifest("logger", &server, "stdout-log", json!({}))]);
     let run = verify_json(&reg.root, &[]);
     assert_eq!(run.code, 1);
-    assert_eq!(codes(&run), ["agent-protocol"]);
-    assert!(run.json["findings"][0]["message"]
-        .as_str()
-        .unwrap()
+    assert_eq!(run.codes(), ["agent-protocol"]);
+    assert!(run.findings().findings[0]
+        .message
         .contains("Starting test agent"));
 }
 
@@ -121,10 +120,10 @@ fn notifications_are_skipped_and_agent_requests_answered_with_an_error() {
     let reg = registry(&[manifest("chatty", &server, "chatty", json!({}))]);
     let run = verify_json(&reg.root, &[]);
     // The agent exits with code 4 unless its request got an error response.
-    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
-    assert_eq!(run.json["agents"][0]["notifications"], 1);
+    assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
+    assert_eq!(run.json()["agents"][0]["notifications"], 1);
     assert_eq!(
-        run.json["agents"][0]["agent_requests"],
+        run.json()["agents"][0]["agent_requests"],
         json!(["fs/read_text_file"])
     );
 }
@@ -134,7 +133,7 @@ fn an_agent_that_never_answers_times_out() {
     let server = server();
     let reg = registry(&[manifest("silent", &server, "silent", json!({}))]);
     let run = run(&reg.root, &["verify", "--format", "json", "--timeout", "1"]);
-    assert_eq!(codes(&run), ["agent-timeout"], "{}", run.stdout);
+    assert_eq!(run.codes(), ["agent-timeout"], "{}", run.all());
 }
 
 #[test]
@@ -142,14 +141,11 @@ fn an_agent_that_exits_at_once_is_a_launch_failure_with_its_exit_code() {
     let server = server();
     let reg = registry(&[manifest("quitter", &server, "exit", json!({}))]);
     let run = verify_json(&reg.root, &[]);
-    assert_eq!(codes(&run), ["agent-launch"]);
+    assert_eq!(run.codes(), ["agent-launch"]);
     assert!(
-        run.json["findings"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("code 3"),
+        run.findings().findings[0].message.contains("code 3"),
         "{}",
-        run.stdout
+        run.all()
     );
 }
 
@@ -161,9 +157,9 @@ fn alive(pid: i32) -> bool {
 
 /// The pid of the grandchild the agent reports in its answer's `_meta`.
 fn grandchild_of(run: &Run, agent: usize) -> i32 {
-    let pid = &run.json["agents"][agent]["initialize"]["_meta"]["grandchild"];
+    let pid = &run.json()["agents"][agent]["initialize"]["_meta"]["grandchild"];
     pid.as_i64()
-        .unwrap_or_else(|| panic!("no grandchild pid: {}", run.stdout)) as i32
+        .unwrap_or_else(|| panic!("no grandchild pid: {}", run.all())) as i32
 }
 
 /// Whether `pid` still runs; if it does, it is killed, so a failing test leaves nothing.
@@ -179,7 +175,7 @@ fn grandchild_is_gone(mode: &str) {
     let server = server();
     let reg = registry(&[manifest("spawner", &server, mode, json!({}))]);
     let run = verify_json(&reg.root, &[]);
-    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+    assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
     let pid = grandchild_of(&run, 0);
     assert!(!survived(pid), "grandchild {pid} survived verify");
 }
@@ -213,8 +209,8 @@ fn escaped_orphan_is_killed(prepare: impl FnOnce(&mut std::process::Command)) ->
     command.arg("--no-cache");
     prepare(&mut command);
     let run = common::verify::run_command(&mut command);
-    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
-    assert_eq!(run.json["agents"][1]["status"], "passed", "{}", run.stdout);
+    assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
+    assert_eq!(run.json()["agents"][1]["status"], "passed", "{}", run.all());
     let pid = grandchild_of(&run, 0);
     assert!(!survived(pid), "re-executed orphan {pid} survived verify");
     run
@@ -231,9 +227,10 @@ fn an_orphan_that_re_executes_itself_with_an_empty_environment_is_killed_and_no_
 fn without_namespaces_an_escaped_orphan_is_still_killed() {
     let run = escaped_orphan_is_killed(without_namespaces);
     assert_eq!(
-        run.json["agents"][0]["isolation"]["pid_namespace"], false,
+        run.json()["agents"][0]["isolation"]["pid_namespace"],
+        false,
         "{}",
-        run.stdout
+        run.all()
     );
 }
 
@@ -386,7 +383,7 @@ fn probe_run(prepare: impl FnOnce(&mut std::process::Command)) -> Probe {
     prepare(&mut command);
     let run = common::verify::run_command(&mut command);
     drop(marker);
-    assert_eq!(run.json["agents"][0]["status"], "passed", "{}", run.stdout);
+    assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
     Probe {
         run,
         secret,
@@ -396,8 +393,8 @@ fn probe_run(prepare: impl FnOnce(&mut std::process::Command)) -> Probe {
 }
 
 impl Probe {
-    fn report(&self) -> &Value {
-        &self.run.json["agents"][0]["initialize"]["_meta"]["probe"]
+    fn report(&self) -> Value {
+        self.run.json()["agents"][0]["initialize"]["_meta"]["probe"].clone()
     }
 }
 
@@ -456,8 +453,8 @@ fn the_agent_cannot_read_a_variable_only_the_verifier_has() {
 #[cfg(target_os = "linux")]
 fn a_descriptor_the_caller_left_open_is_not_visible_to_the_agent() {
     let probe = probe_run(|_| {});
-    let fds = &probe.report()["fds"];
-    assert!(fds.is_object(), "{}", probe.run.stdout);
+    let fds = probe.report()["fds"].clone();
+    assert!(fds.is_object(), "{}", probe.run.all());
     assert!(
         !fds.to_string().contains("inherited-marker"),
         "the agent inherited the verifier's descriptor: {fds}"
@@ -472,7 +469,7 @@ fn writes_outside_the_sandbox_fail_and_inside_succeed_where_landlock_is_availabl
         return;
     }
     let probe = probe_run(|_| {});
-    let writes = &probe.report()["writes"];
+    let writes = probe.report()["writes"].clone();
     for path in &probe.outside {
         assert!(
             !path.exists(),
@@ -494,7 +491,7 @@ fn writes_outside_the_sandbox_fail_and_inside_succeed_where_landlock_is_availabl
 #[cfg(target_os = "linux")]
 fn the_json_report_names_the_isolation_the_kernel_gave() {
     let probe = probe_run(|_| {});
-    let isolation = &probe.run.json["agents"][0]["isolation"];
+    let isolation = &probe.run.json()["agents"][0]["isolation"];
     let landlock = match landlock_abi() {
         0 | 1 => "unavailable",
         2..=5 => "partial",
@@ -515,7 +512,7 @@ fn an_agent_the_kernel_refuses_landlock_for_still_runs_without_the_verifier_s_se
         return;
     }
     let probe = probe_run(landlock_layers_exhausted);
-    let isolation = &probe.run.json["agents"][0]["isolation"];
+    let isolation = &probe.run.json()["agents"][0]["isolation"];
     assert_eq!(isolation["landlock"], "unavailable", "{isolation}");
     assert!(!probe.report()["fds"]
         .to_string()
@@ -535,7 +532,7 @@ fn without_namespaces_landlock_still_hides_the_verifier_s_secrets() {
         return;
     }
     let probe = probe_run(without_namespaces);
-    let isolation = &probe.run.json["agents"][0]["isolation"];
+    let isolation = &probe.run.json()["agents"][0]["isolation"];
     assert_eq!(isolation["pid_namespace"], false, "{isolation}");
     let seen = probe.report()["secrets"].to_string();
     assert!(!seen.contains(&probe.secret), "{seen}");
@@ -567,8 +564,11 @@ fn capabilities_that_contradict_the_manifest_are_reported_at_the_claim() {
     );
     let reg = registry(&[doc]);
     let run = verify_json(&reg.root, &[]);
-    assert_eq!(codes(&run), ["agent-manifest-mismatch"], "{}", run.stdout);
-    assert_eq!(run.json["findings"][0]["pointer"], "/capabilities/0");
+    assert_eq!(run.codes(), ["agent-manifest-mismatch"], "{}", run.all());
+    assert_eq!(
+        run.findings().findings[0].pointer.as_deref(),
+        Some("/capabilities/0")
+    );
 }
 
 #[test]
@@ -576,26 +576,26 @@ fn answering_protocol_version_2_is_reported() {
     let server = server();
     let reg = registry(&[manifest("future", &server, "v2", json!({}))]);
     let run = verify_json(&reg.root, &[]);
-    assert_eq!(codes(&run), ["agent-protocol-version"], "{}", run.stdout);
+    assert_eq!(run.codes(), ["agent-protocol-version"], "{}", run.all());
 }
 
 #[test]
 fn no_sign_in_method_fails_the_auth_policy_unless_the_configuration_allows_it() {
     let server = server();
     let reg = registry(&[manifest("open", &server, "no-auth", json!({}))]);
-    assert_eq!(codes(&verify_json(&reg.root, &[])), ["agent-auth"]);
+    assert_eq!(verify_json(&reg.root, &[]).codes(), ["agent-auth"]);
     std::fs::write(
         reg.root.join("acp-registry.jsonc"),
         r#"{"verify": {"auth_types": []}}"#,
     )
     .unwrap();
-    assert!(codes(&verify_json(&reg.root, &[])).is_empty());
+    assert!(verify_json(&reg.root, &[]).codes().is_empty());
     std::fs::write(
         reg.root.join("acp-registry.jsonc"),
         r#"{"exemptions": {"open": ["agent-auth"]}}"#,
     )
     .unwrap();
-    assert!(codes(&verify_json(&reg.root, &[])).is_empty());
+    assert!(verify_json(&reg.root, &[]).codes().is_empty());
 }
 
 #[test]
@@ -606,7 +606,7 @@ fn the_sandbox_has_a_fresh_home_and_only_allowed_variables() {
     set_env(&mut doc, "AGENT_FLAG", "on");
     let reg = registry(&[doc]);
     let run = verify_json(&reg.root, &[]);
-    let env = &run.json["agents"][0]["initialize"]["_meta"]["env"];
+    let env = &run.json()["agents"][0]["initialize"]["_meta"]["env"];
     assert_eq!(env["AGENT_FLAG"], "on");
     assert!(env.get("LD_PRELOAD").is_none());
     assert!(env.get("GITHUB_TOKEN").is_none());
@@ -643,7 +643,7 @@ fn parallel_runs_report_in_the_same_order_as_serial_ones() {
     let one = verify_json(&reg.root, &["-j", "1"]);
     let four = verify_json(&reg.root, &["-j", "4"]);
     let ids = |r: &Run| {
-        r.json["agents"]
+        r.json()["agents"]
             .as_array()
             .unwrap()
             .iter()
@@ -652,7 +652,7 @@ fn parallel_runs_report_in_the_same_order_as_serial_ones() {
     };
     assert_eq!(ids(&one), ["alpha", "bravo", "charlie", "delta"]);
     assert_eq!(ids(&one), ids(&four));
-    assert_eq!(one.json["findings"], four.json["findings"]);
+    assert_eq!(one.findings().findings, four.findings().findings);
 }
 
 #[test]
@@ -664,13 +664,13 @@ fn a_platform_without_a_build_is_not_tested_and_require_tested_fails_it() {
     let reg = registry(&[doc]);
     let run = verify_json(&reg.root, &[]);
     assert_eq!(
-        (run.code, codes(&run)),
+        (run.code, run.codes()),
         (0, vec!["agent-not-tested".to_string()])
     );
-    assert_eq!(run.json["agents"][0]["status"], "not-tested");
+    assert_eq!(run.json()["agents"][0]["status"], "not-tested");
     let strict = verify_json(&reg.root, &["--require-tested"]);
     assert_eq!(strict.code, 1);
-    assert_eq!(strict.json["findings"][0]["severity"], "error");
+    assert_eq!(strict.findings().findings[0].severity, "error");
 }
 
 #[test]
@@ -683,10 +683,10 @@ fn quarantined_agents_are_skipped_unless_named() {
     )
     .unwrap();
     let run = verify_json(&reg.root, &[]);
-    assert_eq!(run.json["agents"][0]["status"], "skipped");
+    assert_eq!(run.json()["agents"][0]["status"], "skipped");
     assert_eq!(run.code, 0);
     let named = verify_json(&reg.root, &["--agent", "held"]);
-    assert_eq!(codes(&named), ["agent-launch"]);
+    assert_eq!(named.codes(), ["agent-launch"]);
 }
 
 #[test]
@@ -697,10 +697,11 @@ fn the_terminal_report_has_one_line_per_agent_and_distribution() {
         manifest("bad", &server, "exit", json!({})),
     ]);
     let run = run(&reg.root, &["verify", "--timeout", "30"]);
-    let lines: Vec<&str> = run.stdout.lines().take(2).collect();
-    assert!(lines[0].starts_with("✗ bad binary ("), "{}", run.stdout);
+    let all = run.all();
+    let lines: Vec<&str> = all.lines().take(2).collect();
+    assert!(lines[0].starts_with("✗ bad binary ("), "{}", run.all());
     assert!(lines[0].contains("agent-launch"));
-    assert!(lines[1].starts_with("✓ good binary ("), "{}", run.stdout);
+    assert!(lines[1].starts_with("✓ good binary ("), "{}", run.all());
 }
 
 #[test]
@@ -710,7 +711,7 @@ fn matrix_probes_the_session_methods_and_changed_only_reuses_unchanged_rows() {
     let out = reg.root.parent().unwrap().join("matrix.json");
     let out_arg = out.to_str().unwrap().to_string();
     let first = run(&reg.root, &["matrix", "--timeout", "30", "--out", &out_arg]);
-    assert_eq!(first.code, 0, "{}", first.stdout);
+    assert_eq!(first.code, 0, "{}", first.all());
     let matrix: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let methods = &matrix["agents"][0]["methods"];
     assert_eq!(methods["session/new"], "success");
@@ -733,7 +734,7 @@ fn matrix_probes_the_session_methods_and_changed_only_reuses_unchanged_rows() {
     // Unchanged: the row (and its date) is kept without launching; the agent now fails.
     let verified = matrix["agents"][0]["verified"].clone();
     let again = run(&reg.root, &["matrix", "--changed-only", "--out", &out_arg]);
-    assert!(again.stdout.contains("- good binary"), "{}", again.stdout);
+    assert!(again.all().contains("- good binary"), "{}", again.all());
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(kept["agents"][0]["verified"], verified);
     assert_eq!(kept["agents"][0]["methods"], matrix["agents"][0]["methods"]);
@@ -902,10 +903,11 @@ fn measured(root: &Path, args: &[&str], guard: std::time::Duration) -> Measured 
         -1
     };
     Measured {
+        // Standard error went to /dev/null.
         run: Run {
             code,
-            json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
             stdout,
+            stderr: String::new(),
         },
         elapsed,
         peak_rss_kib: usage.ru_maxrss,
@@ -923,13 +925,13 @@ fn an_agent_flooding_stdout_with_non_json_lines_leaves_the_verifier_memory_bound
         &args,
         guard,
     );
-    assert_eq!(reference.run.code, 0, "{}", reference.run.stdout);
+    assert_eq!(reference.run.code, 0, "{}", reference.run.all());
     let flood = measured(
         &registry(&[manifest("flood", &server, "flood", json!({}))]).root,
         &args,
         guard,
     );
-    assert!(!flood.killed, "verify did not end: {}", flood.run.stdout);
+    assert!(!flood.killed, "verify did not end: {}", flood.run.all());
     // The documented bound per agent (docs/format.md#verify-and-matrix) over the same run's
     // well-behaved reference; the unbounded verifier reached about 1 GB here.
     let bound_kib = 32 * 1024;
@@ -939,11 +941,11 @@ fn an_agent_flooding_stdout_with_non_json_lines_leaves_the_verifier_memory_bound
         flood.peak_rss_kib,
         reference.peak_rss_kib
     );
-    let messages: Vec<&str> = flood.run.json["findings"]
-        .as_array()
-        .unwrap()
+    let findings = flood.run.findings();
+    let messages: Vec<&str> = findings
+        .findings
         .iter()
-        .filter_map(|f| f["message"].as_str())
+        .map(|f| f.message.as_str())
         .collect();
     let dropped: u64 = messages
         .iter()
@@ -951,12 +953,12 @@ fn an_agent_flooding_stdout_with_non_json_lines_leaves_the_verifier_memory_bound
         .unwrap_or_else(|| panic!("no count of the violations not kept: {messages:?}"));
     assert!(dropped > 10_000, "{messages:?}");
     assert_eq!(
-        flood.run.json["agents"][0]["protocol_violations"]
+        flood.run.json()["agents"][0]["protocol_violations"]
             .as_array()
             .map(Vec::len),
         Some(20),
         "{}",
-        flood.run.stdout
+        flood.run.all()
     );
 }
 
@@ -977,14 +979,14 @@ fn an_agent_that_never_reads_its_stdin_cannot_hold_verify_past_its_timeout() {
         deaf.elapsed
     );
     assert!(
-        codes(&deaf.run).contains(&"agent-timeout".to_string()),
+        deaf.run.codes().contains(&"agent-timeout".to_string()),
         "{}",
-        deaf.run.stdout
+        deaf.run.all()
     );
     assert!(
-        deaf.run.stdout.contains("did not read its stdin"),
+        deaf.run.all().contains("did not read its stdin"),
         "{}",
-        deaf.run.stdout
+        deaf.run.all()
     );
 }
 
@@ -1005,8 +1007,8 @@ fn verify_format_github_appends_the_agents_and_findings_to_the_step_summary() {
         .arg("--no-cache")
         .env("GITHUB_STEP_SUMMARY", &summary),
     );
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains("::error file="), "{}", run.stdout);
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.all().contains("::error file="), "{}", run.all());
     let text = std::fs::read_to_string(&summary).unwrap();
     assert!(text.starts_with("earlier step\n"), "{text}");
     assert!(text.contains("| `good` | binary |"), "{text}");
@@ -1031,9 +1033,9 @@ fn untestable_registry(ids: &[String]) -> acp_test_kit::wheel::Registry {
 }
 
 fn agent_ids(run: &Run) -> Vec<String> {
-    run.json["agents"]
+    run.json()["agents"]
         .as_array()
-        .unwrap_or_else(|| panic!("{}", run.stdout))
+        .unwrap_or_else(|| panic!("{}", run.all()))
         .iter()
         .map(|a| a["id"].as_str().unwrap().to_string())
         .collect()
@@ -1047,8 +1049,8 @@ fn shards_of(root: &Path, n: usize, extra: &[&str]) -> std::collections::BTreeMa
         let mut args = vec!["--shard", shard.as_str()];
         args.extend(extra);
         let run = verify_json(root, &args);
-        assert_eq!(run.code, 0, "{}", run.stdout);
-        assert_eq!(run.json["part"]["shard"], shard.as_str());
+        assert_eq!(run.code, 0, "{}", run.all());
+        assert_eq!(run.json()["part"]["shard"], shard.as_str());
         for id in agent_ids(&run) {
             assert!(
                 of.insert(id.clone(), k).is_none(),
@@ -1131,8 +1133,8 @@ fn shard_and_list_shards_refuse_bad_values_naming_the_flag() {
         (&["--list-shards", "4", "--shard", "1/4"], "--shard"),
     ] {
         let run = verify_json(&reg.root, args);
-        assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
-        assert!(run.stdout.contains(flag), "{args:?}: {}", run.stdout);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.all());
+        assert!(run.all().contains(flag), "{args:?}: {}", run.all());
     }
 }
 
@@ -1169,12 +1171,12 @@ fn merging_the_shards_of_a_matrix_gives_the_unsharded_matrix_byte_for_byte() {
     ]);
     let dir = reg.root.parent().unwrap().to_path_buf();
     let whole = matrix_at(&reg.root, &dir.join("whole/matrix.json"), &["-j", "4"]);
-    assert_eq!(whole.code, 0, "{}", whole.stdout);
+    assert_eq!(whole.code, 0, "{}", whole.all());
     for k in 1..=3 {
         let shard = format!("{k}/3");
         let part = dir.join(format!("parts/{k}.json"));
         let run = matrix_at(&reg.root, &part, &["--shard", &shard]);
-        assert_eq!(run.code, 0, "{}", run.stdout);
+        assert_eq!(run.code, 0, "{}", run.all());
     }
     let merged = merge(
         &dir,
@@ -1186,11 +1188,11 @@ fn merging_the_shards_of_a_matrix_gives_the_unsharded_matrix_byte_for_byte() {
             "merged/matrix.json",
         ],
     );
-    assert_eq!(merged.code, 0, "{}", merged.stdout);
+    assert_eq!(merged.code, 0, "{}", merged.all());
     assert!(
-        merged.stdout.contains("merged 3 of 3 shards (4 rows)"),
+        merged.all().contains("merged 3 of 3 shards (4 rows)"),
         "{}",
-        merged.stdout
+        merged.all()
     );
     for file in ["matrix.json", "matrix.md"] {
         let want = std::fs::read(dir.join("whole").join(file)).unwrap();
@@ -1217,7 +1219,7 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
     let dir = reg.root.parent().unwrap().to_path_buf();
     let part = |name: &str, extra: &[&str]| {
         let run = matrix_at(&reg.root, &dir.join(name), extra);
-        assert_eq!(run.code, 0, "{}", run.stdout);
+        assert_eq!(run.code, 0, "{}", run.all());
         name.to_string()
     };
     let (one, two, three) = (
@@ -1243,8 +1245,8 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
         let mut args: Vec<&str> = parts.iter().map(|p| p.as_str()).collect();
         args.extend(["--out", "merged.json"]);
         let run = merge(&dir, &args);
-        assert_eq!(run.code, 2, "{parts:?}: {}", run.stdout);
-        assert!(run.stdout.contains(says), "{parts:?}: {}", run.stdout);
+        assert_eq!(run.code, 2, "{parts:?}: {}", run.all());
+        assert!(run.all().contains(says), "{parts:?}: {}", run.all());
         assert!(
             !dir.join("merged.json").exists(),
             "{parts:?}: nothing written"
@@ -1260,36 +1262,24 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
     .unwrap();
     let edited = part("edited.json", &["--shard", "2/3"]);
     let run = merge(&dir, &[&one, &edited, "--out", "merged.json"]);
-    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(run.code, 2, "{}", run.all());
     assert!(
-        run.stdout.contains("different registry revisions"),
+        run.all().contains("different registry revisions"),
         "{}",
-        run.stdout
+        run.all()
     );
     // Missing shards: written with what there is, each missing shard named, exit 1.
     let run = merge(&dir, &[&three, "--out", "merged.json"]);
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stdout.contains("shard 1/3 is missing"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("shard 2/3 is missing"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        !run.stdout.contains("shard 3/3 is missing"),
-        "{}",
-        run.stdout
-    );
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.all().contains("shard 1/3 is missing"), "{}", run.all());
+    assert!(run.all().contains("shard 2/3 is missing"), "{}", run.all());
+    assert!(!run.all().contains("shard 3/3 is missing"), "{}", run.all());
     assert!(dir.join("merged.json").exists());
     assert!(dir.join("merged.md").exists());
     let again = merge(&dir, &[&one, &two, &three, "--out", "merged.json"]);
-    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert_eq!(again.code, 0, "{}", again.all());
     let run = merge(&dir, &[&one, &two, &three, "--out", &three]);
-    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(run.code, 2, "{}", run.all());
 }
 
 /// A PEP 503 simple index on 127.0.0.1 serving `wheels` (name, version, `Requires-Python`):
@@ -1354,13 +1344,13 @@ fn a_uvx_package_from_a_local_index_is_installed_then_launched_and_passes() {
     let index = package_index(&[("acp-test-agent", "1.0.0", None)]);
     let reg = registry(&[uvx_manifest("py-agent", "acp-test-agent==1.0.0", "env")]);
     let run = verify_with_index(&reg.root, &index);
-    assert_eq!(run.code, 0, "{}", run.stdout);
-    let agent = &run.json["agents"][0];
+    assert_eq!(run.code, 0, "{}", run.all());
+    let agent = &run.json()["agents"][0];
     assert_eq!(agent["distribution"], "uvx");
-    assert_eq!(agent["status"], "passed", "{}", run.stdout);
+    assert_eq!(agent["status"], "passed", "{}", run.all());
     assert_eq!(agent["initialize"]["agentInfo"]["name"], "test-agent");
     assert!(agent["fetch_seconds"].as_f64().unwrap() > 0.0, "{agent}");
-    assert!(codes(&run).is_empty(), "{:?}", codes(&run));
+    assert!(run.codes().is_empty(), "{:?}", run.codes());
     // The wheel came from the test's index, and the agent ran from the run's uv cache.
     let wheel_file = "GET /files/acp_test_agent-1.0.0-py3-none-any.whl";
     assert!(
@@ -1397,16 +1387,16 @@ fn a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_fi
         uvx_manifest("present", "acp-test-agent==1.0.0", "exit"),
     ]);
     let run = verify_with_index(&reg.root, &index);
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    let findings: Vec<(&str, &str, &str)> = run.json["findings"]
-        .as_array()
-        .unwrap()
+    assert_eq!(run.code, 1, "{}", run.all());
+    let document = run.findings();
+    let findings: Vec<(&str, &str, &str)> = document
+        .findings
         .iter()
         .map(|f| {
             (
-                f["file"].as_str().unwrap(),
-                f["code"].as_str().unwrap(),
-                f["pointer"].as_str().unwrap_or(""),
+                f.file.as_str(),
+                f.code.as_str(),
+                f.pointer.as_deref().unwrap_or(""),
             )
         })
         .collect();
@@ -1422,15 +1412,15 @@ fn a_uvx_package_whose_requires_python_excludes_this_python_is_an_interpreter_fi
             ("present/agent.json", "agent-launch", "/distribution/uvx"),
         ],
         "{}",
-        run.stdout
+        run.all()
     );
-    let message = run.json["findings"][0]["message"].as_str().unwrap();
+    let message = &document.findings[0].message;
     assert!(
         message.contains("`acp-future-agent==1.0.0` needs Python >=3.99"),
         "{message}"
     );
     assert!(message.contains("; uv found Python 3."), "{message}");
-    let future = &run.json["agents"][0];
+    let future = &run.json()["agents"][0];
     assert_eq!(future["status"], "failed");
     assert!(future["reason"]
         .as_str()
@@ -1454,12 +1444,12 @@ fn the_test_uv_index_must_be_a_loopback_url() {
             common::verify::command(&reg.root, &["verify"])
                 .env("ACP_REGISTRY_TEST_UV_INDEX", value),
         );
-        assert_eq!(run.code, 2, "{value}: {}", run.stdout);
+        assert_eq!(run.code, 2, "{value}: {}", run.all());
         assert!(
-            run.stdout.contains("ACP_REGISTRY_TEST_UV_INDEX="),
+            run.all().contains("ACP_REGISTRY_TEST_UV_INDEX="),
             "{}",
-            run.stdout
+            run.all()
         );
-        assert!(run.stdout.contains("for tests only"), "{}", run.stdout);
+        assert!(run.all().contains("for tests only"), "{}", run.all());
     }
 }

@@ -395,22 +395,20 @@ fn verify_refuses_an_archive_unpacking_past_unpack_cap_and_runs_one_within_it() 
         run_command(&mut command(&reg.root, &args))
     };
     let over = verify("2");
-    assert_eq!(over.code, 1, "{}", over.stdout);
-    let findings = over.json["findings"].as_array().unwrap();
+    assert_eq!(over.code, 1, "{}", over.all());
     assert!(
-        findings.iter().any(|f| f["code"] == "archive-unsafe"
-            && f["message"]
-                .as_str()
-                .unwrap()
-                .contains(&format!("more than {} bytes", 2 << 20))),
+        over.findings()
+            .with_code("archive-unsafe")
+            .any(|f| f.message.contains(&format!("more than {} bytes", 2 << 20))),
         "{}",
-        over.stdout
+        over.all()
     );
     let within = verify("4");
-    assert_eq!(within.code, 0, "{}", within.stdout);
+    assert_eq!(within.code, 0, "{}", within.all());
     assert_eq!(
-        within.json["agents"][0]["status"], "passed",
+        within.json()["agents"][0]["status"],
+        "passed",
         "{}",
-        within.stdout
+        within.all()
     );
 }

@@ -81,17 +81,12 @@ fn replayed_answers_pass_verify_and_contradicting_claims_are_caught() {
         &root,
         &["verify", "--format", "json", "-j", "3", "--timeout", "30"],
     );
-    let report = output.json;
-    let findings: Vec<(String, String)> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["code"].as_str().unwrap().into(),
-                f["pointer"].as_str().unwrap_or("").into(),
-            )
-        })
+    let report = output.json();
+    let findings: Vec<(String, String)> = output
+        .findings()
+        .findings
+        .into_iter()
+        .map(|f| (f.code, f.pointer.unwrap_or_default()))
         .collect();
     assert_eq!(
         findings,

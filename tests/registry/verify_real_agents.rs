@@ -9,6 +9,7 @@
 //! saying so, elsewhere. `ACP_REGISTRY_RECORD=1` rewrites the recorded answers of the npm
 //! agents in `tests/fixtures/acp/`, which `tests/verify_fixtures.rs` uses offline.
 
+use acp_test_kit::Findings;
 use std::path::Path;
 use std::process::Command;
 
@@ -103,12 +104,12 @@ fn pinned_real_agents_pass_verify_and_a_non_agent_fails() {
         assert_eq!(status(id).unwrap().0, "passed", "{id}: {:?}", status(id));
     }
     assert_eq!(status("not-an-agent").unwrap().0, "failed");
-    let codes: Vec<&str> = report["findings"]
-        .as_array()
-        .unwrap()
+    let findings = Findings::parse(&String::from_utf8_lossy(&output.stdout));
+    let codes: Vec<&str> = findings
+        .findings
         .iter()
-        .filter(|f| f["file"].as_str().unwrap().contains("not-an-agent"))
-        .map(|f| f["code"].as_str().unwrap())
+        .filter(|f| f.file.contains("not-an-agent"))
+        .map(|f| f.code.as_str())
         .collect();
     assert!(
         codes.contains(&"agent-protocol") && codes.contains(&"agent-launch"),

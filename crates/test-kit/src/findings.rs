@@ -6,9 +6,9 @@ use serde::Deserialize;
 /// The only version of the document these types read; a new one must fail loudly here.
 pub const VERSION: u32 = 1;
 
-/// `{"version", "summary", "findings"}`.
+/// `{"version", "summary", "findings"}`; other members are not read (`verify` adds its
+/// `agents` and `part`).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Findings {
     /// The document version, [`VERSION`].
     #[serde(deserialize_with = "version")]
@@ -79,12 +79,9 @@ impl Finding {
         }
     }
 
-    /// `file:line:col`, or `file:-` for a finding about a whole file.
-    pub fn place_or_dash(&self) -> String {
-        match (self.line, self.column) {
-            (Some(line), Some(column)) => format!("{}:{line}:{column}", self.file),
-            _ => format!("{}:-", self.file),
-        }
+    /// `code file`.
+    pub fn code_and_file(&self) -> String {
+        format!("{} {}", self.code, self.file)
     }
 }
 

@@ -66,23 +66,5 @@ pub(crate) fn findings(registry: &Path) -> (i32, Vec<(String, String, String)>) 
         &["validate", "--registry", ".", "--format", "json"],
         registry,
     );
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("json output: {e}\n{}\n{}", run.stdout, run.stderr));
-    let list = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            let place = match (f["line"].as_u64(), f["column"].as_u64()) {
-                (Some(l), Some(c)) => format!("{}:{l}:{c}", f["file"].as_str().unwrap()),
-                _ => f["file"].as_str().unwrap().to_string(),
-            };
-            (
-                f["severity"].as_str().unwrap().to_string(),
-                f["code"].as_str().unwrap().to_string(),
-                place,
-            )
-        })
-        .collect();
-    (run.code, list)
+    (run.code, run.findings().triples())
 }
