@@ -481,24 +481,7 @@ fn git_case(dir: &Path, registry: &Path, command: &mut Command) -> std::io::Resu
         fs::rename(registry, &current)?;
         fs::rename(current.join("_base"), registry)?;
     }
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["commit", "-qm", "base"],
-    ] {
-        let output = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(["-c", "commit.gpgsign=false"])
-            .args(args)
-            .current_dir(registry)
-            .output()?;
-        if !output.status.success() {
-            return Err(std::io::Error::other(format!(
-                "git {args:?}: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )));
-        }
-    }
+    acp_test_kit::git::init_base(registry)?;
     if has_base {
         replace_work_tree(registry, &current)?;
     }

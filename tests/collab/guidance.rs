@@ -330,20 +330,7 @@ fn author(folder: &Path, who: &str, write: &str) {
         });
         edit("readiness.md", &|t| t.replace("- [ ] ", "- [x] "));
     } else if write.contains("set `Status: Frozen`") {
-        edit(quoted[0], &|t| {
-            t.replace("Status: Draft", "Status: Frozen")
-                .lines()
-                .map(|l| {
-                    if l.starts_with("## ") {
-                        format!("{l}\n\nWritten.")
-                    } else {
-                        l.to_owned()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-                + "\n"
-        });
+        edit(quoted[0], &|t| acp_test_kit::collab::finish_deliverable(&t));
     }
     // Drafting and revising: the skeleton init wrote is the draft.
 }

@@ -1,6 +1,5 @@
-//! Shared fixtures for the `collab_*` tests: a collaboration in a temporary
+//! Shared fixtures of the collab tests: a collaboration in a temporary
 //! folder, driven through the library, with one helper per protocol step.
-#![allow(dead_code)] // each test crate uses a different subset of the helpers
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -288,20 +287,7 @@ impl Fx {
 
     /// Fills every section and sets `Status: Frozen`.
     pub(crate) fn finish_deliverable(&self) {
-        self.edit(REF, |t| {
-            let t = t.replace("Status: Draft", "Status: Frozen");
-            t.lines()
-                .map(|l| {
-                    if l.starts_with("## ") {
-                        format!("{l}\n\nWritten.")
-                    } else {
-                        l.to_owned()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-                + "\n"
-        });
+        self.edit(REF, |t| acp_test_kit::collab::finish_deliverable(&t));
     }
 
     pub(crate) fn deliverable_sha(&self) -> String {

@@ -1480,8 +1480,7 @@ fn last_good_refuses_a_hostile_previous_registry_json_naming_the_file() {
     );
     // A FIFO is never opened for reading in a way that blocks.
     let fifo = hostile.join("fifo.json");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    acp_test_kit::fifo(&fifo).unwrap();
     refused(&fifo, "not a regular file");
     // Malformed: not JSON, JSONC comments, no agents, an id twice, a repeated key.
     for (name, text, wanted) in [

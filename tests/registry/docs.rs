@@ -16,7 +16,7 @@ fn rules_md_is_generated_from_the_catalogue() {
     let actual = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         actual == expected,
-        "docs/rules.md is stale: run `cargo run -- explain --markdown > docs/rules.md` (or UPDATE_DOCS=1 cargo test --test docs)"
+        "docs/rules.md is stale: run `cargo run -- explain --markdown > docs/rules.md` (or UPDATE_DOCS=1 cargo test --test registry docs::)"
     );
 }
 

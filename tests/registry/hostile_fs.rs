@@ -36,15 +36,10 @@ fn replace_with_link(path: &Path, target: impl AsRef<Path>) {
     symlink(target, path).unwrap();
 }
 
+/// A FIFO at `path`, in place of what is there.
 fn fifo(path: &Path) {
     let _ = std::fs::remove_file(path);
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(
-        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
-        0,
-        "mkfifo {path:?}"
-    );
+    acp_test_kit::fifo(path).unwrap_or_else(|e| panic!("mkfifo {path:?}: {e}"));
 }
 
 /// `/dev/zero` (char 1:5) at `path`; `false` when this system refuses `mknod`.

@@ -6,6 +6,7 @@
 //! secrets out of pull requests, and the pre-commit hooks run as pre-commit runs them.
 
 use crate::common;
+use acp_test_kit::git::git;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -1307,21 +1308,6 @@ fn run_script(
     (status.code().unwrap_or(-1), outputs, summary)
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 fn write_entries(registry: &Path, ids: impl IntoIterator<Item = String>, description: &str) {
     for id in ids {
         let folder = registry.join(&id);
@@ -1463,9 +1449,7 @@ fn registry_workflow_plans_one_shard_for_a_few_changed_entries_and_more_for_many
         let registry = repo.path().join(&registry_dir);
         let ids = |range: std::ops::Range<usize>| range.map(|i| format!("agent-{i:02}"));
         write_entries(&registry, ids(0..12), "An agent.");
-        git(repo.path(), &["init", "-q"]);
-        git(repo.path(), &["add", "-A"]);
-        git(repo.path(), &["commit", "-qm", "base"]);
+        acp_test_kit::git::init_base(repo.path()).unwrap();
         let base = git(repo.path(), &["rev-parse", "HEAD"]);
         let plan = step_script(job(&workflow, "verify-plan"), "plan");
         let env = [

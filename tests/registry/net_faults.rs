@@ -1,5 +1,5 @@
 //! Network faults and hostile downloads for `verify` and `update` (those of `--online` are in
-//! `tests/online_net.rs`): servers that reset the connection, stall before or inside an
+//! `tests/registry/online_net.rs`): servers that reset the connection, stall before or inside an
 //! answer, cut the body or send bytes that are not HTTP, and archives that must not be
 //! unpacked. Each gives a finding or error naming the agent and the URL, the run exits 1,
 //! and nothing partial stays behind: `verify` leaves no temporary files or cached partial

@@ -1,6 +1,7 @@
 //! `validate --online` end to end: the binary against scripted servers on 127.0.0.1.
 
 use crate::common;
+use acp_test_kit::git::git;
 use acp_test_kit::server as net_server;
 use acp_test_kit::Run;
 
@@ -338,16 +339,6 @@ fn preview_artefacts_are_not_probed() {
     assert_eq!(server.requests(), [format!("HEAD {ARCHIVE}")]);
 }
 
-fn git(root: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(root)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
 #[test]
 fn with_changed_since_only_changed_entries_go_online() {
     let server = Server::start(|_: &net_server::Request, _| Reply::status(200));
@@ -364,9 +355,7 @@ fn with_changed_since_only_changed_entries_go_online() {
             ),
         ],
     );
-    git(root.path(), &["init", "-q"]);
-    git(root.path(), &["add", "-A"]);
-    git(root.path(), &["commit", "-qm", "base"]);
+    acp_test_kit::git::init_base(root.path()).unwrap();
     write_entry(
         root.path(),
         &manifest(
@@ -1008,9 +997,7 @@ fn pinned_and_committed(served: &'static str) -> (Server, tempfile::TempDir) {
             binary(&server.url(ARCHIVE), Some(&pin)),
         )],
     );
-    git(root.path(), &["init", "-q"]);
-    git(root.path(), &["add", "-A"]);
-    git(root.path(), &["commit", "-qm", "base"]);
+    acp_test_kit::git::init_base(root.path()).unwrap();
     (server, root)
 }
 

@@ -4,6 +4,7 @@
 //! skill (nothing on PATH, no `ACP_COLLAB`).
 
 use crate::common;
+use acp_test_kit::collab::finish_deliverable;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -140,21 +141,6 @@ fn field<'a>(report: &'a str, key: &str) -> &'a str {
         .lines()
         .find_map(|l| l.strip_prefix(key))
         .unwrap_or_else(|| panic!("no `{key}` line in:\n{report}"))
-}
-
-fn finish_deliverable(text: &str) -> String {
-    let body: Vec<String> = text
-        .replace("Status: Draft", "Status: Frozen")
-        .lines()
-        .map(|l| {
-            if l.starts_with("## ") {
-                format!("{l}\n\nWritten.")
-            } else {
-                l.to_owned()
-            }
-        })
-        .collect();
-    body.join("\n") + "\n"
 }
 
 /// Every event of the collaboration, in the order the run appends them.

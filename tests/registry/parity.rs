@@ -1,6 +1,6 @@
 //! What `validate` accepts, `build` builds: the open top level of the manifest format, uvx
 //! extras, and the check of each agent as an output publishes it, which `validate` shares with
-//! `build`. (`tests/properties.rs` checks the same promise on generated registries.)
+//! `build`. (`tests/registry/properties.rs` checks the same promise on generated registries.)
 
 use crate::common;
 

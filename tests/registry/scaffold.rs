@@ -342,7 +342,7 @@ fn own_registry_workflow_is_the_init_template_rendered_for_this_repository() {
         committed == rendered,
         ".github/workflows/registry.yml is not templates/init/registry.yml rendered for this \
          repository; edit the template, then regenerate it with \
-         `{REGENERATE}=1 cargo test --test scaffold own_registry_workflow`"
+         `{REGENERATE}=1 cargo test --test registry own_registry_workflow`"
     );
 }
 

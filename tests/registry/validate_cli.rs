@@ -2,6 +2,7 @@
 //! and the public registry sample (zero-config parity with the public CI).
 
 use crate::common;
+use acp_test_kit::git::git;
 
 use std::path::Path;
 
@@ -242,27 +243,6 @@ fn config_overrides_severity_and_exempts_ids() {
     assert!(!list.iter().any(|(_, c, _)| c == "sha256-missing"));
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-}
-
 #[test]
 fn changed_since_checks_only_changed_entries_but_sees_all_ids() {
     let dir = tempfile::tempdir().unwrap();
@@ -274,9 +254,7 @@ fn changed_since_checks_only_changed_entries_but_sees_all_ids() {
         "\"linux-x86_64\"",
         "\"linux-x64\"",
     );
-    git(root, &["init", "-q"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "base"]);
+    acp_test_kit::git::init_base(root).unwrap();
     // The pull request: one edited entry and one new entry reusing an existing id.
     edit(
         &root.join("cline/agent.json"),
@@ -774,9 +752,7 @@ fn changed_since_reports_versions_going_back_renamed_ids_and_removed_entries_fro
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     copy_dir(&public_sample(), root);
-    git(root, &["init", "-q"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "base"]);
+    acp_test_kit::git::init_base(root).unwrap();
     let (code, list, _) = change_findings(root, "HEAD");
     assert_eq!((code, list.len()), (0, 0), "{list:?}");
     // The change: cline goes back a version (its pin too), gemini's package changes under the

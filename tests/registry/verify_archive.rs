@@ -2,7 +2,7 @@
 //! whole and leave nothing on disk; good ones unpack with their links and modes. The hostile
 //! corpus (traversal, absolute paths, links and hard links leading out, devices, FIFOs, a
 //! decompression bomb) is built in each format that can express it: zip, tar.gz, tar.xz and
-//! tar.bz2. `tests/net_faults.rs` serves some of them to `verify`; the unpack cap is served
+//! tar.bz2. `tests/registry/net_faults.rs` serves some of them to `verify`; the unpack cap is served
 //! here, through `verify --unpack-cap`.
 #![cfg(unix)]
 

@@ -1,5 +1,5 @@
 //! The recorded `initialize` answers of real agents (`tests/fixtures/acp/*.json`, recorded
-//! by `tests/verify_real_agents.rs`), offline: read with the schema crate's types they pass
+//! by `tests/registry/verify_real_agents.rs`), offline: read with the schema crate's types they pass
 //! the default checks, and replayed by the test agent they pass `verify` end to end, so a
 //! change to our checks that would fail today's real agents fails here first.
 #![cfg(unix)]

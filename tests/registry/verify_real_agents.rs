@@ -7,7 +7,7 @@
 //! takes its agents out of the run, saying so (all of them: the test skips). Without `uvx`
 //! the uvx agent fails the test in CI (`CI` set: `.ci/run` installs uv) and is skipped,
 //! saying so, elsewhere. `ACP_REGISTRY_RECORD=1` rewrites the recorded answers of the npm
-//! agents in `tests/fixtures/acp/`, which `tests/verify_fixtures.rs` uses offline.
+//! agents in `tests/fixtures/acp/`, which `tests/registry/verify_fixtures.rs` uses offline.
 
 use acp_test_kit::Findings;
 use std::path::Path;
@@ -116,7 +116,7 @@ fn pinned_real_agents_pass_verify_and_a_non_agent_fails() {
         "{codes:?}"
     );
     if std::env::var_os("ACP_REGISTRY_RECORD").is_some_and(|v| v == "1") {
-        // The offline replays (tests/verify_fixtures.rs) are of the npm agents.
+        // The offline replays (tests/registry/verify_fixtures.rs) are of the npm agents.
         let recorded = |a: &&Value| a["status"] == "passed" && a["distribution"] == "npx";
         for agent in agents.iter().filter(recorded) {
             let id = agent["id"].as_str().unwrap();

@@ -1,5 +1,4 @@
 //! Shared by the site tests: `SiteAgent`s from the bundled registry and hostile fixtures.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

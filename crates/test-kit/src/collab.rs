@@ -88,3 +88,20 @@ impl Append {
         Run::of(&mut self.command())
     }
 }
+
+/// A deliverable as its author finishes it: `Status: Frozen`, and a line of text under every
+/// `## ` section heading of the skeleton `init` wrote.
+pub fn finish_deliverable(text: &str) -> String {
+    let body: Vec<String> = text
+        .replace("Status: Draft", "Status: Frozen")
+        .lines()
+        .map(|l| {
+            if l.starts_with("## ") {
+                format!("{l}\n\nWritten.")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    body.join("\n") + "\n"
+}

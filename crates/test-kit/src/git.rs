@@ -20,21 +20,32 @@ pub fn command(dir: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// Runs `git ARGS` in `dir`: its standard output, trimmed, or an error with its standard error.
+pub fn try_git(dir: &Path, args: &[&str]) -> std::io::Result<String> {
+    let out = command(dir, args).output()?;
+    if !out.status.success() {
+        return Err(std::io::Error::other(format!(
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
 /// Runs `git ARGS` in `dir`, asserting it succeeds; its standard output, trimmed.
 #[track_caller]
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = command(dir, args).output().expect("git starts");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    try_git(dir, args).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// `git init` then one commit of everything in `dir`.
-pub fn init_and_commit(dir: &Path, message: &str) {
-    git(dir, &["init", "-q"]);
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", message]);
+/// `git init` then one commit, `base`, of everything in `dir`.
+pub fn init_base(dir: &Path) -> std::io::Result<()> {
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-qm", "base"],
+    ] {
+        try_git(dir, args)?;
+    }
+    Ok(())
 }

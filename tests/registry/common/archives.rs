@@ -1,5 +1,5 @@
 //! Archives built entry by entry with raw headers, so hostile names, links and special
-//! files get in (shared by `tests/verify_archive.rs` and `tests/net_faults.rs`).
+//! files get in (shared by `tests/registry/verify_archive.rs` and `tests/registry/net_faults.rs`).
 
 use std::io::Write;
 

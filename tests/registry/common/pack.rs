@@ -1,5 +1,5 @@
 //! A registry ready for `pack`: a copy of the bundled collaboration entry, a licence and a
-//! stand-in binary (shared by `tests/pack.rs` and the kill tests of `tests/faults.rs`).
+//! stand-in binary (shared by `tests/registry/pack.rs` and the kill tests of `tests/registry/faults.rs`).
 
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! A registry for `update` whose `online` endpoints point at one local server, and the
-//! binary run inside it (shared by `tests/update.rs`, the kill tests of `tests/faults.rs` and
-//! `tests/net_faults.rs`).
+//! binary run inside it (shared by `tests/registry/update.rs`, the kill tests of `tests/registry/faults.rs` and
+//! `tests/registry/net_faults.rs`).
 
 use std::path::Path;
 use std::process::Command;
