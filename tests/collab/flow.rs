@@ -20,21 +20,9 @@ fn run_ok(args: &[&str]) -> String {
 
 /// `init_collaboration` through the binary: server and reader, a design spec.
 fn init_via_binary(f: &str) -> String {
-    run_ok(&[
-        "init_collaboration",
-        "--folder",
-        f,
-        "--participant",
-        "server",
-        "--participant",
-        "reader",
-        "--objective",
-        "Ship it",
-        "--completion",
-        "Gate A",
-        "--primary-deliverable-type",
-        "design-spec",
-    ])
+    let mut args = vec!["init_collaboration"];
+    args.extend(acp_test_kit::collab::two_party_init_flags(f, "Ship it"));
+    run_ok(&args)
 }
 
 #[test]

@@ -871,21 +871,14 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["package", "--list", "--allow-dirty", "--offline"])
-        .current_dir(repo_root())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let run = Run::of(
+        Command::new(cargo)
+            .args(["package", "--list", "--allow-dirty", "--offline"])
+            .current_dir(repo_root()),
     );
-    let listed: std::collections::BTreeSet<String> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    run.assert_ok();
+    let listed: std::collections::BTreeSet<String> =
+        run.stdout.lines().map(str::to_string).collect();
     let include =
         regex::Regex::new(r#"include_(?:str|bytes)!\(\s*(concat!\(\s*)?"([^"]+)""#).unwrap();
     let sources = files_below(Path::new("src"));

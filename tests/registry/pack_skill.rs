@@ -163,20 +163,7 @@ const EXPECTED_EVENTS: [&str; 12] = [
 fn init_collaboration(p: &Package, f: &str) {
     let init = p.ok(
         "init_collaboration",
-        &[
-            "--folder",
-            f,
-            "--participant",
-            "server",
-            "--participant",
-            "reader",
-            "--objective",
-            "Design the cache",
-            "--completion",
-            "Gate A",
-            "--primary-deliverable-type",
-            "design-spec",
-        ],
+        &acp_test_kit::collab::two_party_init_flags(f, "Design the cache"),
     );
     assert!(
         init.starts_with(&format!(

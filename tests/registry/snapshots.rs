@@ -5,7 +5,7 @@ use crate::common;
 
 use acp_registry::commands::validate::{render, Format};
 use acp_registry::registry::check_registry;
-use common::{acp_registry, repo_root};
+use common::{acp_registry, repo_root, Run};
 
 fn broken_report() -> acp_registry::diagnostics::Report {
     check_registry(&repo_root().join("tests/fixtures/broken"), None)
@@ -195,21 +195,17 @@ COMP_POINT=${#COMP_LINE}
 "$fn" "$bin" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 printf '%s\n' "${COMPREPLY[@]}""#;
     let empty = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new("bash")
-        .current_dir(empty.path())
-        .args(["--norc", "--noprofile", "-c", driver, "bash"])
-        .arg(script)
-        .arg(bin)
-        .args(words)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let run = Run::of(
+        std::process::Command::new("bash")
+            .current_dir(empty.path())
+            .args(["--norc", "--noprofile", "-c", driver, "bash"])
+            .arg(script)
+            .arg(bin)
+            .args(words),
     );
-    let mut offers: Vec<String> = String::from_utf8(output.stdout)
-        .unwrap()
+    run.assert_ok();
+    let mut offers: Vec<String> = run
+        .stdout
         .lines()
         .filter(|l| !l.is_empty())
         .map(str::to_string)

@@ -799,7 +799,8 @@ fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_versi
     );
     silence_what_build_refuses_a_minimal_entry_for(&reg.root);
     let build = |out: &str| {
-        let output = std::process::Command::new(crate::REGISTRY)
+        let mut command = std::process::Command::new(crate::REGISTRY);
+        command
             .args([
                 "build",
                 "--registry",
@@ -809,14 +810,8 @@ fn build_with_a_matrix_publishes_the_evidence_current_then_stale_for_a_new_versi
                 "--matrix",
                 &matrix_arg,
             ])
-            .current_dir(&reg.root)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+            .current_dir(&reg.root);
+        Run::of(&mut command).assert_ok();
         std::fs::read_to_string(reg.root.join(out).join("site/agents/good/index.html")).unwrap()
     };
     let page = build("../dist");

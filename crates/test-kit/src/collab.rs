@@ -105,3 +105,22 @@ pub fn finish_deliverable(text: &str) -> String {
         .collect();
     body.join("\n") + "\n"
 }
+
+/// The flags of `init_collaboration` (binary or packaged script) for the two-participant
+/// collaboration the tests run: server and reader, one completion gate, a design spec.
+pub fn two_party_init_flags<'a>(folder: &'a str, objective: &'a str) -> [&'a str; 12] {
+    [
+        "--folder",
+        folder,
+        "--participant",
+        "server",
+        "--participant",
+        "reader",
+        "--objective",
+        objective,
+        "--completion",
+        "Gate A",
+        "--primary-deliverable-type",
+        "design-spec",
+    ]
+}
