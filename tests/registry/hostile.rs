@@ -22,10 +22,10 @@ fn manifest(extra: &str) -> Vec<u8> {
 /// Validate a one-entry registry holding `agent.json` and `icon.svg`.
 fn validate(agent: &[u8], icon: &[u8]) -> Run {
     let tmp = tempfile::tempdir().unwrap();
-    let entry = tmp.path().join("agent-x");
-    std::fs::create_dir(&entry).unwrap();
-    std::fs::write(entry.join("agent.json"), agent).unwrap();
-    std::fs::write(entry.join("icon.svg"), icon).unwrap();
+    acp_test_kit::write_tree(
+        tmp.path(),
+        &[("agent-x/agent.json", agent), ("agent-x/icon.svg", icon)],
+    );
     let root = tmp.path().to_str().unwrap();
     run_bin(
         BIN,
