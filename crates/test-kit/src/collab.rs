@@ -5,8 +5,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::Run;
-
 /// `acp-collab append --folder F [--participant P] [--event E] …`, flags in the order they were
 /// given. [`Append::alias`] runs it under another name (`append_event`, the script-era name).
 #[derive(Debug, Clone)]
@@ -81,11 +79,6 @@ impl Append {
             .arg(&self.folder)
             .args(&self.args);
         command
-    }
-
-    /// Runs it to the end.
-    pub fn run(&self) -> Run {
-        Run::of(&mut self.command())
     }
 }
 

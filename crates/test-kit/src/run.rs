@@ -65,17 +65,6 @@ impl Run {
         self.assert_code(0)
     }
 
-    /// Asserts that standard error holds `text`.
-    #[track_caller]
-    pub fn assert_stderr_has(&self, text: &str) -> &Run {
-        assert!(
-            self.stderr.contains(text),
-            "{text:?} not in\n{}",
-            self.explain()
-        );
-        self
-    }
-
     /// Standard output as JSON, `Null` when it is not JSON.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or(Value::Null)
