@@ -12,8 +12,7 @@
 //! requests any host served at once, and the process's peak memory. Uses the test-only
 //! loopback switch, as the servers are local.
 
-#[path = "../tests/net_server/mod.rs"]
-mod net_server;
+use acp_test_kit::server as net_server;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -11,7 +11,7 @@
 #
 # Archives are deterministic (sorted names, owner 0, mtime SOURCE_DATE_EPOCH or 0, gzip -n)
 # and must fit their size budget; each archive's size is printed. release.yml and
-# tests/integrations.rs both run this script.
+# tests/registry/integrations.rs both run this script.
 set -euo pipefail
 
 usage() {

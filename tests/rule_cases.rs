@@ -67,14 +67,21 @@ use std::sync::Mutex;
 use acp_registry::rules::Code;
 use serde_json::Value;
 
-mod common;
-mod net_server;
+use acp_test_kit::server as net_server;
+use acp_test_kit::{fifo, symlink, Finding, Findings};
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
 
 /// Limits from `docs/format.md#reading-files`, written out to pin the contract, not the constants.
 const ICON_LIMIT: usize = 32 * 1024;
 const SKILL_LIMIT: usize = 1024 * 1024;
+
+/// The icon every entry of a copied case gets when it has none (`tests/rules/default-icon.svg`,
+/// stored once instead of in every case); a case's `no-icon` file lists, one a line, the
+/// folders (relative to the case) that must stay without one.
+const DEFAULT_ICON: &str = "default-icon.svg";
+/// The case file naming the entries that get no default icon.
+const NO_ICON: &str = "no-icon";
 
 fn cases_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules")
@@ -185,7 +192,7 @@ fn collect_cases(root: &Path, problems: &mut Vec<String>) -> Vec<Case> {
     if let Ok(read) = fs::read_dir(root) {
         for entry in read.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !codes.contains(name.as_str()) {
+            if !codes.contains(name.as_str()) && name != DEFAULT_ICON {
                 problems.push(format!(
                     "tests/rules/{name}: not a rule code (renamed or removed?)"
                 ));
@@ -235,7 +242,41 @@ fn prepare_case(case: &Case, registry: &Path, subcommand: &str) -> Result<(), St
         .map_err(|e| fail(format!("cannot copy the test agent: {e}")))?;
     }
     generate(case.code.as_str(), &case.name, registry)
-        .map_err(|e| fail(format!("cannot generate inputs: {e}")))
+        .map_err(|e| fail(format!("cannot generate inputs: {e}")))?;
+    supply_default_icons(&case.dir, registry)
+        .map_err(|e| fail(format!("cannot supply the default icon: {e}")))
+}
+
+/// Writes [`DEFAULT_ICON`] as `icon.svg` into every folder of the copy that holds an
+/// `agent.json` and no `icon.svg` (a link counts as one; links are not followed), except the
+/// folders the case's [`NO_ICON`] file lists. After [`generate`], so generated icons stand.
+fn supply_default_icons(case: &Path, registry: &Path) -> std::io::Result<()> {
+    let listed = match fs::read_to_string(case.join(NO_ICON)) {
+        Ok(text) => text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(PathBuf::from)
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeSet::new(),
+        Err(e) => return Err(e),
+    };
+    let icon = fs::read(cases_root().join(DEFAULT_ICON))?;
+    let mut pending = vec![PathBuf::new()];
+    while let Some(rel) = pending.pop() {
+        let dir = registry.join(&rel);
+        let holds = |name: &str| fs::symlink_metadata(dir.join(name)).is_ok();
+        if holds("agent.json") && !holds("icon.svg") && !listed.contains(&rel) {
+            fs::write(dir.join("icon.svg"), &icon)?;
+        }
+        for entry in fs::read_dir(&dir)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                pending.push(rel.join(entry.file_name()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A run's exit code and every finding as (code, line).
@@ -260,17 +301,14 @@ fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outc
         .output()
         .map_err(|e| fail(format!("cannot run {BIN}: {e}")))?;
     let exit = output.status.code();
-    let document: Value = serde_json::from_slice(&output.stdout).map_err(|e| {
+    let document: Findings = serde_json::from_slice(&output.stdout).map_err(|e| {
         fail(format!(
             "output is not JSON ({e}), exit {exit:?}\nstdout: {}\nstderr: {}",
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         ))
     })?;
-    let all: Vec<(String, String)> = document["findings"]
-        .as_array()
-        .map(|findings| findings.iter().map(finding_line).collect())
-        .unwrap_or_default();
+    let all: Vec<(String, String)> = document.findings.iter().map(finding_line).collect();
     Ok((exit, all))
 }
 
@@ -351,7 +389,7 @@ fn missing_program(dir: &Path) -> Option<String> {
     let text = fs::read_to_string(dir.join("online.json")).ok()?;
     let spec: Value = serde_json::from_str(&text).ok()?;
     let program = spec["needs"].as_str()?;
-    (!common::on_path(program)).then(|| program.to_string())
+    (!acp_test_kit::on_path(program)).then(|| program.to_string())
 }
 
 /// `online.json`'s `exit`, when it names one.
@@ -443,24 +481,7 @@ fn git_case(dir: &Path, registry: &Path, command: &mut Command) -> std::io::Resu
         fs::rename(registry, &current)?;
         fs::rename(current.join("_base"), registry)?;
     }
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["commit", "-qm", "base"],
-    ] {
-        let output = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(["-c", "commit.gpgsign=false"])
-            .args(args)
-            .current_dir(registry)
-            .output()?;
-        if !output.status.success() {
-            return Err(std::io::Error::other(format!(
-                "git {args:?}: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )));
-        }
-    }
+    acp_test_kit::git::init_base(registry)?;
     if has_base {
         replace_work_tree(registry, &current)?;
     }
@@ -524,14 +545,9 @@ fn replace_in_files(dir: &Path, from: &str, to: &str) -> std::io::Result<()> {
 }
 
 /// `(code, "<severity> <code> <file>[:<line>:<col>]")` for one JSON finding.
-fn finding_line(finding: &Value) -> (String, String) {
-    let text = |key: &str| finding[key].as_str().unwrap_or("?").to_string();
-    let code = text("code");
-    let mut line = format!("{} {code} {}", text("severity"), text("file"));
-    if let (Some(l), Some(c)) = (finding["line"].as_u64(), finding["column"].as_u64()) {
-        line.push_str(&format!(":{l}:{c}"));
-    }
-    (code, line)
+fn finding_line(finding: &Finding) -> (String, String) {
+    let line = format!("{} {} {}", finding.severity, finding.code, finding.place());
+    (finding.code.clone(), line)
 }
 
 fn indent(lines: &[&str]) -> String {
@@ -551,7 +567,10 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
     for entry in fs::read_dir(from)? {
         let entry = entry?;
         let name = entry.file_name();
-        if top && (name == "expected.txt" || name == "online.json" || name == "git.json") {
+        if top
+            && ["expected.txt", "online.json", "git.json", NO_ICON]
+                .contains(&&*name.to_string_lossy())
+        {
             continue;
         }
         let target = to.join(&name);
@@ -625,11 +644,11 @@ fn generate(code: &str, case: &str, root: &Path) -> std::io::Result<()> {
     }
 }
 
-/// A wheel of the test agent as `_index/<file>` (see `common::verify::wheel`).
+/// A wheel of the test agent as `_index/<file>` (see `acp_test_kit::wheel::wheel`).
 fn write_wheel(root: &Path, name: &str, requires_python: Option<&str>) -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        let (file, bytes) = common::verify::wheel(name, "1.0.0", requires_python);
+        let (file, bytes) = acp_test_kit::wheel::wheel(name, "1.0.0", requires_python);
         fs::create_dir_all(root.join("_index"))?;
         fs::write(root.join("_index").join(file), bytes)
     }
@@ -656,33 +675,6 @@ fn write_tar_gz(path: &Path, name: &str, root: &Path) -> std::io::Result<()> {
     builder.append(&header, script.as_slice())?;
     fs::create_dir_all(path.parent().expect("a folder"))?;
     fs::write(path, builder.into_inner()?.finish()?)
-}
-
-/// A symbolic link at `path` to `target` (relative targets resolve from the link's folder).
-fn symlink(target: impl AsRef<Path>, path: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    return std::os::unix::fs::symlink(target, path);
-    #[cfg(windows)]
-    return std::os::windows::fs::symlink_file(target, path);
-}
-
-/// A FIFO (named pipe) at `path`.
-fn fifo(path: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
-        // SAFETY: a NUL-terminated path.
-        if unsafe { libc::mkfifo(c.as_ptr(), 0o644) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
-    }
-    #[cfg(not(unix))]
-    return Err(std::io::Error::other(format!(
-        "no FIFOs here: {}",
-        path.display()
-    )));
 }
 
 /// A valid 16x16 currentColor icon of exactly `size` bytes (padded with whitespace).

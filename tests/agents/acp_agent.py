@@ -244,6 +244,6 @@ def main():
         send(reply)
 
 
-# Run as a script, or imported by the console script of the wheel tests/verify.rs builds.
+# Run as a script, or imported by the console script of the wheel tests/registry/verify.rs builds.
 if __name__ == "__main__":
     main()

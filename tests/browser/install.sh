@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what tests/site_browser.rs needs: Debian's chromium (/usr/bin/chromium) and the
+# Installs what tests/site/browser.rs needs: Debian's chromium (/usr/bin/chromium) and the
 # npm packages pinned in package-lock.json (playwright-core drives the browser, axe-core
 # checks accessibility). Idempotent: does nothing that is already done. Runs as root on a
 # fresh Debian machine (uses sudo otherwise).

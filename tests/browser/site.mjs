@@ -2,7 +2,7 @@
 //
 //   node tests/browser/site.mjs <base-url> <artefact-dir> [<hostile-base-url> [<many-base-url>]]
 //
-// <base-url> is a rendered site, served over http (tests/site_browser.rs starts a server on
+// <base-url> is a rendered site, served over http (tests/site/browser.rs starts a server on
 // 127.0.0.1) or opened from disk (a file:// URL of its folder, as a maintainer opens
 // dist/site/index.html): every check runs the same way in both.
 // Drives Debian's /usr/bin/chromium with playwright-core and checks: no console errors, no

@@ -1,0 +1,52 @@
+//! Helpers shared by the integration tests of `acp-registry` and `acp-collab`: one [`Run`] of a
+//! program with typed [`Findings`], file trees, git, FIFOs, symbolic links, digests, the
+//! `acp-collab append` command line, a scripted HTTP server and bounded runs.
+//!
+//! A library, so each helper is built once and linked where it is used. It cannot see
+//! `CARGO_BIN_EXE_*` (cargo sets that only for a package's own tests): every helper that runs
+//! a program takes its path, and the test binaries pass `env!("CARGO_BIN_EXE_…")`.
+
+pub mod agentskills;
+#[cfg(unix)]
+pub mod bounded;
+pub mod collab;
+pub mod files;
+pub mod findings;
+pub mod git;
+pub mod program;
+#[cfg(unix)]
+pub mod rss;
+pub mod run;
+pub mod server;
+pub mod wheel;
+
+pub use collab::Append;
+pub use files::{copy_dir, fifo, sha256_hex, symlink, tree, write_tree};
+pub use findings::{Finding, Findings, Summary};
+pub use program::{on_path, uvx_or_skip, UV_PIN};
+pub use run::Run;
+
+/// The root of the repository the tests run in (fixtures, agents, the bundled registry).
+pub fn repo_root() -> std::path::PathBuf {
+    // The kit lives at crates/test-kit of that repository; no `..` in the path, so it equals
+    // the root package's CARGO_MANIFEST_DIR.
+    let kit = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    kit.ancestors()
+        .nth(2)
+        .expect("crates/test-kit has two parents")
+        .to_path_buf()
+}
+
+/// Whether the long runs are asked for (`ACP_REGISTRY_LONG_TESTS=1`, set by `.ci/run`).
+pub fn long_tests() -> bool {
+    std::env::var_os("ACP_REGISTRY_LONG_TESTS").is_some_and(|v| v == "1")
+}
+
+/// A small deterministic generator (xorshift64): random points that are the same on every run
+/// of the suite, so a failure can be replayed.
+pub fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}

@@ -1,0 +1,70 @@
+//! Helpers of the registry group that need the library's types or the registry's fixtures;
+//! what does not lives in `acp_test_kit`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub(crate) mod archives;
+pub(crate) mod pack;
+pub(crate) mod update;
+#[cfg(unix)]
+pub(crate) mod verify;
+
+pub(crate) use acp_test_kit::{copy_dir, repo_root, sha256_hex, tree, Run};
+
+/// The public-registry sample (origin and licence: `tests/fixtures/public-registry-sample.NOTICE.md`).
+/// Read-only by convention: copy it with [`copy_dir`] before changing anything.
+pub(crate) fn public_sample() -> PathBuf {
+    repo_root().join("tests/fixtures/public-registry-sample")
+}
+
+/// A manifest that validates (an npx distribution) with id `id`; `extra` is inserted as
+/// more members after `license_url` (end it with a comma).
+pub(crate) fn valid_manifest(id: &str, extra: &str) -> String {
+    format!(
+        r#"{{
+  "id": "{id}",
+  "name": "Example Agent",
+  "version": "1.0.0",
+  "description": "A coding agent that reads, edits and runs code in a project.",
+  "repository": "https://github.com/example/example-agent",
+  "authors": ["Example Inc."],
+  "license": "MIT",
+  "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",{extra}
+  "distribution": {{ "npx": {{ "package": "example-agent@1.0.0" }} }}
+}}
+"#
+    )
+}
+
+/// Fast retries and a short `timeout`, loopback allowed (the test-only switch).
+pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetConfig {
+    acp_registry::net::NetConfig {
+        allow_loopback: true,
+        timeout,
+        backoff_base: std::time::Duration::from_millis(10),
+        ..acp_registry::net::NetConfig::default()
+    }
+}
+
+pub(crate) fn acp_registry(args: &[&str], cwd: &Path) -> Run {
+    Command::new(crate::REGISTRY)
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap()
+        .into()
+}
+
+/// `validate --format json` findings as (severity, code, `file:line:col`), paths relative to
+/// the registry root.
+pub(crate) fn findings(registry: &Path) -> (i32, Vec<(String, String, String)>) {
+    // Run inside the registry so paths are relative to its root whatever it is.
+    let run = acp_registry(
+        &["validate", "--registry", ".", "--format", "json"],
+        registry,
+    );
+    (run.code, run.findings().triples())
+}

@@ -1,0 +1,337 @@
+//! `validate --fix`: each certain fix, applied through the comment-keeping editor, changes
+//! exactly its value; what cannot be fixed is said and left for a person.
+
+use crate::common;
+use acp_test_kit::server as net_server;
+
+use std::path::Path;
+
+use common::{acp_registry, copy_dir, repo_root, Run};
+use net_server::{routes, Reply, Server};
+
+/// A registry holding the bundled `goose` entry, its manifest changed by `edit`.
+fn registry(edit: impl FnOnce(String) -> String) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &repo_root().join("registry/goose"),
+        &dir.path().join("goose"),
+    );
+    let path = dir.path().join("goose/agent.json");
+    let clean = std::fs::read_to_string(&path).unwrap();
+    let broken = edit(clean.clone());
+    assert_ne!(broken, clean, "the edit changed nothing");
+    std::fs::write(&path, &broken).unwrap();
+    (dir, clean, broken)
+}
+
+fn manifest(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("goose/agent.json")).unwrap()
+}
+
+fn fix(dir: &Path) -> Run {
+    acp_registry(&["validate", "--fix", "--registry", "."], dir)
+}
+
+#[test]
+fn a_misspelt_platform_key_is_renamed_and_its_comments_stay() {
+    let (dir, clean, _) = registry(|text| {
+        text.replace(
+            "      \"linux-x86_64\": {",
+            "      // musl build\n      \"linux-x64\": /* renamed upstream */ {",
+        )
+    });
+    let run = fix(dir.path());
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains(
+        "fixed goose/agent.json: renamed `/distribution/binary/linux-x64` to `linux-x86_64` (platform-unknown)\n"
+    ), "{}", run.stderr);
+    assert_eq!(
+        manifest(dir.path()),
+        clean.replace(
+            "      \"linux-x86_64\": {",
+            "      // musl build\n      \"linux-x86_64\": /* renamed upstream */ {"
+        )
+    );
+    assert!(
+        run.stdout.ends_with("0 errors, 0 warnings in 1 entry\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn an_http_url_becomes_the_same_https_url_but_one_with_credentials_is_left_to_a_person() {
+    let (dir, clean, _) = registry(|text| {
+        text.replace("\"repository\": \"https://", "\"repository\": \"http://")
+            .replace("\"website\": \"https://", "\"website\": \"http://me:pw@")
+    });
+    let run = fix(dir.path());
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let after = manifest(dir.path());
+    assert_eq!(
+        after,
+        clean.replace("\"website\": \"https://", "\"website\": \"http://me:pw@")
+    );
+    assert!(
+        run.stderr
+            .contains("1 of 1 fixes applied; 1 findings left for a person"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout
+            .contains("error[url-format]: `http://me:pw@block.github.io/goose/`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_old_api_key_auth_type_becomes_env_var() {
+    let auth = "  \"auth\": [\n    {\"type\": \"api_key\", \"vars\": [\"GOOSE_KEY\"]} // old RFD name\n  ],\n  \"license\":";
+    let (dir, _, broken) = registry(|text| text.replacen("  \"license\":", auth, 1));
+    let run = fix(dir.path());
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        manifest(dir.path()),
+        broken.replace("\"api_key\"", "\"env_var\"")
+    );
+    assert!(
+        run.stderr
+            .contains("set `/auth/0/type` to `env_var` (auth-type)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_ignored_icon_field_is_removed_and_the_comments_around_it_stay() {
+    let (dir, clean, _) = registry(|text| {
+        text.replacen(
+            "  \"name\": \"goose\",\n",
+            "  \"name\": \"goose\",\n  // old logo\n  \"icon\": \"https://example.com/goose.svg\", // unused\n",
+            1,
+        )
+    });
+    let run = fix(dir.path());
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        manifest(dir.path()),
+        clean.replacen(
+            "  \"name\": \"goose\",\n",
+            "  \"name\": \"goose\",\n  // old logo\n  // unused\n",
+            1
+        )
+    );
+}
+
+#[test]
+fn a_rename_onto_an_existing_platform_is_reported_and_the_file_left_as_it_was() {
+    let (dir, _, broken) = registry(|text| {
+        let target = "      \"linux-x64\": {\"archive\": \"https://example.com/v1.43.0/goose.tar.gz\", \"cmd\": \"./goose\", \"sha256\": \"00\"},\n";
+        text.replacen(
+            "      \"linux-x86_64\": {",
+            &format!("{target}      \"linux-x86_64\": {{"),
+            1,
+        )
+    });
+    let run = fix(dir.path());
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains(
+        "not fixed goose/agent.json: renamed `/distribution/binary/linux-x64` to `linux-x86_64` (platform-unknown): `/distribution/binary` already has a member `linux-x86_64`"
+    ), "{}", run.stderr);
+    assert_eq!(manifest(dir.path()), broken);
+    assert!(
+        run.stdout.contains("error[platform-unknown]"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn without_fix_validate_writes_nothing() {
+    let (dir, _, broken) =
+        registry(|text| text.replace("\"repository\": \"https://", "\"repository\": \"http://"));
+    let run = acp_registry(&["validate", "--registry", "."], dir.path());
+    assert_eq!(run.code, 1);
+    assert_eq!(manifest(dir.path()), broken);
+    assert!(!run.stderr.contains("fixes applied"), "{}", run.stderr);
+}
+
+const ARCHIVE: &str = "/releases/download/v1.0.0/agent-linux-x86_64.tar.gz";
+
+#[test]
+fn verify_archives_pins_the_digest_it_found_after_cmd() {
+    let server = Server::start(routes(vec![
+        (&format!("HEAD {ARCHIVE}"), vec![Reply::status(200)]),
+        (
+            &format!("GET {ARCHIVE}"),
+            vec![Reply::body(200, "archive bytes\n")],
+        ),
+    ]));
+    let (dir, text) = unpinned_entry(&server.url(ARCHIVE));
+    let output = std::process::Command::new(crate::REGISTRY)
+        .args([
+            "validate",
+            "--fix",
+            "--verify-archives",
+            "--no-cache",
+            "--registry",
+            ".",
+        ])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .output()
+        .unwrap();
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    let digest = "4284d5e21e6a78d72014002b7b3273b8fb3bbe3b6920e7776261bc6ee2f7c754";
+    assert!(run.stderr.contains(&format!(
+        "fixed example-agent/agent.json: set `/distribution/binary/linux-x86_64/sha256` to `{digest}` (archive-digest)"
+    )), "{}{}", run.stdout, run.stderr);
+    let after = std::fs::read_to_string(dir.path().join("example-agent/agent.json")).unwrap();
+    assert_eq!(
+        after,
+        text.replace(
+            "\"cmd\": \"./agent\" // in the archive's root\n",
+            &format!("\"cmd\": \"./agent\", // in the archive's root\n        \"sha256\": \"{digest}\"\n")
+        )
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+/// A registry of one entry whose `linux-x86_64` archive is `url` (made https) with no pin,
+/// its `cmd` line carrying a comment.
+fn unpinned_entry(url: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"{"severity": {"platform-coverage": "off"}}"#;
+    std::fs::write(dir.path().join("acp-registry.jsonc"), config).unwrap();
+    copy_dir(
+        &repo_root().join("registry/goose"),
+        &dir.path().join("example-agent"),
+    );
+    let text = format!(
+        r#"{{
+  "id": "example-agent",
+  "name": "Example Agent",
+  "version": "1.0.0",
+  "description": "A coding agent that reads, edits and runs code in a project.",
+  "authors": ["Example Inc."],
+  "license": "MIT",
+  "license_url": "https://github.com/example/example-agent/blob/main/LICENSE",
+  "distribution": {{
+    "binary": {{
+      "linux-x86_64": {{
+        "archive": "{}",
+        "cmd": "./agent" // in the archive's root
+      }}
+    }}
+  }}
+}}
+"#,
+        url.replacen("http://", "https://", 1)
+    );
+    std::fs::write(dir.path().join("example-agent/agent.json"), &text).unwrap();
+    (dir, text)
+}
+
+/// A server for the release asset and the GitHub API's answer `release` for its tag.
+fn release_server(release: &serde_json::Value) -> Server {
+    Server::start(routes(vec![
+        (&format!("HEAD {RELEASE_ASSET}"), vec![Reply::status(200)]),
+        (
+            &format!("GET {RELEASE_ASSET}"),
+            vec![Reply::body(200, "archive bytes\n")],
+        ),
+        (&format!("GET {RELEASE_BY_TAG}"), vec![Reply::json(release)]),
+    ]))
+}
+
+fn fix_verify_archives(dir: &Path, server: &Server) -> Run {
+    let api = server.url("/api").replacen("http://", "https://", 1);
+    let output = std::process::Command::new(crate::REGISTRY)
+        .args(["validate", "--fix", "--verify-archives", "--no-cache"])
+        .args(["--registry", ".", "--github-api", &api])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// A GitHub release download path, as the API's host serves it (GitHub Enterprise, tests).
+const RELEASE_ASSET: &str = "/example/agent/releases/download/v1.0.0/agent-linux-x86_64.tar.gz";
+const RELEASE_BY_TAG: &str = "/api/repos/example/agent/releases/tags/v1.0.0";
+/// sha256 of `archive bytes\n`.
+const BYTES_DIGEST: &str = "4284d5e21e6a78d72014002b7b3273b8fb3bbe3b6920e7776261bc6ee2f7c754";
+
+#[test]
+fn verify_archives_pins_the_digest_github_publishes_without_downloading_first() {
+    let release = serde_json::json!({
+        "tag_name": "v1.0.0",
+        "assets": [
+            {"name": "agent-darwin-aarch64.tar.gz", "digest": format!("sha256:{}", "0".repeat(64))},
+            {"name": "agent-linux-x86_64.tar.gz", "digest": format!("sha256:{}", BYTES_DIGEST.to_uppercase())},
+        ]
+    });
+    let server = release_server(&release);
+    let (dir, text) = unpinned_entry(&server.url(RELEASE_ASSET));
+    let run = fix_verify_archives(dir.path(), &server);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let after = std::fs::read_to_string(dir.path().join("example-agent/agent.json")).unwrap();
+    assert_eq!(
+        after,
+        text.replace(
+            "\"cmd\": \"./agent\" // in the archive's root\n",
+            &format!("\"cmd\": \"./agent\", // in the archive's root\n        \"sha256\": \"{BYTES_DIGEST}\"\n")
+        )
+    );
+    // The digest came from the API: the archive is downloaded once, by the check after the fix.
+    let requests = server.requests();
+    let downloads = requests
+        .iter()
+        .filter(|r| *r == &format!("GET {RELEASE_ASSET}"))
+        .count();
+    assert_eq!(downloads, 1, "{requests:?}");
+    assert_eq!(requests[1], format!("GET {RELEASE_BY_TAG}"), "{requests:?}");
+}
+
+#[test]
+fn without_a_published_digest_the_downloaded_bytes_are_pinned() {
+    // The release lists the asset without a digest (older uploads), so the archive is hashed.
+    let release = serde_json::json!({
+        "tag_name": "v1.0.0",
+        "assets": [{"name": "agent-linux-x86_64.tar.gz", "digest": null}]
+    });
+    let server = release_server(&release);
+    let (dir, _) = unpinned_entry(&server.url(RELEASE_ASSET));
+    let run = fix_verify_archives(dir.path(), &server);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "set `/distribution/binary/linux-x86_64/sha256` to `{BYTES_DIGEST}` (archive-digest)"
+        )),
+        "{}",
+        run.stderr
+    );
+    let requests = server.requests();
+    assert_eq!(
+        requests[..3],
+        [
+            format!("HEAD {RELEASE_ASSET}"),
+            format!("GET {RELEASE_BY_TAG}"),
+            format!("GET {RELEASE_ASSET}")
+        ],
+        "{requests:?}"
+    );
+}

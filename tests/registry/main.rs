@@ -1,0 +1,42 @@
+//! The registry tool end to end: every command of `acp-registry`, its network layer against
+//! scripted servers and the hostile and fault-injection corpora. One binary, so the crate is
+//! linked once for all of them; each module is one area (`cargo test --test registry AREA::`).
+
+mod common;
+
+mod build;
+mod docs;
+mod edit;
+mod embed_icons;
+mod fix;
+mod fmt;
+mod integrations;
+mod pack;
+mod pack_skill;
+mod pack_verify;
+mod parity;
+mod properties;
+mod scaffold;
+mod schema_docs;
+mod snapshots;
+mod update;
+mod validate_cli;
+mod verify;
+mod verify_archive;
+mod verify_fixtures;
+mod verify_real_agents;
+
+// The network: `validate --online`, the `net` layer and network faults.
+mod net_faults;
+mod online;
+mod online_net;
+
+// Hostile input and killed writers.
+mod faults;
+mod hostile;
+mod hostile_fs;
+
+/// The registry tool as cargo built it for these tests.
+const REGISTRY: &str = env!("CARGO_BIN_EXE_acp-registry");
+/// The collaboration tool, packed and verified by the registry tests.
+const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");

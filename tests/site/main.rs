@@ -1,0 +1,8 @@
+//! The catalogue site: rendered files, a real headless browser, and `matrix` results on the
+//! agent pages.
+
+mod common;
+
+mod browser;
+mod render;
+mod verify_site;
