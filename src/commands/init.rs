@@ -27,7 +27,7 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 const CHECKOUT_ORIGIN: &str = "#
 # This copy runs acp-registry's own bundled registry: templates/init/registry.yml rendered with
 # the action of the checked-out commit (`uses: ./`, `version: source`). Edit the template, then
-# regenerate it: ACP_REGISTRY_REGENERATE=1 cargo test --test scaffold own_registry_workflow";
+# regenerate it: ACP_REGISTRY_REGENERATE=1 cargo test --test registry own_registry_workflow";
 /// The branch published when neither `--default-branch` nor `.git/HEAD` names one.
 const FALLBACK_BRANCH: &str = "main";
 
