@@ -21,7 +21,7 @@ pub(crate) fn fingerprint(distribution: Option<&Node>, kind: Kind) -> String {
     let dist = distribution.map(Node::to_json).unwrap_or_default();
     let part = dist.get(kind.as_str()).cloned().unwrap_or_default();
     let digest = Sha256::digest(part.to_string().as_bytes());
-    crate::net::hex(&digest[..8])
+    crate::fs::digest::hex(&digest[..8])
 }
 
 /// How a distribution launches.

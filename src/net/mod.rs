@@ -498,7 +498,7 @@ impl Client {
         })
         .await?;
         Ok(Download {
-            sha256: hex(&hasher.finalize()),
+            sha256: crate::fs::digest::hex(&hasher.finalize()),
             size,
             validator,
         })
@@ -852,15 +852,4 @@ fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
         current = next;
     }
     current.to_string()
-}
-
-/// Lowercase hex, as sha256 pins and digests are written.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
 }

@@ -5,9 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use acp_registry::collab::{
-    self, paths::sha256_hex, AppendOptions, Appended, CollabError, InitOptions, Report,
-};
+use acp_registry::collab::{self, AppendOptions, Appended, CollabError, InitOptions, Report};
+use acp_registry::fs::digest::sha256_hex;
 use tempfile::TempDir;
 
 pub(crate) const REF: &str = "deliverables/design-spec.md";

@@ -8,7 +8,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,6 +20,7 @@ use sha2::{Digest, Sha256};
 use super::build::{io, BuildError};
 use crate::diagnostics::escape;
 use crate::fs::atomic::{self, sync_dir, AtomicFile, Batch};
+use crate::fs::digest::hex;
 use crate::fs::{self, Kind};
 
 /// The ownership manifest written at the top of every output folder (and of `site/`).
@@ -34,20 +34,6 @@ const MANIFEST_LIMIT: u64 = 64 << 20;
 const LISTED_LIMIT: usize = 50;
 /// `<registry>/dist` may hold the output: discovery never treats `dist` as an entry.
 const OUTPUT_IN_REGISTRY: &str = "dist";
-
-/// Lower-case hex sha256 of `bytes`.
-pub fn digest_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(digest: &[u8]) -> String {
-    digest
-        .iter()
-        .fold(String::with_capacity(digest.len() * 2), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
-}
 
 /// Write the ownership manifest listing `digests` (path and sha256; the manifest itself left
 /// out) to `out`, in the order given (sorted by path, each once, by every caller), so it is
@@ -884,7 +870,7 @@ mod tests {
         set.insert(OWNERSHIP_FILE.into(), b"stale".to_vec());
         let digests: BTreeMap<String, String> = set
             .iter()
-            .map(|(path, bytes)| (path.clone(), digest_hex(bytes)))
+            .map(|(path, bytes)| (path.clone(), crate::fs::digest::sha256_hex(bytes)))
             .collect();
         let listed = digests.iter().map(|(p, d)| (p.as_str(), d.as_str()));
         let mut bytes = Vec::new();
@@ -893,7 +879,10 @@ mod tests {
         let doc: Value = serde_json::from_str(&text).unwrap();
         let keys: Vec<&String> = doc["files"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["SHA256SUMS", "a/x.svg", "b.json"]);
-        assert_eq!(doc["files"]["b.json"], digest_hex(b"b.json"));
+        assert_eq!(
+            doc["files"]["b.json"],
+            crate::fs::digest::sha256_hex(b"b.json")
+        );
         assert!(text.ends_with("}\n"));
     }
 
