@@ -13,9 +13,9 @@
 use acp_registry::collab::{
     self,
     events::{format_event_line, Event},
-    paths::sha256_hex,
     AppendOptions, InitOptions,
 };
+use acp_registry::fs::digest::sha256_hex;
 use serde_json::json;
 
 fn main() -> anyhow::Result<()> {

@@ -6,7 +6,6 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 
 use crate::fs;
 
@@ -161,18 +160,7 @@ pub fn read_text(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
 
 /// SHA-256 (lowercase hex) of `base/rel`; `Ok(None)` when it does not exist.
 pub fn sha256_file(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
-    Ok(read_bytes(base, rel)?.map(|bytes| sha256_hex(&bytes)))
-}
-
-/// Lowercase hex SHA-256 of a byte string.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
+    Ok(read_bytes(base, rel)?.map(|bytes| crate::fs::digest::sha256_hex(&bytes)))
 }
 
 /// True when `base/rel` exists without following a final symlink.

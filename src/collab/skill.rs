@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::paths::sha256_hex;
 use super::CollabError;
+use crate::fs::digest::sha256_hex;
 use crate::fs::Kind;
 
 /// The skill's name as stored in the registry.

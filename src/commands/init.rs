@@ -405,7 +405,7 @@ mod tests {
             format!("{:?}", config.policy),
             format!("{:?}", defaults.policy)
         );
-        for key in crate::registry::config::KEYS
+        for key in crate::registry::Config::keys()
             .iter()
             .filter(|k| **k != "$schema")
         {

@@ -19,6 +19,7 @@
 
 pub mod archive;
 pub mod atomic;
+pub mod digest;
 
 use std::ffi::OsString;
 use std::fmt;

@@ -260,7 +260,7 @@ impl Distribution {
         use sha2::{Digest, Sha256};
         let part = self.parts.get(&kind).map_or("null", String::as_str);
         let digest = Sha256::digest(part.as_bytes());
-        crate::net::hex(&digest[..8])
+        crate::fs::digest::hex(&digest[..8])
     }
 
     /// The same model from published JSON (the site's input).

@@ -1,7 +1,8 @@
 //! Typed, span-aware reading of a JSONC tree: a reader asks for an object, a list, a string
 //! or a boolean and gets it, or one finding at the offending key or value saying what to
-//! write instead. `registry::config` reads `acp-registry.jsonc` with it; the rules read the
-//! typed views of a manifest (argument lists, member maps) with the same look-ups.
+//! write instead; [`Keys`] reports the members of an object nobody asked for.
+//! `registry::config` reads `acp-registry.jsonc` with them; the rules read the typed views of
+//! a manifest (argument lists, member maps) with the same look-ups.
 
 use super::jsonc::{Member, Node, NodeValue};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
@@ -106,7 +107,7 @@ impl<'s> Fields<'s> {
     }
 
     /// Report `member` as unknown, suggesting the nearest of the `known` keys.
-    pub fn unknown_key(&mut self, member: &Member, known: &[&str]) {
+    fn unknown_key(&mut self, member: &Member, known: &[&str]) {
         let help = did_you_mean(&member.key, known.iter().copied())
             .unwrap_or_else(|| format!("known keys: {}", known.join(", ")));
         let message = format!("unknown key `{}`", member.key);
@@ -124,6 +125,53 @@ impl<'s> Fields<'s> {
             self.problem(node.span, message, help);
         }
         value
+    }
+}
+
+/// The members of one object, read by asking for each key (as cargo-deny's `toml-span`
+/// `TableHelper` does): the keys asked for are the known keys, so each is written once, and
+/// [`Keys::finish`] reports every member nobody asked for.
+pub struct Keys<'n> {
+    members: &'n [Member],
+    asked: Vec<&'static str>,
+}
+
+impl<'n> Keys<'n> {
+    /// A table of `members` with no key asked for yet.
+    pub fn new(members: &'n [Member]) -> Self {
+        Self {
+            members,
+            asked: Vec::new(),
+        }
+    }
+
+    /// Every member named `key`, in document order, and `key` known from now on. A duplicated
+    /// key is reported on its own; each copy is still read so that none of its problems hides.
+    pub fn get(&mut self, key: &'static str) -> impl Iterator<Item = &'n Member> + use<'n> {
+        if !self.asked.contains(&key) {
+            self.asked.push(key);
+        }
+        self.members.iter().filter(move |m| m.key == key)
+    }
+
+    /// `key` is allowed and means nothing to this reader (e.g. `$schema`).
+    pub fn skip(&mut self, key: &'static str) {
+        self.get(key).for_each(drop);
+    }
+
+    /// The keys asked for, in asking order (the order unknown-key findings list them in).
+    pub fn known(&self) -> &[&'static str] {
+        &self.asked
+    }
+
+    /// Report each member whose key was never asked for, in document order, suggesting the
+    /// nearest known key.
+    pub fn finish(self, fields: &mut Fields) {
+        for member in self.members {
+            if !self.asked.contains(&member.key.as_str()) {
+                fields.unknown_key(member, &self.asked);
+            }
+        }
     }
 }
 
@@ -185,20 +233,32 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_key_suggests_the_nearest_known_one() {
-        let (source, root) = read(r#"{"severty": {}}"#);
+    fn a_key_never_asked_for_is_reported_once_with_the_nearest_known_key() {
+        let (source, root) = read(r#"{"severty": {}, "outputs": [], "zzz": 1, "outputs": 2}"#);
         let mut fields = Fields::new(&source, Code::ConfigInvalid);
-        fields.unknown_key(&root.as_object().unwrap()[0], &["severity", "outputs"]);
-        fields.unknown_key(&root.as_object().unwrap()[0], &["outputs"]);
-        let d = &fields.findings[0];
+        let mut keys = Keys::new(root.as_object().unwrap());
+        // Asking twice is fine: the key is known once, and both copies are returned each time.
+        assert_eq!(keys.get("outputs").count(), 2);
+        assert_eq!(keys.get("outputs").count(), 2);
+        keys.skip("$schema");
+        assert_eq!(keys.get("severity").count(), 0);
+        assert_eq!(keys.known(), ["outputs", "$schema", "severity"]);
+        keys.finish(&mut fields);
+        let found: Vec<(&str, usize, Option<&str>)> = fields
+            .findings
+            .iter()
+            .map(|d| (d.message.as_str(), d.column(), d.help.as_deref()))
+            .collect();
         assert_eq!(
-            (d.message.as_str(), d.column()),
-            ("unknown key `severty`", 2)
-        );
-        assert_eq!(d.help.as_deref(), Some("did you mean `severity`?"));
-        assert_eq!(
-            fields.findings[1].help.as_deref(),
-            Some("known keys: outputs")
+            found,
+            [
+                ("unknown key `severty`", 2, Some("did you mean `severity`?")),
+                (
+                    "unknown key `zzz`",
+                    32,
+                    Some("known keys: outputs, $schema, severity")
+                ),
+            ]
         );
     }
 }

@@ -19,6 +19,7 @@
 //!   local servers, nothing else.
 
 mod guard;
+mod headers;
 pub(crate) mod json;
 mod memo;
 mod retry;
@@ -40,6 +41,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
 
 use guard::{check_url, permitted};
+pub(crate) use headers::Headers;
 use retry::backoff;
 pub(crate) use retry::retry_after;
 
@@ -217,7 +219,7 @@ pub struct Download {
 #[derive(Debug, Clone)]
 pub(crate) struct ApiPage {
     pub(crate) status: u16,
-    pub(crate) headers: HeaderMap,
+    pub(crate) headers: Headers,
     pub(crate) body: Option<Vec<u8>>,
 }
 
@@ -378,7 +380,7 @@ impl Client {
             )
             .await?;
         let status = held.response.status().as_u16();
-        let headers = held.response.headers().clone();
+        let headers = Headers::of(held.response.headers());
         let mut body = None;
         if status == 200 {
             body = Some(self.read_document(held.response).await?);
@@ -498,7 +500,7 @@ impl Client {
         })
         .await?;
         Ok(Download {
-            sha256: hex(&hasher.finalize()),
+            sha256: crate::fs::digest::hex(&hasher.finalize()),
             size,
             validator,
         })
@@ -852,15 +854,4 @@ fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
         current = next;
     }
     current.to_string()
-}
-
-/// Lowercase hex, as sha256 pins and digests are written.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
 }

@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 
 use super::{PackError, Package};
 use crate::manifest::distribution::{BinaryTarget, Distribution};
+use crate::fs::digest::sha256_hex;
 use crate::manifest::edit::Editor;
-use crate::registry::output::digest_hex;
 
 /// The largest archive `pack --check` reads back.
 pub(crate) const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
@@ -143,7 +143,7 @@ fn ensure_ours(path: &Path, sidecar: &Path, package: &Package) -> Result<(), Pac
     let ours = match (read(path, MAX_ARCHIVE_BYTES), read(sidecar, 4096)) {
         (Ok(bytes), Ok(line)) => {
             bytes == package.bytes
-                || line == format!("{}  {file_name}\n", digest_hex(&bytes)).as_bytes()
+                || line == format!("{}  {file_name}\n", sha256_hex(&bytes)).as_bytes()
         }
         (Ok(bytes), Err(_)) => bytes == package.bytes,
         _ => false,

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::fs::digest::sha256_hex;
 use crate::manifest::names;
-use crate::registry::output::digest_hex;
 use crate::rules::Version;
 pub(crate) use archive::Entry;
 pub(crate) use target::Platform;
@@ -208,7 +208,7 @@ fn plan(opts: &PackOptions, entry: &EntryManifest) -> Result<Package, PackError>
             path: "(archive in memory)".into(),
             reason: e.to_string(),
         })?;
-    let sha256 = digest_hex(&bytes);
+    let sha256 = sha256_hex(&bytes);
     let stem = exe.strip_suffix(".exe").unwrap_or(&exe);
     let file_name = format!("{stem}-{}.{}", opts.target, platform.format.extension());
     let base = manifest::base_url(opts.base_url.as_deref(), &entry.json, platform.key).map_err(
@@ -360,7 +360,7 @@ fn digest_problem(
     path: &Path,
     on_disk: &[u8],
 ) -> Option<String> {
-    let actual = digest_hex(on_disk);
+    let actual = sha256_hex(on_disk);
     match recorded.target.get("sha256").and_then(Value::as_str) {
         Some(expected) if expected == actual => None,
         Some(expected) => Some(format!(

@@ -27,7 +27,7 @@ use std::path::Path;
 
 use super::variants::{Channel, Output, Patch};
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::manifest::fields::Fields;
+use crate::manifest::fields::{Fields, Keys};
 use crate::manifest::names::file_name_problem;
 use crate::manifest::repository;
 use crate::manifest::{jsonc, Member, Node, NodeValue, DISTRIBUTION_KINDS};
@@ -44,30 +44,6 @@ pub const CONFIG_FILE: &str = "acp-registry.jsonc";
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Where published files live when `base_url` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
-/// The top-level keys of the configuration.
-pub(crate) const KEYS: [&str; 12] = [
-    "$schema",
-    "online",
-    "provenance",
-    "verify",
-    "update",
-    "base_url",
-    "severity",
-    "exemptions",
-    "required_os",
-    "require_sha256",
-    "publish_quarantined",
-    "outputs",
-];
-const OUTPUT_KEYS: [&str; 6] = [
-    "file",
-    "include",
-    "exclude",
-    "channel",
-    "patches",
-    "embed_icons",
-];
-const PATCH_KEYS: [&str; 3] = ["id", "append_args", "set"];
 /// Fields a patch may not set: they identify the agent or are chosen by `channel`.
 const PATCH_FORBIDDEN: [&str; 5] = ["id", "version", "distribution", "preview", "$schema"];
 /// Names in `dist/` that outputs may not take (compared ignoring case).
@@ -208,11 +184,13 @@ impl Config {
             let message = format!("key `{}` appears more than once", dup.key);
             fields.problem(dup.span, message, "remove one of them");
         }
-        for member in members {
-            self.read_member(&mut fields, member);
-        }
+        self.read_members(&mut fields, members);
         self.check_sha256_settings(&mut fields, members);
-        fields.findings
+        // Keys are read in the table's order, not the file's: put findings back in document
+        // order, the order reports show them in.
+        let mut findings = fields.findings;
+        findings.sort_by_key(|d| (d.line(), d.column()));
+        findings
     }
 
     /// `require_sha256` and a `severity` override of `sha256-missing` together: the override
@@ -233,33 +211,60 @@ impl Config {
         }
     }
 
-    /// Read one top-level member into the configuration.
-    fn read_member(&mut self, fields: &mut Fields, member: &Member) {
-        let value = &member.value;
-        match member.key.as_str() {
-            "$schema" => {}
-            "base_url" => read_base_url(fields, value, &mut self.base_url),
-            "publish_quarantined" => {
-                let message = "publish_quarantined must be true or false";
-                if let Some(b) = fields.bool(value, message, "write `true` or `false`") {
-                    self.publish_quarantined = b;
-                }
-            }
-            "severity" => read_severity(fields, value, &mut self.policy),
-            "exemptions" => read_exemptions(fields, value, self),
-            "required_os" => read_required_os(fields, value, &mut self.policy),
-            "require_sha256" => read_require_sha256(fields, value, &mut self.policy),
-            "online" => self.online = read_online(fields, value),
-            "verify" => read_verify(fields, value, self),
-            "update" => read_update(fields, value, &mut self.update_min_age_days),
-            "provenance" => self.provenance = read_provenance(fields, value, &mut self.named_ids),
-            "outputs" => {
-                let (outputs, ids) = read_outputs(fields, value);
-                self.outputs = outputs;
-                self.named_ids.extend(ids);
-            }
-            _ => fields.unknown_key(member, &KEYS),
+    /// Read the top-level members into the configuration; returns the keys it knows. The
+    /// asking order is the order an unknown key's help lists them in.
+    fn read_members(&mut self, fields: &mut Fields, members: &[Member]) -> Vec<&'static str> {
+        let mut keys = Keys::new(members);
+        keys.skip("$schema");
+        for m in keys.get("online") {
+            self.online = read_online(fields, &m.value);
         }
+        for m in keys.get("provenance") {
+            self.provenance = read_provenance(fields, &m.value, &mut self.named_ids);
+        }
+        for m in keys.get("verify") {
+            read_verify(fields, &m.value, self);
+        }
+        for m in keys.get("update") {
+            read_update(fields, &m.value, &mut self.update_min_age_days);
+        }
+        for m in keys.get("base_url") {
+            read_base_url(fields, &m.value, &mut self.base_url);
+        }
+        for m in keys.get("severity") {
+            read_severity(fields, &m.value, &mut self.policy);
+        }
+        for m in keys.get("exemptions") {
+            read_exemptions(fields, &m.value, self);
+        }
+        for m in keys.get("required_os") {
+            read_required_os(fields, &m.value, &mut self.policy);
+        }
+        for m in keys.get("require_sha256") {
+            read_require_sha256(fields, &m.value, &mut self.policy);
+        }
+        for m in keys.get("publish_quarantined") {
+            let message = "publish_quarantined must be true or false";
+            if let Some(b) = fields.bool(&m.value, message, "write `true` or `false`") {
+                self.publish_quarantined = b;
+            }
+        }
+        for m in keys.get("outputs") {
+            let (outputs, ids) = read_outputs(fields, &m.value);
+            self.outputs = outputs;
+            self.named_ids.extend(ids);
+        }
+        let known = keys.known().to_vec();
+        keys.finish(fields);
+        known
+    }
+
+    /// The top-level keys the configuration knows, as its reader asks for them.
+    #[cfg(test)]
+    pub(crate) fn keys() -> Vec<&'static str> {
+        let source = SourceFile::new(CONFIG_FILE, "{}");
+        let mut fields = Fields::new(&source, Code::ConfigInvalid);
+        Config::default().read_members(&mut fields, &[])
     }
 
     /// `config-unknown-id` for ids named in the file that no entry declares.
@@ -310,25 +315,25 @@ fn read_online(fields: &mut Fields, node: &Node) -> EndpointOverrides {
     ) else {
         return out;
     };
-    for member in members {
-        let slot = match member.key.as_str() {
-            "npm_registry" => &mut out.npm,
-            "pypi" => &mut out.pypi,
-            "github_api" => &mut out.github_api,
-            _ => {
-                fields.unknown_key(member, &["npm_registry", "pypi", "github_api"]);
-                continue;
+    let mut keys = Keys::new(members);
+    let slots = [
+        ("npm_registry", &mut out.npm),
+        ("pypi", &mut out.pypi),
+        ("github_api", &mut out.github_api),
+    ];
+    for (key, slot) in slots {
+        for member in keys.get(key) {
+            match member.value.as_str().filter(|u| is_base_url(u)) {
+                Some(url) => *slot = Some(url.trim_end_matches('/').to_string()),
+                None => fields.problem(
+                    member.value.span,
+                    format!("online.{key} must be an absolute http(s) URL"),
+                    "write the service's base URL, e.g. `https://registry.npmjs.org`",
+                ),
             }
-        };
-        match member.value.as_str().filter(|u| is_base_url(u)) {
-            Some(url) => *slot = Some(url.trim_end_matches('/').to_string()),
-            None => fields.problem(
-                member.value.span,
-                format!("online.{} must be an absolute http(s) URL", member.key),
-                "write the service's base URL, e.g. `https://registry.npmjs.org`",
-            ),
         }
     }
+    keys.finish(fields);
     out
 }
 
@@ -344,11 +349,8 @@ fn read_provenance(
     let Some(members) = fields.object(node, "provenance must be an object", help) else {
         return out;
     };
-    for member in members {
-        if member.key != "release_repositories" {
-            fields.unknown_key(member, &["release_repositories"]);
-            continue;
-        }
+    let mut keys = Keys::new(members);
+    for member in keys.get("release_repositories") {
         let message = "provenance.release_repositories must be an object of id to repositories";
         let Some(entries) = fields.object(&member.value, message, help) else {
             continue;
@@ -362,6 +364,7 @@ fn read_provenance(
                 .extend(repositories);
         }
     }
+    keys.finish(fields);
     out
 }
 
@@ -393,26 +396,22 @@ fn read_repositories(fields: &mut Fields, entry: &Member) -> Vec<repository::Rep
 /// `"verify": {"auth_types": ["agent", "terminal"], "max_age_days": 30}` (an empty
 /// `auth_types` accepts any answer).
 fn read_verify(fields: &mut Fields, node: &Node, config: &mut Config) {
-    const KEYS: [&str; 2] = ["auth_types", "max_age_days"];
     let help = "write `{\"auth_types\": [\"agent\", \"terminal\"], \"max_age_days\": 30}`";
     let Some(members) = fields.object(node, "verify must be an object", help) else {
         return;
     };
-    for member in members {
-        match member.key.as_str() {
-            "auth_types" => {
-                if let Some(types) = read_auth_types(fields, &member.value) {
-                    config.verify_auth_types = Some(types);
-                }
-            }
-            "max_age_days" => {
-                if let Some(days) = read_days(fields, &member.value, "verify.max_age_days", 1) {
-                    config.verify_max_age_days = days;
-                }
-            }
-            _ => fields.unknown_key(member, &KEYS),
+    let mut keys = Keys::new(members);
+    for member in keys.get("auth_types") {
+        if let Some(types) = read_auth_types(fields, &member.value) {
+            config.verify_auth_types = Some(types);
         }
     }
+    for member in keys.get("max_age_days") {
+        if let Some(days) = read_days(fields, &member.value, "verify.max_age_days", 1) {
+            config.verify_max_age_days = days;
+        }
+    }
+    keys.finish(fields);
 }
 
 /// `verify.auth_types`: a list of auth types.
@@ -459,15 +458,13 @@ fn read_update(fields: &mut Fields, node: &Node, min_age_days: &mut u32) {
     let Some(members) = fields.object(node, "update must be an object", help) else {
         return;
     };
-    for member in members {
-        if member.key != "min_age_days" {
-            fields.unknown_key(member, &["min_age_days"]);
-            continue;
-        }
+    let mut keys = Keys::new(members);
+    for member in keys.get("min_age_days") {
         if let Some(days) = read_days(fields, &member.value, "update.min_age_days", 0) {
             *min_age_days = days;
         }
     }
+    keys.finish(fields);
 }
 
 fn is_base_url(text: &str) -> bool {
@@ -602,32 +599,38 @@ fn read_output(fields: &mut Fields, item: &Node, ids: &mut Vec<(String, Span)>) 
         "write `{\"file\": \"registry.json\"}`",
     )?;
     let mut output = Output::default();
-    for member in members {
-        let value = &member.value;
-        match member.key.as_str() {
-            "file" => read_output_file(fields, value, &mut output.file),
-            "include" => output.include = Some(id_set(fields, value, "include", ids)),
-            "exclude" => output.exclude = id_set(fields, value, "exclude", ids),
-            "channel" => match value.as_str() {
-                Some("stable") => output.channel = Channel::Stable,
-                Some("preview") => output.channel = Channel::Preview,
-                _ => fields.problem(
-                    value.span,
-                    "channel must be \"stable\" or \"preview\"",
-                    "write \"stable\" or \"preview\"",
-                ),
-            },
-            "patches" => output.patches = read_patches(fields, value, ids),
-            "embed_icons" => {
-                let message = "embed_icons must be true or false";
-                let help = "write `\"embed_icons\": true` to add each icon as a data URI";
-                if let Some(embed) = fields.bool(value, message, help) {
-                    output.embed_icons = embed;
-                }
-            }
-            _ => fields.unknown_key(member, &OUTPUT_KEYS),
+    let mut keys = Keys::new(members);
+    for m in keys.get("file") {
+        read_output_file(fields, &m.value, &mut output.file);
+    }
+    for m in keys.get("include") {
+        output.include = Some(id_set(fields, &m.value, "include", ids));
+    }
+    for m in keys.get("exclude") {
+        output.exclude = id_set(fields, &m.value, "exclude", ids);
+    }
+    for m in keys.get("channel") {
+        match m.value.as_str() {
+            Some("stable") => output.channel = Channel::Stable,
+            Some("preview") => output.channel = Channel::Preview,
+            _ => fields.problem(
+                m.value.span,
+                "channel must be \"stable\" or \"preview\"",
+                "write \"stable\" or \"preview\"",
+            ),
         }
     }
+    for m in keys.get("patches") {
+        output.patches = read_patches(fields, &m.value, ids);
+    }
+    for m in keys.get("embed_icons") {
+        let message = "embed_icons must be true or false";
+        let help = "write `\"embed_icons\": true` to add each icon as a data URI";
+        if let Some(embed) = fields.bool(&m.value, message, help) {
+            output.embed_icons = embed;
+        }
+    }
+    keys.finish(fields);
     if output.file.is_empty() {
         // An unusable `file` is already reported; only a missing one is reported here.
         let help = "add `\"file\": \"registry.json\"`";
@@ -730,22 +733,21 @@ fn read_patch(fields: &mut Fields, item: &Node, ids: &mut Vec<(String, Span)>) -
         "write `{\"id\": \"<id>\", …}`",
     )?;
     let mut patch = Patch::default();
-    for member in members {
-        let value = &member.value;
-        match member.key.as_str() {
-            "id" => {
-                if let Some(id) =
-                    fields.string(value, "id must be a string", "write the id in quotes")
-                {
-                    ids.push((id.to_string(), value.span));
-                    patch.id = id.to_string();
-                }
-            }
-            "append_args" => read_append_args(fields, value, &mut patch),
-            "set" => read_patch_set(fields, value, &mut patch),
-            _ => fields.unknown_key(member, &PATCH_KEYS),
+    let mut keys = Keys::new(members);
+    for m in keys.get("id") {
+        let value = &m.value;
+        if let Some(id) = fields.string(value, "id must be a string", "write the id in quotes") {
+            ids.push((id.to_string(), value.span));
+            patch.id = id.to_string();
         }
     }
+    for m in keys.get("append_args") {
+        read_append_args(fields, &m.value, &mut patch);
+    }
+    for m in keys.get("set") {
+        read_patch_set(fields, &m.value, &mut patch);
+    }
+    keys.finish(fields);
     if patch.id.is_empty() {
         // An `id` that is not a string is already reported; only a missing one is here.
         let help = "add `\"id\": \"<id>\"`";
@@ -914,6 +916,30 @@ mod tests {
             r#"{"provenance": {"release_repos": {}}}"#,
         ));
         assert_eq!(diags[0].message, "unknown key `release_repos`");
+    }
+
+    #[test]
+    fn an_unknown_key_at_any_depth_is_reported_once_in_document_order() {
+        let (_, diags) = Config::parse(SourceFile::new(
+            CONFIG_FILE,
+            r#"{"outputs": [{"fle": "a.json", "patches": [{"id": "x", "st": {}}]}], "severty": {}}"#,
+        ));
+        let found: Vec<(&str, Option<&str>)> = diags
+            .iter()
+            .map(|d| (d.message.as_str(), d.help.as_deref()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "this output has no `file`",
+                    Some("add `\"file\": \"registry.json\"`")
+                ),
+                ("unknown key `fle`", Some("did you mean `file`?")),
+                ("unknown key `st`", Some("did you mean `set`?")),
+                ("unknown key `severty`", Some("did you mean `severity`?")),
+            ]
+        );
     }
 
     #[test]

@@ -17,13 +17,12 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::HeaderMap;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, SeqAccess, Visitor};
 use serde::Deserialize;
 use url::Url;
 
 use crate::net::json::{deserialize_leniently, Flag, Lenient, Obj, Text, MAX_VERSION_LEN};
-use crate::net::{read_json_with, retry_after, Bearer, Client, NetError};
+use crate::net::{read_json_with, retry_after, Bearer, Client, Headers, NetError};
 use crate::online::digest::{published_sha256, GITHUB_ACCEPT};
 use crate::online::packages::{npm_url, pypi_url, NpmAnswer, PypiAnswer};
 use crate::rules::PreviewVersion;
@@ -318,31 +317,32 @@ async fn page(
 
 /// GitHub's rate-limit answers: `x-ratelimit-remaining: 0`, or a `retry-after` (secondary
 /// limits). Any other 403 is a refusal.
-fn rate_limited(headers: &HeaderMap) -> bool {
-    header(headers, "x-ratelimit-remaining").is_some_and(|v| v.trim() == "0")
-        || headers.contains_key("retry-after")
+fn rate_limited(headers: &Headers) -> bool {
+    headers
+        .get("x-ratelimit-remaining")
+        .is_some_and(|v| v.trim() == "0")
+        || headers.contains("retry-after")
 }
 
 /// How long to wait: `retry-after`, else until `x-ratelimit-reset` (epoch seconds) plus one
 /// second of margin, else a minute (GitHub's advice for secondary limits).
-pub(crate) fn rate_limit_delay(headers: &HeaderMap, now: SystemTime) -> Duration {
-    if let Some(delay) = header(headers, "retry-after").and_then(|v| retry_after(v, now)) {
+pub(crate) fn rate_limit_delay(headers: &Headers, now: SystemTime) -> Duration {
+    if let Some(delay) = headers.get("retry-after").and_then(|v| retry_after(v, now)) {
         return delay;
     }
-    if let Some(reset) = header(headers, "x-ratelimit-reset").and_then(|v| v.trim().parse().ok()) {
+    if let Some(reset) = headers
+        .get("x-ratelimit-reset")
+        .and_then(|v| v.trim().parse().ok())
+    {
         let now = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         return Duration::from_secs(u64::saturating_sub(reset, now) + 1);
     }
     Duration::from_secs(60)
 }
 
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
 /// The `rel="next"` URL of a `Link` header.
-fn next_link(headers: &HeaderMap) -> Option<String> {
-    let link = header(headers, "link")?;
+fn next_link(headers: &Headers) -> Option<String> {
+    let link = headers.get("link")?;
     link.split(',').find_map(|part| {
         let (target, params) = part.split_once(';')?;
         let is_next = params
@@ -517,13 +517,12 @@ mod tests {
 
     #[test]
     fn the_next_link_is_found_among_others() {
-        let mut headers = HeaderMap::new();
-        headers.insert(
+        let headers: Headers = [(
             "link",
-            "<https://api.example/x?page=1>; rel=\"prev\", <https://api.example/x?page=3>; rel=\"next\""
-                .parse()
-                .unwrap(),
-        );
+            "<https://api.example/x?page=1>; rel=\"prev\", <https://api.example/x?page=3>; rel=\"next\"",
+        )]
+        .into_iter()
+        .collect();
         assert_eq!(
             next_link(&headers).as_deref(),
             Some("https://api.example/x?page=3")
@@ -589,12 +588,15 @@ mod tests {
     #[test]
     fn rate_limits_wait_until_the_reset_or_the_retry_after() {
         let now = UNIX_EPOCH + Duration::from_secs(1_000);
-        let mut headers = HeaderMap::new();
-        headers.insert("x-ratelimit-remaining", "0".parse().unwrap());
-        headers.insert("x-ratelimit-reset", "1010".parse().unwrap());
+        let mut pairs = vec![
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-reset", "1010"),
+        ];
+        let headers: Headers = pairs.iter().copied().collect();
         assert!(rate_limited(&headers));
         assert_eq!(rate_limit_delay(&headers, now), Duration::from_secs(11));
-        headers.insert("retry-after", "3".parse().unwrap());
+        pairs.push(("retry-after", "3"));
+        let headers: Headers = pairs.into_iter().collect();
         assert_eq!(rate_limit_delay(&headers, now), Duration::from_secs(3));
     }
 

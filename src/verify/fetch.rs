@@ -157,7 +157,7 @@ fn sha256_of(path: &Path) -> Option<String> {
     let mut file = std::fs::File::open(path).ok()?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher).ok()?;
-    Some(crate::net::hex(&hasher.finalize()))
+    Some(crate::fs::digest::hex(&hasher.finalize()))
 }
 
 /// A program on `PATH` (as the sandbox's environment gives it).

@@ -331,7 +331,7 @@ fn take_shard(jobs: Vec<Job>, shard: Option<Shard>) -> (Vec<Job>, Option<matrix:
                 job.id,
                 job.kind,
                 job.version,
-                crate::net::hex(&manifest),
+                crate::fs::digest::hex(&manifest),
                 matches!(job.plan, Plan::Skipped(_))
             )
         })

@@ -212,7 +212,7 @@ fn freeze_refuses_to_hash_through_a_symlink() {
     std::fs::copy(fx.path(REF), &outside).unwrap();
     std::fs::remove_file(fx.path(REF)).unwrap();
     std::os::unix::fs::symlink(&outside, fx.path(REF)).unwrap();
-    let sha = collab::paths::sha256_hex(&std::fs::read(&outside).unwrap());
+    let sha = acp_registry::fs::digest::sha256_hex(&std::fs::read(&outside).unwrap());
     let err = fx.refused(
         "server",
         "deliverable_frozen",
@@ -507,7 +507,7 @@ fn supporting_deliverable_events_are_accepted_from_anyone_in_any_phase() {
             json!([{"type": "test-plan", "file": "tp.md", "frozen": true}]);
     });
     fx.write("deliverables/tp.md", "# T\nStatus: Frozen\n");
-    let sha = collab::paths::sha256_hex(b"# T\nStatus: Frozen\n");
+    let sha = acp_registry::fs::digest::sha256_hex(b"# T\nStatus: Frozen\n");
     let doc = "deliverables/tp.md";
     fx.ok(
         "reader",

@@ -74,7 +74,7 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
             .replace("\n\n\n\n", "\n\nText.\n\n")
             .replace("Open Questions\n\n\n", "Open Questions\n\nNone.\n")
     });
-    let sha = collab::paths::sha256_hex(&std::fs::read(folder.join(REF)).unwrap());
+    let sha = acp_registry::fs::digest::sha256_hex(&std::fs::read(folder.join(REF)).unwrap());
     ap(
         "server",
         "deliverable_frozen",

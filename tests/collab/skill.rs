@@ -229,9 +229,8 @@ fn an_unchanged_earlier_install_is_upgraded_in_place() {
     // As written by another acp-collab (another binary path): still ours to replace.
     std::fs::write(dir.join(POINTER), "/old/acp-collab\n").unwrap();
     let marker = std::fs::read_to_string(dir.join(MARKER)).unwrap();
-    let old_sha = acp_registry::collab::paths::sha256_hex(b"/old/acp-collab\n");
-    let new_sha =
-        acp_registry::collab::paths::sha256_hex(format!("{}\n", exe().display()).as_bytes());
+    let old_sha = acp_registry::fs::digest::sha256_hex(b"/old/acp-collab\n");
+    let new_sha = acp_registry::fs::digest::sha256_hex(format!("{}\n", exe().display()).as_bytes());
     std::fs::write(dir.join(MARKER), marker.replace(&new_sha, &old_sha)).unwrap();
     let out = install(home.path(), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -521,7 +520,7 @@ fn list_says_where_the_skill_is_which_engine_it_runs_and_whether_it_is_outdated(
     // As an older release installed it: other skill bytes, its record matching them.
     let old = b"---\nname: agent-collaboration-protocol\ndescription: older\n---\n";
     let record = std::fs::read_to_string(dir.join(MARKER)).unwrap();
-    let sha = |b: &[u8]| acp_registry::collab::paths::sha256_hex(b);
+    let sha = |b: &[u8]| acp_registry::fs::digest::sha256_hex(b);
     let record = record
         .replace(&sha(FILES[0].1), &sha(old))
         .replace(env!("CARGO_PKG_VERSION"), "0.0.1");

@@ -4,10 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use acp_registry::collab::{
-    self, paths::sha256_hex, AppendOptions, Appended, CollabError, InitOptions, Report,
-};
-use acp_test_kit::Append;
+use acp_registry::collab::{self, AppendOptions, Appended, CollabError, InitOptions, Report};
+use acp_test_kit::{sha256_hex, Append};
 use tempfile::TempDir;
 
 pub(crate) const REF: &str = "deliverables/design-spec.md";

@@ -553,7 +553,10 @@ fn supporting_deliverable_checks() {
         &[
             ("role", "supporting"),
             ("doc", "deliverables/c.md"),
-            ("sha256", &collab::paths::sha256_hex(b"no status\n")),
+            (
+                "sha256",
+                &acp_registry::fs::digest::sha256_hex(b"no status\n"),
+            ),
         ],
     );
     let errors = fx.errors();
