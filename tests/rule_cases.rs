@@ -57,7 +57,6 @@
 //! a temporary folder; cases run in parallel and every mismatch is reported at the end.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -412,11 +411,7 @@ fn load_bodies(routes: &mut Value, registry: &Path) -> std::io::Result<()> {
         for reply in list {
             if let Some(path) = reply["body_path"].as_str() {
                 let bytes = fs::read(registry.join(path))?;
-                let hex = bytes.iter().fold(String::new(), |mut hex, b| {
-                    write!(hex, "{b:02x}").unwrap();
-                    hex
-                });
-                reply["body_hex"] = Value::String(hex);
+                reply["body_hex"] = Value::String(acp_test_kit::hex(&bytes));
             }
         }
     }

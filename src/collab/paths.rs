@@ -6,7 +6,6 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-
 use crate::fs;
 
 /// A file could not be used: either it is (or lies under) a symlink, which is

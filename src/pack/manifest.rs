@@ -6,8 +6,8 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::{PackError, Package};
-use crate::manifest::distribution::{BinaryTarget, Distribution};
 use crate::fs::digest::sha256_hex;
+use crate::manifest::distribution::{BinaryTarget, Distribution};
 use crate::manifest::edit::Editor;
 
 /// The largest archive `pack --check` reads back.

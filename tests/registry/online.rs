@@ -974,16 +974,7 @@ fn pypi_provenance_names_its_trusted_publisher() {
 const RELEASED: &str = "released bytes\n";
 const RE_UPLOADED: &str = "re-uploaded bytes\n";
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    use std::fmt::Write as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .fold(String::new(), |mut hex, b| {
-            write!(hex, "{b:02x}").unwrap();
-            hex
-        })
-}
+use acp_test_kit::sha256_hex;
 
 /// A git registry whose committed entry `retag-agent` pins the digest of [`RELEASED`], and a
 /// server that now serves `served` at the same URL.

@@ -1281,14 +1281,11 @@ fn merge_refuses_parts_of_other_runs_and_overlaps_and_names_missing_shards() {
 /// `/simple/<name>/` links each file with its sha256 and `data-requires-python`, as the
 /// Python package registry does; `/files/<file>` serves it.
 fn package_index(wheels: &[(&str, &str, Option<&str>)]) -> Server {
-    use sha2::{Digest, Sha256};
     let mut pages = std::collections::BTreeMap::new();
     let mut files = std::collections::BTreeMap::new();
     for &(name, version, requires) in wheels {
         let (file, bytes) = acp_test_kit::wheel::wheel(name, version, requires);
-        let sha = Sha256::digest(&bytes)
-            .iter()
-            .fold(String::new(), |hex, b| format!("{hex}{b:02x}"));
+        let sha = acp_test_kit::sha256_hex(&bytes);
         let attr = requires.map_or(String::new(), |r| {
             format!(
                 " data-requires-python=\"{}\"",

@@ -21,7 +21,7 @@ pub mod server;
 pub mod wheel;
 
 pub use collab::Append;
-pub use files::{copy_dir, fifo, sha256_hex, symlink, tree, write_tree};
+pub use files::{copy_dir, fifo, hex, sha256_hex, symlink, tree, write_tree};
 pub use findings::{Finding, Findings, Summary};
 pub use program::{on_path, uvx_or_skip, UV_PIN};
 pub use run::Run;
