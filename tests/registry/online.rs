@@ -3,7 +3,7 @@
 use crate::common;
 use acp_test_kit::git::git;
 use acp_test_kit::server as net_server;
-use acp_test_kit::Run;
+use acp_test_kit::{sha256_hex, Run};
 
 use std::path::Path;
 use std::process::Command;
@@ -973,8 +973,6 @@ fn pypi_provenance_names_its_trusted_publisher() {
 /// sha256 of `released bytes\n` and of `re-uploaded bytes\n`.
 const RELEASED: &str = "released bytes\n";
 const RE_UPLOADED: &str = "re-uploaded bytes\n";
-
-use acp_test_kit::sha256_hex;
 
 /// A git registry whose committed entry `retag-agent` pins the digest of [`RELEASED`], and a
 /// server that now serves `served` at the same URL.
