@@ -13,7 +13,7 @@ use super::skill::{self, InstallOptions, Outcome, Removal, Roots, Scope, Uninsta
 use super::status::{render_log_json, render_log_text};
 use super::wait::{wait_for_turn, WaitOptions, WaitOutcome};
 use super::{AppendOptions, CollabError, InitOptions, Invocation};
-use crate::diagnostics::escape;
+use acp_registry_core::escape;
 
 /// The output format of `validate`, `status` and `log`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -217,7 +217,7 @@ pub fn parse_events(text: &str) -> EventLog {
 /// (`acp::framing`), so a line no client could send is not read from the file either. A
 /// longer line is a read error naming it, never parsed (tiny JSON values cost dozens of
 /// times their bytes once decoded).
-pub const MAX_LINE_BYTES: usize = crate::acp::framing::DEFAULT_LINE_CAP;
+pub const MAX_LINE_BYTES: usize = acp_registry_core::acp::framing::DEFAULT_LINE_CAP;
 
 /// Decodes each line of a log's text in order into one reused record, handing every event
 /// to `on_event` as it is decoded (nothing is kept), and collects the read errors and

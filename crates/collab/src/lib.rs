@@ -1,4 +1,4 @@
-//! The Agent Collaboration Protocol engine (the contract: `docs/collab-protocol.md`).
+//! acp-collab: the Agent Collaboration Protocol engine (the contract: `docs/collab-protocol.md`).
 //!
 //! `acp-collab` implements the five commands of the published v2 scripts:
 //! [`init()`], [`append()`], [`next_action()`], [`wait_for_turn()`] and
@@ -32,6 +32,9 @@ pub mod status;
 pub mod templates;
 pub mod validate;
 pub mod wait;
+
+// The safe reads, atomic writes and timestamps of the core, under the paths the modules use.
+use acp_registry_core::{fs, time};
 
 pub use append::{append, append_with, AppendOptions, Appended};
 pub use guide::Invocation;

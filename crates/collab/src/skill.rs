@@ -40,7 +40,7 @@ macro_rules! skill_files {
         /// The skill's files (path below `skill/<name>/`, bytes), as compiled in.
         pub const FILES: &[(&str, &[u8])] = &[$((
             $path,
-            include_bytes!(concat!("../../registry/agent-collaboration-protocol/skill/agent-collaboration-protocol/", $path)),
+            include_bytes!(concat!("../skill/agent-collaboration-protocol/", $path)),
         )),*];
     };
 }

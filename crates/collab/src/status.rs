@@ -13,7 +13,7 @@ use super::protocol;
 use super::pyfmt::{as_int, join_or_none, py_str};
 use super::spec::READINESS_FILE;
 use super::CollabError;
-use crate::diagnostics::escape;
+use acp_registry_core::escape;
 
 /// How many of the latest events `status` shows.
 pub const LAST_EVENTS: usize = 5;

@@ -51,7 +51,7 @@ pub fn terminal(text: &str) -> Cow<'_, str> {
 /// [`terminal`], also moving the byte offsets in `offsets` (into `text`) to the same places
 /// in the escaped text, so a span still covers its characters. An offset inside a character
 /// moves to the end of that character.
-pub(crate) fn terminal_mapped(text: &str, offsets: &mut [usize]) -> String {
+pub fn terminal_mapped(text: &str, offsets: &mut [usize]) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let original: Vec<usize> = offsets.to_vec();
     let mut moved = vec![false; offsets.len()];

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::collab::spec::{DELIVERABLE_TYPES, EVENTS};
-use crate::collab::{AppendOptions, InitOptions};
+use crate::spec::{DELIVERABLE_TYPES, EVENTS};
+use crate::{AppendOptions, InitOptions};
 
 /// One parsed prompt. The folder is the session's, never a flag.
 #[derive(Debug, Clone)]

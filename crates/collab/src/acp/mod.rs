@@ -10,7 +10,7 @@
 //! streams its output as `agent_message_chunk` updates; plain text gets the help.
 //! `session/cancel` is honoured before the command runs and between chunks (a command that
 //! already wrote its event stays written). Framing and message classification are
-//! `crate::acp`'s; stdout carries only protocol messages.
+//! `acp_registry_core::acp`'s; stdout carries only protocol messages.
 
 pub mod command;
 
@@ -29,9 +29,9 @@ use agent_client_protocol_schema::ProtocolVersion;
 use serde_json::Value;
 
 use self::command::SlashCommand;
-use crate::acp::{error_codes, Frame, Id, LineBuffer, Message, ParseError, RpcError};
-use crate::collab::{self, CollabError};
-use crate::diagnostics::escape;
+use crate::{self as collab, CollabError};
+use acp_registry_core::acp::{error_codes, Frame, Id, LineBuffer, Message, ParseError, RpcError};
+use acp_registry_core::escape;
 
 /// The `_meta` key of `session/new` naming the collaboration folder.
 pub const FOLDER_META_KEY: &str = "collaborationFolder";
@@ -49,7 +49,7 @@ pub fn serve<R: Read + Send + 'static, W: Write>(input: R, output: W) -> io::Res
 }
 
 fn read_frames<R: Read>(mut input: R, tx: &Sender<Frame>) {
-    let mut lines = LineBuffer::new(crate::acp::framing::DEFAULT_LINE_CAP);
+    let mut lines = LineBuffer::new(acp_registry_core::acp::framing::DEFAULT_LINE_CAP);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = match input.read(&mut chunk) {
@@ -327,14 +327,12 @@ pub fn answer(text: &str, folder: &Path) -> String {
 
 fn run_command(cmd: SlashCommand, folder: &str) -> Result<String, CollabError> {
     Ok(match cmd {
-        SlashCommand::Status => crate::collab::status(folder)?.render_text(),
+        SlashCommand::Status => crate::status(folder)?.render_text(),
         SlashCommand::Next(participant) => collab::next_action(folder, &participant)?.render(),
         SlashCommand::Validate => collab::validate(folder)?.render_text(),
         SlashCommand::Init(opts) => format!("{}\n", collab::init(&opts)?.message()),
         SlashCommand::Append(opts) => format!("{}\n", collab::append(&opts)?.message()),
-        SlashCommand::Log => {
-            crate::collab::status::render_log_text(&crate::collab::log(folder, None)?)
-        }
+        SlashCommand::Log => crate::status::render_log_text(&crate::log(folder, None)?),
         SlashCommand::Help => command::help_text(),
     })
 }

@@ -1,11 +1,11 @@
 //! `acp-collab`: the Agent Collaboration Protocol command line. Argument
-//! parsing only; the protocol lives in `acp_registry::collab`.
+//! parsing only; the protocol lives in `acp_collab`.
 
 use std::process::ExitCode;
 
-use acp_registry::collab::cli::{self, Console};
-use acp_registry::collab::{spec, AppendOptions, InitOptions, Invocation, WaitOptions};
-use acp_registry::commands::{failure_line, manual};
+use acp_collab::cli::{self, Console};
+use acp_collab::{spec, AppendOptions, InitOptions, Invocation, WaitOptions};
+use acp_registry_core::cli::{failure_line, manual};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 

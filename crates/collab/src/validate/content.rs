@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use super::schema::sections_for;
 use super::{Doc, Validator};
-use crate::collab::markdown::{decisions_errors, deliverable_content_errors};
-use crate::collab::paths;
-use crate::collab::protocol::Protocol;
-use crate::collab::spec::DECISIONS_FILE;
-use crate::collab::CollabError;
+use crate::markdown::{decisions_errors, deliverable_content_errors};
+use crate::paths;
+use crate::protocol::Protocol;
+use crate::spec::DECISIONS_FILE;
+use crate::CollabError;
 
 /// Step 12. `frozen_docs` are the docs of supporting `deliverable_frozen` events.
 pub(super) fn check_contents(

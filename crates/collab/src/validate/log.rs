@@ -8,16 +8,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Validator, REVIEW_FILE};
-use crate::collab::events::{read_log_text, scan};
-use crate::collab::markdown::{review_headings, ReviewHeading};
-use crate::collab::paths;
-use crate::collab::protocol::{DocTarget, Protocol};
-use crate::collab::pyfmt::repr_str;
-use crate::collab::record::{repr, shown, Field, Fields, Key, Record};
-use crate::collab::spec::{is_sha256, DELIVERABLE_EVENTS, EVENTS};
-use crate::collab::state::{Machine, State};
-use crate::collab::CollabError;
+use crate::events::{read_log_text, scan};
+use crate::markdown::{review_headings, ReviewHeading};
+use crate::paths;
+use crate::protocol::{DocTarget, Protocol};
+use crate::pyfmt::repr_str;
+use crate::record::{repr, shown, Field, Fields, Key, Record};
+use crate::spec::{is_sha256, DELIVERABLE_EVENTS, EVENTS};
+use crate::state::{Machine, State};
 use crate::time::parse_iso_utc_nanos;
+use crate::CollabError;
 
 /// What steps 11–15 need from the log.
 pub(super) struct LogFacts {
@@ -85,7 +85,7 @@ pub(super) fn check_log(v: &mut Validator, protocol: &Protocol) -> Result<LogFac
     // Freeze-hash read problems land in `v.errors`, which holds step 9's findings meanwhile.
     let reading = match &text {
         Ok(text) => scan(text, |record| pass.event(v, protocol, record))?,
-        Err(message) => crate::collab::events::Reading {
+        Err(message) => crate::events::Reading {
             errors: vec![message.clone()],
             ..Default::default()
         },

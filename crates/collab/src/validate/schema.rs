@@ -7,10 +7,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::Validator;
-use crate::collab::paths;
-use crate::collab::protocol::Protocol;
-use crate::collab::pyfmt::{repr_list, truthy};
-use crate::collab::spec::{deliverable_spec, DELIVERABLE_TYPES, FORBIDDEN_FILES, PHASES};
+use crate::paths;
+use crate::protocol::Protocol;
+use crate::pyfmt::{repr_list, truthy};
+use crate::spec::{deliverable_spec, DELIVERABLE_TYPES, FORBIDDEN_FILES, PHASES};
 
 /// Step 4: top-level schema.
 pub(super) fn check_top_level(v: &mut Validator, protocol: &Protocol) {

@@ -4,7 +4,7 @@
 
 /// Default cap of one message line (ACP messages are small; 8 MiB leaves room for file
 /// contents in `fs/*` requests).
-pub(crate) const DEFAULT_LINE_CAP: usize = 8 * 1024 * 1024;
+pub const DEFAULT_LINE_CAP: usize = 8 * 1024 * 1024;
 
 /// What the buffer yields: a complete line, or the news that one was dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,13 +4,19 @@ use serde_json::{json, Map, Value};
 
 /// Error codes of JSON-RPC 2.0 and the ACP additions (`agent-client-protocol-schema`'s
 /// `ErrorCode`).
-pub(crate) mod error_codes {
-    pub(crate) const PARSE_ERROR: i64 = -32700;
-    pub(crate) const INVALID_REQUEST: i64 = -32600;
-    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
-    pub(crate) const INVALID_PARAMS: i64 = -32602;
-    pub(crate) const AUTH_REQUIRED: i64 = -32000;
-    pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
+pub mod error_codes {
+    /// The line is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// JSON, but not a JSON-RPC request.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// A method the receiver does not have.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The method's parameters do not fit.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// ACP: the agent needs authentication first.
+    pub const AUTH_REQUIRED: i64 = -32000;
+    /// ACP: the session or resource named does not exist.
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
 }
 
 /// A request id: JSON-RPC allows numbers and strings (and `null` in error responses to

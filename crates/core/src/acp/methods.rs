@@ -13,7 +13,7 @@ use agent_client_protocol_schema::{v2, ProtocolVersion};
 use serde_json::{json, Value};
 
 /// The protocol version we speak and ask for.
-pub(crate) const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 1;
 
 /// How settled a method of the protocol is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -125,14 +125,14 @@ pub fn stability(name: &str) -> Option<Stability> {
 }
 
 /// Every method name of the protocol, sorted: the catalogue of `capabilities`.
-pub(crate) fn all_methods() -> Vec<String> {
+pub fn all_methods() -> Vec<String> {
     catalogue().iter().map(|m| m.name.clone()).collect()
 }
 
 /// The optional session methods `matrix` probes: the stable ones an agent handles, beyond
 /// the ones every agent has, the ones that end the session last (so the other probes stay
 /// meaningful). Unstable methods are never sent, only listed when advertised.
-pub(crate) fn probed_session_methods() -> Vec<String> {
+pub fn probed_session_methods() -> Vec<String> {
     let agent = names_of(&AGENT_METHOD_NAMES);
     let (ending, mut out): (Vec<String>, Vec<String>) = agent
         .into_iter()
@@ -247,7 +247,7 @@ const ADVERTISEMENTS: [Advertisement; 17] = [
 ];
 
 /// Where the `initialize` answer advertises `method`, when it does.
-pub(crate) fn advertisement(method: &str) -> Option<&'static str> {
+pub fn advertisement(method: &str) -> Option<&'static str> {
     ADVERTISEMENTS
         .iter()
         .find(|a| a.method == method)
@@ -255,7 +255,7 @@ pub(crate) fn advertisement(method: &str) -> Option<&'static str> {
 }
 
 /// The unstable methods among `advertised`, sorted.
-pub(crate) fn unstable_among<'a>(advertised: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+pub fn unstable_among<'a>(advertised: impl IntoIterator<Item = &'a String>) -> Vec<String> {
     let mut out: Vec<String> = advertised
         .into_iter()
         .filter(|m| stability(m) == Some(Stability::Unstable))
@@ -269,7 +269,7 @@ pub(crate) fn unstable_among<'a>(advertised: impl IntoIterator<Item = &'a String
 /// `initialize` params as ACP v1 clients send them: file system and terminal capabilities,
 /// terminal login (`auth.terminal` and the `terminal-auth` meta agents look for before they
 /// advertise terminal login), and who we are.
-pub(crate) fn initialize_params(client_name: &str, client_version: &str) -> Value {
+pub fn initialize_params(client_name: &str, client_version: &str) -> Value {
     let mut meta = serde_json::Map::new();
     meta.insert("terminal-auth".into(), json!(true));
     let capabilities = ClientCapabilities::new()

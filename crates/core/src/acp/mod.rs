@@ -6,10 +6,10 @@
 //! names and the `initialize` shapes from the `agent-client-protocol-schema` crate, so the
 //! catalogue follows the protocol rather than a copy of it.
 
-pub(crate) mod framing;
+pub mod framing;
 mod jsonrpc;
 pub mod methods;
 
 pub use framing::{Frame, LineBuffer};
-pub(crate) use jsonrpc::error_codes;
+pub use jsonrpc::error_codes;
 pub use jsonrpc::{Id, Message, ParseError, RpcError};

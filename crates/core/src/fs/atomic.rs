@@ -136,7 +136,7 @@ pub fn is_temporary(name: &str, target: &str) -> bool {
 }
 
 /// The pid of the writer that named the temporary file `name` of `target`, if `name` is one.
-pub(crate) fn temporary_pid(name: &str, target: &str) -> Option<u32> {
+pub fn temporary_pid(name: &str, target: &str) -> Option<u32> {
     let rest = name
         .strip_prefix('.')?
         .strip_prefix(target)?
@@ -266,7 +266,7 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
 /// Linux `renameat2(2)` with `flags` (`RENAME_NOREPLACE`, `RENAME_EXCHANGE`): `Ok(false)`
 /// where the kernel or the file system does not support it, so the caller falls back.
 #[cfg(target_os = "linux")]
-pub(crate) fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Result<bool> {
+pub fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Result<bool> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     let a = CString::new(from.as_os_str().as_bytes())?;

@@ -15,9 +15,9 @@
 //!
 //! Platforms without `openat` check every component with `symlink_metadata` instead.
 //!
-//! [`archive`] extracts downloaded archives under the same rules.
+//! The registry tool's `fs::archive` extracts downloaded archives under the same rules; it
+//! lives there, so `acp-collab` does not link the archive crates.
 
-pub mod archive;
 pub mod atomic;
 
 use std::ffi::OsString;
@@ -428,7 +428,7 @@ pub fn replace_file(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), Read
 /// Create `path`, which must not exist, with `contents` atomically (written beside it,
 /// fsynced, renamed into place without replacing anything), so a kill never leaves a torn
 /// file there; temporary files of killed runs beside it are removed first.
-pub(crate) fn write_new(path: &Path, contents: &[u8]) -> Result<(), ReadError> {
+pub fn write_new(path: &Path, contents: &[u8]) -> Result<(), ReadError> {
     if path.file_name().is_none() {
         return Err(ReadError::IsDir);
     }
@@ -467,7 +467,7 @@ fn remove_stale_temps(target: &Path) {
 
 /// Whether no live process has `pid` (our own pid counts as gone: callers name leftovers of
 /// earlier runs, and this run has not created its own yet).
-pub(crate) fn process_is_gone(pid: u32) -> bool {
+pub fn process_is_gone(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }
