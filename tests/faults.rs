@@ -7,6 +7,7 @@
 //! `ACP_REGISTRY_LONG_TESTS=1` (set by `.ci/run`) runs many more kills.
 #![cfg(unix)]
 
+#[path = "../crates/collab/tests/collab_support/mod.rs"]
 mod collab_support;
 mod common;
 mod net_server;
@@ -22,8 +23,6 @@ use common::sha256_hex;
 use net_server::{Reply, Server};
 use serde_json::json;
 
-const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
-
 fn long() -> bool {
     std::env::var_os("ACP_REGISTRY_LONG_TESTS").is_some_and(|v| v == "1")
 }
@@ -38,7 +37,7 @@ fn next(state: &mut u64) -> u64 {
 }
 
 fn append(fx: &Fx, summary: &str) -> Command {
-    let mut command = Command::new(COLLAB);
+    let mut command = Command::new(collab_support::exe());
     command
         .args([
             "append",
@@ -96,7 +95,7 @@ fn sigkill_at_random_points_of_append_loses_nothing_and_the_next_append_repairs_
     }
     // The next append, not killed, leaves a folder that validates without errors.
     assert!(append(&fx, "after").status().unwrap().success());
-    let report = acp_registry::collab::validate(&fx.folder_str()).unwrap();
+    let report = acp_collab::validate(&fx.folder_str()).unwrap();
     assert!(
         report.errors.is_empty() && report.warnings.is_empty(),
         "{report:?}"

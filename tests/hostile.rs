@@ -5,6 +5,7 @@
 //! fails the case instead of the machine.
 #![cfg(unix)]
 
+#[path = "../crates/collab/tests/collab_support/mod.rs"]
 mod collab_support;
 mod common;
 
@@ -12,7 +13,6 @@ use collab_support::Fx;
 use common::bounded::{run_bin, Run};
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
-const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
 
 const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\">\
 <circle cx=\"8\" cy=\"8\" r=\"6\" fill=\"currentColor\"/></svg>\n";
@@ -129,7 +129,7 @@ fn hostile_icons_are_refused_without_expanding_or_fetching_anything() {
 /// A collaboration with a few events, validated by the binary as JSON.
 fn collab_validate(fx: &Fx) -> (Run, serde_json::Value) {
     let run = run_bin(
-        COLLAB,
+        collab_support::exe().to_str().unwrap(),
         &["validate", "--folder", &fx.folder_str(), "--format", "json"],
         false,
     );

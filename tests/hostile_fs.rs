@@ -7,11 +7,12 @@
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
+#[path = "../crates/collab/tests/collab_support/mod.rs"]
+mod collab_support;
 mod common;
 use common::bounded::{run_bin, Run};
 
 const BIN: &str = env!("CARGO_BIN_EXE_acp-registry");
-const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
 /// Marks content that must never be read through a link.
 const SECRET: &str = "SECRET-OUTSIDE-THE-REGISTRY";
 
@@ -413,7 +414,7 @@ fn collab_reads_refuse_a_fifo_without_blocking() {
     for name in ["readiness.md", "events.jsonl"] {
         let temp = temp();
         let folder = temp.path().join("collab");
-        acp_registry::collab::init(&acp_registry::collab::InitOptions {
+        acp_collab::init(&acp_collab::InitOptions {
             folder: folder.display().to_string(),
             participants: vec!["server".into(), "reader".into()],
             objective: "Design the cache".into(),
@@ -426,7 +427,7 @@ fn collab_reads_refuse_a_fifo_without_blocking() {
         .unwrap();
         fifo(&folder.join(name));
         let result = run_bin(
-            COLLAB,
+            collab_support::exe().to_str().unwrap(),
             &["validate", "--folder", folder.to_str().unwrap()],
             false,
         );

@@ -5,6 +5,8 @@
 //! the README's snippets use what exists, the registry workflow pins its actions and keeps
 //! secrets out of pull requests, and the pre-commit hooks run as pre-commit runs them.
 
+#[path = "../crates/collab/tests/collab_support/mod.rs"]
+mod collab_support;
 mod common;
 
 use std::collections::BTreeMap;
@@ -118,10 +120,7 @@ fn host_release() -> &'static Path {
         let bin_dir = Path::new(env!("CARGO_BIN_EXE_acp-registry"))
             .parent()
             .unwrap();
-        assert_eq!(
-            Path::new(env!("CARGO_BIN_EXE_acp-collab")).parent(),
-            Some(bin_dir)
-        );
+        assert_eq!(collab_support::exe().parent(), Some(bin_dir));
         let out = work.join("release");
         let run = package(
             target,

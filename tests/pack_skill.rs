@@ -3,6 +3,8 @@
 //! and the `run:` commands that `next` prints, using the `acp-collab` bundled beside the
 //! skill (nothing on PATH, no `ACP_COLLAB`).
 
+#[path = "../crates/collab/tests/collab_support/mod.rs"]
+mod collab_support;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -39,9 +41,9 @@ impl Package {
         let root = tmp.path().canonicalize().unwrap();
         let registry = root.join("registry");
         copy_dir(&repo_root().join("registry").join(ID), &registry.join(ID));
-        let binary = env!("CARGO_BIN_EXE_acp-collab");
+        let binary = collab_support::exe();
         let license = repo_root().join("LICENSE");
-        let args = pack_args(TARGET, binary, license.to_str().unwrap());
+        let args = pack_args(TARGET, binary.to_str().unwrap(), license.to_str().unwrap());
         let run = acp_registry(&args, &registry);
         assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
         let archive = registry.join(format!("dist/packages/v0.1.0/acp-collab-{TARGET}.tar.gz"));
@@ -307,7 +309,7 @@ fn a_launcher_without_any_acp_collab_says_how_to_provide_one() {
         .arg(scripts.join("validate_collaboration.py"))
         .args(["--folder", &tmp.path().join("none").display().to_string()])
         .env("PATH", python.parent().unwrap())
-        .env("ACP_COLLAB", env!("CARGO_BIN_EXE_acp-collab"))
+        .env("ACP_COLLAB", collab_support::exe())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -333,7 +335,7 @@ fn the_stored_packed_and_installed_skill_pass_the_reference_validator() {
 
     let project = p.root.join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+    let out = Command::new(collab_support::exe())
         .args(["skill", "install", "--agent", "claude-code", "--project"])
         .arg(&project)
         .output()

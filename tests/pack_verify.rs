@@ -5,6 +5,8 @@
 //! manifest.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
+#[path = "../crates/collab/tests/collab_support/mod.rs"]
+mod collab_support;
 mod common;
 mod net_server;
 
@@ -56,11 +58,8 @@ fn packages_server(packages: PathBuf) -> (Server, Arc<Mutex<Vec<String>>>) {
 /// entry it wrote.
 fn pack_engine(registry: &Path, base: &str) {
     let license = repo_root().join("LICENSE");
-    let mut args = pack_args(
-        TARGET,
-        env!("CARGO_BIN_EXE_acp-collab"),
-        license.to_str().unwrap(),
-    );
+    let binary = collab_support::exe();
+    let mut args = pack_args(TARGET, binary.to_str().unwrap(), license.to_str().unwrap());
     args.extend(["--base-url", base]);
     let pack = acp_registry(&args, registry);
     assert_eq!(pack.code, 0, "{}{}", pack.stdout, pack.stderr);

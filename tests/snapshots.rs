@@ -1,6 +1,8 @@
 //! Snapshots of every renderer on the same broken fixture and of every `--help` text
 //! (`cargo insta review` after an intended change).
 
+#[path = "../crates/collab/tests/collab_support/mod.rs"]
+mod collab_support;
 mod common;
 
 use acp_registry::commands::validate::{render, Format};
@@ -89,7 +91,7 @@ fn acp_collab_help_texts() {
         &["completions", "--help"],
         &["man", "--help"],
     ] {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+        let output = std::process::Command::new(collab_support::exe())
             .args(args)
             .output()
             .unwrap();
@@ -107,9 +109,11 @@ fn acp_collab_help_texts() {
 
 /// The two binaries, by name.
 fn binaries() -> [(&'static str, &'static str); 2] {
+    static COLLAB: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let collab = COLLAB.get_or_init(|| collab_support::exe().display().to_string());
     [
         ("acp-registry", env!("CARGO_BIN_EXE_acp-registry")),
-        ("acp-collab", env!("CARGO_BIN_EXE_acp-collab")),
+        ("acp-collab", collab.as_str()),
     ]
 }
 

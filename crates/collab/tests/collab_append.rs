@@ -3,7 +3,7 @@
 
 mod collab_support;
 
-use acp_registry::collab::{self, AppendOptions, CollabError};
+use acp_collab::{self as collab, AppendOptions, CollabError};
 use collab_support::*;
 use serde_json::json;
 

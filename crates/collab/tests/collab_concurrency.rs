@@ -11,7 +11,7 @@ mod collab_support;
 
 use std::process::{Command, Stdio};
 
-use acp_registry::collab::{self, events::read_events, AppendOptions};
+use acp_collab::{self as collab, events::read_events, AppendOptions};
 use collab_support::Fx;
 
 const WORKERS: usize = 8;

@@ -4,7 +4,7 @@ mod collab_support;
 
 use std::time::Duration;
 
-use acp_registry::collab::{self, next, Invocation, WaitOptions, WaitOutcome};
+use acp_collab::{self as collab, next, Invocation, WaitOptions, WaitOutcome};
 use collab_support::*;
 
 /// Runs the binary, which must succeed; returns its stdout.

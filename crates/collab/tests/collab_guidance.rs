@@ -5,7 +5,7 @@ mod collab_support;
 
 use std::path::Path;
 
-use acp_registry::collab::{self, Invocation};
+use acp_collab::{self as collab, Invocation};
 use collab_support::*;
 
 fn report(fx: &Fx, who: &str) -> Vec<String> {

@@ -3,7 +3,7 @@
 
 mod collab_support;
 
-use acp_registry::collab::{self, spec, CollabError, InitOptions, InitOutcome};
+use acp_collab::{self as collab, spec, CollabError, InitOptions, InitOutcome};
 use collab_support::*;
 
 fn base_args(folder: &str) -> Vec<String> {

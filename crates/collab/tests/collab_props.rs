@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use acp_registry::collab::{
-    self, events::Event, markdown::Readiness, spec::EVENTS, state::replay, AppendOptions,
+use acp_collab::{
+    self as collab, events::Event, markdown::Readiness, spec::EVENTS, state::replay, AppendOptions,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};

@@ -2,14 +2,14 @@
 //! project), launchers that run the installed binary, and no overwriting of a different
 //! skill without `--force`.
 
-#[path = "common/agentskills.rs"]
+#[path = "../../../tests/common/agentskills.rs"]
 mod agentskills;
 mod collab_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use acp_registry::collab::skill::{AGENTS, FILES, MARKER, NAME, POINTER};
+use acp_collab::skill::{AGENTS, FILES, MARKER, NAME, POINTER};
 use collab_support::{bin, stderr, stdout};
 
 fn install(home: &Path, args: &[&str]) -> Output {
@@ -231,9 +231,8 @@ fn an_unchanged_earlier_install_is_upgraded_in_place() {
     // As written by another acp-collab (another binary path): still ours to replace.
     std::fs::write(dir.join(POINTER), "/old/acp-collab\n").unwrap();
     let marker = std::fs::read_to_string(dir.join(MARKER)).unwrap();
-    let old_sha = acp_registry::collab::paths::sha256_hex(b"/old/acp-collab\n");
-    let new_sha =
-        acp_registry::collab::paths::sha256_hex(format!("{}\n", exe().display()).as_bytes());
+    let old_sha = acp_collab::paths::sha256_hex(b"/old/acp-collab\n");
+    let new_sha = acp_collab::paths::sha256_hex(format!("{}\n", exe().display()).as_bytes());
     std::fs::write(dir.join(MARKER), marker.replace(&new_sha, &old_sha)).unwrap();
     let out = install(home.path(), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -270,15 +269,10 @@ fn list_shows_every_agent_and_unknown_agents_are_refused() {
     );
 }
 
-#[test]
-fn the_compiled_in_skill_is_the_registry_entrys_skill_folder() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("registry")
-        .join(NAME)
-        .join("skill")
-        .join(NAME);
+/// Every file under `root`, as (path relative to `root`, bytes), sorted.
+fn files_under(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut on_disk = Vec::new();
-    let mut stack = vec![root.clone()];
+    let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for item in std::fs::read_dir(dir).unwrap() {
             let path = item.unwrap().path();
@@ -286,7 +280,7 @@ fn the_compiled_in_skill_is_the_registry_entrys_skill_folder() {
                 stack.push(path);
             } else {
                 let rel = path
-                    .strip_prefix(&root)
+                    .strip_prefix(root)
                     .unwrap()
                     .to_str()
                     .unwrap()
@@ -296,13 +290,42 @@ fn the_compiled_in_skill_is_the_registry_entrys_skill_folder() {
         }
     }
     on_disk.sort();
+    on_disk
+}
+
+/// The skill's canonical copy is this crate's `skill/` (a package ships only files inside its
+/// folder); the registry entry publishes the same files. `ACP_REGISTRY_REGENERATE=1` rewrites
+/// the entry's copy from the canonical one.
+#[test]
+fn the_compiled_in_skill_is_the_crates_and_the_registry_entrys_skill_folder() {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let canonical = manifest_dir.join("skill").join(NAME);
+    let entry = manifest_dir
+        .join("../../registry")
+        .join(NAME)
+        .join("skill")
+        .join(NAME);
     let compiled: Vec<(String, Vec<u8>)> = FILES
         .iter()
         .map(|(p, b)| ((*p).to_owned(), b.to_vec()))
         .collect();
+    if std::env::var_os("ACP_REGISTRY_REGENERATE").is_some() {
+        std::fs::remove_dir_all(&entry).unwrap();
+        for (rel, bytes) in &compiled {
+            let path = entry.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+    }
     assert_eq!(
-        on_disk, compiled,
+        files_under(&canonical),
+        compiled,
         "list every file of skill/<name>/ in collab::skill::FILES"
+    );
+    assert_eq!(
+        files_under(&entry),
+        compiled,
+        "registry/{NAME}/skill/ differs from crates/collab/skill/ (ACP_REGISTRY_REGENERATE=1 copies it)"
     );
 }
 
@@ -523,7 +546,7 @@ fn list_says_where_the_skill_is_which_engine_it_runs_and_whether_it_is_outdated(
     // As an older release installed it: other skill bytes, its record matching them.
     let old = b"---\nname: agent-collaboration-protocol\ndescription: older\n---\n";
     let record = std::fs::read_to_string(dir.join(MARKER)).unwrap();
-    let sha = |b: &[u8]| acp_registry::collab::paths::sha256_hex(b);
+    let sha = |b: &[u8]| acp_collab::paths::sha256_hex(b);
     let record = record
         .replace(&sha(FILES[0].1), &sha(old))
         .replace(env!("CARGO_PKG_VERSION"), "0.0.1");

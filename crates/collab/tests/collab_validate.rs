@@ -3,7 +3,7 @@
 
 mod collab_support;
 
-use acp_registry::collab;
+use acp_collab as collab;
 use collab_support::*;
 use serde_json::json;
 
@@ -886,7 +886,7 @@ fn the_lock_file_is_ignored_and_a_killed_writers_temporary_file_is_a_warning() {
     assert!(fx.path(".acp-collab.lock").exists());
     fx.assert_valid();
     std::fs::write(fx.path(".protocol.json.abc.tmp"), "{").unwrap();
-    let report = acp_registry::collab::validate(&fx.folder_str()).unwrap();
+    let report = acp_collab::validate(&fx.folder_str()).unwrap();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(
         report.warnings,
@@ -1025,7 +1025,7 @@ fn a_symlinked_deliverables_directory_is_refused() {
     );
 }
 
-#[path = "common/rss.rs"]
+#[path = "../../../tests/common/rss.rs"]
 mod rss;
 
 #[test]

@@ -5,15 +5,33 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use acp_registry::collab::{
-    self, paths::sha256_hex, AppendOptions, Appended, CollabError, InitOptions, Report,
+use acp_collab::{
+    self as collab, paths::sha256_hex, AppendOptions, Appended, CollabError, InitOptions, Report,
 };
 use tempfile::TempDir;
 
 pub(crate) const REF: &str = "deliverables/design-spec.md";
 
+/// The `acp-collab` executable: the package's own in its tests; in the registry's tests,
+/// which include these helpers too, the one the workspace build put beside the test binary.
+pub(crate) fn exe() -> PathBuf {
+    if let Some(path) = option_env!("CARGO_BIN_EXE_acp-collab") {
+        return PathBuf::from(path);
+    }
+    // A test binary is target/<profile>/deps/<name>; executables are in target/<profile>/.
+    let test = std::env::current_exe().unwrap();
+    let dir = test.parent().and_then(Path::parent).unwrap();
+    let path = dir.join(format!("acp-collab{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is not built: run `cargo test --workspace` (or `cargo build -p acp-collab` first)",
+        path.display()
+    );
+    path
+}
+
 pub(crate) fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acp-collab"))
+    Command::new(exe())
 }
 
 pub(crate) fn stdout(o: &Output) -> String {
