@@ -875,7 +875,11 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
 fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
     // (package, its folder, the documents it ships besides its sources)
     let packages: [(&str, &str, &[&str]); 3] = [
-        ("acp-registry", "", &["LICENSE", "README.md", "CHANGELOG.md"]),
+        (
+            "acp-registry",
+            "",
+            &["LICENSE", "README.md", "CHANGELOG.md"],
+        ),
         ("acp-registry-core", "crates/core", &[]),
         ("acp-collab", "crates/collab", &[]),
     ];
@@ -889,7 +893,14 @@ fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
 fn package_ships_what_its_build_embeds(package: &str, dir: &Path, documents: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
-        .args(["package", "--list", "--allow-dirty", "--offline", "-p", package])
+        .args([
+            "package",
+            "--list",
+            "--allow-dirty",
+            "--offline",
+            "-p",
+            package,
+        ])
         .current_dir(repo_root())
         .output()
         .unwrap();
@@ -923,9 +934,9 @@ fn package_ships_what_its_build_embeds(package: &str, dir: &Path, documents: &[&
     let needed: std::collections::BTreeSet<String> = needed
         .iter()
         .map(|p| {
-            let inside = p.strip_prefix(dir).unwrap_or_else(|_| {
-                panic!("{package} embeds {}, outside its folder", p.display())
-            });
+            let inside = p
+                .strip_prefix(dir)
+                .unwrap_or_else(|_| panic!("{package} embeds {}, outside its folder", p.display()));
             inside.display().to_string()
         })
         .collect();
@@ -960,7 +971,15 @@ fn package_ships_what_its_build_embeds(package: &str, dir: &Path, documents: &[&
 fn acp_collab_depends_on_no_http_schema_template_or_archive_crate() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
-        .args(["tree", "-p", "acp-collab", "-e", "normal", "--prefix", "none"])
+        .args([
+            "tree",
+            "-p",
+            "acp-collab",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
         .args(["--offline", "--format", "{p}"])
         .current_dir(repo_root())
         .output()
@@ -977,8 +996,17 @@ fn acp_collab_depends_on_no_http_schema_template_or_archive_crate() {
         .collect();
     assert!(names.contains("acp-registry-core"), "{names:?}");
     let forbidden = [
-        "reqwest", "rustls", "hyper", "jsonschema", "minijinja", "tar", "zip", "flate2", "xz2",
-        "bzip2", "tokio",
+        "reqwest",
+        "rustls",
+        "hyper",
+        "jsonschema",
+        "minijinja",
+        "tar",
+        "zip",
+        "flate2",
+        "xz2",
+        "bzip2",
+        "tokio",
     ];
     let linked: Vec<&str> = forbidden
         .into_iter()
