@@ -311,10 +311,11 @@ fn the_compiled_in_skill_is_the_crates_and_the_registry_entrys_skill_folder() {
         .collect();
     if std::env::var_os("ACP_REGISTRY_REGENERATE").is_some() {
         std::fs::remove_dir_all(&entry).unwrap();
-        for (rel, bytes) in &compiled {
+        for (rel, _) in &compiled {
             let path = entry.join(rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, bytes).unwrap();
+            // A copy keeps the scripts' executable bit.
+            std::fs::copy(canonical.join(rel), path).unwrap();
         }
     }
     assert_eq!(
