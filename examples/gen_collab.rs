@@ -10,8 +10,8 @@
 //! phase), written directly; the normal path's ten events are then appended
 //! through the library, so the folder ends `completed` and validates.
 
-use acp_registry::collab::{
-    self,
+use acp_collab::{
+    self as collab,
     events::{format_event_line, Event},
     AppendOptions, InitOptions,
 };

@@ -8,8 +8,6 @@
 //! serve the network rules; `verify`, `update` and `pack` are reached only through their
 //! commands.
 
-pub mod acp;
-pub mod collab;
 pub mod commands;
 pub mod diagnostics;
 pub mod fs;
@@ -20,10 +18,11 @@ pub(crate) mod pack;
 pub mod registry;
 pub mod rules;
 pub mod site;
-pub mod source;
-pub mod time;
 pub mod update;
 pub mod verify;
 
 #[cfg(test)]
 mod tests;
+// The ground floor shared with `acp-collab` lives in the core crate; re-exported under the
+// old paths so `crate::source`, `crate::time` and `crate::acp` still name it.
+pub use acp_registry_core::{acp, source, time};

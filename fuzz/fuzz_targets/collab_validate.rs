@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Some(folder) = folder.to_str() {
         // Errors are fine; only a panic is a finding.
-        if let Ok(report) = acp_registry::collab::validate(folder) {
+        if let Ok(report) = acp_collab::validate(folder) {
             let _ = report.render_text();
             let _ = report.render_json();
         }

@@ -6,7 +6,6 @@ pub mod build;
 pub mod explain;
 pub mod fmt;
 pub mod init;
-pub mod manual;
 pub mod matrix;
 pub mod new;
 pub mod online;
@@ -20,6 +19,9 @@ use std::io::IsTerminal;
 use std::path::{Component, Path};
 
 use crate::diagnostics::Report;
+
+// Shared with `acp-collab`, so they live in the core.
+pub use acp_registry_core::cli::{failure_line, manual};
 
 /// The registry root every command reads when `--registry` is not given.
 pub const DEFAULT_REGISTRY: &str = "registry";
@@ -84,29 +86,6 @@ failed_from!(
     init::InitError,
     new::NewError,
 );
-
-/// The one `error: …` line of a failure that ends a command (exit 2), from its chain of
-/// messages outermost first, escaped for the terminal. Each cause is added once: most errors
-/// of the library already quote their cause (`cannot write `dist`: No space left on
-/// device`), and a chain printing it again adds only noise.
-pub fn failure_line<I>(chain: I) -> String
-where
-    I: IntoIterator,
-    I::Item: std::fmt::Display,
-{
-    let mut line = String::new();
-    for cause in chain {
-        let cause = cause.to_string();
-        if cause.is_empty() || line.contains(&cause) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&cause);
-    }
-    format!("error: {}", crate::diagnostics::escape::terminal(&line))
-}
 
 /// A standard stream a command writes its report or progress to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,22 +173,6 @@ mod tests {
         );
         let usage = CommandError::Usage("--agent a: no entry".into());
         assert_eq!(failure_line(chain(&usage)), "error: --agent a: no entry");
-    }
-
-    #[test]
-    fn a_failure_line_names_each_cause_once_and_escapes_it() {
-        let os = "No space left on device (os error 28)";
-        let outer = format!("cannot write `dist`: {os}");
-        assert_eq!(
-            failure_line([outer.as_str(), os]),
-            format!("error: cannot write `dist`: {os}")
-        );
-        assert_eq!(
-            failure_line(["cannot read `x`", "no such file"]),
-            "error: cannot read `x`: no such file"
-        );
-        let hostile = failure_line(["bad \u{1b}[31mname"]);
-        assert!(!hostile.contains('\u{1b}'), "{hostile}");
     }
 
     #[test]

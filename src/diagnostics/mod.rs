@@ -6,7 +6,8 @@
 //! registry goes through [`escape`].
 
 mod code;
-pub mod escape;
+// The escaper is shared with `acp-collab`, so it lives in the core.
+pub use acp_registry_core::escape;
 mod github;
 mod human;
 mod json;

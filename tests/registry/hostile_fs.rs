@@ -12,7 +12,6 @@ use acp_test_kit::bounded::run_bin;
 use acp_test_kit::Run;
 
 const BIN: &str = crate::REGISTRY;
-const COLLAB: &str = crate::COLLAB;
 /// Marks content that must never be read through a link.
 const SECRET: &str = "SECRET-OUTSIDE-THE-REGISTRY";
 
@@ -409,7 +408,7 @@ fn collab_reads_refuse_a_fifo_without_blocking() {
     for name in ["readiness.md", "events.jsonl"] {
         let temp = temp();
         let folder = temp.path().join("collab");
-        acp_registry::collab::init(&acp_registry::collab::InitOptions {
+        acp_collab::init(&acp_collab::InitOptions {
             folder: folder.display().to_string(),
             participants: vec!["server".into(), "reader".into()],
             objective: "Design the cache".into(),
@@ -422,7 +421,7 @@ fn collab_reads_refuse_a_fifo_without_blocking() {
         .unwrap();
         fifo(&folder.join(name));
         let result = run_bin(
-            COLLAB,
+            crate::collab(),
             &["validate", "--folder", folder.to_str().unwrap()],
             false,
         );

@@ -117,7 +117,7 @@ fn host_release() -> &'static Path {
             std::fs::remove_dir_all(&work).unwrap();
         }
         let bin_dir = Path::new(crate::REGISTRY).parent().unwrap();
-        assert_eq!(Path::new(crate::COLLAB).parent(), Some(bin_dir));
+        assert_eq!(Path::new(crate::collab()).parent(), Some(bin_dir));
         let out = work.join("release");
         let run = package(
             target,
@@ -870,10 +870,35 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
+    // (package, its folder, the documents it ships besides its sources)
+    let packages: [(&str, &str, &[&str]); 3] = [
+        (
+            "acp-registry",
+            "",
+            &["LICENSE", "README.md", "CHANGELOG.md"],
+        ),
+        ("acp-registry-core", "crates/core", &[]),
+        ("acp-collab", "crates/collab", &[]),
+    ];
+    for (package, dir, documents) in packages {
+        package_ships_what_its_build_embeds(package, Path::new(dir), documents);
+    }
+}
+
+/// `cargo package --list -p «package»` holds every source of `dir/src` and every file they
+/// embed, plus the packaging files and `documents`, and nothing else.
+fn package_ships_what_its_build_embeds(package: &str, dir: &Path, documents: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let run = Run::of(
         Command::new(cargo)
-            .args(["package", "--list", "--allow-dirty", "--offline"])
+            .args([
+                "package",
+                "--list",
+                "--allow-dirty",
+                "--offline",
+                "-p",
+                package,
+            ])
             .current_dir(repo_root()),
     );
     run.assert_ok();
@@ -881,7 +906,7 @@ fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
         run.stdout.lines().map(str::to_string).collect();
     let include =
         regex::Regex::new(r#"include_(?:str|bytes)!\(\s*(concat!\(\s*)?"([^"]+)""#).unwrap();
-    let sources = files_below(Path::new("src"));
+    let sources = files_below(&dir.join("src"));
     let mut needed: Vec<PathBuf> = Vec::new();
     for source in &sources {
         needed.push(source.clone());
@@ -896,13 +921,19 @@ fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
             }
         }
     }
-    assert!(needed.len() > sources.len() + 10, "{needed:?}");
-    let needed: std::collections::BTreeSet<String> =
-        needed.iter().map(|p| p.display().to_string()).collect();
+    let needed: std::collections::BTreeSet<String> = needed
+        .iter()
+        .map(|p| {
+            let inside = p
+                .strip_prefix(dir)
+                .unwrap_or_else(|_| panic!("{package} embeds {}, outside its folder", p.display()));
+            inside.display().to_string()
+        })
+        .collect();
     for file in &needed {
         assert!(
             listed.contains(file),
-            "the package lacks {file}, which the build needs"
+            "{package} lacks {file}, which the build needs"
         );
     }
     let packaging = [
@@ -911,18 +942,67 @@ fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
         "Cargo.toml.orig",
         "Cargo.lock",
     ];
-    let documents = ["LICENSE", "README.md", "CHANGELOG.md"];
     for file in &listed {
         assert!(
             needed.contains(file)
                 || packaging.contains(&file.as_str())
                 || documents.contains(&file.as_str()),
-            "the package ships {file}, which the build does not need"
+            "{package} ships {file}, which the build does not need"
         );
     }
     for file in documents {
-        assert!(listed.contains(file), "{file}");
+        assert!(listed.contains(*file), "{file}");
     }
+}
+
+/// `acp-collab` links none of the registry tool's heavy dependencies: no HTTP client, TLS,
+/// JSON Schema, templates, archive formats or async runtime.
+#[test]
+fn acp_collab_depends_on_no_http_schema_template_or_archive_crate() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "tree",
+            "-p",
+            "acp-collab",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .args(["--offline", "--format", "{p}"])
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tree = String::from_utf8(output.stdout).unwrap();
+    let names: std::collections::BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(names.contains("acp-registry-core"), "{names:?}");
+    let forbidden = [
+        "reqwest",
+        "rustls",
+        "hyper",
+        "jsonschema",
+        "minijinja",
+        "tar",
+        "zip",
+        "flate2",
+        "xz2",
+        "bzip2",
+        "tokio",
+    ];
+    let linked: Vec<&str> = forbidden
+        .into_iter()
+        .filter(|name| names.contains(name))
+        .collect();
+    assert!(linked.is_empty(), "acp-collab depends on {linked:?}");
 }
 
 #[test]

@@ -38,5 +38,13 @@ mod hostile_fs;
 
 /// The registry tool as cargo built it for these tests.
 const REGISTRY: &str = env!("CARGO_BIN_EXE_acp-registry");
-/// The collaboration tool, packed and verified by the registry tests.
-const COLLAB: &str = env!("CARGO_BIN_EXE_acp-collab");
+/// The collaboration tool (another package: the workspace build's), packed and verified by
+/// the registry tests.
+fn collab() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        acp_test_kit::workspace_bin("acp-collab")
+            .display()
+            .to_string()
+    })
+}

@@ -40,7 +40,7 @@ impl Package {
         let root = tmp.path().canonicalize().unwrap();
         let registry = root.join("registry");
         copy_dir(&repo_root().join("registry").join(ID), &registry.join(ID));
-        let binary = crate::COLLAB;
+        let binary = crate::collab();
         let license = repo_root().join("LICENSE");
         let args = pack_args(TARGET, binary, license.to_str().unwrap());
         let run = acp_registry(&args, &registry);
@@ -280,7 +280,7 @@ fn a_launcher_without_any_acp_collab_says_how_to_provide_one() {
         .arg(scripts.join("validate_collaboration.py"))
         .args(["--folder", &tmp.path().join("none").display().to_string()])
         .env("PATH", python.parent().unwrap())
-        .env("ACP_COLLAB", crate::COLLAB)
+        .env("ACP_COLLAB", crate::collab())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -308,7 +308,7 @@ fn the_stored_packed_and_installed_skill_pass_the_reference_validator() {
 
     let project = p.root.join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let out = Command::new(crate::COLLAB)
+    let out = Command::new(crate::collab())
         .args(["skill", "install", "--agent", "claude-code", "--project"])
         .arg(&project)
         .output()

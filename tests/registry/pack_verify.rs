@@ -56,7 +56,7 @@ fn packages_server(packages: PathBuf) -> (Server, Arc<Mutex<Vec<String>>>) {
 /// entry it wrote.
 fn pack_engine(registry: &Path, base: &str) {
     let license = repo_root().join("LICENSE");
-    let mut args = pack_args(TARGET, crate::COLLAB, license.to_str().unwrap());
+    let mut args = pack_args(TARGET, crate::collab(), license.to_str().unwrap());
     args.extend(["--base-url", base]);
     let pack = acp_registry(&args, registry);
     assert_eq!(pack.code, 0, "{}{}", pack.stdout, pack.stderr);

@@ -89,7 +89,7 @@ fn acp_collab_help_texts() {
         &["completions", "--help"],
         &["man", "--help"],
     ] {
-        let output = std::process::Command::new(crate::COLLAB)
+        let output = std::process::Command::new(crate::collab())
             .args(args)
             .output()
             .unwrap();
@@ -109,7 +109,7 @@ fn acp_collab_help_texts() {
 fn binaries() -> [(&'static str, &'static str); 2] {
     [
         ("acp-registry", crate::REGISTRY),
-        ("acp-collab", crate::COLLAB),
+        ("acp-collab", crate::collab()),
     ]
 }
 

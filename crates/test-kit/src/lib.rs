@@ -26,6 +26,24 @@ pub use findings::{Finding, Findings, Summary};
 pub use program::{on_path, uvx_or_skip, UV_PIN};
 pub use run::Run;
 
+/// An executable of another workspace package, as `cargo test --workspace` built it beside the
+/// test binaries (a test binary is `target/<profile>/deps/<name>`; executables are in
+/// `target/<profile>/`). Cargo names only the package's own executables in `CARGO_BIN_EXE_*`.
+pub fn workspace_bin(name: &str) -> std::path::PathBuf {
+    let test = std::env::current_exe().expect("the test binary's path");
+    let dir = test
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("a test binary lives in target/<profile>/deps/");
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is not built: run `cargo test --workspace` (or `cargo build --workspace` first)",
+        path.display()
+    );
+    path
+}
+
 /// The root of the repository the tests run in (fixtures, agents, the bundled registry).
 pub fn repo_root() -> std::path::PathBuf {
     // The kit lives at crates/test-kit of that repository; no `..` in the path, so it equals

@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""next_action: runs `acp-collab next` with the same flags, output and exit codes."""
+
+import os
+import sys
+
+# No __pycache__ inside the skill folder.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _acp_collab import run  # noqa: E402
+
+run("next_action")

@@ -1,0 +1,18 @@
+//! acp-registry-core: what the registry tool (`acp-registry`) and the collaboration tool
+//! (`acp-collab`) share, and nothing that pulls in HTTP, JSON Schema, templates or archives.
+//!
+//! The ground floor of both: no module here imports anything of either tool.
+//!
+//! - [`source`]: source files, byte spans and line:column mapping;
+//! - [`time`]: UTC timestamps;
+//! - [`fs`]: safe reads of an untrusted tree and atomic writes;
+//! - [`acp`]: ACP on stdio (framing, JSON-RPC, the method catalogue);
+//! - [`escape`]: escaping untrusted text for terminals and other outputs;
+//! - [`cli`]: the failure line and the manual/completions both binaries print.
+
+pub mod acp;
+pub mod cli;
+pub mod escape;
+pub mod fs;
+pub mod source;
+pub mod time;
