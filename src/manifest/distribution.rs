@@ -260,7 +260,7 @@ impl Distribution {
         use sha2::{Digest, Sha256};
         let part = self.parts.get(&kind).map_or("null", String::as_str);
         let digest = Sha256::digest(part.as_bytes());
-        crate::fs::digest::hex(&digest[..8])
+        acp_registry_core::fs::digest::hex(&digest[..8])
     }
 
     /// The same model from published JSON (the site's input).

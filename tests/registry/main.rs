@@ -11,6 +11,7 @@ mod embed_icons;
 mod fix;
 mod fmt;
 mod integrations;
+mod layering;
 mod pack;
 mod pack_skill;
 mod pack_verify;

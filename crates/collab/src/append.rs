@@ -380,7 +380,7 @@ fn with_recovery(
         }
         Refusal::Classification(m, readiness_text) => {
             let items = Readiness::open_items(&readiness_text);
-            let again = guide::append_command(invocation, folder, opts);
+            let again = append_command(invocation, folder, opts);
             let hint = format!(
                 "open in readiness.md: {}; mark each question `[resolved]` or \
                  `[deferred_nonblocking] … Reason: …` (clear a blocker, or append blocked to \
@@ -452,4 +452,34 @@ fn check_completion(
         return Err(CollabError::Conclusion(errors));
     }
     Ok(())
+}
+
+/// The `append` command `opts` describe, every flag given, in the invocation's form: the
+/// command to run again once a refusal's cause is fixed.
+pub(crate) fn append_command(
+    invocation: &Invocation,
+    folder: &Path,
+    opts: &AppendOptions,
+) -> String {
+    let mut cmd = format!(
+        "{} {} --event {}",
+        invocation.program("append", "append_event"),
+        guide::folder_args(folder, &opts.participant),
+        guide::quote(&opts.event)
+    );
+    if let Some(n) = opts.reply_to {
+        cmd.push_str(&format!(" --reply-to {n}"));
+    }
+    let flags = [
+        ("role", &opts.role),
+        ("doc", &opts.doc),
+        ("sha256", &opts.sha256),
+    ];
+    for (flag, value) in flags {
+        if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+            cmd.push_str(&format!(" --{flag} {}", guide::quote(v)));
+        }
+    }
+    cmd.push_str(&format!(" --summary {}", guide::quote(&opts.summary)));
+    cmd
 }

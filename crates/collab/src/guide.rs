@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use super::events::Event;
 use super::markdown::deliverable_content_errors;
-use super::next as text;
 use super::paths;
 use super::protocol::Protocol;
 use super::pyfmt::as_int;
+use super::spec as text;
 use super::validate::schema::sections_for;
 use crate::time::utc_now;
 
@@ -28,7 +28,8 @@ pub enum Invocation {
 }
 
 impl Invocation {
-    fn program(&self, command: &str, script: &str) -> String {
+    /// The program part of a command line: `acp-collab «command»` or the launcher `«script».py`.
+    pub(crate) fn program(&self, command: &str, script: &str) -> String {
         match self {
             Invocation::Binary => format!("acp-collab {command}"),
             Invocation::Scripts(dir) => {
@@ -40,7 +41,7 @@ impl Invocation {
 }
 
 /// `--folder «folder» --participant «participant»`, quoted.
-fn folder_args(folder: &Path, participant: &str) -> String {
+pub(crate) fn folder_args(folder: &Path, participant: &str) -> String {
     format!(
         "--folder {} --participant {}",
         quote(&folder.display().to_string()),
@@ -64,36 +65,6 @@ pub fn next_command(invocation: &Invocation, folder: &Path, participant: &str) -
         invocation.program("next", "next_action"),
         folder_args(folder, participant)
     )
-}
-
-/// The `append` command `opts` describe, every flag given, in the invocation's form: the
-/// command to run again once a refusal's cause is fixed.
-pub fn append_command(
-    invocation: &Invocation,
-    folder: &Path,
-    opts: &super::append::AppendOptions,
-) -> String {
-    let mut cmd = format!(
-        "{} {} --event {}",
-        invocation.program("append", "append_event"),
-        folder_args(folder, &opts.participant),
-        quote(&opts.event)
-    );
-    if let Some(n) = opts.reply_to {
-        cmd.push_str(&format!(" --reply-to {n}"));
-    }
-    let flags = [
-        ("role", &opts.role),
-        ("doc", &opts.doc),
-        ("sha256", &opts.sha256),
-    ];
-    for (flag, value) in flags {
-        if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
-            cmd.push_str(&format!(" --{flag} {}", quote(v)));
-        }
-    }
-    cmd.push_str(&format!(" --summary {}", quote(&opts.summary)));
-    cmd
 }
 
 /// The `validate` command, in the invocation's form.

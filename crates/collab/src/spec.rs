@@ -230,3 +230,53 @@ pub fn is_sha256(value: &str) -> bool {
             .bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
+
+// The action lines of `next`, word for word as the published scripts print them (guide reads
+// them to plan the follow-up commands, so they belong to the protocol's tables, not to `next`).
+
+/// `drafting`, for a listed participant.
+pub const DRAFT: &str = "draft the primary deliverable, append deliverable_drafted, update proposal.md, then append proposal_submitted.";
+/// `drafting`, for the others.
+pub const WAIT_PROPOSAL: &str = "wait for the proposal owner to submit the proposal.";
+/// `reviewing`, for a listed reviewer who did not send the proposal.
+pub const REVIEW: &str = "review proposal.md and the primary deliverable, update review.md with Review Scope, then append review_submitted.";
+/// `reviewing`, for the owner.
+pub const OWNER_WAIT_REVIEW: &str = "wait for the listed reviewer(s); do not edit proposal.md or deliverables while reviewing unless blocking the collaboration.";
+/// `reviewing`, for the others.
+pub const WAIT_REVIEW: &str =
+    "wait for the listed reviewer(s) to submit review_submitted or blocked.";
+/// `revising`, for a listed participant after someone else's review.
+pub const REVISE: &str = "revise proposal.md and deliverables as needed, append deliverable_revised if the deliverable changed, then append proposal_revised.";
+/// `revising`, for the others.
+pub const WAIT_REVISE: &str = "wait for the proposal owner to revise.";
+/// `decision_review` with unclassified input, for the owner.
+pub const CLASSIFY: &str = "classify the open questions in readiness.md, then append question_classified before anyone appends decision_accepted.";
+/// `decision_review` with unclassified input, for the others.
+pub const WAIT_CLASSIFY: &str = "wait for the proposal owner to classify readiness.md questions and append question_classified.";
+/// `decision_review`, for a listed participant who has not accepted yet.
+pub const ACCEPT: &str =
+    "review decisions.md and append decision_accepted only if decisions are explicit.";
+/// `decision_review`, for the others.
+pub const WAIT_ACCEPT: &str = "wait for remaining participants to accept decisions.";
+/// `readiness_check`, for everyone but the owner.
+pub const WAIT_OWNER_READINESS: &str = "wait for the proposal owner to freeze the primary deliverable, pass readiness and complete the collaboration.";
+/// `readiness_check`: open readiness items remain.
+pub const CLEAR_READINESS: &str =
+    "classify readiness.md questions and clear blockers before readiness_passed.";
+/// `readiness_check`: `Ready to implement` is not ticked.
+pub const CHECKLIST: &str = "complete the final design checklist in readiness.md.";
+/// `readiness_check`: the primary deliverable is not frozen yet.
+pub const FREEZE: &str = "freeze the primary deliverable with deliverable_frozen, run validate_collaboration.py, then append readiness_passed.";
+/// `readiness_check`: frozen, `readiness_passed` not appended yet.
+pub const PASS_READINESS: &str = "run validate_collaboration.py, then append readiness_passed.";
+/// `readiness_check`: passed, but `conclusion.md` is not complete.
+pub const WRITE_CONCLUSION: &str = "write conclusion.md with the final outcome, deliverable receipt, readiness result, and next action.";
+/// `readiness_check`: everything is ready for `completed`.
+pub const COMPLETE: &str =
+    "run validate_collaboration.py, then append completed with doc=conclusion.md.";
+/// `completed`.
+pub const STOP: &str = "stop; collaboration is complete.";
+/// `blocked`.
+pub const RESOLVE_BLOCKER: &str = "resolve the blocker or start a new collaboration round.";
+/// An unknown phase (exit 1).
+pub const INVALID_PHASE: &str = "run validate_collaboration.py; current phase is invalid.";
