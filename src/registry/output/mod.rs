@@ -144,3 +144,12 @@ fn hashed<W: Write>(
         .map_err(std::io::IntoInnerError::into_error)?;
     Ok((inner, digest))
 }
+
+/// A tree of files each holding its own name, for the tests of the output steps.
+#[cfg(test)]
+fn test_files(names: &[&str]) -> BTreeMap<String, Vec<u8>> {
+    names
+        .iter()
+        .map(|n| (n.to_string(), n.as_bytes().to_vec()))
+        .collect()
+}

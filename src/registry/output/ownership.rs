@@ -53,14 +53,8 @@ pub(super) fn read_listing(dir: &Path) -> Option<BTreeMap<String, String>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_files as files;
     use super::*;
-
-    fn files(names: &[&str]) -> BTreeMap<String, Vec<u8>> {
-        names
-            .iter()
-            .map(|n| (n.to_string(), n.as_bytes().to_vec()))
-            .collect()
-    }
 
     #[test]
     fn the_manifest_lists_every_other_path_with_its_digest_sorted() {

@@ -292,14 +292,8 @@ fn swap(new: &Path, out: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_files as files;
     use super::*;
-
-    fn files(names: &[&str]) -> BTreeMap<String, Vec<u8>> {
-        names
-            .iter()
-            .map(|n| (n.to_string(), n.as_bytes().to_vec()))
-            .collect()
-    }
 
     #[test]
     fn leftover_names_match_only_our_pattern() {
