@@ -193,13 +193,8 @@ async fn archive(context: &Context, doc: &ManifestDoc, target: &ArchiveTarget) -
 
 /// The `archive-retagged` finding: the pin is the one `revision` had, at the same version.
 fn retagged(doc: &ManifestDoc, target: &ArchiveTarget, actual: &str, revision: &str) -> Diagnostic {
-    let ArchiveTarget {
-        platform,
-        pointer,
-        url,
-        sha256,
-    } = target;
-    let pin = sha256.as_deref().unwrap_or_default();
+    let (platform, pointer, url) = (&target.platform, &target.pointer, &target.url);
+    let pin = target.sha256.as_deref().unwrap_or_default();
     let version = doc.root.get_str("version").unwrap_or_default();
     let id = doc.root.get_str("id").unwrap_or_default();
     let member = serde_json::json!({ id: retag_reason(version) }).to_string();
@@ -360,27 +355,23 @@ async fn package_verdict(
     let client = &context.client;
     let pin = version.as_deref();
     let verdict = if *npm {
-        client
-            .document::<packages::NpmAnswer>(&url)
-            .await
-            .map(|doc| {
-                let listed = doc
-                    .as_deref()
-                    .zip(pin)
-                    .and_then(|(d, v)| packages::npm_version_key(d, v));
-                (packages::npm_verdict(doc.as_deref(), pin), listed)
-            })
+        verdict_of(
+            client,
+            &url,
+            pin,
+            packages::npm_verdict,
+            packages::npm_version_key,
+        )
+        .await
     } else {
-        client
-            .document::<packages::PypiAnswer>(&url)
-            .await
-            .map(|doc| {
-                let listed = doc
-                    .as_deref()
-                    .zip(pin)
-                    .and_then(|(d, v)| packages::pypi_version_key(d, v));
-                (packages::pypi_verdict(doc.as_deref(), pin), listed)
-            })
+        verdict_of(
+            client,
+            &url,
+            pin,
+            packages::pypi_verdict,
+            packages::pypi_version_key,
+        )
+        .await
     };
     let (verdict, listed) = match verdict {
         Ok(verdict) => verdict,
@@ -395,6 +386,20 @@ async fn package_verdict(
         context.remember(key, None, None);
     }
     (finding.into_iter().collect(), listed)
+}
+
+/// The verdict on `pin` from the index's document at `url` (read as `A`), and the key the
+/// document lists the pinned version under.
+async fn verdict_of<A: serde::de::DeserializeOwned + Send + Sync + 'static>(
+    client: &Client,
+    url: &str,
+    pin: Option<&str>,
+    verdict: fn(Option<&A>, Option<&str>) -> Verdict,
+    version_key: fn(&A, &str) -> Option<String>,
+) -> Result<(Verdict, Option<String>), NetError> {
+    let doc = client.document::<A>(url).await?;
+    let listed = doc.as_deref().zip(pin).and_then(|(d, v)| version_key(d, v));
+    Ok((verdict(doc.as_deref(), pin), listed))
 }
 
 const UNREACHABLE_HELP: &str = "run again later, or check the configured registry base URL";
@@ -415,11 +420,12 @@ async fn package_provenance(
         facts
     } else {
         let (client, name) = (&context.client, target.name.as_str());
-        let fetched = if target.npm {
-            provenance::npm_facts(client, &endpoints.npm, name, listed).await
+        let base = if target.npm {
+            &endpoints.npm
         } else {
-            provenance::pypi_facts(client, &endpoints.pypi, name, listed).await
+            &endpoints.pypi
         };
+        let fetched = provenance::facts(client, target.npm, base, name, listed).await;
         match fetched {
             Ok(Some(facts)) => {
                 context.remember_facts(key, &facts);

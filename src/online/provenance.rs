@@ -264,34 +264,90 @@ pub(crate) fn pypi_version_url(base: &str, name: &str, version: &str) -> String 
     )
 }
 
-/// What npm says of `name@version`; `None` when it has no version document for it.
-pub(crate) async fn npm_facts(
+/// A package index's document of one version: where it lives and what it claims.
+trait VersionDoc: serde::de::DeserializeOwned + Send + Sync + 'static {
+    /// The document's URL under the index's base.
+    fn url(asked: &Asked<'_>) -> String;
+    /// Adds to `facts` what the document, and the attestations it leads to, claim.
+    fn add_facts(
+        &self,
+        asked: &Asked<'_>,
+        facts: &mut Facts,
+    ) -> impl std::future::Future<Output = ()> + Send;
+}
+
+/// What is asked of an index: `name` at `version`, of the index at `base`, through `client`.
+struct Asked<'a> {
+    client: &'a Client,
+    base: &'a str,
+    name: &'a str,
+    version: &'a str,
+}
+
+/// What the index at `base` says of `name` at `version`: no facts when its document is not an
+/// object, `None` when there is no document.
+async fn facts_of<D: VersionDoc>(
     client: &Client,
     base: &str,
     name: &str,
     version: &str,
 ) -> Result<Option<Facts>, NetError> {
-    let url = npm_version_url(base, name, version);
-    let Some(doc) = client.document::<Obj<NpmVersionDoc>>(&url).await? else {
+    let asked = Asked {
+        client,
+        base,
+        name,
+        version,
+    };
+    let Some(answer) = client.document::<Obj<D>>(&D::url(&asked)).await? else {
         return Ok(None);
     };
-    let Some(doc) = doc.0.as_ref() else {
-        return Ok(Some(Facts::default()));
-    };
     let mut facts = Facts::default();
-    if let Some(url) = &doc.repository.0 {
-        facts.claims.push(("repository".into(), url.clone()));
-    }
-    let advertised = doc.dist.0.as_ref().and_then(|d| d.attestations.0.as_ref());
-    if let Some(advertised) = advertised {
-        let url = attestations_url(base, name, version, advertised.url.0.as_deref());
-        facts.attested = Some(match client.document::<NpmAttestations>(&url).await {
-            Ok(Some(answer)) => npm_attested(&answer),
-            Ok(None) => unreadable("SLSA provenance", format!("`{url}` answers 404")),
-            Err(error) => unreadable("SLSA provenance", format!("`{url}`: {error}")),
-        });
+    if let Some(doc) = answer.0.as_ref() {
+        doc.add_facts(&asked, &mut facts).await;
     }
     Ok(Some(facts))
+}
+
+/// What npm (`npm`) or `PyPI` at `base` says of `name` at `version`; `None` when it has no
+/// version document for it.
+pub(crate) async fn facts(
+    client: &Client,
+    npm: bool,
+    base: &str,
+    name: &str,
+    version: &str,
+) -> Result<Option<Facts>, NetError> {
+    if npm {
+        facts_of::<NpmVersionDoc>(client, base, name, version).await
+    } else {
+        facts_of::<PypiVersionDoc>(client, base, name, version).await
+    }
+}
+
+impl VersionDoc for NpmVersionDoc {
+    fn url(asked: &Asked<'_>) -> String {
+        npm_version_url(asked.base, asked.name, asked.version)
+    }
+
+    async fn add_facts(&self, asked: &Asked<'_>, facts: &mut Facts) {
+        if let Some(url) = &self.repository.0 {
+            facts.claims.push(("repository".into(), url.clone()));
+        }
+        let advertised = self.dist.0.as_ref().and_then(|d| d.attestations.0.as_ref());
+        if let Some(advertised) = advertised {
+            let url = attestations_url(
+                asked.base,
+                asked.name,
+                asked.version,
+                advertised.url.0.as_deref(),
+            );
+            facts.attested = Some(match asked.client.document::<NpmAttestations>(&url).await {
+                Ok(Some(answer)) => npm_attested(&answer),
+                Ok(None) => unreadable("SLSA provenance", format!("`{url}` answers 404")),
+                Err(error) => unreadable("SLSA provenance", format!("`{url}`: {error}")),
+            });
+        }
+    }
 }
 
 /// The attestations URL npm advertises when it lies under the configured base (same origin,
@@ -374,39 +430,38 @@ fn npm_attested(answer: &NpmAttestations) -> Attested {
     }
 }
 
-/// What `PyPI` says of `name==version`; `None` when it has no release document for it.
-pub(crate) async fn pypi_facts(
-    client: &Client,
-    base: &str,
-    name: &str,
-    version: &str,
-) -> Result<Option<Facts>, NetError> {
-    let url = pypi_version_url(base, name, version);
-    let Some(doc) = client.document::<Obj<PypiVersionDoc>>(&url).await? else {
-        return Ok(None);
-    };
-    let Some(doc) = doc.0.as_ref() else {
-        return Ok(Some(Facts::default()));
-    };
-    let mut facts = Facts::default();
-    if let Some(info) = &doc.info.0 {
-        for (label, url) in &info.project_urls.0 {
-            if let Some(url) = &url.0 {
-                facts.claims.push((label.clone(), url.clone()));
+impl VersionDoc for PypiVersionDoc {
+    fn url(asked: &Asked<'_>) -> String {
+        pypi_version_url(asked.base, asked.name, asked.version)
+    }
+
+    async fn add_facts(&self, asked: &Asked<'_>, facts: &mut Facts) {
+        if let Some(info) = &self.info.0 {
+            for (label, url) in &info.project_urls.0 {
+                if let Some(url) = &url.0 {
+                    facts.claims.push((label.clone(), url.clone()));
+                }
+            }
+            if let Some(home) = info.home_page.0.as_ref().filter(|h| !h.trim().is_empty()) {
+                facts.claims.push(("home_page".into(), home.clone()));
             }
         }
-        if let Some(home) = info.home_page.0.as_ref().filter(|h| !h.trim().is_empty()) {
-            facts.claims.push(("home_page".into(), home.clone()));
-        }
+        let files: Vec<&str> = self
+            .urls
+            .items
+            .iter()
+            .filter_map(|f| f.0.as_ref()?.filename.0.as_deref())
+            .collect();
+        facts.attested = pypi_attested(
+            asked.client,
+            asked.base,
+            asked.name,
+            asked.version,
+            &files,
+            self.urls.total,
+        )
+        .await;
     }
-    let files: Vec<&str> = doc
-        .urls
-        .items
-        .iter()
-        .filter_map(|f| f.0.as_ref()?.filename.0.as_deref())
-        .collect();
-    facts.attested = pypi_attested(client, base, name, version, &files, doc.urls.total).await;
-    Ok(Some(facts))
 }
 
 /// The Trusted Publishers that attest `files`; `None` when none of them has provenance.
@@ -552,7 +607,7 @@ pub(crate) fn package_findings(
     let mut out = Vec::new();
     if let Some(manifest) = accepted.first() {
         out.extend(
-            claims_finding(doc, pointer, spec, facts, accepted, github_hosts)
+            claims_finding(facts, accepted, github_hosts, doc, pointer, spec)
                 .map(|finding| finding.help(claims_help(spec, manifest))),
         );
     }
@@ -577,12 +632,12 @@ fn claims_help(spec: &Spec<'_>, manifest: &Repository) -> String {
 /// `package-repository-mismatch` or `package-repository-missing`, or `None` when a claim
 /// names an accepted repository.
 fn claims_finding(
-    doc: &ManifestDoc,
-    pointer: &str,
-    spec: &Spec<'_>,
     facts: &Facts,
     accepted: &[Repository],
     github_hosts: &[String],
+    doc: &ManifestDoc,
+    pointer: &str,
+    spec: &Spec<'_>,
 ) -> Option<Diagnostic> {
     let manifest = &accepted[0];
     let names_accepted = facts
