@@ -15,7 +15,7 @@ use acp_collab::{
     events::{format_event_line, Event},
     AppendOptions, InitOptions,
 };
-use acp_registry::fs::digest::sha256_hex;
+use acp_registry_core::fs::digest::sha256_hex;
 use serde_json::json;
 
 fn main() -> anyhow::Result<()> {
