@@ -26,15 +26,12 @@ use acp_registry_core::{source, time};
 // nothing outside reaches. Namespaces where the users need many items of one area (a command
 // each, or `run`/`Options` pairs whose names would clash at the root); single items otherwise.
 
-/// The commands of the binary, one module each, and their shared error and exit codes.
+// The binary's commands, one module each, with their error and exit codes; then the library
+// entry points whose `run`/`Options`/`check` keep their module's name.
 pub mod commands;
-/// `validate --online`: the network checks of every entry.
 pub mod online;
-/// The static site `build` renders.
 pub mod site;
-/// `update`: new versions of the agents, written into their manifests.
 pub mod update;
-/// `verify`: each agent installed and started in a sandbox.
 pub mod verify;
 
 /// Archive extraction with hostile archives refused and sizes capped.
@@ -46,7 +43,7 @@ pub mod archive {
 
 pub use acp_registry_core::acp;
 pub use diagnostics::{render_github_summary, rules_markdown, Code, Report, Severity};
-pub use manifest::distribution::Kind;
+pub use manifest::distribution::Kind as DistributionKind;
 pub use manifest::edit::{Editor, Position};
 pub use manifest::{escape_pointer, parse, Node, NodeValue};
 pub use net::{Client, NetConfig, NetError, TEST_ALLOW_LOOPBACK_ENV};

@@ -281,9 +281,9 @@ impl VerifyArgs {
                 kinds
                     .into_iter()
                     .map(|k| match k {
-                        KindArg::Binary => acp_registry::Kind::Binary,
-                        KindArg::Npx => acp_registry::Kind::Npx,
-                        KindArg::Uvx => acp_registry::Kind::Uvx,
+                        KindArg::Binary => acp_registry::DistributionKind::Binary,
+                        KindArg::Npx => acp_registry::DistributionKind::Npx,
+                        KindArg::Uvx => acp_registry::DistributionKind::Uvx,
                     })
                     .collect()
             }),
