@@ -10,12 +10,8 @@
 //! phase), written directly; the normal path's ten events are then appended
 //! through the library, so the folder ends `completed` and validates.
 
-use acp_collab::{
-    self as collab,
-    events::{format_event_line, Event},
-    AppendOptions, InitOptions,
-};
-use acp_registry::fs::digest::sha256_hex;
+use acp_collab::{self as collab, format_event_line, AppendOptions, Event, InitOptions};
+use acp_registry_core::fs::digest::sha256_hex;
 use serde_json::json;
 
 fn main() -> anyhow::Result<()> {

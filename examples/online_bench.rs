@@ -17,9 +17,9 @@ use acp_test_kit::server as net_server;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp_registry::net::NetConfig;
+use acp_registry::check_registry;
 use acp_registry::online::{self, Endpoints, Silent};
-use acp_registry::registry::check_registry;
+use acp_registry::NetConfig;
 use net_server::{Reply, Server};
 use serde_json::json;
 

@@ -63,7 +63,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use acp_registry::rules::Code;
+use acp_registry::Code;
 use serde_json::Value;
 
 use acp_test_kit::server as net_server;

@@ -14,7 +14,7 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use acp_registry::fs::archive::{extract, Format, Limits};
+use acp_registry::archive::{extract, Format, Limits};
 use libfuzzer_sys::fuzz_target;
 
 const FORMATS: [Format; 4] = [Format::Zip, Format::TarGz, Format::TarBz2, Format::TarXz];

@@ -3,8 +3,8 @@
 //! `cargo fuzz run icon_rules`
 #![no_main]
 
-use acp_registry::diagnostics::Severity;
-use acp_registry::rules::check_icon;
+use acp_registry::Severity;
+use acp_registry::check_icon;
 use acp_registry::site::sanitise_icon;
 use libfuzzer_sys::fuzz_target;
 

@@ -5,8 +5,8 @@
 //! Input: the document, a NUL, then one byte choosing the pointer and the rest as a string.
 #![no_main]
 
-use acp_registry::manifest::edit::{Editor, Position};
-use acp_registry::manifest::{escape_pointer, parse, Node, NodeValue};
+use acp_registry::{Editor, Position};
+use acp_registry::{escape_pointer, parse, Node, NodeValue};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 

@@ -2,7 +2,7 @@
 //! `cargo fuzz run jsonc_parse`
 #![no_main]
 
-use acp_registry::manifest::parse;
+use acp_registry::parse;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,8 +3,8 @@
 #![no_main]
 
 use acp_registry::commands::validate::{render, Format};
-use acp_registry::diagnostics::Report;
-use acp_registry::rules::{check_entry, EntryDir, Policy};
+use acp_registry::Report;
+use acp_registry::{check_entry, EntryDir, Policy};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

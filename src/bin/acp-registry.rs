@@ -171,7 +171,7 @@ struct UpdateArgs {
     /// your users set (npm `min-release-age` in days, pnpm `minimumReleaseAge` in minutes),
     /// or they cannot install the pins; longer means fixes arrive later. Overrides
     /// `update.min_age_days` [default: the configuration's, else 0].
-    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(..=i64::from(acp_registry::registry::config::MAX_MIN_AGE_DAYS)))]
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(..=i64::from(acp_registry::MAX_MIN_AGE_DAYS)))]
     min_age: Option<u32>,
     /// Measure release ages at this UTC time instead of now (`2026-03-01T12:00:00Z` or
     /// `2026-03-01`), to reproduce an earlier run.
@@ -266,7 +266,7 @@ struct VerifyArgs {
     #[arg(long, value_name = "MIB", default_value_t = acp_registry::online::DEFAULT_ARCHIVE_CAP_MIB)]
     archive_cap: u64,
     /// Most bytes one archive may unpack to, in MiB (per agent; hard links count as copies).
-    #[arg(long, value_name = "MIB", default_value_t = acp_registry::fs::archive::DEFAULT_UNPACK_CAP_MIB)]
+    #[arg(long, value_name = "MIB", default_value_t = acp_registry::archive::DEFAULT_UNPACK_CAP_MIB)]
     unpack_cap: u64,
     #[command(flatten)]
     loopback: LoopbackArg,
@@ -281,9 +281,9 @@ impl VerifyArgs {
                 kinds
                     .into_iter()
                     .map(|k| match k {
-                        KindArg::Binary => acp_registry::manifest::distribution::Kind::Binary,
-                        KindArg::Npx => acp_registry::manifest::distribution::Kind::Npx,
-                        KindArg::Uvx => acp_registry::manifest::distribution::Kind::Uvx,
+                        KindArg::Binary => acp_registry::DistributionKind::Binary,
+                        KindArg::Npx => acp_registry::DistributionKind::Npx,
+                        KindArg::Uvx => acp_registry::DistributionKind::Uvx,
                     })
                     .collect()
             }),
@@ -416,7 +416,7 @@ struct BuildArgs {
     matrix: Option<PathBuf>,
     /// With --matrix: evidence older than DAYS days is expired [default: `verify.max_age_days`,
     /// else 30].
-    #[arg(long, value_name = "DAYS", requires = "matrix", value_parser = clap::value_parser!(u32).range(1..=i64::from(acp_registry::registry::config::MAX_MIN_AGE_DAYS)))]
+    #[arg(long, value_name = "DAYS", requires = "matrix", value_parser = clap::value_parser!(u32).range(1..=i64::from(acp_registry::MAX_MIN_AGE_DAYS)))]
     max_age: Option<u32>,
     /// With --matrix: measure evidence ages at this UTC time (`2026-03-01T12:00:00Z` or
     /// `2026-03-01`) [default: SOURCE_DATE_EPOCH, else now]. Give it (or SOURCE_DATE_EPOCH) for
@@ -562,7 +562,7 @@ struct LoopbackArg {
     /// use local servers. Relaxes nothing else; never use it on untrusted input.
     #[arg(
         long,
-        env = acp_registry::net::TEST_ALLOW_LOOPBACK_ENV,
+        env = acp_registry::TEST_ALLOW_LOOPBACK_ENV,
         value_parser = clap::builder::FalseyValueParser::new()
     )]
     allow_loopback_for_tests: bool,

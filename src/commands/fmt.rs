@@ -25,7 +25,7 @@ pub struct Options {
 
 /// One manifest: read as `base/rel` (no link followed below `base`), shown as `display`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The folder the manifest is read below.
     pub base: PathBuf,
     /// The manifest's path below `base`.
@@ -35,7 +35,7 @@ pub struct Target {
 }
 
 /// The manifests `fmt` works on, in order.
-pub fn targets(options: &Options) -> Result<Vec<Target>, CommandError> {
+pub(crate) fn targets(options: &Options) -> Result<Vec<Target>, CommandError> {
     if options.paths.is_empty() {
         let root = display_root(&options.registry);
         let discovered = registry::discover(&options.registry)?;
@@ -100,7 +100,7 @@ pub(crate) fn join_display(root: &str, rel: &str) -> String {
 
 /// What happened to one manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Already in the canonical layout.
     Unchanged,
     /// Reformatted (written, or with `--check` would be).
@@ -110,7 +110,7 @@ pub enum Outcome {
 }
 
 /// The canonical text of `text`, or why there is none.
-pub fn formatted(text: &str, display: &str) -> Result<String, String> {
+pub(crate) fn formatted(text: &str, display: &str) -> Result<String, String> {
     let mut editor = Editor::parse(text).map_err(|error| match error {
         EditError::Parse(syntax) => {
             let source = SourceFile::new(display, text);
@@ -129,7 +129,7 @@ pub fn formatted(text: &str, display: &str) -> Result<String, String> {
 }
 
 /// Format one manifest, writing it only when it changes and `check` is off.
-pub fn format_one(target: &Target, check: bool) -> Outcome {
+pub(crate) fn format_one(target: &Target, check: bool) -> Outcome {
     let display = &target.display;
     let bytes = match fs::read_capped(&target.base, &target.rel, MAX_MANIFEST_BYTES) {
         Ok(bytes) => bytes,

@@ -20,7 +20,7 @@ const PRE_COMMIT: &str = include_str!("../../templates/init/pre-commit-config.ya
 const CONTRIBUTING: &str = include_str!("../../templates/init/CONTRIBUTING.md");
 
 /// This tool's repository (Cargo.toml `repository`): the action, the hooks, the docs.
-pub const REPOSITORY_URL: &str = env!("CARGO_PKG_REPOSITORY");
+pub(crate) const REPOSITORY_URL: &str = env!("CARGO_PKG_REPOSITORY");
 /// The release `init` refers to: the one running it.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The header lines of acp-registry's own rendering of the workflow.
@@ -190,7 +190,10 @@ fn registry_flag(registry_dir: &str) -> String {
 }
 
 /// The files `init` writes, by path inside DIR, sorted.
-pub fn files(registry_dir: &str, default_branch: &str) -> Result<Vec<(String, String)>, InitError> {
+pub(crate) fn files(
+    registry_dir: &str,
+    default_branch: &str,
+) -> Result<Vec<(String, String)>, InitError> {
     let flag = registry_flag(registry_dir);
     let validate_args = if flag.is_empty() {
         String::new()

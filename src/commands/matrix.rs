@@ -136,7 +136,7 @@ fn now() -> Result<String, CommandError> {
 }
 
 /// TEST ONLY: the time `matrix` stamps its rows with instead of now.
-pub const TEST_NOW_ENV: &str = "ACP_REGISTRY_TEST_NOW";
+pub(crate) const TEST_NOW_ENV: &str = "ACP_REGISTRY_TEST_NOW";
 
 /// Refuse an `--out` (and the `matrix.md` beside it) that `matrix` may not replace; the
 /// matrix already there, if any.

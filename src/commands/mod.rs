@@ -115,7 +115,7 @@ impl Stream {
 /// named it (`.` gives `""`, `./registry/` gives `registry`), so GitHub annotations and
 /// editors find the files. An absolute path stays absolute unless it is inside the working
 /// directory.
-pub fn display_root(registry: &Path) -> String {
+pub(crate) fn display_root(registry: &Path) -> String {
     display_root_in(registry, std::env::current_dir().ok().as_deref())
 }
 
@@ -148,7 +148,7 @@ fn slash_path(path: &Path) -> String {
 }
 
 /// A copy of `report` with every path as the user named `registry` ([`display_root`]).
-pub fn relocated(report: &Report, registry: &Path) -> Report {
+pub(crate) fn relocated(report: &Report, registry: &Path) -> Report {
     let mut report = report.clone();
     report.relocate(&display_root(registry));
     report

@@ -17,7 +17,7 @@ use crate::registry::check_registry;
 use crate::rules::{package_name_and_pin, url_versions, Version, PLACEHOLDERS, SCAFFOLD_ICON};
 
 /// Where `$schema` points: the schema `build` publishes at the default base URL.
-pub const SCHEMA_URL: &str =
+pub(crate) const SCHEMA_URL: &str =
     "https://cdn.agentclientprotocol.com/registry/v1/latest/agent.schema.json";
 
 const AGENT: &str = include_str!("../../templates/new/agent.json");
@@ -152,7 +152,7 @@ pub enum NewError {
 /// The files of a new entry, by name, for `id` launched by `launch`. The manifest is passed
 /// through `fmt`'s formatter, so `fmt --check` accepts what `new` writes whatever the
 /// package spec (the templates are canonical already: a test keeps them so).
-pub fn scaffold(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewError> {
+pub(crate) fn scaffold(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewError> {
     let mut files = filled(id, launch)?;
     files[0].1 = formatted(&files[0].1, "agent.json").map_err(NewError::Template)?;
     Ok(files)

@@ -55,7 +55,7 @@ impl Default for Flags {
 }
 
 /// The options of one run: flags over `acp-registry.jsonc` over the defaults.
-pub fn options(flags: &Flags, config: &Config) -> online::Options {
+pub(crate) fn options(flags: &Flags, config: &Config) -> online::Options {
     online::Options {
         net: NetConfig {
             allow_loopback: flags.allow_loopback_for_tests,
@@ -87,7 +87,7 @@ pub(crate) fn github_token() -> Option<String> {
 /// itself (the cache) are printed to stderr as warnings. Pins are compared with the
 /// manifests at `changed_since`, else at git's `HEAD` (`archive-retagged`); with
 /// `--quarantine-retagged` the retagged entries are added to `quarantine.json`.
-pub fn extend(
+pub(crate) fn extend(
     checked: &mut Checked,
     root: &Path,
     only: Option<&BTreeSet<String>>,

@@ -56,7 +56,7 @@ pub fn render(report: &Report, format: Format, color: bool) -> String {
 }
 
 /// The exit code for a finished report.
-pub fn exit_code(report: &Report, deny_warnings: bool) -> Exit {
+pub(crate) fn exit_code(report: &Report, deny_warnings: bool) -> Exit {
     if report.has_errors() || (deny_warnings && report.count(Severity::Warning) > 0) {
         exit::FINDINGS
     } else {

@@ -418,7 +418,7 @@ pub struct UnknownCode {
 }
 
 /// "did you mean `…`?" naming the nearest of `candidates` to `word`, when one is near.
-pub fn did_you_mean<'a>(
+pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
@@ -426,7 +426,10 @@ pub fn did_you_mean<'a>(
 }
 
 /// The closest candidate by edit distance, if it is plausibly a typo.
-pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = word.to_lowercase();
     candidates
         .into_iter()
@@ -463,7 +466,7 @@ pub fn rules_markdown() -> String {
 }
 
 /// What `acp-registry explain <code>` prints.
-pub fn explain(code: Code) -> String {
+pub(crate) fn explain(code: Code) -> String {
     format!(
         "{code} ({}, default severity: {})\n\n{}\n\n{}\n",
         code.family().title().to_lowercase(),

@@ -8,10 +8,10 @@ use super::escape::{markdown_cell, markdown_code_cell, workflow_data, workflow_p
 use super::{Report, Severity};
 
 /// Annotations GitHub displays per severity and step.
-pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
+pub(crate) const GITHUB_ANNOTATION_LIMIT: usize = 10;
 
 /// GitHub workflow commands, one annotation per finding (capped), then the summary line.
-pub fn render_github(report: &Report) -> String {
+pub(crate) fn render_github(report: &Report) -> String {
     let mut out = String::new();
     for d in &report.diagnostics {
         let command = match d.severity {

@@ -11,7 +11,7 @@ use super::{Diagnostic, Location, Report, Severity};
 use crate::source::SourceFile;
 
 /// Render every finding followed by the summary line. `color` adds ANSI styles.
-pub fn render_human(report: &Report, color: bool) -> String {
+pub(crate) fn render_human(report: &Report, color: bool) -> String {
     let renderer = if color {
         Renderer::styled()
     } else {

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{Report, Severity};
 
 /// Version of the `--format json` document; raised on incompatible changes.
-pub const JSON_FORMAT_VERSION: u32 = 1;
+pub(crate) const JSON_FORMAT_VERSION: u32 = 1;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -43,7 +43,7 @@ struct Finding<'a> {
 }
 
 /// The `--format json` document of `report`.
-pub fn render_json(report: &Report) -> String {
+pub(crate) fn render_json(report: &Report) -> String {
     let document = Document {
         version: JSON_FORMAT_VERSION,
         summary: Summary {

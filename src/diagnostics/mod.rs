@@ -7,7 +7,7 @@
 
 mod code;
 // The escaper is shared with `acp-collab`, so it lives in the core.
-pub use acp_registry_core::escape;
+pub(crate) use acp_registry_core::escape;
 mod github;
 mod human;
 mod json;
@@ -20,11 +20,13 @@ use serde::Serialize;
 
 use crate::source::{Position, SourceFile, Span};
 
-pub use code::{did_you_mean, explain, nearest, rules_markdown, Code, Family, UnknownCode};
-pub use github::{render_github, render_github_summary, GITHUB_ANNOTATION_LIMIT};
-pub use human::render_human;
-pub use json::{render_json, JSON_FORMAT_VERSION};
-pub use sarif::render_sarif;
+pub(crate) use code::{did_you_mean, explain, nearest, UnknownCode};
+pub use code::{rules_markdown, Code};
+pub(crate) use github::render_github;
+pub use github::render_github_summary;
+pub(crate) use human::render_human;
+pub(crate) use json::render_json;
+pub(crate) use sarif::render_sarif;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

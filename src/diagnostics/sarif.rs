@@ -31,7 +31,7 @@ fn sarif_level(severity: Severity) -> &'static str {
 }
 
 /// The SARIF document of `report`, with every code of the catalogue as a rule.
-pub fn render_sarif(report: &Report, tool_version: &str) -> String {
+pub(crate) fn render_sarif(report: &Report, tool_version: &str) -> String {
     let results: Vec<Value> = report
         .diagnostics
         .iter()

@@ -2,6 +2,6 @@
 //! shared with `acp-collab`), re-exported so `crate::fs` keeps naming them, plus [`archive`],
 //! which only the registry tool needs (it links the archive crates).
 
-pub mod archive;
+pub(crate) mod archive;
 
-pub use acp_registry_core::fs::*;
+pub(crate) use acp_registry_core::fs::*;

@@ -11,14 +11,14 @@ use super::distribution::{node_of, Distribution};
 use super::jsonc::{Node, NodeValue};
 
 /// The auth type of a method that does not say (`type` missing or not a string).
-pub const DEFAULT_AUTH_TYPE: &str = "agent";
+pub(crate) const DEFAULT_AUTH_TYPE: &str = "agent";
 
 /// JSON pointer of `protocol_version`.
-pub const PROTOCOL_VERSION_POINTER: &str = "/protocol_version";
+pub(crate) const PROTOCOL_VERSION_POINTER: &str = "/protocol_version";
 
 /// One item of `auth`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthMethod {
+pub(crate) struct AuthMethod {
     /// JSON pointer of the method (`/auth/<i>`).
     pub pointer: String,
     /// `id`, when a string.
@@ -31,19 +31,19 @@ pub struct AuthMethod {
 
 impl AuthMethod {
     /// The method's type: the one written, else [`DEFAULT_AUTH_TYPE`].
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         self.declared_type.as_deref().unwrap_or(DEFAULT_AUTH_TYPE)
     }
 
     /// JSON pointer of the method's `type`.
-    pub fn type_pointer(&self) -> String {
+    pub(crate) fn type_pointer(&self) -> String {
         format!("{}/type", self.pointer)
     }
 }
 
 /// One string item of `capabilities` (other items are the schema's to report).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Capability {
+pub(crate) struct Capability {
     /// JSON pointer of the item (`/capabilities/<i>`).
     pub pointer: String,
     /// The ACP method named.
@@ -52,7 +52,7 @@ pub struct Capability {
 
 /// The typed view of one manifest (or published agent).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AgentView {
+pub(crate) struct AgentView {
     /// The stable `distribution` (empty when there is none).
     pub distribution: Distribution,
     /// The items of `auth`, in order (empty when it is not a list).
@@ -65,7 +65,7 @@ pub struct AgentView {
 
 impl AgentView {
     /// The view of a manifest's root object.
-    pub fn from_node(root: &Node) -> AgentView {
+    pub(crate) fn from_node(root: &Node) -> AgentView {
         AgentView {
             distribution: root
                 .get("distribution")
@@ -81,17 +81,17 @@ impl AgentView {
     }
 
     /// The same view of a published agent.
-    pub fn from_json(agent: &serde_json::Value) -> AgentView {
+    pub(crate) fn from_json(agent: &serde_json::Value) -> AgentView {
         AgentView::from_node(&node_of(agent))
     }
 
     /// `protocol_version` as an integer major version, when it is one.
-    pub fn protocol_major(&self) -> Option<u64> {
+    pub(crate) fn protocol_major(&self) -> Option<u64> {
         self.protocol_version.as_deref()?.parse().ok()
     }
 
     /// The distinct auth types, in manifest order.
-    pub fn auth_types(&self) -> Vec<&str> {
+    pub(crate) fn auth_types(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         for kind in self.auth.iter().map(AuthMethod::kind) {
             if !out.contains(&kind) {

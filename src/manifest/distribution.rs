@@ -26,7 +26,7 @@ pub(crate) fn fingerprint(distribution: Option<&Node>, kind: Kind) -> String {
 /// early form: a known platform key or a common misspelling of one. The one test of legacy
 /// keys: the rules, the launch model and the normalised output all ask it, so no reader
 /// treats as a target a key the rules do not (`distribution.foo` is never probed).
-pub fn is_legacy_platform_key(key: &str) -> bool {
+pub(crate) fn is_legacy_platform_key(key: &str) -> bool {
     !DISTRIBUTION_KINDS.contains(&key)
         && (PLATFORMS.contains(&key) || platform_suggestion(key).is_some())
 }
@@ -55,7 +55,7 @@ pub(crate) fn platform_suggestion(key: &str) -> Option<&'static str> {
 /// One platform slot of a distribution as written, whatever its value: a member of
 /// `binary`, or a legacy platform key.
 #[derive(Debug, Clone, Copy)]
-pub struct Slot<'a> {
+pub(crate) struct Slot<'a> {
     /// The platform key as written (known or not).
     pub platform: &'a str,
     /// Written directly under `distribution`.
@@ -67,7 +67,7 @@ pub struct Slot<'a> {
 /// The nodes of one distribution object, read once: the rules judge every slot, and
 /// [`Distribution`] is built from the slots that are objects.
 #[derive(Debug, Clone)]
-pub struct Written<'a> {
+pub(crate) struct Written<'a> {
     /// JSON pointer of the distribution object.
     pub base: String,
     /// `binary` members in the order written, then legacy platform keys.
@@ -81,7 +81,7 @@ pub struct Written<'a> {
 impl<'a> Written<'a> {
     /// The slots of the distribution object `dist` at pointer `base`; duplicate keys resolve
     /// last-wins, as in clients.
-    pub fn of(dist: &'a Node, base: &str) -> Written<'a> {
+    pub(crate) fn of(dist: &'a Node, base: &str) -> Written<'a> {
         let mut binary = Vec::new();
         if let Some(members) = dist.get("binary") {
             binary.extend(members.unique_members().into_iter().map(|m| Slot {
@@ -109,7 +109,7 @@ impl<'a> Written<'a> {
     }
 
     /// The JSON pointer of `slot`.
-    pub fn pointer(&self, slot: &Slot) -> String {
+    pub(crate) fn pointer(&self, slot: &Slot) -> String {
         let key = escape_pointer(slot.platform);
         if slot.legacy {
             format!("{}/{key}", self.base)
@@ -155,7 +155,7 @@ impl std::fmt::Display for Kind {
 
 /// One platform's binary build.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BinaryTarget {
+pub(crate) struct BinaryTarget {
     /// The platform key as written (known or not).
     pub platform: String,
     /// JSON pointer of the target object.
@@ -176,7 +176,7 @@ pub struct BinaryTarget {
 
 /// An `npx` or `uvx` package.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Package {
+pub(crate) struct Package {
     /// `npx` or `uvx`.
     pub kind: Kind,
     /// JSON pointer of the package object.
@@ -191,7 +191,7 @@ pub struct Package {
 
 /// What to run: a program, its arguments and the variables to add.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
+pub(crate) struct Launch {
     /// The program to start.
     pub program: String,
     /// Its arguments.
@@ -203,7 +203,7 @@ pub struct Launch {
 impl Package {
     /// `npx --yes <package> <args>` or `uvx <package> <args>` (`--yes`: never prompt, since
     /// an editor launches with no terminal to answer).
-    pub fn launch(&self) -> Launch {
+    pub(crate) fn launch(&self) -> Launch {
         let mut args = Vec::new();
         if self.kind == Kind::Npx {
             args.push("--yes".to_string());
@@ -220,7 +220,7 @@ impl Package {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 /// The typed launch model of one `distribution` object.
-pub struct Distribution {
+pub(crate) struct Distribution {
     /// `binary` targets in the order written, then legacy platform keys.
     pub binary: Vec<BinaryTarget>,
     /// The `npx` package, when there is one.
@@ -234,7 +234,7 @@ pub struct Distribution {
 impl Distribution {
     /// The model of the `distribution` object at `base` (a JSON pointer, for findings):
     /// the [`Written`] slots whose value is an object. Duplicate keys resolve last-wins.
-    pub fn from_node(dist: &Node, base: &str) -> Distribution {
+    pub(crate) fn from_node(dist: &Node, base: &str) -> Distribution {
         let written = Written::of(dist, base);
         let parts = Kind::ALL
             .into_iter()
@@ -256,7 +256,7 @@ impl Distribution {
     /// SHA-256 of its JSON, keys as written (`null` when absent). `matrix` records it with
     /// each launch; `matrix --changed-only` and `build --matrix` compare it with the
     /// manifest's now (any edit of that part, even of its key order, counts as a change).
-    pub fn fingerprint(&self, kind: Kind) -> String {
+    pub(crate) fn fingerprint(&self, kind: Kind) -> String {
         use sha2::{Digest, Sha256};
         let part = self.parts.get(&kind).map_or("null", String::as_str);
         let digest = Sha256::digest(part.as_bytes());
@@ -264,12 +264,12 @@ impl Distribution {
     }
 
     /// The same model from published JSON (the site's input).
-    pub fn from_json(dist: &serde_json::Value) -> Distribution {
+    pub(crate) fn from_json(dist: &serde_json::Value) -> Distribution {
         Distribution::from_node(&node_of(dist), "/distribution")
     }
 
     /// The kinds present, in output order.
-    pub fn kinds(&self) -> Vec<Kind> {
+    pub(crate) fn kinds(&self) -> Vec<Kind> {
         let present = [
             !self.binary.is_empty(),
             self.npx.is_some(),
@@ -283,7 +283,7 @@ impl Distribution {
     }
 
     /// The target of `platform`: under `binary` first, else a legacy key.
-    pub fn target(&self, platform: &str) -> Option<&BinaryTarget> {
+    pub(crate) fn target(&self, platform: &str) -> Option<&BinaryTarget> {
         let of = |legacy: bool| {
             self.binary
                 .iter()
@@ -293,7 +293,7 @@ impl Distribution {
     }
 
     /// Whether the manifest has a distribution of `kind` (a binary target, or the package).
-    pub fn has(&self, kind: Kind) -> bool {
+    pub(crate) fn has(&self, kind: Kind) -> bool {
         match kind {
             Kind::Binary => !self.binary.is_empty(),
             kind => self.package(kind).is_some(),
@@ -301,7 +301,7 @@ impl Distribution {
     }
 
     /// The package of `kind` (`None` for `binary`).
-    pub fn package(&self, kind: Kind) -> Option<&Package> {
+    pub(crate) fn package(&self, kind: Kind) -> Option<&Package> {
         match kind {
             Kind::Npx => self.npx.as_ref(),
             Kind::Uvx => self.uvx.as_ref(),
@@ -311,7 +311,7 @@ impl Distribution {
 }
 
 /// The platform key of the machine running this code, when it is one of [`PLATFORMS`].
-pub fn current_platform() -> Option<&'static str> {
+pub(crate) fn current_platform() -> Option<&'static str> {
     let os = match std::env::consts::OS {
         "macos" => "darwin",
         "linux" => "linux",
@@ -478,7 +478,7 @@ mod tests {
 
 /// The file name an archive URL ends in (query and fragment dropped), or `default` when the
 /// last segment is empty or hidden.
-pub fn archive_file_name<'a>(url: &'a str, default: &'a str) -> &'a str {
+pub(crate) fn archive_file_name<'a>(url: &'a str, default: &'a str) -> &'a str {
     let name = url
         .split(['?', '#'])
         .next()

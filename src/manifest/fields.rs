@@ -9,7 +9,7 @@ use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::source::{SourceFile, Span};
 
 /// Reads values of one JSONC document, collecting each problem as a finding of one code.
-pub struct Fields<'s> {
+pub(crate) struct Fields<'s> {
     source: &'s SourceFile,
     code: Code,
     /// The findings so far, in reading order.
@@ -18,7 +18,7 @@ pub struct Fields<'s> {
 
 impl<'s> Fields<'s> {
     /// A reader of `source` whose problems are findings of `code`.
-    pub fn new(source: &'s SourceFile, code: Code) -> Self {
+    pub(crate) fn new(source: &'s SourceFile, code: Code) -> Self {
         Self {
             source,
             code,
@@ -27,18 +27,23 @@ impl<'s> Fields<'s> {
     }
 
     /// A finding of `code` at `span` of this document (for problems of another code).
-    pub fn at(&self, code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn at(&self, code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(code, message).at(self.source, span)
     }
 
     /// Report a problem at `span`.
-    pub fn problem(&mut self, span: Span, message: impl Into<String>, help: impl Into<String>) {
+    pub(crate) fn problem(
+        &mut self,
+        span: Span,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
         let finding = self.at(self.code, span, message).help(help);
         self.findings.push(finding);
     }
 
     /// The members of `node`, or a problem when it is not an object.
-    pub fn object<'n>(
+    pub(crate) fn object<'n>(
         &mut self,
         node: &'n Node,
         message: impl Into<String>,
@@ -48,7 +53,7 @@ impl<'s> Fields<'s> {
     }
 
     /// The items of `node`, or a problem when it is not a list.
-    pub fn array<'n>(
+    pub(crate) fn array<'n>(
         &mut self,
         node: &'n Node,
         message: impl Into<String>,
@@ -58,7 +63,7 @@ impl<'s> Fields<'s> {
     }
 
     /// The text of `node`, or a problem when it is not a string.
-    pub fn string<'n>(
+    pub(crate) fn string<'n>(
         &mut self,
         node: &'n Node,
         message: impl Into<String>,
@@ -68,7 +73,7 @@ impl<'s> Fields<'s> {
     }
 
     /// The value of `node`, or a problem when it is not `true` or `false`.
-    pub fn bool(
+    pub(crate) fn bool(
         &mut self,
         node: &Node,
         message: impl Into<String>,
@@ -82,7 +87,7 @@ impl<'s> Fields<'s> {
     }
 
     /// The string items of a list with their spans; each other item is a problem.
-    pub fn strings<'n>(
+    pub(crate) fn strings<'n>(
         &mut self,
         items: &'n [Node],
         message: &str,
@@ -95,7 +100,7 @@ impl<'s> Fields<'s> {
     }
 
     /// The value of the required member `key` of `object`, or a problem at the object.
-    pub fn required<'n>(
+    pub(crate) fn required<'n>(
         &mut self,
         object: &'n Node,
         key: &str,
@@ -131,14 +136,14 @@ impl<'s> Fields<'s> {
 /// The members of one object, read by asking for each key (as cargo-deny's `toml-span`
 /// `TableHelper` does): the keys asked for are the known keys, so each is written once, and
 /// [`Keys::finish`] reports every member nobody asked for.
-pub struct Keys<'n> {
+pub(crate) struct Keys<'n> {
     members: &'n [Member],
     asked: Vec<&'static str>,
 }
 
 impl<'n> Keys<'n> {
     /// A table of `members` with no key asked for yet.
-    pub fn new(members: &'n [Member]) -> Self {
+    pub(crate) fn new(members: &'n [Member]) -> Self {
         Self {
             members,
             asked: Vec::new(),
@@ -147,7 +152,7 @@ impl<'n> Keys<'n> {
 
     /// Every member named `key`, in document order, and `key` known from now on. A duplicated
     /// key is reported on its own; each copy is still read so that none of its problems hides.
-    pub fn get(&mut self, key: &'static str) -> impl Iterator<Item = &'n Member> + use<'n> {
+    pub(crate) fn get(&mut self, key: &'static str) -> impl Iterator<Item = &'n Member> + use<'n> {
         if !self.asked.contains(&key) {
             self.asked.push(key);
         }
@@ -155,18 +160,18 @@ impl<'n> Keys<'n> {
     }
 
     /// `key` is allowed and means nothing to this reader (e.g. `$schema`).
-    pub fn skip(&mut self, key: &'static str) {
+    pub(crate) fn skip(&mut self, key: &'static str) {
         self.get(key).for_each(drop);
     }
 
     /// The keys asked for, in asking order (the order unknown-key findings list them in).
-    pub fn known(&self) -> &[&'static str] {
+    pub(crate) fn known(&self) -> &[&'static str] {
         &self.asked
     }
 
     /// Report each member whose key was never asked for, in document order, suggesting the
     /// nearest known key.
-    pub fn finish(self, fields: &mut Fields) {
+    pub(crate) fn finish(self, fields: &mut Fields) {
         for member in self.members {
             if !self.asked.contains(&member.key.as_str()) {
                 fields.unknown_key(member, &self.asked);

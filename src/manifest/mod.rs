@@ -4,29 +4,30 @@
 //!
 //! A shared service: imports only the ground floor (`source`, and `diagnostics` for findings).
 
-pub mod agent;
-pub mod distribution;
-pub mod edit;
-pub mod fields;
-pub mod jsonc;
-pub mod names;
-pub mod order;
-pub mod repository;
-pub mod skill;
-pub mod svg;
+pub(crate) mod agent;
+pub(crate) mod distribution;
+pub(crate) mod edit;
+pub(crate) mod fields;
+pub(crate) mod jsonc;
+pub(crate) mod names;
+pub(crate) mod order;
+pub(crate) mod repository;
+pub(crate) mod skill;
+pub(crate) mod svg;
 
+pub(crate) use jsonc::Member;
 /// `parse` is [`jsonc::parse`]: any JSONC file, not only manifests.
-pub use jsonc::{escape_pointer, parse, Member, Node, NodeValue, SyntaxError};
+pub use jsonc::{escape_pointer, parse, Node, NodeValue};
 
 /// Size limits, enforced before any parsing (docs/format.md#reading-files, `file-too-large`).
-pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
 /// Size limit of each icon file.
-pub const MAX_ICON_BYTES: u64 = 32 * 1024;
+pub(crate) const MAX_ICON_BYTES: u64 = 32 * 1024;
 /// Size limit of `README.md`.
-pub const MAX_README_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_README_BYTES: u64 = 64 * 1024;
 
 /// The six platform keys of `distribution.binary`.
-pub const PLATFORMS: [&str; 6] = [
+pub(crate) const PLATFORMS: [&str; 6] = [
     "darwin-aarch64",
     "darwin-x86_64",
     "linux-aarch64",
@@ -36,10 +37,10 @@ pub const PLATFORMS: [&str; 6] = [
 ];
 
 /// Distribution kinds, in output order.
-pub const DISTRIBUTION_KINDS: [&str; 3] = ["binary", "npx", "uvx"];
+pub(crate) const DISTRIBUTION_KINDS: [&str; 3] = ["binary", "npx", "uvx"];
 
 /// Manifest fields in canonical order (docs/format.md#build-outputs); unknown keys sort after.
-pub const FIELD_ORDER: [&str; 20] = [
+pub(crate) const FIELD_ORDER: [&str; 20] = [
     "$schema",
     "schema_version",
     "id",
@@ -63,4 +64,4 @@ pub const FIELD_ORDER: [&str; 20] = [
 ];
 
 /// The manifest format version this tool implements (`schema_version`).
-pub const SCHEMA_VERSION: &str = "1.0.0";
+pub(crate) const SCHEMA_VERSION: &str = "1.0.0";

@@ -4,11 +4,11 @@
 //! what `build` can write on every operating system.
 
 /// The longest id accepted: ids become folder names, file names, URL segments and CSS classes.
-pub const MAX_ID_LEN: usize = 64;
+pub(crate) const MAX_ID_LEN: usize = 64;
 
 /// Why a name cannot be used as a portable file or folder name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameProblem {
+pub(crate) enum NameProblem {
     /// The name is empty.
     Empty,
     /// The name is longer than a file system allows.
@@ -41,10 +41,10 @@ impl std::fmt::Display for NameProblem {
 }
 
 /// The longest portable file name, in bytes (common file-system limit).
-pub const MAX_FILE_NAME_LEN: usize = 255;
+pub(crate) const MAX_FILE_NAME_LEN: usize = 255;
 
 /// Whether `name` (before any extension, any case) is a Windows device name.
-pub fn is_windows_reserved(name: &str) -> bool {
+pub(crate) fn is_windows_reserved(name: &str) -> bool {
     let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
     let lower = stem.to_ascii_lowercase();
     match lower.as_str() {
@@ -59,7 +59,7 @@ pub fn is_windows_reserved(name: &str) -> bool {
 }
 
 /// Why `name` is not a portable file name, or `None` when it is one.
-pub fn file_name_problem(name: &str) -> Option<NameProblem> {
+pub(crate) fn file_name_problem(name: &str) -> Option<NameProblem> {
     if name.is_empty() {
         return Some(NameProblem::Empty);
     }
@@ -81,7 +81,7 @@ pub fn file_name_problem(name: &str) -> Option<NameProblem> {
 }
 
 /// Whether `id` has the id pattern `^[a-z][a-z0-9-]*$`, at most [`MAX_ID_LEN`] bytes.
-pub fn matches_id_pattern(id: &str) -> bool {
+pub(crate) fn matches_id_pattern(id: &str) -> bool {
     let mut chars = id.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -89,7 +89,7 @@ pub fn matches_id_pattern(id: &str) -> bool {
 }
 
 /// The one id predicate: the pattern, the length, and not a Windows device name.
-pub fn is_valid_id(id: &str) -> bool {
+pub(crate) fn is_valid_id(id: &str) -> bool {
     matches_id_pattern(id) && !is_windows_reserved(id)
 }
 

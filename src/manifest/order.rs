@@ -8,22 +8,23 @@ use std::cmp::Ordering;
 use super::{DISTRIBUTION_KINDS, FIELD_ORDER, PLATFORMS};
 
 /// Keys of a binary target, in order.
-pub const TARGET_ORDER: [&str; 5] = ["archive", "cmd", "args", "env", "sha256"];
+pub(crate) const TARGET_ORDER: [&str; 5] = ["archive", "cmd", "args", "env", "sha256"];
 /// Keys of an `npx` or `uvx` package, in order.
-pub const PACKAGE_ORDER: [&str; 3] = ["package", "args", "env"];
+pub(crate) const PACKAGE_ORDER: [&str; 3] = ["package", "args", "env"];
 /// Keys of an `auth` method, in order.
-pub const AUTH_ORDER: [&str; 7] = ["type", "id", "name", "description", "args", "env", "vars"];
+pub(crate) const AUTH_ORDER: [&str; 7] =
+    ["type", "id", "name", "description", "args", "env", "vars"];
 /// Keys of the published `icons` object.
-pub const ICONS_ORDER: [&str; 2] = ["light", "dark"];
+pub(crate) const ICONS_ORDER: [&str; 2] = ["light", "dark"];
 
 /// The order of one object's keys: the listed keys first in that order, every other key after
 /// them, sorted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyOrder(pub &'static [&'static str]);
+pub(crate) struct KeyOrder(pub &'static [&'static str]);
 
 impl KeyOrder {
     /// Where `key` goes: its place in the list, else after the list by name.
-    pub fn rank<'k>(&self, key: &'k str) -> (usize, &'k str) {
+    pub(crate) fn rank<'k>(&self, key: &'k str) -> (usize, &'k str) {
         match self.0.iter().position(|k| *k == key) {
             Some(i) => (i, ""),
             None => (self.0.len(), key),
@@ -31,14 +32,14 @@ impl KeyOrder {
     }
 
     /// Order two keys of this object canonically.
-    pub fn compare(&self, a: &str, b: &str) -> Ordering {
+    pub(crate) fn compare(&self, a: &str, b: &str) -> Ordering {
         self.rank(a).cmp(&self.rank(b))
     }
 }
 
 /// The order of the object at `path` (object keys and array indices from the manifest's
 /// root). Objects the format does not order (`env`, unknown fields, ...) are sorted.
-pub fn key_order(path: &[&str]) -> KeyOrder {
+pub(crate) fn key_order(path: &[&str]) -> KeyOrder {
     match path {
         [] | ["preview"] => KeyOrder(&FIELD_ORDER),
         ["icons"] => KeyOrder(&ICONS_ORDER),

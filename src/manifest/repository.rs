@@ -75,7 +75,7 @@ impl fmt::Display for Repository {
 /// Accepted: `https://`, `http://`, `git://`, `ssh://` and `git+…` URLs;
 /// `git@host:owner/repo.git`; `github:`, `gitlab:` and `bitbucket:` shorthands; and npm's
 /// bare `owner/repo`, which means GitHub.
-pub fn normalise(text: &str) -> Option<Repository> {
+pub(crate) fn normalise(text: &str) -> Option<Repository> {
     let text = text.trim();
     if let Some((host, rest)) = shorthand(text) {
         return from_parts(host, rest);
@@ -101,7 +101,7 @@ pub fn normalise(text: &str) -> Option<Repository> {
 /// its path with the tag and the file name percent-decoded. Which hosts serve GitHub releases
 /// is for the caller to say.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReleaseAsset {
+pub(crate) struct ReleaseAsset {
     /// The URL as parsed.
     pub url: Url,
     /// The repository's owner.
@@ -116,7 +116,7 @@ pub struct ReleaseAsset {
 
 impl ReleaseAsset {
     /// `text` read as a release download; `None` for any other URL or path.
-    pub fn parse(text: &str) -> Option<ReleaseAsset> {
+    pub(crate) fn parse(text: &str) -> Option<ReleaseAsset> {
         let url = Url::parse(text).ok()?;
         let segments: Vec<&str> = url.path_segments()?.collect();
         let [owner, repo, "releases", "download", tag, file] = segments.as_slice() else {
@@ -141,7 +141,7 @@ impl ReleaseAsset {
 /// The repository of a GitHub release asset URL,
 /// `https://<host>/<owner>/<repo>/releases/download/<tag>/<file>` (or
 /// `…/releases/latest/download/<file>`), when `host` is one of `github_hosts`.
-pub fn release_asset_repository(url: &str, github_hosts: &[&str]) -> Option<Repository> {
+pub(crate) fn release_asset_repository(url: &str, github_hosts: &[&str]) -> Option<Repository> {
     let parsed = Url::parse(url).ok()?;
     let host = match parsed.port() {
         Some(port) => format!("{}:{port}", parsed.host_str()?),

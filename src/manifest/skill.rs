@@ -11,17 +11,17 @@ use saphyr_parser::{Event, Parser};
 use crate::source::Span;
 
 /// Longest `name` the Agent Skills specification allows, in characters.
-pub const NAME_MAX: usize = 64;
+pub(crate) const NAME_MAX: usize = 64;
 /// Longest `description`, in characters.
-pub const DESCRIPTION_MAX: usize = 1024;
+pub(crate) const DESCRIPTION_MAX: usize = 1024;
 /// Longest `compatibility`, in characters.
-pub const COMPATIBILITY_MAX: usize = 500;
+pub(crate) const COMPATIBILITY_MAX: usize = 500;
 /// The specification recommends a `SKILL.md` body under this many lines.
-pub const BODY_LINES_MAX: usize = 500;
+pub(crate) const BODY_LINES_MAX: usize = 500;
 
 /// The front-matter keys of the Agent Skills specification, the only ones its reference
 /// validator (`agentskills validate`) accepts.
-pub const SPEC_KEYS: [&str; 6] = [
+pub(crate) const SPEC_KEYS: [&str; 6] = [
     "name",
     "description",
     "license",
@@ -32,7 +32,7 @@ pub const SPEC_KEYS: [&str; 6] = [
 
 /// Keys Claude Code defines on top of the specification (its skills documentation); other
 /// clients ignore them and the reference validator rejects them.
-pub const CLAUDE_CODE_KEYS: [&str; 13] = [
+pub(crate) const CLAUDE_CODE_KEYS: [&str; 13] = [
     "agent",
     "argument-hint",
     "arguments",
@@ -50,7 +50,7 @@ pub const CLAUDE_CODE_KEYS: [&str; 13] = [
 
 /// A value of the front matter.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// A string (plain, quoted or block scalar), as YAML reads it.
     Str(String),
     /// A mapping with string keys, in document order.
@@ -62,7 +62,7 @@ pub enum Value {
 
 /// One `key: value` of a mapping.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Field {
+pub(crate) struct Field {
     /// The key.
     pub key: String,
     /// The key's bytes in the file.
@@ -75,7 +75,7 @@ pub struct Field {
 
 /// A parsed front matter.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FrontMatter {
+pub(crate) struct FrontMatter {
     /// The top-level keys, in document order.
     pub fields: Vec<Field>,
     /// The YAML constructs the reference validator's strict YAML reader refuses (flow
@@ -87,14 +87,14 @@ pub struct FrontMatter {
 
 impl FrontMatter {
     /// The top-level field `key`.
-    pub fn get(&self, key: &str) -> Option<&Field> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.key == key)
     }
 }
 
 /// Why there is no front matter to read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FrontMatterError {
+pub(crate) enum FrontMatterError {
     /// The file does not start with a `---` line.
     #[error("SKILL.md does not start with a `---` front matter block")]
     NoBlock,
@@ -116,7 +116,7 @@ pub enum FrontMatterError {
 
 impl FrontMatterError {
     /// Where in the file the problem is.
-    pub fn span(&self, text: &str) -> Span {
+    pub(crate) fn span(&self, text: &str) -> Span {
         match self {
             FrontMatterError::Yaml { at, .. } => Span::new(*at, *at),
             _ => Span::new(0, text.len().min(3)),
@@ -184,7 +184,7 @@ impl Offsets {
 }
 
 /// Reads the front matter of `text` (a whole `SKILL.md`).
-pub fn parse(text: &str) -> Result<FrontMatter, FrontMatterError> {
+pub(crate) fn parse(text: &str) -> Result<FrontMatter, FrontMatterError> {
     let (start, end, body_start) = block(text)?;
     let yaml = &text[start..end];
     let offsets = Offsets::new(start, yaml);
@@ -283,7 +283,7 @@ fn refused(yaml: &str, offsets: &Offsets) -> Vec<(&'static str, Span)> {
 }
 
 /// Why `name` is not a skill name (`^[a-z0-9]+(-[a-z0-9]+)*$`, 1–64 characters), in words.
-pub fn name_problem(name: &str) -> Option<String> {
+pub(crate) fn name_problem(name: &str) -> Option<String> {
     let count = name.chars().count();
     if name.is_empty() {
         return Some("it is empty".into());
@@ -316,7 +316,7 @@ pub fn name_problem(name: &str) -> Option<String> {
 
 /// `name` made into a valid skill name: lowercase, runs of other characters as one `-`,
 /// trimmed to 64 characters; `None` when nothing is left.
-pub fn suggested_name(name: &str) -> Option<String> {
+pub(crate) fn suggested_name(name: &str) -> Option<String> {
     let mut out = String::new();
     for c in name.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_lowercase() || c.is_ascii_digit() {
@@ -331,7 +331,7 @@ pub fn suggested_name(name: &str) -> Option<String> {
 }
 
 /// The `name` a `SKILL.md` declares, when it has a readable one.
-pub fn declared_name(text: &str) -> Option<String> {
+pub(crate) fn declared_name(text: &str) -> Option<String> {
     match parse(text).ok()?.get("name")?.value {
         Value::Str(ref s) => Some(s.clone()),
         _ => None,

@@ -10,17 +10,17 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 /// The SVG namespace, the only one an icon's elements may be in.
-pub const SVG_NS: &str = "http://www.w3.org/2000/svg";
+pub(crate) const SVG_NS: &str = "http://www.w3.org/2000/svg";
 /// Only for `xlink:href="#id"`.
-pub const XLINK_NS: &str = "http://www.w3.org/1999/xlink";
+pub(crate) const XLINK_NS: &str = "http://www.w3.org/1999/xlink";
 /// The implicit `xml:` prefix (`xml:space`, `xml:lang`).
-pub const XML_NS: &str = "http://www.w3.org/XML/1998/namespace";
+pub(crate) const XML_NS: &str = "http://www.w3.org/XML/1998/namespace";
 
 /// Elements of the SVG namespace an icon may use: structure, shapes, gradients, clip paths
 /// and masks, text, and the non-rendered `title`, `desc` and `style`. Everything that can
 /// load, link, animate or embed (`image`, `a`, `use` of other files, `animate`, `set`,
 /// filters, `foreignObject`, `script`) is absent.
-pub const ELEMENTS: [&str; 22] = [
+pub(crate) const ELEMENTS: [&str; 22] = [
     "svg",
     "g",
     "defs",
@@ -46,14 +46,14 @@ pub const ELEMENTS: [&str; 22] = [
 ];
 
 /// Allowed elements that draw nothing; the site drops them (it serves no CSS or metadata).
-pub const NOT_DRAWN: [&str; 3] = ["title", "desc", "style"];
+pub(crate) const NOT_DRAWN: [&str; 3] = ["title", "desc", "style"];
 
 /// Allowed elements whose character data is drawn.
-pub const TEXT_ELEMENTS: [&str; 2] = ["text", "tspan"];
+pub(crate) const TEXT_ELEMENTS: [&str; 2] = ["text", "tspan"];
 
 /// How an allowed attribute's value is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttrKind {
+pub(crate) enum AttrKind {
     /// `fill`, `stroke`: one of [`PAINT_KEYWORDS`] or `url(#id)`.
     Paint,
     /// `color`, `stop-color`: a colour the site replaces with `currentColor`.
@@ -175,22 +175,22 @@ const ATTRIBUTES: [(&str, AttrKind); 90] = {
 /// The paint keywords an icon may use (compared without case): they follow the text colour
 /// or paint nothing. Any other colour is fixed (`icon-color`) and the site replaces it with
 /// `currentColor`.
-pub const PAINT_KEYWORDS: [&str; 3] = ["currentColor", "none", "inherit"];
+pub(crate) const PAINT_KEYWORDS: [&str; 3] = ["currentColor", "none", "inherit"];
 
 /// Whether `value` (surrounding spaces ignored) is one of [`PAINT_KEYWORDS`].
-pub fn is_paint_keyword(value: &str) -> bool {
+pub(crate) fn is_paint_keyword(value: &str) -> bool {
     let value = value.trim();
     PAINT_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(value))
 }
 
 /// Whether an element may appear in an icon: in the SVG namespace and listed in [`ELEMENTS`].
-pub fn is_allowed_element(namespace: Option<&str>, name: &str) -> bool {
+pub(crate) fn is_allowed_element(namespace: Option<&str>, name: &str) -> bool {
     namespace == Some(SVG_NS) && ELEMENTS.contains(&name)
 }
 
 /// The kind of an allowed attribute, or None when the attribute is refused. `xmlns`
 /// declarations are not attributes here (see [`is_allowed_namespace`]).
-pub fn attribute_kind(namespace: Option<&str>, name: &str) -> Option<AttrKind> {
+pub(crate) fn attribute_kind(namespace: Option<&str>, name: &str) -> Option<AttrKind> {
     match namespace {
         None => ATTRIBUTES
             .binary_search_by(|(n, _)| n.cmp(&name))
@@ -203,12 +203,12 @@ pub fn attribute_kind(namespace: Option<&str>, name: &str) -> Option<AttrKind> {
 }
 
 /// Namespaces an icon may declare: SVG, xlink (for `#id` references) and the implicit XML one.
-pub fn is_allowed_namespace(uri: &str) -> bool {
+pub(crate) fn is_allowed_namespace(uri: &str) -> bool {
     matches!(uri, SVG_NS | XLINK_NS | XML_NS)
 }
 
 /// A plain id: ASCII letters, digits, `-`, `_`, `.`, `:`.
-pub fn is_plain_id(id: &str) -> bool {
+pub(crate) fn is_plain_id(id: &str) -> bool {
     !id.is_empty()
         && id
             .chars()
@@ -218,7 +218,7 @@ pub fn is_plain_id(id: &str) -> bool {
 /// `svg` as a base64 `data:` URI, for `icon_data_uri` and the site's stylesheets. Base64
 /// rather than percent-encoding: nothing in it a client must unescape, and its alphabet
 /// (`A-Z a-z 0-9 + / =`) cannot end a CSS `url("…")` or a JSON string, whatever the icon holds.
-pub fn data_uri(svg: &str) -> String {
+pub(crate) fn data_uri(svg: &str) -> String {
     use base64::Engine;
     format!(
         "data:image/svg+xml;base64,{}",
@@ -227,13 +227,13 @@ pub fn data_uri(svg: &str) -> String {
 }
 
 /// The id of a `#fragment` reference with a plain id, or None.
-pub fn fragment(value: &str) -> Option<&str> {
+pub(crate) fn fragment(value: &str) -> Option<&str> {
     let id = value.trim().strip_prefix('#')?;
     is_plain_id(id).then_some(id)
 }
 
 /// The id of a whole `url(#id)` value (quotes allowed), or None.
-pub fn url_fragment(value: &str) -> Option<&str> {
+pub(crate) fn url_fragment(value: &str) -> Option<&str> {
     let trimmed = value.trim();
     let head = trimmed.get(..4)?;
     if !head.eq_ignore_ascii_case("url(") {
@@ -247,7 +247,7 @@ pub fn url_fragment(value: &str) -> Option<&str> {
 /// `@import`) and comments removed (so `ur/**/l(` is judged as `url(`, erring on the safe
 /// side). `map[i]` is the byte offset in `css` of output byte `i`; `map` has one more entry
 /// than the output, for its end.
-pub fn normalise_css(css: &str) -> (String, Vec<usize>) {
+pub(crate) fn normalise_css(css: &str) -> (String, Vec<usize>) {
     let bytes = css.as_bytes();
     let mut out = String::with_capacity(css.len());
     let mut map = Vec::with_capacity(css.len() + 1);
@@ -307,7 +307,7 @@ fn unescape(css: &str, at: usize) -> (Option<char>, usize) {
 /// Something in CSS (or a presentation attribute, which browsers parse as CSS) that can
 /// fetch or run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Hazard {
+pub(crate) enum Hazard {
     /// `url(...)` or `src(...)` whose target is not `#id`.
     ExternalUrl(String),
     /// `@import`.
@@ -324,7 +324,7 @@ pub enum Hazard {
 
 /// One finding of [`scan_css`], at a byte range of the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found<T> {
+pub(crate) struct Found<T> {
     /// Where it is, in bytes of the scanned input.
     pub range: Range<usize>,
     /// What was found there.
@@ -334,7 +334,7 @@ pub struct Found<T> {
 /// What CSS text can fetch or run, and the `url(#id)` references it makes, after
 /// [`normalise_css`]; ranges are in the input.
 #[derive(Debug, Default)]
-pub struct CssScan {
+pub(crate) struct CssScan {
     /// What fetches or runs, by position.
     pub hazards: Vec<Found<Hazard>>,
     /// The ids of the `url(#id)` references.
@@ -342,7 +342,7 @@ pub struct CssScan {
 }
 
 /// Scan CSS text (a `style` attribute, a `<style>` element, a presentation attribute).
-pub fn scan_css(css: &str) -> CssScan {
+pub(crate) fn scan_css(css: &str) -> CssScan {
     static URL: OnceLock<Regex> = OnceLock::new();
     static OTHER: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| {

@@ -26,7 +26,7 @@ const MAX_ASSETS: usize = 1_000;
 
 /// Where the GitHub API is and the token it gets (never sent to another origin).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitHubApi {
+pub(crate) struct GitHubApi {
     /// The API's base URL (`https://api.github.com`, or GitHub Enterprise's `…/api/v3`).
     pub api: String,
     /// `GITHUB_TOKEN`, when set.
@@ -35,7 +35,7 @@ pub struct GitHubApi {
 
 /// Where a digest came from; findings and messages say which.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DigestSource {
+pub(crate) enum DigestSource {
     /// GitHub's `digest` of the release asset.
     Published,
     /// The sha256 of the downloaded archive.
@@ -44,7 +44,7 @@ pub enum DigestSource {
 
 impl DigestSource {
     /// How a message names the source.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             DigestSource::Published => "published by GitHub for the release asset",
             DigestSource::Downloaded => "of the downloaded archive",
@@ -54,7 +54,7 @@ impl DigestSource {
 
 /// The sha256 to pin for an archive and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArchiveDigest {
+pub(crate) struct ArchiveDigest {
     /// Lowercase hex.
     pub sha256: String,
     /// Published or downloaded.
@@ -85,7 +85,7 @@ pub(crate) async fn archive_digest(
 /// The digests to pin for `urls`, in their order, asked concurrently under the limits of
 /// `options` (its network settings, GitHub API, token and archive cap): what `new --binary`
 /// writes.
-pub fn pin_digests(
+pub(crate) fn pin_digests(
     urls: &[String],
     options: &super::Options,
 ) -> Result<Vec<Result<ArchiveDigest, NetError>>, super::OnlineError> {

@@ -6,7 +6,7 @@
 
 pub(crate) mod cache;
 mod checks;
-pub mod digest;
+pub(crate) mod digest;
 pub(crate) mod packages;
 mod provenance;
 
@@ -174,7 +174,7 @@ pub(crate) fn pin_established(doc: &ManifestDoc, target: &ArchiveTarget, base: &
 
 /// The `quarantine.json` reason for an entry whose archives at `version` were re-uploaded:
 /// the same for every platform, so one member covers them all.
-pub fn retag_reason(version: &str) -> String {
+pub(crate) fn retag_reason(version: &str) -> String {
     format!(
         "retagged: the {version} archives no longer match their sha256 pins (possible compromise; see `acp-registry explain archive-retagged`)"
     )

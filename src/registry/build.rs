@@ -28,7 +28,7 @@ use crate::rules::{
 use crate::site::{self, AgentSource, Site, SiteAgent, SiteOptions};
 
 /// `version` of the published registry files.
-pub const REGISTRY_FORMAT_VERSION: &str = "1.0.0";
+pub(crate) const REGISTRY_FORMAT_VERSION: &str = "1.0.0";
 
 /// Why `build` or `site` wrote nothing (or, for [`BuildError::OldOutputLeft`], left the old
 /// tree behind).
@@ -127,7 +127,7 @@ pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BuildError + '_ 
 
 /// What to build beyond the configuration.
 #[derive(Debug, Clone, Default)]
-pub struct BuildOptions {
+pub(crate) struct BuildOptions {
     /// Overrides the configuration's `base_url`.
     pub base_url: Option<String>,
     /// Render the catalogue site under `site/`.
@@ -139,7 +139,7 @@ pub struct BuildOptions {
 
 /// What one registry file publishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputSummary {
+pub(crate) struct OutputSummary {
     /// The file, e.g. `registry.json`.
     pub file: String,
     /// How many agents it lists.
@@ -150,7 +150,7 @@ pub struct OutputSummary {
 
 /// One quarantined entry of the registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuarantineSummary {
+pub(crate) struct QuarantineSummary {
     /// The entry id.
     pub id: String,
     /// Why it is quarantined.
@@ -161,7 +161,7 @@ pub struct QuarantineSummary {
 
 /// What a build publishes, for the command's report.
 #[derive(Debug, Clone, Default)]
-pub struct BuildSummary {
+pub(crate) struct BuildSummary {
     /// One per registry file, in configuration order.
     pub outputs: Vec<OutputSummary>,
     /// The quarantined entries, by id.
@@ -174,7 +174,7 @@ pub struct BuildSummary {
 
 /// A planned build: every input problem already found, the summary known, the files
 /// produced only when written or compared ([`Files`]).
-pub struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     /// Every file of the output folder, produced on demand.
     pub files: Files<'a>,
     /// What the build publishes, for the command's report.
@@ -183,7 +183,7 @@ pub struct Plan<'a> {
 
 /// Every file of a build, by `/`-separated relative path, composed again from the checked
 /// registry each time it is produced: nothing is held for the whole run but the site's cards.
-pub struct Files<'a> {
+pub(crate) struct Files<'a> {
     checked: &'a Checked,
     base: String,
     entries: Vec<&'a EntryReport>,
@@ -378,7 +378,7 @@ fn check_output(
 ///
 /// `held` (`build --last-good`): the failing entries are not published as they are; each
 /// output serves the previous objects `held` keeps for it instead, with their icons.
-pub fn plan<'a>(
+pub(crate) fn plan<'a>(
     checked: &'a Checked,
     options: &BuildOptions,
     held: Option<&'a HeldBack>,
@@ -490,7 +490,7 @@ fn quarantined(checked: &Checked) -> Vec<QuarantineSummary> {
 
 /// Only the site, as `acp-registry site` writes it: the files under `site/`, at the top,
 /// with their own `SHA256SUMS` and ownership manifest.
-pub fn site_only(plan: Plan<'_>) -> Plan<'_> {
+pub(crate) fn site_only(plan: Plan<'_>) -> Plan<'_> {
     let Plan {
         mut files,
         mut summary,
@@ -729,7 +729,7 @@ impl<'a> SiteSource<'a> {
         verifications: BTreeMap<String, site::Verification>,
         held: Option<&'a HeldBack>,
     ) -> Self {
-        // The entries `published_agent` publishes: a manifest whose top level is an object.
+        // The entries `publish` publishes: a manifest whose top level is an object.
         let mut items: Vec<(&str, SiteItem)> = publishable(checked, held)
             .into_iter()
             .filter(|e| e.manifest.as_ref().is_some_and(Manifest::is_object))

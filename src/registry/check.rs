@@ -44,14 +44,14 @@ pub fn check_registry(
 /// [`check_registry`] for `build`: the published form of every clean agent is kept as the
 /// check composed it ([`Checked::published`]), so the build writes it without composing it
 /// again from a second parse of the manifest.
-pub fn check_registry_to_build(root: &Path) -> Result<Checked, RegistryError> {
+pub(crate) fn check_registry_to_build(root: &Path) -> Result<Checked, RegistryError> {
     check(root, None, None, true)
 }
 
 /// [`check_registry`] of a run with `--changed-since`: `changed` are the entry folders that
 /// changed since the base revision (the rules that depend on it, such as `require_sha256`,
 /// read them through the policy).
-pub fn check_registry_since(
+pub(crate) fn check_registry_since(
     root: &Path,
     only: Option<&BTreeSet<String>>,
     changed: Option<&BTreeSet<String>>,

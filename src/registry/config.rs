@@ -39,11 +39,11 @@ use crate::rules::{
 use crate::source::{SourceFile, Span};
 
 /// The configuration file name at the registry root.
-pub const CONFIG_FILE: &str = "acp-registry.jsonc";
+pub(crate) const CONFIG_FILE: &str = "acp-registry.jsonc";
 /// Size limit of the configuration file (room for thousands of exemptions).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Where published files live when `base_url` is not set.
-pub const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://cdn.agentclientprotocol.com/registry/v1/latest";
 /// Fields a patch may not set: they identify the agent or are chosen by `channel`.
 const PATCH_FORBIDDEN: [&str; 5] = ["id", "version", "distribution", "preview", "$schema"];
 /// Names in `dist/` that outputs may not take (compared ignoring case).
@@ -698,7 +698,7 @@ fn output_name_problem(name: &str) -> Option<String> {
 /// Why `url` cannot be the `base_url` (or `--base-url`) the published files live under, or
 /// `None`: an absolute https URL without credentials, query or fragment, since file names
 /// are appended to it.
-pub fn base_url_problem(url: &str) -> Option<String> {
+pub(crate) fn base_url_problem(url: &str) -> Option<String> {
     if let Some(problem) = crate::rules::url_problem(url) {
         return Some(problem);
     }

@@ -17,21 +17,21 @@ use crate::site;
 use crate::time::format_utc;
 
 /// The file `build --matrix` writes beside the registry files.
-pub const VERIFICATION_FILE: &str = "verification.json";
+pub(crate) const VERIFICATION_FILE: &str = "verification.json";
 /// Its JSON Schema, published beside it.
-pub const VERIFICATION_SCHEMA_FILE: &str = "verification.schema.json";
+pub(crate) const VERIFICATION_SCHEMA_FILE: &str = "verification.schema.json";
 /// The schema's text.
-pub const VERIFICATION_SCHEMA: &str = include_str!("../../schemas/verification.schema.json");
+pub(crate) const VERIFICATION_SCHEMA: &str = include_str!("../../schemas/verification.schema.json");
 /// `version` of `verification.json`: raised when a reader of the old shape would misread
 /// the new one.
-pub const VERIFICATION_FORMAT_VERSION: u64 = 1;
+pub(crate) const VERIFICATION_FORMAT_VERSION: u64 = 1;
 /// How old evidence may be before it is expired, when neither `verify.max_age_days` nor
 /// `build --max-age` says: a nightly `matrix` renews it well within that.
-pub const DEFAULT_MAX_AGE_DAYS: u32 = 30;
+pub(crate) const DEFAULT_MAX_AGE_DAYS: u32 = 30;
 
 /// One launch as `matrix` recorded it (a row of `matrix.json`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Launch {
+pub(crate) struct Launch {
     /// The agent id.
     pub id: String,
     /// The distribution launched.
@@ -56,7 +56,7 @@ pub struct Launch {
 
 /// The launches and how their age is judged.
 #[derive(Debug, Clone, Default)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     /// The launches, any order.
     pub launches: Vec<Launch>,
     /// Evidence older than this many days is expired.
@@ -68,7 +68,7 @@ pub struct Evidence {
 /// Whether a published agent's evidence still applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum State {
+pub(crate) enum State {
     /// Launched as published, within the age limit.
     Current,
     /// Launched as published, but longer ago than the age limit.

@@ -14,7 +14,7 @@ use crate::manifest::MAX_MANIFEST_BYTES;
 
 /// One fix and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     /// The manifest, relative to the registry root like the finding's file.
     pub file: String,
     /// The rule code of the finding.
@@ -28,7 +28,7 @@ pub struct Attempt {
 /// Apply every fix of `report` (paths relative to `root`, before relocation), file by file
 /// in sorted order. Within a file the deepest pointers go first, so a fix inside a member
 /// lands before that member is renamed.
-pub fn apply(root: &Path, report: &Report) -> Vec<Attempt> {
+pub(crate) fn apply(root: &Path, report: &Report) -> Vec<Attempt> {
     let mut by_file: BTreeMap<&str, Vec<(&Fix, &'static str)>> = BTreeMap::new();
     for d in &report.diagnostics {
         if let Some(fix) = &d.fix {

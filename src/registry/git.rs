@@ -41,7 +41,7 @@ fn git(root: &Path, args: &[&str]) -> Result<String, GitError> {
 
 /// Where `dir` is inside its git work tree, `/`-separated (`""` at the top level, `registry`
 /// for a sub-folder); `None` outside git or without git.
-pub fn work_tree_prefix(dir: &Path) -> Option<String> {
+pub(crate) fn work_tree_prefix(dir: &Path) -> Option<String> {
     let prefix = git(dir, &["rev-parse", "--show-prefix"]).ok()?;
     Some(
         prefix
@@ -53,7 +53,7 @@ pub fn work_tree_prefix(dir: &Path) -> Option<String> {
 
 /// Names of root-level folders of `root` with files changed since `rev`: committed changes,
 /// uncommitted ones and untracked files (so a new entry in a pull request counts).
-pub fn changed_folders(root: &Path, rev: &str) -> Result<BTreeSet<String>, GitError> {
+pub(crate) fn changed_folders(root: &Path, rev: &str) -> Result<BTreeSet<String>, GitError> {
     git(
         root,
         &[
@@ -97,7 +97,7 @@ pub fn changed_folders(root: &Path, rev: &str) -> Result<BTreeSet<String>, GitEr
 /// rather than fetching). A folder is left out when its `agent.json` is not a regular file at
 /// `rev` (absent, a link, a submodule), is over the manifest size limit or is not UTF-8:
 /// what cannot be compared is not guessed at.
-pub fn manifests_at(
+pub(crate) fn manifests_at(
     root: &Path,
     rev: &str,
     folders: &BTreeSet<String>,
@@ -196,7 +196,7 @@ fn git_with_input(root: &Path, args: &[&str], input: Vec<u8>) -> Result<Vec<u8>,
 
 /// The text of `file` (relative to `root`, `/`-separated) at `revision`: `Ok(None)` when the
 /// revision has no such file, it is larger than `limit` bytes or not UTF-8.
-pub fn file_at(
+pub(crate) fn file_at(
     root: &Path,
     revision: &str,
     file: &str,
@@ -220,7 +220,7 @@ pub fn file_at(
 /// The manifests of a registry at one git revision: what `--verify-archives` compares a
 /// mismatching pin with to tell `archive-retagged` from `sha256-mismatch`.
 #[derive(Debug, Clone)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     root: std::path::PathBuf,
     revision: String,
 }
@@ -228,7 +228,7 @@ pub struct Baseline {
 impl Baseline {
     /// `revision` (`--changed-since`, else `HEAD`) of the git work tree holding `root`;
     /// `None` outside git or when the revision does not name a commit.
-    pub fn at(root: &Path, revision: &str) -> Option<Baseline> {
+    pub(crate) fn at(root: &Path, revision: &str) -> Option<Baseline> {
         git(
             root,
             &[

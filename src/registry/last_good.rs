@@ -17,7 +17,7 @@ use crate::rules::{published_agent_validator, EntryReport, Sink};
 use crate::source::Span;
 
 /// The largest previous registry file read (64 MiB: 10,000 agents take about 15 MiB).
-pub const MAX_PREVIOUS_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_PREVIOUS_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why `--last-good` cannot be used; nothing is built.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +31,7 @@ pub struct LastGoodError {
 
 /// The previously published registry files, by output file name.
 #[derive(Debug)]
-pub struct LastGood {
+pub(crate) struct LastGood {
     documents: BTreeMap<String, Previous>,
     /// The folder named, where the previous icons are (`None`: a file was named).
     folder: Option<PathBuf>,
@@ -52,7 +52,7 @@ impl LastGood {
     /// or of the first output when none has it. The named path itself must not be a link;
     /// files are read without following links, regular files only, at most
     /// [`MAX_PREVIOUS_BYTES`].
-    pub fn read(named: &Path, outputs: &[Output]) -> Result<LastGood, LastGoodError> {
+    pub(crate) fn read(named: &Path, outputs: &[Output]) -> Result<LastGood, LastGoodError> {
         let unusable = |path: &Path, problem: String| LastGoodError {
             path: path.to_path_buf(),
             problem,
@@ -180,7 +180,7 @@ enum PreviousAgent<'a> {
 
 /// What a build with `--last-good` serves instead of the failing entries.
 #[derive(Debug, Default)]
-pub struct HeldBack {
+pub(crate) struct HeldBack {
     /// Folder names of the entries that fail validation: none is published as it is now.
     pub failing: BTreeSet<String>,
     /// Per output (configuration order): id → the previous object's bytes.
@@ -195,7 +195,7 @@ pub struct HeldBack {
 
 /// One failing entry and what the build did with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeldEntry {
+pub(crate) struct HeldEntry {
     /// The folder name (the id the previous files are searched for).
     pub id: String,
     /// The codes of its errors, sorted.
@@ -212,7 +212,7 @@ pub struct HeldEntry {
 
 impl HeldBack {
     /// How many failing entries are still served in some output in their previous form.
-    pub fn kept(&self) -> usize {
+    pub(crate) fn kept(&self) -> usize {
         self.entries
             .iter()
             .filter(|e| !e.kept_in.is_empty())
@@ -227,7 +227,7 @@ impl HeldBack {
 
 /// The errors of `checked` that belong to no entry (configuration, quarantine, duplicate
 /// ids): they stop the build even with `--last-good`.
-pub fn registry_wide_errors(checked: &Checked) -> usize {
+pub(crate) fn registry_wide_errors(checked: &Checked) -> usize {
     checked
         .report
         .diagnostics
@@ -239,7 +239,7 @@ pub fn registry_wide_errors(checked: &Checked) -> usize {
 
 /// Decide, for every entry of `checked` with an error, what each output serves: the previous
 /// object of the same id when `last_good` has one that still validates, else nothing.
-pub fn hold_back(checked: &Checked, last_good: &LastGood) -> HeldBack {
+pub(crate) fn hold_back(checked: &Checked, last_good: &LastGood) -> HeldBack {
     let config = &checked.config;
     let passing: BTreeSet<&str> = checked
         .entries
@@ -372,7 +372,11 @@ fn unsafe_icon(name: &str, bytes: &[u8]) -> Option<String> {
 
 /// One finding per failing entry: `entry-held-back` when some output serves its previous
 /// object, else `entry-left-out`; in the entry's manifest, policy applied.
-pub fn findings(checked: &Checked, held: &HeldBack, last_good: &LastGood) -> Vec<Diagnostic> {
+pub(crate) fn findings(
+    checked: &Checked,
+    held: &HeldBack,
+    last_good: &LastGood,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for record in &held.entries {
         let Some(entry) = checked.entries.iter().find(|e| e.entry.name == record.id) else {

@@ -1,28 +1,29 @@
 //! The registry on disk: discovering entries, the configuration file, quarantine and git.
 
-pub mod build;
-pub mod check;
-pub mod config;
-pub mod evidence;
-pub mod fix;
-pub mod git;
-pub mod last_good;
-pub mod output;
-pub mod quarantine;
-pub mod select;
-pub mod variants;
+pub(crate) mod build;
+pub(crate) mod check;
+pub(crate) mod config;
+pub(crate) mod evidence;
+pub(crate) mod fix;
+pub(crate) mod git;
+pub(crate) mod last_good;
+pub(crate) mod output;
+pub(crate) mod quarantine;
+pub(crate) mod select;
+pub(crate) mod variants;
 
 use std::path::{Path, PathBuf};
 
-pub use check::{check_registry, check_registry_since, check_registry_to_build, Checked};
-pub use config::Config;
+pub use check::check_registry;
+pub(crate) use check::{check_registry_since, check_registry_to_build, Checked};
+pub(crate) use config::Config;
 
 use crate::diagnostics::Diagnostic;
 use crate::fs::{self, Kind};
 use crate::rules::{self, EntryDir};
 
 /// Folder names at the registry root that are never entries.
-pub const NOT_ENTRIES: [&str; 3] = ["dist", "target", "node_modules"];
+pub(crate) const NOT_ENTRIES: [&str; 3] = ["dist", "target", "node_modules"];
 
 /// Why a registry could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -73,13 +74,13 @@ pub enum RegistryError {
 }
 
 /// Whether a root-level folder name can be an entry.
-pub fn is_entry_name(name: &str) -> bool {
+pub(crate) fn is_entry_name(name: &str) -> bool {
     !(name.starts_with('.') || name.starts_with('_') || NOT_ENTRIES.contains(&name))
 }
 
 /// What discovery found at the registry root.
 #[derive(Debug, Default)]
-pub struct Discovered {
+pub(crate) struct Discovered {
     /// Entry folders, sorted by name.
     pub entries: Vec<EntryDir>,
     /// Links in the place of entry folders (`file-link`); never followed.
@@ -90,7 +91,7 @@ pub struct Discovered {
 /// the file system lists them in. A root without a single folder holding `agent.json` is a
 /// usage error (most likely the wrong `--registry`), unless it holds `acp-registry.jsonc`:
 /// a configured registry with no entries yet, as `init` writes it.
-pub fn discover(root: &Path) -> Result<Discovered, RegistryError> {
+pub(crate) fn discover(root: &Path) -> Result<Discovered, RegistryError> {
     if !root.exists() {
         return Err(RegistryError::Missing(root.to_path_buf()));
     }

@@ -13,11 +13,11 @@ use crate::manifest::edit::{Editor, Position};
 use crate::manifest::{jsonc, MAX_MANIFEST_BYTES};
 
 /// The file, at the registry root.
-pub const QUARANTINE_FILE: &str = "quarantine.json";
+pub(crate) const QUARANTINE_FILE: &str = "quarantine.json";
 
 /// What became of one id.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Quarantined {
+pub(crate) enum Quarantined {
     /// The member was added with this reason.
     Added(String),
     /// The id was quarantined already; its reason is left as written.
@@ -43,7 +43,7 @@ pub enum QuarantineError {
 }
 
 /// Add `reasons` (id → reason) to the registry's `quarantine.json`.
-pub fn add(
+pub(crate) fn add(
     root: &Path,
     reasons: &BTreeMap<String, String>,
 ) -> Result<Vec<(String, Quarantined)>, QuarantineError> {

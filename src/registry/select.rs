@@ -12,7 +12,7 @@ use super::{is_entry_name, RegistryError};
 /// was probably meant to be). A file at the root (`acp-registry.jsonc`, `quarantine.json`)
 /// or in a folder that is not an entry (`.github/`) selects no entry: registry-wide findings
 /// are reported whatever is selected.
-pub fn entries_holding(
+pub(crate) fn entries_holding(
     root: &Path,
     paths: &[PathBuf],
 ) -> Result<Option<BTreeSet<String>>, RegistryError> {

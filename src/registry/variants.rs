@@ -66,7 +66,7 @@ impl Output {
 }
 
 /// Whether the preview block should be served instead of the stable version.
-pub fn preview_wins(stable: &str, preview: &str) -> bool {
+pub(crate) fn preview_wins(stable: &str, preview: &str) -> bool {
     match (Version::parse(stable), PreviewVersion::parse(preview)) {
         (Some(stable), Some(preview)) => {
             preview
@@ -79,19 +79,9 @@ pub fn preview_wins(stable: &str, preview: &str) -> bool {
     }
 }
 
-/// The agent as published in `channel`: legacy distribution normalised, `$schema` and
-/// `preview` dropped, `icon` set from `base_url`, keys in canonical order.
-pub fn published_agent(
-    entry: &EntryReport,
-    base_url: &str,
-    channel: Channel,
-) -> Option<Map<String, Value>> {
-    Some(publish(entry, manifest_json(entry)?, base_url, channel))
-}
-
 /// The agent as published in the stable and the preview channel, from one parse of the
 /// manifest (the site shows both).
-pub fn published_channels(
+pub(crate) fn published_channels(
     entry: &EntryReport,
     base_url: &str,
 ) -> Option<(Map<String, Value>, Map<String, Value>)> {
@@ -159,9 +149,9 @@ fn publish(
     canonical_agent(agent)
 }
 
-/// The agent exactly as `output` publishes it: [`published_agent`] in the output's channel,
+/// The agent exactly as `output` publishes it: the agent as published in the output's channel,
 /// then the output's patches for this id. `build` writes it; `validate` checks it.
-pub fn output_agent(
+pub(crate) fn output_agent(
     entry: &EntryReport,
     base_url: &str,
     output: &Output,
@@ -176,7 +166,7 @@ pub fn output_agent(
 
 /// [`output_agent`] from the manifest as JSON (comments stripped, the legacy distribution
 /// form normalised), for a caller that has it already: one parse serves every output.
-pub fn output_agent_of(
+pub(crate) fn output_agent_of(
     entry: &EntryReport,
     manifest: Map<String, Value>,
     base_url: &str,
@@ -196,7 +186,7 @@ pub fn output_agent_of(
 }
 
 /// Apply a patch (after preview resolution).
-pub fn apply_patch(agent: &mut Map<String, Value>, patch: &Patch) {
+pub(crate) fn apply_patch(agent: &mut Map<String, Value>, patch: &Patch) {
     if let Some(dist) = agent.get_mut("distribution") {
         append_args(dist, &patch.append_args);
     }
@@ -315,7 +305,7 @@ pub(crate) fn indented(agent: &Value) -> String {
 }
 
 /// The agent's keys in the canonical order (`docs/format.md#build-outputs`), unknown keys after, sorted.
-pub fn canonical_agent(agent: Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn canonical_agent(agent: Map<String, Value>) -> Map<String, Value> {
     let mut order: Vec<&str> = Vec::new();
     for field in FIELD_ORDER {
         order.push(field);

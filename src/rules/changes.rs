@@ -12,7 +12,7 @@ use super::{normalized_json, Code, Diagnostic, EntryReport, ManifestDoc, Policy,
 /// What the change rules compare: the manifests at the base revision by folder (as
 /// `registry::git::manifests_at` reads them), the revision as the user named it, and the
 /// folders that changed since.
-pub struct ChangeBase<'a> {
+pub(crate) struct ChangeBase<'a> {
     /// The revision, for messages.
     pub rev: &'a str,
     /// Folder → `agent.json` text at the revision.
@@ -22,7 +22,7 @@ pub struct ChangeBase<'a> {
 }
 
 /// Every change finding, policy applied, sorted by the report later.
-pub fn check_changes(
+pub(crate) fn check_changes(
     base: &ChangeBase,
     entries: &[EntryReport],
     policy: &Policy,

@@ -16,7 +16,7 @@ use crate::manifest::{escape_pointer, Node, PLATFORMS};
 
 /// The manifest as clients would read it, with legacy platform keys moved under `binary`
 /// (in `distribution` and `preview.distribution`).
-pub fn normalized_json(root: &Node) -> Value {
+pub(crate) fn normalized_json(root: &Node) -> Value {
     let mut value = root.to_json();
     for path in ["/distribution", "/preview/distribution"] {
         if let Some(Value::Object(dist)) = value.pointer_mut(path) {
@@ -277,7 +277,7 @@ fn check_archive(
 /// Versions a release URL path names: version-like path segments (`v1.2.3`, `1.2.3`,
 /// `name-v1.2.3`, `name@1.2.3`, `1.2.3-<build>`), and npm tarball names (`/-/name-1.2.3.tgz`).
 /// The file name itself is not read (it often embeds other numbers).
-pub fn url_versions(path: &str) -> Vec<String> {
+pub(crate) fn url_versions(path: &str) -> Vec<String> {
     static SEGMENT: OnceLock<Regex> = OnceLock::new();
     static TARBALL: OnceLock<Regex> = OnceLock::new();
     let segment = SEGMENT.get_or_init(|| {
@@ -378,7 +378,7 @@ fn split_pypi(spec: &str) -> PackageSpec<'_> {
 }
 
 /// Name and version pin of an npx (`npm`) or uvx package spec, as the rules read it.
-pub fn package_name_and_pin(spec: &str, npm: bool) -> (&str, Option<&str>) {
+pub(crate) fn package_name_and_pin(spec: &str, npm: bool) -> (&str, Option<&str>) {
     let parsed = if npm {
         split_npm(spec)
     } else {
@@ -568,7 +568,7 @@ fn not_exact(pin: &str) -> &'static str {
 }
 
 /// Environment variables clients drop or that change how a process starts or what it trusts.
-pub fn reserved_env(name: &str) -> bool {
+pub(crate) fn reserved_env(name: &str) -> bool {
     const EXACT: [&str; 27] = [
         "PATH",
         "HOME",

@@ -179,7 +179,7 @@ impl EntryReport {
 }
 
 /// Join a folder's display path and a file name.
-pub fn display_path(entry: &EntryDir, file: &str) -> String {
+pub(crate) fn display_path(entry: &EntryDir, file: &str) -> String {
     if entry.display.is_empty() || entry.display == "." {
         file.to_string()
     } else {

@@ -95,7 +95,7 @@ fn check_license(doc: &ManifestDoc, sink: &mut Sink) {
 }
 
 /// Why `url` is not an acceptable registry URL, if it is not.
-pub fn url_problem(url: &str) -> Option<String> {
+pub(crate) fn url_problem(url: &str) -> Option<String> {
     match url::Url::parse(url) {
         Err(e) => Some(format!("`{url}` is not an absolute URL ({e})")),
         Ok(u) if u.scheme() != "https" => Some(format!(

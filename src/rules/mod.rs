@@ -20,25 +20,25 @@ mod skills;
 mod versions;
 
 /// The catalogue lives with `Diagnostic` (the ground layer); rules name codes from here too.
-pub use crate::diagnostics::{
-    did_you_mean, explain, nearest, rules_markdown, Code, Family, UnknownCode,
-};
-pub use changes::{check_changes, ChangeBase};
-pub use distribution::{normalized_json, package_name_and_pin, reserved_env, url_versions};
-pub use entry::{display_path, EntryDir, EntryReport, Manifest, ManifestDoc};
+pub(crate) use crate::diagnostics::{did_you_mean, nearest, Code};
+pub(crate) use changes::{check_changes, ChangeBase};
+pub(crate) use distribution::{normalized_json, package_name_and_pin, reserved_env, url_versions};
+pub(crate) use entry::{display_path, Manifest, ManifestDoc};
+pub use entry::{EntryDir, EntryReport};
 pub use icons::check_icon;
-pub use metadata::url_problem;
-pub use placeholder::{Placeholder, Scaffolded, PLACEHOLDERS, SCAFFOLD_ICON};
-pub use policy::{is_enforced, Level, Policy, RequireSha256, DEFAULT_REQUIRED_OS, ENFORCED};
-pub use read::{read_failure, refused};
+pub(crate) use metadata::url_problem;
+pub(crate) use placeholder::{PLACEHOLDERS, SCAFFOLD_ICON};
+pub use policy::Policy;
+pub(crate) use policy::{is_enforced, Level, RequireSha256, DEFAULT_REQUIRED_OS};
+pub(crate) use read::{read_failure, refused};
 pub(crate) use read::{read_text, read_text_if_present, unlistable};
-pub use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
-pub use schema::{
-    agent_validator, published_agent_validator, registry_validator, violations, Owned, Violation,
-    AGENT_SCHEMA, REGISTRY_SCHEMA,
+pub(crate) use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
+pub use schema::registry_validator;
+pub(crate) use schema::{
+    published_agent_validator, violations, Owned, Violation, AGENT_SCHEMA, REGISTRY_SCHEMA,
 };
-pub use skills::MAX_SKILL_BYTES;
-pub use versions::{PreviewVersion, Version};
+pub(crate) use skills::MAX_SKILL_BYTES;
+pub(crate) use versions::{PreviewVersion, Version};
 
 use crate::diagnostics::{Diagnostic, Severity};
 

@@ -9,7 +9,7 @@ use crate::source::{SourceFile, Span};
 
 /// The file of a new entry a placeholder is written into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scaffolded {
+pub(crate) enum Scaffolded {
     /// A string of `agent.json`.
     Manifest,
     /// The text of `README.md`.
@@ -18,7 +18,7 @@ pub enum Scaffolded {
 
 /// One string `new` writes that a person must replace.
 #[derive(Debug, Clone, Copy)]
-pub struct Placeholder {
+pub(crate) struct Placeholder {
     /// How the templates of `templates/new/` name it: `{{<token>}}`.
     pub token: &'static str,
     /// The text written, found again by the rule.
@@ -32,7 +32,7 @@ pub struct Placeholder {
 /// Every placeholder of the scaffold. Matched case-sensitively and only as whole words (white
 /// space of any kind between them), so "your organisation" or `your-orgs` in an honest
 /// sentence is not one.
-pub const PLACEHOLDERS: [Placeholder; 5] = [
+pub(crate) const PLACEHOLDERS: [Placeholder; 5] = [
     Placeholder {
         token: "org",
         text: "your-org",
@@ -66,7 +66,7 @@ pub const PLACEHOLDERS: [Placeholder; 5] = [
 ];
 
 /// The icon `new` writes: valid, so the icon rules pass, but nobody's logo.
-pub const SCAFFOLD_ICON: &str = include_str!("../../templates/new/icon.svg");
+pub(crate) const SCAFFOLD_ICON: &str = include_str!("../../templates/new/icon.svg");
 
 /// Help for a placeholder inside a binary archive URL, which is replaced as a whole.
 const ARCHIVE_HELP: &str = "write the URL your release serves this platform's archive at, then its `sha256` (`acp-registry validate --verify-archives` prints it)";

@@ -6,13 +6,13 @@ use super::Code;
 use crate::diagnostics::{Diagnostic, Severity};
 
 /// OS families a binary distribution must cover by default.
-pub const DEFAULT_REQUIRED_OS: [&str; 3] = ["darwin", "linux", "windows"];
+pub(crate) const DEFAULT_REQUIRED_OS: [&str; 3] = ["darwin", "linux", "windows"];
 
 /// Codes a registry's configuration cannot lower below error nor exempt: `build` refuses
 /// (or could not publish correctly) what they report whatever the configuration says, so
 /// lowering one would let `validate` pass a registry that `build` then refuses. The
 /// configuration file comes with the pull request, so it is untrusted too.
-pub const ENFORCED: [Code; 12] = [
+pub(crate) const ENFORCED: [Code; 12] = [
     Code::JsoncSyntax,
     Code::NotUtf8,
     Code::FileUnreadable,
@@ -28,7 +28,7 @@ pub const ENFORCED: [Code; 12] = [
 ];
 
 /// Whether `code` is one of [`ENFORCED`].
-pub fn is_enforced(code: Code) -> bool {
+pub(crate) fn is_enforced(code: Code) -> bool {
     ENFORCED.contains(&code)
 }
 

@@ -54,7 +54,7 @@ pub(crate) fn read_text_if_present(
 }
 
 /// The finding for a path that could not be read.
-pub fn read_failure(error: &ReadError, display: &str) -> Diagnostic {
+pub(crate) fn read_failure(error: &ReadError, display: &str) -> Diagnostic {
     match error {
         ReadError::Link { .. } => link_finding(display),
         ReadError::NotRegular(special) => special_finding(display, *special),
@@ -103,7 +103,7 @@ pub(crate) fn unlistable(display: &str, error: &std::io::Error) -> Diagnostic {
 
 /// The finding for a path a registry may not hold at all: a link or a FIFO, socket or
 /// device. `None` for regular files and folders.
-pub fn refused(kind: fs::Kind, display: &str) -> Option<Diagnostic> {
+pub(crate) fn refused(kind: fs::Kind, display: &str) -> Option<Diagnostic> {
     match kind {
         fs::Kind::Link => Some(link_finding(display)),
         fs::Kind::Special(special) => Some(special_finding(display, special)),

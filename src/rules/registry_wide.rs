@@ -10,7 +10,7 @@ use crate::manifest::{self, jsonc};
 use crate::source::SourceFile;
 
 /// Every entry declaring an id that another entry also declares.
-pub fn check_duplicate_ids(entries: &[EntryReport], sink: &mut Sink) {
+pub(crate) fn check_duplicate_ids(entries: &[EntryReport], sink: &mut Sink) {
     let mut by_id: BTreeMap<&str, Vec<&Manifest>> = BTreeMap::new();
     for entry in entries {
         if let Some(manifest) = &entry.manifest {
@@ -105,7 +105,11 @@ impl Quarantine {
 }
 
 /// Quarantined ids that no entry declares.
-pub fn check_quarantine(quarantine: &Quarantine, known_ids: &BTreeSet<&str>, sink: &mut Sink) {
+pub(crate) fn check_quarantine(
+    quarantine: &Quarantine,
+    known_ids: &BTreeSet<&str>,
+    sink: &mut Sink,
+) {
     let Some(source) = &quarantine.source else {
         return;
     };

@@ -13,9 +13,9 @@ use crate::diagnostics::Diagnostic;
 use crate::manifest::{escape_pointer, PLATFORMS};
 
 /// The bundled manifest schema, as published in every output.
-pub const AGENT_SCHEMA: &str = include_str!("../../schemas/agent.schema.json");
+pub(crate) const AGENT_SCHEMA: &str = include_str!("../../schemas/agent.schema.json");
 /// The bundled schema of a published registry file.
-pub const REGISTRY_SCHEMA: &str = include_str!("../../schemas/registry.schema.json");
+pub(crate) const REGISTRY_SCHEMA: &str = include_str!("../../schemas/registry.schema.json");
 
 /// A bundled schema as JSON.
 fn bundled(text: &str) -> Value {
@@ -31,7 +31,7 @@ fn compile(schema: &Value) -> Validator {
 }
 
 /// `agent.schema.json`, compiled once: what `validate` checks every manifest against.
-pub fn agent_validator() -> &'static Validator {
+pub(crate) fn agent_validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| compile(&bundled(AGENT_SCHEMA)))
 }
@@ -44,7 +44,7 @@ pub fn registry_validator() -> &'static Validator {
 
 /// One published agent: `registry.schema.json`'s agent definition, as `build` applies it to
 /// every agent of every output and `validate` to every entry.
-pub fn published_agent_validator() -> &'static Validator {
+pub(crate) fn published_agent_validator() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         let definitions = bundled(REGISTRY_SCHEMA)["definitions"].take();
@@ -55,7 +55,7 @@ pub fn published_agent_validator() -> &'static Validator {
 /// One schema violation, ready to become a finding: `at` is where it points (the key when
 /// `at_key`), `pointer` the JSON pointer it reports.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Violation {
+pub(crate) struct Violation {
     /// JSON pointer the finding is placed at.
     pub at: String,
     /// Place it at the key rather than the value.
@@ -70,7 +70,7 @@ pub struct Violation {
 
 impl Violation {
     /// The finding (code `schema`) at this violation's place in `doc`.
-    pub fn finding(&self, doc: &ManifestDoc) -> Diagnostic {
+    pub(crate) fn finding(&self, doc: &ManifestDoc) -> Diagnostic {
         let d = if self.at_key {
             doc.at_key(Code::Schema, &self.at, self.message.clone())
         } else {
@@ -107,7 +107,7 @@ pub(crate) fn check(
 
 /// Which violations a more specific rule owns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owned {
+pub(crate) enum Owned {
     /// Unknown platform keys are platform-unknown's (the manifest's own check).
     UnknownPlatforms,
     /// Only what `reported` holds: the published form, where an unknown platform key that
@@ -118,7 +118,7 @@ pub enum Owned {
 /// Every violation of `validator` by `instance`, except those at a pointer in `reported` (for
 /// `uniqueItems`, also an error on one of the array's items: tags-format points at the
 /// repeated tag) and, with [`Owned::UnknownPlatforms`], unknown platform keys.
-pub fn violations(
+pub(crate) fn violations(
     validator: &Validator,
     instance: &Value,
     reported: &BTreeSet<String>,

@@ -5,11 +5,11 @@ use std::cmp::Ordering;
 
 /// A release version `X.Y.Z`, components compared as numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Version(pub u64, pub u64, pub u64);
+pub(crate) struct Version(pub u64, pub u64, pub u64);
 
 impl Version {
     /// `X.Y.Z`, digits only; `None` otherwise.
-    pub fn parse(text: &str) -> Option<Version> {
+    pub(crate) fn parse(text: &str) -> Option<Version> {
         let mut parts = text.split('.');
         let mut next = || -> Option<u64> {
             let part = parts.next()?;
@@ -25,7 +25,7 @@ impl Version {
 
 /// `X.Y.Z` or `X.Y.Z-preview.N` (N >= 1, no leading zero).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PreviewVersion {
+pub(crate) struct PreviewVersion {
     /// The `X.Y.Z` part.
     pub base: Version,
     /// `N` of `-preview.N`; `None` for a plain `X.Y.Z`.
@@ -34,7 +34,7 @@ pub struct PreviewVersion {
 
 impl PreviewVersion {
     /// `X.Y.Z` or `X.Y.Z-preview.N` (N >= 1, no leading zero); `None` otherwise.
-    pub fn parse(text: &str) -> Option<PreviewVersion> {
+    pub(crate) fn parse(text: &str) -> Option<PreviewVersion> {
         match text.split_once('-') {
             None => Some(PreviewVersion {
                 base: Version::parse(text)?,

@@ -43,9 +43,8 @@ use serde::Serialize;
 pub use icons::sanitise as sanitise_icon;
 #[cfg(test)]
 pub(crate) use model::{distribution_facts, view_of};
-pub use pages::{Sink, Site};
+pub(crate) use pages::Site;
 pub(crate) use snippets::shell_quote;
-pub use urls::safe_url;
 
 /// One agent to show, as the build hands it over.
 #[derive(Debug, Clone, Default)]
@@ -162,7 +161,7 @@ img-src 'self' data:; base-uri 'none'; form-action 'self'";
 
 /// Where a site's agents come from. The site reads each agent twice (its card, then its
 /// page), so a source may build them one at a time instead of holding them all.
-pub trait AgentSource: Sync {
+pub(crate) trait AgentSource: Sync {
     /// What building an agent can fail with.
     type Error: From<SiteError> + Send;
     /// How many agents there are.

@@ -30,10 +30,10 @@ const ASSETS: [(&str, &str); 3] = [
 
 /// Where rendered files go: a path relative to the site root and its bytes. Called from
 /// several threads at once, in no particular order.
-pub type Sink<'a, E> = dyn Fn(&str, &[u8]) -> Result<(), E> + Sync + 'a;
+pub(crate) type Sink<'a, E> = dyn Fn(&str, &[u8]) -> Result<(), E> + Sync + 'a;
 
 /// A site ready to render: every agent's card in index order and what the pages share.
-pub struct Site {
+pub(crate) struct Site {
     env: Environment<'static>,
     context: SiteContext,
     /// Cards sorted by name (case-insensitive), then id: the order of the index and of
@@ -56,7 +56,7 @@ struct Row {
 impl Site {
     /// Check the ids (valid by the registry's one predicate, unique), sanitise the icons
     /// once to learn which are published, and build every card.
-    pub fn new<S: AgentSource + ?Sized>(
+    pub(crate) fn new<S: AgentSource + ?Sized>(
         agents: &S,
         options: &SiteOptions,
     ) -> Result<Site, S::Error> {
@@ -105,12 +105,12 @@ impl Site {
     }
 
     /// The number of HTML pages the site has.
-    pub fn html_pages(&self) -> usize {
+    pub(crate) fn html_pages(&self) -> usize {
         self.listing_pages() + self.cards.len()
     }
 
     /// Every path [`Site::render`] writes, sorted.
-    pub fn paths(&self) -> BTreeSet<String> {
+    pub(crate) fn paths(&self) -> BTreeSet<String> {
         let mut paths: BTreeSet<String> = (1..=self.listing_pages()).map(listing_path).collect();
         paths.extend((1..=self.icon_chunks.len()).map(icons_path));
         paths.extend(self.cards.iter().map(|card| agent_path(&card.id)));
@@ -122,7 +122,7 @@ impl Site {
     /// Render every file of [`Site::paths`] into `sink`, reading each agent from `agents`
     /// (the source [`Site::new`] was given) once more. Deterministic: the same input gives
     /// byte-identical files.
-    pub fn render<S: AgentSource + ?Sized>(
+    pub(crate) fn render<S: AgentSource + ?Sized>(
         &self,
         agents: &S,
         sink: &Sink<'_, S::Error>,

@@ -2,7 +2,7 @@
 
 /// An absolute `http`/`https` URL with a host and no credentials, re-serialised (which
 /// percent-encodes quotes, spaces and angle brackets); anything else is dropped.
-pub fn safe_url(raw: &str) -> Option<String> {
+pub(crate) fn safe_url(raw: &str) -> Option<String> {
     let url = url::Url::parse(raw.trim()).ok()?;
     if !matches!(url.scheme(), "http" | "https") {
         return None;

@@ -15,7 +15,7 @@ pub(crate) mod sandbox;
 pub(crate) mod session;
 pub(crate) mod shard;
 
-pub use shard::{Shard, MAX_SHARDS};
+pub use shard::Shard;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -37,11 +37,11 @@ use session::{Agent, Answer};
 /// TEST ONLY: the variable naming a package index on a loopback address that the uvx
 /// installs and launches of `verify` and `matrix` use instead of uv's default index (the
 /// sandbox's `UV_DEFAULT_INDEX`), so tests serve their own wheels. Nothing else changes.
-pub const TEST_UV_INDEX_ENV: &str = "ACP_REGISTRY_TEST_UV_INDEX";
+pub(crate) const TEST_UV_INDEX_ENV: &str = "ACP_REGISTRY_TEST_UV_INDEX";
 
 /// The value of [`TEST_UV_INDEX_ENV`] when it is an `http` or `https` URL of a loopback
 /// address (`127.0.0.0/8`, `[::1]`, `localhost`); otherwise why it is refused.
-pub fn test_uv_index(value: &str) -> Result<String, String> {
+pub(crate) fn test_uv_index(value: &str) -> Result<String, String> {
     let refused = |why: &str| {
         format!(
             "{TEST_UV_INDEX_ENV}={}: {why}; it is for tests only and names a package index on this machine, such as http://127.0.0.1:8080/simple",
@@ -290,7 +290,7 @@ pub fn run(checked: &Checked, options: &Options) -> Result<Outcome, VerifyError>
 /// The ids of each shard when what `options` selects is split for `--list-shards`:
 /// `ceil(M / size)` shards of the `M` selected entries, at most `max`, at least one.
 #[must_use]
-pub fn list_shards(
+pub(crate) fn list_shards(
     checked: &Checked,
     options: &Options,
     max: usize,

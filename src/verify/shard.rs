@@ -27,7 +27,7 @@ use super::matrix::{Matrix, PartFile, FORMAT_VERSION};
 
 /// The most shards a run may be split into: GitHub Actions runs at most 256 jobs of one
 /// matrix.
-pub const MAX_SHARDS: usize = 256;
+pub(crate) const MAX_SHARDS: usize = 256;
 
 /// One part of a split run: `index` of `count`, both counted from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

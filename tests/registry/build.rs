@@ -92,7 +92,7 @@ fn bundled_registry_builds_the_three_public_files() {
     assert_eq!(agent(&jetbrains, "gemini")["version"], "0.51.0");
     assert_eq!(agent(&preview, "claude-acp")["bundled"], true);
     for doc in [&main, &jetbrains, &preview] {
-        let errors: Vec<String> = acp_registry::rules::registry_validator()
+        let errors: Vec<String> = acp_registry::registry_validator()
             .iter_errors(doc)
             .map(|e| format!("{e} at {}", e.instance_path().as_str()))
             .collect();
@@ -822,7 +822,7 @@ fn every_published_icon_passes_the_icon_rules() {
         site.clone(),
     ));
     for (path, svg) in &icons {
-        let findings = acp_registry::rules::check_icon(path, svg);
+        let findings = acp_registry::check_icon(path, svg);
         assert!(findings.is_empty(), "{path}: {findings:?}\n{svg}");
     }
     // The site keeps what draws (gradients, clip paths, masks, symbols, text) and drops the rest.
@@ -1332,7 +1332,7 @@ fn last_good_publishes_eleven_current_entries_and_the_previous_bytes_of_the_brok
             "the previous object, byte for byte"
         );
         assert!(text.contains("caf\\u00e9"), "{text}");
-        let errors: Vec<String> = acp_registry::rules::registry_validator()
+        let errors: Vec<String> = acp_registry::registry_validator()
             .iter_errors(&doc)
             .map(|e| e.to_string())
             .collect();

@@ -9,7 +9,7 @@ fn root() -> &'static Path {
 #[test]
 fn rules_md_is_generated_from_the_catalogue() {
     let path = root().join("docs/rules.md");
-    let expected = acp_registry::rules::rules_markdown();
+    let expected = acp_registry::rules_markdown();
     if std::env::var_os("UPDATE_DOCS").is_some() {
         std::fs::write(&path, &expected).unwrap();
     }

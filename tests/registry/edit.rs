@@ -2,8 +2,8 @@
 //! re-parses (with the crate's own parser) to the intended value, everything else is
 //! unchanged, and every comment outside the changed value is still there.
 
-use acp_registry::manifest::edit::{Editor, Position};
-use acp_registry::manifest::{self, escape_pointer};
+use acp_registry::escape_pointer;
+use acp_registry::{Editor, Position};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
@@ -179,7 +179,7 @@ fn apply(
     op: &Op,
     text: &str,
 ) -> Option<(usize, usize)> {
-    let root = manifest::parse(text).unwrap();
+    let root = acp_registry::parse(text).unwrap();
     let (node, key_span) = root.pointer(pointer).unwrap();
     match op {
         Op::Set(value) => {
@@ -251,7 +251,7 @@ proptest! {
             return Ok(());
         };
         let out = editor.text();
-        let reparsed = manifest::parse(out).unwrap_or_else(|e| panic!("{e}:\n{text}\n=>\n{out}"));
+        let reparsed = acp_registry::parse(out).unwrap_or_else(|e| panic!("{e}:\n{text}\n=>\n{out}"));
         prop_assert_eq!(reparsed.to_json(), expected, "{:?} at {}:\n{}\n=>\n{}", op, pointer, text, out);
         for tag in &comments {
             let at = text.find(&format!("{tag} ")).or_else(|| text.find(&format!("{tag}\n"))).unwrap();
@@ -272,7 +272,7 @@ proptest! {
         let mut all = Vec::new();
         pointers(&value, "", &mut all, false);
         let (pointer, _) = pick.get(&all).clone();
-        let root = manifest::parse(&text).unwrap();
+        let root = acp_registry::parse(&text).unwrap();
         let span = root.pointer(&pointer).unwrap().0.span;
         let mut editor = Editor::parse(&text).unwrap();
         editor.set_value(&pointer, &new).unwrap();
@@ -293,7 +293,7 @@ proptest! {
         let mut editor = Editor::parse(&text).unwrap();
         editor.format().unwrap();
         let once = editor.text().to_string();
-        prop_assert_eq!(manifest::parse(&once).unwrap().to_json(), value);
+        prop_assert_eq!(acp_registry::parse(&once).unwrap().to_json(), value);
         for tag in &comments {
             prop_assert_eq!(once.matches(&format!("{tag} ")).count() + once.matches(&format!("{tag}\n")).count(), 1, "{}:\n{}\n=>\n{}", tag, text, once);
         }

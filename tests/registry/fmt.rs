@@ -5,8 +5,8 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use acp_registry::manifest::edit::Editor;
-use acp_registry::manifest::parse;
+use acp_registry::parse;
+use acp_registry::Editor;
 use common::{acp_registry, copy_dir, public_sample, repo_root};
 use jsonc_parser::cst::{CstNode, CstRootNode};
 use jsonc_parser::ParseOptions;

@@ -84,9 +84,9 @@ fn hostile_manifests_each_give_their_one_expected_finding() {
 #[test]
 fn nesting_100000_deep_is_a_syntax_error_not_a_stack_overflow() {
     let text = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-    let error = acp_registry::manifest::parse(&text).expect_err("too deep");
+    let error = acp_registry::parse(&text).expect_err("too deep");
     assert!(error.message.contains("nesting"), "{}", error.message);
-    assert!(acp_registry::manifest::edit::Editor::parse(&text).is_err());
+    assert!(acp_registry::Editor::parse(&text).is_err());
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use acp_registry::net::NetConfig;
+use acp_registry::NetConfig;
 use acp_test_kit::wheel::binary_everywhere;
 use common::archives::{archive, Entry};
 use common::update::{https, listener, manifest, npx, read, registry};
@@ -90,7 +90,7 @@ const NET_FAULTS: [(&str, &str); 4] = [
 
 /// The hostile archives `verify` downloads: agent id, URL path, bytes.
 fn hostile_downloads() -> Vec<(&'static str, &'static str, Vec<u8>)> {
-    use acp_registry::fs::archive::Format;
+    use acp_registry::archive::Format;
     vec![
         (
             "traversal",
@@ -216,7 +216,7 @@ fn verify_quickly(entries: &[Value]) -> (Vec<(String, String, String)>, Duration
 /// `verify::run` over `entries` with `net`: the findings and how long it took.
 fn verify_with(entries: &[Value], net: NetConfig) -> (Vec<(String, String, String)>, Duration) {
     let reg = acp_test_kit::wheel::registry(entries);
-    let checked = acp_registry::registry::check_registry(&reg.root, None).unwrap();
+    let checked = acp_registry::check_registry(&reg.root, None).unwrap();
     let options = acp_registry::verify::Options::with_network(net, Duration::from_secs(30));
     let started = Instant::now();
     let outcome = acp_registry::verify::run(&checked, &options).unwrap();
@@ -511,7 +511,7 @@ fn verify_archives_with_trickle_net(base: &str, archive: &str) -> Vec<(String, S
         base,
         &[("archive-agent", manifest("archive-agent", "1.0.0", &dist))],
     );
-    let checked = acp_registry::registry::check_registry(root.path(), None).unwrap();
+    let checked = acp_registry::check_registry(root.path(), None).unwrap();
     let options = acp_registry::online::Options {
         net: trickle_net(),
         endpoints: acp_registry::online::Endpoints::default(),

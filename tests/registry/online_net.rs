@@ -6,7 +6,7 @@ use acp_test_kit::server as net_server;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use acp_registry::net::{Client, NetConfig, NetError};
+use acp_registry::{Client, NetConfig, NetError};
 use common::{fast_net, sha256_hex};
 use net_server::{routes, Reply, Server};
 

@@ -1,10 +1,10 @@
 //! Property tests: arbitrary input never panics the validator, and spans stay in bounds.
 
 use acp_registry::commands::validate::{render, Format};
-use acp_registry::rules::{check_entry, EntryDir, Policy};
+use acp_registry::{check_entry, EntryDir, Policy};
 use proptest::prelude::*;
 
-fn check_bytes(manifest: &[u8], icon: &[u8]) -> acp_registry::rules::EntryReport {
+fn check_bytes(manifest: &[u8], icon: &[u8]) -> acp_registry::EntryReport {
     let dir = tempfile::tempdir().unwrap();
     let entry = dir.path().join("agent-x");
     std::fs::create_dir(&entry).unwrap();
@@ -86,7 +86,7 @@ proptest! {
             }
         }
         // Every renderer copes with whatever the rules produced.
-        let mut rendered = acp_registry::diagnostics::Report {
+        let mut rendered = acp_registry::Report {
             diagnostics: report.diagnostics.clone(),
             entries: 1,
             ..Default::default()

@@ -682,9 +682,7 @@ fn new_binary_with_archives_pins_the_published_digest_else_the_downloaded_one() 
     );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let text = std::fs::read_to_string(dir.path().join("my-agent/agent.json")).unwrap();
-    let manifest = acp_registry::manifest::jsonc::parse(&text)
-        .unwrap()
-        .to_json();
+    let manifest = acp_registry::parse(&text).unwrap().to_json();
     let binary = &manifest["distribution"]["binary"];
     assert_eq!(binary["linux-x86_64"]["sha256"], published.as_str());
     // sha256 of `zip bytes\n`: the API lists the asset without a digest.

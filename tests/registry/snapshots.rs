@@ -3,11 +3,11 @@
 
 use crate::common;
 
+use acp_registry::check_registry;
 use acp_registry::commands::validate::{render, Format};
-use acp_registry::registry::check_registry;
 use common::{acp_registry, repo_root, Run};
 
-fn broken_report() -> acp_registry::diagnostics::Report {
+fn broken_report() -> acp_registry::Report {
     check_registry(&repo_root().join("tests/fixtures/broken"), None)
         .unwrap()
         .report
@@ -35,9 +35,7 @@ fn github_renderer() {
 
 #[test]
 fn github_step_summary() {
-    insta::assert_snapshot!(
-        acp_registry::diagnostics::render_github_summary(&broken_report()).unwrap()
-    );
+    insta::assert_snapshot!(acp_registry::render_github_summary(&broken_report()).unwrap());
 }
 
 #[test]

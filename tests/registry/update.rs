@@ -1234,7 +1234,7 @@ fn apply_writes_every_targets_digest_from_the_published_one_or_the_downloaded_by
         written.contains("// Kept by hand"),
         "comments kept: {written}"
     );
-    let value = acp_registry::manifest::parse(&written).unwrap().to_json();
+    let value = acp_registry::parse(&written).unwrap().to_json();
     let targets = &value["distribution"]["binary"];
     assert_eq!(targets["linux-x86_64"]["sha256"], json!(linux_digest));
     assert_eq!(

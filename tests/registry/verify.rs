@@ -304,7 +304,7 @@ fn landlock_layers_exhausted(command: &mut std::process::Command) {
 fn a_library_caller_keeps_the_children_it_starts_during_a_run() {
     let server = server();
     let reg = registry(&[manifest("patient", &server, "slow", json!({}))]);
-    let checked = acp_registry::registry::check_registry(&reg.root, None).unwrap();
+    let checked = acp_registry::check_registry(&reg.root, None).unwrap();
     let timeout = std::time::Duration::from_secs(30);
     let options = acp_registry::verify::Options::with_network(common::fast_net(timeout), timeout);
     // Started while the agent is still answering, so its clean-up sees it.

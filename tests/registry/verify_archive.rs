@@ -1,4 +1,4 @@
-//! Archive extraction (`acp_registry::fs::archive`): hostile archives are refused as a
+//! Archive extraction (`acp_registry::archive`): hostile archives are refused as a
 //! whole and leave nothing on disk; good ones unpack with their links and modes. The hostile
 //! corpus (traversal, absolute paths, links and hard links leading out, devices, FIFOs, a
 //! decompression bomb) is built in each format that can express it: zip, tar.gz, tar.xz and
@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::common;
 use acp_test_kit::server as net_server;
 
-use acp_registry::fs::archive::{extract, resolve_cmd, ArchiveError, Format, Limits};
+use acp_registry::archive::{extract, resolve_cmd, ArchiveError, Format, Limits};
 use common::archives::{archive, tar_gz, Entry, FORMATS};
 
 /// Extract `bytes` into `<tmp>/out`; on refusal, check that the folder holds nothing but

@@ -33,9 +33,8 @@ fn object(value: Value) -> Map<String, Value> {
 /// quarantine reasons).
 pub(crate) fn bundled_agents() -> Vec<SiteAgent> {
     let root = repo().join("registry");
-    let checked =
-        acp_registry::registry::check_registry(&root, None).expect("registry/ is readable");
-    let agents = acp_registry::registry::build::site_agents(
+    let checked = acp_registry::check_registry(&root, None).expect("registry/ is readable");
+    let agents = acp_registry::site_agents(
         &checked,
         "https://cdn.agentclientprotocol.com/registry/v1/latest",
     )

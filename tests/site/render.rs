@@ -6,8 +6,8 @@ use crate::common as site_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use acp_registry::diagnostics::Code;
 use acp_registry::site::{self, SiteAgent, SiteError, SiteOptions, CSP, PAGE_SIZE};
+use acp_registry::Code;
 use serde_json::{json, Value};
 use site_common::*;
 
@@ -965,7 +965,7 @@ fn site_icons_pass_the_icon_safety_rule_whatever_the_input() {
     for (sheet, mask) in all_icon_masks(&files) {
         let path = format!("{sheet}: {}", mask.id);
         let svg = mask.svg;
-        let findings = acp_registry::rules::check_icon(&path, &svg);
+        let findings = acp_registry::check_icon(&path, &svg);
         let unsafe_: Vec<_> = findings
             .iter()
             .filter(|d| matches!(d.code, Code::IconUnsafe | Code::IconXml | Code::IconRoot))

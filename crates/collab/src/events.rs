@@ -148,7 +148,7 @@ fn decode<'a>(line: &'a str, record: &mut Record<'a>) -> Result<Line, serde_json
 
 /// What reading a log found besides its events.
 #[derive(Debug, Default)]
-pub struct Reading {
+pub(crate) struct Reading {
     /// Read errors, including `missing events.jsonl` and symlink refusals.
     pub errors: Vec<String>,
     /// Warnings: an ignored incomplete last line (docs/collab-protocol.md#partial-last-line).
@@ -176,7 +176,7 @@ pub struct EventLog {
 
 /// Reads the text of `events.jsonl`: `Ok(Err(message))` when it is missing or a link (a
 /// read error to report), `Err` for an I/O failure (e.g. non-UTF-8 content).
-pub fn read_log_text(folder: &Path) -> Result<Result<String, String>, CollabError> {
+pub(crate) fn read_log_text(folder: &Path) -> Result<Result<String, String>, CollabError> {
     match paths::read_text(folder, EVENTS_FILE) {
         Ok(Some(text)) => Ok(Ok(text)),
         Ok(None) => Ok(Err("missing events.jsonl".to_owned())),
@@ -197,7 +197,7 @@ pub fn read_events(folder: &Path) -> Result<EventLog, CollabError> {
 }
 
 /// Parses the text of an event log (`docs/collab-protocol.md#eventsjsonl`).
-pub fn parse_events(text: &str) -> EventLog {
+pub(crate) fn parse_events(text: &str) -> EventLog {
     let mut events = Vec::new();
     let reading = scan(text, |record| {
         events.push(Event::from(std::mem::take(record)));
@@ -217,13 +217,13 @@ pub fn parse_events(text: &str) -> EventLog {
 /// (`acp::framing`), so a line no client could send is not read from the file either. A
 /// longer line is a read error naming it, never parsed (tiny JSON values cost dozens of
 /// times their bytes once decoded).
-pub const MAX_LINE_BYTES: usize = acp_registry_core::acp::framing::DEFAULT_LINE_CAP;
+pub(crate) const MAX_LINE_BYTES: usize = acp_registry_core::acp::framing::DEFAULT_LINE_CAP;
 
 /// Decodes each line of a log's text in order into one reused record, handing every event
 /// to `on_event` as it is decoded (nothing is kept), and collects the read errors and
 /// warnings. Lines are cut from the one buffer (a `memchr` search per line); numbers are
 /// physical line numbers; a line over [`MAX_LINE_BYTES`] is an error and is not decoded.
-pub fn scan<'a, E>(
+pub(crate) fn scan<'a, E>(
     text: &'a str,
     mut on_event: impl FnMut(&mut Record<'a>) -> Result<(), E>,
 ) -> Result<Reading, E> {
@@ -283,13 +283,13 @@ pub fn format_event_line(event: &Event) -> String {
 }
 
 /// An exclusive advisory lock on `.acp-collab.lock`, released on drop.
-pub struct AppendLock {
+pub(crate) struct AppendLock {
     file: File,
 }
 
 impl AppendLock {
     /// Blocks until this process holds the folder's append lock.
-    pub fn acquire(folder: &Path) -> Result<Self, CollabError> {
+    pub(crate) fn acquire(folder: &Path) -> Result<Self, CollabError> {
         paths::check_no_symlink(folder, LOCK_FILE)?;
         let path = folder.join(LOCK_FILE);
         let fail = |e: &dyn std::fmt::Display| CollabError::OpenLock {
@@ -310,7 +310,7 @@ impl AppendLock {
 /// Whether an `append` holds the folder's lock now (a shared lock cannot be had). Readers use
 /// it to tell a writer's temporary file from a killed writer's leftover; it never blocks and
 /// never creates the lock file.
-pub fn writer_active(folder: &Path) -> bool {
+pub(crate) fn writer_active(folder: &Path) -> bool {
     if paths::check_no_symlink(folder, LOCK_FILE).is_err() {
         return false;
     }
@@ -338,7 +338,11 @@ impl Drop for AppendLock {
 
 /// Appends one serialised line with a single write, then fsyncs. `prefix_newline`
 /// terminates a complete last line that lacked its newline (the partial-last-line rule of the docs).
-pub fn append_line(folder: &Path, line: &str, prefix_newline: bool) -> Result<(), CollabError> {
+pub(crate) fn append_line(
+    folder: &Path,
+    line: &str,
+    prefix_newline: bool,
+) -> Result<(), CollabError> {
     paths::check_no_symlink(folder, EVENTS_FILE)?;
     let path = folder.join(EVENTS_FILE);
     let fail = |source| CollabError::Append {

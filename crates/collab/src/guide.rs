@@ -50,7 +50,7 @@ pub(crate) fn folder_args(folder: &Path, participant: &str) -> String {
 }
 
 /// The `wait` command for `participant`, in the invocation's form.
-pub fn wait_command(invocation: &Invocation, folder: &Path, participant: &str) -> String {
+pub(crate) fn wait_command(invocation: &Invocation, folder: &Path, participant: &str) -> String {
     format!(
         "{} {}",
         invocation.program("wait", "wait_for_turn"),
@@ -59,7 +59,7 @@ pub fn wait_command(invocation: &Invocation, folder: &Path, participant: &str) -
 }
 
 /// The `next` command for `participant`, in the invocation's form.
-pub fn next_command(invocation: &Invocation, folder: &Path, participant: &str) -> String {
+pub(crate) fn next_command(invocation: &Invocation, folder: &Path, participant: &str) -> String {
     format!(
         "{} {}",
         invocation.program("next", "next_action"),
@@ -68,7 +68,7 @@ pub fn next_command(invocation: &Invocation, folder: &Path, participant: &str) -
 }
 
 /// The `validate` command, in the invocation's form.
-pub fn validate_command(invocation: &Invocation, folder: &Path) -> String {
+pub(crate) fn validate_command(invocation: &Invocation, folder: &Path) -> String {
     format!(
         "{} --folder {}",
         invocation.program("validate", "validate_collaboration"),
@@ -77,7 +77,7 @@ pub fn validate_command(invocation: &Invocation, folder: &Path) -> String {
 }
 
 /// `word` as one POSIX shell word.
-pub fn quote(word: &str) -> String {
+pub(crate) fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .bytes()
@@ -99,7 +99,7 @@ struct Step {
 }
 
 /// What the folder and the log say, for composing commands.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The loaded `protocol.json`.
     pub protocol: &'a Protocol,
     /// The whole log.
@@ -194,7 +194,7 @@ impl Context<'_> {
 
 /// The lines printed after `next action: «advice»`, ending with the command to run: the
 /// events to append, `next` after an edit, or `wait` when it is someone else's turn.
-pub fn follow_up(cx: &Context, advice: &str, drafted: bool) -> Vec<String> {
+pub(crate) fn follow_up(cx: &Context, advice: &str, drafted: bool) -> Vec<String> {
     let seq = cx.next_seq();
     let (write, steps, validate_before) = plan(cx, advice, drafted);
     let mut lines = Vec::new();

@@ -7,40 +7,53 @@
 //! refused symlinks, exit 2 for internal failures, corrected guidance, `ready:`
 //! first and no busy waiting) are listed at the end of that document.
 //!
-//! One file per concern: [`spec`] (the protocol's fixed tables), [`paths`] (path rules and
-//! symlink refusal), [`protocol`] (`protocol.json`), [`events`] (log I/O and
-//! locking), [`record`] (one decoded line), [`state`] (replay), [`markdown`] (readiness, conclusion,
-//! content, decisions, review headings), [`templates`], [`cli`] (what each command prints), and one module per
+//! One file per concern: [`spec`] (the protocol's fixed tables), `paths` (path rules and
+//! symlink refusal), `protocol` (`protocol.json`), `events` (log I/O and
+//! locking), `record` (one decoded line), `state` (replay), `markdown` (readiness, conclusion,
+//! content, decisions, review headings), `templates`, [`cli`] (what each command prints), and one module per
 //! command.
 
-pub mod acp;
-pub mod append;
-pub mod cli;
-pub mod events;
-pub mod guide;
-pub mod init;
-pub mod markdown;
-pub mod next;
-pub mod paths;
-pub mod protocol;
-pub mod pyfmt;
-pub mod record;
-pub mod skill;
-pub mod spec;
-pub mod state;
-pub mod status;
-pub mod templates;
-pub mod validate;
-pub mod wait;
+mod acp;
+mod append;
+mod events;
+mod guide;
+mod init;
+mod markdown;
+mod paths;
+mod protocol;
+mod pyfmt;
+mod record;
+mod state;
+mod status;
+mod templates;
+mod validate;
+mod wait;
 
 // The safe reads, atomic writes and timestamps of the core, under the paths the modules use.
 use acp_registry_core::{fs, time};
 use std::path::PathBuf;
 
+// The public surface, all of it: what the binary, the tests and the examples use. Every other
+// module is private, so `unreachable_pub` flags a `pub` item nothing outside reaches. The
+// namespaces hold tables or a family of names that would be vague at the root.
+
+/// What each command prints, and the one entry point the binary calls.
+pub mod cli;
+/// The next-action lines `next` prints, one constant each.
+pub mod next;
+/// `skill install`: the agents and files of the bundled skill.
+pub mod skill;
+/// The protocol's fixed tables: events, files, deliverable types.
+pub mod spec;
+
 pub use append::{append, append_with, AppendOptions, Appended};
+pub use events::{format_event_line, read_events, Event};
 pub use guide::Invocation;
 pub use init::{init, InitOptions, InitOutcome};
+pub use markdown::Readiness;
 pub use next::{next_action, next_action_with, NextAction};
+pub use protocol::Protocol;
+pub use state::replay;
 pub use status::{log, status, Status};
 pub use validate::{validate, Report};
 pub use wait::{wait_for_turn, WaitOptions, WaitOutcome};

@@ -97,7 +97,7 @@ fn classify(label: &str, body: &str) -> Readiness {
 }
 
 /// The completion gates that have no ticked `- [x] «gate»` line.
-pub fn unchecked_gates(readiness: &str, gates: &[String]) -> Vec<String> {
+pub(crate) fn unchecked_gates(readiness: &str, gates: &[String]) -> Vec<String> {
     gates
         .iter()
         .filter(|gate| !is_ticked(readiness, gate))
@@ -170,7 +170,7 @@ fn heading_match_end(text: &str, heading: &str) -> Option<usize> {
 }
 
 /// The conclusion errors, in the documented order.
-pub fn conclusion_errors(text: &str, primary_ref: &str) -> Vec<String> {
+pub(crate) fn conclusion_errors(text: &str, primary_ref: &str) -> Vec<String> {
     let mut errors = Vec::new();
     let missing: Vec<&str> = CONCLUSION_HEADINGS
         .iter()
@@ -206,7 +206,7 @@ pub fn conclusion_errors(text: &str, primary_ref: &str) -> Vec<String> {
 
 /// Messages for one deliverable's content (see the docs). `label` is how a message
 /// names it: `None` for the primary, `Some(ref)` for a supporting item.
-pub fn deliverable_content_errors(
+pub(crate) fn deliverable_content_errors(
     text: &str,
     sections: &[String],
     frozen_required: bool,
@@ -257,7 +257,7 @@ pub fn deliverable_content_errors(
 }
 
 /// `decisions.md` errors; `refs` are the declared deliverable refs.
-pub fn decisions_errors(text: &str, refs: &[String]) -> Vec<String> {
+pub(crate) fn decisions_errors(text: &str, refs: &[String]) -> Vec<String> {
     let mut errors = Vec::new();
     let headings: Vec<(String, usize)> = H3
         .captures_iter(text)
@@ -307,7 +307,7 @@ pub fn decisions_errors(text: &str, refs: &[String]) -> Vec<String> {
 
 /// A `review.md` heading: the seq as written and the participant.
 #[derive(Debug, Clone)]
-pub struct ReviewHeading {
+pub(crate) struct ReviewHeading {
     /// The seq, when it fits an integer.
     pub seq: Option<i64>,
     /// The seq as Python's `int()` prints it (no leading zeros).
@@ -317,7 +317,7 @@ pub struct ReviewHeading {
 }
 
 /// Review headings keyed by seq: first-appearance order, last one wins.
-pub fn review_headings(text: &str) -> Vec<ReviewHeading> {
+pub(crate) fn review_headings(text: &str) -> Vec<ReviewHeading> {
     let mut out: Vec<ReviewHeading> = Vec::new();
     for caps in REVIEW_HEADING.captures_iter(text) {
         let digits = &caps[2];

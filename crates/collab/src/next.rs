@@ -56,7 +56,7 @@ pub fn next_action_with(
 }
 
 /// [`next_action_with`] for an already resolved folder.
-pub fn next_action_in(
+pub(crate) fn next_action_in(
     folder: &Path,
     participant: &str,
     invocation: &Invocation,
@@ -100,7 +100,7 @@ fn has_primary(events: &[Event], names: &[&str]) -> bool {
 }
 
 /// The `participant '…' is not listed` refusal shared by next and wait.
-pub fn check_participant(protocol: &Protocol, participant: &str) -> Result<(), CollabError> {
+pub(crate) fn check_participant(protocol: &Protocol, participant: &str) -> Result<(), CollabError> {
     if protocol.participants().iter().any(|p| p == participant) {
         Ok(())
     } else {
@@ -109,7 +109,7 @@ pub fn check_participant(protocol: &Protocol, participant: &str) -> Result<(), C
 }
 
 /// The stored `waitingFor` as strings (a non-list counts as empty).
-pub fn stored_waiting(protocol: &Protocol) -> Vec<String> {
+pub(crate) fn stored_waiting(protocol: &Protocol) -> Vec<String> {
     protocol
         .map
         .get("waitingFor")
@@ -253,6 +253,6 @@ fn readiness_advice(protocol: &Protocol, events: &[Event]) -> Result<&'static st
 }
 
 /// The seq of the last event, for `waiting for … after seq N`.
-pub fn last_seq(events: &[Event]) -> Option<String> {
+pub(crate) fn last_seq(events: &[Event]) -> Option<String> {
     events.last().map(|e| py_str(e.get("seq")))
 }

@@ -21,13 +21,13 @@ pub enum ReadError {
 }
 
 /// True when a POSIX-style path is absolute or has a `..` component.
-pub fn escapes(path: &str) -> bool {
+pub(crate) fn escapes(path: &str) -> bool {
     path.starts_with('/') || path.split('/').any(|c| c == "..")
 }
 
 /// Joins `dir` and `file` like Python's `PurePosixPath(dir) / file`: `.` and
 /// empty components collapse, `..` is kept.
-pub fn posix_join(dir: &str, file: &str) -> String {
+pub(crate) fn posix_join(dir: &str, file: &str) -> String {
     let parts: Vec<&str> = dir
         .split('/')
         .chain(file.split('/'))
@@ -48,7 +48,7 @@ pub fn posix_join(dir: &str, file: &str) -> String {
 
 /// Resolves a `--folder` value: `~` expanded, made absolute, symlinks of the
 /// existing prefix resolved, `..` applied (like Python's non-strict `resolve`).
-pub fn resolve_folder(raw: &str) -> PathBuf {
+pub(crate) fn resolve_folder(raw: &str) -> PathBuf {
     let expanded = if raw == "~" || raw.starts_with("~/") {
         match std::env::var_os("HOME") {
             Some(home) => {
@@ -68,7 +68,7 @@ pub fn resolve_folder(raw: &str) -> PathBuf {
 }
 
 /// Resolves symlinks for every existing prefix and applies `.`/`..` in order.
-pub fn resolve_lexically_with_links(path: &Path) -> PathBuf {
+pub(crate) fn resolve_lexically_with_links(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for comp in path.components() {
         match comp {
@@ -88,7 +88,7 @@ pub fn resolve_lexically_with_links(path: &Path) -> PathBuf {
 }
 
 /// The message for a refused symlink; it names the path and what to do.
-pub fn symlink_message(path: &Path) -> String {
+pub(crate) fn symlink_message(path: &Path) -> String {
     format!(
         "{} is a symlink; symlinks are not allowed inside a collaboration folder or deliverables directory, replace it with a regular file or directory",
         path.display()
@@ -97,7 +97,7 @@ pub fn symlink_message(path: &Path) -> String {
 
 /// Refuses when `base/rel` or any directory between `base` and it is a
 /// symlink. Components that do not exist yet are fine.
-pub fn check_no_symlink(base: &Path, rel: &str) -> Result<(), ReadError> {
+pub(crate) fn check_no_symlink(base: &Path, rel: &str) -> Result<(), ReadError> {
     let mut current = base.to_path_buf();
     for part in rel.split('/').filter(|c| !c.is_empty() && *c != ".") {
         current.push(part);
@@ -117,11 +117,11 @@ fn io_message(path: &Path, err: &dyn std::fmt::Display) -> String {
 }
 
 /// Size limit of every file a command reads (10,000 events take under 2 MiB).
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads the raw bytes of `base/rel`; `Ok(None)` when it does not exist. Read through
 /// [`crate::fs`]: no link followed, regular files only (a FIFO never blocks), capped.
-pub fn read_bytes(base: &Path, rel: &str) -> Result<Option<Vec<u8>>, ReadError> {
+pub(crate) fn read_bytes(base: &Path, rel: &str) -> Result<Option<Vec<u8>>, ReadError> {
     check_no_symlink(base, rel)?;
     let path = base.join(rel);
     match fs::read_capped(base, Path::new(rel), MAX_FILE_BYTES) {
@@ -148,7 +148,7 @@ fn os_error(path: &Path, code: i32) -> ReadError {
 }
 
 /// Reads `base/rel` as UTF-8 text; `Ok(None)` when it does not exist.
-pub fn read_text(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
+pub(crate) fn read_text(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
     match read_bytes(base, rel)? {
         None => Ok(None),
         Some(bytes) => String::from_utf8(bytes)
@@ -158,12 +158,12 @@ pub fn read_text(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
 }
 
 /// SHA-256 (lowercase hex) of `base/rel`; `Ok(None)` when it does not exist.
-pub fn sha256_file(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
+pub(crate) fn sha256_file(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
     Ok(read_bytes(base, rel)?.map(|bytes| crate::fs::digest::sha256_hex(&bytes)))
 }
 
 /// True when `base/rel` exists without following a final symlink.
-pub fn exists_no_follow(base: &Path, rel: &str) -> bool {
+pub(crate) fn exists_no_follow(base: &Path, rel: &str) -> bool {
     std::fs::symlink_metadata(base.join(rel)).is_ok()
 }
 

@@ -21,7 +21,7 @@ pub struct Protocol {
 
 /// Loads `protocol.json`. The outer error is an internal failure (exit 2);
 /// the inner one is a reportable load error (`missing …`, `invalid …`, symlink).
-pub fn load(folder: &Path) -> Result<Result<Protocol, String>, CollabError> {
+pub(crate) fn load(folder: &Path) -> Result<Result<Protocol, String>, CollabError> {
     let text = match paths::read_text(folder, PROTOCOL_FILE) {
         Ok(Some(text)) => text,
         Ok(None) => {
@@ -44,7 +44,7 @@ pub fn load(folder: &Path) -> Result<Result<Protocol, String>, CollabError> {
 }
 
 /// Loads `protocol.json` for commands that stop at the first problem.
-pub fn load_or_fail(folder: &Path) -> Result<Protocol, CollabError> {
+pub(crate) fn load_or_fail(folder: &Path) -> Result<Protocol, CollabError> {
     load(folder)?.map_err(CollabError::ProtocolFile)
 }
 
@@ -180,7 +180,7 @@ impl Protocol {
 }
 
 /// Participant ids from a `participants` value.
-pub fn participant_ids(value: Option<&Value>) -> Vec<String> {
+pub(crate) fn participant_ids(value: Option<&Value>) -> Vec<String> {
     strings_or_member(value, "id")
 }
 
@@ -203,7 +203,7 @@ fn strings_or_member(list: Option<&Value>, key: &str) -> Vec<String> {
 /// Serialises like Python's `json.dumps(indent=2, sort_keys=True,
 /// ensure_ascii=False)` plus a trailing newline. Keys are sorted here rather
 /// than relying on `serde_json`'s map order, which a feature flag can change.
-pub fn to_sorted_pretty(map: &Map<String, Value>) -> String {
+pub(crate) fn to_sorted_pretty(map: &Map<String, Value>) -> String {
     let mut out = String::new();
     write_value(&mut out, &Value::Object(map.clone()), 0);
     out.push('\n');
@@ -251,7 +251,7 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
 /// Writes `protocol.json` via `.protocol.json.<unique>.tmp`, fsync, rename (and a folder
 /// fsync, through `crate::fs::atomic`), so readers only ever see a complete file
 /// (docs/collab-protocol.md#concurrency).
-pub fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), CollabError> {
+pub(crate) fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), CollabError> {
     paths::check_no_symlink(folder, PROTOCOL_FILE)?;
     let path = folder.join(PROTOCOL_FILE);
     crate::fs::atomic::write(&path, to_sorted_pretty(map).as_bytes())
@@ -260,7 +260,7 @@ pub fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), Colla
 
 /// Regular files named like [`write_atomic`]'s temporary (`.protocol.json.<unique>.tmp`),
 /// sorted: only a writer killed between create and rename leaves one.
-pub fn leftover_temps(folder: &Path) -> Vec<String> {
+pub(crate) fn leftover_temps(folder: &Path) -> Vec<String> {
     let Ok(children) = crate::fs::list_dir(folder) else {
         return Vec::new();
     };
@@ -274,7 +274,7 @@ pub fn leftover_temps(folder: &Path) -> Vec<String> {
 
 /// Removes what killed writers left. Call only under the append lock: then no writer is
 /// between create and rename, so every temporary file found is a leftover.
-pub fn remove_leftover_temps(folder: &Path) {
+pub(crate) fn remove_leftover_temps(folder: &Path) {
     for name in leftover_temps(folder) {
         let _ = std::fs::remove_file(folder.join(name));
     }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// Python `str()` of the decoded value: strings print raw, null as `None`.
-pub fn py_str(value: Option<&Value>) -> String {
+pub(crate) fn py_str(value: Option<&Value>) -> String {
     match value {
         None | Some(Value::Null) => "None".to_owned(),
         Some(Value::String(s)) => s.clone(),
@@ -13,7 +13,7 @@ pub fn py_str(value: Option<&Value>) -> String {
 }
 
 /// Names joined with `, `, or `none` for an empty list (the reports' `waiting for:` form).
-pub fn join_or_none(items: &[String]) -> String {
+pub(crate) fn join_or_none(items: &[String]) -> String {
     if items.is_empty() {
         "none".to_owned()
     } else {
@@ -22,21 +22,21 @@ pub fn join_or_none(items: &[String]) -> String {
 }
 
 /// Python `repr()` of the decoded value.
-pub fn py_repr(value: Option<&Value>) -> String {
+pub(crate) fn py_repr(value: Option<&Value>) -> String {
     let mut out = String::new();
     write_repr(&mut out, value.unwrap_or(&Value::Null));
     out
 }
 
 /// Python `repr()` of a string.
-pub fn repr_str(s: &str) -> String {
+pub(crate) fn repr_str(s: &str) -> String {
     let mut out = String::new();
     write_str_repr(&mut out, s);
     out
 }
 
 /// Python `repr()` of a list of strings, e.g. `['a', 'b']`.
-pub fn repr_list<S: AsRef<str>>(items: &[S]) -> String {
+pub(crate) fn repr_list<S: AsRef<str>>(items: &[S]) -> String {
     let parts: Vec<String> = items.iter().map(|s| repr_str(s.as_ref())).collect();
     format!("[{}]", parts.join(", "))
 }
@@ -103,7 +103,7 @@ fn write_str_repr(out: &mut String, s: &str) {
 
 /// The integer value of a JSON number the way Python compares it (`1.0 == 1`);
 /// booleans and non-integral numbers are not integers here.
-pub fn as_int(value: Option<&Value>) -> Option<i64> {
+pub(crate) fn as_int(value: Option<&Value>) -> Option<i64> {
     match value? {
         Value::Number(n) => n.as_i64().or_else(|| {
             n.as_f64()
@@ -115,7 +115,7 @@ pub fn as_int(value: Option<&Value>) -> Option<i64> {
 }
 
 /// Python truthiness of a decoded JSON value (missing counts as falsy).
-pub fn truthy(value: Option<&Value>) -> bool {
+pub(crate) fn truthy(value: Option<&Value>) -> bool {
     match value {
         None | Some(Value::Null | Value::Bool(false)) => false,
         Some(Value::Bool(true)) => true,

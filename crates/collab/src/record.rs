@@ -170,7 +170,7 @@ impl Fields for Record<'_> {
 }
 
 /// Python `str()` of an optional member, as messages print it.
-pub fn shown(field: Option<&Field>) -> String {
+pub(crate) fn shown(field: Option<&Field>) -> String {
     match field {
         Some(Field::Str(s)) => s.to_string(),
         Some(Field::Int(n)) => n.to_string(),
@@ -180,7 +180,7 @@ pub fn shown(field: Option<&Field>) -> String {
 }
 
 /// Python `repr()` of an optional member.
-pub fn repr(field: Option<&Field>) -> String {
+pub(crate) fn repr(field: Option<&Field>) -> String {
     match field {
         Some(Field::Str(s)) => pyfmt::repr_str(s),
         Some(Field::Int(n)) => n.to_string(),

@@ -27,11 +27,11 @@ pub const MARKER: &str = ".acp-collab-skill.json";
 /// Where the launchers read the installed binary's path.
 pub const POINTER: &str = "scripts/acp-collab-path.txt";
 /// The engine version an install records.
-pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The name of the installed skill folder, in every skills folder: the one place install,
 /// uninstall, list and the shadowing checks take it from.
-pub fn folder_name() -> &'static str {
+pub(crate) fn folder_name() -> &'static str {
     NAME
 }
 
@@ -59,7 +59,7 @@ skill_files!(
 
 /// A client that reads Agent Skills, and the skills folders it scans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Client {
+pub(crate) struct Client {
     /// How the client is called.
     pub title: &'static str,
     /// The skills folders it scans in a project, relative to the project.
@@ -69,7 +69,7 @@ pub struct Client {
 }
 
 /// The clients whose skill folders are known, by title.
-pub const CLIENTS: &[Client] = &[
+pub(crate) const CLIENTS: &[Client] = &[
     Client {
         title: "Claude Code",
         project: &[".claude/skills"],
@@ -118,7 +118,7 @@ pub struct Agent {
 }
 
 /// The default `--agent`: the two folders every known client reads one of.
-pub const UNIVERSAL: &str = "universal";
+pub(crate) const UNIVERSAL: &str = "universal";
 
 /// The agents `skill install` knows, by name (`universal` first: the default).
 pub const AGENTS: &[Agent] = &[
@@ -161,7 +161,7 @@ pub const AGENTS: &[Agent] = &[
 
 /// Which of the two roots an install writes below.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// The user's folders, below the home folder.
     User,
     /// The project's folders, below the project folder.
@@ -170,7 +170,7 @@ pub enum Scope {
 
 /// The two places clients scan: the home folder (when known) and the project.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Roots {
+pub(crate) struct Roots {
     /// The home folder.
     pub home: Option<PathBuf>,
     /// The project folder (for a user install, the current folder: checked for shadowing).
@@ -208,7 +208,7 @@ impl Roots {
 
 /// The `skill install` flags.
 #[derive(Debug, Clone)]
-pub struct InstallOptions {
+pub(crate) struct InstallOptions {
     /// `--agent`.
     pub agent: String,
     /// `--global` or `--project`.
@@ -223,7 +223,7 @@ pub struct InstallOptions {
 
 /// What an install did to one folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Written where nothing was.
     Installed,
     /// An earlier install of ours (another version or binary) replaced.
@@ -236,7 +236,7 @@ pub enum Outcome {
 
 /// One installed skill folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placed {
+pub(crate) struct Placed {
     /// The skill folder.
     pub dir: PathBuf,
     /// What happened to it.
@@ -247,7 +247,7 @@ pub struct Placed {
 
 /// What an install did, and what clients will find.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstallReport {
+pub(crate) struct InstallReport {
     /// The folders written (or found already written), in the agent's order.
     pub placed: Vec<Placed>,
     /// Other skills of the same name that a client seeing this install also scans.
@@ -255,7 +255,7 @@ pub struct InstallReport {
 }
 
 /// `skill install --list`: one line per agent with its folders.
-pub fn agents_table() -> String {
+pub(crate) fn agents_table() -> String {
     use std::fmt::Write;
     let name = folder_name();
     AGENTS.iter().fold(String::new(), |mut out, a| {
@@ -337,7 +337,7 @@ fn io(path: &Path, e: impl std::fmt::Display) -> CollabError {
 
 /// Who wrote an existing skill folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// Nothing there.
     Absent,
     /// Exactly what an install recorded; `current` when it is this binary's skill.
@@ -358,7 +358,7 @@ pub enum Found {
 }
 
 /// Reads what is at `dir`.
-pub fn inspect(dir: &Path) -> Result<Found, CollabError> {
+pub(crate) fn inspect(dir: &Path) -> Result<Found, CollabError> {
     match crate::fs::kind(dir).map_err(|e| io(dir, e))? {
         None => Ok(Found::Absent),
         Some(Kind::Dir) => Ok(classify(&read_tree(dir)?)),
@@ -395,7 +395,7 @@ fn classify(current: &BTreeMap<String, Vec<u8>>) -> Found {
 }
 
 /// Installs the skill for one agent: every target is checked before any is written.
-pub fn install(opts: &InstallOptions) -> Result<InstallReport, CollabError> {
+pub(crate) fn install(opts: &InstallOptions) -> Result<InstallReport, CollabError> {
     let agent = agent(&opts.agent)?;
     let dirs = targets(agent, opts.scope, &opts.roots)?;
     let files = install_files(&opts.binary);
@@ -512,7 +512,7 @@ fn shadowing(
 
 /// The `skill uninstall` flags.
 #[derive(Debug, Clone)]
-pub struct UninstallOptions {
+pub(crate) struct UninstallOptions {
     /// `--agent`.
     pub agent: String,
     /// `--global` or `--project`.
@@ -525,7 +525,7 @@ pub struct UninstallOptions {
 
 /// What an uninstall did to one folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Removal {
+pub(crate) enum Removal {
     /// The folder is gone.
     Removed,
     /// Nothing was installed there.
@@ -536,7 +536,7 @@ pub enum Removal {
 
 /// Removes what an install wrote for one agent; every target is checked first, and a
 /// folder without an install record is never touched.
-pub fn uninstall(opts: &UninstallOptions) -> Result<Vec<(PathBuf, Removal)>, CollabError> {
+pub(crate) fn uninstall(opts: &UninstallOptions) -> Result<Vec<(PathBuf, Removal)>, CollabError> {
     let agent = agent(&opts.agent)?;
     let dirs = targets(agent, opts.scope, &opts.roots)?;
     for dir in &dirs {
@@ -599,7 +599,7 @@ fn prune_empty(dir: &Path) -> Result<(), CollabError> {
 
 /// One skill folder `skill list` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listed {
+pub(crate) struct Listed {
     /// The skill folder.
     pub dir: PathBuf,
     /// Who wrote it.
@@ -609,7 +609,7 @@ pub struct Listed {
 }
 
 /// Every folder named like the skill in a folder some client scans, sorted by path.
-pub fn list(roots: &Roots) -> Result<Vec<Listed>, CollabError> {
+pub(crate) fn list(roots: &Roots) -> Result<Vec<Listed>, CollabError> {
     let scanned = roots.scanned();
     let mut out = Vec::new();
     for folder in scanned.keys() {
@@ -628,7 +628,7 @@ pub fn list(roots: &Roots) -> Result<Vec<Listed>, CollabError> {
 
 impl Listed {
     /// The state line of `skill list`.
-    pub fn state(&self) -> String {
+    pub(crate) fn state(&self) -> String {
         match &self.found {
             Found::Ours { current: true, .. } => "current".to_owned(),
             Found::Ours { version, .. } => format!(
@@ -647,7 +647,7 @@ impl Listed {
     }
 
     /// The engine line of `skill list`, when the folder is an install of ours.
-    pub fn engine(&self) -> Option<String> {
+    pub(crate) fn engine(&self) -> Option<String> {
         let Found::Ours {
             version, binary, ..
         } = &self.found

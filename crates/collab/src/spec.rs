@@ -2,7 +2,7 @@
 //! sections, action labels (`docs/collab-protocol.md#files`, `docs/collab-protocol.md#events`).
 
 /// The seven phases, in the order docs/collab-protocol.md#state-machine lists them.
-pub const PHASES: [&str; 7] = [
+pub(crate) const PHASES: [&str; 7] = [
     "drafting",
     "reviewing",
     "revising",
@@ -30,7 +30,7 @@ pub const EVENTS: [&str; 13] = [
 ];
 
 /// The three deliverable events.
-pub const DELIVERABLE_EVENTS: [&str; 3] = [
+pub(crate) const DELIVERABLE_EVENTS: [&str; 3] = [
     "deliverable_drafted",
     "deliverable_revised",
     "deliverable_frozen",
@@ -48,26 +48,26 @@ pub const REQUIRED_FILES: [&str; 7] = [
 ];
 
 /// Files that must never exist in a collaboration folder.
-pub const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "opinions.md"];
+pub(crate) const FORBIDDEN_FILES: [&str; 3] = ["state.log", "discussion.md", "opinions.md"];
 
 /// The configuration and state mirror.
-pub const PROTOCOL_FILE: &str = "protocol.json";
+pub(crate) const PROTOCOL_FILE: &str = "protocol.json";
 /// The event log.
-pub const EVENTS_FILE: &str = "events.jsonl";
+pub(crate) const EVENTS_FILE: &str = "events.jsonl";
 /// Question classification, gates and the readiness checklist.
-pub const READINESS_FILE: &str = "readiness.md";
+pub(crate) const READINESS_FILE: &str = "readiness.md";
 /// The final receipt.
-pub const CONCLUSION_FILE: &str = "conclusion.md";
+pub(crate) const CONCLUSION_FILE: &str = "conclusion.md";
 /// One structured review per `review_submitted`.
-pub const REVIEW_FILE: &str = "review.md";
+pub(crate) const REVIEW_FILE: &str = "review.md";
 /// Accepted decisions with stable ids.
-pub const DECISIONS_FILE: &str = "decisions.md";
+pub(crate) const DECISIONS_FILE: &str = "decisions.md";
 
 /// Advisory lock file taken around every append (docs/collab-protocol.md#concurrency).
-pub const LOCK_FILE: &str = ".acp-collab.lock";
+pub(crate) const LOCK_FILE: &str = ".acp-collab.lock";
 
 /// Required H2 headings of `conclusion.md`.
-pub const CONCLUSION_HEADINGS: [&str; 9] = [
+pub(crate) const CONCLUSION_HEADINGS: [&str; 9] = [
     "Decision Outcome",
     "Rationale",
     "Deliverable Receipt",
@@ -80,7 +80,7 @@ pub const CONCLUSION_HEADINGS: [&str; 9] = [
 ];
 
 /// Outcome labels recognised in `conclusion.md`; only the first three can be completed.
-pub const OUTCOMES: [&str; 4] = ["proceed", "do_not_proceed", "defer", "blocked"];
+pub(crate) const OUTCOMES: [&str; 4] = ["proceed", "do_not_proceed", "defer", "blocked"];
 
 /// Deliverable types accepted by `--primary-deliverable-type`, sorted.
 pub const DELIVERABLE_TYPES: [&str; 7] = [
@@ -206,7 +206,7 @@ pub fn deliverable_spec(
 }
 
 /// The action label used in "reserved for" errors (docs/collab-protocol.md#replay).
-pub fn action_label(event: &str) -> &'static str {
+pub(crate) fn action_label(event: &str) -> &'static str {
     match event {
         "deliverable_drafted" => "deliverable draft",
         "deliverable_revised" => "deliverable revision",
@@ -224,7 +224,7 @@ pub fn action_label(event: &str) -> &'static str {
 }
 
 /// True for a 64-character lowercase hexadecimal SHA-256 digest.
-pub fn is_sha256(value: &str) -> bool {
+pub(crate) fn is_sha256(value: &str) -> bool {
     value.len() == 64
         && value
             .bytes()

@@ -52,7 +52,7 @@ pub fn replay<E: Fields>(
 }
 
 /// The state machine fed one event at a time, for a reader that keeps no log.
-pub struct Machine<'a> {
+pub(crate) struct Machine<'a> {
     participants: &'a [String],
     state: State,
     errors: Vec<String>,
@@ -60,7 +60,7 @@ pub struct Machine<'a> {
 
 impl<'a> Machine<'a> {
     /// A machine before the first event.
-    pub fn new(participants: &'a [String]) -> Self {
+    pub(crate) fn new(participants: &'a [String]) -> Self {
         Machine {
             participants,
             state: State::default(),
@@ -69,14 +69,14 @@ impl<'a> Machine<'a> {
     }
 
     /// The state after the events applied, and the replay errors in order.
-    pub fn finish(self) -> (State, Vec<String>) {
+    pub(crate) fn finish(self) -> (State, Vec<String>) {
         (self.state, self.errors)
     }
 }
 
 impl Machine<'_> {
     /// Applies one event; `readiness` checks an acceptance being appended.
-    pub fn apply(&mut self, event: &impl Fields, readiness: Option<&Readiness>) {
+    pub(crate) fn apply(&mut self, event: &impl Fields, readiness: Option<&Readiness>) {
         let Some(name) = event.text(Key::Event) else {
             return;
         };

@@ -16,7 +16,7 @@ use super::CollabError;
 use acp_registry_core::escape;
 
 /// How many of the latest events `status` shows.
-pub const LAST_EVENTS: usize = 5;
+pub(crate) const LAST_EVENTS: usize = 5;
 
 /// Where a collaboration stands, from the stored state mirror and the files.
 #[derive(Debug, Clone)]
@@ -168,12 +168,12 @@ pub fn log(folder: &str, since: Option<i64>) -> Result<Vec<Event>, CollabError> 
 }
 
 /// `log`'s text form: one line per event.
-pub fn render_log_text(events: &[Event]) -> String {
+pub(crate) fn render_log_text(events: &[Event]) -> String {
     lines_of(events, event_line)
 }
 
 /// `log --format json`: JSON Lines, one object per event with every field it holds.
-pub fn render_log_json(events: &[Event]) -> String {
+pub(crate) fn render_log_json(events: &[Event]) -> String {
     lines_of(events, |e| e.to_value().to_string())
 }
 

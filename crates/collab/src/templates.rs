@@ -2,7 +2,7 @@
 //! exact; the prose between them is this project's wording.
 
 /// Inputs shared by the templates.
-pub struct TemplateInput<'a> {
+pub(crate) struct TemplateInput<'a> {
     /// The trimmed objective.
     pub objective: &'a str,
     /// The participant ids; the first is the owner.
@@ -20,7 +20,7 @@ pub struct TemplateInput<'a> {
 }
 
 /// The six generated completion gates, in order.
-pub fn generated_gates(kind: &str, primary_ref: &str) -> Vec<String> {
+pub(crate) fn generated_gates(kind: &str, primary_ref: &str) -> Vec<String> {
     vec![
         format!("Primary deliverable exists: `{primary_ref}`"),
         format!("Primary deliverable has required `{kind}` sections"),
@@ -32,7 +32,7 @@ pub fn generated_gates(kind: &str, primary_ref: &str) -> Vec<String> {
 }
 
 /// The primary deliverable skeleton, byte-exact (docs/collab-protocol.md#deliverables).
-pub fn deliverable(title: &str, kind: &str, sections: &[String]) -> String {
+pub(crate) fn deliverable(title: &str, kind: &str, sections: &[String]) -> String {
     let body: Vec<String> = sections.iter().map(|s| format!("## {s}\n\n")).collect();
     format!(
         "# {title}\n\nDeliverable type: `{kind}`\nStatus: Draft\n\n{}\n",
@@ -48,7 +48,7 @@ fn push_items(s: &mut String, before: &str, items: &[String], after: &str) {
 }
 
 /// `README.md`: what the folder is and what each file is for.
-pub fn readme(t: &TemplateInput) -> String {
+pub(crate) fn readme(t: &TemplateInput) -> String {
     let mut s = String::from("# ACP Collaboration Workspace\n\nObjective:\n");
     s.push_str(t.objective);
     s.push_str("\n\nParticipants:\n");
@@ -75,7 +75,7 @@ pub fn readme(t: &TemplateInput) -> String {
 }
 
 /// `proposal.md`.
-pub fn proposal(t: &TemplateInput) -> String {
+pub(crate) fn proposal(t: &TemplateInput) -> String {
     format!(
         "# Proposal\n\n## Purpose\n\n{}\n\n## Current Proposal\n\nThe initial proposal is pending; the owner writes it here before proposal_submitted.\n\n## Deliverable Draft\n\n- Primary: `{}`\n\n## Review Focus\n\n- Proposal coherence.\n- Primary deliverable completeness.\n- Accepted decision traceability.\n- Implementation readiness.\n",
         t.objective, t.primary_ref
@@ -83,7 +83,7 @@ pub fn proposal(t: &TemplateInput) -> String {
 }
 
 /// `review.md`, with the heading rule and a review template.
-pub fn review(t: &TemplateInput) -> String {
+pub(crate) fn review(t: &TemplateInput) -> String {
     format!(
         "# Review\n\nAppend one structured review below for every review_submitted event.\n\nHeading rule: `## <UTC timestamp> - <participant_id> - seq <event seq>` where the seq is the one the review_submitted event will get.\n\nTemplate:\n\n## <timestamp> - <participant_id> - seq <event seq>\n\nContext:\n- Read `proposal.md` after event seq `<seq>`.\n- Reviewed primary deliverable: `{}`\n- Reviewed supporting deliverables: none.\n\nReview Scope:\n- Proposal coherence\n- Primary deliverable completeness\n- Accepted decision traceability\n- Implementation readiness\n\nPosition:\n- ...\nConcerns:\n- ...\nRequired Changes:\n- ...\nQuestions:\n- ...\n",
         t.primary_ref
@@ -91,7 +91,7 @@ pub fn review(t: &TemplateInput) -> String {
 }
 
 /// `decisions.md`, with the first decision: the primary deliverable.
-pub fn decisions(t: &TemplateInput) -> String {
+pub(crate) fn decisions(t: &TemplateInput) -> String {
     format!(
         "# Decisions\n\nRecord only accepted decisions here, with stable ids, each traced to a declared deliverable.\n\n## Accepted Decisions\n\n### D1. Initial deliverable declaration\n- Decision: The primary deliverable for this collaboration is `{r}`.\n- Rationale: Every collaboration produces one declared primary deliverable.\n- Reflected in: `{r}#proposed-design`\n",
         r = t.primary_ref
@@ -99,7 +99,7 @@ pub fn decisions(t: &TemplateInput) -> String {
 }
 
 /// `readiness.md`: classification, the gates unticked, the checklist.
-pub fn readiness(t: &TemplateInput) -> String {
+pub(crate) fn readiness(t: &TemplateInput) -> String {
     let mut s = String::from(
         "# Readiness\n\nClassify every open question and tick the gates before readiness_passed.\n\n## Open Question Classification\n\n- [unresolved] The initial deliverable review has not been completed.\n\nAllowed statuses:\n- `[resolved]`\n- `[deferred_nonblocking]` with `Reason: ...`\n- `[blocking]`\n\n## Blocking Issues\n\n- None.\n\n## Objective Gates\n\n",
     );
@@ -114,7 +114,7 @@ pub fn readiness(t: &TemplateInput) -> String {
 }
 
 /// `conclusion.md`: the nine sections, outcome `[blocked]` until replaced.
-pub fn conclusion(t: &TemplateInput) -> String {
+pub(crate) fn conclusion(t: &TemplateInput) -> String {
     format!(
         "# Conclusion\n\nThis file is the receipt of the collaboration, not the deliverable itself.\n\n## Decision Outcome\n\n- [blocked] The collaboration is not complete yet.\n\nAllowed final outcomes:\n- `[proceed]` the deliverable is ready to act on.\n- `[do_not_proceed]` the objective should not be pursued.\n- `[defer]` the decision is postponed.\n\n## Rationale\n\nWritten by the proposal owner before completed.\n\n## Deliverable Receipt\n\n- Primary: `{}`\n- Type: `{}`\n- SHA-256:\n- Supporting: none\n- Attachments: none\n\n## Accepted Decisions Summary\n\n- See `decisions.md`.\n\n## Readiness Result\n\n- Objective gates: not passed\n- Generated deliverable gates: not passed\n- Readiness file: `readiness.md`\n\n## Assumptions\n\n- None recorded yet.\n\n## Deferred Follow-ups\n\n- None.\n\n## Implementation Blockers\n\n- None.\n\n## Next Action\n\nFinish the protocol phases, then replace the outcome above.\n",
         t.primary_ref, t.kind

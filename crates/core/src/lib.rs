@@ -10,6 +10,8 @@
 //! - [`escape`]: escaping untrusted text for terminals and other outputs;
 //! - [`cli`]: the failure line and the manual/completions both binaries print.
 
+// The public surface: these six modules, each a shared library of both tools. Inside them `pub`
+// marks what a tool uses; the rest is `pub(crate)`.
 pub mod acp;
 pub mod cli;
 pub mod escape;

@@ -64,7 +64,7 @@ impl LineIndex {
     }
 
     /// How many lines the text has.
-    pub fn line_count(&self) -> usize {
+    pub(crate) fn line_count(&self) -> usize {
         self.starts.len()
     }
 

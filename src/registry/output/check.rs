@@ -12,7 +12,7 @@ use crate::registry::build::{io, BuildError};
 
 /// A difference between a fresh build and an existing folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Difference {
+pub(crate) enum Difference {
     /// A file of the build is not in the folder.
     Missing(String),
     /// A path of the folder is not in the build.
@@ -60,7 +60,7 @@ fn list_paths(
 
 /// Compare a fresh build with the folder `out` (sorted by path), file by file as they are
 /// produced. Links and special files are differences, never read.
-pub fn compare(out: &Path, tree: &impl Tree) -> Result<Vec<Difference>, BuildError> {
+pub(crate) fn compare(out: &Path, tree: &impl Tree) -> Result<Vec<Difference>, BuildError> {
     let mut existing = BTreeMap::new();
     if std::fs::symlink_metadata(out).is_ok_and(|m| m.is_dir()) {
         list_paths(out, "", &mut existing)?;

@@ -21,7 +21,7 @@ const OUTPUT_IN_REGISTRY: &str = "dist";
 /// The output folder: as the user named it (for messages) and with links resolved (where
 /// it is written, so a link the user chose as `--out` is kept and its target replaced).
 #[derive(Debug, Clone)]
-pub struct Destination {
+pub(crate) struct Destination {
     /// As the user named it.
     pub shown: PathBuf,
     /// Absolute, links resolved.
@@ -59,7 +59,7 @@ fn resolved(path: &Path) -> Result<PathBuf, BuildError> {
 /// sides: inside it, except below `<registry>/dist` (discovery never reads it as an entry, so
 /// a registry at the repository root builds into `dist/` there), or holding it. Every command
 /// that writes somewhere named by `--out` asks this first.
-pub fn refuse_overlap(out: &Path, registry: &Path) -> Result<(), BuildError> {
+pub(crate) fn refuse_overlap(out: &Path, registry: &Path) -> Result<(), BuildError> {
     let (path, registry_path) = (resolved(out)?, resolved(registry)?);
     let inside = path.starts_with(&registry_path)
         && !path.starts_with(registry_path.join(OUTPUT_IN_REGISTRY));
@@ -74,7 +74,7 @@ pub fn refuse_overlap(out: &Path, registry: &Path) -> Result<(), BuildError> {
 
 /// Refuse an output that overlaps the registry ([`refuse_overlap`]), is not a
 /// folder, holds paths this tool did not write, or cannot be removed.
-pub fn check_destination(out: &Path, registry: &Path) -> Result<Destination, BuildError> {
+pub(crate) fn check_destination(out: &Path, registry: &Path) -> Result<Destination, BuildError> {
     refuse_overlap(out, registry)?;
     let path = resolved(out)?;
     let destination = Destination {

@@ -30,10 +30,10 @@ use crate::diagnostics::escape;
 use crate::fs::digest::hex;
 use crate::fs::{self, Kind};
 
-pub use check::{compare, Difference};
-pub use destination::{check_destination, refuse_overlap, Destination};
-pub use ownership::{write_ownership_manifest, OWNERSHIP_FILE};
-pub use staging::write_atomically;
+pub(crate) use check::compare;
+pub(crate) use destination::{check_destination, refuse_overlap};
+pub(crate) use ownership::{write_ownership_manifest, OWNERSHIP_FILE};
+pub(crate) use staging::write_atomically;
 
 // --- reading without following links (through `crate::fs`) ----------------------------
 
@@ -71,7 +71,7 @@ fn join(prefix: &str, name: &str) -> String {
 
 /// Where the files of a [`Tree`] go as they are produced: written into staging, or compared
 /// with the existing output. Called from several threads at once.
-pub trait FileSink: Sync {
+pub(crate) trait FileSink: Sync {
     /// Take the file at `path` (`/`-separated, relative), whose bytes `content` writes;
     /// returns their sha256 in lower-case hex.
     fn file(
@@ -82,7 +82,7 @@ pub trait FileSink: Sync {
 }
 
 /// The files of an output folder, produced one at a time so that no build holds them all.
-pub trait Tree: Sync {
+pub(crate) trait Tree: Sync {
     /// Every path [`Tree::produce`] hands over, each once, sorted.
     fn paths(&self) -> Vec<&str>;
     /// Hand every file of [`Tree::paths`] to `sink` once, the ownership manifest (when there

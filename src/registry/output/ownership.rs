@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::read_capped;
 
 /// The ownership manifest written at the top of every output folder (and of `site/`).
-pub const OWNERSHIP_FILE: &str = ".acp-registry-output.json";
+pub(crate) const OWNERSHIP_FILE: &str = ".acp-registry-output.json";
 /// The key that identifies an ownership manifest and its format.
 const FORMAT_KEY: &str = "acp-registry-output";
 const FORMAT: u64 = 1;
@@ -20,7 +20,7 @@ const MANIFEST_LIMIT: u64 = 64 << 20;
 /// out) to `out`, in the order given (sorted by path, each once, by every caller), so it is
 /// as deterministic as the files it lists. Streamed: at 100,000 agents the listing is tens of
 /// megabytes. The bytes are those of `serde_json`'s pretty printer, plus a final newline.
-pub fn write_ownership_manifest<'a>(
+pub(crate) fn write_ownership_manifest<'a>(
     out: &mut dyn Write,
     digests: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> std::io::Result<()> {

@@ -102,7 +102,10 @@ fn remove_leftovers(out: &Path) {
 /// folder beside it, as they are produced, flushed to disk, then swapped in with one atomic
 /// exchange. A failure or a kill at any moment leaves the old complete folder or the new
 /// complete one; a failure removes the staging folder and names the step that failed.
-pub fn write_atomically(destination: &Destination, tree: &impl Tree) -> Result<(), BuildError> {
+pub(crate) fn write_atomically(
+    destination: &Destination,
+    tree: &impl Tree,
+) -> Result<(), BuildError> {
     let out = &destination.path;
     let unchanged = |what: &str| unchanged(destination, what);
     let parent = parent_of(out);

@@ -14,7 +14,7 @@ use crate::manifest::skill::{self, BODY_LINES_MAX};
 use crate::source::{SourceFile, Span};
 
 /// Size limit of an entry's `skill/` folder, all files together.
-pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 /// One skill folder of an entry: `skill/<folder>` (or `skill` itself in the older layout).
 struct SkillDir<'a> {

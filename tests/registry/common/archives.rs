@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use acp_registry::fs::archive::Format;
+use acp_registry::archive::Format;
 
 #[derive(Clone, Copy)]
 /// One archive entry.

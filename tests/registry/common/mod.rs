@@ -38,12 +38,12 @@ pub(crate) fn valid_manifest(id: &str, extra: &str) -> String {
 }
 
 /// Fast retries and a short `timeout`, loopback allowed (the test-only switch).
-pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::net::NetConfig {
-    acp_registry::net::NetConfig {
+pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::NetConfig {
+    acp_registry::NetConfig {
         allow_loopback: true,
         timeout,
         backoff_base: std::time::Duration::from_millis(10),
-        ..acp_registry::net::NetConfig::default()
+        ..acp_registry::NetConfig::default()
     }
 }
 

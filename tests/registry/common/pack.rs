@@ -77,8 +77,6 @@ impl PackFx {
     }
 
     pub(crate) fn manifest_json(&self) -> serde_json::Value {
-        acp_registry::manifest::jsonc::parse(&self.manifest())
-            .unwrap()
-            .to_json()
+        acp_registry::parse(&self.manifest()).unwrap().to_json()
     }
 }

@@ -9,7 +9,7 @@ use crate::{AppendOptions, InitOptions};
 
 /// One parsed prompt. The folder is the session's, never a flag.
 #[derive(Debug, Clone)]
-pub enum SlashCommand {
+pub(crate) enum SlashCommand {
     /// `/status`.
     Status,
     /// `/next <participant>`.
@@ -27,7 +27,7 @@ pub enum SlashCommand {
 }
 
 /// The commands announced in `available_commands_update`: name, description, input hint.
-pub const COMMANDS: [(&str, &str, Option<&str>); 7] = [
+pub(crate) const COMMANDS: [(&str, &str, Option<&str>); 7] = [
     ("status", "Where the collaboration stands: phase, owner, waiting for", None),
     ("next", "The next action for a participant", Some("<participant>")),
     ("validate", "Validate the collaboration folder", None),
@@ -46,7 +46,7 @@ pub const COMMANDS: [(&str, &str, Option<&str>); 7] = [
 ];
 
 /// The answer to plain text and to `/help`.
-pub fn help_text() -> String {
+pub(crate) fn help_text() -> String {
     let mut text = String::from(
         "This agent runs an Agent Collaboration Protocol folder (the session's working \
          directory, or the folder named by `_meta.collaborationFolder`). Commands:\n",
@@ -102,7 +102,7 @@ const APPEND_FLAGS: [FlagSpec; 7] = [
 ];
 
 /// Parses a prompt that starts with `/`; `Err` is the message to show the user.
-pub fn parse(text: &str, folder: &str) -> Result<SlashCommand, String> {
+pub(crate) fn parse(text: &str, folder: &str) -> Result<SlashCommand, String> {
     let words = shlex::split(text.trim()).ok_or("unbalanced quotes in the command")?;
     let Some((name, args)) = words.split_first() else {
         return Ok(SlashCommand::Help);

@@ -12,7 +12,7 @@
 //! already wrote its event stays written). Framing and message classification are
 //! `acp_registry_core::acp`'s; stdout carries only protocol messages.
 
-pub mod command;
+pub(crate) mod command;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read, Write};
@@ -34,14 +34,14 @@ use acp_registry_core::acp::{error_codes, Frame, Id, LineBuffer, Message, ParseE
 use acp_registry_core::escape;
 
 /// The `_meta` key of `session/new` naming the collaboration folder.
-pub const FOLDER_META_KEY: &str = "collaborationFolder";
+pub(crate) const FOLDER_META_KEY: &str = "collaborationFolder";
 
 /// Lines of output per `agent_message_chunk`: long logs stream, and cancel is checked
 /// between chunks.
 const CHUNK_LINES: usize = 40;
 
 /// Serves one client until `input` ends. Only a failure to write `output` is an error.
-pub fn serve<R: Read + Send + 'static, W: Write>(input: R, output: W) -> io::Result<()> {
+pub(crate) fn serve<R: Read + Send + 'static, W: Write>(input: R, output: W) -> io::Result<()> {
     let (tx, rx) = mpsc::channel();
     // A reader thread lets a prompt notice `session/cancel` while it streams.
     std::thread::spawn(move || read_frames(input, &tx));
@@ -74,7 +74,7 @@ struct Session {
 }
 
 /// The agent's state: open sessions and the frames read ahead while a prompt streamed.
-pub struct Server<W: Write> {
+pub(crate) struct Server<W: Write> {
     rx: Receiver<Frame>,
     backlog: VecDeque<Frame>,
     out: W,
@@ -101,7 +101,7 @@ fn to_value(value: impl serde::Serialize) -> Value {
 
 impl<W: Write> Server<W> {
     /// A server reading frames from `rx` (the reader thread's, or a test's).
-    pub fn new(rx: Receiver<Frame>, out: W) -> Self {
+    pub(crate) fn new(rx: Receiver<Frame>, out: W) -> Self {
         Self {
             rx,
             backlog: VecDeque::new(),
@@ -112,7 +112,7 @@ impl<W: Write> Server<W> {
     }
 
     /// Serves requests until the client closes its input.
-    pub fn run(mut self) -> io::Result<()> {
+    pub(crate) fn run(mut self) -> io::Result<()> {
         while let Some(frame) = self.backlog.pop_front().or_else(|| self.rx.recv().ok()) {
             self.handle(frame)?;
         }
@@ -302,7 +302,7 @@ fn commands() -> AvailableCommandsUpdate {
 }
 
 /// The text answering one prompt: a command's output or its error, or the help.
-pub fn answer(text: &str, folder: &Path) -> String {
+pub(crate) fn answer(text: &str, folder: &Path) -> String {
     let text = text.trim();
     if !text.starts_with('/') {
         return command::help_text();

@@ -148,7 +148,7 @@ enum Doc {
 
 /// Validates an already resolved folder: every step of docs/collab-protocol.md#validation, in
 /// order; only an unloadable `protocol.json` stops early.
-pub fn validate_in(folder: &Path) -> Result<Report, CollabError> {
+pub(crate) fn validate_in(folder: &Path) -> Result<Report, CollabError> {
     // One finding, not one per file that a missing folder cannot hold.
     if std::fs::symlink_metadata(folder).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         return Ok(Report {

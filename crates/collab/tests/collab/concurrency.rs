@@ -10,7 +10,7 @@
 use std::process::{Command, Stdio};
 
 use crate::support::Fx;
-use acp_collab::{self as collab, events::read_events, AppendOptions};
+use acp_collab::{self as collab, read_events, AppendOptions};
 
 const WORKERS: usize = 8;
 const PER_WORKER: usize = 200;

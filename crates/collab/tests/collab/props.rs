@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use acp_collab::{
-    self as collab, events::Event, markdown::Readiness, spec::EVENTS, state::replay, AppendOptions,
-};
+use acp_collab::{self as collab, replay, spec::EVENTS, AppendOptions, Event, Readiness};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

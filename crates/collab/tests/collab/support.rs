@@ -74,7 +74,7 @@ impl Fx {
         let protocol: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(folder.join("protocol.json")).unwrap())
                 .unwrap();
-        let primary = collab::protocol::Protocol {
+        let primary = collab::Protocol {
             folder: folder.clone(),
             map: protocol.as_object().unwrap().clone(),
         }

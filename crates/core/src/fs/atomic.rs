@@ -80,7 +80,7 @@ impl AtomicFile {
 
     /// Put the file at the target only if nothing is there (an `AlreadyExists` error
     /// otherwise, the temporary file removed): for files that must not replace anything.
-    pub fn commit_new(mut self) -> io::Result<()> {
+    pub(crate) fn commit_new(mut self) -> io::Result<()> {
         self.file.sync_all()?;
         rename_no_replace(&self.temp, &self.target)?;
         self.finish();
@@ -136,7 +136,7 @@ pub fn is_temporary(name: &str, target: &str) -> bool {
 }
 
 /// The pid of the writer that named the temporary file `name` of `target`, if `name` is one.
-pub fn temporary_pid(name: &str, target: &str) -> Option<u32> {
+pub(crate) fn temporary_pid(name: &str, target: &str) -> Option<u32> {
     let rest = name
         .strip_prefix('.')?
         .strip_prefix(target)?

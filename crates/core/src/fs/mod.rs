@@ -313,7 +313,7 @@ fn regular_sized(file: File) -> Result<(File, u64), ReadError> {
 
 /// Open `base/rel` for reading: every component of `rel` without following links, the last
 /// one only when it is a regular file.
-pub fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
+pub(crate) fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
     open_regular_sized(base, rel).map(|(file, _)| file)
 }
 
