@@ -1,11 +1,12 @@
 //! acp-registry: validate, build and publish an ACP (Agent Client Protocol) agent registry.
 //!
-//! Layers, data flowing one way: the binaries parse arguments and call [`commands`];
-//! commands use the domain (`registry`, `rules`); the ground floor (`source`, `time`,
-//! `manifest`, `diagnostics`) imports nothing above it. Every file of a registry or a
-//! collaboration folder is read through `fs` (no links followed, regular files only, sizes
-//! capped while reading). The shared services `net` (the one HTTP client) and [`online`]
-//! serve the network rules.
+//! Layers, data flowing one way (ARCHITECTURE.md, whose import tables a test enforces): the
+//! binary parses arguments and calls [`commands`]; commands call the domain (`registry`,
+//! `rules`, [`site`], [`online`], [`verify`], [`update`], `pack`); the domain uses the shared
+//! services (`net`, the one HTTP client; `manifest`; `fs::archive`), which use the ground
+//! (`diagnostics`) and the core crate (`acp-registry-core`: spans, time, safe reads and atomic
+//! writes, ACP framing, escaping). Every file of a registry is read through the core's `fs`
+//! (no links followed, regular files only, sizes capped while reading).
 
 mod diagnostics;
 mod fs;
