@@ -7,7 +7,7 @@ use acp_test_kit::server as net_server;
 
 use std::path::Path;
 
-use common::{acp_registry, copy_dir, findings, repo_root, tree};
+use common::{acp_registry, assert_usage_error, copy_dir, findings, repo_root, tree};
 
 /// A copy of the bundled registry to add entries to.
 fn bundled_copy() -> tempfile::TempDir {
@@ -234,9 +234,7 @@ fn init_writes_nothing_when_a_single_file_exists() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("CONTRIBUTING.md"), "ours\n").unwrap();
     let run = acp_registry(&["init"], dir.path());
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("init wrote nothing"), "{}", run.stderr);
-    assert!(run.stderr.contains("  CONTRIBUTING.md\n"), "{}", run.stderr);
+    assert_usage_error(&run, &["init wrote nothing", "  CONTRIBUTING.md\n"]);
     assert!(!run.stderr.contains("registry.yml"), "{}", run.stderr);
     assert_eq!(tree(dir.path()).len(), 1, "only the file that was there");
 }
@@ -292,12 +290,7 @@ fn init_refuses_a_registry_outside_dir_and_a_branch_it_cannot_write_safely() {
     assert_eq!(tree(dir.path()).len(), 0);
     std::fs::write(dir.path().join("file"), "").unwrap();
     let run = acp_registry(&["init", "file"], dir.path());
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("`file` is not a folder"),
-        "{}",
-        run.stderr
-    );
+    assert_usage_error(&run, &["`file` is not a folder"]);
 }
 
 #[test]
@@ -409,8 +402,7 @@ fn new_never_overwrites_an_entry_a_file_or_a_link() {
         &["new", "gemini", "--binary", "--registry", "."],
         dir.path(),
     );
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert_usage_error(&run, &["already exists"]);
     assert_eq!(
         std::fs::read(dir.path().join("gemini/agent.json")).unwrap(),
         gemini
@@ -443,8 +435,7 @@ fn new_refuses_a_package_pinned_to_a_moving_tag() {
         &["new", "moving", "--npx", "moving@latest", "--registry", "."],
         dir.path(),
     );
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("moving@1.2.3"), "{}", run.stderr);
+    assert_usage_error(&run, &["moving@1.2.3"]);
     assert!(!dir.path().join("moving").exists());
 }
 
@@ -556,24 +547,16 @@ fn validate_path_outside_the_registry_is_a_usage_error_naming_it() {
         &["validate", "--registry", ".", file.to_str().unwrap()],
         dir.path(),
     );
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("is not inside the registry"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(file.to_str().unwrap()),
-        "{}",
-        run.stderr
+    assert_usage_error(
+        &run,
+        &["is not inside the registry", file.to_str().unwrap()],
     );
 }
 
 #[test]
 fn explain_without_a_code_points_to_the_list() {
     let run = acp_registry(&["explain"], &repo_root());
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("explain --list"), "{}", run.stderr);
+    assert_usage_error(&run, &["explain --list"]);
 }
 
 /// Where the columns after the first start: after a run of at least two spaces.
@@ -719,13 +702,7 @@ fn new_binary_creates_nothing_when_a_digest_cannot_be_found() {
     let server = net_server::Server::start(net_server::routes(vec![]));
     let dir = bundled_copy();
     let run = new_with_archives(dir.path(), &server, &[&format!("linux-x86_64={LINUX}")]);
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains("cannot find the sha256 of"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("nothing was created"), "{}", run.stderr);
+    assert_usage_error(&run, &["cannot find the sha256 of", "nothing was created"]);
     assert!(!dir.path().join("my-agent").exists());
     let run = acp_registry(
         &[
@@ -737,10 +714,5 @@ fn new_binary_creates_nothing_when_a_digest_cannot_be_found() {
         ],
         dir.path(),
     );
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("unknown platform `linux-x64`"),
-        "{}",
-        run.stderr
-    );
+    assert_usage_error(&run, &["unknown platform `linux-x64`"]);
 }
