@@ -40,7 +40,7 @@ fn fixed(edit: impl FnOnce(String) -> String) -> (tempfile::TempDir, String, Str
 }
 
 /// The fix exited with `code` and left the manifest as `expected`.
-fn assert_manifest(run: &Run, dir: &Path, code: i32, expected: String) {
+fn assert_manifest(run: &Run, dir: &Path, code: i32, expected: &str) {
     assert_eq!(run.code, code, "{}{}", run.stdout, run.stderr);
     assert_eq!(manifest(dir), expected);
 }
@@ -105,7 +105,7 @@ fn the_old_api_key_auth_type_becomes_env_var() {
         &run,
         dir.path(),
         0,
-        broken.replace("\"api_key\"", "\"env_var\""),
+        &broken.replace("\"api_key\"", "\"env_var\""),
     );
     assert!(
         run.stderr
@@ -128,7 +128,7 @@ fn the_ignored_icon_field_is_removed_and_the_comments_around_it_stay() {
         &run,
         dir.path(),
         0,
-        clean.replacen(
+        &clean.replacen(
             "  \"name\": \"goose\",\n",
             "  \"name\": \"goose\",\n  // old logo\n  // unused\n",
             1,

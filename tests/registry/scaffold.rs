@@ -7,9 +7,15 @@ use acp_test_kit::server as net_server;
 
 use std::path::Path;
 
-use common::{acp_registry, assert_usage_error, copy_dir, findings, repo_root, tree};
+use common::{acp_registry, assert_usage_error, copy_dir, findings, repo_root, tree, Run};
 
 /// A copy of the bundled registry to add entries to.
+/// The command succeeded and said `text` on stdout.
+fn assert_ok_saying(run: &Run, text: &str) {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(text), "{}", run.stdout);
+}
+
 fn bundled_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&repo_root().join("registry"), dir.path());
@@ -84,13 +90,7 @@ fn new_prints_the_next_command_with_the_entry_path_as_the_user_named_it() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(acp_registry(&["init"], dir.path()).code, 0);
     let run = acp_registry(&["new", "my-agent", "--npx", "my-agent"], dir.path());
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("created registry/my-agent/agent.json\n"),
-        "{}",
-        run.stdout
-    );
+    assert_ok_saying(&run, "created registry/my-agent/agent.json\n");
     let next = run.stdout.lines().last().unwrap().trim();
     assert_eq!(next, "acp-registry validate registry/my-agent");
     // The command printed is one that runs: it reports the placeholders.
@@ -213,19 +213,14 @@ fn init_twice_refuses_lists_what_exists_and_changes_nothing() {
     std::fs::write(repo.join("CONTRIBUTING.md"), "ours\n").unwrap();
     let before = tree(&repo);
     let again = acp_registry(&["init", "repo"], dir.path());
-    assert_eq!(again.code, 2, "{}", again.stdout);
-    for path in [
+    let listed = [
         "repo/.github/workflows/registry.yml",
         "repo/.pre-commit-config.yaml",
         "repo/CONTRIBUTING.md",
         "repo/registry/acp-registry.jsonc",
-    ] {
-        assert!(
-            again.stderr.contains(&format!("  {path}\n")),
-            "{}",
-            again.stderr
-        );
-    }
+    ]
+    .map(|path| format!("  {path}\n"));
+    assert_usage_error(&again, &listed);
     assert_eq!(tree(&repo), before);
 }
 
@@ -243,13 +238,7 @@ fn init_writes_nothing_when_a_single_file_exists() {
 fn init_with_registry_dot_puts_entries_at_the_repository_root() {
     let dir = tempfile::tempdir().unwrap();
     let init = acp_registry(&["init", "--registry", "."], dir.path());
-    assert_eq!(init.code, 0, "{}", init.stderr);
-    assert!(
-        init.stdout
-            .contains("acp-registry new <id> --npx PKG --registry ."),
-        "{}",
-        init.stdout
-    );
+    assert_ok_saying(&init, "acp-registry new <id> --npx PKG --registry .");
     assert!(dir.path().join("acp-registry.jsonc").is_file());
     let workflow =
         std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();

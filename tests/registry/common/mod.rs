@@ -84,10 +84,10 @@ pub(crate) fn build_registry(
 }
 
 /// A usage error (exit 2) saying every one of `said` on stderr.
-pub(crate) fn assert_usage_error(run: &Run, said: &[&str]) {
+pub(crate) fn assert_usage_error(run: &Run, said: &[impl AsRef<str>]) {
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     for text in said {
-        assert!(run.stderr.contains(text), "{}", run.stderr);
+        assert!(run.stderr.contains(text.as_ref()), "{}", run.stderr);
     }
 }
 

@@ -13,7 +13,7 @@ fn last_line(fx: &Fx) -> serde_json::Value {
 fn protocol_errors_print_error_line_and_exit_2() {
     let fx = Fx::new(&["server", "reader"]);
     let err = refused_stderr(
-        fx.append()
+        &fx.append()
             .alias("append_event")
             .participant("reader")
             .kind("deliverable_drafted")
@@ -33,7 +33,7 @@ fn protocol_errors_print_error_line_and_exit_2() {
         )
     );
     let err = refused_stderr(
-        fx.append()
+        &fx.append()
             .participant("server")
             .kind("blocked")
             .summary("x")
@@ -515,7 +515,7 @@ fn an_incomplete_last_line_is_refused_and_a_complete_one_gets_its_newline() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit("events.jsonl", |t| format!("{t}{{\"seq\":2,\"from\":\"ser"));
     let err = refused_stderr(
-        fx.append()
+        &fx.append()
             .participant("server")
             .kind("blocked")
             .summary("x")
@@ -580,7 +580,7 @@ fn question_classified_is_refused_while_readiness_items_are_open_with_the_comman
     let revised = fx.revise();
     let folder = fx.folder_str();
     let err = refused_stderr(
-        fx.append()
+        &fx.append()
             .participant("server")
             .kind("question_classified")
             .reply_to(&revised.to_string())

@@ -111,7 +111,7 @@ fn launchers_get_their_own_command_form_and_the_owner_gets_the_freeze_hash() {
 fn append_names_every_missing_or_invalid_flag_at_once() {
     let fx = Fx::new(&["server", "reader"]);
     let err = refused_stderr(
-        fx.append()
+        &fx.append()
             .participant("server")
             .kind("deliverable_frozen")
             .summary("x"),

@@ -15,7 +15,7 @@ pub(crate) fn bin() -> Command {
 }
 
 /// Runs `append`, which must be refused as a usage error (exit 2); returns its stderr.
-pub(crate) fn refused_stderr(append: Append) -> String {
+pub(crate) fn refused_stderr(append: &Append) -> String {
     let out = append.command().output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     stderr(&out)

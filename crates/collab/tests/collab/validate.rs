@@ -728,6 +728,10 @@ fn readiness_passed_without_a_freeze_is_reported() {
 
 #[test]
 fn completion_checks_gates_and_conclusion_variants() {
+    const ONE_OUTCOME: &str = "conclusion.md must declare exactly one final outcome";
+    const PLACEHOLDERS: &str =
+        "conclusion.md must not contain unresolved placeholders before completed";
+    const PRIMARY: &str = "conclusion.md must reference the primary deliverable";
     let fx = completed();
     fx.replace("readiness.md", "- [x] Gate A", "- [ ] Gate A");
     assert_eq!(
@@ -735,10 +739,6 @@ fn completion_checks_gates_and_conclusion_variants() {
         vec!["completion gates must be checked before completed: Gate A"]
     );
     fx.tick_all();
-    const ONE_OUTCOME: &str = "conclusion.md must declare exactly one final outcome";
-    const PLACEHOLDERS: &str =
-        "conclusion.md must not contain unresolved placeholders before completed";
-    const PRIMARY: &str = "conclusion.md must reference the primary deliverable";
     let conclusion = fx.read("conclusion.md");
     let check = |text: String, expected: &[&str]| {
         fx.write("conclusion.md", &text);
