@@ -121,6 +121,14 @@ fn print(value: &Value, seed: u64) -> (String, Vec<String>) {
 }
 
 /// Every value's pointer, with whether its parent is an object.
+/// The pointer `pick` chooses among every pointer of `value`, and whether it names an
+/// object member.
+fn pick_pointer(value: &Value, pick: &prop::sample::Index) -> (String, bool) {
+    let mut all = Vec::new();
+    pointers(value, "", &mut all, false);
+    pick.get(&all).clone()
+}
+
 fn pointers(value: &Value, at: &str, out: &mut Vec<(String, bool)>, in_object: bool) {
     out.push((at.to_string(), in_object));
     match value {
@@ -242,9 +250,7 @@ proptest! {
         op in op(),
     ) {
         let (text, comments) = print(&value, seed);
-        let mut all = Vec::new();
-        pointers(&value, "", &mut all, false);
-        let (pointer, in_object) = pick.get(&all).clone();
+        let (pointer, in_object) = pick_pointer(&value, &pick);
         let mut editor = Editor::parse(&text).unwrap();
         let mut expected = value.clone();
         let Some((start, end)) = apply(&mut editor, &mut expected, &pointer, in_object, &op, &text) else {
@@ -269,9 +275,7 @@ proptest! {
         new in scalar(),
     ) {
         let (text, _) = print(&value, seed);
-        let mut all = Vec::new();
-        pointers(&value, "", &mut all, false);
-        let (pointer, _) = pick.get(&all).clone();
+        let (pointer, _) = pick_pointer(&value, &pick);
         let root = acp_registry::parse(&text).unwrap();
         let span = root.pointer(&pointer).unwrap().0.span;
         let mut editor = Editor::parse(&text).unwrap();

@@ -32,15 +32,27 @@ fn fix(dir: &Path) -> Run {
     acp_registry(&["validate", "--fix", "--registry", "."], dir)
 }
 
+/// `registry(edit)`, then `validate --fix` in it.
+fn fixed(edit: impl FnOnce(String) -> String) -> (tempfile::TempDir, String, String, Run) {
+    let (dir, clean, broken) = registry(edit);
+    let run = fix(dir.path());
+    (dir, clean, broken, run)
+}
+
+/// The fix exited with `code` and left the manifest as `expected`.
+fn assert_manifest(run: &Run, dir: &Path, code: i32, expected: &str) {
+    assert_eq!(run.code, code, "{}{}", run.stdout, run.stderr);
+    assert_eq!(manifest(dir), expected);
+}
+
 #[test]
 fn a_misspelt_platform_key_is_renamed_and_its_comments_stay() {
-    let (dir, clean, _) = registry(|text| {
+    let (dir, clean, _, run) = fixed(|text| {
         text.replace(
             "      \"linux-x86_64\": {",
             "      // musl build\n      \"linux-x64\": /* renamed upstream */ {",
         )
     });
-    let run = fix(dir.path());
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains(
         "fixed goose/agent.json: renamed `/distribution/binary/linux-x64` to `linux-x86_64` (platform-unknown)\n"
@@ -61,11 +73,10 @@ fn a_misspelt_platform_key_is_renamed_and_its_comments_stay() {
 
 #[test]
 fn an_http_url_becomes_the_same_https_url_but_one_with_credentials_is_left_to_a_person() {
-    let (dir, clean, _) = registry(|text| {
+    let (dir, clean, _, run) = fixed(|text| {
         text.replace("\"repository\": \"https://", "\"repository\": \"http://")
             .replace("\"website\": \"https://", "\"website\": \"http://me:pw@")
     });
-    let run = fix(dir.path());
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let after = manifest(dir.path());
     assert_eq!(
@@ -89,12 +100,12 @@ fn an_http_url_becomes_the_same_https_url_but_one_with_credentials_is_left_to_a_
 #[test]
 fn the_old_api_key_auth_type_becomes_env_var() {
     let auth = "  \"auth\": [\n    {\"type\": \"api_key\", \"vars\": [\"GOOSE_KEY\"]} // old RFD name\n  ],\n  \"license\":";
-    let (dir, _, broken) = registry(|text| text.replacen("  \"license\":", auth, 1));
-    let run = fix(dir.path());
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert_eq!(
-        manifest(dir.path()),
-        broken.replace("\"api_key\"", "\"env_var\"")
+    let (dir, _, broken, run) = fixed(|text| text.replacen("  \"license\":", auth, 1));
+    assert_manifest(
+        &run,
+        dir.path(),
+        0,
+        &broken.replace("\"api_key\"", "\"env_var\""),
     );
     assert!(
         run.stderr
@@ -106,28 +117,28 @@ fn the_old_api_key_auth_type_becomes_env_var() {
 
 #[test]
 fn the_ignored_icon_field_is_removed_and_the_comments_around_it_stay() {
-    let (dir, clean, _) = registry(|text| {
+    let (dir, clean, _, run) = fixed(|text| {
         text.replacen(
             "  \"name\": \"goose\",\n",
             "  \"name\": \"goose\",\n  // old logo\n  \"icon\": \"https://example.com/goose.svg\", // unused\n",
             1,
         )
     });
-    let run = fix(dir.path());
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert_eq!(
-        manifest(dir.path()),
-        clean.replacen(
+    assert_manifest(
+        &run,
+        dir.path(),
+        0,
+        &clean.replacen(
             "  \"name\": \"goose\",\n",
             "  \"name\": \"goose\",\n  // old logo\n  // unused\n",
-            1
-        )
+            1,
+        ),
     );
 }
 
 #[test]
 fn a_rename_onto_an_existing_platform_is_reported_and_the_file_left_as_it_was() {
-    let (dir, _, broken) = registry(|text| {
+    let (dir, _, broken, run) = fixed(|text| {
         let target = "      \"linux-x64\": {\"archive\": \"https://example.com/v1.43.0/goose.tar.gz\", \"cmd\": \"./goose\", \"sha256\": \"00\"},\n";
         text.replacen(
             "      \"linux-x86_64\": {",
@@ -135,7 +146,6 @@ fn a_rename_onto_an_existing_platform_is_reported_and_the_file_left_as_it_was() 
             1,
         )
     });
-    let run = fix(dir.path());
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains(
         "not fixed goose/agent.json: renamed `/distribution/binary/linux-x64` to `linux-x86_64` (platform-unknown): `/distribution/binary` already has a member `linux-x86_64`"

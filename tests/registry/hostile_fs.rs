@@ -69,6 +69,26 @@ fn validate(root: &Path) -> Run {
     )
 }
 
+/// Validation failed (exit 1) with a `code` finding on each of `files`.
+fn assert_findings(result: &Run, code: &str, files: &[&str]) {
+    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
+    for file in files {
+        assert!(
+            result.has(code, file),
+            "no {code} for {file}: {:?}",
+            result.findings()
+        );
+    }
+}
+
+/// Whether a missing manifest or icon is reported: a link or special file is the one finding.
+fn missing_manifest_or_icon(result: &Run) -> bool {
+    result
+        .codes()
+        .iter()
+        .any(|c| c == "missing-manifest" || c == "icon-missing")
+}
+
 fn temp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
@@ -110,27 +130,21 @@ fn links_out_of_the_registry_are_refused_and_never_read() {
     replace_with_link(&root.join("linked-agent"), outside.join("agent-folder"));
 
     let result = validate(&root);
-    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
-    for file in [
-        "manifest-agent/agent.json",
-        "icon-agent/icon.svg",
-        "readme-agent/README.md",
-        "skill-agent/skill/SKILL.md",
-        "acp-registry.jsonc",
-        "quarantine.json",
-        "linked-agent",
-    ] {
-        assert!(
-            result.has("file-link", file),
-            "no file-link for {file}: {:?}",
-            result.findings()
-        );
-    }
+    assert_findings(
+        &result,
+        "file-link",
+        &[
+            "manifest-agent/agent.json",
+            "icon-agent/icon.svg",
+            "readme-agent/README.md",
+            "skill-agent/skill/SKILL.md",
+            "acp-registry.jsonc",
+            "quarantine.json",
+            "linked-agent",
+        ],
+    );
     // Neither a missing manifest nor a missing icon: the link is the one finding.
-    assert!(!result
-        .codes()
-        .iter()
-        .any(|c| c == "missing-manifest" || c == "icon-missing"));
+    assert!(!missing_manifest_or_icon(&result));
     let human = run(&["validate", "--registry", root.to_str().unwrap()], false);
     assert!(!human.stdout.contains(SECRET) && !result.stdout.contains(SECRET));
 }
@@ -153,19 +167,16 @@ fn links_that_stay_inside_the_registry_are_refused_too() {
     replace_with_link(&root.join("alias-agent"), "real-agent");
 
     let result = validate(&root);
-    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
-    for file in [
-        "copy-agent/agent.json",
-        "copy-agent/icon.svg",
-        "real-agent/skill/references/guide.md",
-        "alias-agent",
-    ] {
-        assert!(
-            result.has("file-link", file),
-            "no file-link for {file}: {:?}",
-            result.findings()
-        );
-    }
+    assert_findings(
+        &result,
+        "file-link",
+        &[
+            "copy-agent/agent.json",
+            "copy-agent/icon.svg",
+            "real-agent/skill/references/guide.md",
+            "alias-agent",
+        ],
+    );
     // The link into skill/ is not also reported as a broken skill link.
     assert!(!result.codes().iter().any(|c| c == "skill-link"));
     // The linked entry is not checked a second time under the link's name.
@@ -231,18 +242,8 @@ fn fifos_are_refused_without_blocking() {
     })
     .unwrap();
     let result = validate(&root);
-    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
-    for file in files {
-        assert!(
-            result.has("file-not-regular", file),
-            "{file}: {:?}",
-            result.findings()
-        );
-    }
-    assert!(!result
-        .codes()
-        .iter()
-        .any(|c| c == "missing-manifest" || c == "icon-missing"));
+    assert_findings(&result, "file-not-regular", &files);
+    assert!(!missing_manifest_or_icon(&result));
 }
 
 #[test]
@@ -254,14 +255,7 @@ fn an_endless_device_is_refused_without_reading_it() {
         return;
     };
     let result = validate(&root);
-    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
-    for file in files {
-        assert!(
-            result.has("file-not-regular", file),
-            "{file}: {:?}",
-            result.findings()
-        );
-    }
+    assert_findings(&result, "file-not-regular", &files);
 }
 
 #[test]
@@ -324,18 +318,15 @@ fn a_folder_where_a_file_belongs_and_the_reverse_are_unreadable() {
     std::fs::write(c.join("skill"), "---\nname: skill-agent\n---\n").unwrap();
 
     let result = validate(&root);
-    assert_eq!(result.exited(), Some(1), "{}", result.stderr);
-    for file in [
-        "manifest-agent/agent.json",
-        "icon-agent/icon.svg",
-        "skill-agent/skill",
-    ] {
-        assert!(
-            result.has("file-unreadable", file),
-            "{file}: {:?}",
-            result.findings()
-        );
-    }
+    assert_findings(
+        &result,
+        "file-unreadable",
+        &[
+            "manifest-agent/agent.json",
+            "icon-agent/icon.svg",
+            "skill-agent/skill",
+        ],
+    );
     for code in ["missing-manifest", "icon-missing", "unexpected-file"] {
         assert!(
             !result.codes().iter().any(|c| c == code),

@@ -429,18 +429,7 @@ fn an_update_source_stalling_before_or_inside_its_answer_times_out_promptly() {
     let npm = ["npm-silent", "npm-stalled"];
     let (root, entries) = update_registry(&base, &npm);
     let before = snapshot(root.path(), &entries);
-    let options = acp_registry::update::Options {
-        channel: acp_registry::update::Channel::Stable,
-        agents: Vec::new(),
-        apply: true,
-        net: quick_net(),
-        endpoints: acp_registry::online::EndpointOverrides::default(),
-        github_token: None,
-        rate_limit_wait: Duration::ZERO,
-        archive_cap: 1 << 20,
-        min_age_days: None,
-        now: 0,
-    };
+    let options = apply_options(Vec::new(), quick_net());
     let started = Instant::now();
     let outcome = acp_registry::update::run(root.path(), &options).unwrap();
     let took = started.elapsed();
@@ -456,6 +445,23 @@ fn an_update_source_stalling_before_or_inside_its_answer_times_out_promptly() {
         "a manifest changed"
     );
     drop(server);
+}
+
+/// `update --apply` of the stable channel for `agents` (all when empty) through `net`, with
+/// no token, no rate-limit wait and a 1 MiB archive cap.
+fn apply_options(agents: Vec<String>, net: NetConfig) -> acp_registry::update::Options {
+    acp_registry::update::Options {
+        channel: acp_registry::update::Channel::Stable,
+        agents,
+        apply: true,
+        net,
+        endpoints: acp_registry::online::EndpointOverrides::default(),
+        github_token: None,
+        rate_limit_wait: Duration::ZERO,
+        archive_cap: 1 << 20,
+        min_age_days: None,
+        now: 0,
+    }
 }
 
 /// [`quick_net`] with a one-second rate window and a long overall deadline: a trickling
@@ -481,18 +487,7 @@ const SLOW: &str = "slower than 1000 bytes/s over 1s, the minimum download rate"
 fn update_with_trickle_net(base: &str) -> Vec<(String, String)> {
     let (root, entries) = update_registry(base, &[]);
     let before = snapshot(root.path(), &entries);
-    let options = acp_registry::update::Options {
-        channel: acp_registry::update::Channel::Stable,
-        agents: vec!["gh-asset".into()],
-        apply: true,
-        net: trickle_net(),
-        endpoints: acp_registry::online::EndpointOverrides::default(),
-        github_token: None,
-        rate_limit_wait: Duration::ZERO,
-        archive_cap: 1 << 20,
-        min_age_days: None,
-        now: 0,
-    };
+    let options = apply_options(vec!["gh-asset".into()], trickle_net());
     let outcome = acp_registry::update::run(root.path(), &options).unwrap();
     assert_eq!(
         snapshot(root.path(), &entries),

@@ -27,12 +27,44 @@ fn run<T>(future: impl std::future::Future<Output = T>) -> T {
         .block_on(future)
 }
 
+/// A server answering `route` ("METHOD /path") with `replies` in turn.
+fn serve(route: &str, replies: Vec<Reply>) -> Server {
+    Server::start(routes(vec![(route, replies)]))
+}
+
+/// A client that gives up a read after 300 ms and retries once.
+fn impatient_client() -> Client {
+    Client::new(NetConfig {
+        timeout: Duration::from_millis(300),
+        retries: 1,
+        ..config()
+    })
+    .unwrap()
+}
+
+/// A server that answers 429 asking to wait `seconds`, then 200.
+fn retry_after(seconds: &str) -> Server {
+    serve(
+        "HEAD /a.zip",
+        vec![
+            Reply::status(429).header("retry-after", seconds),
+            Reply::status(200),
+        ],
+    )
+}
+
+/// Less than `limit` has passed since `start`.
+fn assert_within(start: Instant, limit: Duration) {
+    let took = start.elapsed();
+    assert!(took < limit, "{took:?}");
+}
+
 #[test]
 fn a_200_answer_passes_the_probe_and_carries_its_etag() {
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "HEAD /a.zip",
         vec![Reply::status(200).header("etag", "\"v1\"")],
-    )]));
+    );
     let probed = run(client().probe(&server.url("/a.zip"))).unwrap();
     assert_eq!(probed.final_url, server.url("/a.zip"));
     assert_eq!(probed.validator.as_deref(), Some("\"v1\""));
@@ -48,17 +80,17 @@ fn a_404_fails_at_once_without_retries() {
 
 #[test]
 fn a_500_is_retried_until_the_server_answers_200() {
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "HEAD /a.zip",
         vec![Reply::status(500), Reply::status(503), Reply::status(200)],
-    )]));
+    );
     run(client().probe(&server.url("/a.zip"))).unwrap();
     assert_eq!(server.requests().len(), 3);
 }
 
 #[test]
 fn a_500_that_persists_fails_after_the_configured_retries() {
-    let server = Server::start(routes(vec![("HEAD /a.zip", vec![Reply::status(500)])]));
+    let server = serve("HEAD /a.zip", vec![Reply::status(500)]);
     let error = run(client().probe(&server.url("/a.zip"))).unwrap_err();
     assert_eq!(error, NetError::Status(500));
     assert_eq!(server.requests().len(), 1 + config().retries as usize);
@@ -66,13 +98,7 @@ fn a_500_that_persists_fails_after_the_configured_retries() {
 
 #[test]
 fn a_429_waits_as_long_as_retry_after_asks() {
-    let server = Server::start(routes(vec![(
-        "HEAD /a.zip",
-        vec![
-            Reply::status(429).header("retry-after", "1"),
-            Reply::status(200),
-        ],
-    )]));
+    let server = retry_after("1");
     let start = Instant::now();
     run(client().probe(&server.url("/a.zip"))).unwrap();
     // The backoff alone would be about 10 ms.
@@ -86,13 +112,7 @@ fn a_429_waits_as_long_as_retry_after_asks() {
 
 #[test]
 fn a_long_retry_after_is_capped() {
-    let server = Server::start(routes(vec![(
-        "HEAD /a.zip",
-        vec![
-            Reply::status(429).header("retry-after", "3600"),
-            Reply::status(200),
-        ],
-    )]));
+    let server = retry_after("3600");
     let client = Client::new(NetConfig {
         retry_after_cap: Duration::from_millis(200),
         ..config()
@@ -100,11 +120,7 @@ fn a_long_retry_after_is_capped() {
     .unwrap();
     let start = Instant::now();
     run(client.probe(&server.url("/a.zip"))).unwrap();
-    assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        start.elapsed()
-    );
+    assert_within(start, Duration::from_secs(3));
 }
 
 #[test]
@@ -162,10 +178,7 @@ fn a_redirect_to_a_private_address_is_refused_before_connecting() {
         "https://192.168.1.1/a.zip",
         "https://[fd00::1]/a.zip",
     ] {
-        let server = Server::start(routes(vec![(
-            "HEAD /a.zip",
-            vec![Reply::redirect(302, target)],
-        )]));
+        let server = serve("HEAD /a.zip", vec![Reply::redirect(302, target)]);
         let error = run(client().probe(&server.url("/a.zip"))).unwrap_err();
         assert!(error.is_refused(), "{target}: {error:?}");
         assert_eq!(server.requests(), ["HEAD /a.zip"]);
@@ -174,10 +187,10 @@ fn a_redirect_to_a_private_address_is_refused_before_connecting() {
 
 #[test]
 fn a_redirect_to_plain_http_on_a_public_host_is_refused() {
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "HEAD /a.zip",
         vec![Reply::redirect(302, "http://downloads.example.com/a.zip")],
-    )]));
+    );
     let error = run(client().probe(&server.url("/a.zip"))).unwrap_err();
     assert_eq!(
         error,
@@ -225,10 +238,10 @@ fn a_name_resolving_to_a_private_address_is_refused() {
 
 #[test]
 fn a_redirect_to_a_name_resolving_to_a_private_address_is_refused() {
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "HEAD /a.zip",
         vec![Reply::redirect(302, "https://metadata.example/latest")],
-    )]));
+    );
     let client = with_hosts(&[("metadata.example", &["169.254.169.254"])], true);
     let error = run(client.probe(&server.url("/a.zip"))).unwrap_err();
     assert!(matches!(error, NetError::Refused { .. }), "{error:?}");
@@ -236,7 +249,7 @@ fn a_redirect_to_a_name_resolving_to_a_private_address_is_refused() {
 
 #[test]
 fn loopback_is_refused_without_the_test_switch() {
-    let server = Server::start(routes(vec![("HEAD /a.zip", vec![Reply::status(200)])]));
+    let server = serve("HEAD /a.zip", vec![Reply::status(200)]);
     let strict = Client::new(NetConfig {
         allow_loopback: false,
         ..config()
@@ -254,46 +267,34 @@ fn loopback_is_refused_without_the_test_switch() {
 
 #[test]
 fn a_slow_server_times_out_promptly() {
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "HEAD /slow.zip",
         vec![Reply::status(200).after(Duration::from_secs(5))],
-    )]));
-    let client = Client::new(NetConfig {
-        timeout: Duration::from_millis(300),
-        retries: 1,
-        ..config()
-    })
-    .unwrap();
+    );
+    let client = impatient_client();
     let start = Instant::now();
     let error = run(client.probe(&server.url("/slow.zip"))).unwrap_err();
     assert!(matches!(error, NetError::Timeout(_)), "{error:?}");
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
+    assert_within(start, Duration::from_secs(2));
     assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
 fn a_connection_reset_is_retried() {
-    let server = Server::start(routes(vec![(
-        "HEAD /a.zip",
-        vec![Reply::reset(), Reply::status(200)],
-    )]));
+    let server = serve("HEAD /a.zip", vec![Reply::reset(), Reply::status(200)]);
     run(client().probe(&server.url("/a.zip"))).unwrap();
     assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
 fn a_body_longer_than_its_content_length_is_read_only_up_to_it() {
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "GET /a.zip",
         vec![Reply {
             content_length: Some(5),
             ..Reply::body(200, "helloEXTRA")
         }],
-    )]));
+    );
     let download = run(client().download(&server.url("/a.zip"), 1024)).unwrap();
     assert_eq!(download.size, 5);
     assert_eq!(download.sha256, sha256_hex(b"hello"));
@@ -321,10 +322,7 @@ fn a_body_over_the_cap_is_refused_declared_or_not() {
 #[test]
 fn a_download_streams_its_sha256() {
     let body = vec![7u8; 300_000];
-    let server = Server::start(routes(vec![(
-        "GET /a.zip",
-        vec![Reply::body(200, body.clone())],
-    )]));
+    let server = serve("GET /a.zip", vec![Reply::body(200, body.clone())]);
     let download = run(client().download(&server.url("/a.zip"), 1 << 20)).unwrap();
     assert_eq!(
         (download.size, download.sha256),
@@ -364,10 +362,10 @@ fn the_per_host_limit_is_never_exceeded() {
 
 #[test]
 fn duplicate_urls_are_fetched_once() {
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "HEAD /a.zip",
         vec![Reply::status(200).after(Duration::from_millis(50))],
-    )]));
+    );
     let client = std::sync::Arc::new(client());
     let url = server.url("/a.zip");
     run(async {
@@ -395,11 +393,7 @@ fn unreachable_hosts_fail_promptly() {
     assert!(matches!(refused, NetError::Connect(_)), "{refused:?}");
     let unknown = run(client.probe("https://no-such-host.invalid/a.zip")).unwrap_err();
     assert!(matches!(unknown, NetError::Dns { .. }), "{unknown:?}");
-    assert!(
-        start.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        start.elapsed()
-    );
+    assert_within(start, Duration::from_secs(10));
 }
 
 #[test]
@@ -408,10 +402,10 @@ fn a_missing_document_is_none_and_a_present_one_is_parsed() {
     struct Named {
         name: String,
     }
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "GET /pkg",
         vec![Reply::json(&serde_json::json!({"name": "pkg"}))],
-    )]));
+    );
     let client = client();
     let doc = run(client.document::<Named>(&server.url("/pkg")))
         .unwrap()
@@ -430,10 +424,10 @@ fn malformed_http_fails_cleanly_and_a_later_good_answer_is_used() {
         b"\x00\xff\xfe garbage, not HTTP at all\r\n\r\n",
         b"HTTP/1.1 200\r\nno colon in this header\r\n\r\n",
     ] {
-        let server = Server::start(routes(vec![(
+        let server = serve(
             "HEAD /a.zip",
             vec![Reply::raw(garbage, Duration::ZERO), Reply::status(200)],
-        )]));
+        );
         run(client().probe(&server.url("/a.zip")))
             .unwrap_or_else(|e| panic!("{:?}: {e:?}", String::from_utf8_lossy(garbage)));
         assert_eq!(
@@ -447,35 +441,26 @@ fn malformed_http_fails_cleanly_and_a_later_good_answer_is_used() {
 
 #[test]
 fn a_server_stalling_mid_body_times_out_promptly() {
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "GET /a.zip",
         vec![Reply::raw(
             &b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\npartial"[..],
             Duration::from_secs(10),
         )],
-    )]));
-    let client = Client::new(NetConfig {
-        timeout: Duration::from_millis(300),
-        retries: 1,
-        ..config()
-    })
-    .unwrap();
+    );
+    let client = impatient_client();
     let start = Instant::now();
     assert!(run(client.download(&server.url("/a.zip"), 1 << 20)).is_err());
-    assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        start.elapsed()
-    );
+    assert_within(start, Duration::from_secs(3));
 }
 
 /// 10 kB sent one byte every 50 ms: 20 bytes/s, under any sensible minimum rate, and never
 /// silent long enough for the read timeout.
 fn trickling() -> Server {
-    Server::start(routes(vec![(
+    serve(
         "GET /a.zip",
         vec![Reply::trickle(vec![7; 10_000], Duration::from_millis(50))],
-    )]))
+    )
 }
 
 #[test]
@@ -497,11 +482,7 @@ fn a_trickling_download_fails_at_the_minimum_rate_and_is_not_retried() {
             window: Duration::from_millis(500)
         }
     );
-    assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        start.elapsed()
-    );
+    assert_within(start, Duration::from_secs(3));
     assert_eq!(
         server.requests(),
         ["GET /a.zip"],
@@ -513,14 +494,14 @@ fn a_trickling_download_fails_at_the_minimum_rate_and_is_not_retried() {
 fn a_download_ends_at_its_overall_deadline_whatever_its_attempts() {
     // Each attempt trickles (the rate check is off) and the first two are cut off by a
     // reset, so only the deadline over all attempts ends it.
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "GET /a.zip",
         vec![
             Reply::reset(),
             Reply::reset(),
             Reply::trickle(vec![7; 10_000], Duration::from_millis(50)),
         ],
-    )]));
+    );
     let client = Client::new(NetConfig {
         min_download_rate: 0,
         download_deadline: Duration::from_millis(1_500),
@@ -542,10 +523,10 @@ fn a_download_ends_at_its_overall_deadline_whatever_its_attempts() {
 fn a_download_above_the_minimum_rate_completes() {
     // About 500 to 1,000 bytes/s (a byte every millisecond or two) against a 100 bytes/s
     // minimum over 200 ms windows: several windows pass, none too slow.
-    let server = Server::start(routes(vec![(
+    let server = serve(
         "GET /a.zip",
         vec![Reply::trickle(vec![7; 600], Duration::from_millis(1))],
-    )]));
+    );
     let client = Client::new(NetConfig {
         min_download_rate: 100,
         rate_window: Duration::from_millis(200),

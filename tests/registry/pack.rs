@@ -6,12 +6,28 @@ use crate::common;
 use std::path::Path;
 
 use common::pack::{PackFx as Fx, ID, LINUX, WINDOWS};
-use common::{acp_registry, repo_root, sha256_hex};
+use common::{acp_registry, repo_root, sha256_hex, Run};
 
 fn edit(path: &Path, f: impl FnOnce(&mut Vec<u8>)) {
     let mut bytes = std::fs::read(path).unwrap();
     f(&mut bytes);
     std::fs::write(path, bytes).unwrap();
+}
+
+/// Every target the release workflow builds and `pack` knows.
+const TARGETS: [&str; 6] = [
+    "x86_64-unknown-linux-musl",
+    "aarch64-unknown-linux-musl",
+    "x86_64-apple-darwin",
+    "aarch64-apple-darwin",
+    "x86_64-pc-windows-msvc",
+    "aarch64-pc-windows-msvc",
+];
+
+/// `pack --check` failed (exit 1) saying `text` on stdout.
+fn assert_check_fails(run: &Run, text: &str) {
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains(text), "{}", run.stdout);
 }
 
 #[test]
@@ -125,20 +141,10 @@ fn pack_check_passes_on_the_packed_archive_and_catches_a_tampered_one() {
         b[last] ^= 0x55;
     });
     let run = check(&fx);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains("the archive changed after pack"),
-        "{}",
-        run.stdout
-    );
+    assert_check_fails(&run, "the archive changed after pack");
     // With the inputs given, a rebuilt archive is compared too.
     let run = fx.pack(LINUX, &["--check"]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stdout.contains("differs from a fresh pack"),
-        "{}",
-        run.stdout
-    );
+    assert_check_fails(&run, "differs from a fresh pack");
 }
 
 #[test]
@@ -148,12 +154,7 @@ fn pack_check_reports_a_platform_without_an_archive() {
         &["pack", ID, "--registry", ".", "--target", LINUX, "--check"],
         &fx.root,
     );
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains("cannot read the archive"),
-        "{}",
-        run.stdout
-    );
+    assert_check_fails(&run, "cannot read the archive");
 }
 
 #[test]
@@ -301,14 +302,7 @@ fn bad_targets_versions_and_skill_links_are_usage_errors() {
 #[test]
 fn an_entry_packed_for_every_platform_validates_without_warnings() {
     let fx = Fx::new();
-    for target in [
-        "x86_64-unknown-linux-musl",
-        "aarch64-unknown-linux-musl",
-        "x86_64-apple-darwin",
-        "aarch64-apple-darwin",
-        "x86_64-pc-windows-msvc",
-        "aarch64-pc-windows-msvc",
-    ] {
+    for target in TARGETS {
         fx.packed(target);
     }
     // No configuration here, so no exemption: every target carries its sha256.
@@ -383,14 +377,7 @@ fn the_release_workflow_pins_every_action_by_commit_and_starts_without_permissio
         !text.contains("pull_request"),
         "never runs for pull requests"
     );
-    for target in [
-        "x86_64-unknown-linux-musl",
-        "aarch64-unknown-linux-musl",
-        "x86_64-apple-darwin",
-        "aarch64-apple-darwin",
-        "x86_64-pc-windows-msvc",
-        "aarch64-pc-windows-msvc",
-    ] {
+    for target in TARGETS {
         assert!(text.contains(&format!("target: {target},")), "{target}");
     }
 }

@@ -7,9 +7,15 @@ use acp_test_kit::server as net_server;
 
 use std::path::Path;
 
-use common::{acp_registry, copy_dir, findings, repo_root, tree};
+use common::{acp_registry, assert_usage_error, copy_dir, findings, repo_root, tree, Run};
 
 /// A copy of the bundled registry to add entries to.
+/// The command succeeded and said `text` on stdout.
+fn assert_ok_saying(run: &Run, text: &str) {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(text), "{}", run.stdout);
+}
+
 fn bundled_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&repo_root().join("registry"), dir.path());
@@ -84,13 +90,7 @@ fn new_prints_the_next_command_with_the_entry_path_as_the_user_named_it() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(acp_registry(&["init"], dir.path()).code, 0);
     let run = acp_registry(&["new", "my-agent", "--npx", "my-agent"], dir.path());
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("created registry/my-agent/agent.json\n"),
-        "{}",
-        run.stdout
-    );
+    assert_ok_saying(&run, "created registry/my-agent/agent.json\n");
     let next = run.stdout.lines().last().unwrap().trim();
     assert_eq!(next, "acp-registry validate registry/my-agent");
     // The command printed is one that runs: it reports the placeholders.
@@ -213,19 +213,14 @@ fn init_twice_refuses_lists_what_exists_and_changes_nothing() {
     std::fs::write(repo.join("CONTRIBUTING.md"), "ours\n").unwrap();
     let before = tree(&repo);
     let again = acp_registry(&["init", "repo"], dir.path());
-    assert_eq!(again.code, 2, "{}", again.stdout);
-    for path in [
+    let listed = [
         "repo/.github/workflows/registry.yml",
         "repo/.pre-commit-config.yaml",
         "repo/CONTRIBUTING.md",
         "repo/registry/acp-registry.jsonc",
-    ] {
-        assert!(
-            again.stderr.contains(&format!("  {path}\n")),
-            "{}",
-            again.stderr
-        );
-    }
+    ]
+    .map(|path| format!("  {path}\n"));
+    assert_usage_error(&again, &listed);
     assert_eq!(tree(&repo), before);
 }
 
@@ -234,9 +229,7 @@ fn init_writes_nothing_when_a_single_file_exists() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("CONTRIBUTING.md"), "ours\n").unwrap();
     let run = acp_registry(&["init"], dir.path());
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("init wrote nothing"), "{}", run.stderr);
-    assert!(run.stderr.contains("  CONTRIBUTING.md\n"), "{}", run.stderr);
+    assert_usage_error(&run, &["init wrote nothing", "  CONTRIBUTING.md\n"]);
     assert!(!run.stderr.contains("registry.yml"), "{}", run.stderr);
     assert_eq!(tree(dir.path()).len(), 1, "only the file that was there");
 }
@@ -245,13 +238,7 @@ fn init_writes_nothing_when_a_single_file_exists() {
 fn init_with_registry_dot_puts_entries_at_the_repository_root() {
     let dir = tempfile::tempdir().unwrap();
     let init = acp_registry(&["init", "--registry", "."], dir.path());
-    assert_eq!(init.code, 0, "{}", init.stderr);
-    assert!(
-        init.stdout
-            .contains("acp-registry new <id> --npx PKG --registry ."),
-        "{}",
-        init.stdout
-    );
+    assert_ok_saying(&init, "acp-registry new <id> --npx PKG --registry .");
     assert!(dir.path().join("acp-registry.jsonc").is_file());
     let workflow =
         std::fs::read_to_string(dir.path().join(".github/workflows/registry.yml")).unwrap();
@@ -292,12 +279,7 @@ fn init_refuses_a_registry_outside_dir_and_a_branch_it_cannot_write_safely() {
     assert_eq!(tree(dir.path()).len(), 0);
     std::fs::write(dir.path().join("file"), "").unwrap();
     let run = acp_registry(&["init", "file"], dir.path());
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("`file` is not a folder"),
-        "{}",
-        run.stderr
-    );
+    assert_usage_error(&run, &["`file` is not a folder"]);
 }
 
 #[test]
@@ -409,8 +391,7 @@ fn new_never_overwrites_an_entry_a_file_or_a_link() {
         &["new", "gemini", "--binary", "--registry", "."],
         dir.path(),
     );
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert_usage_error(&run, &["already exists"]);
     assert_eq!(
         std::fs::read(dir.path().join("gemini/agent.json")).unwrap(),
         gemini
@@ -443,8 +424,7 @@ fn new_refuses_a_package_pinned_to_a_moving_tag() {
         &["new", "moving", "--npx", "moving@latest", "--registry", "."],
         dir.path(),
     );
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("moving@1.2.3"), "{}", run.stderr);
+    assert_usage_error(&run, &["moving@1.2.3"]);
     assert!(!dir.path().join("moving").exists());
 }
 
@@ -556,24 +536,16 @@ fn validate_path_outside_the_registry_is_a_usage_error_naming_it() {
         &["validate", "--registry", ".", file.to_str().unwrap()],
         dir.path(),
     );
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("is not inside the registry"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(file.to_str().unwrap()),
-        "{}",
-        run.stderr
+    assert_usage_error(
+        &run,
+        &["is not inside the registry", file.to_str().unwrap()],
     );
 }
 
 #[test]
 fn explain_without_a_code_points_to_the_list() {
     let run = acp_registry(&["explain"], &repo_root());
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("explain --list"), "{}", run.stderr);
+    assert_usage_error(&run, &["explain --list"]);
 }
 
 /// Where the columns after the first start: after a run of at least two spaces.
@@ -717,13 +689,7 @@ fn new_binary_creates_nothing_when_a_digest_cannot_be_found() {
     let server = net_server::Server::start(net_server::routes(vec![]));
     let dir = bundled_copy();
     let run = new_with_archives(dir.path(), &server, &[&format!("linux-x86_64={LINUX}")]);
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains("cannot find the sha256 of"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("nothing was created"), "{}", run.stderr);
+    assert_usage_error(&run, &["cannot find the sha256 of", "nothing was created"]);
     assert!(!dir.path().join("my-agent").exists());
     let run = acp_registry(
         &[
@@ -735,10 +701,5 @@ fn new_binary_creates_nothing_when_a_digest_cannot_be_found() {
         ],
         dir.path(),
     );
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("unknown platform `linux-x64`"),
-        "{}",
-        run.stderr
-    );
+    assert_usage_error(&run, &["unknown platform `linux-x64`"]);
 }

@@ -5,7 +5,7 @@ use crate::common;
 
 use acp_registry::check_registry;
 use acp_registry::commands::validate::{render, Format};
-use common::{acp_registry, repo_root, Run};
+use common::{acp_registry, build_registry, repo_root, Run};
 
 fn broken_report() -> acp_registry::Report {
     check_registry(&repo_root().join("tests/fixtures/broken"), None)
@@ -362,20 +362,17 @@ fn verification_of(reg: &std::path::Path, rows: &[serde_json::Value]) -> String 
     let out = work.join("dist");
     let doc = serde_json::json!({"version": 1, "agents": rows});
     std::fs::write(&matrix, doc.to_string()).unwrap();
-    let run = acp_registry(
+    let run = build_registry(
+        reg,
+        &out,
         &[
-            "build",
-            "--registry",
-            reg.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
             "--no-site",
             "--matrix",
             matrix.to_str().unwrap(),
             "--as-of",
             "2026-03-01T00:00:00Z",
         ],
-        &repo_root(),
+        &[],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     std::fs::read_to_string(out.join("verification.json")).unwrap()

@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use common::update::{
     https, json_run, listener, manifest, npx, read, registry, update, update_env,
 };
-use common::{sha256_hex, tree};
+use common::{assert_usage_error, sha256_hex, tree};
 use net_server::{routes, Reply, Request, Server};
 use serde_json::{json, Value};
 
@@ -901,13 +901,7 @@ fn agent_selects_entries_and_an_unknown_id_is_an_error() {
     assert_eq!(server.requests(), ["GET /npm/two"]);
     // A usage error, as for `verify`: nothing is asked, exit 2 naming the id.
     let run = update(root.path(), &["--agent", "two,three"]);
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr
-            .contains("--agent three: no entry of . has this id"),
-        "{}",
-        run.stderr
-    );
+    assert_usage_error(&run, &["--agent three: no entry of . has this id"]);
     assert_eq!(server.requests().len(), 1);
 }
 

@@ -412,6 +412,12 @@ fn command_lines(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// `text` neither hides characters nor holds a workflow command line.
+fn assert_inert(text: &str) {
+    assert_eq!(hidden_chars(text), NO_CHARS, "{text}");
+    assert_eq!(command_lines(text), Vec::<&str>::new(), "{text}");
+}
+
 /// `root/registry/evil/`: a manifest whose comment holds raw ESC, CR, C1 and bidi
 /// characters on the line of a `version-format` finding, and whose tag (echoed by
 /// `tags-format`) holds an ESC sequence, a newline starting a workflow command, HTML, a
@@ -454,13 +460,7 @@ fn human_output_shows_hostile_characters_as_escapes_and_starts_no_workflow_comma
     hostile_registry(dir.path());
     let run = acp_registry(&["validate", "--registry", "registry"], dir.path());
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert_eq!(hidden_chars(&run.stdout), NO_CHARS, "{}", run.stdout);
-    assert_eq!(
-        command_lines(&run.stdout),
-        Vec::<&str>::new(),
-        "{}",
-        run.stdout
-    );
+    assert_inert(&run.stdout);
     // The comment on the finding's line is shown, its controls visible.
     assert!(
         run.stdout
@@ -573,13 +573,7 @@ fn build_prints_findings_escaped_with_paths_as_named() {
         dir.path(),
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert_eq!(hidden_chars(&run.stderr), NO_CHARS, "{}", run.stderr);
-    assert_eq!(
-        command_lines(&run.stderr),
-        Vec::<&str>::new(),
-        "{}",
-        run.stderr
-    );
+    assert_inert(&run.stderr);
     assert!(
         run.stderr.contains(" --> registry/evil/agent.json:4:"),
         "{}",

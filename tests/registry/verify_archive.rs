@@ -58,6 +58,8 @@ fn a_link_chain_that_reads_as_inside_but_resolves_outside_is_refused() {
 fn hostile_cases() -> Vec<(&'static str, Vec<Entry<'static>>, &'static str)> {
     use Entry::*;
     let only = "only files, folders and links are accepted";
+    let (out, hard) = ("a link pointing out", "hard link");
+    let through = vec![Symlink("dir", "sub"), File("dir/file", b"x")];
     vec![
         (
             "traversal",
@@ -67,30 +69,14 @@ fn hostile_cases() -> Vec<(&'static str, Vec<Entry<'static>>, &'static str)> {
         ("parent", vec![File("../evil", b"x")], "`..`"),
         ("absolute", vec![File("/tmp/evil", b"x")], "absolute path"),
         ("drive", vec![File("C:\\evil", b"x")], "absolute path"),
-        (
-            "symlink out",
-            vec![Symlink("out", "../../etc")],
-            "a link pointing out",
-        ),
-        (
-            "absolute symlink",
-            vec![Symlink("abs", "/etc/passwd")],
-            "a link pointing out",
-        ),
-        (
-            "write through a symlink",
-            vec![Symlink("dir", "sub"), File("dir/file", b"x")],
-            "through a link",
-        ),
-        (
-            "hard link out",
-            vec![Hardlink("h", "../outside")],
-            "hard link",
-        ),
+        ("symlink out", vec![Symlink("out", "../../etc")], out),
+        ("absolute symlink", vec![Symlink("abs", "/etc/passwd")], out),
+        ("write through a symlink", through, "through a link"),
+        ("hard link out", vec![Hardlink("h", "../outside")], hard),
         (
             "absolute hard link",
             vec![Hardlink("h", "/etc/passwd")],
-            "hard link",
+            hard,
         ),
         ("device", vec![File("ok", b"1"), Device("null")], only),
         ("fifo", vec![Fifo("pipe")], only),
@@ -203,40 +189,47 @@ fn a_corrupt_archive_leaves_nothing() {
     refused(&good, Format::TarGz);
 }
 
+/// Two files landing on one path: `first` holding "good", then `second` holding "evil".
+fn good_then_evil(first: &'static str, second: &'static str) -> Vec<Entry<'static>> {
+    vec![Entry::File(first, b"good"), Entry::File(second, b"evil")]
+}
+
+/// Two files on clashing paths: `first` holding "x", then `second` holding "y".
+fn x_then_y(first: &'static str, second: &'static str) -> Vec<Entry<'static>> {
+    vec![Entry::File(first, b"x"), Entry::File(second, b"y")]
+}
+
 /// Archives whose entries land on one path, and what the refusal must say.
 fn collision_cases() -> Vec<(&'static str, Vec<Entry<'static>>, &'static str)> {
     use Entry::*;
     let twice = "appears twice";
     let both = "both as a file and as a folder";
     let case = "case-insensitive file systems";
+    let link_and_file = vec![
+        File("real", b"good"),
+        Symlink("agent", "real"),
+        File("agent", b"evil"),
+    ];
     vec![
         (
             "one name twice",
-            vec![File("bin/agent", b"good"), File("bin/agent", b"evil")],
+            good_then_evil("bin/agent", "bin/agent"),
             twice,
         ),
         (
             "one path spelt twice",
-            vec![File("bin/agent", b"good"), File("./bin//agent", b"evil")],
+            good_then_evil("bin/agent", "./bin//agent"),
             twice,
         ),
-        (
-            "a link and a file",
-            vec![
-                File("real", b"good"),
-                Symlink("agent", "real"),
-                File("agent", b"evil"),
-            ],
-            "twice",
-        ),
+        ("a link and a file", link_and_file, "twice"),
         (
             "a file, then a path below it",
-            vec![File("bin", b"x"), File("bin/agent", b"y")],
+            x_then_y("bin", "bin/agent"),
             both,
         ),
         (
             "a path, then a file where its folder is",
-            vec![File("bin/agent", b"x"), File("bin", b"y")],
+            x_then_y("bin/agent", "bin"),
             both,
         ),
         (
@@ -246,17 +239,17 @@ fn collision_cases() -> Vec<(&'static str, Vec<Entry<'static>>, &'static str)> {
         ),
         (
             "names differing in case",
-            vec![File("bin/Agent", b"good"), File("bin/agent", b"evil")],
+            good_then_evil("bin/Agent", "bin/agent"),
             case,
         ),
         (
             "folders differing in case, one file in both",
-            vec![File("Bin/agent", b"good"), File("bin/agent", b"evil")],
+            good_then_evil("Bin/agent", "bin/agent"),
             case,
         ),
         (
             "composed and decomposed accents",
-            vec![File("caf\u{e9}", b"good"), File("cafe\u{301}", b"evil")],
+            good_then_evil("caf\u{e9}", "cafe\u{301}"),
             case,
         ),
     ]

@@ -162,15 +162,20 @@ fn hostile_content_renders_as_inert_text() {
 
     // The search index keeps the raw strings (it is data; the script only sets textContent).
     let index_json = search_index(&files);
-    let evil = index_json["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == "evil")
-        .unwrap();
+    let evil = indexed_agent(&index_json, "evil");
     assert_eq!(evil["name"], "<script>alert('name')</script>Evil");
     assert_eq!(evil["href"], "agents/evil/index.html");
     assert_eq!(evil["icon"], "i-evil");
+}
+
+/// The search index's record of agent `id`.
+fn indexed_agent<'i>(index: &'i Value, id: &str) -> &'i Value {
+    index["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id)
+        .unwrap()
 }
 
 /// The hostile entry's page and the index: no markup from its strings, which show escaped,
@@ -485,12 +490,7 @@ fn the_search_index_is_a_script_whatever_the_strings_hold() {
         assert!(!script.contains(needle), "{needle:?} in {script:.400}");
     }
     let index = search_index(&files);
-    let tricky = index["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == "tricky")
-        .unwrap();
+    let tricky = indexed_agent(&index, "tricky");
     assert_eq!(tricky["name"], "</script><script>alert(1)</script>");
     assert_eq!(
         tricky["description"],
@@ -687,6 +687,18 @@ fn assert_npx_snippets(gemini: &SiteAgent, files: &BTreeMap<String, Vec<u8>>) {
     assert!(page.contains("<h2 id=\"install-preview-title\">Install the preview "));
 }
 
+/// The one agent server of a page's stable Zed snippet.
+fn zed_server(page: &str) -> Value {
+    let zed: Value = serde_json::from_str(&element_text(page, "stable-zed-1").unwrap()).unwrap();
+    zed["agent_servers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone()
+}
+
 /// uvx snippets on the page of an agent published only through uvx.
 fn assert_uvx_snippets(agents: &[SiteAgent], files: &BTreeMap<String, Vec<u8>>) {
     let uvx = agents
@@ -697,14 +709,7 @@ fn assert_uvx_snippets(agents: &[SiteAgent], files: &BTreeMap<String, Vec<u8>>) 
         })
         .expect("a uvx agent");
     let page = text(files, &format!("agents/{}/index.html", uvx.id));
-    let zed: Value = serde_json::from_str(&element_text(&page, "stable-zed-1").unwrap()).unwrap();
-    let server = zed["agent_servers"]
-        .as_object()
-        .unwrap()
-        .values()
-        .next()
-        .unwrap()
-        .clone();
+    let server = zed_server(&page);
     assert_eq!(server["command"], "uvx");
     assert_eq!(
         server["args"][0],
@@ -740,14 +745,7 @@ fn assert_binary_snippets(agents: &[SiteAgent], files: &BTreeMap<String, Vec<u8>
             assert!(page.contains(&format!(r#"<code class="hash">{sha}</code>"#)));
         }
     }
-    let zed: Value = serde_json::from_str(&element_text(&page, "stable-zed-1").unwrap()).unwrap();
-    let server = zed["agent_servers"]
-        .as_object()
-        .unwrap()
-        .values()
-        .next()
-        .unwrap()
-        .clone();
+    let server = zed_server(&page);
     assert!(
         server["command"].as_str().unwrap().starts_with("/path/to/"),
         "{server}"

@@ -48,14 +48,47 @@ pub(crate) fn fast_net(timeout: std::time::Duration) -> acp_registry::NetConfig 
 }
 
 pub(crate) fn acp_registry(args: &[&str], cwd: &Path) -> Run {
-    Command::new(crate::REGISTRY)
+    acp_registry_with_env(args, cwd, &[])
+}
+
+/// [`acp_registry`] with more environment variables (locale, time zone, `SOURCE_DATE_EPOCH`).
+pub(crate) fn acp_registry_with_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(crate::REGISTRY);
+    command
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .unwrap()
-        .into()
+        .env_remove("GITHUB_STEP_SUMMARY");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap().into()
+}
+
+/// `build --registry <registry> --out <out>` then `extra`, from the repository root.
+pub(crate) fn build_registry(
+    registry: &Path,
+    out: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
+    let mut args = vec![
+        "build",
+        "--registry",
+        registry.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    acp_registry_with_env(&args, &repo_root(), env)
+}
+
+/// A usage error (exit 2) saying every one of `said` on stderr.
+pub(crate) fn assert_usage_error(run: &Run, said: &[impl AsRef<str>]) {
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    for text in said {
+        assert!(run.stderr.contains(text.as_ref()), "{}", run.stderr);
+    }
 }
 
 /// `validate --format json` findings as (severity, code, `file:line:col`), paths relative to

@@ -12,22 +12,19 @@ fn last_line(fx: &Fx) -> serde_json::Value {
 #[test]
 fn protocol_errors_print_error_line_and_exit_2() {
     let fx = Fx::new(&["server", "reader"]);
-    let out = fx
-        .append()
-        .alias("append_event")
-        .participant("reader")
-        .kind("deliverable_drafted")
-        .summary("x")
-        .reply_to("1")
-        .flag("--doc", REF)
-        .flag("--role", "primary")
-        .command()
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = refused_stderr(
+        &fx.append()
+            .alias("append_event")
+            .participant("reader")
+            .kind("deliverable_drafted")
+            .summary("x")
+            .reply_to("1")
+            .flag("--doc", REF)
+            .flag("--role", "primary"),
+    );
     // The published line, then whose turn it is and the command that waits for reader's.
     assert_eq!(
-        stderr(&out),
+        err,
         format!(
             "error: seq 2: deliverable draft is reserved for server; got reader\n  it is \
              server's turn in phase drafting, not yours; to wait for yours run: acp-collab \
@@ -35,18 +32,16 @@ fn protocol_errors_print_error_line_and_exit_2() {
             fx.folder_str()
         )
     );
-    let out = fx
-        .append()
-        .participant("server")
-        .kind("blocked")
-        .summary("x")
-        .reply_to("abc")
-        .command()
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out)
-        .ends_with("acp-collab append: error: argument --reply-to: invalid int value: 'abc'\n"));
+    let err = refused_stderr(
+        &fx.append()
+            .participant("server")
+            .kind("blocked")
+            .summary("x")
+            .reply_to("abc"),
+    );
+    assert!(
+        err.ends_with("acp-collab append: error: argument --reply-to: invalid int value: 'abc'\n")
+    );
 }
 
 #[test]
@@ -403,24 +398,19 @@ fn acceptance_is_gated_on_the_current_readiness_file() {
     fx.submit();
     fx.review("reader");
     fx.revise();
-    fx.edit("readiness.md", |t| {
-        t.replace("- [unresolved] The", "- [resolved] The")
-    });
+    fx.replace("readiness.md", "- [unresolved] The", "- [resolved] The");
     fx.ok("server", "question_classified", &[]);
     // Edited after the classification: the acceptance reads readiness.md as it is now.
-    fx.edit("readiness.md", |t| {
-        t.replace("- [resolved] The", "- [unresolved] The")
-    });
+    fx.replace("readiness.md", "- [resolved] The", "- [unresolved] The");
     assert_eq!(
         fx.refused("reader", "decision_accepted", &[]),
         "seq 7: unresolved readiness questions must be classified before decision_accepted"
     );
-    fx.edit("readiness.md", |t| {
-        t.replace(
-            "- [unresolved] The",
-            "- [blocking] Open.\n- [deferred_nonblocking] Later.\n- [resolved] TBD the",
-        )
-    });
+    fx.replace(
+        "readiness.md",
+        "- [unresolved] The",
+        "- [blocking] Open.\n- [deferred_nonblocking] Later.\n- [resolved] TBD the",
+    );
     assert_eq!(
         fx.refused("reader", "decision_accepted", &[]),
         "seq 7: blocking readiness items must be cleared before decision_accepted; seq 7: unresolved readiness questions must be classified before decision_accepted; seq 7: deferred_nonblocking readiness items require a reason before decision_accepted"
@@ -443,27 +433,27 @@ fn readiness_gates_apply_to_readiness_passed_and_completed() {
         "readiness.md must check 'Ready to implement' first"
     );
     fx.tick_all();
-    fx.edit("readiness.md", |t| {
-        t.replace(
-            "- [resolved]",
-            "- [blocking] x\n- [unresolved] y\n- [deferred_nonblocking] z\n- [resolved]",
-        )
-    });
+    fx.replace(
+        "readiness.md",
+        "- [resolved]",
+        "- [blocking] x\n- [unresolved] y\n- [deferred_nonblocking] z\n- [resolved]",
+    );
     assert_eq!(
         fx.refused("server", "readiness_passed", &[]),
         "blocking readiness items must be cleared first; unresolved readiness questions must be classified first; deferred_nonblocking readiness items require a reason"
     );
-    fx.edit("readiness.md", |t| {
-        t.replace(
-            "- [blocking] x\n- [unresolved] y\n- [deferred_nonblocking] z\n",
-            "",
-        )
-    });
+    fx.replace(
+        "readiness.md",
+        "- [blocking] x\n- [unresolved] y\n- [deferred_nonblocking] z\n",
+        "",
+    );
     fx.ok("server", "readiness_passed", &[]);
     // Past acceptances are not re-checked: an item added after them does not wedge unrelated appends.
-    fx.edit("readiness.md", |t| {
-        t.replace("- [resolved]", "- [blocking] late\n- [resolved]")
-    });
+    fx.replace(
+        "readiness.md",
+        "- [resolved]",
+        "- [blocking] late\n- [resolved]",
+    );
     assert_eq!(
         fx.refused("server", "completed", &[("doc", "conclusion.md")]),
         "blocking readiness items must be cleared first"
@@ -477,9 +467,7 @@ fn completion_needs_ticked_gates_and_a_finished_conclusion() {
     fx.to_readiness_check();
     fx.freeze();
     fx.pass_readiness();
-    fx.edit("readiness.md", |t| {
-        t.replace("- [x] Gate A", "- [ ] Gate A")
-    });
+    fx.replace("readiness.md", "- [x] Gate A", "- [ ] Gate A");
     assert_eq!(
         fx.refused("server", "completed", &[("doc", "conclusion.md")]),
         "completion gates must be checked first: Gate A"
@@ -526,18 +514,15 @@ fn supporting_deliverable_events_are_accepted_from_anyone_in_any_phase() {
 fn an_incomplete_last_line_is_refused_and_a_complete_one_gets_its_newline() {
     let fx = Fx::new(&["server", "reader"]);
     fx.edit("events.jsonl", |t| format!("{t}{{\"seq\":2,\"from\":\"ser"));
-    let out = fx
-        .append()
-        .participant("server")
-        .kind("blocked")
-        .summary("x")
-        .reply_to("1")
-        .command()
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = refused_stderr(
+        &fx.append()
+            .participant("server")
+            .kind("blocked")
+            .summary("x")
+            .reply_to("1"),
+    );
     assert_eq!(
-        stderr(&out),
+        err,
         "error: events.jsonl ends with an incomplete line ({\"seq\":2,\"from\":\"ser); remove it or restore the rest of the line\n"
     );
     // A reader ignores it (with a warning) instead of failing.
@@ -594,17 +579,13 @@ fn question_classified_is_refused_while_readiness_items_are_open_with_the_comman
     fx.review("reader");
     let revised = fx.revise();
     let folder = fx.folder_str();
-    let out = fx
-        .append()
-        .participant("server")
-        .kind("question_classified")
-        .reply_to(&revised.to_string())
-        .summary("classified")
-        .command()
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
+    let err = refused_stderr(
+        &fx.append()
+            .participant("server")
+            .kind("question_classified")
+            .reply_to(&revised.to_string())
+            .summary("classified"),
+    );
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(
         lines[0],
@@ -627,9 +608,7 @@ fn question_classified_is_refused_while_readiness_items_are_open_with_the_comman
     assert_eq!(lines.len(), 2, "{err}");
     // Nothing was appended; once classified, the printed command works and nobody is stranded.
     assert_eq!(fx.last_seq(), revised);
-    fx.edit("readiness.md", |t| {
-        t.replace("- [unresolved] The", "- [resolved] The")
-    });
+    fx.replace("readiness.md", "- [unresolved] The", "- [resolved] The");
     let command = again.replace("acp-collab", crate::COLLAB);
     let out = std::process::Command::new("sh")
         .args(["-c", &command])
@@ -649,12 +628,11 @@ fn a_classification_that_would_strand_the_acceptors_is_refused_for_blockers_and_
     fx.submit();
     fx.review("reader");
     fx.revise();
-    fx.edit("readiness.md", |t| {
-        t.replace(
-            "- [unresolved] The",
-            "- [blocking] Open.\n- [deferred_nonblocking] The",
-        )
-    });
+    fx.replace(
+        "readiness.md",
+        "- [unresolved] The",
+        "- [blocking] Open.\n- [deferred_nonblocking] The",
+    );
     assert_eq!(
         fx.refused("server", "question_classified", &[]),
         "blocking readiness items must be cleared before question_classified; \

@@ -18,6 +18,14 @@ fn run_ok(args: &[&str]) -> String {
     stdout(&out)
 }
 
+/// The binary's `command --folder <fx> --participant <who>`.
+fn participant_run(fx: &Fx, command: &str, who: &str) -> std::process::Output {
+    bin()
+        .args([command, "--folder", &fx.folder_str(), "--participant", who])
+        .output()
+        .unwrap()
+}
+
 /// `init_collaboration` through the binary: server and reader, a design spec.
 fn init_via_binary(f: &str) -> String {
     let mut args = vec!["init_collaboration"];
@@ -179,13 +187,9 @@ fn next_action_texts_for_every_phase_and_role() {
         next::WAIT_OWNER_READINESS,
         "corrected guidance: non-owners wait"
     );
-    fx.edit("readiness.md", |t| {
-        t.replace("- [resolved]", "- [blocking]")
-    });
+    fx.replace("readiness.md", "- [resolved]", "- [blocking]");
     assert_eq!(fx.next("server"), next::CLEAR_READINESS);
-    fx.edit("readiness.md", |t| {
-        t.replace("- [blocking]", "- [resolved]")
-    });
+    fx.replace("readiness.md", "- [blocking]", "- [resolved]");
     assert_eq!(fx.next("server"), next::CHECKLIST);
     fx.tick_all();
     assert_eq!(
@@ -209,16 +213,7 @@ fn next_action_texts_for_every_phase_and_role() {
 #[test]
 fn next_action_prints_state_lines_and_exits_1_on_an_invalid_phase() {
     let fx = Fx::new(&["server", "reader"]);
-    let out = bin()
-        .args([
-            "next_action",
-            "--folder",
-            &fx.folder_str(),
-            "--participant",
-            "reader",
-        ])
-        .output()
-        .unwrap();
+    let out = participant_run(&fx, "next_action", "reader");
     assert_eq!(
         stdout(&out),
         format!("phase: drafting\nproposal owner: server\nwaiting for: server\nlast event: seq 1 initialized from server\nnext action: wait for the proposal owner to submit the proposal.\nrun: acp-collab wait --folder {} --participant reader  # returns when it is your turn, then prints what to do\n", fx.folder_str())
@@ -227,16 +222,7 @@ fn next_action_prints_state_lines_and_exits_1_on_an_invalid_phase() {
         p.as_object_mut().unwrap().remove("currentPhase");
         p["waitingFor"] = serde_json::json!([]);
     });
-    let out = bin()
-        .args([
-            "next",
-            "--folder",
-            &fx.folder_str(),
-            "--participant",
-            "reader",
-        ])
-        .output()
-        .unwrap();
+    let out = participant_run(&fx, "next", "reader");
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).starts_with("phase: None\n"));
     assert!(stdout(&out).contains("waiting for: none\n"));
@@ -251,10 +237,7 @@ fn next_action_prints_state_lines_and_exits_1_on_an_invalid_phase() {
 fn next_and_wait_refuse_unknown_participants_and_missing_logs() {
     let fx = Fx::new(&["server", "reader"]);
     for cmd in ["next", "wait"] {
-        let out = bin()
-            .args([cmd, "--folder", &fx.folder_str(), "--participant", "ghost"])
-            .output()
-            .unwrap();
+        let out = participant_run(&fx, cmd, "ghost");
         assert_eq!(out.status.code(), Some(2));
         assert_eq!(
             stderr(&out),
@@ -262,16 +245,7 @@ fn next_and_wait_refuse_unknown_participants_and_missing_logs() {
         );
     }
     std::fs::remove_file(fx.path("events.jsonl")).unwrap();
-    let out = bin()
-        .args([
-            "next",
-            "--folder",
-            &fx.folder_str(),
-            "--participant",
-            "server",
-        ])
-        .output()
-        .unwrap();
+    let out = participant_run(&fx, "next", "server");
     assert_eq!(stderr(&out), "error: missing events.jsonl\n");
 }
 
@@ -288,16 +262,7 @@ fn wait_opts(fx: &Fx, who: &str, timeout: f64) -> WaitOptions {
 #[test]
 fn wait_returns_ready_first_when_it_is_the_participants_turn() {
     let fx = Fx::new(&["server", "reader"]);
-    let out = bin()
-        .args([
-            "wait_for_turn",
-            "--folder",
-            &fx.folder_str(),
-            "--participant",
-            "server",
-        ])
-        .output()
-        .unwrap();
+    let out = participant_run(&fx, "wait_for_turn", "server");
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
     assert!(

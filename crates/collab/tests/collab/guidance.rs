@@ -110,16 +110,12 @@ fn launchers_get_their_own_command_form_and_the_owner_gets_the_freeze_hash() {
 #[test]
 fn append_names_every_missing_or_invalid_flag_at_once() {
     let fx = Fx::new(&["server", "reader"]);
-    let out = fx
-        .append()
-        .participant("server")
-        .kind("deliverable_frozen")
-        .summary("x")
-        .command()
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
+    let err = refused_stderr(
+        &fx.append()
+            .participant("server")
+            .kind("deliverable_frozen")
+            .summary("x"),
+    );
     let lines: Vec<&str> = err.lines().collect();
     // The first message is the one the published script prints.
     assert_eq!(

@@ -5,24 +5,10 @@ use crate::support::*;
 use acp_collab::{self as collab, spec, CollabError, InitOptions, InitOutcome};
 
 fn base_args(folder: &str) -> Vec<String> {
-    [
-        "init",
-        "--folder",
-        folder,
-        "--participant",
-        "server",
-        "--participant",
-        "reader",
-        "--objective",
-        "O",
-        "--completion",
-        "Gate A",
-        "--primary-deliverable-type",
-        "design-spec",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect()
+    std::iter::once("init")
+        .chain(acp_test_kit::collab::two_party_init_flags(folder, "O"))
+        .map(str::to_owned)
+        .collect()
 }
 
 fn usage_error(opts: &InitOptions) -> String {

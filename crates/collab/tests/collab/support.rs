@@ -14,6 +14,13 @@ pub(crate) fn bin() -> Command {
     Command::new(crate::COLLAB)
 }
 
+/// Runs `append`, which must be refused as a usage error (exit 2); returns its stderr.
+pub(crate) fn refused_stderr(append: &Append) -> String {
+    let out = append.command().output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    stderr(&out)
+}
+
 pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -124,6 +131,11 @@ impl Fx {
     pub(crate) fn edit(&self, rel: &str, f: impl FnOnce(String) -> String) {
         let text = self.read(rel);
         self.write(rel, &f(text));
+    }
+
+    /// Replaces every `from` in `rel` with `to`.
+    pub(crate) fn replace(&self, rel: &str, from: &str, to: &str) {
+        self.edit(rel, |t| t.replace(from, to));
     }
 
     pub(crate) fn protocol(&self) -> serde_json::Value {

@@ -21,31 +21,31 @@ fn assert_has(errors: &[String], msg: &str) {
     assert!(has(errors, msg), "missing {msg:?} in {errors:#?}");
 }
 
+/// The binary's `validate --folder <fx>`.
+fn validate_bin(fx: &Fx) -> std::process::Output {
+    bin()
+        .args(["validate", "--folder", &fx.folder_str()])
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn text_output_and_exit_codes_for_pass_warn_and_fail() {
     let fx = Fx::new(&["server", "reader"]);
-    let run = |fx: &Fx| {
-        bin()
-            .args(["validate", "--folder", &fx.folder_str()])
-            .output()
-            .unwrap()
-    };
-    let out = run(&fx);
+    let out = validate_bin(&fx);
     assert_eq!(
         (out.status.code(), stdout(&out)),
         (Some(0), "ACP validation passed\n".into())
     );
-    fx.edit("readiness.md", |t| {
-        t.replace("- [unresolved]", "- [deferred_nonblocking]")
-    });
-    let out = run(&fx);
+    fx.replace("readiness.md", "- [unresolved]", "- [deferred_nonblocking]");
+    let out = validate_bin(&fx);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stdout(&out),
         "ACP validation passed with warnings\nWARNING: deferred_nonblocking readiness items should include a reason\n"
     );
     std::fs::write(fx.path("state.log"), "").unwrap();
-    let out = run(&fx);
+    let out = validate_bin(&fx);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stdout(&out),
@@ -68,9 +68,7 @@ fn json_output_carries_status_exit_code_errors_and_warnings() {
         "{\"version\":1,\"status\":\"passed\",\"exit_code\":0,\"errors\":[],\"warnings\":[]}\n"
     );
     std::fs::write(fx.path("opinions.md"), "").unwrap();
-    fx.edit("readiness.md", |t| {
-        t.replace("- [unresolved]", "- [deferred_nonblocking]")
-    });
+    fx.replace("readiness.md", "- [unresolved]", "- [deferred_nonblocking]");
     let out = run();
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -663,12 +661,11 @@ fn replay_and_stored_state_checks() {
 fn readiness_rules_after_acceptance_and_readiness_passed() {
     let fx = Fx::new(&["server", "reader"]);
     fx.to_readiness_check();
-    fx.edit("readiness.md", |t| {
-        t.replace(
-            "- [resolved]",
-            "- [blocking] b\n- [resolved] TBD\n- [deferred_nonblocking] d\n- [resolved]",
-        )
-    });
+    fx.replace(
+        "readiness.md",
+        "- [resolved]",
+        "- [blocking] b\n- [resolved] TBD\n- [deferred_nonblocking] d\n- [resolved]",
+    );
     assert_eq!(
         fx.errors(),
         vec![
@@ -731,10 +728,12 @@ fn readiness_passed_without_a_freeze_is_reported() {
 
 #[test]
 fn completion_checks_gates_and_conclusion_variants() {
+    const ONE_OUTCOME: &str = "conclusion.md must declare exactly one final outcome";
+    const PLACEHOLDERS: &str =
+        "conclusion.md must not contain unresolved placeholders before completed";
+    const PRIMARY: &str = "conclusion.md must reference the primary deliverable";
     let fx = completed();
-    fx.edit("readiness.md", |t| {
-        t.replace("- [x] Gate A", "- [ ] Gate A")
-    });
+    fx.replace("readiness.md", "- [x] Gate A", "- [ ] Gate A");
     assert_eq!(
         fx.errors(),
         vec!["completion gates must be checked before completed: Gate A"]
@@ -750,43 +749,40 @@ fn completion_checks_gates_and_conclusion_variants() {
         conclusion
             .replace("- [proceed] Build it.", "- [proceed]\nBuild it.")
             .replace("- None recorded yet.", "- [defer] later"),
-        &["conclusion.md must declare exactly one final outcome"],
+        &[ONE_OUTCOME],
     );
-    check(
-        conclusion.replace("- [proceed] Build it.", "- [PROCEED] Build it."),
-        &["conclusion.md must declare exactly one final outcome"],
-    );
-    check(
-        conclusion.replace("- [proceed] Build it.", "- [proceed]\nBuild it."),
-        &[],
-    );
-    check(
-        conclusion.replace("- [proceed]", "- [blocked]"),
-        &["conclusion.md outcome cannot be completed while blocked"],
-    );
-    check(
-        conclusion.replace("- None.", "No unresolved items."),
-        &["conclusion.md must not contain unresolved placeholders before completed"],
-    );
-    check(
-        conclusion.replace("- None.", "TODOs and unresolvedness"),
-        &[],
-    );
-    check(
-        conclusion.replace("## Rationale", "### Rationale"),
-        &["conclusion.md is missing required sections: Rationale"],
-    );
-    check(
-        conclusion.replace("deliverables/design-spec.md", "the spec"),
-        &["conclusion.md must reference the primary deliverable"],
-    );
+    // (text replaced, its replacement, the errors)
+    let cases: [(&str, &str, &[&str]); 7] = [
+        (
+            "- [proceed] Build it.",
+            "- [PROCEED] Build it.",
+            &[ONE_OUTCOME],
+        ),
+        ("- [proceed] Build it.", "- [proceed]\nBuild it.", &[]),
+        (
+            "- [proceed]",
+            "- [blocked]",
+            &["conclusion.md outcome cannot be completed while blocked"],
+        ),
+        ("- None.", "No unresolved items.", &[PLACEHOLDERS]),
+        ("- None.", "TODOs and unresolvedness", &[]),
+        (
+            "## Rationale",
+            "### Rationale",
+            &["conclusion.md is missing required sections: Rationale"],
+        ),
+        ("deliverables/design-spec.md", "the spec", &[PRIMARY]),
+    ];
+    for (from, to, expected) in cases {
+        check(conclusion.replace(from, to), expected);
+    }
     check(
         "## Decision Outcome\n- [proceed] a\n- [defer] b\nTODO\n## Rationale\n".into(),
         &[
             "conclusion.md is missing required sections: Deliverable Receipt, Accepted Decisions Summary, Readiness Result, Assumptions, Deferred Follow-ups, Implementation Blockers, Next Action",
-            "conclusion.md must declare exactly one final outcome",
-            "conclusion.md must not contain unresolved placeholders before completed",
-            "conclusion.md must reference the primary deliverable",
+            ONE_OUTCOME,
+            PLACEHOLDERS,
+            PRIMARY,
         ],
     );
 }
@@ -840,13 +836,7 @@ fn internal_failures_exit_2_with_an_error_line() {
     let fx = Fx::new(&["server", "reader"]);
     std::fs::remove_file(fx.path("readiness.md")).unwrap();
     std::fs::create_dir(fx.path("readiness.md")).unwrap();
-    let run = |fx: &Fx| {
-        bin()
-            .args(["validate", "--folder", &fx.folder_str()])
-            .output()
-            .unwrap()
-    };
-    let out = run(&fx);
+    let out = validate_bin(&fx);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).starts_with("error: cannot read "),
@@ -857,7 +847,7 @@ fn internal_failures_exit_2_with_an_error_line() {
 
     let fx = Fx::new(&["server", "reader"]);
     std::fs::write(fx.path("review.md"), b"\xff\xfe").unwrap();
-    let out = run(&fx);
+    let out = validate_bin(&fx);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("review.md is not valid UTF-8"));
 
@@ -938,17 +928,14 @@ fn readiness_markers_follow_the_published_matching_rules() {
     let fx = Fx::new(&["server", "reader"]);
     fx.to_readiness_check();
     // Wrong case, `*` bullets and backticked labels are not markers.
-    fx.edit("readiness.md", |t| {
-        t.replace(
-            "- [resolved]",
-            "- [Blocking] no\n* [blocking] no\n- `[blocking]` no\n- [resolved]",
-        )
-    });
+    fx.replace(
+        "readiness.md",
+        "- [resolved]",
+        "- [Blocking] no\n* [blocking] no\n- `[blocking]` no\n- [resolved]",
+    );
     fx.assert_valid();
     // No space between `-` and `[` still counts.
-    fx.edit("readiness.md", |t| {
-        t.replace("- [Blocking] no", "-[blocking] yes")
-    });
+    fx.replace("readiness.md", "- [Blocking] no", "-[blocking] yes");
     assert_eq!(
         fx.errors(),
         vec!["blocking readiness items must be cleared before decision_accepted"]
