@@ -151,96 +151,87 @@ fn ends_session(method: &str) -> bool {
 /// A method whose support the `initialize` answer advertises: where, and how to read it from
 /// the crate's [`AgentCapabilities`] (an object counts as present even when it is `{}`).
 struct Advertisement {
-    method: &'static str,
+    /// The methods this one field advertises.
+    methods: &'static [&'static str],
     field: &'static str,
     present: fn(&AgentCapabilities) -> bool,
 }
 
 /// Methods whose support `initialize` answers (a declared one absent is a contradiction; the
 /// others, such as `session/set_mode`, are not advertised in `initialize`).
-const ADVERTISEMENTS: [Advertisement; 17] = [
+const ADVERTISEMENTS: [Advertisement; 15] = [
     Advertisement {
-        method: "auth/status",
+        methods: &["auth/status"],
         field: "agentCapabilities.auth.status",
         present: |c| c.auth.status.is_some(),
     },
     Advertisement {
-        method: "logout",
+        methods: &["logout"],
         field: "agentCapabilities.auth.logout",
         present: |c| c.auth.logout.is_some(),
     },
     Advertisement {
-        method: "mcp/message",
+        methods: &["mcp/message"],
         field: "agentCapabilities.mcpCapabilities.acp",
         present: |c| c.mcp_capabilities.acp,
     },
     Advertisement {
-        method: "providers/disable",
+        methods: &["providers/disable", "providers/list", "providers/set"],
         field: "agentCapabilities.providers",
         present: |c| c.providers.is_some(),
     },
     Advertisement {
-        method: "providers/list",
-        field: "agentCapabilities.providers",
-        present: |c| c.providers.is_some(),
-    },
-    Advertisement {
-        method: "providers/set",
-        field: "agentCapabilities.providers",
-        present: |c| c.providers.is_some(),
-    },
-    Advertisement {
-        method: "session/archive",
+        methods: &["session/archive"],
         field: "agentCapabilities.sessionCapabilities.archive",
         present: |c| c.session_capabilities.archive.is_some(),
     },
     Advertisement {
-        method: "session/close",
+        methods: &["session/close"],
         field: "agentCapabilities.sessionCapabilities.close",
         present: |c| c.session_capabilities.close.is_some(),
     },
     Advertisement {
-        method: "session/delete",
+        methods: &["session/delete"],
         field: "agentCapabilities.sessionCapabilities.delete",
         present: |c| c.session_capabilities.delete.is_some(),
     },
     Advertisement {
-        method: "session/fork",
+        methods: &["session/fork"],
         field: "agentCapabilities.sessionCapabilities.fork",
         present: |c| c.session_capabilities.fork.is_some(),
     },
     Advertisement {
-        method: "session/list",
+        methods: &["session/list"],
         field: "agentCapabilities.sessionCapabilities.list",
         present: |c| c.session_capabilities.list.is_some(),
     },
     Advertisement {
-        method: "session/load",
+        methods: &["session/load"],
         field: "agentCapabilities.loadSession",
         present: |c| c.load_session,
     },
     Advertisement {
-        method: "session/options",
+        methods: &["session/options"],
         field: "agentCapabilities.sessionCapabilities.options",
         present: |c| c.session_capabilities.options.is_some(),
     },
     Advertisement {
-        method: "session/resume",
+        methods: &["session/resume"],
         field: "agentCapabilities.sessionCapabilities.resume",
         present: |c| c.session_capabilities.resume.is_some(),
     },
     Advertisement {
-        method: "session/set_title",
+        methods: &["session/set_title"],
         field: "agentCapabilities.sessionCapabilities.title",
         present: |c| c.session_capabilities.title.is_some(),
     },
     Advertisement {
-        method: "session/status",
+        methods: &["session/status"],
         field: "agentCapabilities.sessionCapabilities.status",
         present: |c| c.session_capabilities.status.is_some(),
     },
     Advertisement {
-        method: "session/unarchive",
+        methods: &["session/unarchive"],
         field: "agentCapabilities.sessionCapabilities.archive",
         present: |c| c.session_capabilities.archive.is_some(),
     },
@@ -250,7 +241,7 @@ const ADVERTISEMENTS: [Advertisement; 17] = [
 pub fn advertisement(method: &str) -> Option<&'static str> {
     ADVERTISEMENTS
         .iter()
-        .find(|a| a.method == method)
+        .find(|a| a.methods.contains(&method))
         .map(|a| a.field)
 }
 
@@ -374,7 +365,7 @@ fn advertised(response: &InitializeResponse) -> BTreeSet<String> {
     ADVERTISEMENTS
         .iter()
         .filter(|a| (a.present)(caps))
-        .map(|a| a.method.to_string())
+        .flat_map(|a| a.methods.iter().map(|m| (*m).to_string()))
         .collect()
 }
 
@@ -488,8 +479,8 @@ mod tests {
 
     #[test]
     fn every_advertisement_names_a_method_of_the_catalogue() {
-        for a in &ADVERTISEMENTS {
-            assert!(stability(a.method).is_some(), "{}", a.method);
+        for method in ADVERTISEMENTS.iter().flat_map(|a| a.methods) {
+            assert!(stability(method).is_some(), "{method}");
         }
         let answer = read_initialize(&json!({
             "protocolVersion": 1,
