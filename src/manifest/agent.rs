@@ -8,7 +8,11 @@
 //! records what is there; the rules judge it.
 
 use super::distribution::{node_of, Distribution};
-use super::jsonc::{Node, NodeValue};
+use super::jsonc::{Member, Node, NodeValue};
+use crate::source::Span;
+
+/// The top-level keys the view reads.
+const VIEWED_KEYS: [&str; 4] = ["distribution", "auth", "capabilities", "protocol_version"];
 
 /// The auth type of a method that does not say (`type` missing or not a string).
 pub(crate) const DEFAULT_AUTH_TYPE: &str = "agent";
@@ -80,9 +84,23 @@ impl AgentView {
         }
     }
 
-    /// The same view of a published agent.
-    pub(crate) fn from_json(agent: &serde_json::Value) -> AgentView {
-        AgentView::from_node(&node_of(agent))
+    /// The same view of a published agent (or of its preview block). Only the keys the view
+    /// reads are converted to the tree, so the rest of the agent is never copied.
+    pub(crate) fn from_json(agent: &serde_json::Map<String, serde_json::Value>) -> AgentView {
+        let members = VIEWED_KEYS
+            .iter()
+            .filter_map(|key| {
+                Some(Member {
+                    key: (*key).to_string(),
+                    key_span: Span::default(),
+                    value: node_of(agent.get(*key)?),
+                })
+            })
+            .collect();
+        AgentView::from_node(&Node {
+            span: Span::default(),
+            value: NodeValue::Object(members),
+        })
     }
 
     /// `protocol_version` as an integer major version, when it is one.
@@ -144,9 +162,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn view_of(agent: &serde_json::Value) -> AgentView {
+        AgentView::from_json(agent.as_object().expect("an agent object"))
+    }
+
     #[test]
     fn a_missing_or_non_string_auth_type_means_agent() {
-        let view = AgentView::from_json(&json!({"auth": [
+        let view = view_of(&json!({"auth": [
             {"id": "a"},
             {"id": "b", "type": "terminal"},
             {"id": "c", "type": 3},
@@ -160,7 +182,7 @@ mod tests {
 
     #[test]
     fn capabilities_and_protocol_version_keep_their_pointers() {
-        let view = AgentView::from_json(&json!({
+        let view = view_of(&json!({
             "capabilities": ["session/load", 7, "x"],
             "protocol_version": 1
         }));
@@ -177,7 +199,7 @@ mod tests {
             ]
         );
         assert_eq!(view.protocol_major(), Some(1));
-        let text = AgentView::from_json(&json!({"protocol_version": "1"}));
+        let text = view_of(&json!({"protocol_version": "1"}));
         assert_eq!(text.protocol_version, None);
     }
 }

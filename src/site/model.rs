@@ -110,7 +110,7 @@ pub(crate) fn distribution_facts(view: &AgentView) -> (Vec<String>, Vec<String>)
 
 /// The typed view of a published agent (or of its preview block).
 pub(crate) fn view_of(agent: &Map<String, Value>) -> AgentView {
-    AgentView::from_json(&Value::Object(agent.clone()))
+    AgentView::from_json(agent)
 }
 
 pub(crate) fn card(agent: &SiteAgent, icon_class: &str) -> Card {
