@@ -45,8 +45,9 @@ impl Headers {
     }
 }
 
-/// Headers from `(name, value)` pairs (tests build answers this way); names not kept are
+/// Headers from `(name, value)` pairs, as the tests build answers; names not kept are
 /// dropped, as they are from a response, and the first value of a name wins.
+#[cfg(test)]
 impl<'a> FromIterator<(&'a str, &'a str)> for Headers {
     fn from_iter<I: IntoIterator<Item = (&'a str, &'a str)>>(pairs: I) -> Self {
         let mut map = HeaderMap::new();
