@@ -30,6 +30,7 @@ use acp_registry_core::{source, time};
 // The binary's commands, one module each, with their error and exit codes; then the library
 // entry points whose `run`/`Options`/`check` keep their module's name.
 pub mod commands;
+pub mod flags;
 pub mod online;
 pub mod site;
 pub mod update;
@@ -43,7 +44,9 @@ pub mod archive {
 }
 
 pub use acp_registry_core::acp;
-pub use diagnostics::{render_github_summary, rules_markdown, Code, Report, Severity};
+pub use diagnostics::{
+    render, render_github_summary, rules_markdown, Code, Report, ReportFormat, Severity,
+};
 pub use manifest::distribution::Kind as DistributionKind;
 pub use manifest::edit::{Editor, Position};
 pub use manifest::{escape_pointer, parse, Node, NodeValue};

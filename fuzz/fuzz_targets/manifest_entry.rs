@@ -2,7 +2,7 @@
 //! or renderer. `cargo fuzz run manifest_entry`
 #![no_main]
 
-use acp_registry::commands::validate::{render, Format};
+use acp_registry::{render, ReportFormat};
 use acp_registry::Report;
 use acp_registry::{check_entry, EntryDir, Policy};
 use libfuzzer_sys::fuzz_target;
@@ -34,7 +34,12 @@ fuzz_target!(|data: &[u8]| {
         report.sources.insert(source.path.clone(), source);
     }
     report.finish();
-    for format in [Format::Human, Format::Json, Format::Github, Format::Sarif] {
+    for format in [
+        ReportFormat::Human,
+        ReportFormat::Json,
+        ReportFormat::Github,
+        ReportFormat::Sarif,
+    ] {
         render(&report, format, true);
     }
 });

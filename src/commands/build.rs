@@ -5,45 +5,115 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::validate::{append_step_summary, render, Format};
 use super::{exit, relocated, CommandError, Exit};
-use crate::diagnostics::{escape, render_human, Report};
+use crate::diagnostics::{escape, render_human, write_report, Report, ReportFormat};
+use crate::flags::{self, Registry};
 use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
+use crate::registry::config::MAX_MIN_AGE_DAYS;
 use crate::registry::last_good::{self, HeldBack, LastGood};
 use crate::registry::output::{check_destination, compare, write_atomically};
 use crate::registry::{check_registry_to_build, Checked};
 
-/// What `build` and `site` read, write and compare.
-#[derive(Debug, Clone)]
+/// `build`'s options; the field docs are its `--help`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 everything written (or --check found no difference), 1 errors found \
+(nothing written) or --check found differences, 2 usage or I/O failure (the message names the path or \
+flag to change), 3 with --last-good: published, but entries that fail validation were held back in \
+their previous form or left out (the findings name them)."
+)]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
 pub struct Options {
     /// `--registry`.
-    pub registry: PathBuf,
-    /// `--out`: the output folder, replaced as a whole.
+    #[command(flatten)]
+    pub registry: Registry,
+    /// Output folder, replaced atomically as a whole.
+    #[arg(long, value_name = "DIR", default_value = "dist")]
     pub out: PathBuf,
-    /// `--base-url`, over the configuration's.
+    /// URL the files are published under (overrides `base_url` in acp-registry.jsonc).
+    #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Render the site too (`build` without `--no-site`).
-    pub site: bool,
-    /// Only the site (`acp-registry site`): the files under `site/`, written to `out`.
-    pub site_only: bool,
-    /// `--check`: write nothing, compare.
+    /// Skip the static site.
+    #[arg(long)]
+    pub no_site: bool,
+    /// Write nothing: rebuild in memory and exit 1 if the output folder differs.
+    #[arg(long)]
     pub check: bool,
-    /// Colour in the findings written to stderr.
-    pub color: bool,
-    /// `--matrix`: a `matrix.json`, written as `verification.json` and shown on the site.
+    /// Publish the results of `acp-registry matrix` (a matrix.json): verification.json (and
+    /// its schema) beside the registry files, and the verification badges and filter on the
+    /// site. Evidence for another version or distribution than the published one is stale.
+    #[arg(long, value_name = "FILE")]
     pub matrix: Option<PathBuf>,
-    /// `--max-age`: evidence older than this many days is expired (over
-    /// `verify.max_age_days`).
-    pub max_age_days: Option<u32>,
-    /// `--as-of`: the time evidence ages are measured at, seconds since the Unix epoch
-    /// (`None`: `SOURCE_DATE_EPOCH`, else the clock).
+    /// With --matrix: evidence older than DAYS days is expired [default: `verify.max_age_days`,
+    /// else 30].
+    #[arg(long, value_name = "DAYS", requires = "matrix", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_MIN_AGE_DAYS)))]
+    pub max_age: Option<u32>,
+    /// With --matrix: measure evidence ages at this UTC time (`2026-03-01T12:00:00Z` or
+    /// `2026-03-01`) [default: SOURCE_DATE_EPOCH, else now]. Give it (or SOURCE_DATE_EPOCH) for
+    /// a reproducible build.
+    #[arg(long, value_name = "TIME", requires = "matrix", value_parser = flags::as_of)]
     pub as_of: Option<i64>,
-    /// `--last-good`: the previous `registry.json`, or the `dist/` folder holding it; failing
-    /// entries are then served in their previous form (or left out) instead of stopping the
-    /// build.
+    /// The registry.json a previous build published, or the dist/ folder holding it: entries
+    /// that fail validation keep their previous form (or are left out) instead of stopping the
+    /// build, and the exit code is 3.
+    #[arg(long, value_name = "PATH")]
     pub last_good: Option<PathBuf>,
-    /// `--format` of the findings.
-    pub format: Format,
+    /// Format of the findings: human text on stderr, the others on stdout (as `validate`).
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: ReportFormat,
+    /// Colour in the findings written to stderr (set by the binary for a terminal).
+    #[arg(skip)]
+    pub color: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        flags::defaults()
+    }
+}
+
+/// `site`'s options: `build`'s for the site alone; the field docs are its `--help`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SiteOptions {
+    /// `--registry`.
+    #[command(flatten)]
+    pub registry: Registry,
+    /// Output folder for the site, replaced atomically as a whole.
+    #[arg(long, value_name = "DIR", default_value = "dist/site")]
+    pub out: PathBuf,
+    /// URL the registry's files are published under.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Write nothing: exit 1 if the output folder differs from a fresh render.
+    #[arg(long)]
+    pub check: bool,
+    /// Colour in the findings written to stderr (set by the binary for a terminal).
+    #[arg(skip)]
+    pub color: bool,
+}
+
+impl Default for SiteOptions {
+    fn default() -> Self {
+        flags::defaults()
+    }
+}
+
+/// Validates, then writes (or with `--check` compares) the site alone: `build` without the
+/// registry files, into `options.out`.
+pub fn site(
+    options: &SiteOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
+    let build = Options {
+        registry: options.registry.clone(),
+        out: options.out.clone(),
+        base_url: options.base_url.clone(),
+        check: options.check,
+        color: options.color,
+        ..Options::default()
+    };
+    build_output(&build, true, out, err)
 }
 
 /// The launches of a `matrix.json`, judged at `as_of` under `max_age_days`.
@@ -124,17 +194,10 @@ fn print_findings(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CommandError> {
-    let report = relocated(report, &options.registry);
+    let report = relocated(report, &options.registry.root);
     match options.format {
-        Format::Human => err.write_all(render_human(&report, options.color).as_bytes())?,
-        format => {
-            out.write_all(render(&report, format, false).as_bytes())?;
-            if format == Format::Github {
-                if let Some(summary) = crate::diagnostics::render_github_summary(&report) {
-                    append_step_summary(&summary)?;
-                }
-            }
-        }
+        ReportFormat::Human => err.write_all(render_human(&report, options.color).as_bytes())?,
+        format => write_report(&report, format, false, out)?,
     }
     Ok(())
 }
@@ -182,8 +245,18 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit, CommandError> {
+    build_output(options, false, out, err)
+}
+
+/// `build`, or with `only_site` `site`: only the files under `site/`, written to `out`.
+fn build_output(
+    options: &Options,
+    only_site: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     let started = Instant::now();
-    let mut checked = check_registry_to_build(&options.registry)?;
+    let mut checked = check_registry_to_build(&options.registry.root)?;
     let last_good = match &options.last_good {
         Some(path) => Some(LastGood::read(path, &checked.config.outputs)?),
         None => None,
@@ -192,7 +265,7 @@ pub fn run(
     if checked.report.has_errors() && held.is_none() {
         return refuse(options, &checked.report, last_good.is_some(), out, err);
     }
-    if held.is_some() || options.format != Format::Human {
+    if held.is_some() || options.format != ReportFormat::Human {
         print_findings(options, &checked.report, out, err)?;
     } else if !checked.report.diagnostics.is_empty() {
         writeln!(
@@ -205,12 +278,12 @@ pub fn run(
         &checked,
         &BuildOptions {
             base_url: options.base_url.clone(),
-            site: options.site || options.site_only,
+            site: !options.no_site || only_site,
             evidence: match &options.matrix {
                 Some(path) => Some(evidence(
                     &crate::verify::matrix::read(path)?,
                     options
-                        .max_age_days
+                        .max_age
                         .unwrap_or(checked.config.verify_max_age_days),
                     as_of(options.as_of)?,
                 )),
@@ -219,11 +292,7 @@ pub fn run(
         },
         held.as_ref(),
     )?;
-    let plan = if options.site_only {
-        site_only(plan)
-    } else {
-        plan
-    };
+    let plan = if only_site { site_only(plan) } else { plan };
     let out_display = options.out.display().to_string();
     let summary = |check: bool| {
         let mut text = summary_text(
@@ -257,7 +326,7 @@ pub fn run(
         writeln!(err, "run `acp-registry build` to update it")?;
         return Ok(exit::FINDINGS);
     }
-    let destination = check_destination(&options.out, &options.registry)?;
+    let destination = check_destination(&options.out, &options.registry.root)?;
     write_atomically(&destination, &plan.files)?;
     err.write_all(summary(false).as_bytes())?;
     Ok(published)

@@ -3,13 +3,42 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{exit, CommandError, Exit};
 use crate::diagnostics::{explain, rules_markdown, Code};
 use crate::registry::config::CONFIG_FILE;
 use crate::registry::{Config, RegistryError};
 use crate::rules::Level;
+
+/// `explain`'s options; the field docs are its `--help`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Options {
+    /// The registry whose acp-registry.jsonc may change the rule [default: `registry`, when
+    /// there is one].
+    #[arg(long, value_name = "DIR")]
+    pub registry: Option<PathBuf>,
+    /// The rule code, e.g. `icon-color` (`--list` lists them).
+    pub code: Option<String>,
+    /// List every code with its default severity and summary.
+    #[arg(long, conflicts_with = "markdown")]
+    pub list: bool,
+    /// Print the whole catalogue as Markdown (the source of docs/rules.md).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+impl Options {
+    /// What the flags ask for: `--list`, else `--markdown`, else the code.
+    pub fn request(&self) -> Request {
+        match (self.list, self.markdown, self.code.clone()) {
+            (true, _, _) => Request::List,
+            (_, true, _) => Request::Markdown,
+            (_, _, Some(code)) => Request::Code(code),
+            (_, _, None) => Request::Nothing,
+        }
+    }
+}
 
 /// What `explain` was asked to print.
 pub enum Request {
@@ -26,16 +55,12 @@ pub enum Request {
 /// What `explain` prints when no code, `--list` or `--markdown` is given (exit 2).
 const NO_CODE: &str = "name a rule code, e.g. `acp-registry explain icon-color`; `acp-registry explain --list` lists every code";
 
-/// `registry`: the registry whose `acp-registry.jsonc` may change the rule (`--registry`;
-/// when not given, `registry` if there is one); one without configuration changes nothing,
-/// and the Markdown catalogue always shows defaults. An unknown code (the nearest one
-/// suggested) or a `--registry` that is not a folder prints nothing.
-pub fn run(
-    request: Request,
-    registry: Option<&Path>,
-    out: &mut dyn Write,
-) -> Result<Exit, CommandError> {
-    let registry = match registry {
+/// Prints what `options` asks for. `--registry`: the registry whose `acp-registry.jsonc` may
+/// change the rule (when not given, `registry` if there is one); one without configuration
+/// changes nothing, and the Markdown catalogue always shows defaults. An unknown code (the
+/// nearest one suggested) or a `--registry` that is not a folder prints nothing.
+pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
+    let registry = match options.registry.as_deref() {
         Some(named) if !named.exists() => return Err(RegistryError::Missing(named.into()).into()),
         Some(named) if !named.is_dir() => {
             return Err(RegistryError::NotAFolder(named.into()).into())
@@ -43,7 +68,7 @@ pub fn run(
         Some(named) => named,
         None => Path::new(super::DEFAULT_REGISTRY),
     };
-    let text = match request {
+    let text = match options.request() {
         Request::Code(name) => {
             let code = name.parse::<Code>()?;
             let mut text = explain(code);
@@ -122,7 +147,7 @@ mod tests {
     #[test]
     fn no_code_is_a_usage_error_that_says_how_to_find_one() {
         let mut out = Vec::new();
-        let error = run(Request::Nothing, None, &mut out).expect_err("no code");
+        let error = run(&Options::default(), &mut out).expect_err("no code");
         assert!(matches!(error, CommandError::Usage(_)), "{error:?}");
         assert_eq!(
             error.to_string(),

@@ -4,23 +4,25 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{display_root, exit, CommandError, Exit};
+use super::{display_root, exit, formatted, join_display, CommandError, Exit};
 use crate::diagnostics::escape;
+use crate::flags::Registry;
 use crate::fs::{self, Kind};
-use crate::manifest::edit::{EditError, Editor};
 use crate::manifest::MAX_MANIFEST_BYTES;
 use crate::registry;
-use crate::source::SourceFile;
 
-#[derive(Debug, Clone)]
-/// What `fmt` formats and whether it only checks.
+/// What `fmt` formats and whether it only checks; the field docs are its `--help`.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct Options {
-    /// The registry root (`--registry`).
-    pub registry: PathBuf,
-    /// Entry folders or `agent.json` files; empty means every entry of the registry.
-    pub paths: Vec<PathBuf>,
-    /// `--check`: report what would change, write nothing.
+    /// `--registry`.
+    #[command(flatten)]
+    pub registry: Registry,
+    /// Write nothing: list the manifests that would change and exit 1 if any would.
+    #[arg(long)]
     pub check: bool,
+    /// Entry folders or agent.json files [default: every entry of --registry].
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
 }
 
 /// One manifest: read as `base/rel` (no link followed below `base`), shown as `display`.
@@ -37,14 +39,14 @@ pub(crate) struct Target {
 /// The manifests `fmt` works on, in order.
 pub(crate) fn targets(options: &Options) -> Result<Vec<Target>, CommandError> {
     if options.paths.is_empty() {
-        let root = display_root(&options.registry);
-        let discovered = registry::discover(&options.registry)?;
+        let root = display_root(&options.registry.root);
+        let discovered = registry::discover(&options.registry.root)?;
         return Ok(discovered
             .entries
             .into_iter()
             .filter(|e| matches!(fs::kind(&e.path.join("agent.json")), Ok(Some(_))))
             .map(|e| Target {
-                base: options.registry.clone(),
+                base: options.registry.root.clone(),
                 rel: Path::new(&e.name).join("agent.json"),
                 display: join_display(&root, &format!("{}/agent.json", e.name)),
             })
@@ -89,15 +91,6 @@ fn target(path: &Path) -> Result<Target, CommandError> {
     })
 }
 
-/// `rel` (a `/`-separated path) under the displayed registry root.
-pub(crate) fn join_display(root: &str, rel: &str) -> String {
-    match root {
-        "" => rel.to_string(),
-        _ if root.ends_with('/') => format!("{root}{rel}"),
-        _ => format!("{root}/{rel}"),
-    }
-}
-
 /// What happened to one manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -107,25 +100,6 @@ pub(crate) enum Outcome {
     Changed,
     /// Could not be read or parsed; the message says why and what to do.
     Failed(String),
-}
-
-/// The canonical text of `text`, or why there is none.
-pub(crate) fn formatted(text: &str, display: &str) -> Result<String, String> {
-    let mut editor = Editor::parse(text).map_err(|error| match error {
-        EditError::Parse(syntax) => {
-            let source = SourceFile::new(display, text);
-            let (start, _) = source.range(syntax.span);
-            format!(
-                "{display}:{}:{}: not valid JSONC: {}; fix it first (`acp-registry validate` explains)",
-                start.line, start.column, syntax.message
-            )
-        }
-        other => format!("{display}: {other}"),
-    })?;
-    editor
-        .format()
-        .map_err(|error| format!("{display}: {error}"))?;
-    Ok(editor.into_text())
 }
 
 /// Format one manifest, writing it only when it changes and `check` is off.

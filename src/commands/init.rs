@@ -7,9 +7,8 @@
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
-use super::fmt::join_display;
 use super::template::fill;
-use super::{display_root, exit, CommandError, Exit};
+use super::{display_root, exit, join_display, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::fs::{self, Kind, ReadError};
 use crate::registry::config::CONFIG_FILE;
@@ -31,15 +30,24 @@ const CHECKOUT_ORIGIN: &str = "#
 /// The branch published when neither `--default-branch` nor `.git/HEAD` names one.
 const FALLBACK_BRANCH: &str = "main";
 
-/// What `init` writes and where.
-#[derive(Debug, Clone)]
+/// What `init` writes and where; the field docs are its `--help`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Writes <registry>/acp-registry.jsonc, .github/workflows/registry.yml, \
+.pre-commit-config.yaml and CONTRIBUTING.md, or nothing when one exists (exit 2), then prints the \
+setup checklist."
+)]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
 pub struct Options {
     /// The repository folder (created when missing).
+    #[arg(value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
-    /// The registry root inside `dir`, as later commands name it with `--registry`.
+    /// The registry root inside DIR: `registry` (what every command assumes), or `.` for entries
+    /// at the repository root.
+    #[arg(long, value_name = "DIR", default_value = super::DEFAULT_REGISTRY)]
     pub registry: PathBuf,
-    /// The branch the workflow publishes; `None`: the branch `dir/.git/HEAD` names, else
-    /// `main`.
+    /// The branch the workflow publishes [default: the branch DIR/.git/HEAD names, else main].
+    #[arg(long, value_name = "BRANCH")]
     pub default_branch: Option<String>,
 }
 

@@ -4,33 +4,67 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::verify::{self as verify_command, prepare};
-use super::{exit, CommandError, Exit};
+use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::verify::{self, matrix, shard};
 
-/// `matrix`'s options: `verify`'s and where the matrix goes.
-#[derive(Debug, Clone)]
+/// `matrix`'s options: `verify`'s and where the matrix goes, or the `merge` subcommand. The
+/// field docs are its `--help`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Options {
+    /// `matrix merge`, when given.
+    #[command(subcommand)]
+    pub command: Option<MatrixCommand>,
     /// The flags shared with `verify`.
-    pub common: verify_command::Options,
-    /// The `matrix.json` to write (`matrix.md` goes beside it).
+    #[command(flatten)]
+    pub verify: verify::Options,
+    /// The matrix.json to write; matrix.md is written beside it.
+    #[arg(long, value_name = "FILE", default_value = "matrix.json")]
     pub out: PathBuf,
-    /// Reuse rows of the existing `out` whose version and distribution did not change.
+    /// Keep the rows of the existing --out whose version and distribution did not change.
+    #[arg(long)]
     pub changed_only: bool,
+}
+
+/// `matrix`'s subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum MatrixCommand {
+    /// Join the matrix.json of each `matrix --shard K/N` run into the matrix.json and
+    /// matrix.md one unsharded run writes.
+    #[command(
+        after_help = "Exit 0 when every shard was given, 1 when shards are missing (written \
+with the rows there are, each missing shard named on stderr), 2 when the parts cannot be merged: \
+another registry revision or selection, another shard count, a shard or an entry twice."
+    )]
+    Merge(MergeOptions),
+}
+
+/// Runs `matrix merge` when it was given, else `matrix` ([`probe`]).
+pub fn run(
+    options: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
+    match &options.command {
+        Some(MatrixCommand::Merge(merge_options)) => merge(merge_options, out, err),
+        None => probe(options, out),
+    }
 }
 
 /// Runs `verify` with the session probes and writes `matrix.json` and `matrix.md`; the
 /// report goes to `out` as `verify` prints it. Exit 0 once the files are written, whatever
 /// the agents answered (the matrix records it).
-pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
-    if let Some(list) = options.common.list_shards {
-        return verify_command::list_shards(&options.common, list, out);
+pub fn probe(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
+    if options.verify.list_shards.is_some() {
+        verify::list_shards(&options.verify, out)?;
+        return Ok(exit::OK);
     }
+    let registry = &options.verify.registry.root;
     // Every check of --out before the agents run: a launch can take minutes.
-    crate::registry::output::refuse_overlap(&options.out, &options.common.registry)?;
+    crate::registry::output::refuse_overlap(&options.out, registry)?;
     let previous = check_out(&options.out)?;
-    let (checked, mut run) = prepare(&options.common)?;
+    let (checked, mut run) = verify::prepare(&options.verify)?;
     run.probe = true;
     if options.changed_only {
         run.reuse = previous
@@ -50,16 +84,19 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
     };
     write_atomically(&options.out, &(text + "\n"))?;
     write_atomically(&options.out.with_extension("md"), &matrix::markdown(&rows))?;
-    verify_command::write(&mut outcome, &options.common, out)?;
+    outcome.report.relocate(&display_root(registry));
+    verify::write(&outcome, &options.verify, out)?;
     Ok(exit::OK)
 }
 
-/// `matrix merge`'s options.
-#[derive(Debug, Clone)]
+/// `matrix merge`'s options; the field docs are its `--help`.
+#[derive(Debug, Clone, clap::Args)]
 pub struct MergeOptions {
-    /// The parts: the `matrix.json` of each `matrix --shard K/N` run.
+    /// The matrix.json of each shard.
+    #[arg(value_name = "PART.json", required = true)]
     pub parts: Vec<PathBuf>,
-    /// The `matrix.json` to write (`matrix.md` goes beside it).
+    /// The matrix.json to write; matrix.md is written beside it.
+    #[arg(long, value_name = "FILE", default_value = "matrix.json")]
     pub out: PathBuf,
 }
 

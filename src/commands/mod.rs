@@ -1,6 +1,13 @@
 //! Commands: what each subcommand does, between argument parsing (the binaries) and the
-//! domain (`registry`, `rules`). Each `run` returns `Result<`[`Exit`]`, `[`CommandError`]`>`;
-//! output goes to the writers given, coloured only when its [`Stream`] allows.
+//! domain (`registry`, `rules`). Each command module holds its `Options`, which derive
+//! `clap::Args` and are what the binary parses (their field docs are the `--help` text), and a
+//! `run` returning `Result<`[`Exit`]`, `[`CommandError`]`>`; output goes to the writers given,
+//! coloured only when the binary found the [`Stream`] allows it.
+//!
+//! No command imports another: what several share is here (exit codes, errors, paths as the
+//! user named them), in [`online`] (the `--online` flag groups), in `template`, in
+//! `crate::flags` (flag groups and unit parsers) and in `crate::diagnostics` (`--format`
+//! and its renderers). A test below keeps it so.
 
 pub mod build;
 pub mod explain;
@@ -19,12 +26,12 @@ use std::io::IsTerminal;
 use std::path::{Component, Path};
 
 use crate::diagnostics::Report;
+use crate::manifest::edit::{EditError, Editor};
+use crate::source::SourceFile;
 
 // Shared with `acp-collab`, so they live in the core.
+pub use crate::flags::DEFAULT_REGISTRY;
 pub use acp_registry_core::cli::{failure_line, manual};
-
-/// The registry root every command reads when `--registry` is not given.
-pub const DEFAULT_REGISTRY: &str = "registry";
 
 /// The exit code of a command that ran: one of [`exit`]'s constants. A plain `u8`, so the
 /// binaries hand it to `ExitCode::from` as it is.
@@ -78,7 +85,6 @@ failed_from!(
     crate::registry::last_good::LastGoodError,
     crate::registry::quarantine::QuarantineError,
     crate::online::OnlineError,
-    crate::verify::VerifyError,
     crate::verify::matrix::MatrixError,
     crate::update::UpdateError,
     crate::pack::PackError,
@@ -86,6 +92,15 @@ failed_from!(
     init::InitError,
     new::NewError,
 );
+
+impl From<crate::verify::VerifyError> for CommandError {
+    fn from(error: crate::verify::VerifyError) -> Self {
+        match error {
+            crate::verify::VerifyError::Usage(message) => CommandError::Usage(message),
+            error => CommandError::Failed(error.into()),
+        }
+    }
+}
 
 /// A standard stream a command writes its report or progress to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,9 +169,137 @@ pub(crate) fn relocated(report: &Report, registry: &Path) -> Report {
     report
 }
 
+/// `rel` (a `/`-separated path) under the displayed registry root.
+pub(crate) fn join_display(root: &str, rel: &str) -> String {
+    match root {
+        "" => rel.to_string(),
+        _ if root.ends_with('/') => format!("{root}{rel}"),
+        _ => format!("{root}/{rel}"),
+    }
+}
+
+/// The canonical layout of a manifest's text (what `fmt` writes and `new` scaffolds), or why
+/// there is none; `display` names the file in the message.
+pub(crate) fn formatted(text: &str, display: &str) -> Result<String, String> {
+    let mut editor = Editor::parse(text).map_err(|error| match error {
+        EditError::Parse(syntax) => {
+            let source = SourceFile::new(display, text);
+            let (start, _) = source.range(syntax.span);
+            format!(
+                "{display}:{}:{}: not valid JSONC: {}; fix it first (`acp-registry validate` explains)",
+                start.line, start.column, syntax.message
+            )
+        }
+        other => format!("{display}: {other}"),
+    })?;
+    editor
+        .format()
+        .map_err(|error| format!("{display}: {error}"))?;
+    Ok(editor.into_text())
+}
+
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
+
+    /// Each command module's source: none may name another (see the module doc).
+    const COMMANDS: [(&str, &str); 10] = [
+        ("build", include_str!("build.rs")),
+        ("explain", include_str!("explain.rs")),
+        ("fmt", include_str!("fmt.rs")),
+        ("init", include_str!("init.rs")),
+        ("matrix", include_str!("matrix.rs")),
+        ("new", include_str!("new.rs")),
+        ("pack", include_str!("pack.rs")),
+        ("update", include_str!("update.rs")),
+        ("validate", include_str!("validate.rs")),
+        ("verify", include_str!("verify.rs")),
+    ];
+
+    /// The other commands `source` (the module `name`) names through `super::` or
+    /// `commands::`, grouped imports (`super::{a, b}`) included.
+    fn commands_named<'a>(name: &str, source: &'a str) -> BTreeSet<&'a str> {
+        let mut named = BTreeSet::new();
+        for prefix in ["super::", "commands::"] {
+            for (at, _) in source.match_indices(prefix) {
+                let rest = &source[at + prefix.len()..];
+                let paths = match rest.strip_prefix('{') {
+                    Some(group) => &group[..group.find('}').unwrap_or(group.len())],
+                    None => rest,
+                };
+                for path in paths.split(',') {
+                    let mut segments = path
+                        .trim()
+                        .split(|c: char| !c.is_alphanumeric() && c != '_');
+                    let module = segments.next().unwrap_or_default();
+                    if module != name && COMMANDS.iter().any(|(command, _)| *command == module) {
+                        named.insert(module);
+                    }
+                    if rest.strip_prefix('{').is_none() {
+                        break;
+                    }
+                }
+            }
+        }
+        named
+    }
+
+    #[test]
+    fn no_command_imports_another_command() {
+        for (name, source) in COMMANDS {
+            let named = commands_named(name, source);
+            assert!(
+                named.is_empty(),
+                "commands::{name} names commands {named:?}: move what they share to commands/mod.rs, crate::flags or crate::diagnostics"
+            );
+        }
+    }
+
+    #[test]
+    fn the_scan_finds_a_command_named_alone_or_in_a_group() {
+        let named = |source| {
+            commands_named("new", source)
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            named("use super::validate::{render, Format};"),
+            ["validate"]
+        );
+        assert_eq!(named("use super::{exit, fmt, Exit};"), ["fmt"]);
+        assert_eq!(named("let x = crate::commands::verify::run;"), ["verify"]);
+        assert_eq!(
+            named("use super::template::fill; use super::{exit, new};"),
+            Vec::<&str>::new()
+        );
+        assert_eq!(named("use crate::verify::Options;"), Vec::<&str>::new());
+    }
+
+    /// `validate --online` and `update` flatten the same endpoint flags: the same command
+    /// line gives the same overrides and loopback switch.
+    #[test]
+    fn validate_online_and_update_read_the_endpoint_flags_the_same_way() {
+        let endpoints = ["--npm-registry", "http://n", "--pypi-url", "http://p"];
+        let endpoints = [&endpoints[..], &["--github-api", "http://g"]].concat();
+        let endpoints = [&endpoints[..], &["--allow-loopback-for-tests"]].concat();
+        let validate: validate::Options =
+            crate::flags::parse(&[&["--online"], &endpoints[..]].concat()).expect("validate");
+        let update: update::Options = crate::flags::parse(&endpoints).expect("update");
+        assert!(validate.online.enabled());
+        for flags in [&validate.online.endpoints, &update.endpoints] {
+            let overrides = flags.overrides();
+            assert_eq!(overrides.npm.as_deref(), Some("http://n"));
+            assert_eq!(overrides.pypi.as_deref(), Some("http://p"));
+            assert_eq!(overrides.github_api.as_deref(), Some("http://g"));
+            assert!(flags.loopback.allow_loopback_for_tests);
+        }
+        let config = crate::registry::Config::default();
+        let online = online::options(&validate.online, &config);
+        assert_eq!(online.endpoints.github_api, "http://g");
+        assert!(online.net.allow_loopback);
+    }
 
     /// The error and its sources, outermost first, as the binaries print them.
     fn chain(error: &CommandError) -> impl Iterator<Item = &dyn std::error::Error> {

@@ -6,11 +6,11 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::fmt::{formatted, join_display};
+use super::online::{self, EndpointFlags, OnlineFlags};
 use super::template::fill;
-use super::validate::{render, Format};
-use super::{display_root, exit, CommandError, Exit};
-use crate::diagnostics::escape;
+use super::{display_root, exit, formatted, join_display, CommandError, Exit};
+use crate::diagnostics::{escape, render, ReportFormat};
+use crate::flags::{ByteSize, Loopback, Registry};
 use crate::manifest::names::is_valid_id;
 use crate::manifest::PLATFORMS;
 use crate::registry::check_registry;
@@ -72,20 +72,53 @@ impl Archive {
     }
 }
 
-#[derive(Debug, Clone)]
-/// What `new` scaffolds.
+/// What `new` scaffolds; the field docs are its `--help`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(group = clap::ArgGroup::new("launch").required(true))]
 pub struct Options {
-    /// The registry root the entry folder is created in.
-    pub registry: PathBuf,
-    /// The new entry's id (and folder name).
+    /// `--registry`: the registry the entry folder is created in.
+    #[command(flatten)]
+    pub registry: Registry,
+    /// The agent's id, also its folder name: lowercase letters, digits and `-`.
     pub id: String,
-    /// How the agent launches.
-    pub launch: Launch,
-    /// Colour the printed next steps.
+    /// Launched with npx: an npm package, `name` or `@scope/name`, optionally pinned `@X.Y.Z`.
+    #[arg(long, value_name = "PKG", group = "launch")]
+    pub npx: Option<String>,
+    /// Launched with uvx: a PyPI package, optionally pinned `==X.Y.Z`.
+    #[arg(long, value_name = "PKG", group = "launch")]
+    pub uvx: Option<String>,
+    /// Per-platform archives: those of --archive, each with its sha256, else placeholders for
+    /// macOS, Linux and Windows.
+    #[arg(long, group = "launch")]
+    pub binary: bool,
+    /// With --binary: one platform's release archive, e.g. `linux-x86_64=<asset URL>`
+    /// (repeat per platform). Its sha256 is written: GitHub's published digest of the asset,
+    /// else that of the download.
+    #[arg(long, value_name = "PLATFORM=URL", requires = "binary", value_parser = Archive::parse)]
+    pub archive: Vec<Archive>,
+    /// Largest archive downloaded to hash it, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = ByteSize::mib(crate::online::DEFAULT_ARCHIVE_CAP_MIB))]
+    pub archive_cap: ByteSize,
+    /// GitHub API base URL asked for published digests (overrides `online.github_api`).
+    #[arg(long, value_name = "URL")]
+    pub github_api: Option<String>,
+    /// The test-only loopback switch.
+    #[command(flatten)]
+    pub loopback: Loopback,
+    /// Colour the printed next steps (set by the binary for a terminal).
+    #[arg(skip)]
     pub color: bool,
-    /// How the digests of `--archive` URLs are found: the GitHub API, the archive cap, the
-    /// test-only loopback switch (the other online flags do not apply).
-    pub online: super::online::Flags,
+}
+
+impl Options {
+    /// How the agent launches: `--npx`, `--uvx`, else `--binary` with its archives.
+    pub fn launch(&self) -> Launch {
+        match (&self.npx, &self.uvx) {
+            (Some(package), _) => Launch::Npx(package.clone()),
+            (_, Some(package)) => Launch::Uvx(package.clone()),
+            _ => Launch::Binary(self.archive.clone()),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -255,11 +288,12 @@ fn binary_block(id: &str, archives: &[Archive]) -> String {
 /// Find the digest of every `--archive` (GitHub's published one, else the download's),
 /// before anything is written.
 fn pin_archives(options: &Options) -> Result<Launch, NewError> {
-    let Launch::Binary(archives) = &options.launch else {
-        return Ok(options.launch.clone());
+    let launch = options.launch();
+    let Launch::Binary(archives) = &launch else {
+        return Ok(launch);
     };
     if archives.is_empty() {
-        return Ok(options.launch.clone());
+        return Ok(launch);
     }
     let mut seen = BTreeSet::new();
     for a in archives {
@@ -271,8 +305,18 @@ fn pin_archives(options: &Options) -> Result<Launch, NewError> {
             });
         }
     }
-    let (config, _) = crate::registry::Config::load(&options.registry);
-    let online = super::online::options(&options.online, &config);
+    let (config, _) = crate::registry::Config::load(&options.registry.root);
+    // Only the GitHub API, the archive cap and the loopback switch apply to the digests.
+    let flags = OnlineFlags {
+        archive_cap: options.archive_cap,
+        endpoints: EndpointFlags {
+            github_api: options.github_api.clone(),
+            loopback: options.loopback,
+            ..EndpointFlags::default()
+        },
+        ..OnlineFlags::default()
+    };
+    let online = online::options(&flags, &config);
     let urls: Vec<String> = archives.iter().map(|a| a.url.clone()).collect();
     let digests = crate::online::digest::pin_digests(&urls, &online)?;
     let mut pinned = Vec::new();
@@ -338,29 +382,27 @@ fn display_name(id: &str) -> String {
 /// command to run next. Exit 0: the entry was created; its findings are expected.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     // Refused before the network is asked.
-    scaffold(&options.id, &options.launch)?;
-    let folder = options.registry.join(&options.id);
-    if !options.registry.is_dir() {
-        return Err(NewError::NoRegistry(options.registry.clone()).into());
+    scaffold(&options.id, &options.launch())?;
+    let registry = &options.registry.root;
+    let folder = registry.join(&options.id);
+    if !registry.is_dir() {
+        return Err(NewError::NoRegistry(registry.clone()).into());
     }
     if folder.exists() || folder.is_symlink() {
         return Err(NewError::Exists(folder).into());
     }
     let launch = pin_archives(options)?;
     let files = scaffold(&options.id, &launch)?;
-    create(&options.registry, &folder, &files)?;
-    let root = display_root(&options.registry);
+    create(registry, &folder, &files)?;
+    let root = display_root(registry);
     let entry = join_display(&root, &options.id);
     for (name, _) in &files {
         let shown = join_display(&entry, name);
         writeln!(out, "created {}", escape::terminal(&shown))?;
     }
     let only = BTreeSet::from([options.id.clone()]);
-    let report = super::relocated(
-        &check_registry(&options.registry, Some(&only))?.report,
-        &options.registry,
-    );
-    out.write_all(render(&report, Format::Human, options.color).as_bytes())?;
+    let report = super::relocated(&check_registry(registry, Some(&only))?.report, registry);
+    out.write_all(render(&report, ReportFormat::Human, options.color).as_bytes())?;
     let todo = if report.diagnostics.is_empty() {
         "next:"
     } else {

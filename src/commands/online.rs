@@ -1,5 +1,7 @@
-//! `validate --online`: turning the `--online` family of flags and the configuration into
-//! [`online::Options`], running the online rules and drawing their progress bar.
+//! `validate --online`: the `--online` family of flags and the endpoint overrides `update`
+//! shares ([`OnlineFlags`], [`EndpointFlags`]), turning them and the configuration into
+//! [`online::Options`], running the online rules and drawing their progress bar. Shared
+//! plumbing of the commands, not a command.
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
@@ -9,63 +11,102 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::CommandError;
+use super::{display_root, join_display, CommandError, Stream};
 use crate::diagnostics::escape;
+use crate::flags::{self, ByteSize, Loopback};
 use crate::net::NetConfig;
 use crate::online::{self, EndpointOverrides, Endpoints, Progress};
 use crate::registry::quarantine::{self, Quarantined};
 use crate::registry::{git, Checked, Config};
 
-/// The `--online` family of flags.
-#[derive(Debug, Clone)]
-pub struct Flags {
-    /// `--verify-archives`.
+/// The `--online` family of flags (`validate`'s "Online checks"); the field docs are their
+/// `--help`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Online checks")]
+pub struct OnlineFlags {
+    /// Also check over the network: archive URLs answer, npm and PyPI pins exist.
+    #[arg(long)]
+    pub online: bool,
+    /// Download every archive and compare its sha256 with the pin (implies --online); a pin
+    /// that no longer matches at an unchanged version is `archive-retagged`.
+    #[arg(long)]
     pub verify_archives: bool,
-    /// `--archive-cap` in MiB.
-    pub archive_cap_mib: u64,
-    /// `--cache`: the cache folder instead of the user's.
-    pub cache: Option<PathBuf>,
-    /// `--no-cache`.
-    pub no_cache: bool,
-    /// `--cache-max-age`.
-    pub cache_max_age: Duration,
-    /// `--npm-registry`, `--pypi-url`, `--github-api` (over the configuration file).
-    pub endpoints: EndpointOverrides,
-    /// TEST ONLY (`ACP_REGISTRY_TEST_ALLOW_LOOPBACK=1`): admit loopback addresses, over
-    /// plain http too, so tests and benchmarks can use local servers. Relaxes nothing else.
-    pub allow_loopback_for_tests: bool,
-    /// `--quarantine-retagged`: add each entry with an `archive-retagged` finding to
-    /// `quarantine.json`.
+    /// Add every entry with an `archive-retagged` finding to quarantine.json (comments kept;
+    /// created when absent).
+    #[arg(long, requires = "verify_archives")]
     pub quarantine_retagged: bool,
+    /// Largest archive --verify-archives downloads, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = ByteSize::mib(online::DEFAULT_ARCHIVE_CAP_MIB))]
+    pub archive_cap: ByteSize,
+    /// Cache folder for online successes [default: the user's cache folder].
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Neither read nor write the cache.
+    #[arg(long, conflicts_with = "cache")]
+    pub no_cache: bool,
+    /// Age in seconds after which a cached success is checked again.
+    #[arg(long, value_name = "SECONDS", value_parser = flags::seconds, default_value = "86400")]
+    pub cache_max_age: Duration,
+    /// The endpoint overrides and the loopback switch.
+    #[command(flatten)]
+    pub endpoints: EndpointFlags,
 }
 
-impl Default for Flags {
+impl Default for OnlineFlags {
     fn default() -> Self {
-        Self {
-            verify_archives: false,
-            archive_cap_mib: online::DEFAULT_ARCHIVE_CAP_MIB,
-            cache: None,
-            no_cache: false,
-            cache_max_age: Duration::from_secs(24 * 3600),
-            endpoints: EndpointOverrides::default(),
-            allow_loopback_for_tests: false,
-            quarantine_retagged: false,
+        flags::defaults()
+    }
+}
+
+impl OnlineFlags {
+    /// Whether the online rules run: `--online`, or `--verify-archives` (which implies it).
+    pub fn enabled(&self) -> bool {
+        self.online || self.verify_archives
+    }
+}
+
+/// The endpoint overrides and the loopback switch of `validate --online` and `update`.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
+pub struct EndpointFlags {
+    /// npm registry base URL (overrides `online.npm_registry`).
+    #[arg(long, value_name = "URL")]
+    pub npm_registry: Option<String>,
+    /// PyPI base URL (overrides `online.pypi`).
+    #[arg(long, value_name = "URL")]
+    pub pypi_url: Option<String>,
+    /// GitHub API base URL (overrides `online.github_api`).
+    #[arg(long, value_name = "URL")]
+    pub github_api: Option<String>,
+    /// The test-only loopback switch.
+    #[command(flatten)]
+    pub loopback: Loopback,
+}
+
+impl EndpointFlags {
+    /// The endpoints these flags override (over the configuration's).
+    pub fn overrides(&self) -> EndpointOverrides {
+        EndpointOverrides {
+            npm: self.npm_registry.clone(),
+            pypi: self.pypi_url.clone(),
+            github_api: self.github_api.clone(),
         }
     }
 }
 
 /// The options of one run: flags over `acp-registry.jsonc` over the defaults.
-pub(crate) fn options(flags: &Flags, config: &Config) -> online::Options {
+pub(crate) fn options(flags: &OnlineFlags, config: &Config) -> online::Options {
     online::Options {
         net: NetConfig {
-            allow_loopback: flags.allow_loopback_for_tests,
+            allow_loopback: flags.endpoints.loopback.allow_loopback_for_tests,
             ..NetConfig::default()
         },
         endpoints: flags
             .endpoints
+            .overrides()
             .apply(config.online.apply(Endpoints::default())),
         verify_archives: flags.verify_archives,
-        archive_cap: flags.archive_cap_mib.saturating_mul(1024 * 1024),
+        archive_cap: flags.archive_cap.bytes(),
         cache_dir: match (&flags.cache, flags.no_cache) {
             (_, true) => None,
             (Some(dir), false) => Some(dir.clone()),
@@ -92,7 +133,7 @@ pub(crate) fn extend(
     root: &Path,
     only: Option<&BTreeSet<String>>,
     changed_since: Option<&str>,
-    flags: &Flags,
+    flags: &OnlineFlags,
 ) -> Result<(), CommandError> {
     let mut options = options(flags, &checked.config);
     if flags.verify_archives {
@@ -124,7 +165,7 @@ fn quarantine_retagged(
     retagged: &std::collections::BTreeMap<String, String>,
 ) -> Result<(), CommandError> {
     let outcome = quarantine::add(root, retagged)?;
-    let file = super::fmt::join_display(&super::display_root(root), quarantine::QUARANTINE_FILE);
+    let file = join_display(&display_root(root), quarantine::QUARANTINE_FILE);
     let mut err = std::io::stderr();
     for (id, result) in outcome {
         let line = match result {
@@ -146,7 +187,7 @@ struct Bar {
 
 impl Bar {
     fn new() -> Bar {
-        let bar = if super::Stream::Stderr.is_terminal() {
+        let bar = if Stream::Stderr.is_terminal() {
             ProgressBar::new(0)
         } else {
             ProgressBar::hidden()

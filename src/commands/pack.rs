@@ -8,12 +8,15 @@ use crate::diagnostics::escape;
 use crate::pack;
 pub use crate::pack::PackOptions;
 
-/// `pack`'s options; `check` writes nothing.
-#[derive(Debug, Clone)]
+/// `pack`'s options; `check` writes nothing. The field docs are its `--help`.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
     /// The inputs of the package.
+    #[command(flatten)]
     pub pack: PackOptions,
-    /// `--check`: compare the archive in `--out` with the manifest.
+    /// Write nothing: exit 1 unless the archive in --out is the one agent.json records (and,
+    /// with --binary, the one these inputs build).
+    #[arg(long)]
     pub check: bool,
 }
 

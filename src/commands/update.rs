@@ -3,61 +3,95 @@
 //! not "to do"), 1 updates available but not applied or an entry failed, 2 the run failed.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::online::Flags;
+use super::online::{github_token, EndpointFlags};
 use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::escape;
+use crate::flags::{self, ByteSize, Registry};
 use crate::net::NetConfig;
+use crate::registry::config::MAX_MIN_AGE_DAYS;
 pub use crate::update::Channel;
 use crate::update::{self, Note, Outcome};
 
 /// `--format` of `update`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpdateFormat {
     /// One line per update, note and summary.
+    #[default]
     Text,
     /// One versioned JSON document.
     Json,
 }
 
-/// `update`'s options.
-#[derive(Debug, Clone)]
+// `--channel` and `--format` list their values bare, as they always did.
+flags::bare_value_enum!(Channel {
+    Channel::Stable => "stable",
+    Channel::Preview => "preview",
+});
+flags::bare_value_enum!(UpdateFormat {
+    UpdateFormat::Text => "text",
+    UpdateFormat::Json => "json",
+});
+
+/// `update`'s options; the field docs are its `--help`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 nothing to do (or every update applied), 1 updates available but not \
+applied, or an entry failed (the report names the entry and the source), 2 usage or I/O failure.",
+    mut_arg("allow_loopback_for_tests", |arg| arg.help(
+        "TEST ONLY: allow loopback addresses, over plain http too (see `validate`)"
+    ))
+)]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
 pub struct Options {
     /// `--registry`.
-    pub registry: PathBuf,
-    /// `--agent`: only these ids (empty: every entry).
-    pub agents: Vec<String>,
-    /// `--channel`.
+    #[command(flatten)]
+    pub registry: Registry,
+    /// Only these entry ids (comma-separated or repeated) [default: every entry].
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub agent: Vec<String>,
+    /// The version followed: `version` (stable) or the `preview` block.
+    #[arg(long, value_enum, default_value = "stable")]
     pub channel: Channel,
-    /// `--apply`: write the updates.
+    /// Write the updates (comments and layout kept); each entry is re-validated and restored
+    /// on failure.
+    #[arg(long)]
     pub apply: bool,
-    /// `--format`.
-    pub format: Format,
-    /// The endpoints, archive cap and test-only loopback switch of the online flags.
-    pub online: Flags,
-    /// `--rate-limit-wait`: the longest GitHub rate-limit reset waited for.
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: UpdateFormat,
+    /// Longest GitHub rate-limit reset to wait for, in seconds; longer ones are reported.
+    #[arg(long, value_name = "SECONDS", value_parser = flags::seconds, default_value = "60")]
     pub rate_limit_wait: Duration,
-    /// `--min-age`: the release-age cooldown in days (`None`: `update.min_age_days`).
-    pub min_age_days: Option<u32>,
-    /// `--as-of`: measure release ages at this time, seconds since the Unix epoch
-    /// (`None`: the clock).
+    /// Largest archive downloaded to hash when a release publishes no digest, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = ByteSize::mib(crate::online::DEFAULT_ARCHIVE_CAP_MIB))]
+    pub archive_cap: ByteSize,
+    /// Release-age cooldown: apply only releases published at least DAYS days ago (npm
+    /// `time`, PyPI upload time, GitHub `published_at`, at every source of the entry); a
+    /// newer one is reported as held with the date it becomes eligible, and the newest old
+    /// enough is taken instead, never below the current version. A release of unknown age
+    /// is never applied under a cooldown. Pick at least the largest minimum release age
+    /// your users set (npm `min-release-age` in days, pnpm `minimumReleaseAge` in minutes),
+    /// or they cannot install the pins; longer means fixes arrive later. Overrides
+    /// `update.min_age_days` [default: the configuration's, else 0].
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(..=i64::from(MAX_MIN_AGE_DAYS)))]
+    pub min_age: Option<u32>,
+    /// Measure release ages at this UTC time instead of now (`2026-03-01T12:00:00Z` or
+    /// `2026-03-01`), to reproduce an earlier run.
+    #[arg(long, value_name = "TIME", value_parser = flags::as_of)]
     pub as_of: Option<i64>,
+    /// The endpoint overrides and the loopback switch.
+    #[command(flatten)]
+    pub endpoints: EndpointFlags,
 }
 
-/// Reads `--as-of`: an RFC 3339 time with a zone (`2026-03-01T12:00:00Z`), or a date
-/// (`2026-03-01`, midnight UTC); seconds since the Unix epoch.
-pub fn parse_as_of(text: &str) -> Result<i64, String> {
-    let full = match text.len() {
-        10 => format!("{text}T00:00:00Z"),
-        _ => text.to_string(),
-    };
-    crate::time::parse_iso_utc_seconds(&full).ok_or_else(|| {
-        format!("`{text}` is not a UTC time; write e.g. 2026-03-01T12:00:00Z or 2026-03-01")
-    })
+impl Default for Options {
+    fn default() -> Self {
+        flags::defaults()
+    }
 }
 
 /// The clock in seconds since the Unix epoch.
@@ -81,26 +115,25 @@ struct Document<'a> {
 /// report says which); a failure of the run itself (a missing registry, say) is an error
 /// (exit 2), as for every command.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
-    let token = super::online::github_token();
     let mut outcome = update::run(
-        &options.registry,
+        &options.registry.root,
         &update::Options {
             channel: options.channel,
-            agents: options.agents.clone(),
+            agents: options.agent.clone(),
             apply: options.apply,
             net: NetConfig {
-                allow_loopback: options.online.allow_loopback_for_tests,
+                allow_loopback: options.endpoints.loopback.allow_loopback_for_tests,
                 ..NetConfig::default()
             },
-            endpoints: options.online.endpoints.clone(),
-            github_token: token,
+            endpoints: options.endpoints.overrides(),
+            github_token: github_token(),
             rate_limit_wait: options.rate_limit_wait,
-            archive_cap: options.online.archive_cap_mib.saturating_mul(1024 * 1024),
-            min_age_days: options.min_age_days,
+            archive_cap: options.archive_cap.bytes(),
+            min_age_days: options.min_age,
             now: options.as_of.unwrap_or_else(now),
         },
     )?;
-    let root = display_root(&options.registry);
+    let root = display_root(&options.registry.root);
     for update in &mut outcome.updates {
         if !root.is_empty() {
             update.file = format!("{root}/{}", update.file);
@@ -108,7 +141,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
     }
     let code = exit_code(&outcome);
     match options.format {
-        Format::Json => {
+        UpdateFormat::Json => {
             let document = Document {
                 version: 1,
                 channel: options.channel,
@@ -119,7 +152,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
             serde_json::to_writer_pretty(&mut *out, &document)?;
             writeln!(out)?;
         }
-        Format::Text => text(&outcome, out)?,
+        UpdateFormat::Text => text(&outcome, out)?,
     }
     Ok(code)
 }

@@ -5,54 +5,51 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{display_root, exit, CommandError, Exit};
-use crate::diagnostics::{self, escape, Report, Severity};
+use super::online::{self, OnlineFlags};
+use super::{display_root, exit, join_display, CommandError, Exit};
+use crate::diagnostics::{escape, write_report, Report, ReportFormat, Severity};
+use crate::flags::Registry;
 use crate::registry::{check_registry_since, fix, git, select};
 use crate::rules::{check_changes, ChangeBase};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-/// Output format of `validate` (`--format`).
-pub enum Format {
-    #[default]
-    /// Compiler-style text with source excerpts.
-    Human,
-    /// The versioned JSON document.
-    Json,
-    /// GitHub workflow commands (annotations).
-    Github,
-    /// SARIF 2.1.0 for code scanning.
-    Sarif,
-}
-
-#[derive(Debug, Clone)]
-/// What `validate` checks and how it reports.
+/// What `validate` checks and how it reports; the field docs are its `--help`.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 no errors (and no warnings with --deny-warnings), 1 errors found (or \
+warnings with --deny-warnings), 2 usage or I/O failure (the message names the path or flag to change)."
+)]
 pub struct Options {
-    /// The registry root (`--registry`).
-    pub registry: PathBuf,
-    /// How findings are printed.
-    pub format: Format,
-    /// `--deny-warnings`: warnings fail the run too.
-    pub deny_warnings: bool,
-    /// `--changed-since`: report only entries changed since this git revision.
-    pub changed_since: Option<String>,
-    /// Files or entry folders named on the command line: only their entries are reported.
+    /// `--registry`.
+    #[command(flatten)]
+    pub registry: Registry,
+    /// Files or entry folders to report on, e.g. `registry/foo/agent.json` (as pre-commit passes
+    /// them); registry-wide rules such as duplicate ids still see every entry.
+    #[arg(value_name = "PATH", conflicts_with = "changed_since")]
     pub paths: Vec<PathBuf>,
-    /// Colour the human output.
-    pub color: bool,
-    /// `--online` and its flags; `None` runs the offline rules only.
-    pub online: Option<super::online::Flags>,
-    /// Apply the findings' certain fixes, then check again and report what is left.
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: ReportFormat,
+    /// Exit 1 when there are warnings, not only errors.
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Check only entries whose files changed since this git revision (registry-wide rules
+    /// such as duplicate ids still see every entry), and compare them with their manifests at
+    /// REV: a lower version, a changed distribution under the same version, renamed and removed
+    /// ids.
+    #[arg(long, value_name = "REV")]
+    pub changed_since: Option<String>,
+    /// Apply the fixes that are certain (platform key spellings, http to https, `api_key` to
+    /// `env_var`, the ignored `icon` field, digests found by --verify-archives), comments
+    /// kept; then report what still needs a person.
+    #[arg(long)]
     pub fix: bool,
-}
-
-/// Render `report` in `format`.
-pub fn render(report: &Report, format: Format, color: bool) -> String {
-    match format {
-        Format::Human => diagnostics::render_human(report, color),
-        Format::Json => diagnostics::render_json(report),
-        Format::Github => diagnostics::render_github(report),
-        Format::Sarif => diagnostics::render_sarif(report, env!("CARGO_PKG_VERSION")),
-    }
+    /// `--online` and its flags; without `--online` or `--verify-archives` the offline rules
+    /// only run.
+    #[command(flatten)]
+    pub online: OnlineFlags,
+    /// Colour the human output (set by the binary for a terminal).
+    #[arg(skip)]
+    pub color: bool,
 }
 
 /// The exit code for a finished report.
@@ -67,9 +64,11 @@ pub(crate) fn exit_code(report: &Report, deny_warnings: bool) -> Exit {
 /// Where finding paths start for `format`: SARIF locations are relative to the repository
 /// root (code scanning resolves them there; the working directory outside git), every
 /// other format shows paths as the user named the registry.
-fn display_prefix(registry: &Path, format: Format) -> String {
+fn display_prefix(registry: &Path, format: ReportFormat) -> String {
     match format {
-        Format::Sarif => git::work_tree_prefix(registry).unwrap_or_else(|| display_root(registry)),
+        ReportFormat::Sarif => {
+            git::work_tree_prefix(registry).unwrap_or_else(|| display_root(registry))
+        }
         _ => display_root(registry),
     }
 }
@@ -77,9 +76,10 @@ fn display_prefix(registry: &Path, format: Format) -> String {
 fn check(options: &Options, only: Option<&BTreeSet<String>>) -> Result<Report, CommandError> {
     // With --changed-since the entries reported are the ones changed since the base.
     let changed = options.changed_since.as_ref().and(only);
-    let mut checked = check_registry_since(&options.registry, only, changed)?;
+    let registry = &options.registry.root;
+    let mut checked = check_registry_since(registry, only, changed)?;
     if let (Some(rev), Some(changed)) = (&options.changed_since, only) {
-        let manifests = git::manifests_at(&options.registry, rev, changed)?;
+        let manifests = git::manifests_at(registry, rev, changed)?;
         let base = ChangeBase {
             rev,
             manifests: &manifests,
@@ -88,9 +88,9 @@ fn check(options: &Options, only: Option<&BTreeSet<String>>) -> Result<Report, C
         let findings = check_changes(&base, &checked.entries, &checked.config.policy);
         checked.add_findings(findings);
     }
-    if let Some(flags) = &options.online {
+    if options.online.enabled() {
         let since = options.changed_since.as_deref();
-        super::online::extend(&mut checked, &options.registry, only, since, flags)?;
+        online::extend(&mut checked, registry, only, since, &options.online)?;
     }
     Ok(checked.report)
 }
@@ -102,11 +102,11 @@ fn fix(
     only: Option<&BTreeSet<String>>,
     report: Report,
 ) -> Result<Report, CommandError> {
-    let attempts = fix::apply(&options.registry, &report);
-    let root = display_root(&options.registry);
+    let attempts = fix::apply(&options.registry.root, &report);
+    let root = display_root(&options.registry.root);
     let mut err = std::io::stderr();
     for a in &attempts {
-        let file = super::fmt::join_display(&root, &a.file);
+        let file = join_display(&root, &a.file);
         let line = match &a.failure {
             None => format!("fixed {file}: {} ({})", a.fix, a.code),
             Some(why) => format!("not fixed {file}: {} ({}): {why}", a.fix, a.code),
@@ -117,9 +117,7 @@ fn fix(
     let applied = attempts.iter().filter(|a| a.failure.is_none()).count();
     // The check again, without writing quarantine.json a second time.
     let mut again = options.clone();
-    if let Some(flags) = &mut again.online {
-        flags.quarantine_retagged = false;
-    }
+    again.online.quarantine_retagged = false;
     let report = match applied {
         0 => report,
         _ => check(&again, only)?,
@@ -135,43 +133,17 @@ fn fix(
 
 /// Run `validate`, print the report to `out`, return the exit code.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
+    let registry = &options.registry.root;
     let only = match &options.changed_since {
-        Some(rev) => Some(git::changed_folders(&options.registry, rev)?),
-        None if !options.paths.is_empty() => {
-            select::entries_holding(&options.registry, &options.paths)?
-        }
+        Some(rev) => Some(git::changed_folders(registry, rev)?),
+        None if !options.paths.is_empty() => select::entries_holding(registry, &options.paths)?,
         None => None,
     };
     let mut report = check(options, only.as_ref())?;
     if options.fix {
         report = fix(options, only.as_ref(), report)?;
     }
-    report.relocate(&display_prefix(&options.registry, options.format));
-    out.write_all(render(&report, options.format, options.color).as_bytes())?;
-    if options.format == Format::Github {
-        if let Some(summary) = diagnostics::render_github_summary(&report) {
-            append_step_summary(&summary)?;
-        }
-    }
+    report.relocate(&display_prefix(registry, options.format));
+    write_report(&report, options.format, options.color, out)?;
     Ok(exit_code(&report, options.deny_warnings))
-}
-
-/// Append `summary` to the file `$GITHUB_STEP_SUMMARY` names, when it is set (`--format
-/// github` in a workflow step).
-pub(crate) fn append_step_summary(summary: &str) -> std::io::Result<()> {
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
-        return Ok(());
-    };
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut file| file.write_all(summary.as_bytes()))
-        .map_err(|e| {
-            let path = Path::new(&path).display();
-            std::io::Error::new(
-                e.kind(),
-                format!("cannot append to GITHUB_STEP_SUMMARY `{path}`: {e}"),
-            )
-        })
 }

@@ -42,8 +42,9 @@ struct Finding<'a> {
     help: Option<&'a str>,
 }
 
-/// The `--format json` document of `report`.
-pub(crate) fn render_json(report: &Report) -> String {
+/// The `--format json` document of `report`, as a value a command can add fields to (verify
+/// adds its agents) before serialising it once.
+pub(crate) fn json_document(report: &Report) -> serde_json::Value {
     let document = Document {
         version: JSON_FORMAT_VERSION,
         summary: Summary {
@@ -69,7 +70,18 @@ pub(crate) fn render_json(report: &Report) -> String {
             })
             .collect(),
     };
-    let mut text = serde_json::to_string_pretty(&document).expect("findings serialise");
+    serde_json::to_value(document).expect("findings serialise")
+}
+
+/// A JSON document as every `--format json` prints it: pretty, one final newline. Keys keep
+/// the order they were written in (`serde_json`'s `preserve_order`).
+pub(crate) fn json_text(document: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(document).expect("a JSON value serialises");
     text.push('\n');
     text
+}
+
+/// The `--format json` document of `report`.
+pub(crate) fn render_json(report: &Report) -> String {
+    json_text(&json_document(report))
 }

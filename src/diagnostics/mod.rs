@@ -6,6 +6,7 @@
 //! registry goes through [`escape`].
 
 mod code;
+mod format;
 // The escaper is shared with `acp-collab`, so it lives in the core.
 pub(crate) use acp_registry_core::escape;
 mod github;
@@ -22,10 +23,12 @@ use crate::source::{Position, SourceFile, Span};
 
 pub(crate) use code::{did_you_mean, explain, nearest, UnknownCode};
 pub use code::{rules_markdown, Code};
+pub(crate) use format::{append_step_summary, write_report};
+pub use format::{render, ReportFormat};
 pub(crate) use github::render_github;
 pub use github::render_github_summary;
 pub(crate) use human::render_human;
-pub(crate) use json::render_json;
+pub(crate) use json::{json_document, json_text, render_json};
 pub(crate) use sarif::render_sarif;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -39,26 +39,38 @@ pub(crate) enum PackError {
     Output { path: String, reason: String },
 }
 
-/// The inputs of one package.
-#[derive(Debug, Clone)]
+/// The inputs of one package: also `acp-registry pack`'s flags, so the field docs are its
+/// `--help` (flattened into `commands::pack::Options`).
+#[derive(Debug, Clone, clap::Args)]
 pub struct PackOptions {
-    /// The registry root holding the entry.
+    /// `--registry`: the registry root holding the entry.
+    #[arg(long, value_name = "DIR", default_value = crate::flags::DEFAULT_REGISTRY, help = crate::flags::REGISTRY_HELP)]
     pub registry: PathBuf,
-    /// The entry id, also its folder name.
+    /// The entry id, e.g. `agent-collaboration-protocol`.
     pub id: String,
-    /// A Rust target triple (`x86_64-unknown-linux-musl`).
+    /// The Rust target triple the binary was built for, e.g. `x86_64-unknown-linux-musl`.
+    #[arg(long, value_name = "TRIPLE")]
     pub target: String,
-    /// The built executable; optional only for `--check`.
+    /// The built executable to ship (optional with --check: then the archive is compared
+    /// with the manifest only).
+    #[arg(long, value_name = "PATH", required_unless_present = "check")]
     pub binary: Option<PathBuf>,
-    /// `X.Y.Z`; for `--check` the manifest's version when absent.
+    /// The release version, X.Y.Z (with --check, the manifest's by default).
+    #[arg(long, value_name = "X.Y.Z", required_unless_present = "check")]
     pub version: Option<String>,
-    /// Archives are published at `<base_url>/v<version>/<file>`.
+    /// Archives are published at <URL>/v<version>/<file> [default: the current archive
+    /// URL's folder, else the repository's GitHub releases].
+    #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// The licence file bundled as `LICENSE`.
+    /// The licence file bundled as LICENSE.
+    #[arg(long, value_name = "FILE", default_value = "LICENSE")]
     pub license: PathBuf,
-    /// Archives go to `<out>/v<version>/`.
+    /// Output folder; archives go to <DIR>/v<version>/.
+    #[arg(long, value_name = "DIR", default_value = "dist/packages")]
     pub out: PathBuf,
-    /// The tar entries' time: `SOURCE_DATE_EPOCH` when set, else 0.
+    /// The tar entries' time: `SOURCE_DATE_EPOCH` when set, else 0 (not a flag: the binary
+    /// reads the variable).
+    #[arg(skip)]
     pub mtime: u64,
 }
 

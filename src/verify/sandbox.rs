@@ -67,7 +67,7 @@ pub(crate) struct Shared {
     pub(crate) npm_cache: PathBuf,
     pub(crate) npm_prefix: PathBuf,
     pub(crate) uv_cache: PathBuf,
-    /// TEST ONLY ([`super::TEST_UV_INDEX_ENV`]): the loopback package index uv installs
+    /// TEST ONLY ([`super::options::TEST_UV_INDEX_ENV`]): the loopback package index uv installs
     /// from instead of its default.
     pub(crate) uv_test_index: Option<String>,
 }

@@ -1,7 +1,7 @@
 //! Property tests: arbitrary input never panics the validator, and spans stay in bounds.
 
-use acp_registry::commands::validate::{render, Format};
 use acp_registry::{check_entry, EntryDir, Policy};
+use acp_registry::{render, ReportFormat};
 use proptest::prelude::*;
 
 fn check_bytes(manifest: &[u8], icon: &[u8]) -> acp_registry::EntryReport {
@@ -95,7 +95,7 @@ proptest! {
             rendered.sources.insert(source.path.clone(), source.clone());
         }
         rendered.finish();
-        for format in [Format::Human, Format::Json, Format::Github, Format::Sarif] {
+        for format in [ReportFormat::Human, ReportFormat::Json, ReportFormat::Github, ReportFormat::Sarif] {
             render(&rendered, format, true);
         }
     }
@@ -108,6 +108,8 @@ mod parity {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use acp_registry::commands::{build, validate};
+    use acp_registry::flags::Registry;
+    use acp_registry::ReportFormat;
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestCaseError, TestRunner};
     use serde_json::{json, Map, Value};
@@ -457,14 +459,9 @@ mod parity {
         let mut findings = Vec::new();
         let validated = validate::run(
             &validate::Options {
-                registry: root.clone(),
-                format: validate::Format::Json,
-                deny_warnings: false,
-                changed_since: None,
-                paths: Vec::new(),
-                color: false,
-                online: None,
-                fix: false,
+                registry: Registry::new(&root),
+                format: ReportFormat::Json,
+                ..validate::Options::default()
             },
             &mut findings,
         )
@@ -476,18 +473,9 @@ mod parity {
         let mut log = Vec::new();
         let built = build::run(
             &build::Options {
-                registry: root,
+                registry: Registry::new(root),
                 out: dir.path().join("dist"),
-                base_url: None,
-                site: true,
-                site_only: false,
-                check: false,
-                color: false,
-                matrix: None,
-                max_age_days: None,
-                as_of: None,
-                last_good: None,
-                format: validate::Format::Human,
+                ..build::Options::default()
             },
             &mut std::io::sink(),
             &mut log,

@@ -4,7 +4,7 @@
 use crate::common;
 
 use acp_registry::check_registry;
-use acp_registry::commands::validate::{render, Format};
+use acp_registry::{render, ReportFormat};
 use common::{acp_registry, build_registry, repo_root, Run};
 
 fn broken_report() -> acp_registry::Report {
@@ -15,22 +15,22 @@ fn broken_report() -> acp_registry::Report {
 
 #[test]
 fn human_renderer() {
-    insta::assert_snapshot!(render(&broken_report(), Format::Human, false));
+    insta::assert_snapshot!(render(&broken_report(), ReportFormat::Human, false));
 }
 
 #[test]
 fn human_renderer_with_color() {
-    insta::assert_snapshot!(render(&broken_report(), Format::Human, true));
+    insta::assert_snapshot!(render(&broken_report(), ReportFormat::Human, true));
 }
 
 #[test]
 fn json_renderer() {
-    insta::assert_snapshot!(render(&broken_report(), Format::Json, false));
+    insta::assert_snapshot!(render(&broken_report(), ReportFormat::Json, false));
 }
 
 #[test]
 fn github_renderer() {
-    insta::assert_snapshot!(render(&broken_report(), Format::Github, false));
+    insta::assert_snapshot!(render(&broken_report(), ReportFormat::Github, false));
 }
 
 #[test]
@@ -40,7 +40,7 @@ fn github_step_summary() {
 
 #[test]
 fn sarif_renderer() {
-    insta::assert_snapshot!(render(&broken_report(), Format::Sarif, false));
+    insta::assert_snapshot!(render(&broken_report(), ReportFormat::Sarif, false));
 }
 
 #[test]

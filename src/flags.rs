@@ -1,0 +1,193 @@
+//! Command-line pieces more than one command's options use: the `--registry` and test-only
+//! loopback flag groups (flattened into each command's `Options`), the value parsers that
+//! convert units once, where the flag is read (seconds to a [`Duration`], MiB to a
+//! [`ByteSize`], a UTC time to epoch seconds), and [`parse`] / [`defaults`] for building
+//! options from an argument list in tests and library calls.
+//!
+//! Ground floor of the command line: the domain modules whose options are flags (`verify`,
+//! `pack`) and `commands` import it; it imports only `net` (the loopback variable's name) and
+//! `time`.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The registry root every command reads when `--registry` is not given.
+pub const DEFAULT_REGISTRY: &str = "registry";
+
+/// `--registry`'s help, also given to the options that keep the root as a plain path
+/// (`pack`'s).
+pub const REGISTRY_HELP: &str = "The registry root: a folder with one sub-folder per agent";
+
+/// `--registry`: the registry root.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Registry {
+    /// The registry folder (`--registry`).
+    #[arg(
+        long = "registry",
+        id = "registry",
+        value_name = "DIR",
+        default_value = DEFAULT_REGISTRY,
+        help = REGISTRY_HELP
+    )]
+    pub root: PathBuf,
+}
+
+impl Registry {
+    /// The registry at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Registry {
+        Registry { root: root.into() }
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new(DEFAULT_REGISTRY)
+    }
+}
+
+/// The test-only loopback switch; its help is `validate`'s, reworded per command by
+/// `mut_arg("allow_loopback_for_tests", …)` where the command says less.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
+pub struct Loopback {
+    /// TEST ONLY: allow loopback addresses, over plain http too, so tests and benchmarks can
+    /// use local servers. Relaxes nothing else; never use it on untrusted input.
+    #[arg(
+        long,
+        env = crate::net::TEST_ALLOW_LOOPBACK_ENV,
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    pub allow_loopback_for_tests: bool,
+}
+
+/// A `--…` flag given in whole seconds, e.g. `--timeout 60`.
+pub fn seconds(text: &str) -> Result<Duration, std::num::ParseIntError> {
+    text.parse().map(Duration::from_secs)
+}
+
+/// A size given on the command line in MiB (`--archive-cap 512`) and used in bytes: the
+/// conversion happens once, when the flag is read. Shown in MiB (`[default: 512]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteSize {
+    mib: u64,
+}
+
+impl ByteSize {
+    /// `mib` MiB.
+    pub const fn mib(mib: u64) -> ByteSize {
+        ByteSize { mib }
+    }
+
+    /// The size in bytes (saturating: a cap past `u64::MAX` bytes is no cap).
+    pub const fn bytes(self) -> u64 {
+        self.mib.saturating_mul(1024 * 1024)
+    }
+}
+
+impl FromStr for ByteSize {
+    type Err = std::num::ParseIntError;
+
+    fn from_str(text: &str) -> Result<ByteSize, Self::Err> {
+        text.parse().map(ByteSize::mib)
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.mib)
+    }
+}
+
+/// Reads `--as-of`: an RFC 3339 time with a zone (`2026-03-01T12:00:00Z`), or a date
+/// (`2026-03-01`, midnight UTC); seconds since the Unix epoch.
+pub fn as_of(text: &str) -> Result<i64, String> {
+    let full = match text.len() {
+        10 => format!("{text}T00:00:00Z"),
+        _ => text.to_string(),
+    };
+    crate::time::parse_iso_utc_seconds(&full).ok_or_else(|| {
+        format!("`{text}` is not a UTC time; write e.g. 2026-03-01T12:00:00Z or 2026-03-01")
+    })
+}
+
+/// The options `args` (the flags after the command's name) give, e.g.
+/// `parse::<validate::Options>(&["--format", "json", "--registry", dir])`: what the binary
+/// would pass, for tests and library callers. Variables a flag reads (`env = …`) are read.
+pub fn parse<T: clap::Args + clap::FromArgMatches>(args: &[&str]) -> Result<T, clap::Error> {
+    let command = T::augment_args(clap::Command::new("acp-registry"));
+    let matches = command
+        .try_get_matches_from(std::iter::once("acp-registry").chain(args.iter().copied()))?;
+    T::from_arg_matches(&matches)
+}
+
+/// The options an empty command line gives, environment variables left out: each
+/// command's `Default`.
+///
+/// # Panics
+///
+/// When `T` requires an argument (a command with a positional one has no default).
+#[must_use]
+pub fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
+    let command =
+        T::augment_args(clap::Command::new("acp-registry")).mut_args(|arg| arg.env(None::<&str>));
+    let matches = command
+        .try_get_matches_from(["acp-registry"])
+        .expect("an empty command line parses");
+    T::from_arg_matches(&matches).expect("an empty command line parses")
+}
+
+/// `clap::ValueEnum` for an enum whose values `--help` lists bare, `[possible values: a, b]`:
+/// deriving it would list each variant's rustdoc as help, which those flags never showed.
+macro_rules! bare_value_enum {
+    ($type:ty { $($variant:path => $name:literal),+ $(,)? }) => {
+        impl clap::ValueEnum for $type {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$($variant),+]
+            }
+
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new(match self {
+                    $($variant => $name),+
+                }))
+            }
+        }
+    };
+}
+pub(crate) use bare_value_enum;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, clap::Args)]
+    struct Flags {
+        #[command(flatten)]
+        registry: Registry,
+        #[arg(long, value_parser = seconds, default_value = "60")]
+        timeout: Duration,
+        #[arg(long, default_value_t = ByteSize::mib(512))]
+        cap: ByteSize,
+    }
+
+    #[test]
+    fn units_are_converted_where_the_flag_is_read() {
+        let flags: Flags = parse(&["--timeout", "5", "--cap", "2"]).unwrap();
+        assert_eq!(flags.timeout, Duration::from_secs(5));
+        assert_eq!(flags.cap.bytes(), 2 * 1024 * 1024);
+        assert_eq!(flags.registry, Registry::default());
+        let flags: Flags = defaults();
+        assert_eq!(flags.timeout, Duration::from_secs(60));
+        assert_eq!(flags.cap.bytes(), 512 * 1024 * 1024);
+        assert_eq!(ByteSize::mib(u64::MAX).bytes(), u64::MAX);
+        let error = parse::<Flags>(&["--cap", "x"]).unwrap_err().to_string();
+        assert!(error.contains("invalid digit found in string"), "{error}");
+    }
+
+    #[test]
+    fn as_of_takes_a_time_or_a_date() {
+        assert_eq!(as_of("1970-01-02"), Ok(86_400));
+        assert_eq!(as_of("1970-01-01T00:01:00Z"), Ok(60));
+        assert!(as_of("yesterday").is_err());
+    }
+}
