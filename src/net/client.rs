@@ -529,7 +529,7 @@ mod tests {
     }
 
     fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-        super::super::runtime().unwrap().block_on(future)
+        crate::net::runtime::runtime().unwrap().block_on(future)
     }
 
     #[test]
