@@ -142,7 +142,7 @@ impl Client {
     }
 
     /// A JSON document read as `T`, a typed view that keeps only the facts its caller uses
-    /// (see [`json`]); `Ok(None)` when the server says it does not exist (404 or 410). One
+    /// (see [`json`](super::json)); `Ok(None)` when the server says it does not exist (404 or 410). One
     /// request per URL and type per run: the memo keeps the view, never the document.
     pub async fn document<T>(&self, url: &str) -> Result<Option<Arc<T>>, NetError>
     where

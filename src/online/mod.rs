@@ -1,8 +1,8 @@
 //! The online rules of `validate --online`: binary archive URLs answer, npm and `PyPI` pins
 //! exist (and are not deprecated or yanked), and with `--verify-archives` archives match
 //! their `sha256` pin. All HTTP goes through [`crate::net`]; findings are ordinary
-//! [`Diagnostic`]s pointing at the URL or package value in `agent.json`, filtered through
-//! the registry's [`Policy`] like every offline finding.
+//! [`Diagnostic`](crate::diagnostics::Diagnostic)s pointing at the URL or package value in `agent.json`, filtered through
+//! the registry's [`Policy`](crate::rules::Policy) like every offline finding.
 
 pub(crate) mod cache;
 mod checks;
