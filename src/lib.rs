@@ -39,7 +39,7 @@ pub mod verify;
 /// Archive extraction with hostile archives refused and sizes capped.
 pub mod archive {
     pub use crate::fs::archive::{
-        extract, resolve_cmd, ArchiveError, Format, Limits, DEFAULT_UNPACK_CAP_MIB,
+        extract, resolve_cmd, ArchiveError, ArchiveFormat, Limits, DEFAULT_UNPACK_CAP_MIB,
     };
 }
 

@@ -14,10 +14,10 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use acp_registry::archive::{extract, Format, Limits};
+use acp_registry::archive::{extract, ArchiveFormat, Limits};
 use libfuzzer_sys::fuzz_target;
 
-const FORMATS: [Format; 4] = [Format::Zip, Format::TarGz, Format::TarBz2, Format::TarXz];
+const FORMATS: [ArchiveFormat; 4] = [ArchiveFormat::Zip, ArchiveFormat::TarGz, ArchiveFormat::TarBz2, ArchiveFormat::TarXz];
 
 /// Small enough that a few kilobytes of compressed input can exceed both.
 const TIGHT: Limits = Limits {
@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
 
 /// Extract `data` as `format` under `limits`, check every property, and return what a
 /// success wrote (`None` on refusal).
-fn run(data: &[u8], format: Format, limits: Limits) -> Option<Tree> {
+fn run(data: &[u8], format: ArchiveFormat, limits: Limits) -> Option<Tree> {
     let tmp = tempfile::tempdir().expect("tempdir");
     let work = tmp.path().join("a/b/work");
     fs::create_dir_all(&work).expect("mkdir");

@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// How an archive is packed, from its file name: the one list of formats, shared with the
 /// rules and the site's snippets.
-pub use crate::manifest::distribution::ArchiveFormat as Format;
+pub use crate::manifest::distribution::ArchiveFormat;
 
 /// The default of `verify --unpack-cap`: the bytes one archive may unpack to, in MiB.
 pub const DEFAULT_UNPACK_CAP_MIB: u64 = 2048;
@@ -90,10 +90,10 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> ArchiveError + '_ {
 }
 
 /// Unpack `archive` into `dest`, which must not exist yet. `raw_name` names the file of a
-/// [`Format::Raw`] download. On failure nothing is left at `dest` or beside it.
+/// [`ArchiveFormat::Raw`] download. On failure nothing is left at `dest` or beside it.
 pub fn extract(
     archive: &Path,
-    format: Format,
+    format: ArchiveFormat,
     dest: &Path,
     raw_name: &str,
     limits: Limits,
@@ -125,7 +125,7 @@ fn staging_path(dest: &Path) -> PathBuf {
 
 fn unpack(
     archive: &Path,
-    format: Format,
+    format: ArchiveFormat,
     root: &Path,
     raw_name: &str,
     limits: Limits,
@@ -133,20 +133,20 @@ fn unpack(
     let file = File::open(archive).map_err(io_at(archive))?;
     let mut out = Extractor::new(root, limits);
     match format {
-        Format::Raw => {
+        ArchiveFormat::Raw => {
             let rel = entry_path(raw_name)?;
             out.file(&rel, &mut io::BufReader::new(file), 0o755)?;
         }
-        Format::Zip => unzip(file, &mut out)?,
-        Format::TarGz => untar(
+        ArchiveFormat::Zip => unzip(file, &mut out)?,
+        ArchiveFormat::TarGz => untar(
             flate2::read::GzDecoder::new(io::BufReader::new(file)),
             &mut out,
         )?,
-        Format::TarBz2 => untar(
+        ArchiveFormat::TarBz2 => untar(
             bzip2::read::BzDecoder::new(io::BufReader::new(file)),
             &mut out,
         )?,
-        Format::TarXz => untar(
+        ArchiveFormat::TarXz => untar(
             xz2::read::XzDecoder::new(io::BufReader::new(file)),
             &mut out,
         )?,
@@ -635,12 +635,15 @@ mod tests {
 
     #[test]
     fn formats_come_from_the_name() {
-        assert_eq!(Format::of("https://x/a-1.0.0.TGZ?x=1"), Format::TarGz);
-        assert_eq!(Format::of("a.tar.bz2"), Format::TarBz2);
-        assert_eq!(Format::of("a.tbz2"), Format::TarBz2);
-        assert_eq!(Format::of("a.tar.xz"), Format::TarXz);
-        assert_eq!(Format::of("a.zip"), Format::Zip);
-        assert_eq!(Format::of("agent-linux"), Format::Raw);
+        assert_eq!(
+            ArchiveFormat::of("https://x/a-1.0.0.TGZ?x=1"),
+            ArchiveFormat::TarGz
+        );
+        assert_eq!(ArchiveFormat::of("a.tar.bz2"), ArchiveFormat::TarBz2);
+        assert_eq!(ArchiveFormat::of("a.tbz2"), ArchiveFormat::TarBz2);
+        assert_eq!(ArchiveFormat::of("a.tar.xz"), ArchiveFormat::TarXz);
+        assert_eq!(ArchiveFormat::of("a.zip"), ArchiveFormat::Zip);
+        assert_eq!(ArchiveFormat::of("agent-linux"), ArchiveFormat::Raw);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
-use super::NetError;
+use super::error::{Blocked, NetError};
 
 /// Whether the client may connect to `ip`. `allow_loopback` is the test-only switch.
 pub(crate) fn permitted(ip: IpAddr, allow_loopback: bool) -> bool {
@@ -116,15 +116,6 @@ pub(crate) fn wire_url(url: &Url, allow_loopback: bool) -> Url {
         }
     }
     wire
-}
-
-/// Why the resolver refused a name; found again in reqwest's error chain by `classify`.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum Blocked {
-    #[error("{host} resolves to the non-public address {addr}")]
-    Address { host: String, addr: IpAddr },
-    #[error("cannot resolve {host}: {reason}")]
-    Unresolved { host: String, reason: String },
 }
 
 /// The client's only resolver: a fixed hosts map first (tests inject one), then the system.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::OnceCell;
 
-use super::NetError;
+use super::error::NetError;
 
 /// The shared slot of one key: filled once by whichever caller came first.
 type Cell<T> = Arc<OnceCell<Result<T, NetError>>>;

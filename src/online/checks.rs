@@ -4,12 +4,13 @@ use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinSet;
 
+use super::cache::{Cache, Entry};
 use super::digest::{self, ArchiveDigest, DigestSource, GitHubApi};
+use super::options::{Options, Progress};
 use super::packages::{self, Verdict};
 use super::provenance::{self, Facts, Spec};
-use super::{
-    pin_established, retag_reason, ArchiveTarget, Cache, Options, PackageTarget, Progress, Target,
-};
+use super::quote::quote_remote;
+use super::target::{pin_established, retag_reason, ArchiveTarget, PackageTarget, Target};
 use crate::diagnostics::{Diagnostic, Fix, FixEdit};
 use crate::manifest::repository::{normalise, Repository};
 use crate::net::{Client, NetError, Probed};
@@ -22,7 +23,7 @@ pub(super) struct Context {
 }
 
 impl Context {
-    fn cached(&self, key: &str) -> Option<super::cache::Entry> {
+    fn cached(&self, key: &str) -> Option<Entry> {
         self.cache.lock().expect("cache").fresh(key).cloned()
     }
 
@@ -109,20 +110,6 @@ fn accepted_repositories(context: &Context, entry: &str, doc: &ManifestDoc) -> V
         return Vec::new();
     };
     context.options.provenance.accepted(entry, Some(&own))
-}
-
-/// Text from a server, made safe to quote in a finding: one line, no control characters,
-/// at most 200 characters.
-pub(super) fn quote_remote(text: &str) -> String {
-    let clean: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let clean = clean.split_whitespace().collect::<Vec<_>>().join(" ");
-    match clean.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &clean[..i]),
-        None => clean,
-    }
 }
 
 async fn archive(context: &Context, doc: &ManifestDoc, target: &ArchiveTarget) -> Vec<Diagnostic> {

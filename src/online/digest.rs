@@ -11,18 +11,12 @@
 
 use std::sync::Arc;
 
-use serde::de::SeqAccess;
-use serde::Deserialize;
 use url::Url;
 
+use super::options::{OnlineError, Options};
+use super::release::{ReleaseDoc, GITHUB_ACCEPT};
 use crate::manifest::repository::ReleaseAsset;
-use crate::net::json::{deserialize_leniently, Lenient, Obj, Text};
 use crate::net::{Bearer, Client, NetError};
-
-/// What GitHub's REST API is asked with.
-pub(crate) const GITHUB_ACCEPT: &str = "application/vnd.github+json";
-/// Assets read of one release (GitHub's own limit is 1,000).
-const MAX_ASSETS: usize = 1_000;
 
 /// Where the GitHub API is and the token it gets (never sent to another origin).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,12 +81,9 @@ pub(crate) async fn archive_digest(
 /// writes.
 pub(crate) fn pin_digests(
     urls: &[String],
-    options: &super::Options,
-) -> Result<Vec<Result<ArchiveDigest, NetError>>, super::OnlineError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    options: &Options,
+) -> Result<Vec<Result<ArchiveDigest, NetError>>, OnlineError> {
+    let runtime = crate::net::runtime()?;
     let client = Arc::new(Client::new(options.net.clone())?);
     let github = Arc::new(GitHubApi {
         api: options.endpoints.github_api.clone(),
@@ -144,21 +135,11 @@ pub(crate) async fn published_digest(
         token,
     });
     let release = client
-        .api_document::<ReleaseAnswer>(&by_tag, GITHUB_ACCEPT, bearer)
+        .api_document::<ReleaseDoc>(&by_tag, GITHUB_ACCEPT, bearer)
         .await
         .ok()??;
-    let assets = release.assets.as_ref()?;
-    let found = assets.iter().find(|(name, _)| *name == asset.file)?;
-    found.1.clone()
-}
-
-/// Lowercase hex of a GitHub `digest` (`sha256:<64 hex digits>`); other algorithms and
-/// malformed values are `None`.
-pub(crate) fn published_sha256(digest: &str) -> Option<String> {
-    digest
-        .strip_prefix("sha256:")
-        .filter(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(str::to_ascii_lowercase)
+    let found = release.assets.0.iter().find(|a| a.name == asset.file)?;
+    found.sha256.clone()
 }
 
 /// `url` read as a release download on github.com or the API's host (GitHub Enterprise
@@ -176,50 +157,6 @@ fn release_download(url: &str, api: &str) -> Option<ReleaseAsset> {
         .any(dot);
     (on_github && plain && named).then_some(asset)
 }
-
-/// What is read of a release: its assets' names and published sha256 digests.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ReleaseAnswer {
-    assets: Assets,
-}
-
-/// `(name, sha256)` of at most [`MAX_ASSETS`] assets; more is an error.
-#[derive(Debug, Default)]
-struct Assets(Option<Vec<(String, Option<String>)>>);
-
-impl Assets {
-    fn as_ref(&self) -> Option<&Vec<(String, Option<String>)>> {
-        self.0.as_ref()
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct AssetItem {
-    name: Text<1_024>,
-    digest: Text<80>,
-}
-
-impl Lenient for Assets {
-    fn seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        let mut assets = Vec::new();
-        while let Some(Obj(item)) = seq.next_element::<Obj<AssetItem>>()? {
-            if assets.len() == MAX_ASSETS {
-                return Err(serde::de::Error::custom(format!(
-                    "more than {MAX_ASSETS} assets in one release"
-                )));
-            }
-            let Some(item) = item else { continue };
-            let Some(name) = item.name.0 else { continue };
-            let sha256 = item.digest.0.as_deref().and_then(published_sha256);
-            assets.push((name, sha256));
-        }
-        Ok(Assets(Some(assets)))
-    }
-}
-
-deserialize_leniently!(Assets);
 
 #[cfg(test)]
 mod tests {
@@ -252,43 +189,5 @@ mod tests {
         ] {
             assert_eq!(parse(other), None, "{other}");
         }
-    }
-
-    #[test]
-    fn only_sha256_digests_of_the_right_length_are_read() {
-        assert_eq!(
-            published_sha256(&format!("sha256:{}", "AB".repeat(32))),
-            Some("ab".repeat(32))
-        );
-        assert_eq!(
-            published_sha256(&format!("sha512:{}", "ab".repeat(32))),
-            None
-        );
-        assert_eq!(published_sha256("sha256:abc"), None);
-        assert_eq!(
-            published_sha256(&format!("sha256:{}", "zz".repeat(32))),
-            None
-        );
-    }
-
-    #[test]
-    fn a_release_answer_keeps_names_and_digests_only() {
-        let body = serde_json::json!({
-            "tag_name": "v1.0.0",
-            "assets": [
-                {"name": "a.tar.gz", "digest": format!("sha256:{}", "0f".repeat(32)), "size": 3},
-                {"name": "b.zip", "digest": null},
-                {"digest": "sha256:x"},
-                "not an asset"
-            ]
-        });
-        let answer: ReleaseAnswer = serde_json::from_value(body).unwrap();
-        assert_eq!(
-            answer.assets.0,
-            Some(vec![
-                ("a.tar.gz".to_string(), Some("0f".repeat(32))),
-                ("b.zip".to_string(), None)
-            ])
-        );
     }
 }

@@ -11,17 +11,17 @@ use flate2::{Compression, GzBuilder};
 
 /// The archive formats `pack` writes: `.tar.gz` everywhere but Windows, `.zip` there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+pub(crate) enum PackFormat {
     TarGz,
     Zip,
 }
 
-impl Format {
+impl PackFormat {
     /// The file name extension, without the leading dot.
     pub(crate) fn extension(self) -> &'static str {
         match self {
-            Format::TarGz => "tar.gz",
-            Format::Zip => "zip",
+            PackFormat::TarGz => "tar.gz",
+            PackFormat::Zip => "zip",
         }
     }
 }
@@ -63,10 +63,10 @@ fn ordered(entries: &Entries) -> Vec<(String, Option<&Entry>)> {
 
 /// Writes `entries` in `format`. `mtime` is the tar entries' time (seconds since the
 /// epoch); zip always uses its earliest time, 1980-01-01.
-pub(crate) fn write(format: Format, entries: &Entries, mtime: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn write(format: PackFormat, entries: &Entries, mtime: u64) -> std::io::Result<Vec<u8>> {
     match format {
-        Format::TarGz => tar_gz(entries, mtime),
-        Format::Zip => zip(entries),
+        PackFormat::TarGz => tar_gz(entries, mtime),
+        PackFormat::Zip => zip(entries),
     }
 }
 
@@ -168,7 +168,7 @@ mod tests {
 
     #[test]
     fn tar_gz_has_no_time_name_or_owner_and_fixed_modes() {
-        let bytes = write(Format::TarGz, &sample(), 0).unwrap();
+        let bytes = write(PackFormat::TarGz, &sample(), 0).unwrap();
         // gzip: magic, deflate, no flags (no name), mtime 0, no extra flags, "unknown" OS.
         assert_eq!(&bytes[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255]);
         let tar = flate2::read::GzDecoder::new(bytes.as_slice());
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn zip_entries_have_the_1980_time_and_unix_modes() {
-        let bytes = write(Format::Zip, &sample(), 12345).unwrap();
+        let bytes = write(PackFormat::Zip, &sample(), 12345).unwrap();
         let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
         assert_eq!(archive.len(), 5);
         for i in 0..archive.len() {
@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn the_same_entries_give_the_same_bytes_and_one_byte_changes_them() {
-        for format in [Format::TarGz, Format::Zip] {
+        for format in [PackFormat::TarGz, PackFormat::Zip] {
             let a = write(format, &sample(), 0).unwrap();
             assert_eq!(a, write(format, &sample(), 0).unwrap());
             let mut changed = sample();

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::archive::{Entries, Entry};
-use super::PackError;
+use super::package::PackError;
 use crate::fs::{read_capped, Kind, ReadError};
 use crate::rules::MAX_SKILL_BYTES;
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::{PackError, Package};
+use super::package::{PackError, Package};
 use crate::fs::digest::sha256_hex;
 use crate::manifest::distribution::{BinaryTarget, Distribution};
 use crate::manifest::edit::Editor;

@@ -10,6 +10,7 @@
 pub(crate) mod archive;
 pub(crate) mod contents;
 pub(crate) mod manifest;
+mod package;
 pub(crate) mod target;
 
 use std::path::{Path, PathBuf};
@@ -20,24 +21,8 @@ use crate::fs::digest::sha256_hex;
 use crate::manifest::names;
 use crate::rules::Version;
 pub(crate) use archive::Entry;
+pub(crate) use package::{PackError, Package};
 pub(crate) use target::Platform;
-
-/// Why `pack` could not run (exit 2). Mismatches found by `--check` are not errors.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum PackError {
-    #[error("{0}")]
-    Usage(String),
-    #[error("cannot read {what} `{path}`: {reason}")]
-    Input {
-        path: String,
-        what: String,
-        reason: String,
-    },
-    #[error("{path}: {message}")]
-    Manifest { path: String, message: String },
-    #[error("cannot write `{path}`: {reason}")]
-    Output { path: String, reason: String },
-}
 
 /// The inputs of one package: also `acp-registry pack`'s flags, so the field docs are its
 /// `--help` (flattened into `commands::pack::Options`).
@@ -72,20 +57,6 @@ pub struct PackOptions {
     /// reads the variable).
     #[arg(skip)]
     pub mtime: u64,
-}
-
-/// A composed package, not yet written.
-#[derive(Debug, Clone)]
-pub(crate) struct Package {
-    pub(crate) platform: Platform,
-    pub(crate) version: String,
-    pub(crate) file_name: String,
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) sha256: String,
-    /// The manifest's target for this platform, as `pack` writes it.
-    pub(crate) target: Value,
-    /// Where the archive goes: `<out>/v<version>/<file_name>`.
-    pub(crate) path: PathBuf,
 }
 
 /// The entry as `pack` reads it.

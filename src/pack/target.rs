@@ -1,14 +1,14 @@
 //! Rust target triples as registry platforms: which `distribution.binary` key a build
 //! serves, which archive format it ships in and what its executable is called.
 
-use super::archive::Format;
+use super::archive::PackFormat;
 
 /// What a target triple means for packaging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Platform {
     /// The `distribution.binary` key (`linux-x86_64`, ...).
     pub(crate) key: &'static str,
-    pub(crate) format: Format,
+    pub(crate) format: PackFormat,
     pub(crate) windows: bool,
 }
 
@@ -36,7 +36,11 @@ pub(crate) fn platform(triple: &str) -> Option<Platform> {
     let windows = os == "windows";
     Some(Platform {
         key,
-        format: if windows { Format::Zip } else { Format::TarGz },
+        format: if windows {
+            PackFormat::Zip
+        } else {
+            PackFormat::TarGz
+        },
         windows,
     })
 }
@@ -48,12 +52,24 @@ mod tests {
     #[test]
     fn release_triples_map_to_platform_keys_and_formats() {
         let cases = [
-            ("x86_64-unknown-linux-musl", "linux-x86_64", Format::TarGz),
-            ("aarch64-unknown-linux-gnu", "linux-aarch64", Format::TarGz),
-            ("x86_64-apple-darwin", "darwin-x86_64", Format::TarGz),
-            ("aarch64-apple-darwin", "darwin-aarch64", Format::TarGz),
-            ("x86_64-pc-windows-msvc", "windows-x86_64", Format::Zip),
-            ("aarch64-pc-windows-msvc", "windows-aarch64", Format::Zip),
+            (
+                "x86_64-unknown-linux-musl",
+                "linux-x86_64",
+                PackFormat::TarGz,
+            ),
+            (
+                "aarch64-unknown-linux-gnu",
+                "linux-aarch64",
+                PackFormat::TarGz,
+            ),
+            ("x86_64-apple-darwin", "darwin-x86_64", PackFormat::TarGz),
+            ("aarch64-apple-darwin", "darwin-aarch64", PackFormat::TarGz),
+            ("x86_64-pc-windows-msvc", "windows-x86_64", PackFormat::Zip),
+            (
+                "aarch64-pc-windows-msvc",
+                "windows-aarch64",
+                PackFormat::Zip,
+            ),
         ];
         for (triple, key, format) in cases {
             let p = platform(triple).unwrap();

@@ -202,7 +202,8 @@ fn archive_file(url: &str) -> String {
 }
 
 fn is_sha256(s: &str) -> bool {
-    s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit())
+    use acp_registry_core::fs::digest::{is_sha256_hex, HexCase};
+    is_sha256_hex(s, HexCase::Any)
 }
 
 /// What the steps of one platform download: the URL, its file name, the expected sha256.

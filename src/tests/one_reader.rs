@@ -108,11 +108,11 @@ fn rules_pointers(report: &EntryReport) -> BTreeSet<String> {
 }
 
 fn online_pointers(doc: &ManifestDoc) -> BTreeSet<String> {
-    crate::online::collect(doc, &[])
+    crate::online::target::collect(doc, &[])
         .into_iter()
         .filter_map(|target| match target {
-            crate::online::Target::Archive(archive) => Some(archive.pointer),
-            crate::online::Target::Package(_) => None,
+            crate::online::target::Target::Archive(archive) => Some(archive.pointer),
+            crate::online::target::Target::Package(_) => None,
         })
         .collect()
 }

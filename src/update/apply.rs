@@ -14,13 +14,14 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::sources::{Asset, Offer, Release};
-use super::{Candidate, Context};
+use super::context::{Candidate, Context};
+use super::sources::{Offer, Release};
 use crate::diagnostics::Severity;
 use crate::fs::replace_file;
 use crate::manifest::distribution::{BinaryTarget, Distribution, Package};
 use crate::manifest::edit::Editor;
 use crate::manifest::repository::ReleaseAsset;
+use crate::online::release::Asset;
 use crate::registry::check_registry;
 use crate::rules::{package_name_and_pin, url_versions, ManifestDoc, PreviewVersion};
 
@@ -94,7 +95,7 @@ fn checked_asset_url(
     let raw = asset.url.as_deref().ok_or_else(|| {
         refuse(&format!(
             "no download URL (missing, or longer than {} bytes)",
-            super::sources::MAX_URL_LEN
+            crate::online::release::MAX_URL_LEN
         ))
     })?;
     let unexpected = || refuse(&format!("its download URL `{raw}` is not one"));

@@ -10,61 +10,27 @@
 //! re-validated and the file restored on any failure. All HTTP goes through [`crate::net`].
 
 mod apply;
+mod context;
+mod options;
 pub(crate) mod select;
 pub(crate) mod sources;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::diagnostics::Severity;
 use crate::manifest::distribution::Distribution;
-use crate::net::{Client, NetConfig, NetError};
-use crate::online::{EndpointOverrides, Endpoints};
+use crate::net::{Client, NetError};
+use crate::online::Endpoints;
 use crate::registry::{check_registry, Checked, RegistryError};
 use crate::rules::{display_path, package_name_and_pin, EntryReport, PreviewVersion};
 use crate::time::format_utc;
+use context::{Candidate, Context};
+pub use options::{Channel, Options};
 use select::{Cooldown, Decision};
 use sources::{Offer, SourceError};
-
-/// Which version an entry follows: its `version`, or its `preview` block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Channel {
-    /// The entry's `version`.
-    Stable,
-    /// The entry's `preview` block.
-    Preview,
-}
-
-/// What `update` asks and whether it edits the manifests.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Which version of each entry is moved: the stable one or its preview.
-    pub channel: Channel,
-    /// Entry ids (or folder names) to update; empty for every entry.
-    pub agents: Vec<String>,
-    /// Edit the manifests (`--apply`); otherwise only report.
-    pub apply: bool,
-    /// Timeouts, retries and limits of the HTTP client.
-    pub net: NetConfig,
-    /// Flags over the configuration's `online` object over the defaults.
-    pub endpoints: EndpointOverrides,
-    /// `GITHUB_TOKEN`, sent to the GitHub API only.
-    pub github_token: Option<String>,
-    /// Longest GitHub rate-limit reset waited for; longer ones are reported.
-    pub rate_limit_wait: Duration,
-    /// Largest archive downloaded to hash when a release publishes no digest, in bytes.
-    pub archive_cap: u64,
-    /// `--min-age`: the release-age cooldown in days, over `update.min_age_days` of the
-    /// configuration (`None`: the configuration's value, default 0).
-    pub min_age_days: Option<u32>,
-    /// The time release ages are measured at, in seconds since the Unix epoch (the clock, or
-    /// `--as-of` to reproduce a run).
-    pub now: i64,
-}
 
 /// One entry that can move to a newer version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -140,25 +106,6 @@ pub enum UpdateError {
     },
 }
 
-/// Everything an entry's update needs from the run.
-struct Context {
-    client: Client,
-    endpoints: Endpoints,
-    github: sources::GitHub,
-    options: Options,
-    cooldown: Cooldown,
-}
-
-/// An entry with something to ask the sources about.
-struct Candidate<'a> {
-    report: &'a EntryReport,
-    /// `""` (stable) or `"/preview"`: where `version` and `distribution` are.
-    base: &'static str,
-    current: PreviewVersion,
-    dist: Distribution,
-    github: Option<(String, String)>,
-}
-
 /// Ask every source of every selected entry for its newest version and, with
 /// [`Options::apply`], edit the manifests (each re-validated, restored on failure).
 pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
@@ -189,10 +136,7 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
             now: options.now,
         },
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = crate::net::runtime()?;
     let mut outcome = Outcome {
         min_age_days: context.cooldown.min_age_days,
         as_of: (context.cooldown.min_age_days > 0).then(|| format_utc(options.now)),

@@ -3,8 +3,8 @@
 //! them; compared with the current one. Pure (the time is passed in), so every case is a
 //! unit test.
 
+use super::options::Channel;
 use super::sources::Offer;
-use super::Channel;
 use crate::rules::PreviewVersion;
 
 /// Seconds in a day of the cooldown.

@@ -18,25 +18,18 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::de::{DeserializeSeed, Deserializer, Error as _, SeqAccess, Visitor};
-use serde::Deserialize;
 use url::Url;
 
-use crate::net::json::{deserialize_leniently, Flag, Lenient, Obj, Text, MAX_VERSION_LEN};
+use crate::net::json::Obj;
 use crate::net::{read_json_with, retry_after, Bearer, Client, Headers, NetError};
-use crate::online::digest::{published_sha256, GITHUB_ACCEPT};
 use crate::online::packages::{npm_url, pypi_url, NpmAnswer, PypiAnswer};
+use crate::online::release::{Asset, ReleaseDoc, GITHUB_ACCEPT};
 use crate::rules::PreviewVersion;
 
 /// Pages of releases read at most (10,000 releases).
 const MAX_PAGES: usize = 100;
 /// Releases one page may list: the `per_page` asked.
 const PER_PAGE: usize = 100;
-/// Assets one release may list (GitHub's own limit is 1,000).
-const MAX_ASSETS: usize = 1_000;
-/// The longest asset name kept.
-const MAX_ASSET_NAME: usize = 1_024;
-/// The longest download URL kept; a longer one reads as missing.
-pub(crate) const MAX_URL_LEN: usize = 2_048;
 /// Times a rate-limited GitHub page is waited for and asked again.
 const RATE_LIMIT_RETRIES: u32 = 3;
 
@@ -74,16 +67,6 @@ pub(crate) enum SourceError {
         url: String,
         origin: String,
     },
-}
-
-/// One release asset as the GitHub API lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Asset {
-    pub(crate) name: String,
-    /// `browser_download_url`; `None` when missing or longer than [`MAX_URL_LEN`].
-    pub(crate) url: Option<String>,
-    /// Lowercase hex of the published `sha256:` digest, when GitHub has one.
-    pub(crate) sha256: Option<String>,
 }
 
 /// A GitHub release: its version, tag, publish time and assets.
@@ -226,7 +209,7 @@ pub(crate) async fn github(
     let mut best: Option<Release> = None;
     for _ in 0..MAX_PAGES {
         let (body, next) = page(client, github, &origin, &url, &name).await?;
-        let mut on_release = |item: ReleaseItem| {
+        let mut on_release = |item: ReleaseDoc| {
             let Some(release) = release(item) else {
                 return;
             };
@@ -355,7 +338,7 @@ fn next_link(headers: &Headers) -> Option<String> {
 
 /// A page of releases: a JSON list whose items are handed to the callback one at a time
 /// (never held together); more than [`PER_PAGE`] is an error.
-struct Page<'a>(&'a mut dyn FnMut(ReleaseItem));
+struct Page<'a>(&'a mut dyn FnMut(ReleaseDoc));
 
 impl<'de> DeserializeSeed<'de> for Page<'_> {
     type Value = ();
@@ -371,7 +354,7 @@ impl<'de> Visitor<'de> for Page<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut count = 0;
-        while let Some(Obj(item)) = seq.next_element::<Obj<ReleaseItem>>()? {
+        while let Some(Obj(item)) = seq.next_element::<Obj<ReleaseDoc>>()? {
             count += 1;
             if count > PER_PAGE {
                 return Err(A::Error::custom(format!(
@@ -386,51 +369,9 @@ impl<'de> Visitor<'de> for Page<'_> {
     }
 }
 
-/// What is read of one release: everything else is skipped.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ReleaseItem {
-    tag_name: Text<MAX_VERSION_LEN>,
-    draft: Flag,
-    prerelease: Flag,
-    published_at: Text<64>,
-    assets: Assets,
-}
-
-/// A release's assets, at most [`MAX_ASSETS`]; items without a name are left out.
-#[derive(Debug, Default)]
-struct Assets(Vec<Asset>);
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct AssetItem {
-    name: Text<MAX_ASSET_NAME>,
-    browser_download_url: Text<MAX_URL_LEN>,
-    digest: Text<80>,
-}
-
-impl Lenient for Assets {
-    fn seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        let mut assets = Vec::new();
-        let mut count = 0;
-        while let Some(Obj(item)) = seq.next_element::<Obj<AssetItem>>()? {
-            count += 1;
-            if count > MAX_ASSETS {
-                return Err(A::Error::custom(format!(
-                    "more than {MAX_ASSETS} assets in one release"
-                )));
-            }
-            assets.extend(item.and_then(asset));
-        }
-        Ok(Assets(assets))
-    }
-}
-
-deserialize_leniently!(Assets);
-
 /// The release an item serves, if it serves one: not a draft; a `prerelease` only with a
 /// `-preview.N` tag.
-fn release(item: ReleaseItem) -> Option<Release> {
+fn release(item: ReleaseDoc) -> Option<Release> {
     if item.draft.0 == Some(true) {
         return None;
     }
@@ -462,18 +403,10 @@ pub(crate) fn tag_version(tag: &str) -> Option<PreviewVersion> {
     PreviewVersion::parse(&format!("{base}{rest}"))
 }
 
-fn asset(item: AssetItem) -> Option<Asset> {
-    let sha256 = item.digest.0.as_deref().and_then(published_sha256);
-    Some(Asset {
-        name: item.name.0?,
-        url: item.browser_download_url.0,
-        sha256,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::online::release::MAX_URL_LEN;
     use serde_json::json;
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::fs::archive::{self, ArchiveError, Format};
+use crate::fs::archive::{self, ArchiveError, ArchiveFormat};
 use crate::manifest::distribution::{BinaryTarget, Kind, Package};
 use crate::net::{Client, NetError};
 
@@ -67,7 +67,7 @@ pub(crate) async fn binary(
     let pinned = target.sha256.as_deref().map(str::to_ascii_lowercase);
     let file = download(client, &url, pinned.as_deref(), cache, scratch, cap).await?;
     let raw_name = raw_name(&url);
-    let format = Format::of(&url);
+    let format = ArchiveFormat::of(&url);
     let limits = archive::Limits::with_max_bytes(unpack_cap);
     let (file_c, dest_c) = (file.clone(), dest.to_path_buf());
     tokio::task::spawn_blocking(move || {
@@ -150,7 +150,8 @@ async fn download(
 }
 
 fn is_hex64(s: &str) -> bool {
-    s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit())
+    use crate::fs::digest::{is_sha256_hex, HexCase};
+    is_sha256_hex(s, HexCase::Any)
 }
 
 fn sha256_of(path: &Path) -> Option<String> {

@@ -90,27 +90,33 @@ const NET_FAULTS: [(&str, &str); 4] = [
 
 /// The hostile archives `verify` downloads: agent id, URL path, bytes.
 fn hostile_downloads() -> Vec<(&'static str, &'static str, Vec<u8>)> {
-    use acp_registry::archive::Format;
+    use acp_registry::archive::ArchiveFormat;
     vec![
         (
             "traversal",
             "/traversal.tar.gz",
-            archive(Format::TarGz, &[Entry::File("../agent", b"x")]),
+            archive(ArchiveFormat::TarGz, &[Entry::File("../agent", b"x")]),
         ),
         (
             "link-out",
             "/link-out.zip",
-            archive(Format::Zip, &[Entry::Symlink("agent", "../../bin/sh")]),
+            archive(
+                ArchiveFormat::Zip,
+                &[Entry::Symlink("agent", "../../bin/sh")],
+            ),
         ),
         (
             "device",
             "/device.tar.xz",
-            archive(Format::TarXz, &[Entry::Device("agent")]),
+            archive(ArchiveFormat::TarXz, &[Entry::Device("agent")]),
         ),
         (
             "hard-link",
             "/hard-link.tar.bz2",
-            archive(Format::TarBz2, &[Entry::Hardlink("agent", "/etc/passwd")]),
+            archive(
+                ArchiveFormat::TarBz2,
+                &[Entry::Hardlink("agent", "/etc/passwd")],
+            ),
         ),
     ]
 }

@@ -12,14 +12,14 @@ use std::path::Path;
 use crate::common;
 use acp_test_kit::server as net_server;
 
-use acp_registry::archive::{extract, resolve_cmd, ArchiveError, Format, Limits};
+use acp_registry::archive::{extract, resolve_cmd, ArchiveError, ArchiveFormat, Limits};
 use common::archives::{archive, tar_gz, Entry, FORMATS};
 
 /// Extract `bytes` into `<tmp>/out`; on refusal, check that the folder holds nothing but
 /// the archive itself.
 fn unpack(
     bytes: &[u8],
-    format: Format,
+    format: ArchiveFormat,
     limits: Limits,
 ) -> (tempfile::TempDir, Result<(), ArchiveError>) {
     let dir = tempfile::tempdir().unwrap();
@@ -36,7 +36,7 @@ fn unpack(
     (dir, result)
 }
 
-fn refused(bytes: &[u8], format: Format) -> String {
+fn refused(bytes: &[u8], format: ArchiveFormat) -> String {
     let (_dir, result) = unpack(bytes, format, Limits::default());
     result.expect_err("the archive must be refused").to_string()
 }
@@ -89,7 +89,7 @@ fn every_hostile_case_is_refused_in_every_format_that_can_hold_it() {
     for format in FORMATS {
         for (name, entries, words) in hostile_cases() {
             let hard = entries.iter().any(|e| matches!(e, Entry::Hardlink(..)));
-            if format == Format::Zip && hard {
+            if format == ArchiveFormat::Zip && hard {
                 continue;
             }
             let message = refused(&archive(format, &entries), format);
@@ -143,7 +143,7 @@ fn a_good_archive_unpacks_with_inside_links_and_cmd_resolves() {
         Entry::Symlink("pkg/agent", "bin/real-agent"),
         Entry::Hardlink("pkg/copy", "pkg/bin/real-agent"),
     ]);
-    let (dir, result) = unpack(&good, Format::TarGz, Limits::default());
+    let (dir, result) = unpack(&good, ArchiveFormat::TarGz, Limits::default());
     result.unwrap();
     let out = dir.path().join("out");
     assert!(std::fs::symlink_metadata(out.join("pkg/agent"))
@@ -165,11 +165,15 @@ fn a_good_archive_unpacks_with_inside_links_and_cmd_resolves() {
 fn zip_tar_bz2_tar_xz_and_raw_downloads_unpack() {
     let data: &[u8] = b"agent";
     let entries = [Entry::File("bin/agent", data)];
-    let mut cases: Vec<_> = [Format::Zip, Format::TarBz2, Format::TarXz]
-        .into_iter()
-        .map(|f| (archive(f, &entries), f, "bin/agent"))
-        .collect();
-    cases.push((data.to_vec(), Format::Raw, "agent"));
+    let mut cases: Vec<_> = [
+        ArchiveFormat::Zip,
+        ArchiveFormat::TarBz2,
+        ArchiveFormat::TarXz,
+    ]
+    .into_iter()
+    .map(|f| (archive(f, &entries), f, "bin/agent"))
+    .collect();
+    cases.push((data.to_vec(), ArchiveFormat::Raw, "agent"));
     for (bytes, format, path) in cases {
         let (dir, result) = unpack(&bytes, format, Limits::default());
         result.unwrap_or_else(|e| panic!("{format:?}: {e}"));
@@ -186,7 +190,7 @@ fn zip_tar_bz2_tar_xz_and_raw_downloads_unpack() {
 fn a_corrupt_archive_leaves_nothing() {
     let mut good = tar_gz(&[Entry::File("a", &[7u8; 100_000])]);
     good.truncate(good.len() / 2);
-    refused(&good, Format::TarGz);
+    refused(&good, ArchiveFormat::TarGz);
 }
 
 /// Two files landing on one path: `first` holding "good", then `second` holding "evil".
@@ -270,13 +274,13 @@ fn two_entries_landing_on_one_path_are_refused_in_every_format() {
 #[test]
 fn a_zip_naming_one_path_twice_is_refused_and_names_it() {
     let zip = archive(
-        Format::Zip,
+        ArchiveFormat::Zip,
         &[
             Entry::File("agent", b"first"),
             Entry::File("agent", b"last!"),
         ],
     );
-    let message = refused(&zip, Format::Zip);
+    let message = refused(&zip, ArchiveFormat::Zip);
     assert!(
         message.contains("`agent`") && message.contains("appears twice"),
         "{message}"
@@ -361,7 +365,7 @@ fn verify_refuses_an_archive_unpacking_past_unpack_cap_and_runs_one_within_it() 
     let script = agent_script();
     let padding = vec![0u8; 3 << 20];
     let tgz = archive(
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         &[
             Entry::File("bin/acp-agent", &script),
             Entry::File("padding", &padding),

@@ -225,10 +225,8 @@ pub(crate) fn action_label(event: &str) -> &'static str {
 
 /// True for a 64-character lowercase hexadecimal SHA-256 digest.
 pub(crate) fn is_sha256(value: &str) -> bool {
-    value.len() == 64
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    use acp_registry_core::fs::digest::{is_sha256_hex, HexCase};
+    is_sha256_hex(value, HexCase::Lower)
 }
 
 // The action lines of `next`, word for word as the published scripts print them (guide reads

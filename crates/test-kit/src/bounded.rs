@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::Run;
 
+/// How long a bounded run may take before it is killed and the test fails.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 /// Address-space limit of the child: reading an endless device must not take the machine.
 pub const MEMORY_LIMIT: u64 = 4 << 30;

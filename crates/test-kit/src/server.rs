@@ -15,23 +15,31 @@ use tokio::net::{TcpListener, TcpStream};
 /// One answer. `content_length` overrides the header (to lie about the body's size); `reset` drops the connection with a TCP reset instead of answering.
 #[derive(Debug, Clone, Default)]
 pub struct Reply {
+    /// The status code.
     pub status: u16,
+    /// Headers sent, in order.
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: Vec<u8>,
+    /// Waited before answering.
     pub delay: Duration,
+    /// The `Content-Length` sent instead of the body's length.
     pub content_length: Option<u64>,
     /// No `Content-Length`: the body ends when the connection closes.
     pub no_length: bool,
+    /// Drop the connection with a TCP reset instead of answering.
     pub reset: bool,
     /// Bytes written verbatim instead of an answer (malformed HTTP), then the connection is
     /// held open for `hold` (a stall mid-answer) and closed.
     pub raw: Option<Vec<u8>>,
+    /// How long a `raw` answer holds the connection open.
     pub hold: Duration,
     /// The body is written one byte at a time, this long apart (a trickling server).
     pub trickle: Option<Duration>,
 }
 
 impl Reply {
+    /// An answer with `status` and no body.
     pub fn status(status: u16) -> Reply {
         Reply {
             status,
@@ -39,6 +47,7 @@ impl Reply {
         }
     }
 
+    /// An answer with `status` and `body`.
     pub fn body(status: u16, body: impl Into<Vec<u8>>) -> Reply {
         Reply {
             status,
@@ -47,14 +56,17 @@ impl Reply {
         }
     }
 
+    /// A 200 JSON answer.
     pub fn json(value: &serde_json::Value) -> Reply {
         Reply::body(200, value.to_string()).header("content-type", "application/json")
     }
 
+    /// A redirect of `status` to `location`.
     pub fn redirect(status: u16, location: &str) -> Reply {
         Reply::status(status).header("location", location)
     }
 
+    /// A TCP reset instead of an answer.
     pub fn reset() -> Reply {
         Reply {
             reset: true,
@@ -62,6 +74,7 @@ impl Reply {
         }
     }
 
+    /// `bytes` written verbatim, then the connection held open for `hold`.
     pub fn raw(bytes: impl Into<Vec<u8>>, hold: Duration) -> Reply {
         Reply {
             raw: Some(bytes.into()),
@@ -78,11 +91,13 @@ impl Reply {
         }
     }
 
+    /// This answer with one more header.
     pub fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.into(), value.into()));
         self
     }
 
+    /// This answer, sent after `delay`.
     pub fn after(mut self, delay: Duration) -> Reply {
         self.delay = delay;
         self
@@ -118,13 +133,16 @@ impl Reply {
 /// What the server saw of a request.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The method, as sent.
     pub method: String,
+    /// The path and query, as sent.
     pub path: String,
     /// Header names lower-cased, in the order sent.
     pub headers: Vec<(String, String)>,
 }
 
 impl Request {
+    /// The value of the header `name` (lower case, as names are kept), if sent.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -185,7 +203,9 @@ struct Stats {
     max_busy: AtomicUsize,
 }
 
+/// A running server; dropping it stops it.
 pub struct Server {
+    /// The address it listens on.
     pub addr: SocketAddr,
     stats: Arc<Stats>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -198,6 +218,7 @@ impl Server {
         Server::start_on("127.0.0.1".parse().unwrap(), handler)
     }
 
+    /// [`Server::start`] on the address `ip`.
     pub fn start_on(
         ip: IpAddr,
         handler: impl Fn(&Request, usize) -> Reply + Send + Sync + 'static,

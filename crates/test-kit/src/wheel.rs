@@ -71,8 +71,10 @@ pub fn binary_everywhere(target: &Value) -> Value {
     json!({ "binary": binary })
 }
 
+/// A registry in a temporary folder, removed when dropped.
 pub struct Registry {
     _dir: tempfile::TempDir,
+    /// Its root folder.
     pub root: PathBuf,
 }
 

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use acp_registry::archive::Format;
+use acp_registry::archive::ArchiveFormat;
 
 #[derive(Clone, Copy)]
 /// One archive entry.
@@ -58,19 +58,19 @@ pub(crate) fn tar(entries: &[Entry]) -> Vec<u8> {
 }
 
 /// `plain` compressed for a tar format.
-pub(crate) fn compress(format: Format, plain: &[u8]) -> Vec<u8> {
+pub(crate) fn compress(format: ArchiveFormat, plain: &[u8]) -> Vec<u8> {
     match format {
-        Format::TarGz => {
+        ArchiveFormat::TarGz => {
             let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
             gz.write_all(plain).unwrap();
             gz.finish().unwrap()
         }
-        Format::TarBz2 => {
+        ArchiveFormat::TarBz2 => {
             let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
             bz.write_all(plain).unwrap();
             bz.finish().unwrap()
         }
-        Format::TarXz => {
+        ArchiveFormat::TarXz => {
             let mut xz = xz2::write::XzEncoder::new(Vec::new(), 1);
             xz.write_all(plain).unwrap();
             xz.finish().unwrap()
@@ -81,7 +81,7 @@ pub(crate) fn compress(format: Format, plain: &[u8]) -> Vec<u8> {
 
 /// [`tar`] as a `.tar.gz`.
 pub(crate) fn tar_gz(entries: &[Entry]) -> Vec<u8> {
-    compress(Format::TarGz, &tar(entries))
+    compress(ArchiveFormat::TarGz, &tar(entries))
 }
 
 /// A zip of `entries` (links as zip symlinks, devices and FIFOs by their Unix mode); zip
@@ -148,12 +148,17 @@ fn replace_all(bytes: &mut [u8], from: &[u8], to: &[u8]) {
 }
 
 /// `entries` packed as `format`.
-pub(crate) fn archive(format: Format, entries: &[Entry]) -> Vec<u8> {
+pub(crate) fn archive(format: ArchiveFormat, entries: &[Entry]) -> Vec<u8> {
     match format {
-        Format::Zip => zip_entries(entries),
+        ArchiveFormat::Zip => zip_entries(entries),
         tar_format => compress(tar_format, &tar(entries)),
     }
 }
 
 /// Every archive format `verify` unpacks.
-pub(crate) const FORMATS: [Format; 4] = [Format::Zip, Format::TarGz, Format::TarXz, Format::TarBz2];
+pub(crate) const FORMATS: [ArchiveFormat; 4] = [
+    ArchiveFormat::Zip,
+    ArchiveFormat::TarGz,
+    ArchiveFormat::TarXz,
+    ArchiveFormat::TarBz2,
+];

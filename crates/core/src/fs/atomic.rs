@@ -44,7 +44,7 @@ impl AtomicFile {
                 fastrand::u32(..)
             ));
             // `create_new` never opens what is already there, a link included.
-            match super::no_follow(File::options().write(true).create_new(true)).open(&temp) {
+            match super::read::no_follow(File::options().write(true).create_new(true)).open(&temp) {
                 Ok(file) => {
                     return Ok(AtomicFile {
                         file,
@@ -188,7 +188,8 @@ impl Batch {
     /// build's time on ext4); here they wait asleep, and writing the files stays parallel.
     pub fn create_new(&self, path: &Path) -> io::Result<File> {
         let mut files = self.files();
-        let file = super::no_follow(File::options().write(true).create_new(true)).open(path)?;
+        let file =
+            super::read::no_follow(File::options().write(true).create_new(true)).open(path)?;
         files.push(path.to_path_buf());
         Ok(file)
     }

@@ -1,0 +1,65 @@
+//! The client's limits, deadlines and safety switches, with the defaults a real run uses.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// The environment variable behind the test-only loopback switch (`=1` turns it on).
+pub const TEST_ALLOW_LOOPBACK_ENV: &str = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK";
+
+/// The client's limits, deadlines and safety switches.
+#[derive(Debug, Clone)]
+pub struct NetConfig {
+    /// Requests in flight at once, over all hosts.
+    pub max_in_flight: usize,
+    /// Requests in flight at once to one host name.
+    pub per_host: usize,
+    /// Deadline of one metadata or probe request, body included.
+    pub timeout: Duration,
+    /// Deadline of one archive download as a whole: every attempt, retry wait and body
+    /// included.
+    pub download_deadline: Duration,
+    /// The slowest an archive download may be, in bytes per second averaged over each
+    /// [`NetConfig::rate_window`] of its body; a slower one fails (and is not retried).
+    pub min_download_rate: u64,
+    /// The window over which [`NetConfig::min_download_rate`] is measured.
+    pub rate_window: Duration,
+    /// Deadline of opening a connection.
+    pub connect_timeout: Duration,
+    /// Retries after the first attempt.
+    pub retries: u32,
+    /// The first retry's wait; each further one doubles it (with jitter).
+    pub backoff_base: Duration,
+    /// Longest `Retry-After` honoured; longer requests wait this long.
+    pub retry_after_cap: Duration,
+    /// Redirects followed at most.
+    pub max_redirects: usize,
+    /// Size cap of a metadata document (npm, `PyPI`).
+    pub document_cap: u64,
+    /// Test-only: admit loopback addresses, over plain http too. Never set it in production.
+    pub allow_loopback: bool,
+    /// Names answered without DNS (tests use it to simulate what a name resolves to). Its
+    /// addresses are checked like any other.
+    pub hosts: BTreeMap<String, Vec<IpAddr>>,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 64,
+            per_host: 4,
+            timeout: Duration::from_secs(20),
+            download_deadline: Duration::from_secs(600),
+            min_download_rate: 32 * 1024,
+            rate_window: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            retries: 3,
+            backoff_base: Duration::from_millis(250),
+            retry_after_cap: Duration::from_secs(30),
+            max_redirects: 5,
+            document_cap: 32 * 1024 * 1024,
+            allow_loopback: false,
+            hosts: BTreeMap::new(),
+        }
+    }
+}
