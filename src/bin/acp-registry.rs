@@ -26,6 +26,7 @@ struct Cli {
 
 // The doc comments are the `--help` text, pinned byte for byte by the snapshots.
 #[derive(Subcommand)]
+#[allow(clippy::doc_markdown)]
 enum Command {
     /// Check every entry against the schema and the rule catalogue.
     Validate(validate::Options),

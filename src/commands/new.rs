@@ -75,6 +75,7 @@ impl Archive {
 /// What `new` scaffolds; the field docs are its `--help`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(group = clap::ArgGroup::new("launch").required(true))]
+#[allow(clippy::doc_markdown)] // The docs are `--help` text, written for users.
 pub struct Options {
     /// `--registry`: the registry the entry folder is created in.
     #[command(flatten)]

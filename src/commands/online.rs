@@ -23,6 +23,7 @@ use crate::registry::{git, Checked, Config};
 /// `--help`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Online checks")]
+#[allow(clippy::doc_markdown)] // The docs are `--help` text, written for users.
 pub struct OnlineFlags {
     /// Also check over the network: archive URLs answer, npm and PyPI pins exist.
     #[arg(long)]

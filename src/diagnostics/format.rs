@@ -10,6 +10,7 @@ use super::{render_github, render_github_summary, render_human, render_json, ren
 
 /// How findings are printed (`--format`). The variants' rustdoc is their `--help` text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[allow(clippy::doc_markdown)] // The docs are `--help` text, written for users.
 pub enum ReportFormat {
     /// Compiler-style findings with source excerpts.
     #[default]

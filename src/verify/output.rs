@@ -169,3 +169,23 @@ fn line(result: &AgentResult) -> String {
     );
     escape::terminal(&text).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::{render_json, Report};
+
+    #[test]
+    fn the_json_report_is_the_findings_document_with_the_agents_added_in_order() {
+        let options = Options {
+            format: ReportFormat::Json,
+            ..Options::default()
+        };
+        let mut out = Vec::new();
+        write(&Outcome::default(), &options, &mut out).unwrap();
+        let findings = render_json(&Report::default());
+        let body = findings.strip_suffix("\n}\n").expect("a JSON object");
+        let expected = format!("{body},\n  \"agents\": []\n}}\n");
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+}
