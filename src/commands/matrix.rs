@@ -28,7 +28,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
         return verify_command::list_shards(&options.common, list, out);
     }
     // Every check of --out before the agents run: a launch can take minutes.
-    crate::registry::output::refuse_overlap(&options.out, &options.common.registry)?;
+    crate::publish::output::refuse_overlap(&options.out, &options.common.registry)?;
     let previous = check_out(&options.out)?;
     let (checked, mut run) = prepare(&options.common)?;
     run.probe = true;
