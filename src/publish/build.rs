@@ -445,4 +445,3 @@ fn write_sha256sums(out: &mut dyn Write, digests: &BTreeMap<String, String>) -> 
     }
     Ok(())
 }
-

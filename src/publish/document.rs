@@ -75,12 +75,11 @@ pub(super) fn output_agents<'e>(
                         .as_deref()
                 })
                 .flatten();
-            let text = match kept {
-                Some(text) => Cow::Borrowed(text),
-                None => {
-                    let agent = Form::of(entry)?.agent(base, output);
-                    Cow::Owned(indented(&Value::Object(agent)))
-                }
+            let text = if let Some(text) = kept {
+                Cow::Borrowed(text)
+            } else {
+                let agent = Form::of(entry)?.agent(base, output);
+                Cow::Owned(indented(&Value::Object(agent)))
             };
             Some((entry.id(), text))
         })

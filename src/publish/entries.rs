@@ -8,7 +8,10 @@ use crate::rules::EntryReport;
 
 /// Entries that can be published, sorted by id (the folder order is never trusted): not
 /// those `held` serves in their previous form (or leaves out).
-pub(super) fn publishable<'a>(checked: &'a Checked, held: Option<&HeldBack>) -> Vec<&'a EntryReport> {
+pub(super) fn publishable<'a>(
+    checked: &'a Checked,
+    held: Option<&HeldBack>,
+) -> Vec<&'a EntryReport> {
     let mut entries: Vec<&EntryReport> = checked
         .entries
         .iter()

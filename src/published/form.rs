@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::order::canonical_agent;
-use super::patch::apply_patch;
 use super::output::{Channel, Output};
+use super::patch::apply_patch;
 use crate::manifest::svg;
 use crate::rules::{normalized_json, EntryReport, PreviewVersion, Version};
 

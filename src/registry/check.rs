@@ -11,8 +11,8 @@ use super::discover::{discover, RegistryError};
 use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::published::{indented, preview_wins, Channel, Form, Patch};
 use crate::rules::{
-    self, check_entry_as_read, published_agent_validator, violations, Code, EntryDir,
-    EntryReport, ManifestDoc, Owned, Quarantine, Sink, Violation,
+    self, check_entry_as_read, published_agent_validator, violations, Code, EntryDir, EntryReport,
+    ManifestDoc, Owned, Quarantine, Sink, Violation,
 };
 use crate::source::SourceFile;
 

@@ -19,5 +19,5 @@ pub(crate) mod select;
 pub use check::check_registry;
 pub(crate) use check::{check_registry_since, check_registry_to_build, Checked};
 pub(crate) use config::Config;
-pub(crate) use discover::RegistryError;
 pub(crate) use discover::discover;
+pub(crate) use discover::RegistryError;

@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value;
 
-use super::versions::PreviewVersion;
 use super::package_spec::{package_basename, Ecosystem, Package};
+use super::versions::PreviewVersion;
 use super::{Code, ManifestDoc, Sink};
 use crate::diagnostics::{Fix, FixEdit};
 use crate::manifest::distribution::{

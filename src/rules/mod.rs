@@ -26,11 +26,11 @@ pub(crate) use changes::{check_changes, ChangeBase};
 #[cfg(test)]
 pub(crate) use distribution::take_normalized_count;
 pub(crate) use distribution::{normalized_json, reserved_env, url_versions};
-pub(crate) use package_spec::package_name_and_pin;
 pub(crate) use entry::{display_path, Manifest, ManifestDoc};
 pub use entry::{EntryDir, EntryReport};
 pub use icons::check_icon;
 pub(crate) use metadata::url_problem;
+pub(crate) use package_spec::package_name_and_pin;
 pub(crate) use placeholder::{PLACEHOLDERS, SCAFFOLD_ICON};
 pub use policy::Policy;
 pub(crate) use policy::{is_enforced, Level, RequireSha256, DEFAULT_REQUIRED_OS};

@@ -1,5 +1,5 @@
 //! Package specs of `npx` and `uvx` distributions: splitting a spec into name, extras and
-//! version pin, the npm and PyPI name rules, and the one finding about a spec's shape and pin
+//! version pin, the npm and `PyPI` name rules, and the one finding about a spec's shape and pin
 //! (`package-spec`, `package-unpinned`, `latest-tag`, `version-mismatch`).
 
 use std::sync::OnceLock;
@@ -15,7 +15,7 @@ use crate::diagnostics::Diagnostic;
 pub(super) enum Ecosystem {
     /// npm (`npx`).
     Npm,
-    /// PyPI (`uvx`).
+    /// `PyPI` (`uvx`).
     PyPi,
 }
 

@@ -71,7 +71,11 @@ fn a_check_and_its_build_normalize_each_manifest_once_whatever_the_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let entries = bundled(dir.path());
     let (count, checked) = normalizations(|| check_registry_to_build(dir.path()).unwrap());
-    assert!(!checked.report.has_errors(), "{:?}", checked.report.diagnostics);
+    assert!(
+        !checked.report.has_errors(),
+        "{:?}",
+        checked.report.diagnostics
+    );
     assert_eq!(checked.config.outputs.len(), 3);
     assert_eq!(count, entries, "one normalization per entry in the check");
 

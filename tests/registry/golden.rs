@@ -18,10 +18,13 @@ mod gen_registry;
 
 /// `<sha256>  <path>` for every file below `out`, sorted by path (`sha256sum`'s format).
 fn listing(out: &Path) -> String {
+    use std::fmt::Write as _;
     tree(out)
         .iter()
-        .map(|(path, bytes)| format!("{}  {path}\n", sha256_hex(bytes)))
-        .collect()
+        .fold(String::new(), |mut text, (path, bytes)| {
+            let _ = writeln!(text, "{}  {path}", sha256_hex(bytes));
+            text
+        })
 }
 
 /// Build `registry` (with its site, under its configured `base_url`) and return the listing.

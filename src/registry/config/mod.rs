@@ -47,8 +47,8 @@ use online::{read_online, read_provenance};
 pub(crate) use outputs::base_url_problem;
 use outputs::{read_base_url, read_outputs};
 use policy::{read_exemptions, read_require_sha256, read_required_os, read_severity};
-use verify::{read_update, read_verify, DEFAULT_MAX_AGE_DAYS};
 pub use verify::MAX_MIN_AGE_DAYS;
+use verify::{read_update, read_verify, DEFAULT_MAX_AGE_DAYS};
 
 /// The configuration file name at the registry root.
 pub(crate) const CONFIG_FILE: &str = "acp-registry.jsonc";
@@ -194,7 +194,8 @@ impl Config {
             self.provenance = read_provenance(fields, &m.value, &mut self.named_ids);
         }
         for m in keys.get("verify") {
-            let (auth_types, max_age) = (&mut self.verify_auth_types, &mut self.verify_max_age_days);
+            let (auth_types, max_age) =
+                (&mut self.verify_auth_types, &mut self.verify_max_age_days);
             read_verify(fields, &m.value, auth_types, max_age);
         }
         for m in keys.get("update") {

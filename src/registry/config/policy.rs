@@ -4,9 +4,7 @@
 use crate::diagnostics::Severity;
 use crate::manifest::fields::Fields;
 use crate::manifest::Node;
-use crate::rules::{
-    is_enforced, Code, Level, Policy, RequireSha256, DEFAULT_REQUIRED_OS,
-};
+use crate::rules::{is_enforced, Code, Level, Policy, RequireSha256, DEFAULT_REQUIRED_OS};
 use crate::source::Span;
 
 /// The OS families `required_os` may name.
@@ -107,10 +105,7 @@ pub(super) fn read_exemptions(
             "a rule code must be a string",
             "write the code in quotes",
         );
-        let codes = policy
-            .exemptions
-            .entry(member.key.clone())
-            .or_default();
+        let codes = policy.exemptions.entry(member.key.clone()).or_default();
         for (name, span) in names {
             match rule_code(fields, name, span) {
                 Some(code) if is_enforced(code) => refuse_enforced(fields, code, span, "exempted"),
