@@ -4,7 +4,7 @@
 //! family does real work. Output is deterministic for a given count.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const ICON: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16">
   <circle cx="8" cy="8" r="6" fill="none" stroke="currentColor" stroke-width="1.5"/>
@@ -89,7 +89,14 @@ fn main() {
         .expect("usage: gen_registry <out-dir> <entries>")
         .parse()
         .expect("entries must be a number");
-    std::fs::create_dir_all(&out).expect("create output folder");
+    generate(&out, count);
+    eprintln!("generated {count} entries in {}", out.display());
+}
+
+/// Write the registry of `count` entries at `out` (also used by the tests that pin the
+/// published bytes, `tests/registry/golden.rs`).
+pub(crate) fn generate(out: &Path, count: usize) {
+    std::fs::create_dir_all(out).expect("create output folder");
     for i in 0..count {
         let dir = out.join(format!("agent-{i:05}"));
         std::fs::create_dir_all(&dir).expect("create entry folder");
@@ -104,5 +111,4 @@ fn main() {
         }
     }
     std::fs::write(out.join("quarantine.json"), "{}\n").expect("write quarantine");
-    eprintln!("generated {count} entries in {}", out.display());
 }

@@ -13,6 +13,8 @@ mod fs;
 mod manifest;
 mod net;
 mod pack;
+mod publish;
+mod published;
 mod registry;
 mod rules;
 
@@ -51,7 +53,7 @@ pub use manifest::distribution::Kind as DistributionKind;
 pub use manifest::edit::{Editor, Position};
 pub use manifest::{escape_pointer, parse, Node, NodeValue};
 pub use net::{Client, NetConfig, NetError, TEST_ALLOW_LOOPBACK_ENV};
-pub use registry::build::site_agents;
+pub use publish::site_agents;
 pub use registry::check_registry;
 pub use registry::config::MAX_MIN_AGE_DAYS;
 pub use rules::{check_entry, check_icon, registry_validator, EntryDir, EntryReport, Policy};

@@ -2,3 +2,4 @@
 //! under `tests/` see only the public surface).
 
 mod one_reader;
+mod published_once;

@@ -8,10 +8,10 @@ use std::time::Instant;
 use super::{exit, relocated, CommandError, Exit};
 use crate::diagnostics::{escape, render_human, write_report, Report, ReportFormat};
 use crate::flags::{self, Registry};
-use crate::registry::build::{plan, site_only, BuildOptions, BuildSummary};
+use crate::publish::build::{plan, site_only, BuildOptions, BuildSummary};
+use crate::publish::last_good::{self, HeldBack, LastGood};
+use crate::publish::output::{check_destination, compare, write_atomically};
 use crate::registry::config::MAX_MIN_AGE_DAYS;
-use crate::registry::last_good::{self, HeldBack, LastGood};
-use crate::registry::output::{check_destination, compare, write_atomically};
 use crate::registry::{check_registry_to_build, Checked};
 
 /// `build`'s options; the field docs are its `--help`.
@@ -121,8 +121,8 @@ fn evidence(
     matrix: &crate::verify::matrix::Matrix,
     max_age_days: u32,
     as_of: i64,
-) -> crate::registry::evidence::Evidence {
-    crate::registry::evidence::Evidence {
+) -> crate::publish::evidence::Evidence {
+    crate::publish::evidence::Evidence {
         launches: matrix.launches(),
         max_age_days,
         as_of,

@@ -62,7 +62,7 @@ pub fn probe(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandErro
     }
     let registry = &options.verify.registry.root;
     // Every check of --out before the agents run: a launch can take minutes.
-    crate::registry::output::refuse_overlap(&options.out, registry)?;
+    crate::publish::output::refuse_overlap(&options.out, registry)?;
     let previous = check_out(&options.out)?;
     let (checked, mut run) = verify::prepare(&options.verify)?;
     run.probe = true;

@@ -1,6 +1,6 @@
 //! The canonical key order of every object of a manifest (docs/format.md#build-outputs).
 //!
-//! One place for it: `build` publishes agents in this order (`registry::variants`), `fmt`
+//! One place for it: `build` publishes agents in this order (`published::order`), `fmt`
 //! rewrites manifests in it and the editing layer inserts new members where it says.
 
 use std::cmp::Ordering;

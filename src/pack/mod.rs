@@ -231,7 +231,7 @@ pub(crate) struct Packed {
 /// Builds the package, writes the archive and its `.sha256` line, and records the target
 /// and version in the entry's manifest.
 pub(crate) fn pack(opts: &PackOptions) -> Result<Packed, PackError> {
-    crate::registry::output::refuse_overlap(&opts.out, &opts.registry)
+    crate::publish::output::refuse_overlap(&opts.out, &opts.registry)
         .map_err(|e| PackError::Usage(e.to_string()))?;
     let entry = load_entry(opts)?;
     let package = plan(opts, &entry)?;

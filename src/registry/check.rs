@@ -6,12 +6,13 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::variants::{indented, output_agent_of, preview_wins, Channel};
-use super::{discover, Config, RegistryError};
+use super::config::Config;
+use super::discover::{discover, RegistryError};
 use crate::diagnostics::{Diagnostic, Report, Severity};
+use crate::published::{indented, preview_wins, Channel, Form, Patch};
 use crate::rules::{
-    self, check_entry, normalized_json, published_agent_validator, violations, Code, EntryDir,
-    EntryReport, ManifestDoc, Owned, Quarantine, Sink, Violation,
+    self, check_entry_as_read, published_agent_validator, violations, Code, EntryDir, EntryReport,
+    ManifestDoc, Owned, Quarantine, Sink, Violation,
 };
 use crate::source::SourceFile;
 
@@ -140,8 +141,8 @@ fn check_entries(
     let (entries, published): (Vec<EntryReport>, Vec<Vec<Option<String>>>) = dirs
         .par_iter()
         .map(|dir| {
-            let mut report = check_entry(dir, &config.policy);
-            let published = check_published(&mut report, config, keep_published);
+            let (mut report, as_read) = check_entry_as_read(dir, &config.policy);
+            let published = check_published(&mut report, as_read, config, keep_published);
             // The per-entry rules are done: what follows parses again the few it needs.
             if let Some(manifest) = &mut report.manifest {
                 manifest.release_tree();
@@ -201,8 +202,14 @@ impl Checked {
 /// problem is reported once, in the manifest (through the preview block when the output
 /// serves it), naming the outputs; places where the manifest already has an error or a
 /// schema finding are not repeated. With `keep`, returns per output the agent as written when
-/// it passed (empty without `keep`).
-fn check_published(report: &mut EntryReport, config: &Config, keep: bool) -> Vec<Option<String>> {
+/// it passed (empty without `keep`). `as_read`: the manifest as the rules read it, from which
+/// every output's agent is composed (one [`Form`], no second parse or normalization).
+fn check_published(
+    report: &mut EntryReport,
+    as_read: Option<Value>,
+    config: &Config,
+    keep: bool,
+) -> Vec<Option<String>> {
     let mut kept = Vec::new();
     let Some(doc) = report.manifest_doc() else {
         return kept;
@@ -221,16 +228,17 @@ fn check_published(report: &mut EntryReport, config: &Config, keep: bool) -> Vec
             .and_then(|(node, _)| node.as_str())
             .unwrap_or_default(),
     );
-    let Value::Object(manifest) = normalized_json(&doc.root) else {
+    let Some(Value::Object(manifest)) = as_read else {
         return kept;
     };
+    let form = Form::new(report, manifest);
     let mut found: BTreeMap<Violation, (Vec<&str>, bool)> = BTreeMap::new();
     for output in &config.outputs {
         if !output.publishes(report.id()) {
             kept.push(None);
             continue;
         }
-        let agent = output_agent_of(report, manifest.clone(), &config.base_url, output);
+        let agent = form.agent(&config.base_url, output);
         let preview = output.channel == Channel::Preview && serves_preview;
         let already: BTreeSet<String> = reported
             .iter()
@@ -297,7 +305,7 @@ fn published_finding(
 }
 
 /// Whether `patch` sets or extends the field at `pointer` of the published agent.
-fn patch_touches(patch: &super::variants::Patch, pointer: &str) -> bool {
+fn patch_touches(patch: &Patch, pointer: &str) -> bool {
     let top = pointer
         .trim_start_matches('/')
         .split('/')

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
-use super::{is_entry_name, RegistryError};
+use super::discover::{is_entry_name, RegistryError};
 
 /// The entry folders holding `paths`, for reporting only those entries (the others are still
 /// checked, as with `--changed-since`). `None`: a path names the registry root itself, so

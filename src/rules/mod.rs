@@ -10,6 +10,7 @@ mod files;
 mod icons;
 mod identity;
 mod metadata;
+mod package_spec;
 mod placeholder;
 mod policy;
 mod preview;
@@ -22,11 +23,14 @@ mod versions;
 /// The catalogue lives with `Diagnostic` (the ground layer); rules name codes from here too.
 pub(crate) use crate::diagnostics::{did_you_mean, nearest, Code};
 pub(crate) use changes::{check_changes, ChangeBase};
-pub(crate) use distribution::{normalized_json, package_name_and_pin, reserved_env, url_versions};
+#[cfg(test)]
+pub(crate) use distribution::take_normalized_count;
+pub(crate) use distribution::{normalized_json, reserved_env, url_versions};
 pub(crate) use entry::{display_path, Manifest, ManifestDoc};
 pub use entry::{EntryDir, EntryReport};
 pub use icons::check_icon;
 pub(crate) use metadata::url_problem;
+pub(crate) use package_spec::package_name_and_pin;
 pub(crate) use placeholder::{PLACEHOLDERS, SCAFFOLD_ICON};
 pub use policy::Policy;
 pub(crate) use policy::{is_enforced, Level, RequireSha256, DEFAULT_REQUIRED_OS};
@@ -86,17 +90,28 @@ impl<'p> Sink<'p> {
 
 /// Run every offline per-entry rule on one entry folder.
 pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
+    check_entry_as_read(entry, policy).0
+}
+
+/// [`check_entry`], and the manifest as clients read it ([`normalized_json`], the instance
+/// the schema rule judged) when the manifest parsed: the published form starts from it
+/// (`published::Form::new`), so a check normalizes each manifest once.
+pub(crate) fn check_entry_as_read(
+    entry: &EntryDir,
+    policy: &Policy,
+) -> (EntryReport, Option<serde_json::Value>) {
     let mut sink = Sink::new(policy, Some(entry.name.clone()));
     let mut sources = Vec::new();
     let Some(listing) = files::list_entry(entry, &mut sink) else {
         // The folder could not be listed: reported as unreadable, not as missing its manifest.
-        return without_manifest(entry, sink);
+        return (without_manifest(entry, sink), None);
     };
     if !listing.files.contains("agent.json") {
         files::load_manifest(entry, &mut sink); // reports missing-manifest
-        return without_manifest(entry, sink);
+        return (without_manifest(entry, sink), None);
     }
     let manifest = files::load_manifest(entry, &mut sink);
+    let mut as_read = None;
     if let Some(doc) = &manifest {
         sources.push(doc.source.clone());
         identity::check(doc, &entry.name, &mut sink);
@@ -116,18 +131,20 @@ pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {
             .collect();
         let instance = distribution::normalized_json(&doc.root);
         schema::check(doc, &instance, &reported, &mut sink);
+        as_read = Some(instance);
     }
     let icons = icons::check(entry, &listing, &mut sink, &mut sources);
     sources.extend(files::check_readme(entry, &listing, &mut sink));
     placeholder::check(manifest.as_ref(), entry, &sources, &mut sink);
     skills::check(entry, &listing, &mut sink, &mut sources);
-    EntryReport {
+    let report = EntryReport {
         entry: entry.clone(),
         manifest: manifest.map(Manifest::new),
         icons,
         diagnostics: sink.diagnostics,
         sources,
-    }
+    };
+    (report, as_read)
 }
 
 /// The report of an entry whose manifest could not even be looked for or is missing.

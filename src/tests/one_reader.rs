@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::diagnostics::Code;
 use crate::manifest::PLATFORMS;
-use crate::registry::variants::{apply_patch, published_channels, Patch};
+use crate::published::{apply_patch, Form, Patch};
 use crate::rules::{check_entry, EntryDir, EntryReport, ManifestDoc, Policy, RequireSha256};
 
 /// Keys a reader might wrongly take for platforms, besides the six.
@@ -149,7 +149,7 @@ fn pack_platforms(doc: &ManifestDoc) -> BTreeSet<String> {
 /// The platforms of the published agent a `binary` patch appends to, and those the site
 /// shows for it.
 fn published_platforms(report: &EntryReport) -> (BTreeSet<String>, BTreeSet<String>) {
-    let (mut agent, _) = published_channels(report, "https://x").unwrap();
+    let (mut agent, _) = Form::of(report).unwrap().into_channels("https://x");
     let site = crate::site::distribution_facts(&crate::site::view_of(&agent)).1;
     let patch = Patch {
         id: "odd".into(),

@@ -23,11 +23,7 @@ pub(super) fn run_jobs(
     options: &Options,
     run_dir: &Path,
 ) -> Result<Vec<(Job, AgentResult, Vec<Diagnostic>)>, VerifyError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(VerifyError::Runtime)?;
+    let runtime = crate::net::runtime().map_err(VerifyError::Runtime)?;
     let client = Arc::new(Client::new(options.net.clone())?);
     let mut shared = sandbox::Shared::create(run_dir).map_err(|source| VerifyError::RunDir {
         path: run_dir.display().to_string(),

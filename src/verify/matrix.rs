@@ -17,7 +17,7 @@ use crate::acp::error_codes;
 use crate::acp::methods::{self, OfferedAuth};
 use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
-use crate::registry::evidence::Launch;
+use crate::publish::evidence::Launch;
 
 /// `matrix.json` format version.
 pub(crate) const FORMAT_VERSION: u64 = 1;

@@ -10,6 +10,7 @@ mod edit;
 mod embed_icons;
 mod fix;
 mod fmt;
+mod golden;
 mod integrations;
 mod layering;
 mod pack;

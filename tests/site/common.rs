@@ -29,7 +29,7 @@ fn object(value: Value) -> Map<String, Value> {
 }
 
 /// The bundled registry's agents exactly as `build` hands them to the site: checked, then
-/// `registry::build::site_agents` (stable agent, newer preview variant, README, icons,
+/// `publish::site_agents` (stable agent, newer preview variant, README, icons,
 /// quarantine reasons).
 pub(crate) fn bundled_agents() -> Vec<SiteAgent> {
     let root = repo().join("registry");

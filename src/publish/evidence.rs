@@ -12,22 +12,16 @@ use serde::Serialize;
 
 use crate::acp::methods::OfferedAuth;
 use crate::manifest::distribution::{fingerprint, Distribution, Kind};
+pub(crate) use crate::published::{VERIFICATION_FILE, VERIFICATION_SCHEMA_FILE};
 use crate::rules::EntryReport;
 use crate::site;
 use crate::time::format_utc;
 
-/// The file `build --matrix` writes beside the registry files.
-pub(crate) const VERIFICATION_FILE: &str = "verification.json";
-/// Its JSON Schema, published beside it.
-pub(crate) const VERIFICATION_SCHEMA_FILE: &str = "verification.schema.json";
 /// The schema's text.
 pub(crate) const VERIFICATION_SCHEMA: &str = include_str!("../../schemas/verification.schema.json");
 /// `version` of `verification.json`: raised when a reader of the old shape would misread
 /// the new one.
 pub(crate) const VERIFICATION_FORMAT_VERSION: u64 = 1;
-/// How old evidence may be before it is expired, when neither `verify.max_age_days` nor
-/// `build --max-age` says: a nightly `matrix` renews it well within that.
-pub(crate) const DEFAULT_MAX_AGE_DAYS: u32 = 30;
 
 /// One launch as `matrix` recorded it (a row of `matrix.json`).
 #[derive(Debug, Clone, PartialEq)]

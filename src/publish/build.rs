@@ -3,127 +3,28 @@
 //! folder beside the output, swapped in whole, or the `--check` comparison), so memory does
 //! not grow with the pages and files written.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::config::base_url_problem;
+use super::document::{merged, output_agents, write_document};
+use super::entries::publishable;
+use super::error::BuildError;
 use super::evidence::{
     assess, Assessment, Evidence, VERIFICATION_FILE, VERIFICATION_SCHEMA, VERIFICATION_SCHEMA_FILE,
 };
+use super::icons::{icon_files, published_icon, refuse_unsafe_icon};
 use super::last_good::HeldBack;
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
-use super::variants::{indented, output_agent, published_channels, Output};
-use super::Checked;
-use crate::diagnostics::Code;
-use crate::manifest::MAX_ICON_BYTES;
-use crate::rules::{
-    published_agent_validator, EntryReport, Manifest, AGENT_SCHEMA, REGISTRY_SCHEMA,
-};
-use crate::site::{self, AgentSource, Site, SiteAgent, SiteOptions};
-
-/// `version` of the published registry files.
-pub(crate) const REGISTRY_FORMAT_VERSION: &str = "1.0.0";
-
-/// Why `build` or `site` wrote nothing (or, for [`BuildError::OldOutputLeft`], left the old
-/// tree behind).
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// Reading or writing `path` failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// The failure.
-        source: std::io::Error,
-    },
-    #[error("{file} would not validate against registry.schema.json: {message}; check the patches of this output in acp-registry.jsonc")]
-    /// An output file would not validate against `registry.schema.json`.
-    InvalidOutput {
-        /// The output file.
-        file: String,
-        /// The first violation, naming the agent.
-        message: String,
-    },
-    #[error("refusing to replace `{out}`: it holds paths that acp-registry did not write:\n{paths}\nmove them out of the folder or choose another --out")]
-    /// `--out` holds paths this tool did not write.
-    ForeignOutput {
-        /// The output folder as named.
-        out: PathBuf,
-        /// The paths, one per line.
-        paths: String,
-    },
-    #[error("cannot replace `{out}`: these paths cannot be removed:\n{paths}\nmake them writable or choose another --out; nothing was changed")]
-    /// Paths of `--out` that this process cannot remove.
-    ReadOnlyOutput {
-        /// The output folder as named.
-        out: PathBuf,
-        /// The paths with the reason, one per line.
-        paths: String,
-    },
-    #[error("cannot write `{out}` ({what}): {source}; `{out}` is left as it was")]
-    /// A step of writing failed before the swap; the old output is intact.
-    Unchanged {
-        /// The output folder as named.
-        out: PathBuf,
-        /// The step that failed.
-        what: String,
-        /// The failure.
-        source: std::io::Error,
-    },
-    #[error("`{out}` holds the new output, but the previous one could not be removed from `{old}`: {source}; remove it by hand")]
-    /// The new output is in place but the previous tree could not be removed.
-    OldOutputLeft {
-        /// The output folder as named.
-        out: PathBuf,
-        /// Where the previous tree is.
-        old: PathBuf,
-        /// Why it could not be removed.
-        source: std::io::Error,
-    },
-    #[error(
-        "refusing to write to `{out}`: it overlaps the registry `{registry}` (an output goes outside the registry, or below `{registry}/dist`); choose another --out"
-    )]
-    /// `--out` and the registry overlap.
-    OverlapsRegistry {
-        /// The output folder as named.
-        out: PathBuf,
-        /// The registry as named.
-        registry: PathBuf,
-    },
-    #[error("`{0}` exists and is not a folder; choose another --out")]
-    /// `--out` names something other than a folder.
-    NotAFolder(PathBuf),
-    #[error("refusing to publish {file}: {message}; the icon rules stay on for published icons whatever acp-registry.jsonc says, so fix the icon")]
-    /// An icon fails the icon safety rules.
-    UnsafeIcon {
-        /// The icon, with line and column.
-        file: String,
-        /// The finding and its code.
-        message: String,
-    },
-    #[error("--base-url {problem}; pass the https URL the registry's files are published under")]
-    /// `--base-url` is not a usable https URL.
-    BaseUrl {
-        /// What is wrong with it.
-        problem: String,
-    },
-    #[error(transparent)]
-    /// The site could not be rendered.
-    Site(#[from] site::SiteError),
-}
-
-pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BuildError + '_ {
-    move |source| BuildError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
+use super::site_source::{site_options, SiteSource};
+use crate::published::{Form, Output};
+use crate::registry::config::base_url_problem;
+use crate::registry::Checked;
+use crate::rules::{published_agent_validator, EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
+use crate::site::Site;
 
 /// What to build beyond the configuration.
 #[derive(Debug, Clone, Default)]
@@ -210,109 +111,6 @@ fn base_url(checked: &Checked, options: &BuildOptions) -> Result<String, BuildEr
     Ok(url.trim_end_matches('/').to_string())
 }
 
-/// Entries that can be published, sorted by id (the folder order is never trusted): not
-/// those `held` serves in their previous form (or leaves out).
-fn publishable<'a>(checked: &'a Checked, held: Option<&HeldBack>) -> Vec<&'a EntryReport> {
-    let mut entries: Vec<&EntryReport> = checked
-        .entries
-        .iter()
-        .filter(|e| e.manifest.is_some())
-        .filter(|e| held.is_none_or(|h| !h.failing.contains(&e.entry.name)))
-        .filter(|e| {
-            checked.config.publish_quarantined || !checked.quarantine.ids.contains_key(e.id())
-        })
-        .collect();
-    entries.sort_by(|a, b| a.id().cmp(b.id()));
-    entries
-}
-
-/// One agent of a registry file: composed by this build, or a previous build's object kept
-/// by `--last-good`, written as its bytes were.
-enum Published<'a> {
-    /// The agent as [`indented`] prints it.
-    Composed(Cow<'a, str>),
-    Previous(&'a str),
-}
-
-/// `{"version": …, "agents": [...], "extensions": []}` exactly as `to_string_pretty` would
-/// print it, written one agent at a time. A previous object is written at the same place,
-/// its bytes unchanged (a previous build wrote them at this depth, so they read as the rest).
-fn write_document<'a>(
-    out: &mut dyn Write,
-    agents: impl Iterator<Item = Published<'a>>,
-) -> io::Result<()> {
-    write!(
-        out,
-        "{{\n  \"version\": \"{REGISTRY_FORMAT_VERSION}\",\n  \"agents\": "
-    )?;
-    let mut empty = true;
-    for agent in agents {
-        out.write_all(if empty { b"[\n" } else { b",\n" })?;
-        match agent {
-            Published::Composed(agent) => out.write_all(agent.as_bytes())?,
-            Published::Previous(raw) => {
-                out.write_all(b"    ")?;
-                out.write_all(raw.as_bytes())?;
-            }
-        }
-        empty = false;
-    }
-    out.write_all(if empty { b"[]" } else { b"\n  ]" })?;
-    out.write_all(b",\n  \"extensions\": []\n}\n")
-}
-
-/// The agents the `index`th output publishes, in id order, as written: the check's own
-/// composition when it was made under this base URL, else composed here.
-fn output_agents<'e>(
-    checked: &'e Checked,
-    entries: &'e [&EntryReport],
-    base: &'e str,
-    index: usize,
-) -> impl Iterator<Item = (&'e str, Cow<'e, str>)> + 'e {
-    let output = &checked.config.outputs[index];
-    let checked_base = base == checked.config.base_url;
-    entries
-        .iter()
-        .filter(move |entry| output.publishes(entry.id()))
-        .filter_map(move |entry| {
-            let kept = checked_base
-                .then(|| {
-                    checked
-                        .published
-                        .get(&entry.entry.name)?
-                        .get(index)?
-                        .as_deref()
-                })
-                .flatten();
-            let text = match kept {
-                Some(text) => Cow::Borrowed(text),
-                None => Cow::Owned(indented(&Value::Object(output_agent(entry, base, output)?))),
-            };
-            Some((entry.id(), text))
-        })
-}
-
-/// The composed agents and the previous objects together, in id order (both are sorted).
-fn merged<'a>(
-    composed: impl Iterator<Item = (&'a str, Cow<'a, str>)>,
-    previous: Option<&'a BTreeMap<String, String>>,
-) -> impl Iterator<Item = Published<'a>> {
-    let mut composed = composed.peekable();
-    let mut previous = previous.into_iter().flatten().peekable();
-    std::iter::from_fn(move || {
-        let take_previous = match (composed.peek(), previous.peek()) {
-            (Some((id, _)), Some((held, _))) => held.as_str() < *id,
-            (None, Some(_)) => true,
-            _ => false,
-        };
-        if take_previous {
-            previous.next().map(|(_, raw)| Published::Previous(raw))
-        } else {
-            composed.next().map(|(_, agent)| Published::Composed(agent))
-        }
-    })
-}
-
 /// Summarise what `output` publishes. Under another base URL than the check's (or after a
 /// check with errors), every agent is first composed and checked against
 /// `registry.schema.json`, in parallel, and the first failure in id order is reported.
@@ -333,7 +131,7 @@ fn check_output(
             if validated {
                 return Some(None);
             }
-            let agent = Value::Object(output_agent(entry, base, output)?);
+            let agent = Value::Object(Form::of(entry)?.agent(base, output));
             let validator = published_agent_validator();
             // The boolean check is much cheaper, and almost every agent passes it.
             if validator.is_valid(&agent) {
@@ -453,25 +251,6 @@ const SCHEMAS: [(&str, &str); 2] = [
 const SITE: &str = "site/";
 /// The `sha256sum` listing of the published files.
 const SUMS: &str = "SHA256SUMS";
-
-/// The name an entry's icon is published under: `<id>.svg`, `<id>-light.svg`, ….
-fn published_icon(entry: &EntryReport, icon: &str) -> String {
-    format!("{}{}", entry.id(), icon.trim_start_matches("icon"))
-}
-
-/// The site's title and its link to the first output, absolute under `base_url`: the site
-/// folder may be served alone (GitHub Pages) or opened from disk, where `../` leads nowhere.
-fn site_options(checked: &Checked, base_url: &str) -> SiteOptions {
-    let registry_json = checked
-        .config
-        .outputs
-        .first()
-        .map_or("registry.json", |o| o.file.as_str());
-    SiteOptions {
-        title: "ACP Agent Registry".into(),
-        registry_json_url: Some(format!("{base_url}/{registry_json}")),
-    }
-}
 
 /// Quarantined entries of the registry and whether they are published.
 fn quarantined(checked: &Checked) -> Vec<QuarantineSummary> {
@@ -665,157 +444,4 @@ fn write_sha256sums(out: &mut dyn Write, digests: &BTreeMap<String, String>) -> 
         }
     }
     Ok(())
-}
-
-/// Icons are published byte for byte, so they must pass the safety rules even when the
-/// policy silenced them (the configuration is part of an untrusted pull request).
-fn refuse_unsafe_icon(file: &str, bytes: &[u8]) -> Result<(), BuildError> {
-    let text = String::from_utf8_lossy(bytes);
-    let findings = crate::rules::check_icon(file, &text);
-    let unsafe_icon = findings
-        .iter()
-        .find(|d| matches!(d.code, Code::IconUnsafe | Code::IconXml | Code::IconRoot));
-    match unsafe_icon {
-        Some(d) => Err(BuildError::UnsafeIcon {
-            file: format!("{file}:{}:{}", d.line(), d.column()),
-            message: format!("{} ({})", d.message, d.code),
-        }),
-        None => Ok(()),
-    }
-}
-
-/// The entry's icons as validated (the text the rules read; from disk only if it was not kept).
-fn icon_files(entry: &EntryReport) -> Result<Vec<(String, Vec<u8>)>, BuildError> {
-    let read = |icon: &String| {
-        if let Some(text) = entry.file_text(icon) {
-            return Ok(text.as_bytes().to_vec());
-        }
-        // The same refusals as the rules: no link, regular files only, capped.
-        crate::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
-            .map_err(|e| match e {
-                crate::fs::ReadError::Io(e) => e,
-                other => std::io::Error::other(other.to_string()),
-            })
-            .map_err(io(&entry.entry.path.join(icon)))
-    };
-    entry
-        .icons
-        .iter()
-        .map(|icon| Ok((icon.clone(), read(icon)?)))
-        .collect()
-}
-
-/// The site's view of the published entries (stable and, when newer, preview variants),
-/// each built when the site asks for it, and of the entries served in their previous form.
-struct SiteSource<'a> {
-    checked: &'a Checked,
-    /// In id order: a checked entry, or the index of a previous agent of `held`.
-    items: Vec<SiteItem<'a>>,
-    held: Option<&'a HeldBack>,
-    base: String,
-    /// `build --matrix`: per id, the evidence as it applies to what is published.
-    verifications: BTreeMap<String, site::Verification>,
-}
-
-enum SiteItem<'a> {
-    Entry(&'a EntryReport),
-    Previous(usize),
-}
-
-impl<'a> SiteSource<'a> {
-    fn new(
-        checked: &'a Checked,
-        base: &str,
-        verifications: BTreeMap<String, site::Verification>,
-        held: Option<&'a HeldBack>,
-    ) -> Self {
-        // The entries `publish` publishes: a manifest whose top level is an object.
-        let mut items: Vec<(&str, SiteItem)> = publishable(checked, held)
-            .into_iter()
-            .filter(|e| e.manifest.as_ref().is_some_and(Manifest::is_object))
-            .map(|e| (e.id(), SiteItem::Entry(e)))
-            .collect();
-        let previous = held.map(|h| h.site.as_slice()).unwrap_or_default();
-        items.extend(
-            previous
-                .iter()
-                .enumerate()
-                .map(|(i, agent)| (agent.id.as_str(), SiteItem::Previous(i))),
-        );
-        items.sort_by(|a, b| a.0.cmp(b.0));
-        SiteSource {
-            checked,
-            items: items.into_iter().map(|(_, item)| item).collect(),
-            held,
-            base: base.to_string(),
-            verifications,
-        }
-    }
-}
-
-impl AgentSource for SiteSource<'_> {
-    type Error = BuildError;
-
-    fn count(&self) -> usize {
-        self.items.len()
-    }
-
-    fn agent(&self, index: usize) -> Result<Cow<'_, SiteAgent>, BuildError> {
-        let entry = match self.items[index] {
-            SiteItem::Entry(entry) => entry,
-            SiteItem::Previous(i) => {
-                let held = self.held.expect("previous agents come from `held`");
-                return Ok(Cow::Borrowed(&held.site[i]));
-            }
-        };
-        let (agent, preview) = published_channels(entry, &self.base).unwrap_or_default();
-        let preview = Some(preview).filter(|p| *p != agent);
-        let verification = self.verifications.get(entry.id()).cloned();
-        Ok(Cow::Owned(SiteAgent {
-            id: entry.id().to_string(),
-            preview,
-            readme: entry.file_text("README.md").map(str::to_string),
-            icons: icon_files(entry)?.into_iter().collect(),
-            quarantine: self.checked.quarantine.ids.get(entry.id()).cloned(),
-            verification,
-            agent,
-        }))
-    }
-}
-
-/// The site's view of every published entry, as `build` hands it to the site (without
-/// verifications).
-pub fn site_agents(checked: &Checked, base_url: &str) -> Result<Vec<SiteAgent>, BuildError> {
-    let source = SiteSource::new(checked, base_url, BTreeMap::new(), None);
-    (0..source.count())
-        .map(|index| source.agent(index).map(Cow::into_owned))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn assembled_document_equals_pretty_printing_the_whole_value() {
-        let agents = [
-            serde_json::json!({"id": "a", "args": [], "env": {}, "nested": {"x": [1, {"y": "é"}]}}),
-            serde_json::json!({"id": "b"}),
-        ];
-        for count in 0..=agents.len() {
-            let expected = serde_json::json!({
-                "version": REGISTRY_FORMAT_VERSION,
-                "agents": agents[..count],
-                "extensions": [],
-            });
-            let mut expected = serde_json::to_string_pretty(&expected).unwrap();
-            expected.push('\n');
-            let mut written = Vec::new();
-            let composed = agents[..count]
-                .iter()
-                .map(|agent| Published::Composed(Cow::Owned(indented(agent))));
-            write_document(&mut written, composed).unwrap();
-            assert_eq!(String::from_utf8(written).unwrap(), expected);
-        }
-    }
 }

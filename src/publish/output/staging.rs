@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::destination::Destination;
 use super::ownership::{read_listing, write_ownership_manifest, OWNERSHIP_FILE};
-use super::{entries, hashed, join, shown, FileSink, Tree};
+use super::read::{entries, join, shown};
+use super::tree::{hashed, FileSink, Tree};
 use crate::fs::atomic::{self, sync_dir, AtomicFile, Batch};
 use crate::fs::{self, Kind};
-use crate::registry::build::{io, BuildError};
+use crate::publish::error::{io, BuildError};
 
 fn parent_of(out: &Path) -> PathBuf {
     match out.parent() {
@@ -295,7 +296,7 @@ fn swap(new: &Path, out: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_files as files;
+    use super::super::tree::test_files as files;
     use super::*;
 
     #[test]

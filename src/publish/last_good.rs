@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::variants::Output;
-use super::Checked;
 use crate::diagnostics::{Code, Diagnostic, Severity};
 use crate::fs::{read_capped, ReadError};
 use crate::manifest::{names::is_valid_id, Node, MAX_ICON_BYTES};
+use crate::published::Output;
+use crate::registry::Checked;
 use crate::rules::{published_agent_validator, EntryReport, Sink};
 use crate::source::Span;
 

@@ -6,9 +6,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{entries, hashed, join, shown, FileSink, Tree};
+use super::read::{entries, join, shown};
+use super::tree::{hashed, FileSink, Tree};
 use crate::fs::{self, Kind};
-use crate::registry::build::{io, BuildError};
+use crate::publish::error::{io, BuildError};
 
 /// A difference between a fresh build and an existing folder.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::read_capped;
+use super::read::read_capped;
 
 /// The ownership manifest written at the top of every output folder (and of `site/`).
 pub(crate) const OWNERSHIP_FILE: &str = ".acp-registry-output.json";
@@ -53,7 +53,7 @@ pub(super) fn read_listing(dir: &Path) -> Option<BTreeMap<String, String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_files as files;
+    use super::super::tree::test_files as files;
     use super::*;
 
     #[test]

@@ -8,10 +8,10 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::ownership::{read_listing, OWNERSHIP_FILE};
-use super::{entries, join, shown};
+use super::read::{entries, join, shown};
 use crate::fs::digest::hex;
 use crate::fs::{self, Kind};
-use crate::registry::build::{io, BuildError};
+use crate::publish::error::{io, BuildError};
 
 /// At most this many problem paths are listed (and looked for) in a refusal.
 const LISTED_LIMIT: usize = 50;

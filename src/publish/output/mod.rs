@@ -1,0 +1,28 @@
+//! The output folder `build` and `site` replace: the tool's ownership manifest
+//! (`.acp-registry-output.json`), the checks before replacing a folder (overlap with the
+//! registry, ownership, removability), the atomic replacement and the `--check` comparison.
+//!
+//! - `ownership`: the manifest, written streamed and read back;
+//! - `destination`: where an output may go (overlap with the registry, ownership,
+//!   removability);
+//! - `staging`: writing a [`Tree`] into a staging folder and swapping it in;
+//! - `check`: `--check`, a fresh build compared with the folder file by file;
+//! - `read`: reading the folder without following links, and showing its paths;
+//! - `tree`: [`Tree`] and [`FileSink`], the files of a build as they are produced.
+//!
+//! The output folder may be a previous run's, a user's, or (in CI) part of an untrusted pull
+//! request: it is read without following links, opened without blocking, and replaced only
+//! when every path in it is one this tool wrote and nobody changed since.
+
+mod check;
+mod destination;
+mod ownership;
+mod read;
+mod staging;
+mod tree;
+
+pub(crate) use check::compare;
+pub(crate) use destination::{check_destination, refuse_overlap};
+pub(crate) use ownership::{write_ownership_manifest, OWNERSHIP_FILE};
+pub(crate) use staging::write_atomically;
+pub(crate) use tree::{FileSink, Tree};
