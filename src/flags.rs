@@ -106,7 +106,7 @@ pub fn as_of(text: &str) -> Result<i64, String> {
         10 => format!("{text}T00:00:00Z"),
         _ => text.to_string(),
     };
-    crate::time::parse_iso_utc_seconds(&full).ok_or_else(|| {
+    acp_registry_core::time::parse_iso_utc_seconds(&full).ok_or_else(|| {
         format!("`{text}` is not a UTC time; write e.g. 2026-03-01T12:00:00Z or 2026-03-01")
     })
 }

@@ -20,9 +20,6 @@ mod rules;
 
 #[cfg(test)]
 mod tests;
-// The ground floor shared with `acp-collab` lives in the core crate; named here so
-// `crate::source` and `crate::time` still reach it.
-use acp_registry_core::{source, time};
 
 // The public surface, all of it: what the binary, the integration tests, the examples and the
 // fuzz targets use. Every other module is private, so `unreachable_pub` flags a `pub` item

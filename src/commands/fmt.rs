@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use super::{display_root, exit, formatted, join_display, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::flags::Registry;
-use crate::fs::{self, Kind};
 use crate::manifest::MAX_MANIFEST_BYTES;
 use crate::registry;
+use acp_registry_core::fs::{self, Kind};
 
 /// What `fmt` formats and whether it only checks; the field docs are its `--help`.
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -10,8 +10,8 @@ use std::path::{Component, Path, PathBuf};
 use super::template::fill;
 use super::{display_root, exit, join_display, CommandError, Exit};
 use crate::diagnostics::escape;
-use crate::fs::{self, Kind, ReadError};
 use crate::registry::config::CONFIG_FILE;
+use acp_registry_core::fs::{self, Kind, ReadError};
 
 const WORKFLOW: &str = include_str!("../../templates/init/registry.yml");
 const CONFIG: &str = include_str!("../../templates/init/acp-registry.jsonc");
@@ -400,7 +400,7 @@ mod tests {
             .into_iter()
             .find(|(rel, _)| rel.ends_with(CONFIG_FILE))
             .unwrap();
-        let source = crate::source::SourceFile::new(CONFIG_FILE, text.as_str());
+        let source = acp_registry_core::source::SourceFile::new(CONFIG_FILE, text.as_str());
         let (config, findings) = crate::registry::Config::parse(source);
         assert!(findings.is_empty(), "{findings:?}");
         let defaults = crate::registry::Config::default();

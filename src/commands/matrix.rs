@@ -163,12 +163,12 @@ pub fn merge(
 /// can be compared byte for byte).
 fn now() -> Result<String, CommandError> {
     match std::env::var(TEST_NOW_ENV) {
-        Ok(text) => crate::time::parse_iso_utc_seconds(&text)
-            .map(crate::time::format_utc)
+        Ok(text) => acp_registry_core::time::parse_iso_utc_seconds(&text)
+            .map(acp_registry_core::time::format_utc)
             .ok_or_else(|| {
                 CommandError::Usage(format!("{TEST_NOW_ENV}={text}: not an ISO 8601 time"))
             }),
-        Err(_) => Ok(crate::time::utc_now()),
+        Err(_) => Ok(acp_registry_core::time::utc_now()),
     }
 }
 
@@ -180,7 +180,7 @@ pub(crate) const TEST_NOW_ENV: &str = "ACP_REGISTRY_TEST_NOW";
 fn check_out(out: &Path) -> Result<Option<matrix::Matrix>, CommandError> {
     check_folder(out)?;
     let kind = |path: &Path| {
-        crate::fs::kind(path)
+        acp_registry_core::fs::kind(path)
             .map_err(|e| CommandError::Usage(format!("--out `{}`: {e}", path.display())))
     };
     // Read first: an existing file that is not a matrix is refused, never overwritten.
@@ -208,7 +208,7 @@ fn ours(path: &Path) -> bool {
     let Some(name) = path.file_name() else {
         return false;
     };
-    crate::fs::read_capped(parent, Path::new(name), 64 * 1024 * 1024)
+    acp_registry_core::fs::read_capped(parent, Path::new(name), 64 * 1024 * 1024)
         .is_ok_and(|bytes| bytes.starts_with(matrix::MARKDOWN_HEADING.as_bytes()))
 }
 
@@ -220,7 +220,7 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), CommandError> {
     if let Some(folder) = folder_of(path) {
         std::fs::create_dir_all(folder).map_err(failed)?;
     }
-    crate::fs::atomic::write(path, text.as_bytes()).map_err(failed)
+    acp_registry_core::fs::atomic::write(path, text.as_bytes()).map_err(failed)
 }
 
 /// The folder `path` goes in, when it names one (`matrix.json` alone names none).
@@ -232,9 +232,9 @@ fn folder_of(path: &Path) -> Option<&Path> {
 fn check_folder(out: &Path) -> Result<(), CommandError> {
     let mut folder = folder_of(out);
     while let Some(dir) = folder {
-        match crate::fs::kind(dir) {
+        match acp_registry_core::fs::kind(dir) {
             Ok(None) => folder = folder_of(dir),
-            Ok(Some(crate::fs::Kind::Dir)) => return Ok(()),
+            Ok(Some(acp_registry_core::fs::Kind::Dir)) => return Ok(()),
             // A link to a folder is fine: the file is written through it.
             Ok(Some(_)) if dir.is_dir() => return Ok(()),
             Ok(Some(_)) => {

@@ -27,7 +27,7 @@ use std::path::{Component, Path};
 
 use crate::diagnostics::Report;
 use crate::manifest::edit::{EditError, Editor};
-use crate::source::SourceFile;
+use acp_registry_core::source::SourceFile;
 
 // Shared with `acp-collab`, so they live in the core.
 pub use crate::flags::DEFAULT_REGISTRY;
@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn relocating_prefixes_files_and_sources_and_keeps_the_root_alone() {
         use crate::diagnostics::{Code, Diagnostic};
-        use crate::source::SourceFile;
+        use acp_registry_core::source::SourceFile;
         let mut report = Report::default();
         report
             .diagnostics

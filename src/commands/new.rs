@@ -152,7 +152,7 @@ pub enum NewError {
         /// The file or folder being written.
         path: PathBuf,
         /// The underlying error.
-        source: crate::fs::ReadError,
+        source: acp_registry_core::fs::ReadError,
     },
     #[error(transparent)]
     /// The registry could not be read.
@@ -439,7 +439,7 @@ fn create(root: &Path, folder: &Path, files: &[(&str, String)]) -> Result<(), Ne
         let path = path.to_path_buf();
         move |source| NewError::Io {
             path,
-            source: crate::fs::ReadError::Io(source),
+            source: acp_registry_core::fs::ReadError::Io(source),
         }
     };
     if !root.is_dir() {
@@ -453,7 +453,7 @@ fn create(root: &Path, folder: &Path, files: &[(&str, String)]) -> Result<(), Ne
     }
     for (name, text) in files {
         let path = folder.join(name);
-        crate::fs::write_new(&path, text.as_bytes())
+        acp_registry_core::fs::write_new(&path, text.as_bytes())
             .map_err(|source| NewError::Io { path, source })?;
     }
     Ok(())

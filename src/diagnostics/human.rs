@@ -8,7 +8,7 @@ use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet}
 
 use super::escape;
 use super::{Diagnostic, Location, Report, Severity};
-use crate::source::SourceFile;
+use acp_registry_core::source::SourceFile;
 
 /// Render every finding followed by the summary line. `color` adds ANSI styles.
 pub(crate) fn render_human(report: &Report, color: bool) -> String {

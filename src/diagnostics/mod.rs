@@ -19,7 +19,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::source::{Position, SourceFile, Span};
+use acp_registry_core::source::{Position, SourceFile, Span};
 
 pub(crate) use code::{did_you_mean, explain, nearest, UnknownCode};
 pub use code::{rules_markdown, Code};

@@ -1,7 +1,6 @@
-//! Safe reading of an untrusted tree and atomic writes: the core's (`acp_registry_core::fs`,
-//! shared with `acp-collab`), re-exported so `crate::fs` keeps naming them, plus [`archive`],
-//! which only the registry tool needs (it links the archive crates).
+//! The registry tool's own file-system service: [`archive`], the safe extraction of downloaded
+//! archives, which only this tool needs (it links the archive crates). Safe reads of an
+//! untrusted tree and atomic writes are the core's `acp_registry_core::fs`, named by that path
+//! everywhere (shared with `acp-collab`).
 
 pub(crate) mod archive;
-
-pub(crate) use acp_registry_core::fs::*;

@@ -9,7 +9,7 @@
 
 use super::distribution::{node_of, Distribution};
 use super::jsonc::{Member, Node, NodeValue};
-use crate::source::Span;
+use acp_registry_core::source::Span;
 
 /// The top-level keys the view reads.
 const VIEWED_KEYS: [&str; 4] = ["distribution", "auth", "capabilities", "protocol_version"];

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::jsonc::{escape_pointer, Member, Node, NodeValue};
 use super::{DISTRIBUTION_KINDS, PLATFORMS};
-use crate::source::Span;
+use acp_registry_core::source::Span;
 
 /// What identifies one kind of a manifest's `distribution` (`binary` as a whole, `npx`,
 /// `uvx`): [`Distribution::fingerprint`] of the model of `distribution` (none: every kind

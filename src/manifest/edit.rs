@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::jsonc::{self, Node, NodeValue, SyntaxError};
 use super::order::key_order;
-use crate::source::Span;
+use acp_registry_core::source::Span;
 
 mod format;
 

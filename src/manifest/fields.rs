@@ -6,7 +6,7 @@
 
 use super::jsonc::{Member, Node, NodeValue};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
-use crate::source::{SourceFile, Span};
+use acp_registry_core::source::{SourceFile, Span};
 
 /// Reads values of one JSONC document, collecting each problem as a finding of one code.
 pub(crate) struct Fields<'s> {

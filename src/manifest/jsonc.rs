@@ -9,7 +9,7 @@ use std::fmt;
 use jsonc_parser::ast;
 use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions};
 
-use crate::source::Span;
+use acp_registry_core::source::Span;
 
 /// A JSON value with its span.
 #[derive(Debug, Clone, PartialEq)]

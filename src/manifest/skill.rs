@@ -8,7 +8,7 @@
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
 use saphyr_parser::{Event, Parser};
 
-use crate::source::Span;
+use acp_registry_core::source::Span;
 
 /// Longest `name` the Agent Skills specification allows, in characters.
 pub(crate) const NAME_MAX: usize = 64;

@@ -319,7 +319,7 @@ impl Client {
         })
         .await?;
         Ok(Download {
-            sha256: crate::fs::digest::hex(&hasher.finalize()),
+            sha256: acp_registry_core::fs::digest::hex(&hasher.finalize()),
             size,
             validator,
         })
@@ -350,7 +350,8 @@ impl Client {
             |e: std::io::Error| NetError::Body(format!("cannot write {}: {e}", dest.display()));
         // Written beside `dest` and renamed over it only when complete; a failed attempt
         // leaves nothing at `dest` (the uncommitted file removes itself).
-        let mut file = crate::fs::atomic::AtomicFile::create(dest).map_err(file_error)?;
+        let mut file =
+            acp_registry_core::fs::atomic::AtomicFile::create(dest).map_err(file_error)?;
         let mut failed = None;
         let download = self
             .get_hashed(url, cap, |chunk| {
@@ -551,7 +552,10 @@ mod tests {
         }
         let fits = run(client.download(&server.url("/fits"), 4)).unwrap();
         assert_eq!(fits.size, 4);
-        assert_eq!(fits.sha256, crate::fs::digest::sha256_hex(b"abcd"));
+        assert_eq!(
+            fits.sha256,
+            acp_registry_core::fs::digest::sha256_hex(b"abcd")
+        );
     }
 
     #[test]

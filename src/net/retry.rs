@@ -47,7 +47,7 @@ fn parse_http_date(text: &str) -> Option<u64> {
     if !(1..=31).contains(&day) || year < 1970 || *h > 23 || *m > 59 || *s > 60 {
         return None;
     }
-    let days = crate::time::days_from_civil(
+    let days = acp_registry_core::time::days_from_civil(
         i64::try_from(year).ok()?,
         i64::try_from(month).ok()?,
         i64::try_from(day).ok()?,

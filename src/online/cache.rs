@@ -89,10 +89,10 @@ impl Cache {
             ..Cache::disabled()
         };
         let path = dir.join(CACHE_FILE);
-        let bytes = match crate::fs::open_path(&path)
-            .and_then(|file| crate::fs::read_limited(file, MAX_CACHE_BYTES))
+        let bytes = match acp_registry_core::fs::open_path(&path)
+            .and_then(|file| acp_registry_core::fs::read_limited(file, MAX_CACHE_BYTES))
         {
-            Err(crate::fs::ReadError::NotFound) => return (cache, None), // no cache yet
+            Err(acp_registry_core::fs::ReadError::NotFound) => return (cache, None), // no cache yet
             read => read.ok(),
         };
         let file = bytes
@@ -171,7 +171,7 @@ impl Cache {
 
 fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
-    crate::fs::atomic::write(path, bytes)
+    acp_registry_core::fs::atomic::write(path, bytes)
 }
 
 #[cfg(test)]

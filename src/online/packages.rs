@@ -83,7 +83,7 @@ impl NpmDocument {
     /// when `time` lacks it or it does not parse.
     pub(crate) fn published(&self, key: &str) -> Option<i64> {
         let time = self.time.0.as_ref()?.get(key)?.0.as_deref()?;
-        crate::time::parse_iso_utc_seconds(time)
+        acp_registry_core::time::parse_iso_utc_seconds(time)
     }
 }
 
@@ -151,7 +151,7 @@ impl Lenient for PypiRelease {
                 let time = file
                     .as_ref()
                     .and_then(|f| f.upload_time_iso_8601.0.as_deref());
-                let time = time.and_then(crate::time::parse_iso_utc_seconds);
+                let time = time.and_then(acp_registry_core::time::parse_iso_utc_seconds);
                 release.uploaded = release.uploaded.add(time);
             }
             let reason = file.and_then(|f| f.yanked_reason.0);

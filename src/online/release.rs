@@ -81,7 +81,7 @@ fn asset(item: AssetItem) -> Option<Asset> {
 /// Lowercase hex of a GitHub `digest` (`sha256:<64 hex digits>`, either case); other
 /// algorithms and malformed values are `None`.
 pub(crate) fn published_sha256(digest: &str) -> Option<String> {
-    use crate::fs::digest::{is_sha256_hex, HexCase};
+    use acp_registry_core::fs::digest::{is_sha256_hex, HexCase};
     digest
         .strip_prefix("sha256:")
         .filter(|hex| is_sha256_hex(hex, HexCase::Any))

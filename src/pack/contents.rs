@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::archive::{Entries, Entry};
 use super::package::PackError;
-use crate::fs::{read_capped, Kind, ReadError};
 use crate::rules::MAX_SKILL_BYTES;
+use acp_registry_core::fs::{read_capped, Kind, ReadError};
 
 /// The largest binary `pack` accepts: a release `acp-collab` is a few MiB, a debug build
 /// (which the tests pack) a few hundred.
@@ -65,7 +65,7 @@ fn skill_folder(entry: &Path) -> Result<String, PackError> {
         what: "the skill folder".into(),
         reason: format!("{reason}; run `acp-registry validate` (skill-layout, skill-name)"),
     };
-    let children = crate::fs::list_dir(&dir).map_err(|e| refuse(e.to_string()))?;
+    let children = acp_registry_core::fs::list_dir(&dir).map_err(|e| refuse(e.to_string()))?;
     let (folders, others): (Vec<_>, Vec<_>) =
         children.into_iter().partition(|c| c.kind == Kind::Dir);
     if let Some(other) = others.first() {
@@ -122,11 +122,12 @@ pub(crate) fn skill_files(entry: &Path) -> Result<(String, Entries), PackError> 
 }
 
 fn walk(entry: &Path, rel: &str, files: &mut Entries, total: &mut u64) -> Result<(), PackError> {
-    let children = crate::fs::list_dir(&entry.join(rel)).map_err(|e| PackError::Input {
-        path: entry.join(rel).display().to_string(),
-        what: "the skill folder".into(),
-        reason: e.to_string(),
-    })?;
+    let children =
+        acp_registry_core::fs::list_dir(&entry.join(rel)).map_err(|e| PackError::Input {
+            path: entry.join(rel).display().to_string(),
+            what: "the skill folder".into(),
+            reason: e.to_string(),
+        })?;
     for child in children {
         let path = format!("{rel}/{}", child.name());
         match child.kind {

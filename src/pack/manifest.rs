@@ -6,9 +6,9 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::package::{PackError, Package};
-use crate::fs::digest::sha256_hex;
 use crate::manifest::distribution::{BinaryTarget, Distribution};
 use crate::manifest::edit::Editor;
+use acp_registry_core::fs::digest::sha256_hex;
 
 /// The largest archive `pack --check` reads back.
 pub(crate) const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
@@ -162,12 +162,12 @@ fn ensure_ours(path: &Path, sidecar: &Path, package: &Package) -> Result<(), Pac
 /// Writes `agent.json` in place atomically (`fs::replace_file`), so a failure leaves the
 /// old manifest.
 pub(crate) fn write_manifest(dir: &Path, text: &str) -> Result<(), PackError> {
-    crate::fs::replace_file(dir, Path::new("agent.json"), text.as_bytes()).map_err(|e| {
-        PackError::Output {
+    acp_registry_core::fs::replace_file(dir, Path::new("agent.json"), text.as_bytes()).map_err(
+        |e| PackError::Output {
             path: dir.join("agent.json").display().to_string(),
             reason: e.to_string(),
-        }
-    })
+        },
+    )
 }
 
 /// Writes `path`: through `fs::replace_file` when it exists (the caller checked it is ours),
@@ -183,7 +183,8 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackError> {
         path.file_name().unwrap_or_default(),
     );
     if std::fs::symlink_metadata(path).is_ok() {
-        return crate::fs::replace_file(dir, Path::new(name), bytes).map_err(|e| fail(&e));
+        return acp_registry_core::fs::replace_file(dir, Path::new(name), bytes)
+            .map_err(|e| fail(&e));
     }
-    crate::fs::write_new(path, bytes).map_err(|e| fail(&e))
+    acp_registry_core::fs::write_new(path, bytes).map_err(|e| fail(&e))
 }

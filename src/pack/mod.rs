@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::fs::digest::sha256_hex;
 use crate::manifest::names;
 use crate::rules::Version;
+use acp_registry_core::fs::digest::sha256_hex;
 pub(crate) use archive::Entry;
 pub(crate) use package::{PackError, Package};
 pub(crate) use target::Platform;
@@ -76,7 +76,7 @@ fn load_entry(opts: &PackOptions) -> Result<EntryManifest, PackError> {
     }
     let dir = opts.registry.join(&opts.id);
     let path = dir.join("agent.json").display().to_string();
-    let bytes = crate::fs::read_capped(
+    let bytes = acp_registry_core::fs::read_capped(
         &dir,
         Path::new("agent.json"),
         crate::manifest::MAX_MANIFEST_BYTES,

@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::acp::methods::OfferedAuth;
 use crate::manifest::distribution::{fingerprint, Distribution, Kind};
 pub(crate) use crate::published::{VERIFICATION_FILE, VERIFICATION_SCHEMA_FILE};
 use crate::rules::EntryReport;
 use crate::site;
-use crate::time::format_utc;
+use acp_registry_core::acp::methods::OfferedAuth;
+use acp_registry_core::time::format_utc;
 
 /// The schema's text.
 pub(crate) const VERIFICATION_SCHEMA: &str = include_str!("../../schemas/verification.schema.json");

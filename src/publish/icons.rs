@@ -37,9 +37,9 @@ pub(super) fn icon_files(entry: &EntryReport) -> Result<Vec<(String, Vec<u8>)>, 
             return Ok(text.as_bytes().to_vec());
         }
         // The same refusals as the rules: no link, regular files only, capped.
-        crate::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
+        acp_registry_core::fs::read_capped(&entry.entry.path, Path::new(icon), MAX_ICON_BYTES)
             .map_err(|e| match e {
-                crate::fs::ReadError::Io(e) => e,
+                acp_registry_core::fs::ReadError::Io(e) => e,
                 other => std::io::Error::other(other.to_string()),
             })
             .map_err(io(&entry.entry.path.join(icon)))

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{Code, Diagnostic, Severity};
-use crate::fs::{read_capped, ReadError};
 use crate::manifest::{names::is_valid_id, Node, MAX_ICON_BYTES};
 use crate::published::Output;
 use crate::registry::Checked;
 use crate::rules::{published_agent_validator, EntryReport, Sink};
-use crate::source::Span;
+use acp_registry_core::fs::{read_capped, ReadError};
+use acp_registry_core::source::Span;
 
 /// The largest previous registry file read (64 MiB: 10,000 agents take about 15 MiB).
 pub(crate) const MAX_PREVIOUS_BYTES: u64 = 64 * 1024 * 1024;

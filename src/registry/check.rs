@@ -14,7 +14,7 @@ use crate::rules::{
     self, check_entry_as_read, published_agent_validator, violations, Code, EntryDir, EntryReport,
     ManifestDoc, Owned, Quarantine, Sink, Violation,
 };
-use crate::source::SourceFile;
+use acp_registry_core::source::SourceFile;
 
 /// A checked registry: per-entry results plus everything needed to render and build.
 pub struct Checked {
@@ -292,7 +292,10 @@ fn published_finding(
         // A field only the output has (set by a patch, the icon URL): point at the manifest's
         // first brace rather than underlining the whole manifest.
         let start = doc.root.span.start;
-        d = d.at(&doc.source, crate::source::Span::new(start, start + 1));
+        d = d.at(
+            &doc.source,
+            acp_registry_core::source::Span::new(start, start + 1),
+        );
     }
     d.message = format!("{} (as published in {})", d.message, outputs.join(", "));
     if patched {

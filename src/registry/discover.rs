@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use super::config::CONFIG_FILE;
 use super::git::GitError;
 use crate::diagnostics::Diagnostic;
-use crate::fs::{self, Kind};
 use crate::rules::{self, EntryDir};
+use acp_registry_core::fs::{self, Kind};
 
 /// Folder names at the registry root that are never entries.
 pub(crate) const NOT_ENTRIES: [&str; 3] = ["dist", "target", "node_modules"];

@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::diagnostics::{Fix, FixEdit, Report};
-use crate::fs;
 use crate::manifest::edit::{EditError, Editor};
 use crate::manifest::MAX_MANIFEST_BYTES;
+use acp_registry_core::fs;
 
 /// One fix and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::fs;
 use crate::manifest::edit::{Editor, Position};
 use crate::manifest::{jsonc, MAX_MANIFEST_BYTES};
+use acp_registry_core::fs;
 
 /// The file, at the registry root.
 pub(crate) const QUARANTINE_FILE: &str = "quarantine.json";

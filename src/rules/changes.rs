@@ -76,7 +76,7 @@ pub(crate) fn check_changes(
 fn manifest_gone(entry: &EntryReport) -> bool {
     entry.manifest.is_none()
         && matches!(
-            crate::fs::kind(&entry.entry.path.join("agent.json")),
+            acp_registry_core::fs::kind(&entry.entry.path.join("agent.json")),
             Ok(None)
         )
 }

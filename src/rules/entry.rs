@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{Code, Diagnostic};
 use crate::manifest::Node;
-use crate::source::{SourceFile, Span};
+use acp_registry_core::source::{SourceFile, Span};
 
 /// A parsed manifest: its source and its span-carrying tree.
 #[derive(Debug, Clone)]

@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 
 use super::{display_path, read_text, read_text_if_present, Code, EntryDir, ManifestDoc, Sink};
 use crate::diagnostics::Diagnostic;
-use crate::fs::Kind;
 use crate::manifest::{jsonc, MAX_MANIFEST_BYTES, MAX_README_BYTES};
-use crate::source::{SourceFile, Span};
+use acp_registry_core::fs::Kind;
+use acp_registry_core::source::{SourceFile, Span};
 
 /// Files an entry folder may hold (besides the `skill/` folder).
 pub(crate) const ENTRY_FILES: [&str; 5] = [
@@ -29,7 +29,7 @@ pub(crate) struct Listing {
 /// them reports a link, a special file or a folder in their place; other links and special
 /// files are reported here. `None` (reported) when the folder cannot be listed.
 pub(crate) fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
-    let children = match crate::fs::list_dir(&entry.path) {
+    let children = match acp_registry_core::fs::list_dir(&entry.path) {
         Ok(children) => children,
         Err(e) => {
             sink.push(super::unlistable(&entry.display, &e));

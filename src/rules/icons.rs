@@ -14,7 +14,7 @@ use super::{display_path, read_text, Code, EntryDir, Sink};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::svg::{self, AttrKind, Hazard, SVG_NS};
 use crate::manifest::MAX_ICON_BYTES;
-use crate::source::{Position, SourceFile, Span};
+use acp_registry_core::source::{Position, SourceFile, Span};
 
 pub(crate) const ICON_FILES: [&str; 3] = ["icon.svg", "icon-light.svg", "icon-dark.svg"];
 

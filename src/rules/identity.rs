@@ -158,7 +158,7 @@ mod tests {
         let text = format!("{{\"id\": \"{id}\"}}");
         let doc = ManifestDoc {
             root: crate::manifest::jsonc::parse(&text).unwrap(),
-            source: crate::source::SourceFile::new("x/agent.json", text),
+            source: acp_registry_core::source::SourceFile::new("x/agent.json", text),
         };
         let policy = crate::rules::Policy::default();
         let mut sink = Sink::new(&policy, None);

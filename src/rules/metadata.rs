@@ -11,7 +11,7 @@ use crate::manifest::agent::{AgentView, PROTOCOL_VERSION_POINTER};
 /// `agent-client-protocol-schema` crate, so the catalogue follows the protocol.
 fn known_capabilities() -> &'static [String] {
     static KNOWN: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    KNOWN.get_or_init(crate::acp::methods::all_methods)
+    KNOWN.get_or_init(acp_registry_core::acp::methods::all_methods)
 }
 
 /// Highest ACP protocol major version known today.
@@ -134,7 +134,7 @@ pub(crate) fn check_url(doc: &ManifestDoc, pointer: &str, url: &str, sink: &mut 
 /// Each declared name by the catalogue's class: stable (nothing to say), unstable (a note),
 /// unknown (a warning with the nearest known name).
 fn check_capabilities(doc: &ManifestDoc, view: &AgentView, sink: &mut Sink) {
-    use crate::acp::methods::{stability, Stability};
+    use acp_registry_core::acp::methods::{stability, Stability};
     for capability in &view.capabilities {
         let (name, pointer) = (capability.name.as_str(), &capability.pointer);
         match stability(name) {

@@ -5,7 +5,7 @@
 use super::{display_path, Code, EntryDir, ManifestDoc, Sink};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::{escape_pointer, Node, NodeValue};
-use crate::source::{SourceFile, Span};
+use acp_registry_core::source::{SourceFile, Span};
 
 /// The file of a new entry a placeholder is written into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,14 +1,14 @@
-//! Reading registry files for the rules: through [`crate::fs`] (no link followed, regular
+//! Reading registry files for the rules: through [`acp_registry_core::fs`] (no link followed, regular
 //! files only, a size cap), each refusal or failure one finding naming the path.
 
 use std::path::Path;
 
 use super::{Code, Sink};
 use crate::diagnostics::Diagnostic;
-use crate::fs::{self, ReadError};
-use crate::source::{SourceFile, Span};
+use acp_registry_core::fs::{self, ReadError};
+use acp_registry_core::source::{SourceFile, Span};
 
-/// Read `base/rel` through [`crate::fs`] (no link followed, regular files only, at most
+/// Read `base/rel` through [`acp_registry_core::fs`] (no link followed, regular files only, at most
 /// `limit` bytes), reporting every refusal as a finding on `display` (the shown `base/rel`).
 pub(crate) fn read_text(
     base: &Path,

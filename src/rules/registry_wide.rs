@@ -7,7 +7,7 @@ use super::{Code, EntryReport, Manifest, Sink};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::fields::Fields;
 use crate::manifest::{self, jsonc};
-use crate::source::SourceFile;
+use acp_registry_core::source::SourceFile;
 
 /// Every entry declaring an id that another entry also declares.
 pub(crate) fn check_duplicate_ids(entries: &[EntryReport], sink: &mut Sink) {
@@ -49,14 +49,17 @@ pub struct Quarantine {
     pub source: Option<SourceFile>,
     /// Quarantined id → reason.
     pub ids: BTreeMap<String, String>,
-    spans: BTreeMap<String, crate::source::Span>,
+    spans: BTreeMap<String, acp_registry_core::source::Span>,
 }
 
 impl Quarantine {
     /// Read `quarantine.json` from the registry root, if present.
     pub fn load(root: &Path, sink: &mut Sink) -> Quarantine {
         // Only absence means "no quarantine": a link or a special file is reported by reading.
-        if matches!(crate::fs::kind(&root.join("quarantine.json")), Ok(None)) {
+        if matches!(
+            acp_registry_core::fs::kind(&root.join("quarantine.json")),
+            Ok(None)
+        ) {
             return Quarantine::default();
         }
         let limit = manifest::MAX_MANIFEST_BYTES;

@@ -17,13 +17,13 @@ use std::path::Path;
 use super::context::{Candidate, Context};
 use super::sources::{Offer, Release};
 use crate::diagnostics::Severity;
-use crate::fs::replace_file;
 use crate::manifest::distribution::{BinaryTarget, Distribution, Package};
 use crate::manifest::edit::Editor;
 use crate::manifest::repository::ReleaseAsset;
 use crate::online::release::Asset;
 use crate::registry::check_registry;
 use crate::rules::{package_name_and_pin, url_versions, ManifestDoc, PreviewVersion};
+use acp_registry_core::fs::replace_file;
 
 /// `(owner, repo)` when `repository` is a GitHub repository (github.com, or the configured
 /// API's host for GitHub Enterprise and tests) and every binary target is one of its release

@@ -26,7 +26,7 @@ use crate::net::{Client, NetError};
 use crate::online::Endpoints;
 use crate::registry::{check_registry, Checked, RegistryError};
 use crate::rules::{display_path, package_name_and_pin, EntryReport, PreviewVersion};
-use crate::time::format_utc;
+use acp_registry_core::time::format_utc;
 use context::{Candidate, Context};
 pub use options::{Channel, Options};
 use select::{Cooldown, Decision};

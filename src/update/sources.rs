@@ -384,7 +384,7 @@ fn release(item: ReleaseDoc) -> Option<Release> {
     Some(Release {
         version,
         tag,
-        published: published.and_then(crate::time::parse_iso_utc_seconds),
+        published: published.and_then(acp_registry_core::time::parse_iso_utc_seconds),
         assets: item.assets.0,
     })
 }

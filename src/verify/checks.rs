@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::acp::methods::{advertisement, InitializeAnswer, PROTOCOL_VERSION};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::agent::{AgentView, PROTOCOL_VERSION_POINTER};
 use crate::rules::{Code, ManifestDoc};
+use acp_registry_core::acp::methods::{advertisement, InitializeAnswer, PROTOCOL_VERSION};
 
 /// Auth types an agent must offer one of, by default.
 pub(crate) const DEFAULT_AUTH_TYPES: [&str; 2] = ["agent", "terminal"];

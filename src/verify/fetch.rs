@@ -150,7 +150,7 @@ async fn download(
 }
 
 fn is_hex64(s: &str) -> bool {
-    use crate::fs::digest::{is_sha256_hex, HexCase};
+    use acp_registry_core::fs::digest::{is_sha256_hex, HexCase};
     is_sha256_hex(s, HexCase::Any)
 }
 
@@ -158,7 +158,7 @@ fn sha256_of(path: &Path) -> Option<String> {
     let mut file = std::fs::File::open(path).ok()?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher).ok()?;
-    Some(crate::fs::digest::hex(&hasher.finalize()))
+    Some(acp_registry_core::fs::digest::hex(&hasher.finalize()))
 }
 
 /// A program on `PATH` (as the sandbox's environment gives it).

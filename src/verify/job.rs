@@ -11,11 +11,11 @@ use super::options::Options;
 use super::plan::{Job, Plan};
 use super::session::{self, Agent, Answer};
 use super::{checks, fetch, matrix, sandbox, AgentResult, Status, VerifyError, GRACE};
-use crate::acp::methods;
 use crate::diagnostics::Diagnostic;
 use crate::manifest::distribution::{current_platform, Kind};
 use crate::net::Client;
 use crate::rules::{Code, ManifestDoc};
+use acp_registry_core::acp::methods;
 
 /// Run the jobs `options.jobs` at a time; the results come back in plan order.
 pub(super) fn run_jobs(

@@ -13,11 +13,11 @@ use serde_json::{json, Value};
 
 use super::session::{Agent, Answer};
 use super::{AgentResult, Status};
-use crate::acp::error_codes;
-use crate::acp::methods::{self, OfferedAuth};
 use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
 use crate::publish::evidence::Launch;
+use acp_registry_core::acp::error_codes;
+use acp_registry_core::acp::methods::{self, OfferedAuth};
 
 /// `matrix.json` format version.
 pub(crate) const FORMAT_VERSION: u64 = 1;
@@ -333,7 +333,8 @@ impl Matrix {
                 distribution: row.distribution,
                 version: row.version.clone(),
                 fingerprint: row.fingerprint.clone(),
-                verified: crate::time::parse_iso_utc_seconds(&row.verified).unwrap_or_default(),
+                verified: acp_registry_core::time::parse_iso_utc_seconds(&row.verified)
+                    .unwrap_or_default(),
                 passed: row.status == "passed",
                 protocol_version: row.protocol_version,
                 auth_methods: row.auth_methods.clone(),
@@ -364,7 +365,7 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, MatrixError> {
     let name = path
         .file_name()
         .ok_or_else(|| err("not a file name".into()))?;
-    crate::fs::read_capped(parent, Path::new(name), 64 * 1024 * 1024)
+    acp_registry_core::fs::read_capped(parent, Path::new(name), 64 * 1024 * 1024)
         .map_err(|e| err(e.to_string()))
 }
 
@@ -388,7 +389,7 @@ pub(crate) fn read(path: &Path) -> Result<Matrix, MatrixError> {
     if let Some(row) = matrix
         .agents
         .iter()
-        .find(|row| crate::time::parse_iso_utc_seconds(&row.verified).is_none())
+        .find(|row| acp_registry_core::time::parse_iso_utc_seconds(&row.verified).is_none())
     {
         return Err(MatrixError {
             path: path.display().to_string(),
@@ -520,7 +521,7 @@ pub(crate) fn markdown(matrix: &Matrix) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acp::RpcError;
+    use acp_registry_core::acp::RpcError;
 
     #[test]
     fn answers_are_classified_by_json_rpc_code() {

@@ -36,11 +36,11 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::acp::methods::OfferedAuth;
 use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::manifest::distribution::Kind;
 use crate::registry::Checked;
 use crate::rules::{Code, Policy, Sink};
+use acp_registry_core::acp::methods::OfferedAuth;
 use plan::Job;
 
 /// Grace between SIGTERM and SIGKILL at the end of each agent.

@@ -78,7 +78,7 @@ pub(super) fn take_shard(jobs: Vec<Job>, shard: Option<Shard>) -> (Vec<Job>, Opt
                 job.id,
                 job.kind,
                 job.version,
-                crate::fs::digest::hex(&manifest),
+                acp_registry_core::fs::digest::hex(&manifest),
                 matches!(job.plan, Plan::Skipped(_))
             )
         })

@@ -25,7 +25,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use crate::acp::{Frame, Id, LineBuffer, Message, RpcError};
+use acp_registry_core::acp::{Frame, Id, LineBuffer, Message, RpcError};
 
 use super::sandbox;
 

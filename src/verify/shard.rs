@@ -141,7 +141,10 @@ pub(crate) fn selection_digest<'a>(lines: impl Iterator<Item = &'a str>) -> Stri
         hasher.update(line.as_bytes());
         hasher.update(b"\n");
     }
-    format!("sha256:{}", crate::fs::digest::hex(&hasher.finalize()))
+    format!(
+        "sha256:{}",
+        acp_registry_core::fs::digest::hex(&hasher.finalize())
+    )
 }
 
 /// Why parts cannot be merged.

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 
 use super::read::{entries, join, shown};
 use super::tree::{hashed, FileSink, Tree};
-use crate::fs::{self, Kind};
 use crate::publish::error::{io, BuildError};
+use acp_registry_core::fs::{self, Kind};
 
 /// A difference between a fresh build and an existing folder.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,9 +9,9 @@ use sha2::{Digest, Sha256};
 
 use super::ownership::{read_listing, OWNERSHIP_FILE};
 use super::read::{entries, join, shown};
-use crate::fs::digest::hex;
-use crate::fs::{self, Kind};
 use crate::publish::error::{io, BuildError};
+use acp_registry_core::fs::digest::hex;
+use acp_registry_core::fs::{self, Kind};
 
 /// At most this many problem paths are listed (and looked for) in a refusal.
 const LISTED_LIMIT: usize = 50;

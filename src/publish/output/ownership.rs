@@ -62,7 +62,12 @@ mod tests {
         set.insert(OWNERSHIP_FILE.into(), b"stale".to_vec());
         let digests: BTreeMap<String, String> = set
             .iter()
-            .map(|(path, bytes)| (path.clone(), crate::fs::digest::sha256_hex(bytes)))
+            .map(|(path, bytes)| {
+                (
+                    path.clone(),
+                    acp_registry_core::fs::digest::sha256_hex(bytes),
+                )
+            })
             .collect();
         let listed = digests.iter().map(|(p, d)| (p.as_str(), d.as_str()));
         let mut bytes = Vec::new();
@@ -73,7 +78,7 @@ mod tests {
         assert_eq!(keys, ["SHA256SUMS", "a/x.svg", "b.json"]);
         assert_eq!(
             doc["files"]["b.json"],
-            crate::fs::digest::sha256_hex(b"b.json")
+            acp_registry_core::fs::digest::sha256_hex(b"b.json")
         );
         assert!(text.ends_with("}\n"));
     }

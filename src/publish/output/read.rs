@@ -1,11 +1,11 @@
-//! Reading the output folder without following links (through `crate::fs`), and its paths
+//! Reading the output folder without following links (through `acp_registry_core::fs`), and its paths
 //! as they may be shown.
 
 use std::ffi::OsString;
 use std::path::Path;
 
 use crate::diagnostics::escape;
-use crate::fs::{self, Kind};
+use acp_registry_core::fs::{self, Kind};
 
 /// The entries of `dir`, sorted by name, with their own type (links are not followed).
 pub(super) fn entries(dir: &Path) -> std::io::Result<Vec<(OsString, Kind)>> {

@@ -10,9 +10,9 @@ use super::destination::Destination;
 use super::ownership::{read_listing, write_ownership_manifest, OWNERSHIP_FILE};
 use super::read::{entries, join, shown};
 use super::tree::{hashed, FileSink, Tree};
-use crate::fs::atomic::{self, sync_dir, AtomicFile, Batch};
-use crate::fs::{self, Kind};
 use crate::publish::error::{io, BuildError};
+use acp_registry_core::fs::atomic::{self, sync_dir, AtomicFile, Batch};
+use acp_registry_core::fs::{self, Kind};
 
 fn parent_of(out: &Path) -> PathBuf {
     match out.parent() {

@@ -8,8 +8,8 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::ownership::OWNERSHIP_FILE;
-use crate::fs::digest::hex;
 use crate::publish::error::BuildError;
+use acp_registry_core::fs::digest::hex;
 
 /// Where the files of a [`Tree`] go as they are produced: written into staging, or compared
 /// with the existing output. Called from several threads at once.

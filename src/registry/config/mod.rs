@@ -42,7 +42,7 @@ use crate::manifest::{jsonc, Member};
 use crate::online::{EndpointOverrides, ProvenanceConfig};
 use crate::published::Output;
 use crate::rules::{did_you_mean, read_failure, Code, Policy};
-use crate::source::{SourceFile, Span};
+use acp_registry_core::source::{SourceFile, Span};
 use online::{read_online, read_provenance};
 pub(crate) use outputs::base_url_problem;
 use outputs::{read_base_url, read_outputs};
@@ -107,10 +107,14 @@ impl Config {
     /// Read the configuration of the registry at `root`. Missing file: defaults, no findings.
     pub fn load(root: &Path) -> (Config, Vec<Diagnostic>) {
         // Only absence means defaults: a link or a special file is reported by reading.
-        if matches!(crate::fs::kind(&root.join(CONFIG_FILE)), Ok(None)) {
+        if matches!(
+            acp_registry_core::fs::kind(&root.join(CONFIG_FILE)),
+            Ok(None)
+        ) {
             return (Config::default(), Vec::new());
         }
-        let bytes = crate::fs::read_capped(root, Path::new(CONFIG_FILE), MAX_CONFIG_BYTES);
+        let bytes =
+            acp_registry_core::fs::read_capped(root, Path::new(CONFIG_FILE), MAX_CONFIG_BYTES);
         let text = match bytes.map(String::from_utf8) {
             Ok(Ok(text)) => text,
             Ok(Err(_)) => {

@@ -5,7 +5,7 @@ use crate::manifest::fields::{Fields, Keys};
 use crate::manifest::repository;
 use crate::manifest::{Member, Node};
 use crate::online::{EndpointOverrides, ProvenanceConfig};
-use crate::source::Span;
+use acp_registry_core::source::Span;
 
 /// `"online": {"npm_registry": URL, "pypi": URL, "github_api": URL}`. Plain http is accepted
 /// here (local mirrors); the network layer still refuses it outside tests.

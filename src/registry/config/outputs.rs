@@ -7,7 +7,7 @@ use crate::manifest::fields::{Fields, Keys};
 use crate::manifest::names::file_name_problem;
 use crate::manifest::{Node, DISTRIBUTION_KINDS};
 use crate::published::{Channel, Output, Patch, VERIFICATION_FILE, VERIFICATION_SCHEMA_FILE};
-use crate::source::Span;
+use acp_registry_core::source::Span;
 
 /// Fields a patch may not set: they identify the agent or are chosen by `channel`.
 const PATCH_FORBIDDEN: [&str; 5] = ["id", "version", "distribution", "preview", "$schema"];

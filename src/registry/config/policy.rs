@@ -5,7 +5,7 @@ use crate::diagnostics::Severity;
 use crate::manifest::fields::Fields;
 use crate::manifest::Node;
 use crate::rules::{is_enforced, Code, Level, Policy, RequireSha256, DEFAULT_REQUIRED_OS};
-use crate::source::Span;
+use acp_registry_core::source::Span;
 
 /// The OS families `required_os` may name.
 const OS_FAMILIES: [&str; 3] = ["darwin", "linux", "windows"];

@@ -8,7 +8,7 @@ use crate::manifest::skill::{
     SPEC_KEYS,
 };
 use crate::rules::Sink;
-use crate::source::{SourceFile, Span};
+use acp_registry_core::source::{SourceFile, Span};
 
 /// Checks the front matter; the body's start when it could be read.
 pub(super) fn check(source: &SourceFile, skill: &SkillDir<'_>, sink: &mut Sink) -> Option<usize> {

@@ -10,9 +10,9 @@ use regex::Regex;
 
 use super::{SkillDir, MAX_SKILL_BYTES};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::fs::Kind;
 use crate::rules::Sink;
-use crate::source::{SourceFile, Span};
+use acp_registry_core::fs::Kind;
+use acp_registry_core::source::{SourceFile, Span};
 
 /// Where a mentioned path leads, below the skill's folder.
 enum Target {
@@ -36,7 +36,7 @@ fn resolve(dir: &Path, from: &Path, path: &str) -> Target {
         }
     }
     let rel: PathBuf = parts.into_iter().collect();
-    match crate::fs::kind(&dir.join(&rel)) {
+    match acp_registry_core::fs::kind(&dir.join(&rel)) {
         Ok(None) => Target::Missing,
         Ok(Some(kind)) => Target::Found(rel, kind),
         // Unreadable: not this rule's to report.
@@ -101,7 +101,7 @@ fn check_referenced(
 ) -> Option<SourceFile> {
     let dir = skill.path();
     // Unreadable or not UTF-8: reported where the folder is read, not again here.
-    let bytes = crate::fs::read_capped(&dir, rel, MAX_SKILL_BYTES).ok()?;
+    let bytes = acp_registry_core::fs::read_capped(&dir, rel, MAX_SKILL_BYTES).ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let shown = rel.to_string_lossy().replace('\\', "/");
     let source = SourceFile::new(skill.display(&shown), text);

@@ -9,9 +9,9 @@ use std::path::Path;
 use super::files::Listing;
 use super::{display_path, read_text, Code, EntryDir, Sink};
 use crate::diagnostics::Diagnostic;
-use crate::fs::Kind;
 use crate::manifest::skill::{self, BODY_LINES_MAX};
-use crate::source::{SourceFile, Span};
+use acp_registry_core::fs::Kind;
+use acp_registry_core::source::{SourceFile, Span};
 
 /// Size limit of an entry's `skill/` folder, all files together.
 pub(crate) const MAX_SKILL_BYTES: u64 = 1024 * 1024;
@@ -64,18 +64,18 @@ pub(crate) fn check(
 /// The skill folders below `skill/`, each layout problem reported: files directly in
 /// `skill/` (the older layout, still checked as a skill), no folder, several folders.
 fn layout<'a>(entry: &'a EntryDir, dir: &Path, sink: &mut Sink) -> Vec<SkillDir<'a>> {
-    let Ok(children) = crate::fs::list_dir(dir) else {
+    let Ok(children) = acp_registry_core::fs::list_dir(dir) else {
         return Vec::new(); // `walk` reported it.
     };
     let folders: Vec<String> = children
         .iter()
         .filter(|c| c.kind == Kind::Dir)
-        .map(crate::fs::Child::name)
+        .map(acp_registry_core::fs::Child::name)
         .collect();
     let files: Vec<String> = children
         .iter()
         .filter(|c| c.kind == Kind::File)
-        .map(crate::fs::Child::name)
+        .map(acp_registry_core::fs::Child::name)
         .collect();
     if files.iter().any(|f| f == "SKILL.md") {
         sink.push(
@@ -143,7 +143,7 @@ fn layout<'a>(entry: &'a EntryDir, dir: &Path, sink: &mut Sink) -> Vec<SkillDir<
 
 /// The `name` of `<rel>/SKILL.md`, when it can be read.
 fn declared_name(entry: &EntryDir, rel: &str) -> Option<String> {
-    let bytes = crate::fs::read_capped(
+    let bytes = acp_registry_core::fs::read_capped(
         &entry.path,
         Path::new(&format!("{rel}/SKILL.md")),
         MAX_SKILL_BYTES,
@@ -156,7 +156,10 @@ fn declared_name(entry: &EntryDir, rel: &str) -> Option<String> {
 fn check_skill(skill: &SkillDir<'_>, sink: &mut Sink, sources: &mut Vec<SourceFile>) {
     let display = skill.display("SKILL.md");
     // Only absence is "no SKILL.md": a link, a folder or an unreadable file is reported by reading.
-    if matches!(crate::fs::kind(&skill.path().join("SKILL.md")), Ok(None)) {
+    if matches!(
+        acp_registry_core::fs::kind(&skill.path().join("SKILL.md")),
+        Ok(None)
+    ) {
         sink.push(
             Diagnostic::new(
                 Code::SkillFrontmatter,
@@ -218,7 +221,7 @@ fn check_body_length(source: &SourceFile, body_start: usize, sink: &mut Sink) {
 /// The bytes of the regular files under `dir` (`rel` below the entry), reporting links,
 /// special files and folders that cannot be listed; none of them is followed or counted.
 fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
-    let children = match crate::fs::list_dir(dir) {
+    let children = match acp_registry_core::fs::list_dir(dir) {
         Ok(children) => children,
         Err(e) => {
             sink.push(super::unlistable(&display_path(entry, rel), &e));
