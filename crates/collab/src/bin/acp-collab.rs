@@ -25,7 +25,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     #[command(flatten)]
-    Collab(cli::Command),
+    Collab(Box<cli::Command>),
     /// Print a shell completion script (bash, zsh, fish, elvish or PowerShell)
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `acp-collab man | man -l -`
@@ -70,7 +70,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Man => return documentation(|out| manual::man_page(Cli::command(), &MANUAL, out)),
-        Command::Collab(command) => command,
+        Command::Collab(command) => *command,
     };
     match run(command) {
         Ok(code) => ExitCode::from(code),
