@@ -510,8 +510,9 @@ fn deepest_file<T>(files: &BTreeMap<String, T>, path: &[String]) -> Option<Strin
 /// The `(name, body start, body end)` of every inline `mod name { … }` block.
 fn inline_modules(code: &str) -> Vec<(String, usize, usize)> {
     let bytes = code.as_bytes();
-    let (mut out, mut open): (Vec<(String, usize, usize)>, Vec<(usize, usize)>) =
-        (Vec::new(), Vec::new());
+    let mut out: Vec<(String, usize, usize)> = Vec::new();
+    // The open blocks: index in `out`, and the brace depth outside the block.
+    let mut open: Vec<(usize, usize)> = Vec::new();
     let (mut braces, mut pending): (usize, Option<String>) = (0, None);
     for (i, &b) in bytes.iter().enumerate() {
         if code[i..].starts_with("mod ") && !code[..i].ends_with(is_ident_char) {
@@ -589,7 +590,8 @@ fn use_paths(tokens: &[&str], at: &mut usize, prefix: Vec<String>, out: &mut Vec
                 return;
             }
             ident => {
-                if !(ident == "self" && !path.is_empty()) {
+                // `self` in a group is the path so far.
+                if ident != "self" || path.is_empty() {
                     path.push(ident.to_string());
                 }
                 if tokens.get(*at) == Some(&"::") {
