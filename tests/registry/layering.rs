@@ -1,7 +1,9 @@
 //! The map cannot lie: ARCHITECTURE.md's "Allowed imports" tables list, for each crate, which
 //! top-level modules each module may name through `crate::…`. This test reads every such edge
 //! in the crates' sources and fails on one the table does not allow, on a module without a
-//! row, and on a row naming a module that does not exist.
+//! row, and on a row naming a module that does not exist. Below the tables, it reads which
+//! files of a crate each file names and fails on any cycle between files (see "File-level
+//! cycles" further down).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -455,7 +457,7 @@ fn a_table_that_allows_a_cycle_is_refused() {
 //
 // Edges from inline `#[cfg(test)] mod tests` blocks are counted like the rest of their file:
 // they are part of the file a reader opens, and a test that needs a module which needs this
-// one back is as tangled as production code. (None of the crates needs the exemption today.)
+// one back is as tangled as production code.
 
 /// Every `.rs` file of a crate's source folder by its path below it (`validate/log.rs`), with
 /// comments and strings blanked; `bin/` is left out (each binary is its own crate).
