@@ -1,7 +1,9 @@
 //! The map cannot lie: ARCHITECTURE.md's "Allowed imports" tables list, for each crate, which
 //! top-level modules each module may name through `crate::…`. This test reads every such edge
 //! in the crates' sources and fails on one the table does not allow, on a module without a
-//! row, and on a row naming a module that does not exist.
+//! row, and on a row naming a module that does not exist. Below the tables, it reads which
+//! files of a crate each file names and fails on any cycle between files (see "File-level
+//! cycles" further down).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -436,4 +438,491 @@ fn a_table_that_allows_a_cycle_is_refused() {
     );
     let found = cycle(&tables(&map)[0]).expect("a cycle");
     assert!(found.ends_with("a → b → c → a"), "{found}");
+}
+
+// File-level cycles. The tables above order the top-level modules, but a cycle can hide
+// inside one module (`online/cache.rs` ↔ `online/checks.rs`) or through the crate root
+// (`lib.rs` re-exports a module that imports an item back from `lib.rs`). So the test also
+// reads, for every file of each crate's `src` (binaries aside: each is its own crate and
+// names the library by its name), which other files of the same crate its paths name, and
+// refuses any cycle in that graph.
+//
+// A path names the deepest file that exists along it: `crate::a::b::C` is `a/b.rs` or
+// `a/b/mod.rs` if there is one, else `a.rs` or `a/mod.rs`, else the crate root. Paths are
+// read in `use` trees (`crate::a::{b, c::d}` names `a/b` and `a/c/d`) and in code, from
+// `crate::` (or `$crate::`), `super::` (climbing from the module at that point, inline
+// `mod m { … }` blocks included), `self::`, and a child module's own name (`use
+// child::Item;` in the parent). A `mod child;` declaration is not an import: a parent owns its
+// children, it does not depend on them until it names one of their items.
+//
+// Edges from inline `#[cfg(test)] mod tests` blocks are counted like the rest of their file:
+// they are part of the file a reader opens, and a test that needs a module which needs this
+// one back is as tangled as production code.
+
+/// Every `.rs` file of a crate's source folder by its path below it (`validate/log.rs`), with
+/// comments and strings blanked; `bin/` is left out (each binary is its own crate).
+fn source_files(src: &Path) -> BTreeMap<String, String> {
+    rust_files(src)
+        .into_iter()
+        .filter_map(|path| {
+            let rel = path.strip_prefix(src).expect("below src");
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            if rel.starts_with("bin/") {
+                return None;
+            }
+            let text = std::fs::read_to_string(&path).expect("readable source file");
+            Some((rel, code_only(&text)))
+        })
+        .collect()
+}
+
+/// The module a file holds: `validate/log.rs` is `validate::log`, `validate/mod.rs` is
+/// `validate`, `lib.rs` is the crate root (no segment).
+fn module_of_file(file: &str) -> Vec<String> {
+    let mut parts: Vec<String> = file
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(str::to_string)
+        .collect();
+    let root = parts.len() == 1 && matches!(parts[0].as_str(), "lib" | "main");
+    if root || parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The file that holds exactly `module`, if one does.
+fn file_of_module<T>(files: &BTreeMap<String, T>, module: &[String]) -> Option<String> {
+    let candidates = if module.is_empty() {
+        vec!["lib.rs".to_string(), "main.rs".to_string()]
+    } else {
+        let base = module.join("/");
+        vec![format!("{base}.rs"), format!("{base}/mod.rs")]
+    };
+    candidates.into_iter().find(|c| files.contains_key(c))
+}
+
+/// The deepest file along a path from the crate root (the root itself at worst).
+fn deepest_file<T>(files: &BTreeMap<String, T>, path: &[String]) -> Option<String> {
+    (0..=path.len())
+        .rev()
+        .find_map(|len| file_of_module(files, &path[..len]))
+}
+
+/// The `(name, body start, body end)` of every inline `mod name { … }` block.
+fn inline_modules(code: &str) -> Vec<(String, usize, usize)> {
+    let bytes = code.as_bytes();
+    let mut out: Vec<(String, usize, usize)> = Vec::new();
+    // The open blocks: index in `out`, and the brace depth outside the block.
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let (mut braces, mut pending): (usize, Option<String>) = (0, None);
+    for (i, &b) in bytes.iter().enumerate() {
+        if code[i..].starts_with("mod ") && !code[..i].ends_with(is_ident_char) {
+            let after = code[i + 4..].trim_start();
+            let name = leading_ident(after).unwrap_or_default();
+            let declared = after[name.len()..].trim_start().starts_with('{');
+            pending = declared.then_some(name);
+        }
+        match b {
+            b'{' => {
+                if let Some(name) = pending.take() {
+                    out.push((name, i + 1, code.len()));
+                    open.push((out.len() - 1, braces));
+                }
+                braces += 1;
+            }
+            b'}' => {
+                braces = braces.saturating_sub(1);
+                if open.last().is_some_and(|(_, at)| *at == braces) {
+                    let (index, _) = open.pop().expect("an open module");
+                    out[index].2 = i;
+                }
+            }
+            b';' => pending = None,
+            _ => {}
+        }
+    }
+    out
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Splits a `use` tree into tokens: identifiers (`$crate` too), `::`, `{`, `}`, `,`, `*`.
+fn use_tokens(tree: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = tree.trim_start();
+    while let Some(c) = rest.chars().next() {
+        let len = if rest.starts_with("::") {
+            2
+        } else if is_ident_char(c) || c == '$' {
+            rest.find(|c: char| !(is_ident_char(c) || c == '$'))
+                .unwrap_or(rest.len())
+        } else {
+            c.len_utf8()
+        };
+        out.push(&rest[..len]);
+        rest = rest[len..].trim_start();
+    }
+    out
+}
+
+/// The full paths of a `use` tree: `crate::{a, b::{self, c}}` is `crate::a`, `crate::b`
+/// and `crate::b::c`; a glob is its prefix; renames are dropped.
+fn use_paths(tokens: &[&str], at: &mut usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let mut path = prefix;
+    while let Some(&token) = tokens.get(*at) {
+        *at += 1;
+        match token {
+            "{" => {
+                while tokens.get(*at).is_some_and(|t| *t != "}") {
+                    let before = *at;
+                    use_paths(tokens, at, path.clone(), out);
+                    if tokens.get(*at) == Some(&",") || *at == before {
+                        *at += 1; // the separator, or a token no path starts with
+                    }
+                }
+                *at += 1;
+                return;
+            }
+            "*" => break,
+            "::" | "," | "}" => {
+                *at -= 1;
+                return;
+            }
+            ident => {
+                // `self` in a group is the path so far.
+                if ident != "self" || path.is_empty() {
+                    path.push(ident.to_string());
+                }
+                if tokens.get(*at) == Some(&"::") {
+                    *at += 1;
+                    continue;
+                }
+                if tokens.get(*at) == Some(&"as") {
+                    *at += 2;
+                }
+                break;
+            }
+        }
+    }
+    out.push(path);
+}
+
+/// A path as written at a point of module `here`, from the crate root; `None` for a path of
+/// another crate or one that does not start at a module of this crate.
+fn from_root<T>(
+    files: &BTreeMap<String, T>,
+    here: &[String],
+    path: &[String],
+) -> Option<Vec<String>> {
+    let first = path.first()?.as_str();
+    let tail = |base: &[String], from: usize| [base, &path[from..]].concat();
+    match first {
+        "crate" | "$crate" => Some(path[1..].to_vec()),
+        "self" => Some(tail(here, 1)),
+        "super" => {
+            let ups = path.iter().take_while(|s| *s == "super").count();
+            (ups <= here.len()).then(|| tail(&here[..here.len() - ups], ups))
+        }
+        child => {
+            let mut module = here.to_vec();
+            module.push(child.to_string());
+            file_of_module(files, &module).map(|_| tail(here, 0))
+        }
+    }
+}
+
+/// Each other file of the crate that `file` names, with the first line naming it.
+fn file_imports(files: &BTreeMap<String, String>, file: &str) -> BTreeMap<String, usize> {
+    let code = &files[file];
+    let module = module_of_file(file);
+    let inline = inline_modules(code);
+    let here = |at: usize| -> Vec<String> {
+        let mut m = module.clone();
+        m.extend(
+            inline
+                .iter()
+                .filter(|(_, start, end)| (*start..*end).contains(&at))
+                .map(|(name, _, _)| name.clone()),
+        );
+        m
+    };
+    let mut named = Vec::new();
+    let mut uses = Vec::new();
+    for (at, _) in code.match_indices("use ") {
+        if code[..at].ends_with(is_ident_char) {
+            continue;
+        }
+        let end = code[at..].find(';').map_or(code.len(), |e| at + e);
+        let mut paths = Vec::new();
+        use_paths(
+            &use_tokens(&code[at + 4..end]),
+            &mut 0,
+            Vec::new(),
+            &mut paths,
+        );
+        named.extend(paths.into_iter().map(|p| (at, p)));
+        uses.push(at..end);
+    }
+    named.extend(code_paths(code).filter(|(at, _)| !uses.iter().any(|u| u.contains(at))));
+    let mut out = BTreeMap::new();
+    for (at, path) in named {
+        let Some(target) = from_root(files, &here(at), &path).and_then(|p| deepest_file(files, &p))
+        else {
+            continue;
+        };
+        if target != file {
+            let line = code[..at].matches('\n').count() + 1;
+            let first = out.entry(target).or_insert(line);
+            *first = (*first).min(line);
+        }
+    }
+    out
+}
+
+/// The paths written in code (outside `use`): an identifier that starts a `a::b::c` chain
+/// (not one after `::`), with its offset.
+fn code_paths(code: &str) -> impl Iterator<Item = (usize, Vec<String>)> + '_ {
+    code.match_indices("::").filter_map(move |(sep, _)| {
+        let start = code[..sep]
+            .char_indices()
+            .rfind(|(_, c)| !(is_ident_char(*c) || *c == '$'))
+            .map_or(0, |(p, c)| p + c.len_utf8());
+        let before = code[..start].trim_end();
+        if start == sep || before.ends_with("::") || code[..start].ends_with('\'') {
+            return None;
+        }
+        let mut path = vec![code[start..sep].to_string()];
+        let mut rest = &code[sep..];
+        while let Some(next) = rest.strip_prefix("::") {
+            let Some(ident) = leading_ident(next) else {
+                break;
+            };
+            rest = &next[ident.len()..];
+            path.push(ident);
+        }
+        Some((start, path))
+    })
+}
+
+/// The import graph of a crate's files: each file, the files it names and where.
+fn file_graph(files: &BTreeMap<String, String>) -> BTreeMap<String, BTreeMap<String, usize>> {
+    files
+        .keys()
+        .map(|file| (file.clone(), file_imports(files, file)))
+        .collect()
+}
+
+/// The strongly connected sets of the graph with more than one file (Tarjan's algorithm):
+/// every file of such a set reaches every other, so each lies on a cycle.
+fn tangles(graph: &BTreeMap<String, BTreeMap<String, usize>>) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        graph: &'a BTreeMap<String, BTreeMap<String, usize>>,
+        index: BTreeMap<&'a str, (usize, usize)>,
+        stack: Vec<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(walk: &mut Walk<'a>, file: &'a str) {
+        let n = walk.index.len();
+        walk.index.insert(file, (n, n));
+        walk.stack.push(file);
+        let graph = walk.graph;
+        for next in graph[file].keys() {
+            let low = match walk.index.get(next.as_str()) {
+                None => {
+                    visit(walk, next);
+                    walk.index[next.as_str()].1
+                }
+                Some(&(order, _)) if walk.stack.contains(&next.as_str()) => order,
+                Some(_) => continue,
+            };
+            let entry = walk.index.get_mut(file).expect("visited");
+            entry.1 = entry.1.min(low);
+        }
+        let (order, low) = walk.index[file];
+        if order == low {
+            let at = walk
+                .stack
+                .iter()
+                .rposition(|f| *f == file)
+                .expect("on the stack");
+            let set: Vec<String> = walk.stack.drain(at..).map(str::to_string).collect();
+            if set.len() > 1 {
+                walk.out.push(set);
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        stack: Vec::new(),
+        out: Vec::new(),
+    };
+    for file in graph.keys() {
+        if !walk.index.contains_key(file.as_str()) {
+            visit(&mut walk, file);
+        }
+    }
+    walk.out
+}
+
+/// The shortest cycle through `from` inside `set`, as the files in order (`from` first).
+fn shortest_cycle(
+    graph: &BTreeMap<String, BTreeMap<String, usize>>,
+    set: &BTreeSet<&str>,
+    from: &str,
+) -> Vec<String> {
+    let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(file) = queue.pop_front() {
+        for next in graph[file].keys().map(String::as_str) {
+            if !set.contains(next) || came_from.contains_key(next) {
+                continue;
+            }
+            came_from.insert(next, file);
+            if next == from {
+                let mut ring = vec![from.to_string()];
+                let mut at = file;
+                while at != from {
+                    ring.push(at.to_string());
+                    at = came_from[at];
+                }
+                ring[1..].reverse();
+                return ring;
+            }
+            queue.push_back(next);
+        }
+    }
+    unreachable!("every file of a strongly connected set is on a cycle")
+}
+
+/// Every file-level cycle, one line each: for each tangle, the shortest cycle through each of
+/// its files (duplicates dropped), as `a.rs:3 → b.rs:7 → a.rs` (`a.rs` line 3 names `b.rs`).
+fn file_cycles(src: &str, graph: &BTreeMap<String, BTreeMap<String, usize>>) -> Vec<String> {
+    let mut out = Vec::new();
+    for tangle in tangles(graph) {
+        let set: BTreeSet<&str> = tangle.iter().map(String::as_str).collect();
+        let mut seen = BTreeSet::new();
+        for file in &set {
+            let ring = shortest_cycle(graph, &set, file);
+            let mut key = ring.clone();
+            key.sort();
+            if !seen.insert(key) {
+                continue;
+            }
+            let steps: Vec<String> = ring
+                .iter()
+                .zip(ring.iter().cycle().skip(1))
+                .map(|(a, b)| format!("{src}/{a}:{}", graph[a][b]))
+                .collect();
+            out.push(format!(
+                "file cycle: {} → {src}/{} (a file names the next at that line; break the \
+                 cycle by moving the shared item down into a file both can import)",
+                steps.join(" → "),
+                ring[0]
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_file_of_a_crate_imports_a_file_that_imports_it_back() {
+    let root = workspace_root();
+    let map = std::fs::read_to_string(root.join(MAP)).expect("ARCHITECTURE.md");
+    let mut problems = Vec::new();
+    for table in tables(&map) {
+        let files = source_files(&root.join(&table.src));
+        problems.extend(file_cycles(&table.src, &file_graph(&files)));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn in_memory(files: &[(&str, &str)]) -> BTreeMap<String, String> {
+    files
+        .iter()
+        .map(|(name, text)| ((*name).to_string(), code_only(text)))
+        .collect()
+}
+
+#[test]
+fn the_file_reader_resolves_each_path_to_the_deepest_file_that_holds_it() {
+    let files = in_memory(&[
+        (
+            "lib.rs",
+            "mod a;\nmod v;\npub use a::Thing;\n// crate::v::x\n",
+        ),
+        (
+            "a.rs",
+            "use crate::{v::{self, log::Line}, Root};\nfn f() { super::v::go() }\n",
+        ),
+        (
+            "v/mod.rs",
+            "mod log;\nmod tests { use super::*; use super::super::a; }\n",
+        ),
+        (
+            "v/log.rs",
+            "use super::Validator;\nfn f() { self::inner::g(); other_crate::a::b(); }\n",
+        ),
+    ]);
+    let graph = file_graph(&files);
+    let names = |file: &str| graph[file].keys().cloned().collect::<Vec<_>>();
+    // `pub use a::Thing` in the root names its child; `mod a;` alone would not.
+    assert_eq!(names("lib.rs"), ["a.rs"]);
+    // `v::{self, log::Line}` names `v/mod.rs` and `v/log.rs`; `Root` is an item of the root.
+    assert_eq!(names("a.rs"), ["lib.rs", "v/log.rs", "v/mod.rs"]);
+    assert_eq!(graph["a.rs"]["v/mod.rs"], 1);
+    // Inside the inline `mod tests`, `super::*` is the file itself, `super::super::a` is `a`.
+    assert_eq!(names("v/mod.rs"), ["a.rs"]);
+    // A child naming its parent's item names the parent's file; other crates are no edges.
+    assert_eq!(names("v/log.rs"), ["v/mod.rs"]);
+}
+
+#[test]
+fn a_file_cycle_is_refused_with_its_files_in_order_and_none_is_reported_without_one() {
+    let tangled = in_memory(&[
+        ("lib.rs", "mod error;\nmod paths;\npub use error::Error;\n"),
+        (
+            "error.rs",
+            "pub enum Error { Read(crate::paths::ReadError) }\n",
+        ),
+        ("paths.rs", "use crate::Error;\npub struct ReadError;\n"),
+        ("spec.rs", "pub const X: u8 = 1;\n"),
+    ]);
+    let found = file_cycles("src", &file_graph(&tangled));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "file cycle: src/error.rs:1 → src/paths.rs:1 → src/lib.rs:3 → src/error.rs "
+        ),
+        "{}",
+        found[0]
+    );
+    // The parent using its child and the child using its parent is a cycle too.
+    let both_ways = in_memory(&[
+        ("lib.rs", "mod v;\n"),
+        (
+            "v/mod.rs",
+            "mod log;\nuse log::Line;\npub struct Validator;\n",
+        ),
+        ("v/log.rs", "use super::Validator;\npub struct Line;\n"),
+    ]);
+    let found = file_cycles("src", &file_graph(&both_ways));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].starts_with("file cycle: src/v/log.rs:1 → src/v/mod.rs:2 → src/v/log.rs "));
+    // The same files with the shared item moved down: no cycle.
+    let untangled = in_memory(&[
+        ("lib.rs", "mod error;\nmod paths;\npub use error::Error;\n"),
+        (
+            "error.rs",
+            "pub enum Error { Read(crate::paths::ReadError) }\n",
+        ),
+        ("paths.rs", "pub struct ReadError;\n"),
+    ]);
+    assert_eq!(
+        file_cycles("src", &file_graph(&untangled)),
+        Vec::<String>::new()
+    );
 }

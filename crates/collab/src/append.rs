@@ -4,35 +4,48 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::events::{append_line, format_event_line, read_events, AppendLock, Event, EventLog};
-use super::guide::{self, Invocation};
-use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
-use super::paths;
-use super::protocol;
-use super::pyfmt::{self, as_int};
-use super::spec::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
-use super::state::{replay, State};
-use super::{CollabError, FlagProblem};
-use crate::time::utc_now;
+use crate::error::{CollabError, FlagProblem};
+use crate::events::{append_line, format_event_line, read_events, AppendLock, Event, EventLog};
+use crate::guide::{self, Invocation};
+use crate::markdown::{conclusion_errors, unchecked_gates, Readiness};
+use crate::paths;
+use crate::protocol;
+use crate::pyfmt::{self, as_int};
+use crate::spec::{is_sha256, CONCLUSION_FILE, EVENTS, READINESS_FILE};
+use crate::state::{replay, State};
+use acp_registry_core::time::utc_now;
 
-/// The `append` flags.
-#[derive(Debug, Clone, Default)]
+/// The `append` flags: the library's options and the binary's arguments at once (the doc
+/// comments are the `--help` texts).
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct AppendOptions {
-    /// `--folder`.
+    /// The collaboration folder
+    #[arg(long)]
     pub folder: String,
-    /// `--participant`: the sender.
+    /// The sender
+    #[arg(long)]
     pub participant: String,
-    /// `--event`.
+    /// The event to record
+    #[arg(long, value_parser = EVENTS)]
     pub event: String,
-    /// `--summary`.
+    /// One line saying what this event is about
+    #[arg(long)]
     pub summary: String,
-    /// `--doc`.
+    /// The document the event concerns (a collaboration file or a deliverable path)
+    #[arg(long)]
     pub doc: Option<String>,
-    /// `--reply-to`.
+    /// The seq of an earlier event this one answers
+    #[arg(long)]
     pub reply_to: Option<i64>,
-    /// `--role`.
+    /// Which deliverable a deliverable event is about
+    #[arg(long, value_parser = ["primary", "supporting"])]
     pub role: Option<String>,
-    /// `--sha256`.
+    /// SHA-256 of the deliverable being frozen (required by `deliverable_frozen`).
+    // An attribute, not the doc comment: the help text names the event without backticks.
+    #[arg(
+        long,
+        help = "SHA-256 of the deliverable being frozen (required by deliverable_frozen)"
+    )]
     pub sha256: Option<String>,
 }
 

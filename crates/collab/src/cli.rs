@@ -1,6 +1,7 @@
-//! The `acp-collab` commands as the binary runs them: what each prints, on which stream, and
-//! its exit code (docs/collab-protocol.md#conventions). The binary parses arguments into a
-//! [`Command`] and calls [`run`].
+//! The `acp-collab` commands as the binary runs them: their arguments, what each prints, on
+//! which stream, and its exit code (docs/collab-protocol.md#conventions). [`Command`] and the
+//! options it holds are the binary's clap definitions themselves (no mirror to keep in step):
+//! the binary parses the command line into a [`Command`] and calls [`run`].
 //!
 //! Text for people passes through [`escape::terminal`]: names, titles and event fields come
 //! from a shared folder, so a hostile one must not reach the terminal with control characters
@@ -9,66 +10,186 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use super::skill::{self, InstallOptions, Outcome, Removal, Roots, Scope, UninstallOptions};
-use super::status::{render_log_json, render_log_text};
-use super::wait::{wait_for_turn, WaitOptions, WaitOutcome};
-use super::{AppendOptions, CollabError, InitOptions, Invocation};
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::append::{append_with, AppendOptions};
+use crate::error::CollabError;
+use crate::guide::Invocation;
+use crate::init::{init, InitOptions};
+use crate::next::next_action_with;
+use crate::skill::{self, InstallOptions, Outcome, Removal, Roots, Scope, UninstallOptions};
+use crate::status::{log, render_log_json, render_log_text, status};
+use crate::validate::validate;
+use crate::wait::{wait_for_turn, WaitOptions, WaitOutcome};
 use acp_registry_core::escape;
 
 /// The output format of `validate`, `status` and `log`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// The published scripts' report, for people.
+    /// The published scripts' report
     Text,
-    /// JSON, for tools.
+    /// One JSON document, for tools
     Json,
 }
 
-/// One parsed `acp-collab` command line.
-#[derive(Debug, Clone)]
+/// One parsed `acp-collab` command line: the binary's subcommands (but `completions` and
+/// `man`, which are about the binary), and what [`run`] runs. The doc comments and `about`s
+/// are the `--help` texts; the form of the printed follow-up commands ([`Invocation`]) is
+/// not an argument but the environment's, read when the command line is parsed.
+// The scripts' snake_case aliases are in the help texts, so those are `about` attributes: as
+// doc comments they would have to be backticked, which would change `--help`.
+#[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// `init`, and the form of the first commands it prints.
-    Init(InitOptions, Invocation),
+    #[command(about = "Create a collaboration folder (alias: init_collaboration)")]
+    #[command(aliases = ["init_collaboration", "init_collaboration.py"], args_override_self = true)]
+    Init {
+        /// The flags.
+        #[command(flatten)]
+        options: InitOptions,
+        /// The form of the first commands it prints.
+        #[arg(skip = Invocation::from_env())]
+        invocation: Invocation,
+    },
     /// `append`, and the form of the commands a refusal names.
-    Append(AppendOptions, Invocation),
-    /// `next`: the folder, the participant and the form of its follow-up commands.
-    Next(String, String, Invocation),
+    #[command(about = "Append one event to events.jsonl (alias: append_event)")]
+    #[command(aliases = ["append_event", "append_event.py"], args_override_self = true)]
+    Append {
+        /// The flags.
+        #[command(flatten)]
+        options: AppendOptions,
+        /// The form of the commands a refusal names.
+        #[arg(skip = Invocation::from_env())]
+        invocation: Invocation,
+    },
+    /// `next`.
+    #[command(about = "Print the next action for a participant (alias: next_action)")]
+    #[command(aliases = ["next_action", "next_action.py"], args_override_self = true)]
+    Next(NextOptions),
     /// `wait`.
+    #[command(about = "Wait until it is a participant's turn (alias: wait_for_turn)")]
+    #[command(aliases = ["wait_for_turn", "wait_for_turn.py"], args_override_self = true)]
     Wait(WaitOptions),
-    /// `validate`: the folder and the format.
-    Validate(String, Format),
-    /// `status`: the folder and the format.
-    Status(String, Format),
-    /// `log`: the folder, the seq to start after and the format.
-    Log(String, Option<i64>, Format),
-    /// `skill install --list`: the known agents and their folders.
-    SkillAgents,
-    /// `skill install`: the agent, the project folder (`None`: the home folder), `--force`.
-    SkillInstall(String, Option<PathBuf>, bool),
-    /// `skill uninstall`: the agent, the project folder (`None`: the home folder), `--force`.
-    SkillUninstall(String, Option<PathBuf>, bool),
-    /// `skill list`: the project folder to look in besides the home folder (`None`: the
-    /// current folder).
-    SkillList(Option<PathBuf>),
-    /// `acp`: the engine as an ACP agent on standard input and output.
+    /// `validate`.
+    #[command(about = "Validate a collaboration folder (alias: validate_collaboration)")]
+    #[command(
+        aliases = ["validate_collaboration", "validate_collaboration.py"],
+        args_override_self = true
+    )]
+    Validate(ReportOptions),
+    /// Show where a collaboration stands: phase, owner, who is awaited, the last events and
+    /// open readiness questions
+    #[command(args_override_self = true)]
+    Status(ReportOptions),
+    /// Print the event log, optionally only the events after a seq
+    #[command(args_override_self = true)]
+    Log(LogOptions),
+    /// Install, list or remove the collaboration skill
+    #[command(subcommand)]
+    Skill(SkillCommand),
+    /// Speak ACP (Agent Client Protocol) on stdio, for editors
     Acp,
+}
+
+/// The `next` flags.
+#[derive(Debug, Clone, Args)]
+pub struct NextOptions {
+    /// The collaboration folder
+    #[arg(long)]
+    pub folder: String,
+    /// The participant asking
+    #[arg(long)]
+    pub participant: String,
+    /// The form of the follow-up commands: not an argument, the environment's when parsed.
+    #[arg(skip = Invocation::from_env())]
+    pub invocation: Invocation,
+}
+
+/// The flags of `validate` and `status`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportOptions {
+    /// The collaboration folder
+    #[arg(long)]
+    pub folder: String,
+    /// Output format
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+/// The `log` flags.
+#[derive(Debug, Clone, Args)]
+pub struct LogOptions {
+    /// The collaboration folder
+    #[arg(long)]
+    pub folder: String,
+    /// Only events with a seq above N
+    #[arg(long, value_name = "N")]
+    pub since: Option<i64>,
+    /// Output format (json: one JSON object per line)
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+/// `skill install`, `skill uninstall` and `skill list`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum SkillCommand {
+    /// Copy the skill where agents read skills, its scripts running this acp-collab
+    Install(SkillInstallOptions),
+    /// Remove what skill install wrote (never a folder it did not write)
+    Uninstall(SkillTarget),
+    /// Show where the skill is installed, the engine its scripts run and whether it is outdated
+    List(SkillListOptions),
+}
+
+/// The `skill install` flags.
+#[derive(Debug, Clone, Args)]
+pub struct SkillInstallOptions {
+    /// Which agent's folders, where, and `--force`.
+    #[command(flatten)]
+    pub target: SkillTarget,
+    /// List the known agents and their skill folders
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// Where `skill install` and `skill uninstall` act.
+#[derive(Debug, Clone, Args)]
+pub struct SkillTarget {
+    /// The agent (see skill install --list); universal writes .agents/skills and .claude/skills
+    #[arg(long, default_value = "universal")]
+    pub agent: String,
+    /// For the user, below the home folder (the default)
+    #[arg(long, conflicts_with = "project")]
+    pub global: bool,
+    /// In this project folder instead
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Install: replace a hand-edited install or another skill of the same name. Uninstall:
+    /// remove a hand-edited install's recorded files
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The `skill list` flags.
+#[derive(Debug, Clone, Args)]
+pub struct SkillListOptions {
+    /// The project folder to look in besides the home folder (default: the current folder)
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
 }
 
 impl Command {
     /// The subcommand's name, as argparse-style usage errors print it.
     fn name(&self) -> &'static str {
         match self {
-            Command::Init(..) => "init",
-            Command::Append(..) => "append",
-            Command::Next(..) => "next",
+            Command::Init { .. } => "init",
+            Command::Append { .. } => "append",
+            Command::Next(_) => "next",
             Command::Wait(_) => "wait",
-            Command::Validate(..) => "validate",
-            Command::Status(..) => "status",
-            Command::Log(..) => "log",
-            Command::SkillAgents
-            | Command::SkillInstall(..)
-            | Command::SkillUninstall(..)
-            | Command::SkillList(_) => "skill",
+            Command::Validate(_) => "validate",
+            Command::Status(_) => "status",
+            Command::Log(_) => "log",
+            Command::Skill(_) => "skill",
             Command::Acp => "acp",
         }
     }
@@ -149,66 +270,77 @@ fn formatted(
     }
 }
 
-/// Runs one command, printing its result or its failure on `console`; returns the exit code
-/// (failures exit 2). Only a failure of the console itself
-/// ([`CollabError::Console`]) is left to the caller to print.
-pub fn run(command: Command, console: &mut Console) -> Result<u8, CollabError> {
+/// Runs one command, printing its result or its failure on `console`; returns the exit code.
+/// Every failure of the command is printed here (as docs/collab-protocol.md#conventions
+/// shapes it) and exits 2; only a failure of the console itself, which cannot be printed
+/// there, is returned for the caller to report.
+pub fn run(command: Command, console: &mut Console) -> io::Result<u8> {
     let name = command.name();
-    let printed = match execute(command, console) {
+    let code = match execute(command, console) {
         Ok(Shown::Text(text, code)) => console.text(&text).map(|()| code),
         Ok(Shown::Json(json, code)) => console.out.write_all(json.as_bytes()).map(|()| code),
         Ok(Shown::Done(code)) => Ok(code),
-        Err(e @ CollabError::Console(_)) => return Err(e),
+        Err(CollabError::Console(e)) => Err(e),
         Err(e) => console.failure(&e, name).map(|()| 2),
-    };
-    let code = printed.map_err(CollabError::Console)?;
-    console.out.flush().map_err(CollabError::Console)?;
+    }?;
+    console.out.flush()?;
     Ok(code)
 }
 
 fn execute(command: Command, console: &mut Console) -> Result<Shown, CollabError> {
     Ok(match command {
-        Command::Init(opts, invocation) => Shown::Text(super::init(&opts)?.report(&invocation), 0),
-        Command::Append(opts, invocation) => Shown::Text(
-            format!("{}\n", super::append_with(&opts, &invocation)?.message()),
+        Command::Init {
+            options,
+            invocation,
+        } => Shown::Text(init(&options)?.report(&invocation), 0),
+        Command::Append {
+            options,
+            invocation,
+        } => Shown::Text(
+            format!("{}\n", append_with(&options, &invocation)?.message()),
             0,
         ),
-        Command::Next(folder, participant, invocation) => {
-            let next = super::next_action_with(&folder, &participant, &invocation)?;
+        Command::Next(o) => {
+            let next = next_action_with(&o.folder, &o.participant, &o.invocation)?;
             Shown::Text(next.render(), exit_code(next.exit_code))
         }
-        Command::Wait(opts) => wait(&opts, console)?,
-        Command::Validate(folder, format) => {
-            let report = super::validate(&folder)?;
+        Command::Wait(options) => wait(&options, console)?,
+        Command::Validate(o) => {
+            let report = validate(&o.folder)?;
             let code = exit_code(report.exit_code());
             formatted(
-                format,
+                o.format,
                 || report.render_text(),
                 || report.render_json(),
                 code,
             )
         }
-        Command::Status(folder, format) => {
-            let status = super::status(&folder)?;
-            formatted(format, || status.render_text(), || status.render_json(), 0)
-        }
-        Command::Log(folder, since, format) => {
-            let events = super::log(&folder, since)?;
+        Command::Status(o) => {
+            let status = status(&o.folder)?;
             formatted(
-                format,
+                o.format,
+                || status.render_text(),
+                || status.render_json(),
+                0,
+            )
+        }
+        Command::Log(o) => {
+            let events = log(&o.folder, o.since)?;
+            formatted(
+                o.format,
                 || render_log_text(&events),
                 || render_log_json(&events),
                 0,
             )
         }
-        Command::SkillAgents => Shown::Text(skill::agents_table(), 0),
-        Command::SkillInstall(agent, project, force) => {
-            install_skill(agent, project, force, console)?
+        Command::Skill(SkillCommand::Install(o)) if o.list => Shown::Text(skill::agents_table(), 0),
+        Command::Skill(SkillCommand::Install(SkillInstallOptions { target, .. })) => {
+            install_skill(target, console)?
         }
-        Command::SkillUninstall(agent, project, force) => uninstall_skill(agent, project, force)?,
-        Command::SkillList(project) => list_skill(project)?,
+        Command::Skill(SkillCommand::Uninstall(target)) => uninstall_skill(target)?,
+        Command::Skill(SkillCommand::List(o)) => list_skill(o.project)?,
         Command::Acp => {
-            super::acp::serve(io::stdin(), &mut *console.out).map_err(CollabError::Console)?;
+            crate::acp::serve(io::stdin(), &mut *console.out).map_err(CollabError::Console)?;
             Shown::Done(0)
         }
     })
@@ -298,19 +430,14 @@ fn scope_of(project: Option<&PathBuf>) -> Scope {
 /// `skill install`: for the user (below `HOME`) unless a project folder is named. Prints
 /// each folder and the clients that read it; other skills of the same name that those
 /// clients also scan are warnings on stderr.
-fn install_skill(
-    agent: String,
-    project: Option<PathBuf>,
-    force: bool,
-    console: &mut Console,
-) -> Result<Shown, CollabError> {
+fn install_skill(target: SkillTarget, console: &mut Console) -> Result<Shown, CollabError> {
     let binary = std::env::current_exe().map_err(CollabError::CurrentExe)?;
     let opts = InstallOptions {
-        agent,
-        scope: scope_of(project.as_ref()),
-        roots: roots(project)?,
+        agent: target.agent,
+        scope: scope_of(target.project.as_ref()),
+        roots: roots(target.project)?,
         binary: binary.canonicalize().unwrap_or(binary),
-        force,
+        force: target.force,
     };
     let report = skill::install(&opts)?;
     let mut text = String::new();
@@ -345,16 +472,12 @@ fn join_or(items: &[&str], none: &str) -> String {
 }
 
 /// `skill uninstall`: removes what `skill install` wrote for the agent.
-fn uninstall_skill(
-    agent: String,
-    project: Option<PathBuf>,
-    force: bool,
-) -> Result<Shown, CollabError> {
+fn uninstall_skill(target: SkillTarget) -> Result<Shown, CollabError> {
     let opts = UninstallOptions {
-        agent,
-        scope: scope_of(project.as_ref()),
-        roots: roots(project)?,
-        force,
+        agent: target.agent,
+        scope: scope_of(target.project.as_ref()),
+        roots: roots(target.project)?,
+        force: target.force,
     };
     let mut text = String::new();
     for (dir, removal) in skill::uninstall(&opts)? {

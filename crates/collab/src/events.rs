@@ -9,11 +9,11 @@ use std::path::Path;
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
-use super::paths::{self, ReadError};
-use super::pyfmt;
-use super::record::{Fields, Key, Record};
-use super::spec::{EVENTS_FILE, LOCK_FILE};
-use super::CollabError;
+use crate::error::CollabError;
+use crate::paths::{self, ReadError};
+use crate::pyfmt;
+use crate::record::{Fields, Key, Record};
+use crate::spec::{EVENTS_FILE, LOCK_FILE};
 
 /// One event kept in memory (always a JSON object): its members in file order, decoded
 /// through [`Record`]. A repeated key keeps its first place and its last value, as a JSON
@@ -296,11 +296,13 @@ impl AppendLock {
             path: path.clone(),
             message: e.to_string(),
         };
-        let file = crate::fs::no_follow(OpenOptions::new().read(true).write(true).create(true))
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| fail(&e))?;
-        let file = crate::fs::regular(file).map_err(|e| fail(&e))?;
+        let file = acp_registry_core::fs::no_follow(
+            OpenOptions::new().read(true).write(true).create(true),
+        )
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| fail(&e))?;
+        let file = acp_registry_core::fs::regular(file).map_err(|e| fail(&e))?;
         file.lock()
             .map_err(|source| CollabError::Lock { path, source })?;
         Ok(Self { file })
@@ -314,11 +316,12 @@ pub(crate) fn writer_active(folder: &Path) -> bool {
     if paths::check_no_symlink(folder, LOCK_FILE).is_err() {
         return false;
     }
-    let Ok(file) = crate::fs::no_follow(OpenOptions::new().read(true)).open(folder.join(LOCK_FILE))
+    let Ok(file) = acp_registry_core::fs::no_follow(OpenOptions::new().read(true))
+        .open(folder.join(LOCK_FILE))
     else {
         return false;
     };
-    let Ok(file) = crate::fs::regular(file) else {
+    let Ok(file) = acp_registry_core::fs::regular(file) else {
         return false;
     };
     match file.try_lock_shared() {
@@ -349,10 +352,11 @@ pub(crate) fn append_line(
         path: path.clone(),
         source,
     };
-    let file = crate::fs::no_follow(OpenOptions::new().append(true).create(true))
+    let file = acp_registry_core::fs::no_follow(OpenOptions::new().append(true).create(true))
         .open(&path)
         .map_err(fail)?;
-    let mut file = crate::fs::regular(file).map_err(|e| fail(std::io::Error::other(e)))?;
+    let mut file =
+        acp_registry_core::fs::regular(file).map_err(|e| fail(std::io::Error::other(e)))?;
     let mut buf = String::with_capacity(line.len() + 1);
     if prefix_newline {
         buf.push('\n');

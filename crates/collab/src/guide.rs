@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::events::Event;
-use super::markdown::deliverable_content_errors;
-use super::paths;
-use super::protocol::Protocol;
-use super::pyfmt::as_int;
-use super::spec as text;
-use super::validate::schema::sections_for;
-use crate::time::utc_now;
+use crate::events::Event;
+use crate::markdown::deliverable_content_errors;
+use crate::paths;
+use crate::protocol::Protocol;
+use crate::pyfmt::as_int;
+use crate::spec as text;
+use crate::validate::schema::sections_for;
+use acp_registry_core::time::utc_now;
 
 /// How the printed commands start: `acp-collab <command>`, or the skill's Python launchers
 /// (`python3 <scripts>/append_event.py`) when those ran `acp-collab`.
@@ -28,6 +28,15 @@ pub enum Invocation {
 }
 
 impl Invocation {
+    /// The form this process was started in: the skill's launchers set `ACP_COLLAB_SCRIPTS`
+    /// to their folder, so an agent that runs them is shown launcher commands.
+    pub fn from_env() -> Invocation {
+        match std::env::var_os("ACP_COLLAB_SCRIPTS") {
+            Some(dir) if !dir.is_empty() => Invocation::Scripts(dir.into()),
+            _ => Invocation::Binary,
+        }
+    }
+
     /// The program part of a command line: `acp-collab «command»` or the launcher `«script».py`.
     pub(crate) fn program(&self, command: &str, script: &str) -> String {
         match self {

@@ -6,39 +6,69 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::events::{append_line, format_event_line, AppendLock};
-use super::guide::{self, Invocation};
-use super::paths::{self, check_no_symlink};
-use super::protocol::write_atomic;
-use super::spec::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
-use super::templates::{self, TemplateInput};
-use super::CollabError;
-use crate::time::utc_now;
+use crate::error::CollabError;
+use crate::events::{append_line, format_event_line, AppendLock};
+use crate::guide::{self, Invocation};
+use crate::paths::{self, check_no_symlink};
+use crate::protocol::write_atomic;
+use crate::spec::{deliverable_spec, EVENTS_FILE, PROTOCOL_FILE};
+use crate::templates::{self, TemplateInput};
+use acp_registry_core::time::utc_now;
 
-/// The `init` flags, as given on the command line.
-#[derive(Debug, Clone, Default)]
+/// The `init` flags, as given on the command line: the library's options and the binary's
+/// arguments at once (the doc comments are the `--help` texts).
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct InitOptions {
-    /// `--folder`.
+    /// The collaboration folder (created if missing)
+    #[arg(long)]
     pub folder: String,
-    /// `--participant`, in order; the first is the proposal owner.
+    /// A participant id; the first one is the proposal owner (repeatable)
+    #[arg(
+        id = "participant",
+        long = "participant",
+        value_name = "PARTICIPANT",
+        required = true
+    )]
     pub participants: Vec<String>,
-    /// `--objective`.
+    /// The objective
+    #[arg(long)]
     pub objective: String,
-    /// `--completion`: the objective gates.
+    /// An objective completion gate (repeatable)
+    #[arg(long, required = true)]
     pub completion: Vec<String>,
-    /// `--primary-deliverable-type`.
+    /// The primary deliverable type
+    #[arg(
+        id = "primary_deliverable_type",
+        long = "primary-deliverable-type",
+        value_name = "PRIMARY_DELIVERABLE_TYPE",
+        value_parser = crate::spec::DELIVERABLE_TYPES
+    )]
     pub primary_type: String,
-    /// `--primary-deliverable-file`.
+    /// The primary deliverable file, relative to the deliverables directory
+    #[arg(
+        id = "primary_deliverable_file",
+        long = "primary-deliverable-file",
+        value_name = "PRIMARY_DELIVERABLE_FILE"
+    )]
     pub primary_file: Option<String>,
-    /// `--primary-deliverable-check`: the sections of a custom deliverable.
+    /// A required section of a custom deliverable (repeatable)
+    #[arg(
+        id = "primary_deliverable_check",
+        long = "primary-deliverable-check",
+        value_name = "PRIMARY_DELIVERABLE_CHECK"
+    )]
     pub primary_checks: Vec<String>,
-    /// `--deliverables-mode`: `internal` or `external`.
+    /// Where deliverables live
+    #[arg(long, default_value = "internal", value_parser = ["internal", "external"])]
     pub deliverables_mode: String,
-    /// `--deliverables-dir`.
+    /// The deliverables directory
+    #[arg(long, default_value = "deliverables")]
     pub deliverables_dir: String,
-    /// `--repo-root` (external mode only).
+    /// The repository root, relative to the folder (external mode only)
+    #[arg(long)]
     pub repo_root: Option<String>,
-    /// `--resume`.
+    /// Accept an existing collaboration folder without changing it
+    #[arg(long)]
     pub resume: bool,
 }
 
@@ -79,7 +109,7 @@ impl InitOutcome {
     /// The first command of each participant, in declaration order: the proposal owner's
     /// `next` (it drafts first), everyone else's `wait`. A resumed folder gets `next` for all.
     pub fn first_commands(&self, invocation: &Invocation) -> Result<Vec<String>, CollabError> {
-        let protocol = super::protocol::load_or_fail(self.folder())?;
+        let protocol = crate::protocol::load_or_fail(self.folder())?;
         let owner = protocol
             .map
             .get("proposalOwner")
@@ -405,7 +435,7 @@ fn protocol_map(
 /// Appends the `initialized` event. A stale log is appended to, never truncated
 /// (docs/collab-protocol.md#init).
 fn append_initialized(folder: &Path, owner: &str, now: &str) -> Result<(), CollabError> {
-    let mut event = super::events::Event::default();
+    let mut event = crate::events::Event::default();
     event.insert("seq", json!(1));
     event.insert("from", json!(owner));
     event.insert("event", json!("initialized"));

@@ -7,14 +7,15 @@
 //! refused symlinks, exit 2 for internal failures, corrected guidance, `ready:`
 //! first and no busy waiting) are listed at the end of that document.
 //!
-//! One file per concern: [`spec`] (the protocol's fixed tables), `paths` (path rules and
-//! symlink refusal), `protocol` (`protocol.json`), `events` (log I/O and
+//! One file per concern: [`spec`] (the protocol's fixed tables), `error` ([`CollabError`]),
+//! `paths` (path rules and symlink refusal), `protocol` (`protocol.json`), `events` (log I/O and
 //! locking), `record` (one decoded line), `state` (replay), `markdown` (readiness, conclusion,
 //! content, decisions, review headings), `templates`, [`cli`] (what each command prints), and one module per
 //! command.
 
 mod acp;
 mod append;
+mod error;
 mod events;
 mod guide;
 mod init;
@@ -28,10 +29,6 @@ mod status;
 mod templates;
 mod validate;
 mod wait;
-
-// The safe reads, atomic writes and timestamps of the core, under the paths the modules use.
-use acp_registry_core::{fs, time};
-use std::path::PathBuf;
 
 // The public surface, all of it: what the binary, the tests and the examples use. Every other
 // module is private, so `unreachable_pub` flags a `pub` item nothing outside reaches. The
@@ -47,6 +44,7 @@ pub mod skill;
 pub mod spec;
 
 pub use append::{append, append_with, AppendOptions, Appended};
+pub use error::{CollabError, FlagProblem};
 pub use events::{format_event_line, read_events, Event};
 pub use guide::Invocation;
 pub use init::{init, InitOptions, InitOutcome};
@@ -57,221 +55,3 @@ pub use state::replay;
 pub use status::{log, status, Status};
 pub use validate::{validate, Report};
 pub use wait::{wait_for_turn, WaitOptions, WaitOutcome};
-
-/// A command failure; every kind exits 2. [`Usage`](CollabError::Usage) is printed
-/// argparse-style, [`Refused`](CollabError::Refused) and [`Flags`](CollabError::Flags) with
-/// their hints, [`Console`](CollabError::Console) by the binary, and every other kind as
-/// `error: «message»`, worded as the published scripts word it.
-#[derive(Debug, thiserror::Error)]
-pub enum CollabError {
-    /// Invalid arguments: printed argparse-style, `usage: …` then
-    /// `«command»: error: «message»`.
-    #[error("{0}")]
-    Usage(String),
-    /// A protocol refusal and the way forward: printed as `error: «message»` (the published
-    /// text, unchanged), then `  «hint»` (whose turn it is and what to run).
-    #[error("{message}")]
-    Refused {
-        /// The refusal, as the published scripts word it.
-        message: String,
-        /// What to do instead, with the command to run.
-        hint: String,
-    },
-    /// `append` flags that are missing or invalid, all of them at once: printed as
-    /// `error: «messages joined with '; '»` (the first being the published one), then one
-    /// `  --«flag»: «what to pass»` line each.
-    #[error("{}", .0.iter().map(|p| p.message.as_str()).collect::<Vec<_>>().join("; "))]
-    Flags(Vec<FlagProblem>),
-
-    /// A file of the folder is (or lies under) a symlink, or cannot be read.
-    #[error(transparent)]
-    Read(#[from] paths::ReadError),
-    /// `protocol.json` is missing, a link or not JSON (what [`protocol::load`] reports).
-    #[error("{0}")]
-    ProtocolFile(String),
-    /// `protocol.json` is JSON but not an object.
-    #[error(
-        "protocol.json must contain a JSON object; restore it from the collaboration's history"
-    )]
-    ProtocolNotAnObject,
-    /// `append` on a folder that does not exist.
-    #[error("missing protocol.json in {}", .0.display())]
-    NoFolder(PathBuf),
-    /// `events.jsonl` is missing, a link, or has lines that do not decode (the messages).
-    #[error("{}", .0.join("; "))]
-    Log(Vec<String>),
-    /// `events.jsonl` ends with a line without its newline (its first 40 bytes).
-    #[error("events.jsonl ends with an incomplete line ({0}); remove it or restore the rest of the line")]
-    IncompleteLine(String),
-    /// `append` of an event the protocol does not have.
-    #[error("unknown event '{0}'")]
-    UnknownEvent(String),
-    /// A participant `protocol.json` does not list.
-    #[error("participant '{0}' is not listed in protocol.json")]
-    UnknownParticipant(String),
-    /// `readiness.md` has open items the event needs cleared (the gate messages).
-    #[error("{}", .0.join("; "))]
-    Readiness(Vec<&'static str>),
-    /// `completed` without `--doc conclusion.md`.
-    #[error("completed must reference conclusion.md")]
-    CompletedWithoutConclusion,
-    /// `completed` with completion gates left unchecked in `readiness.md`.
-    #[error("completion gates must be checked first: {}", .0.join(", "))]
-    UncheckedGates(Vec<String>),
-    /// `completed` with an incomplete `conclusion.md` (the problems).
-    #[error("{}", .0.join("; "))]
-    Conclusion(Vec<String>),
-
-    /// `init --folder` names something that is not a folder.
-    #[error("{} exists and is not a directory; choose another --folder", .0.display())]
-    NotAFolder(PathBuf),
-    /// A folder could not be created.
-    #[error("cannot create {}: {source}", path.display())]
-    Create {
-        /// The folder.
-        path: PathBuf,
-        /// Why not.
-        source: std::io::Error,
-    },
-    /// A file of the folder could not be written.
-    #[error("cannot write {}: {source}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// Why not.
-        source: std::io::Error,
-    },
-    /// The append lock file could not be opened (or is not a regular file).
-    #[error("cannot open {}: {message}", path.display())]
-    OpenLock {
-        /// The lock file.
-        path: PathBuf,
-        /// Why not.
-        message: String,
-    },
-    /// The append lock could not be taken.
-    #[error("cannot lock {}: {source}", path.display())]
-    Lock {
-        /// The lock file.
-        path: PathBuf,
-        /// Why not.
-        source: std::io::Error,
-    },
-    /// The event line could not be appended to `events.jsonl`.
-    #[error("cannot append to {}: {source}", path.display())]
-    Append {
-        /// The log.
-        path: PathBuf,
-        /// Why not.
-        source: std::io::Error,
-    },
-    /// `wait` could not write its progress lines.
-    #[error("cannot write output: {0}")]
-    WaitOutput(#[source] std::io::Error),
-
-    /// A user-level skill command without a home folder.
-    #[error("HOME is not set; pass --project DIR")]
-    NoHome,
-    /// `skill --agent` names no known agent (the known ones listed).
-    #[error("unknown agent '{name}'; use one of: {} (see skill install --list)", known.join(", "))]
-    UnknownAgent {
-        /// The agent as given.
-        name: String,
-        /// Every known agent.
-        known: Vec<&'static str>,
-    },
-    /// A skill folder could not be read, written or removed.
-    #[error("cannot install into {}: {message}", path.display())]
-    Install {
-        /// The file or folder.
-        path: PathBuf,
-        /// Why not.
-        message: String,
-    },
-    /// `skill install` would replace something without `--force` (what is there).
-    #[error("{} {what}; pass --force to replace it", dir.display())]
-    InTheWay {
-        /// The skill folder.
-        dir: PathBuf,
-        /// What is in the way, e.g. `exists and is not a folder`.
-        what: &'static str,
-    },
-    /// `skill uninstall` of an install edited since, without `--force`.
-    #[error("{} is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)", .0.display())]
-    EditedInstall(PathBuf),
-    /// `skill uninstall` of a folder `skill install` did not write.
-    #[error("{} was not written by acp-collab skill install; remove it yourself if you mean to", .0.display())]
-    ForeignInstall(PathBuf),
-    /// The current folder cannot be read.
-    #[error("cannot read the current folder: {0}")]
-    CurrentFolder(#[source] std::io::Error),
-    /// The running executable cannot be found (the skill's scripts run it).
-    #[error("cannot find the running acp-collab: {0}")]
-    CurrentExe(#[source] std::io::Error),
-
-    /// Standard input or output failed (printing a result, or the ACP connection): the
-    /// binary prints it as its failure line.
-    #[error(transparent)]
-    Console(std::io::Error),
-}
-
-/// One missing or invalid `append` flag.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlagProblem {
-    /// The flag without dashes (`reply-to`).
-    pub flag: &'static str,
-    /// The published message (`reply_to is required after initialized`).
-    pub message: String,
-    /// What to pass instead.
-    pub hint: String,
-}
-
-#[cfg(test)]
-mod tests {
-    use std::io;
-    use std::path::PathBuf;
-
-    use super::paths::ReadError;
-    use super::CollabError;
-
-    /// Each typed failure prints the text its `Protocol(String)` used to carry, byte for
-    /// byte: agents and the published scripts' users match on these lines.
-    #[test]
-    fn each_failure_prints_the_published_message() {
-        let dir = || PathBuf::from("c/x");
-        let os = || io::Error::other("denied");
-        let cases: Vec<(CollabError, &str)> = vec![
-            (ReadError::Io("cannot read c/x: denied".into()).into(), "cannot read c/x: denied"),
-            (CollabError::ProtocolFile("invalid protocol.json: eof".into()), "invalid protocol.json: eof"),
-            (CollabError::ProtocolNotAnObject, "protocol.json must contain a JSON object; restore it from the collaboration's history"),
-            (CollabError::NoFolder(dir()), "missing protocol.json in c/x"),
-            (CollabError::Log(vec!["line 2: bad".into(), "line 3: bad".into()]), "line 2: bad; line 3: bad"),
-            (CollabError::IncompleteLine("{\"seq\"".into()), "events.jsonl ends with an incomplete line ({\"seq\"); remove it or restore the rest of the line"),
-            (CollabError::UnknownEvent("hello".into()), "unknown event 'hello'"),
-            (CollabError::UnknownParticipant("ghost".into()), "participant 'ghost' is not listed in protocol.json"),
-            (CollabError::Readiness(vec!["a", "b"]), "a; b"),
-            (CollabError::CompletedWithoutConclusion, "completed must reference conclusion.md"),
-            (CollabError::UncheckedGates(vec!["one".into(), "two".into()]), "completion gates must be checked first: one, two"),
-            (CollabError::Conclusion(vec!["x".into(), "y".into()]), "x; y"),
-            (CollabError::NotAFolder(dir()), "c/x exists and is not a directory; choose another --folder"),
-            (CollabError::Create { path: dir(), source: os() }, "cannot create c/x: denied"),
-            (CollabError::Write { path: dir(), source: os() }, "cannot write c/x: denied"),
-            (CollabError::OpenLock { path: dir(), message: "denied".into() }, "cannot open c/x: denied"),
-            (CollabError::Lock { path: dir(), source: os() }, "cannot lock c/x: denied"),
-            (CollabError::Append { path: dir(), source: os() }, "cannot append to c/x: denied"),
-            (CollabError::WaitOutput(os()), "cannot write output: denied"),
-            (CollabError::NoHome, "HOME is not set; pass --project DIR"),
-            (CollabError::UnknownAgent { name: "vim".into(), known: vec!["universal", "claude"] }, "unknown agent 'vim'; use one of: universal, claude (see skill install --list)"),
-            (CollabError::Install { path: dir(), message: "denied".into() }, "cannot install into c/x: denied"),
-            (CollabError::InTheWay { dir: dir(), what: "exists and is not a folder" }, "c/x exists and is not a folder; pass --force to replace it"),
-            (CollabError::EditedInstall(dir()), "c/x is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)"),
-            (CollabError::ForeignInstall(dir()), "c/x was not written by acp-collab skill install; remove it yourself if you mean to"),
-            (CollabError::CurrentFolder(os()), "cannot read the current folder: denied"),
-            (CollabError::CurrentExe(os()), "cannot find the running acp-collab: denied"),
-            (CollabError::Console(os()), "denied"),
-        ];
-        for (error, message) in cases {
-            assert_eq!(error.to_string(), message, "{error:?}");
-        }
-    }
-}

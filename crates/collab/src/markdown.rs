@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::spec::{CONCLUSION_HEADINGS, OUTCOMES};
+use crate::spec::{CONCLUSION_HEADINGS, OUTCOMES};
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("static regex")

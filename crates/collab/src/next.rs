@@ -5,14 +5,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::events::{read_events, Event};
-use super::guide::{self, Context, Invocation};
-use super::markdown::{conclusion_errors, Readiness};
-use super::paths;
-use super::protocol::{self, Protocol};
-use super::pyfmt::{join_or_none, py_str};
-use super::spec::{CONCLUSION_FILE, READINESS_FILE};
-use super::CollabError;
+use crate::error::CollabError;
+use crate::events::{read_events, Event};
+use crate::guide::{self, Context, Invocation};
+use crate::markdown::{conclusion_errors, Readiness};
+use crate::paths;
+use crate::protocol::{self, Protocol};
+use crate::pyfmt::{join_or_none, py_str};
+use crate::spec::{CONCLUSION_FILE, READINESS_FILE};
 
 /// The printed report and the exit code (1 only for an invalid phase).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,8 +32,8 @@ impl NextAction {
     }
 }
 
-/// The action lines `next` prints: the protocol's own words, kept in [`super::spec`].
-pub use super::spec::{
+/// The action lines `next` prints: the protocol's own words, kept in [`crate::spec`].
+pub use crate::spec::{
     ACCEPT, CHECKLIST, CLASSIFY, CLEAR_READINESS, COMPLETE, DRAFT, FREEZE, INVALID_PHASE,
     OWNER_WAIT_REVIEW, PASS_READINESS, RESOLVE_BLOCKER, REVIEW, REVISE, STOP, WAIT_ACCEPT,
     WAIT_CLASSIFY, WAIT_OWNER_READINESS, WAIT_PROPOSAL, WAIT_REVIEW, WAIT_REVISE, WRITE_CONCLUSION,

@@ -6,7 +6,7 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use crate::fs;
+use acp_registry_core::fs;
 
 /// A file could not be used: either it is (or lies under) a symlink, which is
 /// a reportable protocol problem, or an I/O failure that ends the command.
@@ -120,7 +120,7 @@ fn io_message(path: &Path, err: &dyn std::fmt::Display) -> String {
 pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads the raw bytes of `base/rel`; `Ok(None)` when it does not exist. Read through
-/// [`crate::fs`]: no link followed, regular files only (a FIFO never blocks), capped.
+/// [`acp_registry_core::fs`]: no link followed, regular files only (a FIFO never blocks), capped.
 pub(crate) fn read_bytes(base: &Path, rel: &str) -> Result<Option<Vec<u8>>, ReadError> {
     check_no_symlink(base, rel)?;
     let path = base.join(rel);
@@ -159,7 +159,7 @@ pub(crate) fn read_text(base: &Path, rel: &str) -> Result<Option<String>, ReadEr
 
 /// SHA-256 (lowercase hex) of `base/rel`; `Ok(None)` when it does not exist.
 pub(crate) fn sha256_file(base: &Path, rel: &str) -> Result<Option<String>, ReadError> {
-    Ok(read_bytes(base, rel)?.map(|bytes| crate::fs::digest::sha256_hex(&bytes)))
+    Ok(read_bytes(base, rel)?.map(|bytes| acp_registry_core::fs::digest::sha256_hex(&bytes)))
 }
 
 /// True when `base/rel` exists without following a final symlink.

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::paths::{self, ReadError};
-use super::spec::PROTOCOL_FILE;
-use super::CollabError;
+use crate::error::CollabError;
+use crate::paths::{self, ReadError};
+use crate::spec::PROTOCOL_FILE;
 
 /// A loaded `protocol.json` plus the folder it came from.
 #[derive(Debug, Clone)]
@@ -249,25 +249,25 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
 }
 
 /// Writes `protocol.json` via `.protocol.json.<unique>.tmp`, fsync, rename (and a folder
-/// fsync, through `crate::fs::atomic`), so readers only ever see a complete file
+/// fsync, through `acp_registry_core::fs::atomic`), so readers only ever see a complete file
 /// (docs/collab-protocol.md#concurrency).
 pub(crate) fn write_atomic(folder: &Path, map: &Map<String, Value>) -> Result<(), CollabError> {
     paths::check_no_symlink(folder, PROTOCOL_FILE)?;
     let path = folder.join(PROTOCOL_FILE);
-    crate::fs::atomic::write(&path, to_sorted_pretty(map).as_bytes())
+    acp_registry_core::fs::atomic::write(&path, to_sorted_pretty(map).as_bytes())
         .map_err(|source| CollabError::Write { path, source })
 }
 
 /// Regular files named like [`write_atomic`]'s temporary (`.protocol.json.<unique>.tmp`),
 /// sorted: only a writer killed between create and rename leaves one.
 pub(crate) fn leftover_temps(folder: &Path) -> Vec<String> {
-    let Ok(children) = crate::fs::list_dir(folder) else {
+    let Ok(children) = acp_registry_core::fs::list_dir(folder) else {
         return Vec::new();
     };
     children
         .iter()
-        .filter(|c| c.kind == crate::fs::Kind::File)
-        .map(crate::fs::Child::name)
+        .filter(|c| c.kind == acp_registry_core::fs::Kind::File)
+        .map(acp_registry_core::fs::Child::name)
         .filter(|n| n.starts_with(".protocol.json.") && n.ends_with(".tmp"))
         .collect()
 }

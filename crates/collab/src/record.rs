@@ -2,7 +2,7 @@
 //! from the log's text (`docs/collab-protocol.md#eventsjsonl`). `validate` checks these as it
 //! reads (one pass, nothing kept per event); the other commands turn them into [`Event`]s.
 //!
-//! [`Event`]: super::events::Event
+//! [`Event`]: crate::events::Event
 
 use std::borrow::Cow;
 
@@ -10,7 +10,7 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::pyfmt;
+use crate::pyfmt;
 
 /// The members events normally have, in the documented line order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +147,7 @@ impl Field<'_> {
 }
 
 /// What the state machine and the checks read of an event, decoded ([`Record`]) or kept
-/// ([`Event`](super::events::Event)).
+/// ([`Event`](crate::events::Event)).
 pub trait Fields {
     /// The member `key` when it is a string.
     fn text(&self, key: Key) -> Option<&str>;

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use super::markdown::Readiness;
-use super::record::{Fields, Key};
-use super::spec::action_label;
+use crate::markdown::Readiness;
+use crate::record::{Fields, Key};
+use crate::spec::action_label;
 
 /// The derived state after a replay.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -5,14 +5,14 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use super::events::{read_events, Event};
-use super::markdown::Readiness;
-use super::next::stored_waiting;
-use super::paths;
-use super::protocol;
-use super::pyfmt::{as_int, join_or_none, py_str};
-use super::spec::READINESS_FILE;
-use super::CollabError;
+use crate::error::CollabError;
+use crate::events::{read_events, Event};
+use crate::markdown::Readiness;
+use crate::next::stored_waiting;
+use crate::paths;
+use crate::protocol;
+use crate::pyfmt::{as_int, join_or_none, py_str};
+use crate::spec::READINESS_FILE;
 use acp_registry_core::escape;
 
 /// How many of the latest events `status` shows.

@@ -6,27 +6,36 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::events::read_events;
-use super::next::{check_participant, last_seq, next_action_in, stored_waiting};
-use super::paths;
-use super::protocol;
-use super::pyfmt::join_or_none;
-use super::spec::{EVENTS_FILE, PROTOCOL_FILE};
-use super::CollabError;
+use crate::error::CollabError;
+use crate::events::read_events;
+use crate::guide::Invocation;
+use crate::next::{check_participant, last_seq, next_action_in, stored_waiting};
+use crate::paths;
+use crate::protocol;
+use crate::pyfmt::join_or_none;
+use crate::spec::{EVENTS_FILE, PROTOCOL_FILE};
 
-/// The `wait` flags.
-#[derive(Debug, Clone)]
+/// The `wait` flags: the library's options and the binary's arguments at once (the doc
+/// comments are the `--help` texts).
+#[derive(Debug, Clone, clap::Args)]
 pub struct WaitOptions {
-    /// `--folder`.
+    /// The collaboration folder
+    #[arg(long)]
     pub folder: String,
-    /// `--participant`: who waits.
+    /// The participant waiting for its turn
+    #[arg(long)]
     pub participant: String,
-    /// Seconds between polls; the effective minimum is 0.1.
+    /// Seconds between checks (at least 0.1)
+    #[arg(long, default_value_t = 2.0)]
     pub interval: f64,
-    /// Seconds; `0` waits forever, any other value (even negative) is a limit.
+    /// Seconds before giving up; 0 waits forever
+    // Any other value, even a negative one, is a limit.
+    #[arg(long, default_value_t = 0.0)]
     pub timeout: f64,
-    /// The form of the commands in the next-action report.
-    pub invocation: super::guide::Invocation,
+    /// The form of the commands in the next-action report: not an argument, the
+    /// environment's when parsed.
+    #[arg(skip = Invocation::from_env())]
+    pub invocation: Invocation,
 }
 
 /// How a wait ended (protocol and I/O errors are `Err`, exit 2).

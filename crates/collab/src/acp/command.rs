@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::append::AppendOptions;
+use crate::init::InitOptions;
 use crate::spec::{DELIVERABLE_TYPES, EVENTS};
-use crate::{AppendOptions, InitOptions};
 
 /// One parsed prompt. The folder is the session's, never a flag.
 #[derive(Debug, Clone)]

@@ -29,7 +29,7 @@ use agent_client_protocol_schema::ProtocolVersion;
 use serde_json::Value;
 
 use self::command::SlashCommand;
-use crate::{self as collab, CollabError};
+use crate::error::CollabError;
 use acp_registry_core::acp::{error_codes, Frame, Id, LineBuffer, Message, ParseError, RpcError};
 use acp_registry_core::escape;
 
@@ -327,12 +327,12 @@ pub(crate) fn answer(text: &str, folder: &Path) -> String {
 
 fn run_command(cmd: SlashCommand, folder: &str) -> Result<String, CollabError> {
     Ok(match cmd {
-        SlashCommand::Status => crate::status(folder)?.render_text(),
-        SlashCommand::Next(participant) => collab::next_action(folder, &participant)?.render(),
-        SlashCommand::Validate => collab::validate(folder)?.render_text(),
-        SlashCommand::Init(opts) => format!("{}\n", collab::init(&opts)?.message()),
-        SlashCommand::Append(opts) => format!("{}\n", collab::append(&opts)?.message()),
-        SlashCommand::Log => crate::status::render_log_text(&crate::log(folder, None)?),
+        SlashCommand::Status => crate::status::status(folder)?.render_text(),
+        SlashCommand::Next(participant) => crate::next::next_action(folder, &participant)?.render(),
+        SlashCommand::Validate => crate::validate::validate(folder)?.render_text(),
+        SlashCommand::Init(opts) => format!("{}\n", crate::init::init(&opts)?.message()),
+        SlashCommand::Append(opts) => format!("{}\n", crate::append::append(&opts)?.message()),
+        SlashCommand::Log => crate::status::render_log_text(&crate::status::log(folder, None)?),
         SlashCommand::Help => command::help_text(),
     })
 }

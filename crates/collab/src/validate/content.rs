@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::schema::sections_for;
-use super::{Doc, Validator};
+use super::validator::{Doc, Validator};
+use crate::error::CollabError;
 use crate::markdown::{decisions_errors, deliverable_content_errors};
 use crate::paths;
 use crate::protocol::Protocol;
 use crate::spec::DECISIONS_FILE;
-use crate::CollabError;
 
 /// Step 12. `frozen_docs` are the docs of supporting `deliverable_frozen` events.
 pub(super) fn check_contents(

@@ -7,17 +7,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Validator, REVIEW_FILE};
+use super::validator::Validator;
+use crate::error::CollabError;
 use crate::events::{read_log_text, scan};
 use crate::markdown::{review_headings, ReviewHeading};
 use crate::paths;
 use crate::protocol::{DocTarget, Protocol};
 use crate::pyfmt::repr_str;
 use crate::record::{repr, shown, Field, Fields, Key, Record};
-use crate::spec::{is_sha256, DELIVERABLE_EVENTS, EVENTS};
+use crate::spec::{is_sha256, DELIVERABLE_EVENTS, EVENTS, REVIEW_FILE};
 use crate::state::{Machine, State};
-use crate::time::parse_iso_utc_nanos;
-use crate::CollabError;
+use acp_registry_core::time::parse_iso_utc_nanos;
 
 /// What steps 11–15 need from the log.
 pub(super) struct LogFacts {

@@ -24,17 +24,20 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::markdown::{conclusion_errors, unchecked_gates, Readiness};
-use super::paths::{self, ReadError};
-use super::protocol::{self, Protocol};
-use super::pyfmt::{py_repr, py_str, repr_list, repr_str};
-use super::spec::{CONCLUSION_FILE, FORBIDDEN_FILES, READINESS_FILE, REQUIRED_FILES, REVIEW_FILE};
-use super::state::{State, BEFORE_ACCEPTANCE};
-use super::CollabError;
+use crate::error::CollabError;
+use crate::markdown::{conclusion_errors, unchecked_gates, Readiness};
+use crate::paths;
+use crate::protocol::{self, Protocol};
+use crate::pyfmt::{py_repr, py_str, repr_list, repr_str};
+use crate::spec::{CONCLUSION_FILE, FORBIDDEN_FILES, READINESS_FILE, REQUIRED_FILES};
+use crate::state::{State, BEFORE_ACCEPTANCE};
 
 mod content;
 mod log;
 pub(crate) mod schema;
+mod validator;
+
+use validator::Validator;
 
 /// The validator's findings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -92,58 +95,6 @@ impl Report {
 /// Validates the folder given on the command line.
 pub fn validate(folder: &str) -> Result<Report, CollabError> {
     validate_in(&paths::resolve_folder(folder))
-}
-
-struct Validator<'a> {
-    folder: &'a Path,
-    errors: Vec<String>,
-    warnings: Vec<String>,
-    reported_symlinks: BTreeSet<String>,
-}
-
-impl Validator<'_> {
-    fn err(&mut self, msg: impl Into<String>) {
-        self.errors.push(msg.into());
-    }
-
-    /// Turns a read problem into an ERROR (symlinks, once each) or an internal failure.
-    fn read_problem(&mut self, e: ReadError) -> Result<(), CollabError> {
-        match e {
-            ReadError::Symlink(m) => {
-                if self.reported_symlinks.insert(m.clone()) {
-                    self.errors.push(m);
-                }
-                Ok(())
-            }
-            e @ ReadError::Io(_) => Err(e.into()),
-        }
-    }
-
-    /// Reads `base/rel`; a refused symlink is reported here, once.
-    fn read(&mut self, base: &Path, rel: &str) -> Result<Doc, CollabError> {
-        match paths::read_text(base, rel) {
-            Ok(Some(text)) => Ok(Doc::Text(text)),
-            Ok(None) => Ok(Doc::Missing),
-            Err(e) => self.read_problem(e).map(|()| Doc::Refused),
-        }
-    }
-
-    /// A protocol text file; missing reads as empty (step 1 reported it).
-    fn read_folder_file(&mut self, name: &str) -> Result<String, CollabError> {
-        let folder = self.folder;
-        Ok(match self.read(folder, name)? {
-            Doc::Text(text) => text,
-            Doc::Missing | Doc::Refused => String::new(),
-        })
-    }
-}
-
-/// A file read by the validator.
-enum Doc {
-    Text(String),
-    Missing,
-    /// A symlink, already reported.
-    Refused,
 }
 
 /// Validates an already resolved folder: every step of docs/collab-protocol.md#validation, in
@@ -218,7 +169,7 @@ fn check_files(v: &mut Validator) {
         }
     }
     // While an append holds the lock its temporary file is expected, not a leftover.
-    let leftovers = if super::events::writer_active(folder) {
+    let leftovers = if crate::events::writer_active(folder) {
         Vec::new()
     } else {
         protocol::leftover_temps(folder)

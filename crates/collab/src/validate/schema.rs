@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::Validator;
+use super::validator::Validator;
 use crate::paths;
 use crate::protocol::Protocol;
 use crate::pyfmt::{repr_list, truthy};

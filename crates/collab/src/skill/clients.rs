@@ -1,0 +1,221 @@
+//! Where skills go: [`CLIENTS`], the one table of which folders each client scans (installs,
+//! the visibility report, the shadowing warnings and `skill list` all read it), the
+//! `--agent`s and the folders each writes, and the two roots (home and project).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::bundle::folder_name;
+use crate::error::CollabError;
+
+/// A client that reads Agent Skills, and the skills folders it scans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Client {
+    /// How the client is called.
+    pub title: &'static str,
+    /// The skills folders it scans in a project, relative to the project.
+    pub project: &'static [&'static str],
+    /// The skills folders it scans for the user, relative to the home folder.
+    pub user: &'static [&'static str],
+}
+
+/// The clients whose skill folders are known, by title.
+pub(crate) const CLIENTS: &[Client] = &[
+    Client {
+        title: "Claude Code",
+        project: &[".claude/skills"],
+        user: &[".claude/skills"],
+    },
+    Client {
+        title: "Codex",
+        project: &[".agents/skills"],
+        user: &[".agents/skills"],
+    },
+    Client {
+        title: "Cursor",
+        project: &[".agents/skills", ".cursor/skills", ".claude/skills"],
+        user: &[".agents/skills", ".cursor/skills", ".claude/skills"],
+    },
+    Client {
+        title: "Gemini CLI",
+        project: &[".agents/skills", ".gemini/skills"],
+        user: &[".agents/skills", ".gemini/skills"],
+    },
+    Client {
+        title: "GitHub Copilot",
+        project: &[".github/skills", ".claude/skills", ".agents/skills"],
+        user: &[".copilot/skills", ".claude/skills", ".agents/skills"],
+    },
+    Client {
+        title: "OpenCode",
+        project: &[".opencode/skills", ".claude/skills", ".agents/skills"],
+        user: &[
+            ".config/opencode/skills",
+            ".claude/skills",
+            ".agents/skills",
+        ],
+    },
+];
+
+/// An `--agent`: the skills folders an install writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Agent {
+    /// The agent's name (`--agent`).
+    pub name: &'static str,
+    /// The user's skills folders, relative to the home folder.
+    pub user: &'static [&'static str],
+    /// A project's skills folders, relative to the project.
+    pub project: &'static [&'static str],
+}
+
+/// The default `--agent`: the two folders every known client reads one of.
+pub(crate) const UNIVERSAL: &str = "universal";
+
+/// The agents `skill install` knows, by name (`universal` first: the default).
+pub const AGENTS: &[Agent] = &[
+    Agent {
+        name: UNIVERSAL,
+        user: &[".agents/skills", ".claude/skills"],
+        project: &[".agents/skills", ".claude/skills"],
+    },
+    Agent {
+        name: "claude-code",
+        user: &[".claude/skills"],
+        project: &[".claude/skills"],
+    },
+    Agent {
+        name: "codex",
+        user: &[".agents/skills"],
+        project: &[".agents/skills"],
+    },
+    Agent {
+        name: "cursor",
+        user: &[".cursor/skills"],
+        project: &[".cursor/skills"],
+    },
+    Agent {
+        name: "gemini-cli",
+        user: &[".gemini/skills"],
+        project: &[".gemini/skills"],
+    },
+    Agent {
+        name: "github-copilot",
+        user: &[".copilot/skills"],
+        project: &[".github/skills"],
+    },
+    Agent {
+        name: "opencode",
+        user: &[".config/opencode/skills"],
+        project: &[".opencode/skills"],
+    },
+];
+
+/// Which of the two roots an install writes below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// The user's folders, below the home folder.
+    User,
+    /// The project's folders, below the project folder.
+    Project,
+}
+
+/// The two places clients scan: the home folder (when known) and the project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Roots {
+    /// The home folder.
+    pub home: Option<PathBuf>,
+    /// The project folder (for a user install, the current folder: checked for shadowing).
+    pub project: PathBuf,
+}
+
+impl Roots {
+    pub(crate) fn base(&self, scope: Scope) -> Result<&Path, CollabError> {
+        match scope {
+            Scope::Project => Ok(&self.project),
+            Scope::User => self.home.as_deref().ok_or(CollabError::NoHome),
+        }
+    }
+
+    /// Every skills folder some client scans, with the clients scanning it, sorted by path.
+    pub(crate) fn scanned(&self) -> BTreeMap<PathBuf, Vec<&'static str>> {
+        let mut out: BTreeMap<PathBuf, Vec<&'static str>> = BTreeMap::new();
+        for client in CLIENTS {
+            let mut add = |base: &Path, folders: &[&str]| {
+                for folder in folders {
+                    let titles = out.entry(base.join(folder)).or_default();
+                    if !titles.contains(&client.title) {
+                        titles.push(client.title);
+                    }
+                }
+            };
+            add(&self.project, client.project);
+            if let Some(home) = &self.home {
+                add(home, client.user);
+            }
+        }
+        out
+    }
+}
+
+/// `skill install --list`: one line per agent with its folders.
+pub(crate) fn agents_table() -> String {
+    use std::fmt::Write;
+    let name = folder_name();
+    AGENTS.iter().fold(String::new(), |mut out, a| {
+        let user: Vec<String> = a.user.iter().map(|f| format!("~/{f}/{name}/")).collect();
+        let project: Vec<String> = a
+            .project
+            .iter()
+            .map(|f| format!("<project>/{f}/{name}/"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<15} {}  {}",
+            a.name,
+            user.join(" "),
+            project.join(" ")
+        );
+        out
+    })
+}
+
+pub(crate) fn agent(name: &str) -> Result<&'static Agent, CollabError> {
+    AGENTS
+        .iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| CollabError::UnknownAgent {
+            name: name.to_owned(),
+            known: AGENTS.iter().map(|a| a.name).collect(),
+        })
+}
+
+/// The skill folders `agent` uses in `scope`.
+pub(crate) fn targets(
+    agent: &Agent,
+    scope: Scope,
+    roots: &Roots,
+) -> Result<Vec<PathBuf>, CollabError> {
+    let base = roots.base(scope)?;
+    let folders = match scope {
+        Scope::User => agent.user,
+        Scope::Project => agent.project,
+    };
+    Ok(folders
+        .iter()
+        .map(|f| base.join(f).join(folder_name()))
+        .collect())
+}
+
+/// The clients scanning the skills folder that holds `dir`.
+pub(crate) fn seen_by(
+    scanned: &BTreeMap<PathBuf, Vec<&'static str>>,
+    dir: &Path,
+) -> Vec<&'static str> {
+    let mut titles = dir
+        .parent()
+        .and_then(|p| scanned.get(p))
+        .cloned()
+        .unwrap_or_default();
+    titles.sort_unstable();
+    titles
+}

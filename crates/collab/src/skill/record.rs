@@ -1,0 +1,168 @@
+//! The record of an install: the files an install writes (with `.acp-collab-skill.json`,
+//! every file's sha256 and the engine), reading a skill folder back and telling who wrote it
+//! ([`Found`]), and writing one. A folder is replaced or removed only when it is exactly what
+//! an install recorded, or, for a hand-edited install of ours, with `--force`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::bundle::{folder_name, skill_tree, ENGINE_VERSION, MARKER, POINTER};
+use crate::error::CollabError;
+use acp_registry_core::fs::digest::sha256_hex;
+use acp_registry_core::fs::Kind;
+
+/// The files an install writes: the skill, the launchers' pointer and the record.
+pub(crate) fn install_files(binary: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = skill_tree();
+    files.insert(
+        POINTER.into(),
+        format!("{}\n", binary.display()).into_bytes(),
+    );
+    let listed: serde_json::Map<String, Value> = files
+        .iter()
+        .map(|(p, b)| (p.clone(), json!(sha256_hex(b))))
+        .collect();
+    let record = json!({
+        "format": 1,
+        "skill": folder_name(),
+        "engine": {"version": ENGINE_VERSION, "binary": binary.display().to_string()},
+        "files": listed,
+    });
+    files.insert(MARKER.into(), format!("{record:#}\n").into_bytes());
+    files
+}
+
+pub(crate) fn io(path: &Path, e: impl std::fmt::Display) -> CollabError {
+    CollabError::Install {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Who wrote an existing skill folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// Nothing there.
+    Absent,
+    /// Exactly what an install recorded; `current` when it is this binary's skill.
+    Ours {
+        /// Its skill files are this engine's.
+        current: bool,
+        /// The engine version its record names (`None`: recorded before versions were).
+        version: Option<String>,
+        /// The binary its launchers run.
+        binary: Option<PathBuf>,
+    },
+    /// An install of ours changed since (files edited, added or removed).
+    Modified,
+    /// No install record: another skill, or a copy made by hand.
+    Foreign,
+    /// Not a folder.
+    NotAFolder,
+}
+
+/// Reads what is at `dir`.
+pub(crate) fn inspect(dir: &Path) -> Result<Found, CollabError> {
+    match acp_registry_core::fs::kind(dir).map_err(|e| io(dir, e))? {
+        None => Ok(Found::Absent),
+        Some(Kind::Dir) => Ok(classify(&read_tree(dir)?)),
+        Some(_) => Ok(Found::NotAFolder),
+    }
+}
+
+pub(crate) fn classify(current: &BTreeMap<String, Vec<u8>>) -> Found {
+    let Some(record) = current
+        .get(MARKER)
+        .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+    else {
+        return Found::Foreign;
+    };
+    if !matches_record(current, &record) {
+        return Found::Modified;
+    }
+    let skill = skill_tree();
+    let same_skill =
+        skill.iter().all(|(p, b)| current.get(p) == Some(b)) && current.len() == skill.len() + 2;
+    let engine = record.get("engine");
+    let text = |key: &str| engine.and_then(|e| e.get(key)).and_then(Value::as_str);
+    let pointer = current
+        .get(POINTER)
+        .map(|b| String::from_utf8_lossy(b).trim().to_owned());
+    Found::Ours {
+        current: same_skill,
+        version: text("version").map(str::to_owned),
+        binary: text("binary")
+            .map(str::to_owned)
+            .or(pointer)
+            .map(PathBuf::from),
+    }
+}
+
+/// Every regular file below `dir`; a link or special file makes the folder foreign.
+pub(crate) fn read_tree(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CollabError> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![String::new()];
+    while let Some(rel) = stack.pop() {
+        let children = acp_registry_core::fs::list_dir(&dir.join(&rel)).map_err(|e| io(dir, e))?;
+        for child in children {
+            let path = if rel.is_empty() {
+                child.name()
+            } else {
+                format!("{rel}/{}", child.name())
+            };
+            match child.kind {
+                Kind::Dir => stack.push(path),
+                Kind::File => {
+                    let bytes = acp_registry_core::fs::read_capped(dir, Path::new(&path), 1 << 20)
+                        .map_err(|e| io(&dir.join(&path), e))?;
+                    out.insert(path, bytes);
+                }
+                // Not something an install writes: the folder is someone else's.
+                _ => {
+                    out.insert(path, Vec::new());
+                    out.insert(MARKER.into(), Vec::new());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `current` is exactly what `record` lists, unchanged.
+pub(crate) fn matches_record(current: &BTreeMap<String, Vec<u8>>, record: &Value) -> bool {
+    let Some(listed) = record.get("files").and_then(Value::as_object) else {
+        return false;
+    };
+    current.len() == listed.len() + 1
+        && listed.iter().all(|(path, sha)| {
+            current
+                .get(path)
+                .is_some_and(|b| Some(sha256_hex(b).as_str()) == sha.as_str())
+        })
+}
+
+pub(crate) fn write_tree(dir: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(), CollabError> {
+    for (rel, bytes) in files {
+        let path = dir.join(rel);
+        let parent = path.parent().expect("files are below the folder");
+        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(if rel.starts_with("scripts/") {
+                0o755
+            } else {
+                0o644
+            });
+        }
+        let mut file = acp_registry_core::fs::no_follow(&mut options)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        std::io::Write::write_all(&mut file, bytes).map_err(|e| io(&path, e))?;
+    }
+    Ok(())
+}
