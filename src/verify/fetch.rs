@@ -221,7 +221,7 @@ pub(crate) async fn package_install(
     let Ok(finished) = finished else {
         // What the install started ends before its keeper: nothing escapes.
         let token = env.get(super::sandbox::MARKER).map_or("", String::as_str);
-        super::sandbox::terminate(child.id(), token, super::GRACE).await;
+        super::sandbox::terminate(child.id(), token, super::sandbox::GRACE).await;
         let _ = child.kill().await;
         return Err(FetchError::Install(format!(
             "installing `{spec}` took longer than {} s",

@@ -7,10 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::error::VerifyError;
 use super::options::Options;
 use super::plan::{Job, Plan};
+use super::result::{AgentResult, Status};
+use super::sandbox::GRACE;
 use super::session::{self, Agent, Answer};
-use super::{checks, fetch, matrix, sandbox, AgentResult, Status, VerifyError, GRACE};
+use super::{checks, fetch, matrix, sandbox};
 use crate::diagnostics::Diagnostic;
 use crate::manifest::distribution::{current_platform, Kind};
 use crate::net::Client;

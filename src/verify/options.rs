@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::checks::DEFAULT_AUTH_TYPES;
+use super::error::VerifyError;
 use super::matrix::Row;
 use super::shard::Shard;
-use super::VerifyError;
 use crate::diagnostics::ReportFormat;
 use crate::flags::{self, ByteSize, Loopback, Registry};
 use crate::manifest::distribution::Kind;

@@ -4,10 +4,12 @@
 
 use std::io::Write;
 
+use super::error::VerifyError;
 use super::options::{prepare, Options};
+use super::outcome::Outcome;
 use super::plan::shards;
+use super::result::{AgentResult, Status};
 use super::shard::{self, Shard};
-use super::{AgentResult, Outcome, Status, VerifyError};
 use crate::diagnostics::{
     append_step_summary, escape, json_document, json_text, render, render_github_summary,
     ReportFormat,

@@ -13,15 +13,21 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Serialize;
 use tokio::process::{Child, Command};
 
 #[cfg(target_os = "linux")]
 mod confine;
+mod marker;
 mod reap;
 
+pub(crate) use marker::MARKER;
 pub(crate) use reap::{terminate, Containment, Registration};
+
+/// Grace between SIGTERM and SIGKILL at the end of each agent.
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
 /// Variables passed through from the verifier's environment: what finding programs and
 /// decoding text need (`PATH` to find node, npx and uvx; the locale), how this machine
@@ -57,9 +63,6 @@ const ALLOWED: [&str; 25] = [
     "WINDIR",
     "PROGRAMDATA",
 ];
-
-/// The variable marking every process of one sandbox (inherited across fork, exec, setsid).
-pub(crate) const MARKER: &str = "ACP_REGISTRY_VERIFY_SANDBOX";
 
 /// Folders shared by all agents of one run: package caches are downloaded once per run.
 #[derive(Debug, Clone)]

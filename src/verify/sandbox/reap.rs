@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 
 #[cfg(target_os = "linux")]
-use super::MARKER;
+use super::marker::MARKER;
 
 /// What the clean-up must leave alone, and what a run changed in the process.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
