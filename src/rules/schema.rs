@@ -6,7 +6,8 @@
 //! error lands on the `file:line:col` of its key or value, as taplo does. The schema runs after
 //! the specific rules and drops a violation at a pointer where one of them already reported an
 //! *error* (for `uniqueItems`, at one of the items): one precise finding instead of two. A
-//! specific *warning* never hides a schema error.
+//! specific *warning* never hides a schema error. The manifest's top level is open: an unknown
+//! key is an `unknown-field` warning, and both schemas accept it.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;

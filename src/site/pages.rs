@@ -13,8 +13,10 @@
 //!
 //! Progressive enhancement: without JavaScript the pages are complete (static pager, selectable
 //! snippets; the filter form and copy buttons stay `hidden`). With it, `site.js` loads the search
-//! index, filters, renders one page of 48 cards at a time (only 48 cards are ever in the DOM) and
-//! keeps the state in the query string (`pushState`, `popstate` restores).
+//! index, filters (deployment, sign-in and verification any-of; capabilities and tags all-of;
+//! platform, protocol and licence one choice; a search), renders one page of 48 cards at a time
+//! (only 48 cards are ever in the DOM) and keeps the state in the query string (`pushState`,
+//! `popstate` restores).
 
 use std::collections::BTreeSet;
 
