@@ -12,6 +12,12 @@
 # Archives are deterministic (sorted names, owner 0, mtime SOURCE_DATE_EPOCH or 0, gzip -n)
 # and must fit their size budget; each archive's size is printed. release.yml and
 # tests/registry/integrations.rs both run this script.
+#
+# A release is made by shell scripts around the built binaries, not by the tool: this one needs
+# only bash, GNU tar, gzip, python3 (for zip) and sha256sum, so it runs on a runner and on a
+# fresh Linux machine. The `acp-registry` archive's layout is the `bin-dir` both packages'
+# `[package.metadata.binstall]` name, so the action, a manual download and `cargo binstall`
+# read one archive. The budgets are raised (--max-*-bytes) only for debug builds in tests.
 set -euo pipefail
 
 usage() {

@@ -1,12 +1,13 @@
 //! acp-registry: validate, build and publish an ACP (Agent Client Protocol) agent registry.
 //!
-//! Layers, data flowing one way (ARCHITECTURE.md, whose import tables a test enforces): the
-//! binary parses arguments and calls [`commands`]; commands call the domain (`registry`,
-//! `rules`, [`site`], [`online`], [`verify`], [`update`], `pack`); the domain uses the shared
-//! services (`net`, the one HTTP client; `manifest`; `fs::archive`), which use the ground
-//! (`diagnostics`) and the core crate (`acp-registry-core`: spans, time, safe reads and atomic
-//! writes, ACP framing, escaping). Every file of a registry is read through the core's `fs`
-//! (no links followed, regular files only, sizes capped while reading).
+//! Layers, data flowing one way (ARCHITECTURE.md draws them; a test enforces its import
+//! tables): the binary parses arguments and calls [`commands`]; below them [`verify`] and
+//! `pack`, then [`update`] and `publish` (everything `build` writes), then `registry` (the
+//! checking of a whole registry), then [`online`], `published` (an agent's published form) and
+//! [`flags`], then `rules` and `net` (the one HTTP client), [`site`] and `fs` (`fs::archive`),
+//! `manifest` and `diagnostics`, on the core crate (`acp-registry-core`: spans, time, safe
+//! reads and atomic writes, ACP framing, escaping). Every file of a registry is read through
+//! the core's `fs` (no links followed, regular files only, sizes capped while reading).
 
 mod diagnostics;
 mod fs;

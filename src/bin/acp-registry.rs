@@ -1,6 +1,8 @@
 //! `acp-registry`: parse the command line into the library's options, run the command, exit
 //! with its code or print its error. Each command's `Options` (its flags and their `--help`)
 //! live with the command in `acp_registry::commands`.
+//!
+//! The library chooses no allocator; this binary sets mimalloc (see `ALLOCATOR`).
 
 /// Registry runs allocate many small values (parsed trees, findings, JSON): mimalloc serves
 /// them in about half the CPU of the system allocator (BENCHMARKS.md).

@@ -8,6 +8,17 @@
 //! user named them), in [`online`] (the `--online` flag groups), in `template`, in
 //! `crate::flags` (flag groups and unit parsers) and in `crate::diagnostics` (`--format`
 //! and its renderers). A test below keeps it so.
+//!
+//! Paths as the user named them: rules report paths relative to the registry root, and a command
+//! relocates the report once (`display_root`: relative to the working directory as `--registry`
+//! named it; for SARIF the registry's place in its git work tree, under `uriBaseId` `SRCROOT`),
+//! so annotations attach to pull-request lines in either layout.
+//!
+//! Errors: the library's are `thiserror` types (`RegistryError`, `BuildError`, `GitError`,
+//! `SiteError`, …, one variant per failure); a command wraps them in [`CommandError`] without
+//! changing their message. Only the binary uses `anyhow`, to print an error's cause chain once
+//! (`failure_line`). Bad input is always a finding with a file and a fix; I/O and usage failures
+//! exit 2 with a message naming the path or the flag to change.
 
 pub mod build;
 pub mod explain;

@@ -1,6 +1,10 @@
 //! The rule catalogue: one `Code` per check, with its family, default severity and
 //! documentation. Every [`Diagnostic`](super::Diagnostic) carries its `Code`; `acp-registry
 //! explain`, `docs/rules.md` and the SARIF rule table are generated from this table.
+//!
+//! A `Diagnostic` holds the `Code` value, never a string mapped back to one, and the catalogue is
+//! one `catalogue!` table in the ground layer so every layer can name a code. Each message and
+//! help sentence is written once, beside the rule that emits it.
 
 use std::fmt;
 use std::str::FromStr;

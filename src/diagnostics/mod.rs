@@ -4,6 +4,12 @@
 //! [`Code`] (the catalogue lives here so every layer can name one); renderers take a
 //! finished [`Report`] and never re-derive anything from it; what they print from the
 //! registry goes through [`escape`].
+//!
+//! A [`Report`] sorts its findings by file, line, column, code and message and drops duplicates,
+//! so output never depends on the order rules ran in. Escaping happens here, at the renderer:
+//! terminal (control and bidi characters as `\u{…}`, no line starting a workflow command, the
+//! excerpt's span moved along), workflow-command, Markdown-cell and SARIF escapes; JSON is left
+//! to serde.
 
 mod code;
 mod format;

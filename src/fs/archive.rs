@@ -9,6 +9,15 @@
 //! files lose the setuid, setgid and sticky bits and group and world write, the total size
 //! written is capped whatever the headers claim, and everything goes into a fresh staging
 //! folder renamed into place only on success: a failure leaves nothing behind.
+//!
+//! Every path an entry names or implies is claimed in its folded form (NFC, lower-cased), so the
+//! same path twice, a file where a folder is, and names that differ only in case or Unicode form
+//! are refused alike in every format; the zip crate keeps only the last of a repeated name, so a
+//! repeat is looked for in the central directory itself. Links are created after every file, and
+//! only when they resolve inside (lexically, then once more with all links present, which catches
+//! chains like `y -> .`). Files keep only `0755 | 0600` of their mode and folders are created
+//! `0755`, whatever the umask lets through. The write cap is `verify --unpack-cap`, its own flag:
+//! a download near `--archive-cap` may rightly unpack to several times that.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};

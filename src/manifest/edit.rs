@@ -5,6 +5,9 @@
 //! changed (comments, blank lines, indentation, trailing commas) is written back as it was;
 //! nothing is ever re-serialised. Removal is done on the text with the spans of
 //! [`super::parse`], because the tree drops the comments on a removed member's line.
+//!
+//! The result of every edit is parsed again before it is kept, so an edit can never leave a
+//! manifest that does not parse.
 
 use jsonc_parser::cst::{
     CstContainerNode, CstInputValue, CstLeafNode, CstNode, CstObject, CstObjectProp, CstRootNode,

@@ -3,6 +3,8 @@
 //! write instead; [`Keys`] reports the members of an object nobody asked for.
 //! `registry::config` reads `acp-registry.jsonc` with them; the rules read the typed views of
 //! a manifest (argument lists, member maps) with the same look-ups.
+//!
+//! `quarantine.json` is read through them too: no hand-written loop over a JSON object.
 
 use super::jsonc::{Member, Node, NodeValue};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};

@@ -17,6 +17,21 @@
 //!   over plain http (an `https://` URL of a loopback IP literal is fetched over http, so
 //!   test manifests keep the https URLs every rule requires) so tests and benchmarks can use
 //!   local servers, nothing else.
+//!
+//! The defaults ([`NetConfig`]): 64 requests in flight, 4 per host, `Retry-After` honoured up to
+//! 30 s, at most 5 redirects. `memo` makes a probe, a document or a download one request per
+//! URL per run (API pages and `download_to`, whose caller owns the file, are not memoised); a
+//! document is memoised as the typed view it was read into (keyed by URL and type, held as
+//! `Arc<dyn Any>`), which is all a later caller reads. [`NetConfig::hosts`] lets tests say what
+//! a name resolves to; the resolved addresses are still checked. The loopback switch is
+//! `ACP_REGISTRY_TEST_ALLOW_LOOPBACK=1` or `--allow-loopback-for-tests`.
+//!
+//! A download's deadline covers all its attempts and retry waits (`within_deadline`); its rate is
+//! measured by `read_body`'s meter at every chunk and at each window's end (`Response::chunk` is
+//! cancel-safe); a too-slow download is not retried. `verify`, `--verify-archives` and
+//! `update`'s hashing share this path (`get_hashed`: sha256 while streaming, never the archive
+//! in memory). Callers see typed answers and [`Headers`], never reqwest's types; every command
+//! that asks the network runs on the one runtime of `runtime`.
 
 mod body;
 mod client;

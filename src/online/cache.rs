@@ -3,6 +3,10 @@
 //! dropped after the maximum age; failures are always asked again. Archive digests are
 //! stored with the `ETag`/`Last-Modified` they were downloaded under and reused only while
 //! the server still announces the same one.
+//!
+//! The file carries a format marker: a file that is not ours (or of another format) is never
+//! overwritten; the run goes uncached and says so. The provenance facts of a pinned version are
+//! kept with the successes, so a cached run reports the same.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

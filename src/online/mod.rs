@@ -3,6 +3,13 @@
 //! their `sha256` pin. All HTTP goes through [`crate::net`]; findings are ordinary
 //! [`Diagnostic`](crate::diagnostics::Diagnostic)s pointing at the URL or package value in `agent.json`, filtered through
 //! the registry's [`Policy`](crate::rules::Policy) like every offline finding.
+//!
+//! `check` collects the targets of the checked entries (the stable distribution's archive URLs
+//! and npx/uvx packages; preview artefacts and values the offline rules already reported as
+//! errors are skipped), runs one task per target on `net::runtime`'s two workers, and turns the
+//! answers into findings at the value's span through the policy's `Sink`. Provenance
+//! (`provenance`) compares what is shipped with the manifest's `repository` through the one
+//! normaliser, `manifest::repository`, which the configuration's `provenance` section reads too.
 
 pub(crate) mod cache;
 mod checks;

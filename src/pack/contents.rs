@@ -1,5 +1,7 @@
 //! What goes into a package: the binary, the entry's `skill/` folder, a short README and
 //! the licence, read without following links and under size caps.
+//!
+//! The skill is read like a registry: no links, regular files only, under the rules' size cap.
 
 use std::path::Path;
 

@@ -1,5 +1,9 @@
 //! The files `pack` writes: the archive with its `sha256sum` line, and the entry's
 //! `agent.json` edited in place (only the values that change, comments kept).
+//!
+//! Ours to replace: an archive is replaced only when its `.sha256` line (written by `pack`)
+//! matches it, or when it already holds the bytes being written (a run killed between the archive
+//! and its line). Both files are written beside and renamed, so a kill never tears them.
 
 use std::path::Path;
 

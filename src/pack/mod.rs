@@ -6,6 +6,13 @@
 //! that platform's target and `version` in `agent.json` through the comment-keeping JSONC
 //! editor; [`check`] compares an existing archive with the manifest (and with a rebuild when
 //! the binary is given).
+//!
+//! Deterministic by construction ([`archive`]): entries in a `BTreeMap`, tar headers built field
+//! by field, gzip and zip without time or host, so nothing of the machine reaches the bytes and
+//! the release workflow's pull-request job can pack the released binaries again and get the
+//! released archives byte for byte. The manifest is edited, never re-serialised: each field of
+//! the target is set only when it differs, so a re-run is a no-op and a release diff is the
+//! version, the URLs and the sha256 values.
 
 pub(crate) mod archive;
 pub(crate) mod contents;

@@ -2,6 +2,14 @@
 //! problem found first), then produced one file at a time into [`super::output`] (a fresh
 //! folder beside the output, swapped in whole, or the `--check` comparison), so memory does
 //! not grow with the pages and files written.
+//!
+//! Planned, streamed, then one atomic swap. `plan` finds every input problem (outputs that would
+//! not validate, unsafe icons, site ids) and lists every path before anything is written, its
+//! checks on every core. `Files` then composes each file again when it is consumed (registry
+//! files agent by agent, site pages as rendered), hashed as it is written, so memory holds the
+//! checked registry and the site's cards but no output (BENCHMARKS.md). `SHA256SUMS` and the
+//! ownership manifests are written from those digests, never composed in memory. `--check`
+//! compares each file as it is produced; a real build writes through `output::write_atomically`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};

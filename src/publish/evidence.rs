@@ -5,6 +5,11 @@
 //!
 //! Deterministic: the document depends only on the published entries, the launches and
 //! the time the age is measured at, which the caller passes in ([`Evidence::as_of`]).
+//!
+//! The site stays plain data: `commands::build` reads `matrix.json` and fixes the time evidence
+//! is judged at (`--as-of`, `SOURCE_DATE_EPOCH`, the clock), and hands the `Evidence` in through
+//! `BuildOptions`; it is assessed here once for both `verification.json` and the site's
+//! `Verification` values. `publish`, `registry` and `site` import nothing of `verify`.
 
 use std::collections::BTreeMap;
 

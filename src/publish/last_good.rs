@@ -2,6 +2,15 @@
 //! `registry.json`, or the `dist/` folder holding every output), read as untrusted input, and
 //! what this build serves in place of each entry that fails validation: its previous object,
 //! byte for byte, or nothing when it was never published.
+//!
+//! A broken entry is held back, not the registry. Its previous object is served as the bytes it
+//! had (their span in the previous file, found through the JSONC tree after a strict JSON parse),
+//! never re-serialised: clients download what they downloaded before, and a previous build of
+//! ours wrote those bytes at the same depth, so the document stays ours byte for byte. The
+//! previous files are untrusted input like a pull request: read through `fs::read_capped` and
+//! validated against the published schema again. Errors that belong to no entry still refuse
+//! the build; exit 3 (`commands::exit::HELD_BACK`) tells the workflow to publish and raise an
+//! issue.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

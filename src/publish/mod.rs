@@ -12,6 +12,11 @@
 //! - `output`: the output folder (ownership, destination, staging, `--check`);
 //! - `last_good`: `build --last-good`, the previous output's objects for failing entries;
 //! - `evidence`: `build --matrix`, what `matrix` found, as `verification.json`.
+//!
+//! Deterministic: entries are sorted after discovery, `serde_json` keeps insertion order
+//! (`preserve_order`) so each output is written in an explicit canonical order
+//! (`published::order` with `manifest::order`), no `HashMap` is iterated into an output, and no
+//! timestamp is written.
 
 pub(crate) mod build;
 mod document;

@@ -1,4 +1,12 @@
 //! Checking a whole registry: every per-entry rule in parallel, then the registry-wide rules.
+//!
+//! What validates, builds: after its rules, each entry is composed as every configured output
+//! publishes it (`published::Form`: preview, patches, icon URL, as `build` writes it) and checked
+//! against `rules::published_agent_validator`, the one compiled copy of the `registry.schema.json`
+//! agent that `build` applies. A violation is reported in the manifest (through the preview block
+//! when that is served), naming the outputs; the agents that pass are kept as text for `build`
+//! (`Checked::published`). The report keeps the sources only of files with findings (for their
+//! excerpts); `Checked::add_findings` adds those of later findings (`--online`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

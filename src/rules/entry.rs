@@ -1,5 +1,12 @@
 //! The entry model the rules fill in: an entry folder, its parsed manifest (with the
 //! JSON-pointer to span look-ups findings are placed by) and the report about it.
+//!
+//! A rule reports at a JSON pointer; `ManifestDoc::at` and `ManifestDoc::at_key` place it on the
+//! exact value or key. A `Manifest` keeps its span tree only while its entry's rules and the
+//! published-form check run, then only the text and the id: the tree is most of a parsed entry
+//! (about 6 KB of 9 KB at 10,000 entries), and holding them all cost `build` gigabytes at 100,000
+//! entries. The few later readers (a duplicate id, `build`, `verify`, `update`, `--online`)
+//! parse the text again, which costs microseconds.
 
 use std::borrow::Cow;
 use std::path::PathBuf;

@@ -1,4 +1,10 @@
 //! The validation policy: what `acp-registry.jsonc` configures about rules.
+//!
+//! Applied at the source: rules push findings into a `Sink` that applies severity overrides and
+//! per-id exemptions as they arrive (`Sink::keeps` lets a rule skip work whose findings would be
+//! dropped), so rules know nothing of configuration. A few rules emit a milder severity for a
+//! milder case (`schema-version` of a newer minor version, `auth-type` `api_key`); an override
+//! still wins.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,5 +1,13 @@
 //! Reading registry files for the rules: through [`acp_registry_core::fs`] (no link followed, regular
 //! files only, a size cap), each refusal or failure one finding naming the path.
+//!
+//! Links are refused, not resolved: a symbolic link anywhere in a registry (a file of an entry,
+//! anything under `skill/`, the configuration, quarantine; an entry folder at the root is
+//! `registry::discover`'s) is a `file-link` error and is never read, even when it points inside:
+//! it can be retargeted later, git on Windows checks it out as text, and the output would publish
+//! what no reviewer saw at that path. Only the `--registry` root may be a link. FIFOs, sockets
+//! and devices are `file-not-regular`; a path of the wrong kind (`agent.json/`, `skill` as a
+//! file) or an unreadable one is `file-unreadable`, and the entry is still reported.
 
 use std::path::Path;
 

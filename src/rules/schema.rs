@@ -1,5 +1,13 @@
 //! JSON Schema validation of manifests against `schemas/agent.schema.json`, each violation
 //! mapped back to the span of the offending key or value.
+//!
+//! Compiled once per schema (the `jsonschema` crate, draft-07, formats checked). A violation's
+//! instance path is a JSON pointer into the span tree every rule reports through, so a schema
+//! error lands on the `file:line:col` of its key or value, as taplo does. The schema runs after
+//! the specific rules and drops a violation at a pointer where one of them already reported an
+//! *error* (for `uniqueItems`, at one of the items): one precise finding instead of two. A
+//! specific *warning* never hides a schema error. The manifest's top level is open: an unknown
+//! key is an `unknown-field` warning, and both schemas accept it.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;

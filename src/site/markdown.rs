@@ -7,6 +7,9 @@
 //! moved below the page's own `<h2>` without skipping a level. Raw HTML is the only input
 //! that needs an HTML sanitiser; Markdown without it is clean by construction (see
 //! [`render`]), which keeps 10,000 READMEs fast.
+//!
+//! A unit test checks that ammonia leaves the output of Markdown without raw HTML unchanged;
+//! skipping it cut the benchmark's render time by about a third.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::OnceLock;

@@ -25,6 +25,13 @@
 //! - every link that leaves the site folder is absolute, so the site works wherever it is
 //!   copied: opened from disk (`file://`, which allows no fetch), on GitHub Pages (which
 //!   serves only the site folder) or beside the registry files on a bucket.
+//!
+//! The Content-Security-Policy is [`CSP`], a meta tag on every page. Ids must pass
+//! `manifest::names::is_valid_id` ([`SiteError::InvalidId`]), since they become paths and class
+//! names. Nothing is fetched, because a `file://` page has an opaque origin: the search index is
+//! a script (`window.acpSiteIndex = …`, JSON escaped for a script) and icons are `data:` URIs
+//! inside the stylesheets. Links between the site's files are relative; the only link out, to
+//! `registry.json`, is absolute under `base_url`, because GitHub Pages serves `site/` alone.
 
 mod icons;
 mod labels;

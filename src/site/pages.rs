@@ -2,6 +2,21 @@
 //! icon (the index, the filters, the search index and the icon stylesheets need them all);
 //! [`Site::render`] reads each agent again for its page and hands every file to a sink as
 //! soon as it is rendered, so no more than one page per thread is held at a time.
+//!
+//! The files: `index.html` (the first 48 cards and the filter form), `page/<n>/index.html` (the
+//! rest, so every agent is listed and linked without JavaScript), `agents/<id>/index.html`,
+//! `assets/search-index.js`, `assets/icons/<n>.css` (the icons of listing page `n`, linked by that
+//! page and its cards' agent pages, so a page loads at most 48 icons where one stylesheet for
+//! 10,000 agents would be megabytes) and `assets/{site.css,site.js,favicon.svg}`, from the
+//! templates and assets of `site-templates/`, embedded with `include_str!`. The minijinja
+//! environment autoescapes HTML in every template through the core's HTML escaper.
+//!
+//! Progressive enhancement: without JavaScript the pages are complete (static pager, selectable
+//! snippets; the filter form and copy buttons stay `hidden`). With it, `site.js` loads the search
+//! index, filters (deployment, sign-in and verification any-of; capabilities and tags all-of;
+//! platform, protocol and licence one choice; a search), renders one page of 48 cards at a time
+//! (only 48 cards are ever in the DOM) and keeps the state in the query string (`pushState`,
+//! `popstate` restores).
 
 use std::collections::BTreeSet;
 

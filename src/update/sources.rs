@@ -13,6 +13,11 @@
 //!   preview (`-preview.N` tag). Published: `published_at`. Of the releases only the one the
 //!   update could move to (the highest version the caller finds eligible, given its publish
 //!   time) keeps its assets.
+//!
+//! GitHub's pages are read through a deserializer that hands each release to a callback as it is
+//! parsed, so no page is held as a parsed whole and only the release `select` could choose keeps
+//! its assets. A next page off the API's origin, or carrying credentials, is refused rather than
+//! followed.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -1,5 +1,9 @@
 //! Judging an `initialize` answer: the protocol version, the auth policy, and what the
 //! manifest claims (`protocol_version`, `capabilities`, `auth`) against what the agent said.
+//!
+//! `initialize` is read with the schema crate's tolerant `InitializeResponse` (unknown fields
+//! ignored); auth methods are also read from the raw answer, so types the crate does not know
+//! still count.
 
 use std::collections::BTreeSet;
 

@@ -10,6 +10,16 @@
 //! caches. What applied is reported per agent ([`Isolation`]); a machine without some of it
 //! runs the agent anyway. Other Unix systems: its own process group and descriptors above 2
 //! closed, nothing else. Windows: none of it.
+//!
+//! The environment is an allow-list (PATH, locale, proxies, CA bundle, an npm mirror, Windows
+//! essentials) plus the run's caches and the manifest's `env` minus `rules::reserved_env`; a token
+//! variable marks the sandbox's processes (test only: `UV_DEFAULT_INDEX` from
+//! `ACP_REGISTRY_TEST_UV_INDEX`). Isolation comes from what the machine offers unprivileged and is
+//! never required: a pull request's agent runs as the verifier's user, Landlock is applied best
+//! effort down to ABI 2 and not at all on ABI 1 (whose rename restriction breaks npm and uv), and
+//! each layer the kernel lacks is reported in `isolation`, not turned into a finding. Making the
+//! keeper dumpable to write its namespace's id maps would expose the verifier's memory, so an
+//! unprivileged user's agents run with unmapped ids.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

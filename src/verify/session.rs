@@ -12,6 +12,12 @@
 //! hands responses to the session through a queue of [`RESPONSE_QUEUE`]: when the session is
 //! not waiting, the reader stops reading and the agent blocks on its stdout. Every wait of
 //! the session, writing a request included, ends at the request's deadline.
+//!
+//! So memory per agent has a fixed bound (docs/format.md#verify-and-matrix: 32 MiB, about 1 MiB in
+//! practice): every queue between the agent and the checks is bounded, in entries or bytes, and
+//! what a queue would drop is counted instead. Responses wait with back-pressure rather than being
+//! dropped, so a noisy agent that answers still passes; writes go through a task of their own, so
+//! a full stdin pipe blocks only that task, never `--timeout` or the clean-up.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;

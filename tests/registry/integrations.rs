@@ -4,6 +4,14 @@
 //! cargo-binstall's metadata agree on the archives, `cargo package` ships what the build needs,
 //! the README's snippets use what exists, the registry workflow pins its actions and keeps
 //! secrets out of pull requests, and the pre-commit hooks run as pre-commit runs them.
+//!
+//! Release checks: the script packages the debug binaries for the host target and the action
+//! installs that folder through `file://` and runs `--version`; a one-byte change and a
+//! `SHA256SUMS` without the asset are refused; URLs for the default, `latest` and a tag (a
+//! recording `curl`); budgets refuse; every matrix target packaged twice gives the same bytes;
+//! the workflow runs the script, attests its output folder and moves the tag last; the matrix
+//! equals the action's runner mapping; each package's file list equals what its `src/` embeds;
+//! `acp-collab`'s dependency tree holds no HTTP, TLS, schema, template, archive or tokio crate.
 
 use crate::common;
 use acp_test_kit::git::git;

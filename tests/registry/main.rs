@@ -1,6 +1,14 @@
 //! The registry tool end to end: every command of `acp-registry`, its network layer against
 //! scripted servers and the hostile and fault-injection corpora. One binary, so the crate is
 //! linked once for all of them; each module is one area (`cargo test --test registry AREA::`).
+//!
+//! Areas: `build`, `embed_icons`, `validate_cli`, `fmt`, `fix`, `edit`, `scaffold`, `update`,
+//! `pack*`, `verify*`, `schema_docs`, `snapshots` (every renderer and `--help`), `golden`
+//! (every published byte), `properties`, `parity`, `docs`, `integrations` (release script,
+//! action, workflows, `cargo package`, `cargo tree`), `layering` (ARCHITECTURE.md's import
+//! tables); the network (`online`, `online_net`, `net_faults`) and the hostile corpora
+//! (`hostile`, `hostile_fs`, `faults`). Helpers that need the registry's types live in
+//! `common/`.
 
 mod common;
 

@@ -1,4 +1,9 @@
 //! The `net` layer against real HTTP servers on 127.0.0.1 (see `net_server`).
+//!
+//! The server is `acp_test_kit::server`, a scripted raw-socket HTTP server that can reset, lie
+//! about lengths and count busy connections. The online rule cases of `tests/rules/` (an
+//! `online.json` starts a server for the case) are run by `tests/rule_cases.rs`;
+//! `bench/online.sh` with `examples/online_bench.rs` measures a run.
 
 use crate::common;
 use acp_test_kit::server as net_server;

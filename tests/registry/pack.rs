@@ -1,5 +1,9 @@
 //! `acp-registry pack`: deterministic archives, the sha256 follows the inputs, `--check`
 //! catches tampering, and the manifest is edited in place with every comment kept.
+//!
+//! Also: identical bytes twice and across folders, archive contents and metadata, every platform
+//! then `validate --deny-warnings`, the bundled entry validates, builds and is on the site, and the
+//! release workflow's pinned actions.
 
 use crate::common;
 

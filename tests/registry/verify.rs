@@ -1,6 +1,21 @@
 //! `verify` and `matrix` end to end, against the scriptable test agent
 //! `tests/agents/acp_agent.py` served by a local HTTP server as a raw binary (or inside a
 //! `.tar.gz`), run with `--registry .` inside a generated registry.
+//!
+//! Cases: a well-behaved agent, stdout logging, a notification and a request before the
+//! response, silence, immediate exit; setsid'd and orphaned grandchildren that ignore SIGTERM, an
+//! orphan that re-executes itself with an empty environment (with and without namespaces, beside
+//! a slower agent under `-j 2`); what a hostile agent reaches (the verifier's secret variable, a
+//! descriptor the caller left open, writes outside the sandbox, the run folders' modes, with and
+//! without namespaces and with Landlock refused); a library caller's own children left alone;
+//! contradicting capabilities, protocol version 2, no sign-in, the sandbox environment, `-j`
+//! order, not tested, quarantine, `matrix` and `--changed-only`, `build --matrix`; shards (a
+//! partition for N = 1…8 composing with `--agent` and `--type`, stable when an entry is added,
+//! `matrix merge` equal to the unsharded `matrix.json` and `matrix.md` byte for byte, refused
+//! mismatches, overlaps and missing shards); a flooding agent under a peak-RSS bound measured with
+//! `wait4`, a never-reading agent ending within `--timeout` plus the grace, the
+//! `$GITHUB_STEP_SUMMARY` table. `bench/verify.sh` and `bench/verify_flood.sh` measure time and
+//! peak memory against the same agents.
 #![cfg(unix)]
 
 use std::path::Path;

@@ -1,6 +1,9 @@
 //! The catalogue site as files: determinism, hostile content, page invariants (CSP, no inline
 //! script or style, safe links), listing without JavaScript, install snippets, the size
 //! budget, and snapshots of a small fixture.
+//!
+//! The page invariants run over the bundled registry plus a hostile entry; the budget is 100 KB.
+//! `bench/site.sh` with `examples/site_bench.rs` measures rendering (BENCHMARKS.md).
 
 use crate::common as site_common;
 

@@ -5,6 +5,11 @@
 //! A library, so each helper is built once and linked where it is used. It cannot see
 //! `CARGO_BIN_EXE_*` (cargo sets that only for a package's own tests): every helper that runs
 //! a program takes its path, and the test binaries pass `env!("CARGO_BIN_EXE_…")`.
+//!
+//! The kit never depends on the code it tests. Test data is in `tests/fixtures/`
+//! (`public-registry-sample/`: real entries, origin and licence in its NOTICE), ACP agents in
+//! `tests/agents/`; `fuzz/` is its own workspace (runs recorded in FUZZING.md); `bench/`
+//! regenerates BENCHMARKS.md.
 
 pub mod agentskills;
 #[cfg(unix)]

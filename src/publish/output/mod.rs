@@ -13,6 +13,17 @@
 //! The output folder may be a previous run's, a user's, or (in CI) part of an untrusted pull
 //! request: it is read without following links, opened without blocking, and replaced only
 //! when every path in it is one this tool wrote and nobody changed since.
+//!
+//! We replace only what we wrote: a folder is replaced when it is empty, or when every path in it
+//! is listed in its manifest with an unchanged sha256 (or lies in a sub-folder with a valid
+//! manifest of its own, so `site` may replace `dist/site/`), and `access(2)` says every path can
+//! be removed; otherwise exit 2 listing the paths. `SHA256SUMS` lists only published files, not
+//! the manifests (the two cannot list each other). `--out` and `--registry` are compared with
+//! links resolved: the same folder, an output inside the registry (except `<registry>/dist`) or
+//! a registry inside the output is refused; the output is written at the resolved path, so a
+//! link named as `--out` is kept. Staging (`staging`) writes every file through one
+//! `fs::atomic::Batch` and swaps the tree in with one `renameat2(RENAME_EXCHANGE)`; a failure
+//! leaves the old output.
 
 mod check;
 mod destination;

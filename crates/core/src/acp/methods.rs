@@ -1,5 +1,12 @@
 //! What the protocol defines, taken from the `agent-client-protocol-schema` crate: method
 //! names, the `initialize` request a v1 client sends, and the reading of its answer.
+//!
+//! The catalogue of `capability-unknown` and `capability-unstable`, the advertisements `verify`
+//! compares and the probes of `matrix` all come from the crate's method-name tables (built with
+//! the `unstable` umbrella and `unstable_protocol_v2`). The crate marks nothing unstable at run
+//! time, so the v1 names its features gate are listed by hand (`UNSTABLE_V1`) beside a test that
+//! pins the stable set: a crate update that changes it fails that test. v2-only names are
+//! unstable by construction.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;

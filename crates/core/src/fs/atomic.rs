@@ -10,6 +10,10 @@
 //! A whole new tree that no reader sees until it is renamed into place (`build`'s staging
 //! folder) is made durable by a [`Batch`] instead: its files are written without a flush each
 //! and flushed together before the rename.
+//!
+//! Three kinds of write are not whole-file replacements and open their file directly: appends
+//! (`events.jsonl`, the GitHub step summary), the files `acp-collab init` writes into the
+//! collaboration folder it creates, and the files `skill install` creates.
 
 use std::fs::File;
 use std::io::{self, Write};
