@@ -1,4 +1,18 @@
 //! `append` (docs/collab-protocol.md#append): the guarded, serialised append of one event.
+//!
+//! Appends are serialised (`docs/collab-protocol.md#concurrency`): `append` holds the
+//! exclusive lock on `.acp-collab.lock` (`events::AppendLock`) from reading `protocol.json`
+//! to rewriting it, writes the event as one `write` followed by an fsync, and replaces
+//! `protocol.json` atomically (`protocol::write_atomic`), removing a killed writer's leftover
+//! temporary file under the lock first.
+//!
+//! The stored state is never trusted: the whole log is replayed (`state`) with the new event
+//! last, and the `currentPhase`, `proposalOwner` and `waitingFor` of `protocol.json` are
+//! rewritten from the result, as a mirror for readers.
+//!
+//! Past acceptances are not re-checked: only the acceptance being appended is checked against
+//! the current `readiness.md`
+//! (`docs/collab-protocol.md#past-acceptances-are-not-re-checked`).
 
 use std::path::Path;
 

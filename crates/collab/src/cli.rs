@@ -5,7 +5,16 @@
 //!
 //! Text for people passes through [`escape::terminal`]: names, titles and event fields come
 //! from a shared folder, so a hostile one must not reach the terminal with control characters
-//! or ANSI sequences. JSON output is left to serde, which escapes control characters itself.
+//! or ANSI sequences. That holds for every human-readable line, on stdout and on stderr
+//! (failures and notes included); clean text comes out unchanged. JSON output is left to serde,
+//! which escapes control characters itself.
+//!
+//! The library's commands (`init`, `append_with`, `next_action_with`, `validate`, `status`,
+//! `log`, …) return `Result<T, CollabError>`. `execute` turns each result into a `Shown` (text
+//! or JSON, and an exit code); [`run`] prints it, or prints the failure (every `CollabError`
+//! exits 2, see `error`), and returns the exit code as `io::Result<u8>`. Its only error is a
+//! failure of the console itself (`CollabError::Console`), which the binary reports with
+//! `anyhow` and the core's `failure_line`.
 
 use std::io::{self, Write};
 use std::path::PathBuf;

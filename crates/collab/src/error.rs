@@ -2,6 +2,14 @@
 //! bad `append` flag. In a file of its own so that the modules that fail (nearly all) import it
 //! from here and not from the crate root, which re-exports them: the root names every module,
 //! so a module naming the root would close a cycle.
+//!
+//! There is one kind per way a command can fail (31 of them: `Usage`, `Refused`, `Flags`,
+//! `Read`, `ProtocolFile`, …, `Create`, `Write`, `Console`), not just a usage and a protocol
+//! error, but they are all printed in one place and all exit 2: `cli::run` prints `Usage` in
+//! argparse's `usage: …` then `acp-collab «subcommand»: error: «message»` form, `Refused` and
+//! `Flags` with their hints, and the rest as `error: «message»`. So a validator exit 1 always
+//! means warnings only (`docs/collab-protocol.md#internal-failures-exit-2`). Only `Console`, a
+//! failure to print at all, is left to the binary.
 
 use std::path::PathBuf;
 

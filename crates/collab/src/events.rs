@@ -1,5 +1,15 @@
 //! `events.jsonl` I/O: tolerant reading, the compact line format, the advisory append lock and
 //! durable appends (`docs/collab-protocol.md#eventsjsonl`, `docs/collab-protocol.md#concurrency`).
+//!
+//! Reading is tolerant and shared: every reader (the other commands here, `validate` through
+//! `validate::log`) goes through `scan`, which numbers physical lines, ignores an incomplete
+//! last line with a warning, and refuses undecoded a line over the ACP mode's 8 MiB line cap.
+//!
+//! Writers take an exclusive `File::lock()` on `.acp-collab.lock` (`AppendLock`); an event is
+//! one `write` followed by an fsync. Readers take no lock: `validate` only tries a shared one
+//! without waiting (`writer_active`, `try_lock_shared`), to tell the temporary `protocol.json`
+//! of a writer at work from a killed writer's leftover (a warning; the next `append` removes
+//! it under the lock).
 
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};

@@ -2,6 +2,9 @@
 //! normalisation, folder resolution, and the symlink refusal
 //! (`docs/collab-protocol.md#links-refused`) applied to every read, write
 //! and hash inside a collaboration folder or deliverables directory.
+//!
+//! Reads go through the core's `fs`: regular files only, at most 64 MiB each
+//! (`MAX_FILE_BYTES`).
 
 use std::io;
 use std::path::{Component, Path, PathBuf};

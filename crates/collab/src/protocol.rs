@@ -1,6 +1,11 @@
 //! `protocol.json`: loading, the deliverable references it declares
 //! (`docs/collab-protocol.md#deliverables`), and the sorted, atomic rewrite
 //! (`docs/collab-protocol.md#protocoljson`, `docs/collab-protocol.md#concurrency`).
+//!
+//! The rewrite goes through the core's atomic write: a temporary sibling, fsync, rename, then
+//! a folder fsync, so a reader, which takes no lock, sees the old file or the new one and never
+//! a torn one. Its `currentPhase`, `proposalOwner` and `waitingFor` are a mirror of the
+//! replayed state (`state`), never read back as the truth.
 
 use std::path::{Path, PathBuf};
 

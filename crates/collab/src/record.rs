@@ -2,6 +2,11 @@
 //! from the log's text (`docs/collab-protocol.md#eventsjsonl`). `validate` checks these as it
 //! reads (one pass, nothing kept per event); the other commands turn them into [`Event`]s.
 //!
+//! The nine known keys (`seq`, `from`, `event`, `at`, `summary`, `doc`, `reply_to`, `role`,
+//! `sha256`) each have a typed slot, found by the key's length and first byte rather than by
+//! hashing; any other member keeps its name. Strings are borrowed from the one text buffer of
+//! the log, so decoding a line allocates little.
+//!
 //! [`Event`]: crate::events::Event
 
 use std::borrow::Cow;

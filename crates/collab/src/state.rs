@@ -1,6 +1,11 @@
 //! The state machine (`docs/collab-protocol.md#state-machine`), replayed from the whole log.
 //! Errors accumulate across history and never stop a transition, so one bad
 //! event does not cascade into errors for every later one.
+//!
+//! State is never trusted, always replayed: `append` and `validate` replay the full log, and
+//! the `currentPhase`, `proposalOwner` and `waitingFor` of `protocol.json` are only a mirror,
+//! which `append` rewrites and `validate` compares with the replay. Readiness is checked only
+//! for the last event, the one being appended ([`replay`]'s `candidate_readiness`).
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,11 @@
 //! `wait` (docs/collab-protocol.md#wait): poll until it is the participant's turn or
 //! the collaboration ends. Between polls it blocks on a file-change
 //! notification (inotify on Linux) or sleeps, bounded by `--interval`.
+//!
+//! It blocks instead of polling the files (`docs/collab-protocol.md#waiting`): on Linux it
+//! sleeps in `poll(2)` on an inotify watch of the folder, through raw `libc` calls and with no
+//! watcher thread, for at most `--interval`; elsewhere, or without inotify, it sleeps for the
+//! interval. The `ready:` line is flushed before the next-action report is written.
 
 use std::io::Write;
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! The slash commands of the ACP mode. Words are split like a POSIX shell (quotes and
 //! backslashes), so objectives and summaries can hold spaces; flags are those of the
-//! `acp-collab` subcommands, and choices are checked against the same `spec` lists.
+//! `acp-collab` subcommands, and choices are checked against the same `spec` lists. `init` and
+//! `append` are parsed into the same `InitOptions` and `AppendOptions` the command line fills.
 
 use std::collections::BTreeMap;
 

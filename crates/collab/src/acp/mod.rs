@@ -10,7 +10,10 @@
 //! streams its output as `agent_message_chunk` updates; plain text gets the help.
 //! `session/cancel` is honoured before the command runs and between chunks (a command that
 //! already wrote its event stays written). Framing and message classification are
-//! `acp_registry_core::acp`'s; stdout carries only protocol messages.
+//! `acp_registry_core::acp`'s, the message types the schema crate's
+//! (`agent_client_protocol_schema`); stdout carries only protocol messages. Frames are read on
+//! a thread of their own, so a `session/cancel` is seen while a prompt's output streams.
+//! `command` parses the slash commands into the library's `InitOptions` and `AppendOptions`.
 
 pub(crate) mod command;
 

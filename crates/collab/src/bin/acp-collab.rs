@@ -1,6 +1,13 @@
 //! `acp-collab`: the Agent Collaboration Protocol command line. Parsing (into the library's
 //! `cli::Command`, which is the clap definition), argparse-style usage errors, the exit code,
 //! completions and the manual page; the protocol lives in `acp_collab`.
+//!
+//! This file only uses clap: it parses the arguments into a `cli::Command` and calls
+//! `cli::run`. Clap's own parse errors are reshaped into argparse's wording (the subcommand's
+//! `usage: …` line, then `acp-collab «subcommand»: error: «message»`, exit 2), since agents
+//! and the docs know the published scripts' messages. The scripts' names (`append_event`,
+//! `append_event.py`, …) are subcommand aliases. It keeps the system allocator: its runs are
+//! small and short-lived (only `acp-registry` sets mimalloc).
 
 use std::process::ExitCode;
 

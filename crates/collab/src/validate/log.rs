@@ -4,6 +4,12 @@
 //! dropped. Only what later steps ask about is kept, so the cost grows with the log's length
 //! and memory does not (BENCHMARKS.md). Each step keeps its own findings; they are reported
 //! step by step, as if each step had read the whole log.
+//!
+//! A [`Record`] has a typed slot for each of the nine known keys and borrows its strings from
+//! the one text buffer. Step 9 resolves each deliverable doc and hashes each file once, however
+//! often the log names it; step 10 replays through `state::Machine`, the same machine as every
+//! other command. The other commands keep `events::Event`s instead (small member vectors,
+//! built from the same decoder).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,6 +2,13 @@
 //! documented order. All checks run; only an unloadable `protocol.json`
 //! stops early.
 //!
+//! One file per group of steps: `schema` (4–5), `log` (6–10, one pass over `events.jsonl`),
+//! `content` (12); this file has the rest (1–3, 11, 13–15), and `validator` the state they
+//! share. Step 11 compares the mirror in `protocol.json` (`currentPhase`, `proposalOwner`,
+//! `waitingFor`) with the replayed state, which is the one trusted. Past acceptances are not
+//! re-checked against the current `readiness.md`; its problems are reported once, by the
+//! readiness steps (`docs/collab-protocol.md#past-acceptances-are-not-re-checked`).
+//!
 //! # JSON output (`--format json`)
 //!
 //! One line, keys in this order:
@@ -12,7 +19,7 @@
 //!
 //! - `version`: the shape's version, `1`.
 //! - `status`: `"passed"`, `"passed_with_warnings"` or `"failed"`.
-//! - `exit_code`: the process exit code, `0`, `1` or `2` as above.
+//! - `exit_code`: the process exit code: `0` passed, `1` warnings only, `2` errors.
 //! - `errors`, `warnings`: the messages of the text format's `ERROR: ` and
 //!   `WARNING: ` lines, in the same order, without the prefixes.
 //!

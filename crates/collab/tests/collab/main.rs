@@ -1,5 +1,16 @@
-//! `acp-collab` end to end. Self-contained (the test kit, the library's `collab` module and the
-//! two binaries), so the group moves as it is when `acp-collab` becomes its own crate.
+//! `acp-collab` end to end, through the test kit and the two binaries (`acp-registry` only for
+//! `matrix`).
+//!
+//! `init`, the `append` guards, the validator's checks, whole flows, `wait`, and the property
+//! tests (`props`, proptest). `acp`: an ACP session over pipes, and `matrix` on the entry
+//! recording its slash commands. `concurrency`: 8 processes appending at once. `guidance`: the
+//! follow-up commands and flag reports, with a two-participant run driven only by the commands
+//! `init` and `next` print, through the installed launchers, one thread per participant.
+//! `skill`: `skill install`, `uninstall` and `list` per agent and client layout, and the
+//! shadowing warnings. `escape`: hostile folder text escaped on stdout and stderr. `faults`:
+//! writers killed midway. `hostile`: hostile folders. Outside this group:
+//! `fuzz/fuzz_targets/collab_validate.rs` (cargo-fuzz, its own workspace) and
+//! `bench/collab_validate.sh` with `examples/gen_collab.rs` (BENCHMARKS.md).
 
 mod support;
 
