@@ -24,8 +24,8 @@ pub(crate) use format::{append_step_summary, write_report};
 pub use format::{render, ReportFormat};
 pub use github::render_github_summary;
 pub(crate) use human::render_human;
-pub(crate) use json::{json_document, json_text};
 #[cfg(test)]
 pub(crate) use json::render_json;
+pub(crate) use json::{json_document, json_text};
 pub use report::Report;
 pub use severity::Severity;
