@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{exit, relocated, CommandError, Exit};
+use super::display::relocated;
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use crate::diagnostics::{escape, render_human, write_report, Report, ReportFormat};
 use crate::flags::{self, Registry};
 use crate::publish::build::{plan, site_only, BuildOptions, BuildSummary};

@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{exit, CommandError, Exit};
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use crate::diagnostics::{explain, rules_markdown, Code};
 use crate::registry::config::CONFIG_FILE;
 use crate::registry::{Config, RegistryError};
@@ -66,7 +67,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
             return Err(RegistryError::NotAFolder(named.into()).into())
         }
         Some(named) => named,
-        None => Path::new(super::DEFAULT_REGISTRY),
+        None => Path::new(crate::flags::DEFAULT_REGISTRY),
     };
     let text = match options.request() {
         Request::Code(name) => {

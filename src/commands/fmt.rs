@@ -4,7 +4,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{display_root, exit, formatted, join_display, CommandError, Exit};
+use super::canonical::formatted;
+use super::display::{display_root, join_display};
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use crate::diagnostics::escape;
 use crate::flags::Registry;
 use crate::manifest::MAX_MANIFEST_BYTES;
@@ -58,7 +61,7 @@ pub(crate) fn targets(options: &Options) -> Result<Vec<Target>, CommandError> {
 /// A named folder holds `agent.json`; anything else is the file itself. The named folder is
 /// trusted (the user chose it); the file is read without following a link.
 fn target(path: &Path) -> Result<Target, CommandError> {
-    let shown = super::slash_path(path);
+    let shown = super::display::slash_path(path);
     let kind =
         fs::kind(path).map_err(|e| CommandError::Usage(format!("cannot read `{shown}`: {e}")))?;
     let Some(kind) = kind else {

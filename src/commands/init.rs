@@ -7,8 +7,10 @@
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
+use super::display::{display_root, join_display};
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use super::template::fill;
-use super::{display_root, exit, join_display, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::registry::config::CONFIG_FILE;
 use acp_registry_core::fs::{self, Kind, ReadError};
@@ -44,7 +46,7 @@ pub struct Options {
     pub dir: PathBuf,
     /// The registry root inside DIR: `registry` (what every command assumes), or `.` for entries
     /// at the repository root.
-    #[arg(long, value_name = "DIR", default_value = super::DEFAULT_REGISTRY)]
+    #[arg(long, value_name = "DIR", default_value = crate::flags::DEFAULT_REGISTRY)]
     pub registry: PathBuf,
     /// The branch the workflow publishes [default: the branch DIR/.git/HEAD names, else main].
     #[arg(long, value_name = "BRANCH")]
@@ -190,7 +192,7 @@ fn default_branch(options: &Options) -> Result<String, InitError> {
 
 /// ` --registry DIR` for the commands `init` prints or writes, empty for the default root.
 fn registry_flag(registry_dir: &str) -> String {
-    if registry_dir == super::DEFAULT_REGISTRY {
+    if registry_dir == crate::flags::DEFAULT_REGISTRY {
         String::new()
     } else {
         format!(" --registry {registry_dir}")
@@ -308,7 +310,7 @@ fn write_all(
         }
         let rel = path.strip_prefix(dir).unwrap_or(&path);
         InitError::Io {
-            path: shown(&super::slash_path(rel)),
+            path: shown(&super::display::slash_path(rel)),
             source,
         }
     })

@@ -4,7 +4,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{display_root, exit, CommandError, Exit};
+use super::display::display_root;
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use crate::diagnostics::escape;
 use crate::verify::{self, matrix, shard};
 

@@ -6,9 +6,12 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::canonical::formatted;
+use super::display::{display_root, join_display};
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use super::online::{self, EndpointFlags, OnlineFlags};
 use super::template::fill;
-use super::{display_root, exit, formatted, join_display, CommandError, Exit};
 use crate::diagnostics::{escape, render, ReportFormat};
 use crate::flags::{ByteSize, Loopback, Registry};
 use crate::manifest::names::is_valid_id;
@@ -402,7 +405,8 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
         writeln!(out, "created {}", escape::terminal(&shown))?;
     }
     let only = BTreeSet::from([options.id.clone()]);
-    let report = super::relocated(&check_registry(registry, Some(&only))?.report, registry);
+    let report =
+        super::display::relocated(&check_registry(registry, Some(&only))?.report, registry);
     out.write_all(render(&report, ReportFormat::Human, options.color).as_bytes())?;
     let todo = if report.diagnostics.is_empty() {
         "next:"
@@ -422,7 +426,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
 fn next_command(root: &str, entry: &str) -> String {
     let quote = crate::site::shell_quote;
     match root {
-        super::DEFAULT_REGISTRY => format!("acp-registry validate {}", quote(entry)),
+        crate::flags::DEFAULT_REGISTRY => format!("acp-registry validate {}", quote(entry)),
         "" => format!("acp-registry validate --registry . {}", quote(entry)),
         _ => format!(
             "acp-registry validate --registry {} {}",

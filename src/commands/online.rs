@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{display_root, join_display, CommandError, Stream};
+use super::display::{display_root, join_display};
+use super::error::CommandError;
+use super::stream::Stream;
 use crate::diagnostics::escape;
 use crate::flags::{self, ByteSize, Loopback};
 use crate::net::NetConfig;

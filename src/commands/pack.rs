@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use super::{exit, CommandError, Exit};
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use crate::diagnostics::escape;
 use crate::pack;
 pub use crate::pack::PackOptions;

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::display::display_root;
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use super::online::{github_token, EndpointFlags};
-use super::{display_root, exit, CommandError, Exit};
 use crate::diagnostics::escape;
 use crate::flags::{self, ByteSize, Registry};
 use crate::net::NetConfig;

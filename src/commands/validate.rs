@@ -5,8 +5,10 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::display::{display_root, join_display};
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use super::online::{self, OnlineFlags};
-use super::{display_root, exit, join_display, CommandError, Exit};
 use crate::diagnostics::{escape, write_report, Report, ReportFormat, Severity};
 use crate::flags::Registry;
 use crate::registry::{check_registry_since, fix, git, select};

@@ -5,7 +5,9 @@
 
 use std::io::Write;
 
-use super::{display_root, exit, CommandError, Exit};
+use super::display::display_root;
+use super::error::CommandError;
+use super::exit::{self, Exit};
 use crate::verify;
 pub use crate::verify::Options;
 

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::Severity;
+use super::severity::Severity;
 
 macro_rules! catalogue {
     ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:literal; )*) => {

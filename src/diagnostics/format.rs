@@ -5,8 +5,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::Report;
-use super::{render_github, render_github_summary, render_human, render_json, render_sarif};
+use super::github::{render_github, render_github_summary};
+use super::human::render_human;
+use super::json::render_json;
+use super::report::Report;
+use super::sarif::render_sarif;
 
 /// How findings are printed (`--format`). The variants' rustdoc is their `--help` text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

@@ -4,8 +4,12 @@
 //! printed as a command (the log keeps them), and the full list goes into a Markdown table for
 //! `$GITHUB_STEP_SUMMARY` so nothing is hidden.
 
-use super::escape::{markdown_cell, markdown_code_cell, workflow_data, workflow_property};
-use super::{Report, Severity};
+use acp_registry_core::escape::{
+    markdown_cell, markdown_code_cell, workflow_data, workflow_property,
+};
+
+use super::report::Report;
+use super::severity::Severity;
 
 /// Annotations GitHub displays per severity and step.
 pub(crate) const GITHUB_ANNOTATION_LIMIT: usize = 10;

@@ -6,9 +6,12 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 
-use super::escape;
-use super::{Diagnostic, Location, Report, Severity};
+use acp_registry_core::escape;
 use acp_registry_core::source::SourceFile;
+
+use super::diagnostic::{Diagnostic, Location};
+use super::report::Report;
+use super::severity::Severity;
 
 /// Render every finding followed by the summary line. `color` adds ANSI styles.
 pub(crate) fn render_human(report: &Report, color: bool) -> String {

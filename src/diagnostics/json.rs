@@ -8,7 +8,8 @@
 
 use serde::Serialize;
 
-use super::{Report, Severity};
+use super::report::Report;
+use super::severity::Severity;
 
 /// Version of the `--format json` document; raised on incompatible changes.
 pub(crate) const JSON_FORMAT_VERSION: u32 = 1;

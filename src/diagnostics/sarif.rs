@@ -6,8 +6,11 @@
 
 use serde_json::{json, Value};
 
-use super::escape;
-use super::{Code, Report, Severity};
+use acp_registry_core::escape;
+
+use super::code::Code;
+use super::report::Report;
+use super::severity::Severity;
 
 /// The artifact location of a finding's file: relative to `SRCROOT`, or a `file:` URI when
 /// the path is absolute (a registry outside the repository and the working directory).

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::input::SiteAgent;
 use super::labels::{label, AUTH_LABELS, DEPLOY_LABELS, PLATFORM_LABELS, VERIFICATION_LABELS};
 use super::markdown;
 use super::snippets::{self, Install};
 use super::urls::safe_url;
-use super::SiteAgent;
 use crate::diagnostics::escape;
 use crate::manifest::agent::AgentView;
 use crate::manifest::{FIELD_ORDER, PLATFORMS};
@@ -434,7 +434,7 @@ pub(crate) struct Page {
     /// Sanitised README HTML (the only value rendered unescaped).
     pub(crate) readme: Option<String>,
     /// What `matrix` found, when the build was given one.
-    pub(crate) verification: Option<super::Verification>,
+    pub(crate) verification: Option<super::input::Verification>,
 }
 
 fn link(map: &Map<String, Value>, key: &str) -> Option<Link> {

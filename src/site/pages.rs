@@ -24,7 +24,9 @@ use minijinja::{AutoEscape, Environment, Value};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{icons, model, urls, AgentSource, SiteAgent, SiteError, SiteOptions, CSP, PAGE_SIZE};
+use super::error::SiteError;
+use super::input::{AgentSource, SiteAgent, SiteOptions};
+use super::{icons, model, urls};
 use crate::diagnostics::escape::{self, Quotes};
 use crate::manifest::names::is_valid_id;
 
@@ -34,6 +36,17 @@ const AGENT_HTML: &str = include_str!("../../site-templates/agent.html");
 const SITE_CSS: &str = include_str!("../../site-templates/site.css");
 const SITE_JS: &str = include_str!("../../site-templates/site.js");
 const FAVICON_SVG: &str = include_str!("../../site-templates/favicon.svg");
+
+/// Cards per page, both for the static pages (no JavaScript) and for the script.
+pub const PAGE_SIZE: usize = 48;
+
+/// The Content-Security-Policy of every page: no inline script or style, no external origin.
+/// `img-src` allows `data:` because the icons are masks given as base64 `data:` URIs in
+/// the (same-origin) icon stylesheets: a mask image is fetched in CORS mode, which a
+/// `file://` page cannot do for an icon file. No `connect-src`: nothing is fetched (the
+/// search index is a script), so `default-src 'none'` refuses every connection.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+img-src 'self' data:; base-uri 'none'; form-action 'self'";
 
 /// The files that are the same for every registry, under `assets/` (the search index and
 /// the icon stylesheets are not).

@@ -8,7 +8,8 @@
 //! - `staging`: writing a [`Tree`] into a staging folder and swapping it in;
 //! - `check`: `--check`, a fresh build compared with the folder file by file;
 //! - `read`: reading the folder without following links, and showing its paths;
-//! - `tree`: [`Tree`] and [`FileSink`], the files of a build as they are produced.
+//! - `tree`: [`Tree`] and [`FileSink`], the files of a build as they are produced;
+//! - `testing`: fixtures for the tests of these steps.
 //!
 //! The output folder may be a previous run's, a user's, or (in CI) part of an untrusted pull
 //! request: it is read without following links, opened without blocking, and replaced only
@@ -30,6 +31,8 @@ mod destination;
 mod ownership;
 mod read;
 mod staging;
+#[cfg(test)]
+mod testing;
 mod tree;
 
 pub(crate) use check::compare;

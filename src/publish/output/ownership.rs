@@ -53,7 +53,7 @@ pub(super) fn read_listing(dir: &Path) -> Option<BTreeMap<String, String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tree::test_files as files;
+    use super::super::testing::test_files as files;
     use super::*;
 
     #[test]

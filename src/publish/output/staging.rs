@@ -296,7 +296,7 @@ fn swap(new: &Path, out: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tree::test_files as files;
+    use super::super::testing::test_files as files;
     use super::*;
 
     #[test]

@@ -86,12 +86,3 @@ pub(super) fn hashed<W: Write>(
         .map_err(std::io::IntoInnerError::into_error)?;
     Ok((inner, digest))
 }
-
-/// A tree of files each holding its own name, for the tests of the output steps.
-#[cfg(test)]
-pub(super) fn test_files(names: &[&str]) -> BTreeMap<String, Vec<u8>> {
-    names
-        .iter()
-        .map(|n| (n.to_string(), n.as_bytes().to_vec()))
-        .collect()
-}
