@@ -7,7 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::{normalized_json, Code, Diagnostic, EntryReport, ManifestDoc, Policy, Sink, Version};
+use super::distribution::normalized_json;
+use super::entry::{EntryReport, ManifestDoc};
+use super::policy::Policy;
+use super::sink::Sink;
+use super::versions::Version;
+use crate::diagnostics::{Code, Diagnostic};
 
 /// What the change rules compare: the manifests at the base revision by folder (as
 /// `registry::git::manifests_at` reads them), the revision as the user named it, and the

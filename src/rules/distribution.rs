@@ -6,10 +6,11 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value;
 
+use super::entry::ManifestDoc;
 use super::package_spec::{package_basename, Ecosystem, Package};
+use super::sink::Sink;
 use super::versions::PreviewVersion;
-use super::{Code, ManifestDoc, Sink};
-use crate::diagnostics::{Fix, FixEdit};
+use crate::diagnostics::{Code, Fix, FixEdit};
 use crate::manifest::distribution::{
     is_legacy_platform_key, platform_suggestion, ArchiveFormat, Written,
 };

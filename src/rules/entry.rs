@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use super::{Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic};
 use crate::manifest::Node;
 use acp_registry_core::source::{SourceFile, Span};
 

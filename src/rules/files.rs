@@ -3,8 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use super::{display_path, read_text, read_text_if_present, Code, EntryDir, ManifestDoc, Sink};
-use crate::diagnostics::Diagnostic;
+use super::entry::{display_path, EntryDir, ManifestDoc};
+use super::read::{read_text, read_text_if_present};
+use super::sink::Sink;
+use crate::diagnostics::{Code, Diagnostic};
 use crate::manifest::{jsonc, MAX_MANIFEST_BYTES, MAX_README_BYTES};
 use acp_registry_core::fs::Kind;
 use acp_registry_core::source::{SourceFile, Span};
@@ -32,7 +34,7 @@ pub(crate) fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
     let children = match acp_registry_core::fs::list_dir(&entry.path) {
         Ok(children) => children,
         Err(e) => {
-            sink.push(super::unlistable(&entry.display, &e));
+            sink.push(super::read::unlistable(&entry.display, &e));
             return None;
         }
     };
@@ -42,7 +44,7 @@ pub(crate) fn list_entry(entry: &EntryDir, sink: &mut Sink) -> Option<Listing> {
         let display = display_path(entry, &name);
         if ENTRY_FILES.contains(&name.as_str()) {
             listing.files.insert(name);
-        } else if let Some(refused) = super::refused(child.kind, &display) {
+        } else if let Some(refused) = super::read::refused(child.kind, &display) {
             sink.push(refused);
         } else if name == "skill" && child.kind != Kind::Dir {
             sink.push(
@@ -88,7 +90,7 @@ fn report_unexpected(entry: &EntryDir, listing: &Listing, sink: &mut Sink) {
 }
 
 fn unexpected_help(name: &str) -> String {
-    match super::nearest(name, ENTRY_FILES) {
+    match crate::diagnostics::nearest(name, ENTRY_FILES) {
         Some(expected) => format!("did you mean `{expected}`? Rename the file, or remove it"),
         None => "an entry may hold agent.json, icon.svg, icon-light.svg, icon-dark.svg, README.md and skill/; remove the file".into(),
     }

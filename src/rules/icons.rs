@@ -9,9 +9,11 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::entry::{display_path, EntryDir};
 use super::files::Listing;
-use super::{display_path, read_text, Code, EntryDir, Sink};
-use crate::diagnostics::Diagnostic;
+use super::read::read_text;
+use super::sink::Sink;
+use crate::diagnostics::{Code, Diagnostic};
 use crate::manifest::svg::{self, AttrKind, Hazard, SVG_NS};
 use crate::manifest::MAX_ICON_BYTES;
 use acp_registry_core::source::{Position, SourceFile, Span};
@@ -68,7 +70,7 @@ fn span(range: std::ops::Range<usize>) -> Span {
 
 /// Every icon rule on one SVG document, with the default policy (for checking output files).
 pub fn check_icon(display: &str, text: &str) -> Vec<crate::diagnostics::Diagnostic> {
-    let policy = super::Policy::default();
+    let policy = super::policy::Policy::default();
     let mut sink = Sink::new(&policy, None);
     check_svg(&SourceFile::new(display, text.to_string()), &mut sink);
     sink.diagnostics

@@ -1,8 +1,9 @@
 //! Identity and versions: id format and folder, version format, `schema_version`.
 
+use super::entry::ManifestDoc;
+use super::sink::Sink;
 use super::versions::{PreviewVersion, Version};
-use super::{Code, ManifestDoc, Sink};
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Code, Diagnostic, Severity};
 use crate::manifest::names::{matches_id_pattern, NameProblem, MAX_ID_LEN};
 use crate::manifest::SCHEMA_VERSION;
 
@@ -160,7 +161,7 @@ mod tests {
             root: crate::manifest::jsonc::parse(&text).unwrap(),
             source: acp_registry_core::source::SourceFile::new("x/agent.json", text),
         };
-        let policy = crate::rules::Policy::default();
+        let policy = crate::rules::policy::Policy::default();
         let mut sink = Sink::new(&policy, None);
         check(&doc, id, &mut sink);
         sink.diagnostics

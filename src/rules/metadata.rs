@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{did_you_mean, nearest, Code, ManifestDoc, Sink};
-use crate::diagnostics::{Fix, FixEdit, Severity};
+use super::entry::ManifestDoc;
+use super::sink::Sink;
+use crate::diagnostics::{did_you_mean, nearest, Code, Fix, FixEdit, Severity};
 use crate::manifest::agent::{AgentView, PROTOCOL_VERSION_POINTER};
 
 /// ACP methods an agent or client can implement: the method names of the

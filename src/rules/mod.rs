@@ -17,11 +17,12 @@ mod preview;
 mod read;
 mod registry_wide;
 mod schema;
+mod sink;
 mod skills;
 mod versions;
 
 /// The catalogue lives with `Diagnostic` (the ground layer); rules name codes from here too.
-pub(crate) use crate::diagnostics::{did_you_mean, nearest, Code};
+pub(crate) use crate::diagnostics::{did_you_mean, Code};
 pub(crate) use changes::{check_changes, ChangeBase};
 #[cfg(test)]
 pub(crate) use distribution::take_normalized_count;
@@ -35,58 +36,16 @@ pub(crate) use placeholder::{PLACEHOLDERS, SCAFFOLD_ICON};
 pub use policy::Policy;
 pub(crate) use policy::{is_enforced, Level, RequireSha256, DEFAULT_REQUIRED_OS};
 pub(crate) use read::{read_failure, refused};
-pub(crate) use read::{read_text, read_text_if_present, unlistable};
 pub(crate) use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::registry_validator;
 pub(crate) use schema::{
     published_agent_validator, violations, Owned, Violation, AGENT_SCHEMA, REGISTRY_SCHEMA,
 };
+pub(crate) use sink::Sink;
 pub(crate) use skills::MAX_SKILL_BYTES;
 pub(crate) use versions::{PreviewVersion, Version};
 
-use crate::diagnostics::{Diagnostic, Severity};
-
-/// Collects findings for one entry (or the registry), applying the policy on the way in.
-pub struct Sink<'p> {
-    policy: &'p Policy,
-    entry: Option<String>,
-    /// The findings kept so far.
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl<'p> Sink<'p> {
-    /// A sink for findings about `entry` (`None`: registry-wide).
-    pub fn new(policy: &'p Policy, entry: Option<String>) -> Self {
-        Self {
-            policy,
-            entry,
-            diagnostics: Vec::new(),
-        }
-    }
-
-    /// Keep `diagnostic` unless the policy drops it, at its configured severity.
-    pub fn push(&mut self, diagnostic: Diagnostic) {
-        if let Some(d) = self.policy.apply(self.entry.as_deref(), diagnostic) {
-            self.diagnostics.push(d);
-        }
-    }
-
-    /// The policy applied.
-    pub fn policy(&self) -> &Policy {
-        self.policy
-    }
-
-    /// The severity of `sha256-missing` for this sink's entry (`None`: not reported).
-    pub fn sha256_missing_severity(&self) -> Option<Severity> {
-        self.policy.sha256_missing_severity(self.entry.as_deref())
-    }
-
-    /// Whether findings of `code` are kept for this sink's entry: a rule skips the work
-    /// whose every finding the policy would drop.
-    pub fn keeps(&self, code: Code) -> bool {
-        self.policy.keeps(code, self.entry.as_deref())
-    }
-}
+use crate::diagnostics::Severity;
 
 /// Run every offline per-entry rule on one entry folder.
 pub fn check_entry(entry: &EntryDir, policy: &Policy) -> EntryReport {

@@ -6,9 +6,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::entry::ManifestDoc;
 use super::versions::PreviewVersion;
-use super::{Code, ManifestDoc};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Code, Diagnostic};
 
 /// Which registry a package spec names a package of.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,9 @@
 //! defined here once; `new` fills its templates from [`PLACEHOLDERS`] and [`SCAFFOLD_ICON`],
 //! and this rule finds them, so an unedited scaffold never reaches `registry.json` or the site.
 
-use super::{display_path, Code, EntryDir, ManifestDoc, Sink};
-use crate::diagnostics::Diagnostic;
+use super::entry::{display_path, EntryDir, ManifestDoc};
+use super::sink::Sink;
+use crate::diagnostics::{Code, Diagnostic};
 use crate::manifest::{escape_pointer, Node, NodeValue};
 use acp_registry_core::source::{SourceFile, Span};
 

@@ -8,8 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::Code;
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Code, Diagnostic, Severity};
 
 /// OS families a binary distribution must cover by default.
 pub(crate) const DEFAULT_REQUIRED_OS: [&str; 3] = ["darwin", "linux", "windows"];

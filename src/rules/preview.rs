@@ -1,8 +1,10 @@
 //! Preview channel: `preview.version` format and the preview distribution's pins.
 
 use super::distribution::check_distribution;
+use super::entry::ManifestDoc;
+use super::sink::Sink;
 use super::versions::PreviewVersion;
-use super::{Code, ManifestDoc, Sink};
+use crate::diagnostics::Code;
 
 pub(crate) fn check(doc: &ManifestDoc, sink: &mut Sink) {
     let Some(preview) = doc.root.get("preview") else {

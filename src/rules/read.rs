@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
-use super::{Code, Sink};
-use crate::diagnostics::Diagnostic;
+use super::sink::Sink;
+use crate::diagnostics::{Code, Diagnostic};
 use acp_registry_core::fs::{self, ReadError};
 use acp_registry_core::source::{SourceFile, Span};
 

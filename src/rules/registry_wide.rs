@@ -3,8 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::{Code, EntryReport, Manifest, Sink};
-use crate::diagnostics::Diagnostic;
+use super::entry::{EntryReport, Manifest};
+use super::sink::Sink;
+use crate::diagnostics::{Code, Diagnostic};
 use crate::manifest::fields::Fields;
 use crate::manifest::{self, jsonc};
 use acp_registry_core::source::SourceFile;
@@ -63,7 +64,8 @@ impl Quarantine {
             return Quarantine::default();
         }
         let limit = manifest::MAX_MANIFEST_BYTES;
-        let Some(text) = super::read_text(root, "quarantine.json", "quarantine.json", limit, sink)
+        let Some(text) =
+            super::read::read_text(root, "quarantine.json", "quarantine.json", limit, sink)
         else {
             return Quarantine::default();
         };

@@ -16,8 +16,9 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::Validator;
 use serde_json::Value;
 
-use super::{nearest, Code, ManifestDoc, Sink};
-use crate::diagnostics::Diagnostic;
+use super::entry::ManifestDoc;
+use super::sink::Sink;
+use crate::diagnostics::{nearest, Code, Diagnostic};
 use crate::manifest::{escape_pointer, PLATFORMS};
 
 /// The bundled manifest schema, as published in every output.

@@ -1,13 +1,13 @@
 //! The front matter of `SKILL.md` by the Agent Skills specification: every limit one finding
 //! at the key (or its value) with the change that fixes it.
 
-use super::SkillDir;
+use super::skill_dir::SkillDir;
 use crate::diagnostics::{nearest, Code, Diagnostic};
 use crate::manifest::skill::{
     self, Field, FrontMatter, Value, CLAUDE_CODE_KEYS, COMPATIBILITY_MAX, DESCRIPTION_MAX,
     SPEC_KEYS,
 };
-use crate::rules::Sink;
+use crate::rules::sink::Sink;
 use acp_registry_core::source::{SourceFile, Span};
 
 /// Checks the front matter; the body's start when it could be read.

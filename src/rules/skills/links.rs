@@ -8,9 +8,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{SkillDir, MAX_SKILL_BYTES};
+use super::skill_dir::{SkillDir, MAX_SKILL_BYTES};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::rules::Sink;
+use crate::rules::sink::Sink;
 use acp_registry_core::fs::Kind;
 use acp_registry_core::source::{SourceFile, Span};
 

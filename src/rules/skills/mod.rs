@@ -3,37 +3,21 @@
 
 mod frontmatter;
 mod links;
+mod skill_dir;
 
 use std::path::Path;
 
+use super::entry::{display_path, EntryDir};
 use super::files::Listing;
-use super::{display_path, read_text, Code, EntryDir, Sink};
-use crate::diagnostics::Diagnostic;
+use super::read::{read_text, refused, unlistable};
+use super::sink::Sink;
+use crate::diagnostics::{Code, Diagnostic};
 use crate::manifest::skill::{self, BODY_LINES_MAX};
 use acp_registry_core::fs::Kind;
 use acp_registry_core::source::{SourceFile, Span};
+use skill_dir::SkillDir;
 
-/// Size limit of an entry's `skill/` folder, all files together.
-pub(crate) const MAX_SKILL_BYTES: u64 = 1024 * 1024;
-
-/// One skill folder of an entry: `skill/<folder>` (or `skill` itself in the older layout).
-struct SkillDir<'a> {
-    entry: &'a EntryDir,
-    /// Below the entry: `skill/<folder>`.
-    rel: String,
-    /// The folder's name when the layout is right; `None` for the older `skill/SKILL.md`.
-    folder: Option<String>,
-}
-
-impl SkillDir<'_> {
-    fn path(&self) -> std::path::PathBuf {
-        self.entry.path.join(&self.rel)
-    }
-
-    fn display(&self, file: &str) -> String {
-        display_path(self.entry, &format!("{}/{file}", self.rel))
-    }
-}
+pub(crate) use skill_dir::MAX_SKILL_BYTES;
 
 pub(crate) fn check(
     entry: &EntryDir,
@@ -224,7 +208,7 @@ fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
     let children = match acp_registry_core::fs::list_dir(dir) {
         Ok(children) => children,
         Err(e) => {
-            sink.push(super::unlistable(&display_path(entry, rel), &e));
+            sink.push(unlistable(&display_path(entry, rel), &e));
             return 0;
         }
     };
@@ -236,7 +220,7 @@ fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
             Kind::Dir => size += walk(entry, &path, &child_rel, sink),
             Kind::File => size += std::fs::symlink_metadata(&path).map_or(0, |m| m.len()),
             kind => {
-                if let Some(refused) = super::refused(kind, &display_path(entry, &child_rel)) {
+                if let Some(refused) = refused(kind, &display_path(entry, &child_rel)) {
                     sink.push(refused);
                 }
             }
