@@ -12,8 +12,9 @@
 #   ROUNDS      timed rounds, default 2
 # Environment: BENCH_DIR (scratch space for the worktree and the two target folders, default
 # $TMPDIR or /tmp); SEED_TARGET (a target folder whose dependencies are already built, copied
-# to both sides first to save the two untimed dependency builds). The current checkout (its
-# working tree) is the "after" side.
+# to both sides first to save the two untimed dependency builds), or SEED_BEFORE and SEED_AFTER
+# (one per side, e.g. each revision's own target folder). The current checkout (its working
+# tree) is the "after" side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 before_rev=${1:?usage: bench/compile.sh BEFORE_REV [ROUNDS]}
@@ -41,7 +42,9 @@ timed() {
 
 for side in before after; do
   dir=$([ "$side" = before ] && echo "$before" || echo "$after")
-  if [ -n "${SEED_TARGET:-}" ]; then cp -r "$SEED_TARGET" "$work/target-$side"; fi
+  seed=$([ "$side" = before ] && echo "${SEED_BEFORE:-${SEED_TARGET:-}}" \
+    || echo "${SEED_AFTER:-${SEED_TARGET:-}}")
+  if [ -n "$seed" ]; then cp -r "$seed" "$work/target-$side"; fi
   (cd "$dir" && CARGO_TARGET_DIR=$work/target-$side cargo test --workspace --no-run --locked -q) \
     >/dev/null 2>&1
 done
