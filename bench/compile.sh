@@ -14,7 +14,10 @@
 # $TMPDIR or /tmp); SEED_TARGET (a target folder whose dependencies are already built, copied
 # to both sides first to save the two untimed dependency builds), or SEED_BEFORE and SEED_AFTER
 # (one per side, e.g. each revision's own target folder). The current checkout (its working
-# tree) is the "after" side.
+# tree) is the "after" side. IN_PLACE=1 skips the worktree, the copies and the warm-up: BEFORE_REV
+# is then a checkout (a folder) of the before revision, and each side uses its own target/,
+# whose dependencies must already be built (copies made with `cp -r` lose the time stamps cargo
+# compares, so they rebuild everything once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 before_rev=${1:?usage: bench/compile.sh BEFORE_REV [ROUNDS]}
@@ -23,11 +26,15 @@ work=$(mktemp -d -p "${BENCH_DIR:-${TMPDIR:-/tmp}}")
 after=$PWD
 before=$work/before
 cleanup() {
-  git -C "$after" worktree remove --force "$before" 2>/dev/null || true
+  [ -n "${IN_PLACE:-}" ] || git -C "$after" worktree remove --force "$before" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
-git worktree add --quiet --detach "$before" "$before_rev"
+if [ -n "${IN_PLACE:-}" ]; then
+  before=$(cd "$before_rev" && pwd)
+else
+  git worktree add --quiet --detach "$before" "$before_rev"
+fi
 
 ours=(-p acp-registry -p acp-registry-core -p acp-collab -p acp-test-kit)
 
@@ -40,11 +47,14 @@ timed() {
   echo "$end - $start" | bc
 }
 
+target_of() { if [ -n "${IN_PLACE:-}" ]; then echo "$1/target"; else echo "$work/target-$2"; fi; }
+
 for side in before after; do
+  [ -n "${IN_PLACE:-}" ] && break
   dir=$([ "$side" = before ] && echo "$before" || echo "$after")
   seed=$([ "$side" = before ] && echo "${SEED_BEFORE:-${SEED_TARGET:-}}" \
     || echo "${SEED_AFTER:-${SEED_TARGET:-}}")
-  if [ -n "$seed" ]; then cp -r "$seed" "$work/target-$side"; fi
+  if [ -n "$seed" ]; then cp -a "$seed" "$work/target-$side"; fi
   (cd "$dir" && CARGO_TARGET_DIR=$work/target-$side cargo test --workspace --no-run --locked -q) \
     >/dev/null 2>&1
 done
@@ -53,7 +63,8 @@ printf '| round | side | build (s) | tests (s) | test executables | target (MB) 
 for round in $(seq 1 "$rounds"); do
   for side in before after; do
     dir=$([ "$side" = before ] && echo "$before" || echo "$after")
-    export CARGO_TARGET_DIR=$work/target-$side
+    CARGO_TARGET_DIR=$(target_of "$dir" "$side")
+    export CARGO_TARGET_DIR
     (cd "$dir" && cargo clean --quiet "${ours[@]}")
     build=$(cd "$dir" && timed cargo build --workspace --locked)
     tests=$(cd "$dir" && timed cargo test --workspace --no-run --locked)
