@@ -118,17 +118,28 @@ pub fn site(
     build_output(&build, true, out, err)
 }
 
-/// The launches of a `matrix.json`, judged at `as_of` under `max_age_days`.
+/// The launches of the `matrix.json` at `path`, judged at `as_of` under `max_age_days`; each
+/// row it sets aside (forged, damaged, dated after `as_of`) is a warning on `err` and no
+/// evidence.
 fn evidence(
-    matrix: &crate::verify::matrix::Matrix,
+    path: &std::path::Path,
     max_age_days: u32,
     as_of: i64,
-) -> crate::publish::evidence::Evidence {
-    crate::publish::evidence::Evidence {
-        launches: matrix.launches(),
+    err: &mut dyn Write,
+) -> Result<crate::publish::evidence::Evidence, CommandError> {
+    let read = crate::verify::matrix::read::read(path, as_of)?;
+    for refused in &read.refused {
+        writeln!(
+            err,
+            "warning: {}: {refused}; not used as evidence",
+            escape::terminal(&path.display().to_string())
+        )?;
+    }
+    Ok(crate::publish::evidence::Evidence {
+        launches: read.matrix.launches(),
         max_age_days,
         as_of,
-    }
+    })
 }
 
 /// The time evidence ages are measured at: `--as-of`, else `SOURCE_DATE_EPOCH` (the
@@ -283,12 +294,13 @@ fn build_output(
             site: !options.no_site || only_site,
             evidence: match &options.matrix {
                 Some(path) => Some(evidence(
-                    &crate::verify::matrix::read(path)?,
+                    path,
                     options
                         .max_age
                         .unwrap_or(checked.config.verify_max_age_days),
                     as_of(options.as_of)?,
-                )),
+                    err,
+                )?),
                 None => None,
             },
         },

@@ -36,7 +36,7 @@ failed_from!(
     crate::publish::last_good::LastGoodError,
     crate::registry::quarantine::QuarantineError,
     crate::online::OnlineError,
-    crate::verify::matrix::MatrixError,
+    crate::verify::matrix::read::MatrixError,
     crate::update::UpdateError,
     crate::pack::PackError,
     crate::diagnostics::UnknownCode,

@@ -112,10 +112,11 @@ pub fn merge(
     err: &mut dyn Write,
 ) -> Result<Exit, CommandError> {
     let usage = |e: &dyn std::fmt::Display| CommandError::Usage(e.to_string());
+    let now = now_seconds()?;
     let parts = options
         .parts
         .iter()
-        .map(|path| matrix::read_part(path).map_err(|e| usage(&e)))
+        .map(|path| matrix::read::part(path, now).map_err(|e| usage(&e)))
         .collect::<Result<Vec<_>, _>>()?;
     check_out(&options.out)?;
     let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
@@ -174,6 +175,13 @@ fn now() -> Result<String, CommandError> {
     }
 }
 
+/// [`now`] in seconds since the Unix epoch: what rows are checked against when read.
+fn now_seconds() -> Result<i64, CommandError> {
+    let now = now()?;
+    acp_registry_core::time::parse_iso_utc_seconds(&now)
+        .ok_or_else(|| CommandError::Usage(format!("{now}: not an ISO 8601 time")))
+}
+
 /// TEST ONLY: the time `matrix` stamps its rows with instead of now.
 pub(crate) const TEST_NOW_ENV: &str = "ACP_REGISTRY_TEST_NOW";
 
@@ -188,11 +196,16 @@ fn check_out(out: &Path) -> Result<Option<matrix::Matrix>, CommandError> {
     // Read first: an existing file that is not a matrix is refused, never overwritten.
     let previous = match kind(out)? {
         None => None,
-        Some(_) => Some(matrix::read(out).map_err(|e| {
-            CommandError::Usage(format!(
-                "{e}; --out must name a matrix.json written by acp-registry (or a new file)"
-            ))
-        })?),
+        // Rows set aside (forged, damaged, dated in the future) are not reused: run again.
+        Some(_) => Some(
+            matrix::read::read(out, now_seconds()?)
+                .map_err(|e| {
+                    CommandError::Usage(format!(
+                        "{e}; --out must name a matrix.json written by acp-registry (or a new file)"
+                    ))
+                })?
+                .matrix,
+        ),
     };
     let md = out.with_extension("md");
     if kind(&md)?.is_some() && !ours(&md) {

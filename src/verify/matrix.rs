@@ -15,10 +15,11 @@ pub(crate) use super::probe::{Class, Probe};
 use super::result::{AgentResult, Status};
 use super::session::{Agent, Answer};
 use super::shard::spec::Shard;
-use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
 use crate::publish::evidence::Launch;
 use acp_registry_core::acp::methods::{self, OfferedAuth};
+
+pub(crate) mod read;
 
 /// `matrix.json` format version.
 pub(crate) const FORMAT_VERSION: u64 = 1;
@@ -148,8 +149,19 @@ pub(crate) struct Row {
     pub(crate) unstable_methods: Vec<String>,
 }
 
+/// The most bytes of a row's `agent_info` (its JSON text); a larger one is not kept.
+pub(crate) const MAX_AGENT_INFO: usize = 16 * 1024;
+/// The most auth methods a row keeps.
+pub(crate) const MAX_AUTH_METHODS: usize = 64;
+/// The longest text an agent gives that a row keeps (an auth method's fields, a command
+/// name): the session cuts them to 120 characters.
+pub(crate) const MAX_TEXT: usize = 1024;
+
 impl Row {
+    /// The row of a launch; what the agent said is kept within the caps `read` enforces, so
+    /// that one hostile agent cannot make its shard's part unreadable.
     pub(crate) fn from_result(result: &AgentResult, verified: &str) -> Row {
+        let short = |text: &str| super::session::excerpt(text);
         Row {
             id: result.id.clone(),
             version: result.version.clone(),
@@ -162,14 +174,25 @@ impl Row {
                 .initialize
                 .as_ref()
                 .and_then(|i| i.get("agentInfo"))
+                .filter(|info| info.to_string().len() <= MAX_AGENT_INFO)
                 .cloned(),
-            auth_methods: result.auth_methods.clone(),
+            auth_methods: result
+                .auth_methods
+                .iter()
+                .take(MAX_AUTH_METHODS)
+                .map(|a| OfferedAuth {
+                    id: short(&a.id),
+                    name: short(&a.name),
+                    kind: short(&a.kind),
+                    meta_kinds: a.meta_kinds.clone(),
+                })
+                .collect(),
             methods: result
                 .probes
                 .iter()
                 .map(|p| (p.method.clone(), p.class))
                 .collect(),
-            commands: result.commands.clone(),
+            commands: result.commands.iter().map(|c| short(c)).collect(),
             unstable_methods: methods::unstable_among(&result.advertised),
         }
     }
@@ -226,8 +249,8 @@ pub(crate) fn matrix(results: &[AgentResult], previous: &[Row], now: &str) -> Ma
     }
 }
 
-/// `part.version` of a shard's `matrix.json`.
-pub(crate) const PART_VERSION: u64 = 1;
+/// `part.version` of a shard's `matrix.json`: 2 added `jobs`.
+pub(crate) const PART_VERSION: u64 = 2;
 
 /// What a run with `--shard` adds to its document (`"part"`, between `version` and
 /// `agents`): which shard, of which selection, holding which entries. An unsharded run
@@ -243,6 +266,35 @@ pub(crate) struct Part {
     pub(crate) selected: usize,
     /// The ids of this shard, in registry order (those without a row were not tested).
     pub(crate) entries: Vec<String>,
+    /// Every job of the whole selection, in plan order: what `selection` digests, and what
+    /// `matrix merge` recomputes each entry's shard and checks each row against (absent
+    /// in version 1, which is refused).
+    #[serde(default)]
+    pub(crate) jobs: Vec<SelectedJob>,
+}
+
+/// One job of a selection, as a part lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SelectedJob {
+    pub(crate) id: String,
+    pub(crate) distribution: Kind,
+    pub(crate) version: String,
+    /// The SHA-256 (hex) of the manifest.
+    pub(crate) manifest: String,
+    /// The distribution's fingerprint, as a row of it carries.
+    pub(crate) fingerprint: String,
+    /// Quarantined: skipped, so never a row.
+    pub(crate) skipped: bool,
+}
+
+impl SelectedJob {
+    /// Its line in [`super::shard::selection_digest`].
+    pub(crate) fn line(&self) -> String {
+        format!(
+            "{}\t{}\t{}\t{}\t{}\t{}",
+            self.id, self.distribution, self.version, self.manifest, self.fingerprint, self.skipped
+        )
+    }
 }
 
 /// A shard's `matrix.json`: the matrix with its [`Part`].
@@ -283,103 +335,6 @@ impl Matrix {
             })
             .collect()
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("{path}: {reason}")]
-pub(crate) struct MatrixError {
-    pub(crate) path: String,
-    pub(crate) reason: String,
-}
-
-/// The bytes of a `matrix.json` (capped, no links followed) and how to name a problem in it.
-fn read_bytes(path: &Path) -> Result<Vec<u8>, MatrixError> {
-    let err = |reason: String| MatrixError {
-        path: path.display().to_string(),
-        reason,
-    };
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| err("not a file name".into()))?;
-    acp_registry_core::fs::read_capped(parent, Path::new(name), 64 * 1024 * 1024)
-        .map_err(|e| err(e.to_string()))
-}
-
-fn check_version(path: &Path, version: u64) -> Result<(), MatrixError> {
-    if version == FORMAT_VERSION {
-        return Ok(());
-    }
-    Err(MatrixError {
-        path: path.display().to_string(),
-        reason: format!("format version {version} is not {FORMAT_VERSION}"),
-    })
-}
-
-/// Read a `matrix.json` (capped, no links followed); a shard's part reads as its rows.
-pub(crate) fn read(path: &Path) -> Result<Matrix, MatrixError> {
-    let matrix: Matrix = serde_json::from_slice(&read_bytes(path)?).map_err(|e| MatrixError {
-        path: path.display().to_string(),
-        reason: format!("not a matrix.json: {e}"),
-    })?;
-    check_version(path, matrix.version)?;
-    if let Some(row) = matrix
-        .agents
-        .iter()
-        .find(|row| acp_registry_core::time::parse_iso_utc_seconds(&row.verified).is_none())
-    {
-        return Err(MatrixError {
-            path: path.display().to_string(),
-            reason: format!(
-                "agent `{}` ({}): `verified` is `{}`, not a UTC time such as 2026-03-01T12:00:00Z",
-                escape::terminal(&row.id),
-                row.distribution,
-                escape::terminal(&row.verified)
-            ),
-        });
-    }
-    Ok(matrix)
-}
-
-/// Read the `matrix.json` one `matrix --shard K/N` wrote.
-pub(crate) fn read_part(path: &Path) -> Result<PartFile, MatrixError> {
-    let err = |reason: String| MatrixError {
-        path: path.display().to_string(),
-        reason,
-    };
-    let bytes = read_bytes(path)?;
-    let value: Value =
-        serde_json::from_slice(&bytes).map_err(|e| err(format!("not a matrix.json: {e}")))?;
-    if value.get("version").and_then(Value::as_u64) == Some(FORMAT_VERSION)
-        && value.get("part").is_none()
-    {
-        return Err(err(
-            "a whole matrix.json, not a shard's part (written without --shard)".into(),
-        ));
-    }
-    let document: PartDocument = serde_json::from_value(value)
-        .map_err(|e| err(format!("not a shard's matrix.json: {e}")))?;
-    check_version(path, document.version)?;
-    if document.part.version != PART_VERSION {
-        return Err(err(format!(
-            "part version {} is not {PART_VERSION}",
-            document.part.version
-        )));
-    }
-    let shard = document
-        .part
-        .shard
-        .parse()
-        .map_err(|e| err(format!("part.shard: {e}")))?;
-    Ok(PartFile {
-        path: path.display().to_string(),
-        shard,
-        part: document.part,
-        agents: document.agents,
-    })
 }
 
 /// The first line of every `matrix.md` (how `matrix` recognises its own file).

@@ -94,6 +94,13 @@ fn report(
                 result.reason = Some(format!("{}: {}", error.code, error.message));
             }
         }
+        // What the launch recorded decides too, as it does for a `matrix.json` row read back.
+        if result.status == Status::Passed {
+            if let Some(why) = result::cannot_pass(result.protocol_version) {
+                result.status = Status::Failed;
+                result.reason = Some(why);
+            }
+        }
         if !sink.diagnostics.is_empty() {
             outcome
                 .report

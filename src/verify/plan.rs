@@ -69,20 +69,20 @@ pub(super) fn take_shard(jobs: Vec<Job>, shard: Option<Shard>) -> (Vec<Job>, Opt
         return (jobs, None);
     };
     let ids = selected_ids(&jobs);
-    let lines: Vec<String> = jobs
+    let selected: Vec<matrix::SelectedJob> = jobs
         .iter()
-        .map(|job| {
-            let manifest = Sha256::digest(job.doc.root.to_json().to_string().as_bytes());
-            format!(
-                "{}\t{}\t{}\t{}\t{}",
-                job.id,
-                job.kind,
-                job.version,
-                acp_registry_core::fs::digest::hex(&manifest),
-                matches!(job.plan, Plan::Skipped(_))
-            )
+        .map(|job| matrix::SelectedJob {
+            id: job.id.clone(),
+            distribution: job.kind,
+            version: job.version.clone(),
+            manifest: acp_registry_core::fs::digest::hex(&Sha256::digest(
+                job.doc.root.to_json().to_string().as_bytes(),
+            )),
+            fingerprint: job.fingerprint.clone(),
+            skipped: matches!(job.plan, Plan::Skipped(_)),
         })
         .collect();
+    let lines: Vec<String> = selected.iter().map(matrix::SelectedJob::line).collect();
     let selection = shard::selection_digest(lines.iter().map(String::as_str));
     let mine: BTreeSet<&str> = ids
         .iter()
@@ -101,6 +101,7 @@ pub(super) fn take_shard(jobs: Vec<Job>, shard: Option<Shard>) -> (Vec<Job>, Opt
         selection,
         selected: ids.len(),
         entries,
+        jobs: selected,
     };
     let jobs = jobs
         .into_iter()

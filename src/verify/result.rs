@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::probe::Probe;
 use super::sandbox::Isolation;
 use crate::manifest::distribution::Kind;
-use acp_registry_core::acp::methods::OfferedAuth;
+use acp_registry_core::acp::methods::{OfferedAuth, PROTOCOL_VERSION};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -30,6 +30,21 @@ impl Status {
             Status::Skipped => "skipped",
             Status::Reused => "reused",
         }
+    }
+}
+
+/// Why a launch that recorded `protocol_version` cannot have passed, whatever else was found:
+/// it never answered `initialize` with a protocol version (not fetched or started, exited, timed
+/// out, answered with an error or without `protocolVersion`), or answered another version than
+/// the one asked for. The one rule for both: `verify` fails such a launch (whatever severity
+/// the policy gives its finding), and a `matrix.json` row saying `passed` against it is refused.
+pub(crate) fn cannot_pass(protocol_version: Option<u64>) -> Option<String> {
+    match protocol_version {
+        Some(v) if v == u64::from(PROTOCOL_VERSION) => None,
+        Some(v) => Some(format!(
+            "the agent answered protocol version {v}, not {PROTOCOL_VERSION}"
+        )),
+        None => Some("the agent never answered `initialize` with a protocol version".into()),
     }
 }
 

@@ -419,7 +419,7 @@ fn take(line: &[u8], record: &Shared, writer: &Writer) -> Option<(Id, Result<Val
 /// How many JSON values `line` holds at most: one, and one more for each `[`, `{`, `,` and
 /// `:` outside strings (every value but the first follows one). Counted before parsing, so
 /// a line of tiny values is refused without building its tree.
-fn json_values(line: &[u8]) -> usize {
+pub(crate) fn json_values(line: &[u8]) -> usize {
     let (mut values, mut in_string, mut escaped) = (1, false, false);
     for &byte in line {
         if in_string {
@@ -441,7 +441,7 @@ fn json_values(line: &[u8]) -> usize {
 }
 
 /// At most [`EXCERPT`] characters of `text`, with `…` when cut.
-fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     match text.char_indices().nth(EXCERPT) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),

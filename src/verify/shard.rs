@@ -21,7 +21,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
 
-use super::matrix::{Matrix, PartFile, FORMAT_VERSION};
+use super::matrix::{Matrix, PartFile, SelectedJob, FORMAT_VERSION};
+use crate::diagnostics::escape;
+use crate::manifest::distribution::Kind;
 
 pub(super) mod spec;
 
@@ -93,8 +95,8 @@ pub(crate) enum MergeError {
         second: String,
         what: String,
     },
-    #[error("{path}: a row of `{id}`, which is not one of the part's entries; the part was edited or is damaged")]
-    Foreign { path: String, id: String },
+    #[error("{path}: {what}; the part was edited or is damaged")]
+    Forged { path: String, what: String },
 }
 
 /// The merged matrix, and the shards no part was given for with how many entries each holds.
@@ -105,22 +107,135 @@ pub(crate) struct Merged {
     pub(crate) missing: Vec<(Shard, usize)>,
 }
 
+/// The whole selection as its parts list it: each id's shard (0-based), and each job.
+struct Selection<'a> {
+    shard_of: BTreeMap<&'a str, usize>,
+    jobs: BTreeMap<(&'a str, Kind), &'a SelectedJob>,
+}
+
+impl<'a> Selection<'a> {
+    /// The selection of `part`, once its `jobs` are found to be what `selection` digests
+    /// and `selected` counts; ids in plan order, every job of an id together.
+    fn of(part: &'a PartFile) -> Result<Selection<'a>, MergeError> {
+        let forged = |what: String| MergeError::Forged {
+            path: part.path.clone(),
+            what,
+        };
+        let lines: Vec<String> = part.part.jobs.iter().map(SelectedJob::line).collect();
+        if selection_digest(lines.iter().map(String::as_str)) != part.part.selection {
+            return Err(forged(
+                "`part.jobs` are not what `part.selection` is the digest of".into(),
+            ));
+        }
+        let mut ids: Vec<&'a str> = Vec::new();
+        let mut jobs = BTreeMap::new();
+        for job in &part.part.jobs {
+            if ids.last() != Some(&job.id.as_str()) {
+                ids.push(&job.id);
+            }
+            if jobs.insert((job.id.as_str(), job.distribution), job).is_some() {
+                return Err(forged(format!(
+                    "`part.jobs` lists `{}` ({}) twice",
+                    escape::terminal(&job.id),
+                    job.distribution
+                )));
+            }
+        }
+        let owned: Vec<String> = ids.iter().map(ToString::to_string).collect();
+        let shard_of: BTreeMap<&str, usize> = ids
+            .iter()
+            .copied()
+            .zip(assign(&owned, part.shard.count()))
+            .collect();
+        if shard_of.len() != ids.len() || ids.len() != part.part.selected {
+            return Err(forged(format!(
+                "`part.selected` is {}, but `part.jobs` list {} entries, or the jobs of one apart",
+                part.part.selected,
+                shard_of.len()
+            )));
+        }
+        let selection = Selection { shard_of, jobs };
+        Ok(selection)
+    }
+
+    /// Whether `part` holds exactly its shard's entries, and each row is of one of them, as
+    /// the selection has it (a distribution not skipped, its version and fingerprint).
+    fn check(&self, part: &PartFile) -> Result<(), MergeError> {
+        let forged = |what: String| MergeError::Forged {
+            path: part.path.clone(),
+            what,
+        };
+        let index = part.shard.index() - 1;
+        let claims = |id: &str| match self.shard_of.get(id) {
+            None => "is not in the selection".to_string(),
+            Some(k) => format!("is an entry of shard {}/{}", k + 1, part.shard.count()),
+        };
+        let entries: BTreeSet<&str> = part.part.entries.iter().map(String::as_str).collect();
+        if let Some(id) = entries.iter().find(|id| self.shard_of.get(**id) != Some(&index)) {
+            return Err(forged(format!(
+                "shard {} claims `{}`, which {}",
+                part.shard,
+                escape::terminal(id),
+                claims(id)
+            )));
+        }
+        let mine = self.shard_of.values().filter(|k| **k == index).count();
+        if entries.len() != mine || entries.len() != part.part.entries.len() {
+            return Err(forged(format!(
+                "shard {} holds {mine} entries of the selection, `part.entries` lists {}",
+                part.shard,
+                part.part.entries.len()
+            )));
+        }
+        for row in &part.agents {
+            let what = |why: String| {
+                forged(format!(
+                    "the row of `{}` ({}) {why}",
+                    escape::terminal(&row.id),
+                    row.distribution
+                ))
+            };
+            if !entries.contains(row.id.as_str()) {
+                return Err(what(format!(
+                    "is not one of the part's entries: `{}` {}",
+                    escape::terminal(&row.id),
+                    claims(&row.id)
+                )));
+            }
+            match self.jobs.get(&(row.id.as_str(), row.distribution)) {
+                None => return Err(what("is of a distribution the selection does not have".into())),
+                Some(job) if job.skipped => {
+                    return Err(what("is of a quarantined distribution, which matrix skips".into()))
+                }
+                Some(job) if job.version != row.version || job.fingerprint != row.fingerprint => {
+                    return Err(what(format!(
+                        "has version `{}` and fingerprint `{}`, the selection {} and {}",
+                        escape::terminal(&row.version),
+                        row.fingerprint,
+                        escape::terminal(&job.version),
+                        job.fingerprint
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Join the parts of one split run into the document the unsplit run writes: the rows of
 /// every part, sorted by id and distribution. Refuses parts of different selections or shard
-/// counts, a shard given twice, an entry in two parts, and rows outside their part's entries.
+/// counts, a shard given twice, and a part whose entries are not exactly its shard's in the
+/// selection every part lists (whatever parts are missing) or whose rows the selection does
+/// not have. `read::part` checked each row alone.
 pub(crate) fn merge(parts: Vec<PartFile>) -> Result<Merged, MergeError> {
     let first = parts.first().ok_or(MergeError::NoParts)?;
-    let (count, selection, selected) = (
-        first.shard.count(),
-        first.part.selection.clone(),
-        first.part.selected,
-    );
-    let first_path = first.path.clone();
+    let count = first.shard.count();
+    let selection = Selection::of(first)?;
     let mut by_shard: BTreeMap<Shard, &str> = BTreeMap::new();
-    let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
     for part in &parts {
         let differs = |what: String| MergeError::Mismatch {
-            first: first_path.clone(),
+            first: first.path.clone(),
             second: part.path.clone(),
             what,
         };
@@ -130,9 +245,12 @@ pub(crate) fn merge(parts: Vec<PartFile>) -> Result<Merged, MergeError> {
                 part.shard.count()
             )));
         }
-        if part.part.selection != selection || part.part.selected != selected {
+        if part.part.selection != first.part.selection
+            || part.part.selected != first.part.selected
+            || part.part.jobs != first.part.jobs
+        {
             return Err(differs(
-                "come from different registry revisions or selections (their `part.selection` differs)"
+                "come from different registry revisions or selections (their `part.selection` or `part.jobs` differ)"
                     .into(),
             ));
         }
@@ -143,27 +261,9 @@ pub(crate) fn merge(parts: Vec<PartFile>) -> Result<Merged, MergeError> {
                 what: format!("are both shard {}", part.shard),
             });
         }
-        for id in &part.part.entries {
-            if let Some(other) = owner.insert(id, &part.path) {
-                return Err(MergeError::Overlap {
-                    first: other.to_string(),
-                    second: part.path.clone(),
-                    what: format!("both hold `{id}`"),
-                });
-            }
-        }
-        let entries: BTreeSet<&str> = part.part.entries.iter().map(String::as_str).collect();
-        if let Some(row) = part
-            .agents
-            .iter()
-            .find(|r| !entries.contains(r.id.as_str()))
-        {
-            return Err(MergeError::Foreign {
-                path: part.path.clone(),
-                id: row.id.clone(),
-            });
-        }
+        selection.check(part)?;
     }
+    let selected = first.part.selected;
     let missing = (1..=count)
         .filter_map(|k| Shard::new(k, count).ok())
         .filter(|s| !by_shard.contains_key(s))
