@@ -133,7 +133,10 @@ impl<'a> Selection<'a> {
             if ids.last() != Some(&job.id.as_str()) {
                 ids.push(&job.id);
             }
-            if jobs.insert((job.id.as_str(), job.distribution), job).is_some() {
+            if jobs
+                .insert((job.id.as_str(), job.distribution), job)
+                .is_some()
+            {
                 return Err(forged(format!(
                     "`part.jobs` lists `{}` ({}) twice",
                     escape::terminal(&job.id),
@@ -171,7 +174,10 @@ impl<'a> Selection<'a> {
             Some(k) => format!("is an entry of shard {}/{}", k + 1, part.shard.count()),
         };
         let entries: BTreeSet<&str> = part.part.entries.iter().map(String::as_str).collect();
-        if let Some(id) = entries.iter().find(|id| self.shard_of.get(**id) != Some(&index)) {
+        if let Some(id) = entries
+            .iter()
+            .find(|id| self.shard_of.get(**id) != Some(&index))
+        {
             return Err(forged(format!(
                 "shard {} claims `{}`, which {}",
                 part.shard,
@@ -203,9 +209,15 @@ impl<'a> Selection<'a> {
                 )));
             }
             match self.jobs.get(&(row.id.as_str(), row.distribution)) {
-                None => return Err(what("is of a distribution the selection does not have".into())),
+                None => {
+                    return Err(what(
+                        "is of a distribution the selection does not have".into(),
+                    ))
+                }
                 Some(job) if job.skipped => {
-                    return Err(what("is of a quarantined distribution, which matrix skips".into()))
+                    return Err(what(
+                        "is of a quarantined distribution, which matrix skips".into(),
+                    ))
                 }
                 Some(job) if job.version != row.version || job.fingerprint != row.fingerprint => {
                     return Err(what(format!(

@@ -16,6 +16,7 @@ mod build;
 mod docs;
 mod edit;
 mod embed_icons;
+mod evidence;
 mod fix;
 mod fmt;
 mod golden;

@@ -1028,7 +1028,7 @@ fn verify_format_github_appends_the_agents_and_findings_to_the_step_summary() {
 
 /// A registry of `ids` whose only build is for Windows: `verify` plans each of them (a
 /// `not-tested` row) without launching anything, so shards cost nothing to run.
-fn untestable_registry(ids: &[String]) -> acp_test_kit::wheel::Registry {
+pub(crate) fn untestable_registry(ids: &[String]) -> acp_test_kit::wheel::Registry {
     let entries: Vec<Value> = ids
         .iter()
         .map(|id| {

@@ -121,7 +121,9 @@ pub(crate) fn read(path: &Path, now: i64) -> Result<Read, MatrixError> {
     let document = document(path)?;
     let mut count: BTreeMap<(&str, Kind), usize> = BTreeMap::new();
     for row in &document.agents {
-        *count.entry((row.id.as_str(), row.distribution)).or_default() += 1;
+        *count
+            .entry((row.id.as_str(), row.distribution))
+            .or_default() += 1;
     }
     let twice: BTreeSet<(String, Kind)> = count
         .into_iter()
@@ -246,7 +248,9 @@ pub(crate) fn check_row(row: &Row, now: i64) -> Result<(), String> {
 /// A version as a manifest may give one: not empty, at most [`MAX_VERSION_LEN`] bytes, no
 /// control characters.
 fn plain_version(version: &str) -> bool {
-    !version.is_empty() && version.len() <= MAX_VERSION_LEN && !version.chars().any(char::is_control)
+    !version.is_empty()
+        && version.len() <= MAX_VERSION_LEN
+        && !version.chars().any(char::is_control)
 }
 
 /// `len` lowercase hexadecimal digits.
@@ -310,7 +314,7 @@ fn check_details(row: &Row) -> Result<(), String> {
         || row.commands.iter().any(long)
     {
         return Err(format!(
-            "more than {MAX_AUTH_METHODS} auth methods or {KEPT_COMMANDS} commands, or a text longer than {MAX_TEXT} bytes: more than matrix keeps"
+            "more than {MAX_AUTH_METHODS} auth methods or {KEPT_COMMANDS} commands, a text longer than {MAX_TEXT} bytes or `meta_kinds` other than `agent` and `terminal`: not what matrix keeps"
         ));
     }
     if row
