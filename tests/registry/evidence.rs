@@ -519,3 +519,38 @@ fn build_sets_forged_rows_aside_saying_why_and_never_counts_them_current() {
         run.stderr
     );
 }
+
+#[test]
+fn verify_fails_a_launch_its_protocol_version_decides_whatever_severity_the_policy_gives() {
+    use acp_test_kit::server::{Reply, Server};
+    use acp_test_kit::wheel::{agent_script, binary_everywhere, registry};
+    let script = agent_script();
+    let server = Server::start(move |request, _| match request.path.as_str() {
+        "/agent" => Reply::body(200, script.clone()),
+        _ => Reply::status(404),
+    });
+    let target = json!({"archive": server.url("/agent"), "cmd": "agent", "args": ["--mode", "v2"]});
+    let reg = registry(&[json!({
+        "id": "future", "name": "future", "version": "1.0.0", "description": "A test agent.",
+        "distribution": binary_everywhere(&target),
+    })]);
+    // The policy may make the finding a warning (the exit code follows it), never the launch
+    // a pass: a row saying so would be refused when read back.
+    std::fs::write(
+        reg.root.join("acp-registry.jsonc"),
+        json!({"severity": {"agent-protocol-version": "warning"}}).to_string(),
+    )
+    .unwrap();
+    let run = common::verify::run(
+        &reg.root,
+        &["verify", "--format", "json", "--timeout", "30"],
+    );
+    assert_eq!(run.code, 0, "{}", run.all());
+    let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let agent = &doc["agents"][0];
+    assert_eq!(agent["status"], "failed", "{doc:#}");
+    assert_eq!(
+        agent["reason"], "the agent answered protocol version 2, not 1",
+        "{doc:#}"
+    );
+}
