@@ -417,6 +417,56 @@ pub(crate) fn markdown(matrix: &Matrix) -> String {
 mod tests {
     use super::*;
 
+    /// A launch of a hostile agent that passed, its words as long and many as it likes.
+    fn hostile_result() -> AgentResult {
+        let long = "x".repeat(10_000);
+        AgentResult {
+            id: "loud".into(),
+            version: "1.0.0".into(),
+            distribution: Kind::Npx,
+            platform: None,
+            status: Status::Passed,
+            reason: None,
+            fetch_seconds: None,
+            start_seconds: None,
+            total_seconds: 1.0,
+            protocol_version: Some(1),
+            auth_methods: vec![
+                OfferedAuth {
+                    id: long.clone(),
+                    name: long.clone(),
+                    kind: long.clone(),
+                    meta_kinds: vec!["terminal".into()],
+                };
+                500
+            ],
+            advertised: Vec::new(),
+            initialize: Some(json!({"agentInfo": {"name": "x".repeat(MAX_AGENT_INFO)}})),
+            stderr_tail: None,
+            notifications: 0,
+            agent_requests: Vec::new(),
+            agent_requests_total: 0,
+            protocol_violations: Vec::new(),
+            protocol_violations_total: 0,
+            probes: vec![Probe {
+                method: "session/new".into(),
+                class: Class::Success,
+            }],
+            commands: vec![long; super::super::session::KEPT_COMMANDS],
+            isolation: None,
+            fingerprint: "0123456789abcdef".into(),
+        }
+    }
+
+    #[test]
+    fn a_row_keeps_what_a_hostile_agent_said_within_the_caps_the_reader_enforces() {
+        let row = Row::from_result(&hostile_result(), "2026-03-01T12:00:00Z");
+        assert_eq!(row.auth_methods.len(), MAX_AUTH_METHODS);
+        assert_eq!(row.agent_info, None, "too long to keep");
+        let now = acp_registry_core::time::parse_iso_utc_seconds("2026-03-01T12:00:00Z").unwrap();
+        assert_eq!(read::check_row(&row, now), Ok(()));
+    }
+
     #[test]
     fn probes_use_what_session_new_answered() {
         let facts = facts(
