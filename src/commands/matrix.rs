@@ -37,7 +37,9 @@ pub enum MatrixCommand {
     #[command(
         after_help = "Exit 0 when every shard was given, 1 when shards are missing (written \
 with the rows there are, each missing shard named on stderr), 2 when the parts cannot be merged: \
-another registry revision or selection, another shard count, a shard or an entry twice."
+another registry revision or selection, another shard count, a shard twice, a part claiming an \
+entry of another shard (present or not), or a row the selection, its own details or its date \
+contradict (each part is checked alone against the selection it lists)."
     )]
     Merge(MergeOptions),
 }
