@@ -1148,12 +1148,14 @@ fn shard_and_list_shards_refuse_bad_values_naming_the_flag() {
     }
 }
 
-/// `acp-registry matrix merge ARGS` in `dir`.
+/// `acp-registry matrix merge ARGS` in `dir`, at the time [`matrix_at`] stamps rows with (a
+/// row dated after the merge's "now" is refused).
 fn merge(dir: &Path, args: &[&str]) -> Run {
     common::verify::run_command(
         std::process::Command::new(crate::REGISTRY)
             .args(["matrix", "merge"])
             .args(args)
+            .env("ACP_REGISTRY_TEST_NOW", "2026-12-01T08:00:00Z")
             .current_dir(dir),
     )
 }
