@@ -432,6 +432,27 @@ fn build(
     (run, states)
 }
 
+/// The fingerprint of each agent `reg` publishes, from a build with an empty `matrix`.
+fn published_fingerprints(reg: &Path, matrix: &Path) -> std::collections::BTreeMap<String, Value> {
+    std::fs::write(matrix, json!({"version": 1, "agents": []}).to_string()).unwrap();
+    let first = reg.parent().unwrap().join("first");
+    let (_, states) = build(reg, &first, matrix);
+    assert!(states.values().all(|s| s == "unverified"), "{states:?}");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(first.join("verification.json")).unwrap()).unwrap();
+    doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["fingerprint"].clone(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn build_sets_forged_rows_aside_saying_why_and_never_counts_them_current() {
     let work = tempfile::tempdir().unwrap();
@@ -440,20 +461,10 @@ fn build_sets_forged_rows_aside_saying_why_and_never_counts_them_current() {
     ];
     let reg = buildable(work.path(), &ids);
     let matrix = work.path().join("matrix.json");
-    std::fs::write(&matrix, json!({"version": 1, "agents": []}).to_string()).unwrap();
-    let (_, first) = build(&reg, &work.path().join("first"), &matrix);
-    assert!(first.values().all(|s| s == "unverified"), "{first:?}");
-    let doc: Value = serde_json::from_slice(
-        &std::fs::read(work.path().join("first/verification.json")).unwrap(),
-    )
-    .unwrap();
-    let fingerprint = |id: &str| {
-        let rows = doc["agents"].as_array().unwrap();
-        rows.iter().find(|r| r["id"] == id).unwrap()["fingerprint"].clone()
-    };
+    let fingerprints = published_fingerprints(&reg, &matrix);
     let row = |id: &str, verified: &str, edit: Value| {
         let mut row = json!({
-            "id": id, "version": "1.0.0", "distribution": "npx", "fingerprint": fingerprint(id),
+            "id": id, "version": "1.0.0", "distribution": "npx", "fingerprint": fingerprints[id],
             "verified": verified, "status": "passed", "protocol_version": 1, "agent_info": null,
             "auth_methods": [], "methods": {"session/new": "success"}, "unstable_methods": []
         });
