@@ -152,13 +152,12 @@ impl<'a> Selection<'a> {
             .collect();
         if shard_of.len() != ids.len() || ids.len() != part.part.selected {
             return Err(forged(format!(
-                "`part.selected` is {}, but `part.jobs` list {} entries, or the jobs of one apart",
+                "`part.selected` is {}, but `part.jobs` list {} entries (the jobs of each entry together, in plan order)",
                 part.part.selected,
                 shard_of.len()
             )));
         }
-        let selection = Selection { shard_of, jobs };
-        Ok(selection)
+        Ok(Selection { shard_of, jobs })
     }
 
     /// Whether `part` holds exactly its shard's entries, and each row is of one of them, as
@@ -203,8 +202,7 @@ impl<'a> Selection<'a> {
             };
             if !entries.contains(row.id.as_str()) {
                 return Err(what(format!(
-                    "is not one of the part's entries: `{}` {}",
-                    escape::terminal(&row.id),
+                    "is not one of the part's entries: it {}",
                     claims(&row.id)
                 )));
             }

@@ -281,7 +281,7 @@ fn merge_refuses_rows_the_selection_does_not_have() {
         (
             "stranger.json",
             json!({"id": "stranger"}),
-            "`stranger` is not in the selection",
+            "the row of `stranger` (binary) is not one of the part's entries: it is not in the selection",
         ),
         (
             "method.json",
