@@ -151,6 +151,16 @@ pub(crate) struct Row {
 
 /// The most bytes of a row's `agent_info` (its JSON text); a larger one is not kept.
 pub(crate) const MAX_AGENT_INFO: usize = 16 * 1024;
+/// The most JSON values of a row's `agent_info` (`name`, `title`, `version` and a little
+/// `_meta` are a handful); one with more is not kept.
+pub(crate) const MAX_AGENT_INFO_VALUES: usize = 64;
+
+/// Whether a row keeps `info` as its `agent_info`: within both caps.
+pub(crate) fn keeps_agent_info(info: &Value) -> bool {
+    let text = info.to_string();
+    text.len() <= MAX_AGENT_INFO
+        && super::session::json_values(text.as_bytes()) <= MAX_AGENT_INFO_VALUES
+}
 /// The most auth methods a row keeps.
 pub(crate) const MAX_AUTH_METHODS: usize = 64;
 /// The longest text an agent gives that a row keeps (an auth method's fields, a command
@@ -174,7 +184,7 @@ impl Row {
                 .initialize
                 .as_ref()
                 .and_then(|i| i.get("agentInfo"))
-                .filter(|info| info.to_string().len() <= MAX_AGENT_INFO)
+                .filter(|info| keeps_agent_info(info))
                 .cloned(),
             auth_methods: result
                 .auth_methods

@@ -321,11 +321,11 @@ fn merge_refuses_oversized_parts_before_parsing_them_and_escapes_what_they_carry
     let parts = Parts::new();
     // A million tiny values in a few megabytes: counted, never parsed into a tree.
     let tiny = parts.forge(1, "tiny.json", |doc| {
-        doc["padding"] = json!(vec![0; 1_000_001]);
+        doc["padding"] = json!(vec![0; 250_001]);
     });
     parts.assert_refused(
         &[&tiny, "2.json", "3.json"],
-        &["more than 1000000 JSON values"],
+        &["more than 250000 JSON values"],
     );
     let huge = parts.dir.join("huge.json");
     std::fs::write(&huge, vec![b' '; 33 * 1024 * 1024]).unwrap();
@@ -337,6 +337,10 @@ fn merge_refuses_oversized_parts_before_parsing_them_and_escapes_what_they_carry
         (
             "info.json",
             json!({"agent_info": {"name": "x".repeat(20_000)}}),
+        ),
+        (
+            "info-values.json",
+            json!({"agent_info": {"list": vec![0; 64]}}),
         ),
         ("commands.json", json!({"commands": vec!["c"; 65]})),
         ("command.json", json!({"commands": ["c".repeat(1025)]})),
@@ -564,4 +568,65 @@ fn verify_fails_a_launch_its_protocol_version_decides_whatever_severity_the_poli
         agent["reason"], "the agent answered protocol version 2, not 1",
         "{doc:#}"
     );
+}
+
+/// `matrix merge PART --out merged.json` in `dir`: its exit code and peak RSS in KiB, from
+/// `wait4`.
+#[cfg(target_os = "linux")]
+fn merge_measured(dir: &Path, part: &str) -> (i32, i64) {
+    // Reaped below by wait4, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(crate::REGISTRY)
+        .args(["matrix", "merge", part, "--out", "merged.json"])
+        .env("ACP_REGISTRY_TEST_NOW", NOW)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: wait4 on our own child, with pointers to locals.
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, usage.ru_maxrss)
+}
+
+/// The peak RSS `matrix merge` stays under on any part: 32 MiB of file, 250,000 JSON values
+/// (docs/format.md#verification-evidence).
+#[cfg(target_os = "linux")]
+const MERGE_PEAK_RSS_KIB: i64 = 160 * 1024;
+
+#[cfg(target_os = "linux")]
+#[test]
+fn merge_memory_stays_bounded_on_parts_of_tiny_values_and_of_one_long_string() {
+    let parts = Parts::new();
+    // The costliest shape per value, nested one-element arrays in `agent_info`: at the cap
+    // (parsed, then refused), and far past it (refused before parsing: a tree of
+    // gigabytes otherwise).
+    let nested = |values: usize| format!("[{}[[0]]]", "[[0]],".repeat(values / 3 - 1));
+    for (name, info) in [
+        ("at-cap.json", nested(249_000)),
+        ("past-cap.json", nested(3_000_000)),
+        (
+            "string.json",
+            format!("\"{}\"", "x".repeat(31 * 1024 * 1024)),
+        ),
+    ] {
+        let forged = with_row(&parts, name, |row| row["agent_info"] = json!("INFO"));
+        let path = parts.dir.join(&forged);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"INFO\"", &info)).unwrap();
+        let (code, peak) = merge_measured(&parts.dir, &forged);
+        eprintln!("{name}: exit {code}, peak RSS {peak} KiB");
+        assert_eq!(code, 2, "{name}: refused");
+        assert!(
+            peak < MERGE_PEAK_RSS_KIB,
+            "{name}: peak RSS {peak} KiB over {MERGE_PEAK_RSS_KIB}"
+        );
+    }
 }

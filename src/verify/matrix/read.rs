@@ -10,8 +10,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::{
-    Matrix, Part, PartFile, Row, FORMAT_VERSION, MAX_AGENT_INFO, MAX_AUTH_METHODS, MAX_TEXT,
-    PART_VERSION,
+    Matrix, Part, PartFile, Row, FORMAT_VERSION, MAX_AGENT_INFO, MAX_AGENT_INFO_VALUES,
+    MAX_AUTH_METHODS, MAX_TEXT, PART_VERSION,
 };
 use crate::diagnostics::escape;
 use crate::manifest::distribution::Kind;
@@ -24,9 +24,10 @@ use acp_registry_core::time::{format_utc, parse_iso_utc_seconds};
 
 /// The largest `matrix.json` or part read.
 pub(crate) const MAX_BYTES: u64 = 32 * 1024 * 1024;
-/// The most JSON values one may hold, counted before parsing: the parsed rows stay within
-/// about 100 MB however the bytes are spent.
-pub(crate) const MAX_VALUES: usize = 1_000_000;
+/// The most JSON values one may hold, counted before parsing: the parsed document stays
+/// within about 70 MB however the values are shaped (measured worst: nested one-element
+/// arrays in `agent_info`, about 260 bytes a value), where a row takes about 60.
+pub(crate) const MAX_VALUES: usize = 250_000;
 /// The most rows a file, and the most jobs and entries a part, may list.
 pub(crate) const MAX_ROWS: usize = 30_000;
 /// How far past the reader's "now" a `verified` time may be: the clocks of the machines that
@@ -320,10 +321,10 @@ fn check_details(row: &Row) -> Result<(), String> {
     if row
         .agent_info
         .as_ref()
-        .is_some_and(|info| info.to_string().len() > MAX_AGENT_INFO)
+        .is_some_and(|info| !super::keeps_agent_info(info))
     {
         return Err(format!(
-            "`agent_info` is longer than the {MAX_AGENT_INFO} bytes matrix keeps"
+            "`agent_info` is longer than the {MAX_AGENT_INFO} bytes or {MAX_AGENT_INFO_VALUES} JSON values matrix keeps"
         ));
     }
     if row.protocol_version.is_some() && !row.methods.contains_key("session/new") {
