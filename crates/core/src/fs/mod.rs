@@ -9,7 +9,9 @@
 //!   (the user named it).
 //! - **Only regular files are read.** Opening never blocks (`O_NONBLOCK`, so a FIFO does not
 //!   wait for a writer); the handle's own `fstat` must say "regular file" before one byte is
-//!   read, so devices (`/dev/zero`), FIFOs and sockets are refused.
+//!   read, so devices (`/dev/zero`), FIFOs and sockets are refused, and so is a regular file
+//!   with more than one name (a hard link can bring any file of the same file system into the
+//!   tree without a link to show at the path).
 //! - **Size limits hold while reading**: at most `limit + 1` bytes are ever read, whatever the
 //!   metadata says (procfs files report 0 bytes, a file can grow while it is read).
 //!

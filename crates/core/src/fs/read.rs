@@ -103,6 +103,13 @@ pub enum ReadError {
     /// The path names a folder.
     #[error("it is a folder, not a file")]
     IsDir,
+    /// The file has more than one name (a hard link): its content may be any file of the
+    /// same file system, which no reviewer saw at this path.
+    #[error("it is a hard link (the file has {links} names)")]
+    HardLink {
+        /// How many names the file has.
+        links: u64,
+    },
     /// A component where a folder belongs is something else.
     #[error("`{}` is not a folder", rel.display())]
     NotDir {
@@ -281,7 +288,10 @@ pub fn regular(file: File) -> Result<File, ReadError> {
 fn regular_sized(file: File) -> Result<(File, u64), ReadError> {
     let metadata = file.metadata().map_err(ReadError::Io)?;
     match Kind::of(metadata.file_type()) {
-        Kind::File => Ok((file, metadata.len())),
+        Kind::File => {
+            single_name(&metadata)?;
+            Ok((file, metadata.len()))
+        }
         Kind::Dir => Err(ReadError::IsDir),
         Kind::Special(s) => Err(ReadError::NotRegular(s)),
         // An fstat never reports a link; refuse it all the same.
@@ -289,6 +299,23 @@ fn regular_sized(file: File) -> Result<(File, u64), ReadError> {
             rel: PathBuf::new(),
         }),
     }
+}
+
+/// A regular file with more than one name is refused: a hard link can make any file of the
+/// same file system (a credential, another user's file) appear inside an untrusted tree, and
+/// unlike a symbolic link nothing at the path shows it.
+#[cfg(unix)]
+fn single_name(metadata: &std::fs::Metadata) -> Result<(), ReadError> {
+    use std::os::unix::fs::MetadataExt;
+    match metadata.nlink() {
+        0 | 1 => Ok(()),
+        links => Err(ReadError::HardLink { links }),
+    }
+}
+
+#[cfg(not(unix))]
+fn single_name(_: &std::fs::Metadata) -> Result<(), ReadError> {
+    Ok(())
 }
 
 /// Open `base/rel` for reading: every component of `rel` without following links, the last
@@ -438,6 +465,33 @@ mod tests {
         assert!(matches!(&error, ReadError::Link { rel } if rel == Path::new("file-link")));
         let error = read_capped(dir.path(), Path::new("dir-link/f"), 10).unwrap_err();
         assert!(matches!(&error, ReadError::Link { rel } if rel == Path::new("dir-link")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hard_linked_file_is_refused_by_every_reader() {
+        let dir = temp();
+        std::fs::write(dir.path().join("secret"), "token").unwrap();
+        std::fs::hard_link(dir.path().join("secret"), dir.path().join("icon.svg")).unwrap();
+        let error = read_capped(dir.path(), Path::new("icon.svg"), 10).unwrap_err();
+        assert!(
+            matches!(error, ReadError::HardLink { links: 2 }),
+            "{error:?}"
+        );
+        let error = open_path(&dir.path().join("icon.svg")).unwrap_err();
+        assert!(
+            matches!(error, ReadError::HardLink { links: 2 }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "it is a hard link (the file has 2 names)"
+        );
+        std::fs::remove_file(dir.path().join("secret")).unwrap();
+        assert_eq!(
+            read_capped(dir.path(), Path::new("icon.svg"), 10).unwrap(),
+            b"token"
+        );
     }
 
     #[cfg(unix)]
