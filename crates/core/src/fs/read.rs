@@ -187,7 +187,10 @@ pub fn read_limited(file: File, limit: u64) -> Result<Vec<u8>, ReadError> {
 
 /// [`read_limited`] of a file whose size `reported` the caller has just read.
 fn read_reported(file: File, reported: u64, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let capacity = reported.min(limit.saturating_add(1)).min(1 << 20);
+    // The size the file reports, so a large file is read into one allocation (growing by
+    // doubling would hold the old and the new buffer at once); never more than the limit,
+    // and the pages of an allocation are only resident once written.
+    let capacity = reported.saturating_add(1).min(limit.saturating_add(1));
     let mut bytes = Vec::with_capacity(capacity as usize);
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
