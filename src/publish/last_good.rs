@@ -22,11 +22,11 @@ use serde_json::{Map, Value};
 
 use crate::diagnostics::{Code, Diagnostic, Severity};
 use crate::manifest::{names::is_valid_id, MAX_ICON_BYTES};
-use crate::net::json::{Obj, Text, ValueBudget};
+use crate::net::json::{Obj, Text};
 use crate::published::Output;
 use crate::registry::Checked;
 use crate::rules::{published_agent_validator, EntryReport, Sink};
-use acp_registry_core::fs::{read_capped, ReadError};
+use acp_registry_core::fs::{read_capped, ReadError, ValueBudget};
 use acp_registry_core::source::Span;
 
 /// The largest previous registry file read (64 MiB: 10,000 agents take about 15 MiB).

@@ -371,3 +371,106 @@ fn outputs_that_add_more_than_64_kib_to_one_agent_are_refused_naming_outputs() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(out.join("r10.json").exists());
 }
+
+/// A collaboration folder `acp-collab init` made for `server` and `reader`.
+fn collab_folder() -> (tempfile::TempDir, PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    let folder = work.path().join("collab");
+    let output = Command::new(crate::collab())
+        .args(["init", "--folder"])
+        .arg(&folder)
+        .args([
+            "--participant",
+            "server",
+            "--participant",
+            "reader",
+            "--objective",
+            "o",
+            "--completion",
+            "c",
+            "--primary-deliverable-type",
+            "adr",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    (work, folder)
+}
+
+/// `acp-collab <command> --folder <folder>`, measured: (exit code, stdout and stderr, peak).
+fn collab_measured(command: &str, folder: &Path) -> (Option<i32>, String, u64) {
+    let mut run = Command::new(crate::collab());
+    run.args([command, "--folder"]).arg(folder);
+    let (output, peak) = acp_test_kit::rss::run_measured(&mut run);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code(), text, peak)
+}
+
+#[test]
+fn collab_protocol_json_of_tiny_values_is_refused_before_it_is_built_in_bounded_memory() {
+    let (_work, folder) = collab_folder();
+    let path = folder.join("protocol.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let padded = format!(
+        "{}, \"x\": {}}}",
+        text.trim_end().strip_suffix('}').unwrap(),
+        tiny_values(SIXTY_MIB)
+    );
+    std::fs::write(&path, padded).unwrap();
+    for command in ["validate", "status"] {
+        let (code, text, peak) = collab_measured(command, &folder);
+        assert_eq!(code, Some(2), "{command}: {text}");
+        assert!(
+            text.contains("invalid protocol.json: more than 100000 JSON values"),
+            "{command}: {text}"
+        );
+        assert!(
+            peak < LAST_GOOD_BOUND,
+            "{command} peaked at {} MiB, over the {} MiB bound",
+            peak >> 20,
+            LAST_GOOD_BOUND >> 20
+        );
+    }
+}
+
+#[test]
+fn collab_events_of_tiny_values_under_the_line_cap_are_bounded_over_the_whole_log() {
+    // Seven lines just under the 8 MiB line cap, each about four million values in a field
+    // nobody knows: about 3.5 GB for `status` before the log had a value bound.
+    let (_work, folder) = collab_folder();
+    let values = tiny_values((8 << 20) - 200);
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(folder.join("events.jsonl"))
+        .unwrap();
+    for seq in 2..9 {
+        let line = format!(
+            "{{\"seq\":{seq},\"from\":\"server\",\"event\":\"blocked\",\"at\":\"2026-01-01T00:00:00Z\",\"summary\":\"s\",\"reply_to\":1,\"x\":{values}}}\n"
+        );
+        std::io::Write::write_all(&mut log, line.as_bytes()).unwrap();
+    }
+    for command in ["validate", "status", "log"] {
+        let (code, text, peak) = collab_measured(command, &folder);
+        assert_eq!(
+            code,
+            Some(2),
+            "{command}: {}",
+            &text[..text.len().min(2000)]
+        );
+        assert!(
+            text.contains("events.jsonl line 2 and the lines after it were not read: the log holds more than 1000000 JSON values in all"),
+            "{command}: {}",
+            &text[..text.len().min(2000)]
+        );
+        assert!(
+            peak < LAST_GOOD_BOUND,
+            "{command} peaked at {} MiB, over the {} MiB bound",
+            peak >> 20,
+            LAST_GOOD_BOUND >> 20
+        );
+    }
+}

@@ -23,10 +23,12 @@
 pub mod atomic;
 pub mod digest;
 mod read;
+mod values;
 mod write;
 
 pub use read::{
     kind, list_dir, no_follow, open_path, read_capped, read_limited, regular, Child, Kind,
     ReadError, Special,
 };
+pub use values::ValueBudget;
 pub use write::{process_is_gone, replace_file, write_new};
