@@ -6,6 +6,8 @@
 //! finding naming the key, and what it would multiply is not kept, so the check that follows
 //! stays small.
 
+use std::collections::BTreeMap;
+
 use crate::manifest::fields::Fields;
 use crate::manifest::{escape_pointer, Member, Node, NodeValue, PLATFORMS};
 use crate::published::{Output, Patch};
@@ -24,14 +26,14 @@ pub(crate) const MAX_ADDED_PER_AGENT: u64 = 64 * 1024;
 /// `base_url` is its reader's (which also does not keep it).
 pub(super) fn check_urls(fields: &mut Fields, node: &Node, pointer: &str) {
     match &node.value {
-        NodeValue::String(text) if is_url(text) && text.len() > MAX_URL_BYTES => {
-            if pointer != "/base_url" {
-                fields.problem(
-                    node.span,
-                    format!("`{pointer}` {}", url_too_long(text)),
-                    "use a shorter URL",
-                );
-            }
+        NodeValue::String(text)
+            if is_url(text) && text.len() > MAX_URL_BYTES && pointer != "/base_url" =>
+        {
+            fields.problem(
+                node.span,
+                format!("`{pointer}` {}", url_too_long(text)),
+                "use a shorter URL",
+            );
         }
         NodeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
@@ -71,7 +73,7 @@ pub(crate) fn added_per_agent(base_url: &str, outputs: &[Output]) -> u64 {
         .iter()
         .map(|output| {
             let icons = 3 * (base_url.len() as u64 + "/.svg".len() as u64);
-            let mut by_id: std::collections::BTreeMap<&str, u64> = Default::default();
+            let mut by_id: BTreeMap<&str, u64> = BTreeMap::new();
             for patch in &output.patches {
                 *by_id.entry(patch.id.as_str()).or_default() += patch_bytes(patch);
             }
