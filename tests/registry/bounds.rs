@@ -474,3 +474,41 @@ fn collab_events_of_tiny_values_under_the_line_cap_are_bounded_over_the_whole_lo
         );
     }
 }
+
+#[test]
+fn an_ownership_manifest_of_tiny_values_in_the_output_is_not_ours_and_is_read_in_bounded_memory() {
+    // An output folder restored from elsewhere (a cache, an artifact) is not trusted either:
+    // its ownership manifest of 60 MiB of tiny values in `files` is not one we wrote.
+    let (work, reg, previous) = published_then_broken();
+    write_entry(&reg, "agent-02", "1.1.0");
+    let manifest = previous.join(".acp-registry-output.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let files: Vec<String> = (0..(SIXTY_MIB / 12))
+        .map(|i| format!("\"{i:x}\":0"))
+        .collect();
+    assert!(text.contains("\"acp-registry-output\": 1"), "{text}");
+    std::fs::write(
+        &manifest,
+        format!(
+            "{{\"acp-registry-output\": 1, \"files\": {{{}}}}}",
+            files.join(",")
+        ),
+    )
+    .unwrap();
+    drop(files);
+    let (run, peak) = build_measured(&reg, &previous, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("  .acp-registry-output.json (not a manifest acp-registry wrote)\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        peak < LAST_GOOD_BOUND,
+        "build peaked at {} MiB, over the {} MiB bound",
+        peak >> 20,
+        LAST_GOOD_BOUND >> 20
+    );
+    drop(work);
+}
