@@ -15,6 +15,9 @@
 //! - **Size limits hold while reading**: at most `limit + 1` bytes are ever read, whatever the
 //!   metadata says (procfs files report 0 bytes, a file can grow while it is read).
 //!
+//! - **What a document parses into is bounded** by the caller: [`ValueBudget`] counts a JSON
+//!   text's values before a tree of it is built.
+//!
 //! Platforms without `openat` check every component with `symlink_metadata` instead.
 //!
 //! The registry tool's `fs::archive` extracts downloaded archives under the same rules; it
