@@ -30,8 +30,8 @@ mod values;
 mod write;
 
 pub use read::{
-    kind, list_dir, no_follow, open_path, read_capped, read_limited, regular, Child, Kind,
-    ReadError, Special,
+    kind, list_dir, no_follow, open_path, read_capped, read_capped_named, read_limited, regular,
+    Child, Kind, ReadError, Special,
 };
 pub use values::ValueBudget;
 pub use write::{process_is_gone, replace_file, write_new};

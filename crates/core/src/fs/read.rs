@@ -173,10 +173,28 @@ pub fn list_dir(path: &Path) -> io::Result<Vec<Child>> {
     Ok(children)
 }
 
-/// Read `base/rel`, refusing links, non-regular files and more than `limit` bytes.
+/// Read `base/rel`, refusing links (hard links too), non-regular files and more than `limit`
+/// bytes.
 pub fn read_capped(base: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let (file, reported) = open_regular_sized(base, rel)?;
+    let (file, reported) = open_regular_sized(base, rel, Names::One)?;
     read_reported(file, reported, limit)
+}
+
+/// [`read_capped`] of a file the user named on the command line, which may have several
+/// names: a build output (cargo hard-links `target/<profile>/<bin>` to its copy in `deps/`) is
+/// no sign of hostility there. Never for a file of an untrusted tree.
+pub fn read_capped_named(base: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, reported) = open_regular_sized(base, rel, Names::Any)?;
+    read_reported(file, reported, limit)
+}
+
+/// Whether a regular file may have more than one name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Names {
+    /// One name only: a hard link is refused.
+    One,
+    /// Any number (a file the user named).
+    Any,
 }
 
 /// Read at most `limit + 1` bytes of an open file; more than `limit` is `TooLarge`.
@@ -284,15 +302,17 @@ pub fn no_follow(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOption
 
 /// Check that an opened handle is a regular file.
 pub fn regular(file: File) -> Result<File, ReadError> {
-    regular_sized(file).map(|(file, _)| file)
+    regular_sized(file, Names::One).map(|(file, _)| file)
 }
 
 /// [`regular`], with the size the same `fstat` reported.
-fn regular_sized(file: File) -> Result<(File, u64), ReadError> {
+fn regular_sized(file: File, names: Names) -> Result<(File, u64), ReadError> {
     let metadata = file.metadata().map_err(ReadError::Io)?;
     match Kind::of(metadata.file_type()) {
         Kind::File => {
-            single_name(&metadata)?;
+            if names == Names::One {
+                single_name(&metadata)?;
+            }
             Ok((file, metadata.len()))
         }
         Kind::Dir => Err(ReadError::IsDir),
@@ -324,12 +344,12 @@ fn single_name(_: &std::fs::Metadata) -> Result<(), ReadError> {
 /// Open `base/rel` for reading: every component of `rel` without following links, the last
 /// one only when it is a regular file.
 pub(crate) fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
-    open_regular_sized(base, rel).map(|(file, _)| file)
+    open_regular_sized(base, rel, Names::One).map(|(file, _)| file)
 }
 
 /// [`open_regular`], with the file's size.
 #[cfg(unix)]
-fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError> {
+fn open_regular_sized(base: &Path, rel: &Path, names: Names) -> Result<(File, u64), ReadError> {
     use std::os::fd::{AsRawFd, FromRawFd};
     use std::os::unix::ffi::OsStrExt;
 
@@ -373,7 +393,7 @@ fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError>
         // SAFETY: `fd` was just opened and is owned by nobody else.
         let file = unsafe { File::from_raw_fd(fd) };
         if i == last {
-            return regular_sized(file);
+            return regular_sized(file, names);
         }
         dir = Some(file);
     }
@@ -383,7 +403,7 @@ fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError>
 /// Open `base/rel` for reading: every component of `rel` checked with `symlink_metadata`
 /// (no `openat` here), the last one only when it is a regular file.
 #[cfg(not(unix))]
-fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError> {
+fn open_regular_sized(base: &Path, rel: &Path, names: Names) -> Result<(File, u64), ReadError> {
     let parts = components(rel)?;
     let Some(last) = parts.len().checked_sub(1) else {
         return Err(ReadError::IsDir);
@@ -402,7 +422,7 @@ fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError>
         return Err(checked);
     }
     let file = File::open(&path).map_err(|e| classify(base, &parts, last, e))?;
-    regular_sized(file)
+    regular_sized(file, names)
 }
 
 #[cfg(test)]
@@ -489,6 +509,11 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "it is a hard link (the file has 2 names)"
+        );
+        let named = read_capped_named(dir.path(), Path::new("icon.svg"), 10).unwrap();
+        assert_eq!(
+            named, b"token",
+            "a file the user names may have several names"
         );
         std::fs::remove_file(dir.path().join("secret")).unwrap();
         assert_eq!(
