@@ -4,13 +4,16 @@
 //! byte for byte, or nothing when it was never published.
 //!
 //! A broken entry is held back, not the registry. Its previous object is served as the bytes it
-//! had (their span in the previous file, found through the JSONC tree after a strict JSON parse),
-//! never re-serialised: clients download what they downloaded before, and a previous build of
-//! ours wrote those bytes at the same depth, so the document stays ours byte for byte. The
-//! previous files are untrusted input like a pull request: read through `fs::read_capped` and
-//! validated against the published schema again. Errors that belong to no entry still refuse
-//! the build; exit 3 (`commands::exit::HELD_BACK`) tells the workflow to publish and raise an
-//! issue.
+//! had (their span in the previous file, from a strict JSON parse that borrows each agent's raw
+//! text), never re-serialised: clients download what they downloaded before, and a previous
+//! build of ours wrote those bytes at the same depth, so the document stays ours byte for byte.
+//! The previous files are untrusted input like a pull request: read through `fs::read_capped`
+//! (no link, hard links included), validated against the published schema again, and read in
+//! bounded memory like the network's answers (`net::json`): only `agents` is read, each agent
+//! kept as a span and an id, their values counted (`fs::ValueBudget`) before any object becomes
+//! a value tree, since `[0,0,…]` costs 70 times its text as one. Errors that belong to no entry
+//! still refuse the build; exit 3 (`commands::exit::HELD_BACK`) tells the workflow to publish and
+//! raise an issue.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
