@@ -8,7 +8,7 @@ use std::path::Path;
 use super::archive::{Entries, Entry};
 use super::package::PackError;
 use crate::rules::MAX_SKILL_BYTES;
-use acp_registry_core::fs::{read_capped, Kind, ReadError};
+use acp_registry_core::fs::{read_capped, read_capped_named, Kind, ReadError};
 
 /// The largest binary `pack` accepts: a release `acp-collab` is a few MiB, a debug build
 /// (which the tests pack) a few hundred.
@@ -17,18 +17,17 @@ pub(crate) const MAX_BINARY_BYTES: u64 = 1 << 30;
 pub(crate) const MAX_LICENSE_BYTES: u64 = 1 << 20;
 
 fn read(base: &Path, rel: &str, limit: u64, what: &str) -> Result<Vec<u8>, PackError> {
-    read_shown(base, rel, &base.join(rel), limit, what)
+    let bytes = read_capped(base, Path::new(rel), limit);
+    shown_failure(bytes, &base.join(rel), what)
 }
 
-/// [`read`], naming the file in a failure as `shown` (the path as the user gave it).
-fn read_shown(
-    base: &Path,
-    rel: &str,
+/// A read's failure, naming the file as `shown` (the path as the user gave it).
+fn shown_failure(
+    bytes: Result<Vec<u8>, ReadError>,
     shown: &Path,
-    limit: u64,
     what: &str,
 ) -> Result<Vec<u8>, PackError> {
-    read_capped(base, Path::new(rel), limit).map_err(|e| PackError::Input {
+    bytes.map_err(|e| PackError::Input {
         path: shown.display().to_string(),
         what: what.to_owned(),
         reason: match e {
@@ -55,7 +54,9 @@ pub(crate) fn read_named(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>,
     } else {
         dir
     };
-    read_shown(dir, &name, path, limit, what)
+    // Named by the user: a build output may have several names (cargo hard-links it).
+    let bytes = read_capped_named(dir, Path::new(&name), limit);
+    shown_failure(bytes, path, what)
 }
 
 /// The skill's folder name: the one folder in `<entry>/skill/`, which its SKILL.md names

@@ -4,29 +4,44 @@
 //! byte for byte, or nothing when it was never published.
 //!
 //! A broken entry is held back, not the registry. Its previous object is served as the bytes it
-//! had (their span in the previous file, found through the JSONC tree after a strict JSON parse),
-//! never re-serialised: clients download what they downloaded before, and a previous build of
-//! ours wrote those bytes at the same depth, so the document stays ours byte for byte. The
-//! previous files are untrusted input like a pull request: read through `fs::read_capped` and
-//! validated against the published schema again. Errors that belong to no entry still refuse
-//! the build; exit 3 (`commands::exit::HELD_BACK`) tells the workflow to publish and raise an
-//! issue.
+//! had (their span in the previous file, from a strict JSON parse that borrows each agent's raw
+//! text), never re-serialised: clients download what they downloaded before, and a previous
+//! build of ours wrote those bytes at the same depth, so the document stays ours byte for byte.
+//! The previous files are untrusted input like a pull request: read through `fs::read_capped`
+//! (no link, hard links included), validated against the published schema again, and read in
+//! bounded memory like the network's answers (`net::json`): only `agents` is read, each agent
+//! kept as a span and an id, their values counted (`fs::ValueBudget`) before any object becomes
+//! a value tree, since `[0,0,…]` costs 70 times its text as one. Errors that belong to no entry
+//! still refuse the build; exit 3 (`commands::exit::HELD_BACK`) tells the workflow to publish and
+//! raise an issue.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use serde::de::{Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{Code, Diagnostic, Severity};
-use crate::manifest::{names::is_valid_id, Node, MAX_ICON_BYTES};
+use crate::manifest::{names::is_valid_id, MAX_ICON_BYTES};
+use crate::net::json::{Obj, Text};
 use crate::published::Output;
 use crate::registry::Checked;
 use crate::rules::{published_agent_validator, EntryReport, Sink};
-use acp_registry_core::fs::{read_capped, ReadError};
+use acp_registry_core::fs::{read_capped, ReadError, ValueBudget};
 use acp_registry_core::source::Span;
 
 /// The largest previous registry file read (64 MiB: 10,000 agents take about 15 MiB).
 pub(crate) const MAX_PREVIOUS_BYTES: u64 = 64 * 1024 * 1024;
+/// The most agents a previous registry file may list.
+pub(crate) const MAX_PREVIOUS_AGENTS: usize = 100_000;
+/// The most JSON values its agents' objects may hold in all (a published agent has about 50,
+/// so 10,000 agents about 500,000): what bounds the value trees of the objects served again,
+/// which cost up to 70 times their text.
+pub(crate) const MAX_PREVIOUS_VALUES: u64 = 2_000_000;
+/// The longest id read.
+const MAX_ID_BYTES: usize = 256;
 
 /// Why `--last-good` cannot be used; nothing is built.
 #[derive(Debug, thiserror::Error)]
@@ -123,35 +138,114 @@ fn read_problem(error: &ReadError) -> String {
     }
 }
 
+/// The one member of a previous registry file that is read: `agents`, each object kept as
+/// its place in the text, everything else skipped without allocating.
+#[derive(Deserialize)]
+struct Document<'t> {
+    #[serde(borrow, default)]
+    agents: Agents<'t>,
+}
+
+/// The `agents` array as the raw objects (`None`: absent or not an array); more than
+/// [`MAX_PREVIOUS_AGENTS`] is an error.
+#[derive(Default)]
+struct Agents<'t>(Option<Vec<&'t RawValue>>);
+
+impl<'de: 't, 't> Deserialize<'de> for Agents<'t> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(AgentsVisitor(std::marker::PhantomData))
+    }
+}
+
+struct AgentsVisitor<'t>(std::marker::PhantomData<&'t ()>);
+
+impl<'de: 't, 't> Visitor<'de> for AgentsVisitor<'t> {
+    type Value = Agents<'t>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of agents")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Agents<'t>, A::Error> {
+        let mut list = Vec::new();
+        while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+            if list.len() == MAX_PREVIOUS_AGENTS {
+                return Err(A::Error::custom(format!(
+                    "`agents` lists more than {MAX_PREVIOUS_AGENTS} agents"
+                )));
+            }
+            list.push(raw);
+        }
+        Ok(Agents(Some(list)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Agents<'t>, A::Error> {
+        IgnoredAny.visit_map(map)?;
+        Ok(Agents(None))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Agents<'t>, E> {
+        Ok(Agents(None))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Agents<'t>, E> {
+        Ok(Agents(None))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Agents<'t>, E> {
+        Ok(Agents(None))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Agents<'t>, E> {
+        Ok(Agents(None))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Agents<'t>, E> {
+        Ok(Agents(None))
+    }
+    fn visit_unit<E>(self) -> Result<Agents<'t>, E> {
+        Ok(Agents(None))
+    }
+}
+
+/// What is read of each agent object to index it: its id (other members skipped).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Head {
+    id: Text<MAX_ID_BYTES>,
+}
+
 impl Previous {
     /// Strict JSON (no comments, no trailing commas: the object bytes are published again),
-    /// `{"agents": [{"id": "…", …}, …]}`, no key repeated, no id twice.
+    /// `{"agents": [{"id": "…", …}, …]}`, no id twice, `agents` and each `id` once, within
+    /// the bounds (agents, values, depth). Read in bounded memory: the text, one span and id
+    /// per agent; a value tree is built only for an object served again (`agent`).
     fn parse(path: &Path, bytes: Vec<u8>) -> Result<Previous, LastGoodError> {
         let malformed = |problem: String| LastGoodError {
             path: path.to_path_buf(),
             problem: format!("is not a registry file: {problem}"),
         };
         let text = String::from_utf8(bytes).map_err(|_| malformed("it is not UTF-8".into()))?;
-        serde_json::from_str::<serde::de::IgnoredAny>(&text)
-            .map_err(|e| malformed(format!("it is not JSON ({e})")))?;
-        let root = crate::manifest::parse(&text).map_err(|e| malformed(e.message))?;
-        if let Some(duplicate) = root.duplicate_keys().first() {
-            return Err(malformed(format!(
-                "the key at {} appears twice in one object",
-                duplicate.pointer
-            )));
+        if !text.trim_start().starts_with('{') {
+            return Err(malformed("it is not a JSON object".into()));
         }
-        let Some(list) = root.get("agents").and_then(Node::as_array) else {
+        let document: Document =
+            serde_json::from_str(&text).map_err(|e| malformed(format!("it is not JSON ({e})")))?;
+        let Some(list) = document.agents.0 else {
             return Err(malformed("it has no `agents` array".into()));
         };
+        let mut budget = ValueBudget::new(MAX_PREVIOUS_VALUES);
         let mut agents = BTreeMap::new();
-        for (i, agent) in list.iter().enumerate() {
-            let Some(id) = agent.as_object().and(agent.get_str("id")) else {
+        for (i, raw) in list.into_iter().enumerate() {
+            let head: Obj<Head> = serde_json::from_str(raw.get())
+                .map_err(|e| malformed(format!("/agents/{i}: {e}")))?;
+            let Some(id) = head.0.and_then(|h| h.id.0) else {
                 return Err(malformed(format!(
-                    "/agents/{i} is not an object with an `id`"
+                    "/agents/{i} is not an object with an `id` (a string of at most {MAX_ID_BYTES} bytes)"
                 )));
             };
-            if agents.insert(id.to_string(), agent.span).is_some() {
+            budget.spend(raw.get()).map_err(|e| {
+                malformed(format!(
+                    "its agents' objects hold {e} (the bound is there to keep memory bounded)"
+                ))
+            })?;
+            // The object's place in the text: `raw` borrows from it.
+            let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+            let span = Span::new(start, start + raw.get().len());
+            if agents.insert(id.clone(), span).is_some() {
                 return Err(malformed(format!("the id `{id}` is listed twice")));
             }
         }
@@ -167,8 +261,13 @@ impl Previous {
     fn agent(&self, id: &str) -> Option<PreviousAgent<'_>> {
         let span = self.agents.get(id)?;
         let raw = &self.text[span.start..span.end];
+        // Bounded by `MAX_PREVIOUS_VALUES`, counted when the file was read. A key twice in
+        // the object makes it unusable: clients could read either value.
         let value: Value = serde_json::from_str(raw).ok()?;
+        let repeated =
+            crate::manifest::parse(raw).map_or(true, |tree| !tree.duplicate_keys().is_empty());
         Some(match value {
+            _ if repeated => PreviousAgent::Invalid,
             Value::Object(map)
                 if published_agent_validator().is_valid(&Value::Object(map.clone())) =>
             {

@@ -5,9 +5,11 @@
 //! anything under `skill/`, the configuration, quarantine; an entry folder at the root is
 //! `registry::discover`'s) is a `file-link` error and is never read, even when it points inside:
 //! it can be retargeted later, git on Windows checks it out as text, and the output would publish
-//! what no reviewer saw at that path. Only the `--registry` root may be a link. FIFOs, sockets
-//! and devices are `file-not-regular`; a path of the wrong kind (`agent.json/`, `skill` as a
-//! file) or an unreadable one is `file-unreadable`, and the entry is still reported.
+//! what no reviewer saw at that path. Only the `--registry` root may be a link. A hard link (a
+//! regular file with more than one name) is `file-link` too: it brings in any file of the same
+//! file system with nothing at the path to show it. FIFOs, sockets and devices are
+//! `file-not-regular`; a path of the wrong kind (`agent.json/`, `skill` as a file) or an
+//! unreadable one is `file-unreadable`, and the entry is still reported.
 
 use std::path::Path;
 
@@ -66,6 +68,14 @@ pub(crate) fn read_failure(error: &ReadError, display: &str) -> Diagnostic {
     match error {
         ReadError::Link { .. } => link_finding(display),
         ReadError::NotRegular(special) => special_finding(display, *special),
+        ReadError::HardLink { links } => Diagnostic::new(
+            Code::FileLink,
+            format!(
+                "{display} is a hard link (the file has {links} names); links are never followed in a registry"
+            ),
+        )
+        .in_file(display)
+        .help("replace the hard link with a copy of the file"),
         ReadError::TooLarge { limit, reported } => {
             let size = reported.map_or("over".to_string(), |n| format!("{n} bytes, over"));
             Diagnostic::new(

@@ -1479,7 +1479,7 @@ fn last_good_refuses_a_hostile_previous_registry_json_naming_the_file() {
         (
             "repeated.json",
             "{\"agents\": [{\"id\": \"a\", \"id\": \"b\"}]}",
-            "appears twice in one object",
+            "/agents/0: duplicate field `id`",
         ),
         (
             "no-id.json",

@@ -12,6 +12,7 @@
 
 mod common;
 
+mod bounds;
 mod build;
 mod docs;
 mod edit;

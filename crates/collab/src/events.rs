@@ -24,6 +24,7 @@ use crate::paths::{self, ReadError};
 use crate::pyfmt;
 use crate::record::{Fields, Key, Record};
 use crate::spec::{EVENTS_FILE, LOCK_FILE};
+use acp_registry_core::fs::ValueBudget;
 
 /// One event kept in memory (always a JSON object): its members in file order, decoded
 /// through [`Record`]. A repeated key keeps its first place and its last value, as a JSON
@@ -229,6 +230,10 @@ pub(crate) fn parse_events(text: &str) -> EventLog {
 /// times their bytes once decoded).
 pub(crate) const MAX_LINE_BYTES: usize = acp_registry_core::acp::framing::DEFAULT_LINE_CAP;
 
+/// The most JSON values the whole log may hold (10,000 events hold about 150,000): every
+/// reader keeps what it decodes, so the bound is on the file, not the line.
+pub(crate) const MAX_LOG_VALUES: u64 = 1_000_000;
+
 /// Decodes each line of a log's text in order into one reused record, handing every event
 /// to `on_event` as it is decoded (nothing is kept), and collects the read errors and
 /// warnings. Lines are cut from the one buffer (a `memchr` search per line); numbers are
@@ -239,6 +244,7 @@ pub(crate) fn scan<'a, E>(
 ) -> Result<Reading, E> {
     let mut reading = Reading::default();
     let mut record = Record::default();
+    let mut budget = ValueBudget::new(MAX_LOG_VALUES);
     let ends_with_newline = text.is_empty() || text.ends_with('\n');
     let mut offset = 0;
     for (index, line) in text.split('\n').enumerate() {
@@ -255,6 +261,16 @@ pub(crate) fn scan<'a, E>(
                 MAX_LINE_BYTES / (1024 * 1024)
             ));
             continue;
+        }
+        // Counted before decoding (a syntax error is `decode`'s to report): what readers
+        // keep of the log stays bounded however its lines are shaped.
+        if let Err(e) = budget.spend(line) {
+            if e.classify() == serde_json::error::Category::Data {
+                reading.errors.push(format!(
+                    "events.jsonl line {number} and the lines after it were not read: the log holds more than {MAX_LOG_VALUES} JSON values in all (the limit keeps memory bounded); remove the oversized events"
+                ));
+                break;
+            }
         }
         match decode(line, &mut record) {
             Ok(Line::Event) => {

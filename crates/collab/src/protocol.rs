@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use acp_registry_core::fs::ValueBudget;
 use serde_json::{Map, Value};
 
 use crate::error::CollabError;
@@ -24,6 +25,9 @@ pub struct Protocol {
     pub map: Map<String, Value>,
 }
 
+/// The most JSON values `protocol.json` may hold (one `init` writes holds about a hundred).
+pub(crate) const MAX_PROTOCOL_VALUES: u64 = 100_000;
+
 /// Loads `protocol.json`. The outer error is an internal failure (exit 2);
 /// the inner one is a reportable load error (`missing …`, `invalid …`, symlink).
 pub(crate) fn load(folder: &Path) -> Result<Result<Protocol, String>, CollabError> {
@@ -38,6 +42,12 @@ pub(crate) fn load(folder: &Path) -> Result<Result<Protocol, String>, CollabErro
         Err(ReadError::Symlink(m)) => return Ok(Err(m)),
         Err(e @ ReadError::Io(_)) => return Err(e.into()),
     };
+    // Counted before the tree is built: tiny values cost dozens of times their bytes in it.
+    if let Err(e) = ValueBudget::new(MAX_PROTOCOL_VALUES).spend(&text) {
+        if e.classify() == serde_json::error::Category::Data {
+            return Ok(Err(format!("invalid protocol.json: {e}")));
+        }
+    }
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => Ok(Ok(Protocol {
             folder: folder.to_path_buf(),

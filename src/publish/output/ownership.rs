@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::read::read_capped;
+use acp_registry_core::fs::ValueBudget;
 
 /// The ownership manifest written at the top of every output folder (and of `site/`).
 pub(crate) const OWNERSHIP_FILE: &str = ".acp-registry-output.json";
@@ -16,6 +17,9 @@ const FORMAT_KEY: &str = "acp-registry-output";
 const FORMAT: u64 = 1;
 /// A manifest larger than this is not ours (10,000 agents need about 4 MB).
 const MANIFEST_LIMIT: u64 = 64 << 20;
+/// A manifest of more JSON values than this is not ours (two per file listed): counted before
+/// the tree is built, since tiny values cost dozens of times their bytes in it.
+const MANIFEST_VALUES: u64 = 1_000_000;
 /// Write the ownership manifest listing `digests` (path and sha256; the manifest itself left
 /// out) to `out`, in the order given (sorted by path, each once, by every caller), so it is
 /// as deterministic as the files it lists. Streamed: at 100,000 agents the listing is tens of
@@ -40,7 +44,9 @@ pub(crate) fn write_ownership_manifest<'a>(
 /// manifest of ours there (absent, a link, too large, or not our format).
 pub(super) fn read_listing(dir: &Path) -> Option<BTreeMap<String, String>> {
     let bytes = read_capped(&dir.join(OWNERSHIP_FILE), MANIFEST_LIMIT).ok()??;
-    let doc: Value = serde_json::from_slice(&bytes).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    ValueBudget::new(MANIFEST_VALUES).spend(text).ok()?;
+    let doc: Value = serde_json::from_str(text).ok()?;
     if doc.get(FORMAT_KEY)?.as_u64()? != FORMAT {
         return None;
     }

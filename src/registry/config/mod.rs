@@ -25,9 +25,11 @@
 //! This file holds [`Config`] and the top level (which key goes to which reader); each
 //! section has its own file: `policy` (`severity`, `exemptions`, `required_os`,
 //! `require_sha256`), `outputs` (`base_url`, `outputs` and their patches), `online`
-//! (`online`, `provenance`) and `verify` (`verify`, `update`). A section's reader takes the
+//! (`online`, `provenance`) and `verify` (`verify`, `update`); `limits` bounds what the file
+//! can make `build` write (URL lengths, outputs, bytes added per agent). A section's reader takes the
 //! fields it fills, never the whole [`Config`].
 
+mod limits;
 mod online;
 mod outputs;
 mod policy;
@@ -161,6 +163,7 @@ impl Config {
         }
         self.read_members(&mut fields, members);
         self.check_sha256_settings(&mut fields, members);
+        limits::check_urls(&mut fields, &root, "");
         // Keys are read in the table's order, not the file's: put findings back in document
         // order, the order reports show them in.
         let mut findings = fields.findings;
@@ -230,6 +233,7 @@ impl Config {
             let (outputs, ids) = read_outputs(fields, &m.value);
             self.outputs = outputs;
             self.named_ids.extend(ids);
+            limits::check_added(fields, m, &self.base_url, &mut self.outputs);
         }
         let known = keys.known().to_vec();
         keys.finish(fields);

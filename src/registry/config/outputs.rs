@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use super::limits::{url_length_problem, MAX_OUTPUTS};
 use crate::manifest::fields::{Fields, Keys};
 use crate::manifest::names::file_name_problem;
 use crate::manifest::{Node, DISTRIBUTION_KINDS};
@@ -61,6 +62,17 @@ pub(super) fn read_outputs(fields: &mut Fields, node: &Node) -> (Vec<Output>, Ve
     ) else {
         return (Output::default_outputs(), ids);
     };
+    if items.len() > MAX_OUTPUTS {
+        fields.problem(
+            node.span,
+            format!(
+                "outputs lists {} outputs, over the limit of {MAX_OUTPUTS}",
+                items.len()
+            ),
+            "each output writes every agent it lists again; keep the outputs clients need",
+        );
+        return (Output::default_outputs(), ids);
+    }
     let mut outputs: Vec<Output> = Vec::new();
     for item in items {
         let Some(output) = read_output(fields, item, &mut ids) else {
@@ -185,6 +197,10 @@ fn output_name_problem(name: &str) -> Option<String> {
 /// `None`: an absolute https URL without credentials, query or fragment, since file names
 /// are appended to it.
 pub(crate) fn base_url_problem(url: &str) -> Option<String> {
+    // First: every published agent carries it, in every output.
+    if let Some(problem) = url_length_problem(url) {
+        return Some(problem);
+    }
     if let Some(problem) = crate::rules::url_problem(url) {
         return Some(problem);
     }

@@ -103,6 +103,13 @@ pub enum ReadError {
     /// The path names a folder.
     #[error("it is a folder, not a file")]
     IsDir,
+    /// The file has more than one name (a hard link): its content may be any file of the
+    /// same file system, which no reviewer saw at this path.
+    #[error("it is a hard link (the file has {links} names)")]
+    HardLink {
+        /// How many names the file has.
+        links: u64,
+    },
     /// A component where a folder belongs is something else.
     #[error("`{}` is not a folder", rel.display())]
     NotDir {
@@ -166,10 +173,28 @@ pub fn list_dir(path: &Path) -> io::Result<Vec<Child>> {
     Ok(children)
 }
 
-/// Read `base/rel`, refusing links, non-regular files and more than `limit` bytes.
+/// Read `base/rel`, refusing links (hard links too), non-regular files and more than `limit`
+/// bytes.
 pub fn read_capped(base: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let (file, reported) = open_regular_sized(base, rel)?;
+    let (file, reported) = open_regular_sized(base, rel, Names::One)?;
     read_reported(file, reported, limit)
+}
+
+/// [`read_capped`] of a file the user named on the command line, which may have several
+/// names: a build output (cargo hard-links `target/<profile>/<bin>` to its copy in `deps/`) is
+/// no sign of hostility there. Never for a file of an untrusted tree.
+pub fn read_capped_named(base: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, reported) = open_regular_sized(base, rel, Names::Any)?;
+    read_reported(file, reported, limit)
+}
+
+/// Whether a regular file may have more than one name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Names {
+    /// One name only: a hard link is refused.
+    One,
+    /// Any number (a file the user named).
+    Any,
 }
 
 /// Read at most `limit + 1` bytes of an open file; more than `limit` is `TooLarge`.
@@ -180,7 +205,10 @@ pub fn read_limited(file: File, limit: u64) -> Result<Vec<u8>, ReadError> {
 
 /// [`read_limited`] of a file whose size `reported` the caller has just read.
 fn read_reported(file: File, reported: u64, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let capacity = reported.min(limit.saturating_add(1)).min(1 << 20);
+    // The size the file reports, so a large file is read into one allocation (growing by
+    // doubling would hold the old and the new buffer at once); never more than the limit,
+    // and the pages of an allocation are only resident once written.
+    let capacity = reported.saturating_add(1).min(limit.saturating_add(1));
     let mut bytes = Vec::with_capacity(capacity as usize);
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -274,14 +302,19 @@ pub fn no_follow(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOption
 
 /// Check that an opened handle is a regular file.
 pub fn regular(file: File) -> Result<File, ReadError> {
-    regular_sized(file).map(|(file, _)| file)
+    regular_sized(file, Names::One).map(|(file, _)| file)
 }
 
 /// [`regular`], with the size the same `fstat` reported.
-fn regular_sized(file: File) -> Result<(File, u64), ReadError> {
+fn regular_sized(file: File, names: Names) -> Result<(File, u64), ReadError> {
     let metadata = file.metadata().map_err(ReadError::Io)?;
     match Kind::of(metadata.file_type()) {
-        Kind::File => Ok((file, metadata.len())),
+        Kind::File => {
+            if names == Names::One {
+                single_name(&metadata)?;
+            }
+            Ok((file, metadata.len()))
+        }
         Kind::Dir => Err(ReadError::IsDir),
         Kind::Special(s) => Err(ReadError::NotRegular(s)),
         // An fstat never reports a link; refuse it all the same.
@@ -291,15 +324,32 @@ fn regular_sized(file: File) -> Result<(File, u64), ReadError> {
     }
 }
 
+/// A regular file with more than one name is refused: a hard link can make any file of the
+/// same file system (a credential, another user's file) appear inside an untrusted tree, and
+/// unlike a symbolic link nothing at the path shows it.
+#[cfg(unix)]
+fn single_name(metadata: &std::fs::Metadata) -> Result<(), ReadError> {
+    use std::os::unix::fs::MetadataExt;
+    match metadata.nlink() {
+        0 | 1 => Ok(()),
+        links => Err(ReadError::HardLink { links }),
+    }
+}
+
+#[cfg(not(unix))]
+fn single_name(_: &std::fs::Metadata) -> Result<(), ReadError> {
+    Ok(())
+}
+
 /// Open `base/rel` for reading: every component of `rel` without following links, the last
 /// one only when it is a regular file.
 pub(crate) fn open_regular(base: &Path, rel: &Path) -> Result<File, ReadError> {
-    open_regular_sized(base, rel).map(|(file, _)| file)
+    open_regular_sized(base, rel, Names::One).map(|(file, _)| file)
 }
 
 /// [`open_regular`], with the file's size.
 #[cfg(unix)]
-fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError> {
+fn open_regular_sized(base: &Path, rel: &Path, names: Names) -> Result<(File, u64), ReadError> {
     use std::os::fd::{AsRawFd, FromRawFd};
     use std::os::unix::ffi::OsStrExt;
 
@@ -343,7 +393,7 @@ fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError>
         // SAFETY: `fd` was just opened and is owned by nobody else.
         let file = unsafe { File::from_raw_fd(fd) };
         if i == last {
-            return regular_sized(file);
+            return regular_sized(file, names);
         }
         dir = Some(file);
     }
@@ -353,7 +403,7 @@ fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError>
 /// Open `base/rel` for reading: every component of `rel` checked with `symlink_metadata`
 /// (no `openat` here), the last one only when it is a regular file.
 #[cfg(not(unix))]
-fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError> {
+fn open_regular_sized(base: &Path, rel: &Path, names: Names) -> Result<(File, u64), ReadError> {
     let parts = components(rel)?;
     let Some(last) = parts.len().checked_sub(1) else {
         return Err(ReadError::IsDir);
@@ -372,7 +422,7 @@ fn open_regular_sized(base: &Path, rel: &Path) -> Result<(File, u64), ReadError>
         return Err(checked);
     }
     let file = File::open(&path).map_err(|e| classify(base, &parts, last, e))?;
-    regular_sized(file)
+    regular_sized(file, names)
 }
 
 #[cfg(test)]
@@ -438,6 +488,38 @@ mod tests {
         assert!(matches!(&error, ReadError::Link { rel } if rel == Path::new("file-link")));
         let error = read_capped(dir.path(), Path::new("dir-link/f"), 10).unwrap_err();
         assert!(matches!(&error, ReadError::Link { rel } if rel == Path::new("dir-link")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hard_linked_file_is_refused_by_every_reader() {
+        let dir = temp();
+        std::fs::write(dir.path().join("secret"), "token").unwrap();
+        std::fs::hard_link(dir.path().join("secret"), dir.path().join("icon.svg")).unwrap();
+        let error = read_capped(dir.path(), Path::new("icon.svg"), 10).unwrap_err();
+        assert!(
+            matches!(error, ReadError::HardLink { links: 2 }),
+            "{error:?}"
+        );
+        let error = open_path(&dir.path().join("icon.svg")).unwrap_err();
+        assert!(
+            matches!(error, ReadError::HardLink { links: 2 }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "it is a hard link (the file has 2 names)"
+        );
+        let named = read_capped_named(dir.path(), Path::new("icon.svg"), 10).unwrap();
+        assert_eq!(
+            named, b"token",
+            "a file the user names may have several names"
+        );
+        std::fs::remove_file(dir.path().join("secret")).unwrap();
+        assert_eq!(
+            read_capped(dir.path(), Path::new("icon.svg"), 10).unwrap(),
+            b"token"
+        );
     }
 
     #[cfg(unix)]
