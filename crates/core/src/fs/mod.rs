@@ -27,4 +27,6 @@ pub use read::{
     kind, list_dir, no_follow, open_path, read_capped, read_limited, regular, Child, Kind,
     ReadError, Special,
 };
-pub use write::{process_is_gone, replace_file, write_new};
+pub use write::{
+    create_dirs_below, no_link_below, process_is_gone, replace_file, write_below, write_new,
+};
