@@ -171,12 +171,12 @@ pub enum NewError {
         message: String,
     },
     #[error("cannot find the sha256 of `{url}` ({error}); nothing was created: check the URL, or run again later")]
-    /// The digest of an archive could be neither read from GitHub nor downloaded.
+    /// The archive could not be downloaded to hash it, or its hash is not GitHub's published digest.
     Digest {
         /// The archive's URL.
         url: String,
         /// Why.
-        error: crate::net::NetError,
+        error: crate::online::PinError,
     },
     #[error(transparent)]
     /// The network could not be set up.
