@@ -96,8 +96,8 @@ pub struct Options {
     #[arg(long, group = "launch")]
     pub binary: bool,
     /// With --binary: one platform's release archive, e.g. `linux-x86_64=<asset URL>`
-    /// (repeat per platform). Its sha256 is written: GitHub's published digest of the asset,
-    /// else that of the download.
+    /// (repeat per platform). The sha256 of the download is written, and refused when GitHub
+    /// publishes another digest for the asset.
     #[arg(long, value_name = "PLATFORM=URL", requires = "binary", value_parser = Archive::parse)]
     pub archive: Vec<Archive>,
     /// Largest archive downloaded to hash it, in MiB.
