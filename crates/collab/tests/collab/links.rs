@@ -44,38 +44,25 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-/// The links a hostile project can hold where the skill goes, each relative to the root.
-fn hostile_layouts(root: &Path, outside: &Path) -> Vec<(&'static str, Box<dyn Fn()>)> {
-    let (root, outside) = (root.to_path_buf(), outside.to_path_buf());
-    let at = move |rel: &str, target: PathBuf| {
-        let link = root.join(rel);
-        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-        symlink(target, link).unwrap();
-    };
-    let o = outside.clone();
-    let a = at.clone();
-    let o2 = outside.clone();
-    let a2 = at.clone();
-    let o3 = outside.clone();
-    let a3 = at.clone();
-    vec![
-        (".claude", Box::new(move || at(".claude", o.clone()))),
+/// The links a hostile project can hold where the skill goes: what the case is, the link
+/// (relative to the root) and its target.
+fn hostile_layouts(outside: &Path) -> [(&'static str, String, PathBuf); 4] {
+    [
+        (".claude", ".claude".into(), outside.to_path_buf()),
         (
             ".claude/skills",
-            Box::new(move || a(".claude/skills", o2.join("skills"))),
+            ".claude/skills".into(),
+            outside.join("skills"),
         ),
         (
             "the skill folder",
-            Box::new(move || {
-                a2(
-                    &format!(".claude/skills/{NAME}"),
-                    o3.join("skills").join(NAME),
-                )
-            }),
+            format!(".claude/skills/{NAME}"),
+            outside.join("skills").join(NAME),
         ),
         (
             "a dangling .claude",
-            Box::new(move || a3(".claude", outside.join("nothing-here"))),
+            ".claude".into(),
+            outside.join("nothing-here"),
         ),
     ]
 }
@@ -96,9 +83,10 @@ fn skill_install_refuses_every_link_below_the_project_and_the_home_folder() {
             } else {
                 project.path()
             };
-            let layouts = hostile_layouts(root, outside.path());
-            let (what, make) = &layouts[index];
-            make();
+            let (what, rel, target) = &hostile_layouts(outside.path())[index];
+            let link = root.join(rel);
+            std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+            symlink(target, link).unwrap();
             let before = tree(outside.path());
             let project_arg = project.path().to_str().unwrap();
             for force in [false, true] {
