@@ -451,11 +451,17 @@ fn append_initialized(folder: &Path, owner: &str, now: &str) -> Result<(), Colla
     append_line(folder, &format_event_line(&event), stale_unterminated)
 }
 
-/// Writes `base/rel` whole through the core's safe writer: folders created and the file
-/// written atomically, never through a link below `base` (one that appeared after the checks
-/// above is refused as they refuse it).
+/// Writes `base/rel` whole through the core's safe writer: `base` and the folders below it
+/// created, and the file written atomically, never through a link below `base` (one that
+/// appeared after the checks above is refused as they refuse it).
 fn write_file(base: &Path, rel: &str, text: &str) -> Result<(), CollabError> {
     let path = base.join(rel);
+    // `base` (the folder, or the external deliverables directory with its links resolved)
+    // may not exist yet; only what lies below it is checked for links.
+    std::fs::create_dir_all(base).map_err(|source| CollabError::Create {
+        path: base.to_path_buf(),
+        source,
+    })?;
     acp_registry_core::fs::write_below(base, Path::new(rel), text.as_bytes()).map_err(|e| match e {
         acp_registry_core::fs::ReadError::Link { rel } => {
             paths::ReadError::Symlink(paths::symlink_message(&base.join(rel))).into()
