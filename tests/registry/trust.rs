@@ -390,3 +390,39 @@ fn fmt_and_new_never_write_through_a_link_in_the_registry() {
     }
     assert_eq!(listing(outside.path()), [format!("agent.json={text}")]);
 }
+
+#[cfg(unix)]
+#[test]
+fn pack_never_writes_through_a_link_below_its_output_folder() {
+    use common::pack::{PackFx, LINUX};
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("keep"), "keep").unwrap();
+    let archive = format!("acp-collab-{LINUX}.tar.gz");
+    let cases = [
+        ("v0.1.0", outside.path().to_path_buf()),
+        ("v0.1.0", outside.path().join("nothing-here")),
+        (archive.as_str(), outside.path().join("keep")),
+    ];
+    for (rel, target) in cases {
+        let fx = PackFx::new();
+        let before = fx.manifest();
+        let version = fx.root.join("dist/packages/v0.1.0");
+        let link = if rel == "v0.1.0" {
+            std::fs::create_dir_all(version.parent().unwrap()).unwrap();
+            version
+        } else {
+            std::fs::create_dir_all(&version).unwrap();
+            version.join(rel)
+        };
+        symlink(&target, &link).unwrap();
+        let run = fx.pack(LINUX, &[]);
+        assert_eq!(run.code, 2, "{rel}: {}{}", run.stdout, run.stderr);
+        assert_eq!(
+            listing(outside.path()),
+            ["keep=keep"],
+            "{rel}: nothing written outside"
+        );
+        assert_eq!(fx.manifest(), before, "{rel}: the manifest is unchanged");
+    }
+}
