@@ -426,3 +426,46 @@ fn pack_never_writes_through_a_link_below_its_output_folder() {
         assert_eq!(fx.manifest(), before, "{rel}: the manifest is unchanged");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn update_apply_and_validate_fix_never_write_through_a_linked_entry_or_manifest() {
+    use acp_test_kit::server::routes;
+    use std::os::unix::fs::symlink;
+    let npm = json!({"name": "x", "dist-tags": {"latest": "2.0.0"},
+                     "versions": {"1.0.0": {}, "2.0.0": {}}});
+    let server = Server::start(routes(vec![("GET /npm/linked", vec![Reply::json(&npm)])]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let text = manifest("linked", "1.0.0", &common::update::npx("linked@1.0.0"));
+    // The entry folder, then only its manifest, then a dangling manifest, are links.
+    for case in ["folder", "manifest", "dangling"] {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("agent.json"), &text).unwrap();
+        std::fs::write(outside.path().join("icon.svg"), common::update::ICON).unwrap();
+        let root = registry(&base, &[]);
+        let entry = root.path().join("linked");
+        match case {
+            "folder" => symlink(outside.path(), &entry).unwrap(),
+            "manifest" => {
+                std::fs::create_dir(&entry).unwrap();
+                symlink(outside.path().join("agent.json"), entry.join("agent.json")).unwrap();
+            }
+            _ => {
+                std::fs::create_dir(&entry).unwrap();
+                symlink(outside.path().join("gone.json"), entry.join("agent.json")).unwrap();
+            }
+        }
+        let before = listing(outside.path());
+        // Skipped or refused, whichever: never written through.
+        let run = update_env(root.path(), &["--apply"], &[]);
+        assert!(!run.stdout.contains("updated:"), "{case}: {}", run.stdout);
+        let run = common::acp_registry(&["validate", "--fix", "--registry", "."], root.path());
+        assert_ne!(run.code, 0, "{case}: {}{}", run.stdout, run.stderr);
+        assert_eq!(
+            listing(outside.path()),
+            before,
+            "{case}: nothing written outside"
+        );
+    }
+    drop(server);
+}
