@@ -83,7 +83,7 @@ fn run(root: &std::path::Path, net: NetConfig) -> (Duration, usize) {
         cache_dir: None,
         max_age: Duration::ZERO,
         provenance: online::ProvenanceConfig::default(),
-        github_token: None,
+        github_token: acp_registry::online::GitHubToken::default(),
         baseline: None,
     };
     let start = Instant::now();

@@ -74,7 +74,8 @@ const MANUAL: manual::ManualText = manual::ManualText {
     environment: &[
         ("NO_COLOR", "Set to anything non-empty: no colour, even on a terminal."),
         ("GITHUB_STEP_SUMMARY", "With --format github, the file the findings table is appended to."),
-        ("GITHUB_TOKEN", "update: sent as a bearer token to the GitHub API host only."),
+        ("GITHUB_TOKEN", "validate --online, new --binary, update: sent as a bearer token to the GitHub API only, and only when that API is api.github.com or named by --github-api or GITHUB_API_URL; an API named only by the registry's configuration (online.github_api, which a pull request can change) is asked without it, with a warning."),
+        ("GITHUB_API_URL", "A GitHub API the token may be sent to (the Actions runner sets it); it does not choose the API asked."),
         ("SOURCE_DATE_EPOCH", "pack: the time stamp of archive entries (default 0). build --matrix: the time evidence ages are measured at, unless --as-of is given (default: now)."),
         ("XDG_CACHE_HOME", "validate --online, verify: where the cache folder goes (default ~/.cache, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."),
         ("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "Tests only: allow loopback addresses over plain http. Never set it on untrusted input."),

@@ -58,10 +58,21 @@ pub(crate) fn targets(options: &Options) -> Result<Vec<Target>, CommandError> {
     options.paths.iter().map(|path| target(path)).collect()
 }
 
-/// A named folder holds `agent.json`; anything else is the file itself. The named folder is
-/// trusted (the user chose it); the file is read without following a link.
+/// A named folder holds `agent.json`; anything else is the file itself. An absolute path is
+/// trusted (the user chose it); a relative one is not followed through a link below the
+/// current folder (a shell glob in a checkout names what the checkout holds); the file is read
+/// without following a link.
 fn target(path: &Path) -> Result<Target, CommandError> {
     let shown = super::display::slash_path(path);
+    if path.is_relative() {
+        if let Err(fs::ReadError::Link { rel }) = fs::no_link_below(Path::new("."), path) {
+            return Err(CommandError::Usage(format!(
+                "`{shown}`: `{}` is a symbolic link, and fmt never writes through a link below \
+                 the current folder; pass the folder it points to instead",
+                super::display::slash_path(&rel)
+            )));
+        }
+    }
     let kind =
         fs::kind(path).map_err(|e| CommandError::Usage(format!("cannot read `{shown}`: {e}")))?;
     let Some(kind) = kind else {

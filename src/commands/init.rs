@@ -89,6 +89,9 @@ pub enum InitError {
     #[error("`{0}` is not a folder; name the repository folder (or a new one) as DIR")]
     /// DIR exists and is not a folder.
     NotAFolder(String),
+    #[error("init wrote nothing, because `{0}` is a symbolic link: init never writes through a link below DIR (it could point anywhere); replace it with a real folder, or remove it")]
+    /// A file or folder on the way to one below DIR is a link (as shown).
+    Link(String),
     #[error("cannot write `{path}`: {source}")]
     /// Creating a folder or writing a file failed; what was written is removed again.
     Io {
@@ -259,6 +262,12 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
         return Err(InitError::NotAFolder(options.dir.display().to_string()).into());
     }
     let shown = |rel: &str| join_display(&shown_dir, rel);
+    for (rel, _) in &files {
+        if let Err(ReadError::Link { rel }) = fs::no_link_below(&options.dir, Path::new(rel)) {
+            let link = super::display::slash_path(&rel);
+            return Err(InitError::Link(shown(&link)).into());
+        }
+    }
     let conflicts: Vec<String> = files
         .iter()
         .filter(|(rel, _)| is_taken(&options.dir, rel))

@@ -96,8 +96,8 @@ pub struct Options {
     #[arg(long, group = "launch")]
     pub binary: bool,
     /// With --binary: one platform's release archive, e.g. `linux-x86_64=<asset URL>`
-    /// (repeat per platform). Its sha256 is written: GitHub's published digest of the asset,
-    /// else that of the download.
+    /// (repeat per platform). The sha256 of the download is written, and refused when GitHub
+    /// publishes another digest for the asset.
     #[arg(long, value_name = "PLATFORM=URL", requires = "binary", value_parser = Archive::parse)]
     pub archive: Vec<Archive>,
     /// Largest archive downloaded to hash it, in MiB.
@@ -171,12 +171,12 @@ pub enum NewError {
         message: String,
     },
     #[error("cannot find the sha256 of `{url}` ({error}); nothing was created: check the URL, or run again later")]
-    /// The digest of an archive could be neither read from GitHub nor downloaded.
+    /// The archive could not be downloaded to hash it, or its hash is not GitHub's published digest.
     Digest {
         /// The archive's URL.
         url: String,
         /// Why.
-        error: crate::net::NetError,
+        error: crate::online::PinError,
     },
     #[error(transparent)]
     /// The network could not be set up.

@@ -17,7 +17,7 @@ use super::stream::Stream;
 use crate::diagnostics::escape;
 use crate::flags::{self, ByteSize, Loopback};
 use crate::net::NetConfig;
-use crate::online::{self, EndpointOverrides, Endpoints, Progress};
+use crate::online::{self, EndpointOverrides, Endpoints, GitHubToken, Progress};
 use crate::registry::quarantine::{self, Quarantined};
 use crate::registry::{git, Checked, Config};
 
@@ -99,15 +99,17 @@ impl EndpointFlags {
 
 /// The options of one run: flags over `acp-registry.jsonc` over the defaults.
 pub(crate) fn options(flags: &OnlineFlags, config: &Config) -> online::Options {
+    let endpoints = flags
+        .endpoints
+        .overrides()
+        .apply(config.online.apply(Endpoints::default()));
     online::Options {
         net: NetConfig {
             allow_loopback: flags.endpoints.loopback.allow_loopback_for_tests,
             ..NetConfig::default()
         },
-        endpoints: flags
-            .endpoints
-            .overrides()
-            .apply(config.online.apply(Endpoints::default())),
+        github_token: github_token(flags.endpoints.github_api.as_deref(), &endpoints.github_api),
+        endpoints,
         verify_archives: flags.verify_archives,
         archive_cap: flags.archive_cap.bytes(),
         cache_dir: match (&flags.cache, flags.no_cache) {
@@ -117,14 +119,27 @@ pub(crate) fn options(flags: &OnlineFlags, config: &Config) -> online::Options {
         },
         max_age: flags.cache_max_age,
         provenance: config.provenance.clone(),
-        github_token: github_token(),
         baseline: None,
     }
 }
 
-/// `GITHUB_TOKEN` when set and not empty: sent to the GitHub API's origin only.
-pub(crate) fn github_token() -> Option<String> {
-    std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty())
+/// `GITHUB_TOKEN` (when set and not empty) and the APIs trusted with it besides the default:
+/// `--github-api` (`flag`) and `GITHUB_API_URL`, never the configuration. When the run's API
+/// (`api`) is not trusted, says so once on stderr: its requests go without the token.
+pub(crate) fn github_token(flag: Option<&str>, api: &str) -> GitHubToken {
+    let from_env = std::env::var("GITHUB_API_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    let trusted = flag
+        .map(str::to_owned)
+        .into_iter()
+        .chain(from_env)
+        .collect();
+    let token = GitHubToken::new(std::env::var("GITHUB_TOKEN").ok(), trusted);
+    if let Some(warning) = token.withheld(api) {
+        eprintln!("warning: {}", escape::terminal(&warning));
+    }
+    token
 }
 
 /// Add the online findings of the checked entries to `checked.report`; problems of the run

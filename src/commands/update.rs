@@ -14,6 +14,7 @@ use super::online::{github_token, EndpointFlags};
 use crate::diagnostics::escape;
 use crate::flags::{self, ByteSize, Registry};
 use crate::net::NetConfig;
+use crate::online::Endpoints;
 use crate::registry::config::MAX_MIN_AGE_DAYS;
 pub use crate::update::Channel;
 use crate::update::{self, Note, Outcome};
@@ -117,6 +118,13 @@ struct Document<'a> {
 /// report says which); a failure of the run itself (a missing registry, say) is an error
 /// (exit 2), as for every command.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
+    // The API `update::run` asks, to decide once whether the token goes there.
+    let (config, _) = crate::registry::Config::load(&options.registry.root);
+    let api = options
+        .endpoints
+        .overrides()
+        .apply(config.online.apply(Endpoints::default()))
+        .github_api;
     let mut outcome = update::run(
         &options.registry.root,
         &update::Options {
@@ -128,7 +136,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
                 ..NetConfig::default()
             },
             endpoints: options.endpoints.overrides(),
-            github_token: github_token(),
+            github_token: github_token(options.endpoints.github_api.as_deref(), &api),
             rate_limit_wait: options.rate_limit_wait,
             archive_cap: options.archive_cap.bytes(),
             min_age_days: options.min_age,

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinSet;
 
 use super::cache::{Cache, Entry};
-use super::digest::{self, ArchiveDigest, DigestSource, GitHubApi};
+use super::digest::{self, ArchiveDigest, GitHubApi, PinError};
 use super::options::{Options, Progress};
 use super::packages::{self, Verdict};
 use super::provenance::{self, Facts, Spec};
@@ -150,7 +150,10 @@ async fn archive(context: &Context, doc: &ManifestDoc, target: &ArchiveTarget) -
                     format!("{pointer}/sha256"),
                     FixEdit::SetString(digest.sha256),
                 ))],
-            Err(error) => vec![unreachable(doc, &at, url, &error)],
+            Err(PinError::Net(error)) => vec![unreachable(doc, &at, url, &error)],
+            Err(error @ PinError::Mismatch { .. }) => vec![doc
+                .at(Code::Sha256Mismatch, &at, format!("`{platform}` archive `{url}`: {error}"))
+                .help("do not pin it before the agent's maintainers confirm which bytes they released")],
         };
     };
     let actual = match downloaded_digest(context, url, &probed).await {
@@ -198,28 +201,23 @@ fn retagged(doc: &ManifestDoc, target: &ArchiveTarget, actual: &str, revision: &
     ))
 }
 
-/// The digest to pin for an archive without one: GitHub's published digest, else the
-/// download's (cached by validator).
+/// The digest to pin for an archive without one: the download's (cached by validator),
+/// checked against GitHub's published digest when there is one.
 async fn unpinned_digest(
     context: &Context,
     url: &str,
     probed: &Probed,
-) -> Result<ArchiveDigest, NetError> {
+) -> Result<ArchiveDigest, PinError> {
     let github = GitHubApi {
         api: context.options.endpoints.github_api.clone(),
-        token: context.options.github_token.clone(),
+        token: context
+            .options
+            .github_token
+            .for_api(&context.options.endpoints.github_api),
     };
-    if let Some(sha256) = digest::published_digest(&context.client, &github, url).await {
-        return Ok(ArchiveDigest {
-            sha256,
-            source: DigestSource::Published,
-        });
-    }
-    let sha256 = downloaded_digest(context, url, probed).await?;
-    Ok(ArchiveDigest {
-        sha256,
-        source: DigestSource::Downloaded,
-    })
+    let published = digest::published_digest(&context.client, &github, url).await;
+    let downloaded = downloaded_digest(context, url, probed).await?;
+    digest::checked_pin(&digest::asset_name(url), published.as_deref(), downloaded)
 }
 
 /// The sha256 of the archive as served: from the cache while the server still announces the

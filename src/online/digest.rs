@@ -1,13 +1,16 @@
 //! The digest to pin for an archive URL, the one piece every writer of a `sha256` pin uses
-//! (`validate --fix --verify-archives`, `new --binary`, `update --apply`): GitHub's published
-//! asset `digest` when the URL is a GitHub release download and the release's API answer has
-//! one, else the sha256 of the archive downloaded through [`crate::net`] under the size cap.
+//! (`validate --fix --verify-archives`, `new --binary`, `update --apply`): a pin is only ever
+//! the sha256 of bytes this run downloaded through [`crate::net`] under the size cap. When
+//! GitHub publishes a `digest` for the release asset it is compared with the download
+//! ([`checked_pin`]): a mismatch is refused (an error naming the asset and both digests), so
+//! nothing is pinned that the bytes do not have.
 //!
-//! The release is asked by tag, `GET <api>/repos/<owner>/<repo>/releases/tags/<tag>`, with the
-//! owner, repository and tag of the URL itself (not of the manifest), once per run and
-//! release (`net`'s memo); the asset is the one named like the URL's last segment. Any
-//! problem on that path (not a release download, a 404, a rate limit, no digest) falls back to
-//! the download, so the API is never required.
+//! `new` and `validate` ask the release by tag, `GET
+//! <api>/repos/<owner>/<repo>/releases/tags/<tag>`, with the owner, repository and tag of the
+//! URL itself (not of the manifest), once per run and release (`net`'s memo); the asset is the
+//! one named like the URL's last segment. Any problem on that path (not a release download, a
+//! 404, a rate limit, no digest) leaves the download unchecked against it, so the API is never
+//! required. `update` has the digest from the release list it read and calls [`hashed_pin`].
 
 use std::sync::Arc;
 
@@ -23,16 +26,16 @@ use crate::net::{Bearer, Client, NetError};
 pub(crate) struct GitHubApi {
     /// The API's base URL (`https://api.github.com`, or GitHub Enterprise's `…/api/v3`).
     pub api: String,
-    /// `GITHUB_TOKEN`, when set.
+    /// `GITHUB_TOKEN`, when set and the API is trusted with it ([`super::GitHubToken::for_api`]).
     pub token: Option<String>,
 }
 
-/// Where a digest came from; findings and messages say which.
+/// What a digest was checked against; findings and messages say which.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DigestSource {
-    /// GitHub's `digest` of the release asset.
+    /// The downloaded archive's, equal to GitHub's published `digest` of the release asset.
     Published,
-    /// The sha256 of the downloaded archive.
+    /// The downloaded archive's; GitHub publishes none for it.
     Downloaded,
 }
 
@@ -40,10 +43,79 @@ impl DigestSource {
     /// How a message names the source.
     pub(crate) fn describe(self) -> &'static str {
         match self {
-            DigestSource::Published => "published by GitHub for the release asset",
+            DigestSource::Published => {
+                "of the downloaded archive, matching the digest GitHub publishes for the release asset"
+            }
             DigestSource::Downloaded => "of the downloaded archive",
         }
     }
+}
+
+/// Why no pin could be had for an archive.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    /// The archive could not be downloaded (under the cap) to hash it.
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// GitHub's published digest is not the sha256 of the bytes downloaded.
+    #[error(
+        "GitHub publishes sha256 {published} for the release asset `{asset}`, but the \
+         downloaded archive hashes to {downloaded}; the asset was changed after it was \
+         published, or something on the way alters it: nothing is pinned"
+    )]
+    Mismatch {
+        /// The asset's file name.
+        asset: String,
+        /// GitHub's digest.
+        published: String,
+        /// The download's.
+        downloaded: String,
+    },
+}
+
+/// The one comparison behind every pin: `downloaded` (the sha256 of bytes this run
+/// downloaded) is the pin, and a digest GitHub publishes for the asset must be equal to it.
+pub(crate) fn checked_pin(
+    asset: &str,
+    published: Option<&str>,
+    downloaded: String,
+) -> Result<ArchiveDigest, PinError> {
+    match published {
+        None => Ok(ArchiveDigest {
+            sha256: downloaded,
+            source: DigestSource::Downloaded,
+        }),
+        Some(published) if published.eq_ignore_ascii_case(&downloaded) => Ok(ArchiveDigest {
+            sha256: downloaded,
+            source: DigestSource::Published,
+        }),
+        Some(published) => Err(PinError::Mismatch {
+            asset: asset.to_string(),
+            published: published.to_string(),
+            downloaded,
+        }),
+    }
+}
+
+/// Download `url` (at most `cap` bytes), hash it and check it against `published`, the
+/// digest GitHub publishes for the asset named `asset`, when there is one.
+pub(crate) async fn hashed_pin(
+    client: &Client,
+    url: &str,
+    cap: u64,
+    asset: &str,
+    published: Option<&str>,
+) -> Result<ArchiveDigest, PinError> {
+    let download = client.download(url, cap).await?;
+    checked_pin(asset, published, download.sha256)
+}
+
+/// The last path segment of `url`, as messages name the asset.
+pub(crate) fn asset_name(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .and_then(|u| u.path_segments()?.next_back().map(str::to_string))
+        .unwrap_or_else(|| url.to_string())
 }
 
 /// The sha256 to pin for an archive and where it came from.
@@ -55,25 +127,16 @@ pub(crate) struct ArchiveDigest {
     pub source: DigestSource,
 }
 
-/// The digest to pin for `url`: the published one when GitHub has it, else the download's
-/// (at most `cap` bytes). Only the download can fail the call.
+/// The digest to pin for `url`: the download's (at most `cap` bytes), checked against the
+/// one GitHub publishes when it has one ([`hashed_pin`]).
 pub(crate) async fn archive_digest(
     client: &Client,
     github: &GitHubApi,
     url: &str,
     cap: u64,
-) -> Result<ArchiveDigest, NetError> {
-    if let Some(sha256) = published_digest(client, github, url).await {
-        return Ok(ArchiveDigest {
-            sha256,
-            source: DigestSource::Published,
-        });
-    }
-    let download = client.download(url, cap).await?;
-    Ok(ArchiveDigest {
-        sha256: download.sha256,
-        source: DigestSource::Downloaded,
-    })
+) -> Result<ArchiveDigest, PinError> {
+    let published = published_digest(client, github, url).await;
+    hashed_pin(client, url, cap, &asset_name(url), published.as_deref()).await
 }
 
 /// The digests to pin for `urls`, in their order, asked concurrently under the limits of
@@ -82,12 +145,12 @@ pub(crate) async fn archive_digest(
 pub(crate) fn pin_digests(
     urls: &[String],
     options: &Options,
-) -> Result<Vec<Result<ArchiveDigest, NetError>>, OnlineError> {
+) -> Result<Vec<Result<ArchiveDigest, PinError>>, OnlineError> {
     let runtime = crate::net::runtime()?;
     let client = Arc::new(Client::new(options.net.clone())?);
     let github = Arc::new(GitHubApi {
         api: options.endpoints.github_api.clone(),
-        token: options.github_token.clone(),
+        token: options.github_token.for_api(&options.endpoints.github_api),
     });
     let cap = options.archive_cap;
     Ok(runtime.block_on(async {
@@ -97,9 +160,9 @@ pub(crate) fn pin_digests(
             set.spawn(async move { (index, archive_digest(&client, &github, &url, cap).await) });
         }
         // A task that panicked leaves its place an error, never another URL's digest.
-        let mut found: Vec<Result<ArchiveDigest, NetError>> = urls
+        let mut found: Vec<Result<ArchiveDigest, PinError>> = urls
             .iter()
-            .map(|_| Err(NetError::Connect("the request stopped".into())))
+            .map(|_| Err(NetError::Connect("the request stopped".into()).into()))
             .collect();
         while let Some(joined) = set.join_next().await {
             if let Ok((index, digest)) = joined {
@@ -189,5 +252,27 @@ mod tests {
         ] {
             assert_eq!(parse(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn a_pin_is_the_download_and_a_published_digest_must_equal_it() {
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        let pin = checked_pin("x.zip", None, a.clone()).unwrap();
+        assert_eq!(
+            (pin.sha256.as_str(), pin.source),
+            (a.as_str(), DigestSource::Downloaded)
+        );
+        let pin = checked_pin("x.zip", Some(&a.to_uppercase()), a.clone()).unwrap();
+        assert_eq!(
+            (pin.sha256.as_str(), pin.source),
+            (a.as_str(), DigestSource::Published)
+        );
+        let error = checked_pin("x.zip", Some(&b), a.clone())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`x.zip`") && error.contains(&a) && error.contains(&b),
+            "{error}"
+        );
     }
 }

@@ -28,8 +28,9 @@ use crate::net::Client;
 use crate::rules::{EntryReport, Policy, Sink};
 
 use cache::Cache;
+pub use digest::PinError;
 pub use options::{
-    Baseline, EndpointOverrides, Endpoints, OnlineError, Options, Outcome, Progress,
+    Baseline, EndpointOverrides, Endpoints, GitHubToken, OnlineError, Options, Outcome, Progress,
     ProvenanceConfig, Silent, DEFAULT_ARCHIVE_CAP_MIB,
 };
 use target::{collect, retag_reason};

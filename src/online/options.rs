@@ -80,6 +80,72 @@ impl Endpoints {
     }
 }
 
+/// `GITHUB_TOKEN` and the GitHub API origins it may be sent to: the one decision of where
+/// the token goes ([`GitHubToken::for_api`]), used wherever a request carries it (`validate
+/// --online`, `new --binary`, `update`).
+///
+/// The API the requests go to is the flag's, else `online.github_api` of the registry's own
+/// configuration, else `https://api.github.com`. The configuration is part of the tree a
+/// pull request changes, so it may decide where requests go but never where the token goes:
+/// the token is sent only to the default API's origin and to the origins named by the
+/// command line (`--github-api`) or the environment (`GITHUB_API_URL`, which the Actions
+/// runner sets). Origins are compared parsed (scheme, host, port).
+#[derive(Clone, Default)]
+pub struct GitHubToken {
+    token: Option<String>,
+    /// Base URLs of APIs trusted besides the default.
+    trusted: Vec<String>,
+}
+
+impl std::fmt::Debug for GitHubToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitHubToken")
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("trusted", &self.trusted)
+            .finish()
+    }
+}
+
+impl GitHubToken {
+    /// `token` (none when empty), for the default API and the APIs at `trusted` base URLs
+    /// (named outside the tree under test: the command line, the environment).
+    pub fn new(token: Option<String>, trusted: Vec<String>) -> GitHubToken {
+        GitHubToken {
+            token: token.filter(|t| !t.is_empty()),
+            trusted,
+        }
+    }
+
+    /// The token requests to the API at `api` carry: only when its origin is trusted.
+    pub(crate) fn for_api(&self, api: &str) -> Option<String> {
+        self.token.clone().filter(|_| self.trusts(api))
+    }
+
+    /// Whether the API at `api` is on the default API's origin or a trusted one.
+    fn trusts(&self, api: &str) -> bool {
+        let origin = |text: &str| url::Url::parse(text).ok().map(|u| u.origin());
+        let Some(wanted) = origin(api).filter(url::Origin::is_tuple) else {
+            return false;
+        };
+        std::iter::once(DEFAULT_GITHUB_API)
+            .chain(self.trusted.iter().map(String::as_str))
+            .any(|t| origin(t).as_ref() == Some(&wanted))
+    }
+
+    /// The warning to print once when a token is set but withheld from `api`.
+    pub fn withheld(&self, api: &str) -> Option<String> {
+        if self.token.is_none() || self.trusts(api) {
+            return None;
+        }
+        Some(format!(
+            "GITHUB_TOKEN is not sent to the GitHub API at {api}: it is named by the registry's \
+             configuration (online.github_api), which a pull request can change, so its \
+             requests go without the token. To trust it, pass --github-api {api} or set \
+             GITHUB_API_URL={api}"
+        ))
+    }
+}
+
 /// The `provenance` object of `acp-registry.jsonc`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProvenanceConfig {
@@ -113,8 +179,8 @@ pub struct Options {
     pub max_age: Duration,
     /// `provenance` in the configuration.
     pub provenance: ProvenanceConfig,
-    /// `GITHUB_TOKEN`: sent to the GitHub API only, asked for published asset digests.
-    pub github_token: Option<String>,
+    /// `GITHUB_TOKEN`: sent to a trusted GitHub API only, asked for published asset digests.
+    pub github_token: GitHubToken,
     /// The manifests as they were at the base revision, which tell `archive-retagged` from
     /// `sha256-mismatch`; `None`: no history, every mismatch is `sha256-mismatch`.
     pub baseline: Option<Arc<dyn Baseline>>,
@@ -170,4 +236,39 @@ pub enum OnlineError {
     /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client: {0}")]
     Client(#[from] NetError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_goes_to_the_default_api_and_trusted_origins_only() {
+        let token = GitHubToken::new(Some("t".into()), vec!["https://ghe.example/api/v3".into()]);
+        for api in [
+            "https://api.github.com",
+            "https://api.github.com:443/",
+            "https://ghe.example/api/v3",
+            "https://ghe.example/other",
+        ] {
+            assert_eq!(token.for_api(api).as_deref(), Some("t"), "{api}");
+            assert_eq!(token.withheld(api), None, "{api}");
+        }
+        for api in [
+            "http://api.github.com",
+            "https://api.github.com.evil",
+            "https://api.github.com@evil.example",
+            "https://ghe.example:8443/api/v3",
+            "https://evil.example",
+            "not a url",
+        ] {
+            assert_eq!(token.for_api(api), None, "{api}");
+            assert!(token.withheld(api).is_some(), "{api}");
+        }
+        assert_eq!(
+            GitHubToken::new(Some(String::new()), vec![]).withheld("https://x.example"),
+            None
+        );
+        assert!(!format!("{token:?}").contains("\"t\""));
+    }
 }

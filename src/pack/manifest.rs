@@ -126,7 +126,14 @@ pub(crate) fn write_archive(package: &Package) -> Result<(), PackError> {
         path: p.display().to_string(),
         reason: e.to_string(),
     };
-    std::fs::create_dir_all(dir).map_err(|e| fail(dir, &e))?;
+    // `--out` is the user's choice (followed); the version folder below it is never reached
+    // through a link.
+    let (out, version) = (
+        dir.parent().unwrap_or(Path::new(".")),
+        dir.file_name().unwrap_or_default(),
+    );
+    std::fs::create_dir_all(out).map_err(|e| fail(out, &e))?;
+    acp_registry_core::fs::create_dirs_below(out, Path::new(version)).map_err(|e| fail(dir, &e))?;
     let sidecar = dir.join(format!("{}.sha256", package.file_name));
     ensure_ours(path, &sidecar, package)?;
     let line = format!("{}  {}\n", package.sha256, package.file_name);

@@ -2,8 +2,9 @@
 //! file-name version of GitHub archive URLs, the `sha256` of every binary target it
 //! rewrites, added where there was none), written through [`Editor`] so every other byte
 //! stays, then the entry re-validated and the file restored when anything fails. Every
-//! string is known (every digest fetched) before the file is touched, so a failed download
-//! leaves it as it was.
+//! string is known (every asset downloaded and hashed, and its hash compared with the
+//! published digest) before the file is touched, so a failed download or a mismatch leaves
+//! it as it was.
 //!
 //! Only what is derived is written: a new archive URL is the release asset's download URL
 //! only when that is a release download of the same repository on the same scheme, host and
@@ -20,6 +21,7 @@ use crate::diagnostics::Severity;
 use crate::manifest::distribution::{BinaryTarget, Distribution, Package};
 use crate::manifest::edit::Editor;
 use crate::manifest::repository::ReleaseAsset;
+use crate::online::digest::{hashed_pin, PinError};
 use crate::online::release::Asset;
 use crate::registry::check_registry;
 use crate::rules::{package_name_and_pin, url_versions, ManifestDoc, PreviewVersion};
@@ -209,8 +211,8 @@ fn pin_edit(package: &Package, npm: bool, new: &str) -> Option<(String, String)>
 
 /// The target's new archive URL (the release's asset named like the old file with the new
 /// version, its URL checked by [`checked_asset_url`]) and its `sha256`, pinned before or
-/// not: the asset's published digest, else the hash of the downloaded asset (through `net`,
-/// at most the archive cap).
+/// not: always the hash of the downloaded asset (through `net`, at most the archive cap),
+/// refused when the asset's published digest differs ([`hashed_pin`]).
 async fn archive_edits(
     context: &Context,
     target: &BinaryTarget,
@@ -235,25 +237,31 @@ async fn archive_edits(
             )
         })?;
     let url = checked_asset_url(&current, release, asset)?;
-    let sha256 = if let Some(digest) = &asset.sha256 {
-        digest.clone()
-    } else {
-        let download = context
-            .client
-            .download(&url, context.options.archive_cap)
-            .await
-            .map_err(|e| {
-                format!(
-                    "release `{}` asset `{}` for {} publishes no digest and downloading `{url}` \
-                     to hash it failed: {e}; nothing written",
-                    release.tag, asset.name, target.platform
-                )
-            })?;
-        download.sha256
-    };
+    let cap = context.options.archive_cap;
+    let pin = hashed_pin(
+        &context.client,
+        &url,
+        cap,
+        &asset.name,
+        asset.sha256.as_deref(),
+    )
+    .await
+    .map_err(|e| {
+        let (tag, platform) = (&release.tag, &target.platform);
+        match e {
+            PinError::Net(e) => format!(
+                "release `{tag}` asset `{}` for {platform}: downloading `{url}` to hash it \
+                     failed: {e}; nothing written",
+                asset.name
+            ),
+            e @ PinError::Mismatch { .. } => {
+                format!("release `{tag}` for {platform}: {e}; nothing written")
+            }
+        }
+    })?;
     Ok(vec![
         (format!("{}/archive", target.pointer), url),
-        (format!("{}/sha256", target.pointer), sha256),
+        (format!("{}/sha256", target.pointer), pin.sha256),
     ])
 }
 

@@ -124,7 +124,7 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
         client: Client::new(options.net.clone())?,
         github: sources::GitHub {
             api: endpoints.github_api.clone(),
-            token: options.github_token.clone(),
+            token: options.github_token.for_api(&endpoints.github_api),
             rate_limit_wait: options.rate_limit_wait,
         },
         endpoints,

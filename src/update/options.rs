@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::net::NetConfig;
-use crate::online::EndpointOverrides;
+use crate::online::{EndpointOverrides, GitHubToken};
 
 /// Which version an entry follows: its `version`, or its `preview` block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -30,8 +30,8 @@ pub struct Options {
     pub net: NetConfig,
     /// Flags over the configuration's `online` object over the defaults.
     pub endpoints: EndpointOverrides,
-    /// `GITHUB_TOKEN`, sent to the GitHub API only.
-    pub github_token: Option<String>,
+    /// `GITHUB_TOKEN`, sent to a trusted GitHub API only.
+    pub github_token: GitHubToken,
     /// Longest GitHub rate-limit reset waited for; longer ones are reported.
     pub rate_limit_wait: Duration,
     /// Largest archive downloaded to hash when a release publishes no digest, in bytes.

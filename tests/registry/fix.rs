@@ -286,7 +286,7 @@ const RELEASE_BY_TAG: &str = "/api/repos/example/agent/releases/tags/v1.0.0";
 const BYTES_DIGEST: &str = "4284d5e21e6a78d72014002b7b3273b8fb3bbe3b6920e7776261bc6ee2f7c754";
 
 #[test]
-fn verify_archives_pins_the_digest_github_publishes_without_downloading_first() {
+fn verify_archives_pins_the_digest_github_publishes_once_the_download_matches_it() {
     let release = serde_json::json!({
         "tag_name": "v1.0.0",
         "assets": [
@@ -306,14 +306,18 @@ fn verify_archives_pins_the_digest_github_publishes_without_downloading_first() 
             &format!("\"cmd\": \"./agent\", // in the archive's root\n        \"sha256\": \"{BYTES_DIGEST}\"\n")
         )
     );
-    // The digest came from the API: the archive is downloaded once, by the check after the fix.
+    // The published digest is pinned only after the downloaded bytes were hashed to it
+    // (issue 29: a pin is never written unhashed).
     let requests = server.requests();
-    let downloads = requests
-        .iter()
-        .filter(|r| *r == &format!("GET {RELEASE_ASSET}"))
-        .count();
-    assert_eq!(downloads, 1, "{requests:?}");
-    assert_eq!(requests[1], format!("GET {RELEASE_BY_TAG}"), "{requests:?}");
+    assert_eq!(
+        requests[..3],
+        [
+            format!("HEAD {RELEASE_ASSET}"),
+            format!("GET {RELEASE_BY_TAG}"),
+            format!("GET {RELEASE_ASSET}")
+        ],
+        "{requests:?}"
+    );
 }
 
 #[test]

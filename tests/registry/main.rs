@@ -7,7 +7,8 @@
 //! (every published byte), `properties`, `parity`, `docs`, `integrations` (release script,
 //! action, workflows, `cargo package`, `cargo tree`), `layering` (ARCHITECTURE.md's import
 //! tables); the network (`online`, `online_net`, `net_faults`) and the hostile corpora
-//! (`hostile`, `hostile_fs`, `faults`). Helpers that need the registry's types live in
+//! (`hostile`, `hostile_fs`, `faults`); `trust` (issue 29: where the token goes, pins only
+//! of hashed bytes, no writes through links). Helpers that need the registry's types live in
 //! `common/`.
 
 mod common;
@@ -31,6 +32,7 @@ mod properties;
 mod scaffold;
 mod schema_docs;
 mod snapshots;
+mod trust;
 mod update;
 mod validate_cli;
 mod verify;

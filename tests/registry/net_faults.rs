@@ -462,7 +462,7 @@ fn apply_options(agents: Vec<String>, net: NetConfig) -> acp_registry::update::O
         apply: true,
         net,
         endpoints: acp_registry::online::EndpointOverrides::default(),
-        github_token: None,
+        github_token: acp_registry::online::GitHubToken::default(),
         rate_limit_wait: Duration::ZERO,
         archive_cap: 1 << 20,
         min_age_days: None,
@@ -521,7 +521,7 @@ fn verify_archives_with_trickle_net(base: &str, archive: &str) -> Vec<(String, S
         cache_dir: None,
         max_age: Duration::from_secs(60),
         provenance: acp_registry::online::ProvenanceConfig::default(),
-        github_token: None,
+        github_token: acp_registry::online::GitHubToken::default(),
         baseline: None,
     };
     let progress = std::sync::Arc::new(acp_registry::online::Silent);

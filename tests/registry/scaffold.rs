@@ -628,7 +628,7 @@ const WINDOWS: &str = "/example/my-agent/releases/download/v1.2.0/my-agent-windo
 #[test]
 fn new_binary_with_archives_pins_the_published_digest_else_the_downloaded_one() {
     use net_server::{routes, Reply, Server};
-    let published = "ab".repeat(32);
+    let published = common::sha256_hex(b"tar bytes\n");
     let release = serde_json::json!({"tag_name": "v1.2.0", "assets": [
         {"name": "my-agent-linux-x86_64.tar.gz", "digest": format!("sha256:{published}")},
         {"name": "my-agent-windows-x86_64.zip"},
@@ -641,6 +641,10 @@ fn new_binary_with_archives_pins_the_published_digest_else_the_downloaded_one() 
         (
             &format!("GET {WINDOWS}"),
             vec![Reply::body(200, "zip bytes\n")],
+        ),
+        (
+            &format!("GET {LINUX}"),
+            vec![Reply::body(200, "tar bytes\n")],
         ),
     ]));
     let dir = bundled_copy();
@@ -664,9 +668,10 @@ fn new_binary_with_archives_pins_the_published_digest_else_the_downloaded_one() 
     );
     assert_eq!(binary["windows-x86_64"]["cmd"], "my-agent.exe");
     assert_eq!(manifest["version"], "1.2.0");
-    // The archive GitHub published a digest for is never downloaded.
+    // The archive GitHub published a digest for is downloaded and hashed all the same: a pin
+    // is never written unhashed (issue 29).
     assert!(
-        !server.requests().contains(&format!("GET {LINUX}")),
+        server.requests().contains(&format!("GET {LINUX}")),
         "{:?}",
         server.requests()
     );

@@ -176,7 +176,8 @@ fn commented(server: &str, tag: &str, version: &str) -> String {
 
 #[test]
 fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_must_change() {
-    let linux_sha = "ab".repeat(32);
+    let linux_bytes = b"linux archive bytes".to_vec();
+    let linux_sha = sha256_hex(&linux_bytes);
     let darwin_bytes = b"darwin archive bytes".to_vec();
     let (addr, base) = listener();
     let mut page1 = json!([
@@ -207,6 +208,10 @@ fn apply_reads_every_page_refreshes_digests_and_changes_only_the_values_that_mus
             (
                 "GET /example/agent/releases/download/v1.2/agent-1.2.0-darwin.tar.gz",
                 vec![Reply::body(200, darwin_bytes.clone())],
+            ),
+            (
+                "GET /example/agent/releases/download/v1.2/agent-1.2.0-linux.tar.gz",
+                vec![Reply::body(200, linux_bytes)],
             ),
         ]),
     );
@@ -245,7 +250,7 @@ fn parsed(text: &str) -> Value {
 #[test]
 fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
     let (addr, base) = listener();
-    let digest = "cd".repeat(32);
+    let digest = sha256_hex(b"linux bytes");
     let releases = json!([
         release(&base, "v1.1.0", &[("agent-linux.tar.gz", Some(&digest))]),
         release(&base, "v1.0.0", &[("agent-linux.tar.gz", None)]),
@@ -258,6 +263,10 @@ fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
                 vec![npm_doc(json!({"1.0.0": {}, "1.1.0": {}, "1.2.0": {}}))],
             ),
             (RELEASES, vec![Reply::json(&releases)]),
+            (
+                "GET /example/agent/releases/download/v1.1.0/agent-linux.tar.gz",
+                vec![Reply::body(200, "linux bytes")],
+            ),
         ]),
     );
     let root = registry(&base, &[("mixed", mixed(&base, "1.0.0", None))]);
@@ -271,7 +280,8 @@ fn sources_that_disagree_give_their_common_highest_and_a_finding_naming_each() {
         messages(&doc, "warnings"),
         ["mixed: the sources' highest versions differ: npm `mixed` 1.2.0, GitHub releases of example/agent 1.1.0"]
     );
-    // The target had no `sha256`; the update writes the published digest.
+    // The target had no `sha256`; the update writes the published digest, which the
+    // downloaded bytes have.
     assert_eq!(
         parsed(&read(root.path(), "mixed")),
         parsed(&mixed(&base, "1.1.0", Some(&digest)))
@@ -355,11 +365,15 @@ fn releases_route(repo: &str) -> String {
     format!("GET /api/repos/example/{repo}/releases?per_page=100&page=1")
 }
 
-/// A release v1.1.0 with the asset `agent-linux.tar.gz` at `url` and a published digest.
+/// What the asset of [`release_at`] serves.
+const RELEASE_AT_BYTES: &[u8] = b"agent archive";
+
+/// A release v1.1.0 with the asset `agent-linux.tar.gz` at `url` and a published digest
+/// (of [`RELEASE_AT_BYTES`]).
 fn release_at(url: &str) -> Value {
     json!([{"tag_name": "v1.1.0", "name": "v1.1.0", "draft": false, "prerelease": false,
             "assets": [{"name": "agent-linux.tar.gz", "browser_download_url": url,
-                        "digest": format!("sha256:{}", "cd".repeat(32))}]}])
+                        "digest": format!("sha256:{}", sha256_hex(RELEASE_AT_BYTES))}]}])
 }
 
 #[test]
@@ -373,9 +387,13 @@ fn a_failed_revalidation_restores_the_file_byte_for_byte() {
         &format!("/example/{repo}/releases/download/v1.1.0/agent-linux.tar.gz"),
     );
     let route = releases_route(repo);
+    let download = format!("GET /example/{repo}/releases/download/v1.1.0/agent-linux.tar.gz");
     let server = Server::start_with(
         addr,
-        routes(vec![(&route, vec![Reply::json(&release_at(&asset))])]),
+        routes(vec![
+            (&route, vec![Reply::json(&release_at(&asset))]),
+            (&download, vec![Reply::body(200, RELEASE_AT_BYTES)]),
+        ]),
     );
     let original = repo_entry(&base, "bin-agent", repo, "v1.0.0");
     let root = registry(&base, &[("bin-agent", original.clone())]);
@@ -763,7 +781,14 @@ fn github_token_authorises_api_requests_only() {
         &binary(&base, "v1.0.0", "agent-linux.tar.gz", Some(&"0".repeat(64))),
     );
     let root = registry(&base, &[("bin-agent", entry)]);
-    let run = update_env(root.path(), &["--apply"], &[("GITHUB_TOKEN", "s3cret")]);
+    // The API named on the command line (not only by the registry's configuration, which a
+    // pull request can change) is trusted with the token.
+    let api = https(&base, "/api");
+    let run = update_env(
+        root.path(),
+        &["--apply", "--github-api", &api],
+        &[("GITHUB_TOKEN", "s3cret")],
+    );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(read(root.path(), "bin-agent").contains(&sha256_hex(b"archive")));
     let seen = seen.lock().unwrap();
@@ -963,7 +988,9 @@ fn upload(time: &str) -> Value {
 fn cooldown_registry() -> (Server, tempfile::TempDir, String) {
     let (addr, base) = listener();
     let asset = |v: &str| format!("agent-{v}-linux.tar.gz");
-    let (fresh_digest, old_digest) = ("ef".repeat(32), "ab".repeat(32));
+    let (fresh_digest, old_digest) = (sha256_hex(b"fresh"), sha256_hex(b"old"));
+    let old_download = format!("GET {}", asset_path("v1.1.0", &asset("1.1.0")));
+    let fresh_download = format!("GET {}", asset_path("v1.2.0", &asset("1.2.0")));
     let releases = json!([
         timed_release(
             &base,
@@ -996,6 +1023,8 @@ fn cooldown_registry() -> (Server, tempfile::TempDir, String) {
             ("GET /npm/npm-agent", vec![npm]),
             ("GET /pypi-api/pypi/py-agent/json", vec![Reply::json(&pypi)]),
             (RELEASES, vec![Reply::json(&releases)]),
+            (&old_download, vec![Reply::body(200, "old")]),
+            (&fresh_download, vec![Reply::body(200, "fresh")]),
         ]),
     );
     let bin = binary(&base, "v1.0.0", &asset("1.0.0"), Some(&"0".repeat(64)));
@@ -1197,7 +1226,7 @@ fn a_cooldown_never_downgrades_and_never_applies_a_release_of_unknown_age() {
 #[test]
 fn apply_writes_every_targets_digest_from_the_published_one_or_the_downloaded_bytes() {
     let darwin_bytes = b"darwin archive bytes".to_vec();
-    let linux_digest = "ab".repeat(32);
+    let linux_digest = sha256_hex(b"linux archive bytes");
     let (addr, base) = listener();
     let assets = [
         ("agent-1.1.0-linux.tar.gz", Some(linux_digest.as_str())),
@@ -1205,11 +1234,13 @@ fn apply_writes_every_targets_digest_from_the_published_one_or_the_downloaded_by
     ];
     let releases = json!([release(&base, "v1.1.0", &assets)]);
     let darwin = "GET /example/agent/releases/download/v1.1.0/agent-1.1.0-darwin.tar.gz";
+    let linux = "GET /example/agent/releases/download/v1.1.0/agent-1.1.0-linux.tar.gz";
     let server = Server::start_with(
         addr,
         routes(vec![
             (RELEASES, vec![Reply::json(&releases)]),
             (darwin, vec![Reply::body(200, darwin_bytes.clone())]),
+            (linux, vec![Reply::body(200, "linux archive bytes")]),
         ]),
     );
     // Neither target pins a digest yet.
@@ -1235,15 +1266,16 @@ fn apply_writes_every_targets_digest_from_the_published_one_or_the_downloaded_by
         targets["darwin-aarch64"]["sha256"],
         json!(sha256_hex(&darwin_bytes))
     );
-    let fetched: Vec<String> = server
+    let mut fetched: Vec<String> = server
         .requests()
         .into_iter()
         .filter(|r| !r.starts_with("GET /api/"))
         .collect();
+    fetched.sort();
     assert_eq!(
         fetched,
-        [darwin.to_string()],
-        "the published digest is not downloaded"
+        [darwin.to_string(), linux.to_string()],
+        "every asset is downloaded and hashed, the published digest checked against it"
     );
 }
 
@@ -1265,8 +1297,8 @@ fn a_digest_that_cannot_be_downloaded_is_an_error_for_the_entry_and_nothing_is_w
     assert_eq!(
         messages(&doc, "errors"),
         [format!(
-            "bin-agent: release `v1.1.0` asset `agent-linux.tar.gz` for linux-x86_64 publishes no \
-             digest and downloading `{url}` to hash it failed: HTTP status 404; nothing written"
+            "bin-agent: release `v1.1.0` asset `agent-linux.tar.gz` for linux-x86_64: downloading \
+             `{url}` to hash it failed: HTTP status 404; nothing written"
         )]
     );
     assert_eq!(doc["updates"][0]["applied"], json!(false));

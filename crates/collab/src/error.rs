@@ -3,7 +3,7 @@
 //! from here and not from the crate root, which re-exports them: the root names every module,
 //! so a module naming the root would close a cycle.
 //!
-//! There is one kind per way a command can fail (31 of them: `Usage`, `Refused`, `Flags`,
+//! There is one kind per way a command can fail (32 of them: `Usage`, `Refused`, `Flags`,
 //! `Read`, `ProtocolFile`, …, `Create`, `Write`, `Console`), not just a usage and a protocol
 //! error, but they are all printed in one place and all exit 2: `cli::run` prints `Usage` in
 //! argparse's `usage: …` then `acp-collab «subcommand»: error: «message»` form, `Refused` and
@@ -153,6 +153,10 @@ pub enum CollabError {
         /// What is in the way, e.g. `exists and is not a folder`.
         what: &'static str,
     },
+    /// A skill folder, or a folder on the way to it below the home or project folder, is a
+    /// symbolic link: `skill install` and `skill uninstall` never write or delete through one.
+    #[error("{} is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, or pass the folder it points to as --project", .0.display())]
+    SkillLink(PathBuf),
     /// `skill uninstall` of an install edited since, without `--force`.
     #[error("{} is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)", .0.display())]
     EditedInstall(PathBuf),
@@ -221,6 +225,7 @@ mod tests {
             (CollabError::UnknownAgent { name: "vim".into(), known: vec!["universal", "claude"] }, "unknown agent 'vim'; use one of: universal, claude (see skill install --list)"),
             (CollabError::Install { path: dir(), message: "denied".into() }, "cannot install into c/x: denied"),
             (CollabError::InTheWay { dir: dir(), what: "exists and is not a folder" }, "c/x exists and is not a folder; pass --force to replace it"),
+            (CollabError::SkillLink(dir()), "c/x is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, or pass the folder it points to as --project"),
             (CollabError::EditedInstall(dir()), "c/x is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)"),
             (CollabError::ForeignInstall(dir()), "c/x was not written by acp-collab skill install; remove it yourself if you mean to"),
             (CollabError::CurrentFolder(os()), "cannot read the current folder: denied"),

@@ -371,11 +371,12 @@ fn write_folder(
     let now = utc_now();
     write_atomic(&folder, &protocol_map(opts, args, &generated, &now))?;
     write_file(
-        &deliverable_base.join(&deliverable_rel),
+        &deliverable_base,
+        &deliverable_rel,
         &templates::deliverable(args.title, args.kind, &args.sections),
     )?;
     for (name, text) in &files {
-        write_file(&folder.join(name), text)?;
+        write_file(&folder, name, text)?;
     }
     append_initialized(&folder, &args.participants[0], &now)?;
     Ok(InitOutcome::Initialized(folder))
@@ -450,13 +451,24 @@ fn append_initialized(folder: &Path, owner: &str, now: &str) -> Result<(), Colla
     append_line(folder, &format_event_line(&event), stale_unterminated)
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), CollabError> {
-    let fail = |source| CollabError::Write {
-        path: path.to_path_buf(),
+/// Writes `base/rel` whole through the core's safe writer: `base` and the folders below it
+/// created, and the file written atomically, never through a link below `base` (one that
+/// appeared after the checks above is refused as they refuse it).
+fn write_file(base: &Path, rel: &str, text: &str) -> Result<(), CollabError> {
+    let path = base.join(rel);
+    // `base` (the folder, or the external deliverables directory with its links resolved)
+    // may not exist yet; only what lies below it is checked for links.
+    std::fs::create_dir_all(base).map_err(|source| CollabError::Create {
+        path: base.to_path_buf(),
         source,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(fail)?;
-    }
-    std::fs::write(path, text).map_err(fail)
+    })?;
+    acp_registry_core::fs::write_below(base, Path::new(rel), text.as_bytes()).map_err(|e| match e {
+        acp_registry_core::fs::ReadError::Link { rel } => {
+            paths::ReadError::Symlink(paths::symlink_message(&base.join(rel))).into()
+        }
+        e => CollabError::Write {
+            path,
+            source: e.into(),
+        },
+    })
 }

@@ -99,20 +99,19 @@ pub(crate) fn symlink_message(path: &Path) -> String {
 }
 
 /// Refuses when `base/rel` or any directory between `base` and it is a
-/// symlink. Components that do not exist yet are fine.
+/// symlink (the core's [`fs::no_link_below`]). Components that do not exist yet are fine;
+/// anything else wrong with the path is left to the read or write that follows.
 pub(crate) fn check_no_symlink(base: &Path, rel: &str) -> Result<(), ReadError> {
-    let mut current = base.to_path_buf();
-    for part in rel.split('/').filter(|c| !c.is_empty() && *c != ".") {
-        current.push(part);
-        match std::fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(ReadError::Symlink(symlink_message(&current)));
-            }
-            Ok(_) => {}
-            Err(_) => return Ok(()),
+    let rel: PathBuf = rel
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    match fs::no_link_below(base, &rel) {
+        Err(fs::ReadError::Link { rel }) => {
+            Err(ReadError::Symlink(symlink_message(&base.join(rel))))
         }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn io_message(path: &Path, err: &dyn std::fmt::Display) -> String {

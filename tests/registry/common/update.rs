@@ -68,7 +68,8 @@ pub(crate) fn command(root: &Path, args: &[&str]) -> Command {
         .args(["update", "--registry", "."])
         .args(args)
         .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
-        .env_remove("GITHUB_TOKEN");
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_API_URL");
     command
 }
 

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::bundle::folder_name;
 use super::clients::{agent, seen_by, targets, Roots, Scope};
-use super::record::{classify, inspect, install_files, io, read_tree, write_tree, Found};
+use super::record::{
+    classify, inspect, install_files, io, read_tree, refuse_links, write_tree, Found,
+};
 use crate::error::CollabError;
 use acp_registry_core::fs::Kind;
 
@@ -62,6 +64,11 @@ pub(crate) struct InstallReport {
 pub(crate) fn install(opts: &InstallOptions) -> Result<InstallReport, CollabError> {
     let agent = agent(&opts.agent)?;
     let dirs = targets(agent, opts.scope, &opts.roots)?;
+    let base = opts.roots.base(opts.scope)?;
+    // Every link is refused before anything is removed or written (`--force` included).
+    for dir in &dirs {
+        refuse_links(base, dir)?;
+    }
     let files = install_files(&opts.binary);
     let mut plan = Vec::new();
     for dir in &dirs {
@@ -69,7 +76,7 @@ pub(crate) fn install(opts: &InstallOptions) -> Result<InstallReport, CollabErro
     }
     for (dir, outcome) in &plan {
         if *outcome != Outcome::Unchanged {
-            write_tree(dir, &files)?;
+            write_tree(base, dir, &files)?;
         }
     }
     let scanned = opts.roots.scanned();

@@ -143,11 +143,38 @@ pub(crate) fn matches_record(current: &BTreeMap<String, Vec<u8>>, record: &Value
         })
 }
 
-pub(crate) fn write_tree(dir: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(), CollabError> {
+/// Refuses a link at `dir` or any folder between `base` (the home or project folder, which
+/// is followed: the user named it) and `dir`, so nothing is written or deleted through one.
+pub(crate) fn refuse_links(base: &Path, dir: &Path) -> Result<(), CollabError> {
+    let rel = dir.strip_prefix(base).unwrap_or(dir);
+    match acp_registry_core::fs::no_link_below(base, rel) {
+        Ok(()) => Ok(()),
+        Err(acp_registry_core::fs::ReadError::Link { rel }) => {
+            Err(CollabError::SkillLink(base.join(rel)))
+        }
+        Err(e) => Err(io(dir, e)),
+    }
+}
+
+/// Writes `files` into `dir` below `base`: folders created and files created new, never
+/// through a link.
+pub(crate) fn write_tree(
+    base: &Path,
+    dir: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), CollabError> {
+    let below = dir.strip_prefix(base).unwrap_or(dir);
     for (rel, bytes) in files {
         let path = dir.join(rel);
         let parent = path.parent().expect("files are below the folder");
-        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        let folder = below.join(rel);
+        let folder = folder.parent().unwrap_or(below);
+        acp_registry_core::fs::create_dirs_below(base, folder).map_err(|e| match e {
+            acp_registry_core::fs::ReadError::Link { rel } => {
+                CollabError::SkillLink(base.join(rel))
+            }
+            e => io(parent, e),
+        })?;
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::bundle::{folder_name, ENGINE_VERSION, MARKER};
 use super::clients::{agent, seen_by, targets, Roots, Scope};
-use super::record::{inspect, io, read_tree, Found};
+use super::record::{inspect, io, read_tree, refuse_links, Found};
 use crate::error::CollabError;
 use acp_registry_core::fs::Kind;
 
@@ -40,6 +40,10 @@ pub(crate) enum Removal {
 pub(crate) fn uninstall(opts: &UninstallOptions) -> Result<Vec<(PathBuf, Removal)>, CollabError> {
     let agent = agent(&opts.agent)?;
     let dirs = targets(agent, opts.scope, &opts.roots)?;
+    let base = opts.roots.base(opts.scope)?;
+    for dir in &dirs {
+        refuse_links(base, dir)?;
+    }
     for dir in &dirs {
         match inspect(dir)? {
             Found::Absent | Found::Ours { .. } => {}

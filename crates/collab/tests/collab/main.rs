@@ -8,7 +8,7 @@
 //! `init` and `next` print, through the installed launchers, one thread per participant.
 //! `skill`: `skill install`, `uninstall` and `list` per agent and client layout, and the
 //! shadowing warnings. `escape`: hostile folder text escaped on stdout and stderr. `faults`:
-//! writers killed midway. `hostile`: hostile folders. Outside this group:
+//! writers killed midway. `hostile`: hostile folders. `links`: no write or delete through a link. Outside this group:
 //! `fuzz/fuzz_targets/collab_validate.rs` (cargo-fuzz, its own workspace) and
 //! `bench/collab_validate.sh` with `examples/gen_collab.rs` (BENCHMARKS.md).
 
@@ -23,6 +23,7 @@ mod flow;
 mod guidance;
 mod hostile;
 mod init;
+mod links;
 mod props;
 mod skill;
 mod validate;

@@ -34,4 +34,6 @@ pub use read::{
     Child, Kind, ReadError, Special,
 };
 pub use values::ValueBudget;
-pub use write::{process_is_gone, replace_file, write_new};
+pub use write::{
+    create_dirs_below, no_link_below, process_is_gone, replace_file, write_below, write_new,
+};

@@ -223,7 +223,7 @@ fn read_reported(file: File, reported: u64, limit: u64) -> Result<Vec<u8>, ReadE
 }
 
 /// The normal components of `rel`; `..`, roots and prefixes are refused.
-fn components(rel: &Path) -> Result<Vec<&std::ffi::OsStr>, ReadError> {
+pub(super) fn components(rel: &Path) -> Result<Vec<&std::ffi::OsStr>, ReadError> {
     rel.components()
         .filter(|c| !matches!(c, Component::CurDir))
         .map(|c| match c {

@@ -1,12 +1,74 @@
 //! Atomic writes into an untrusted tree: a file replaced or created whole, never through a
 //! link, and what killed runs left beside it cleaned up first.
+//!
+//! Writers into a user's project (`init`, `skill install`, `new`, …) name a root the user
+//! chose and a path below it that a cloned repository may have filled with links (a
+//! `.claude` pointing at `~/.ssh`): [`no_link_below`], [`create_dirs_below`] and
+//! [`write_below`] refuse a link at every component below the root, so nothing is written,
+//! replaced or deleted outside it. The root itself is followed (the user named it).
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::atomic;
-use super::read::{list_dir, open_regular, Kind, ReadError};
+use super::read::{components, kind, list_dir, open_regular, Kind, ReadError};
+
+/// Refuse a link at any existing component of `rel` below `base` (the final one included),
+/// and a non-folder where a folder belongs; components that do not exist yet are fine. Call
+/// it before deleting or writing below `base` so nothing is reached through a link.
+pub fn no_link_below(base: &Path, rel: &Path) -> Result<(), ReadError> {
+    let parts = components(rel)?;
+    let (mut path, mut shown) = (base.to_path_buf(), PathBuf::new());
+    for (i, part) in parts.iter().enumerate() {
+        path.push(part);
+        shown.push(part);
+        match kind(&path).map_err(ReadError::Io)? {
+            None => return Ok(()),
+            Some(Kind::Link) => return Err(ReadError::Link { rel: shown }),
+            Some(Kind::Dir) => {}
+            Some(_) if i + 1 == parts.len() => {}
+            Some(_) => return Err(ReadError::NotDir { rel: shown }),
+        }
+    }
+    Ok(())
+}
+
+/// Create the folder `base/rel` and every missing folder between, refusing a link (or a
+/// file) at any component instead of creating through it.
+pub fn create_dirs_below(base: &Path, rel: &Path) -> Result<(), ReadError> {
+    let (mut path, mut shown) = (base.to_path_buf(), PathBuf::new());
+    for part in components(rel)? {
+        path.push(part);
+        shown.push(part);
+        // `create_dir` never follows a link at the last component: a link there (dangling
+        // or not) is `AlreadyExists`, then refused below.
+        match std::fs::create_dir(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(ReadError::Io(e)),
+        }
+        match kind(&path).map_err(ReadError::Io)? {
+            Some(Kind::Dir) => {}
+            Some(Kind::Link) => return Err(ReadError::Link { rel: shown }),
+            _ => return Err(ReadError::NotDir { rel: shown }),
+        }
+    }
+    Ok(())
+}
+
+/// Write the file `base/rel` whole, never through a link below `base`: missing folders are
+/// created ([`create_dirs_below`]), an existing regular file is replaced ([`replace_file`],
+/// keeping its mode), a missing one created new ([`write_new`]).
+pub fn write_below(base: &Path, rel: &Path, contents: &[u8]) -> Result<(), ReadError> {
+    no_link_below(base, rel)?;
+    let parent = rel.parent().unwrap_or(Path::new(""));
+    create_dirs_below(base, parent)?;
+    match kind(&base.join(rel)).map_err(ReadError::Io)? {
+        None => write_new(&base.join(rel), contents),
+        Some(_) => replace_file(base, rel, contents),
+    }
+}
 
 /// Replace the regular file `base/rel` with `contents` atomically: a new file beside it
 /// (created new, never through a link), fsynced, renamed over it, the folder fsynced. The
@@ -196,5 +258,46 @@ mod tests {
         assert!(matches!(error, ReadError::Link { .. }), "{error:?}");
         assert_eq!(std::fs::read(dir.path().join("target")).unwrap(), b"keep");
         assert_eq!(list_dir(dir.path()).unwrap().len(), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn writing_below_a_root_refuses_a_linked_folder_a_linked_file_and_a_dangling_link() {
+        let (root, outside) = (temp(), temp());
+        std::fs::write(outside.path().join("f"), "keep").unwrap();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.path().join(name)).unwrap();
+        };
+        link(outside.path(), "dir");
+        link(&outside.path().join("f"), "file");
+        link(&outside.path().join("nothing"), "dangling");
+        for rel in ["dir/new", "dir/f", "file", "dangling", "dangling/x"] {
+            let error = write_below(root.path(), Path::new(rel), b"new").unwrap_err();
+            assert!(matches!(error, ReadError::Link { .. }), "{rel}: {error:?}");
+        }
+        for rel in ["dir/sub", "dangling"] {
+            let error = create_dirs_below(root.path(), Path::new(rel)).unwrap_err();
+            assert!(matches!(error, ReadError::Link { .. }), "{rel}: {error:?}");
+        }
+        let names: Vec<String> = list_dir(outside.path())
+            .unwrap()
+            .iter()
+            .map(Child::name)
+            .collect();
+        assert_eq!(names, ["f"], "nothing is created outside");
+        assert_eq!(std::fs::read(outside.path().join("f")).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn writing_below_a_root_creates_folders_and_replaces_a_regular_file() {
+        let root = temp();
+        write_below(root.path(), Path::new("a/b/c.txt"), b"one").unwrap();
+        write_below(root.path(), Path::new("a/b/c.txt"), b"two").unwrap();
+        assert_eq!(
+            std::fs::read(root.path().join("a/b/c.txt")).unwrap(),
+            b"two"
+        );
+        no_link_below(root.path(), Path::new("a/b/c.txt/missing")).unwrap_err();
+        no_link_below(root.path(), Path::new("a/x/y")).unwrap();
     }
 }
