@@ -177,6 +177,10 @@ pub struct SkillTarget {
     /// remove a hand-edited install's recorded files
     #[arg(long)]
     pub force: bool,
+    /// Follow symbolic links to folders above the skill folder (a .claude managed by a
+    /// dotfiles tool); the skill folder and what is in it are never links
+    #[arg(long)]
+    pub follow_links: bool,
 }
 
 /// The `skill list` flags.
@@ -447,6 +451,7 @@ fn install_skill(target: SkillTarget, console: &mut Console) -> Result<Shown, Co
         roots: roots(target.project)?,
         binary: binary.canonicalize().unwrap_or(binary),
         force: target.force,
+        follow_links: target.follow_links,
     };
     let report = skill::install(&opts)?;
     let mut text = String::new();
@@ -487,6 +492,7 @@ fn uninstall_skill(target: SkillTarget) -> Result<Shown, CollabError> {
         scope: scope_of(target.project.as_ref()),
         roots: roots(target.project)?,
         force: target.force,
+        follow_links: target.follow_links,
     };
     let mut text = String::new();
     for (dir, removal) in skill::uninstall(&opts)? {

@@ -155,7 +155,7 @@ pub enum CollabError {
     },
     /// A skill folder, or a folder on the way to it below the home or project folder, is a
     /// symbolic link: `skill install` and `skill uninstall` never write or delete through one.
-    #[error("{} is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, or pass the folder it points to as --project", .0.display())]
+    #[error("{} is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, pass the folder it points to as --project, or, for a folder above the skill folder that you trust (a dotfiles link), pass --follow-links", .0.display())]
     SkillLink(PathBuf),
     /// `skill uninstall` of an install edited since, without `--force`.
     #[error("{} is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)", .0.display())]
@@ -225,7 +225,7 @@ mod tests {
             (CollabError::UnknownAgent { name: "vim".into(), known: vec!["universal", "claude"] }, "unknown agent 'vim'; use one of: universal, claude (see skill install --list)"),
             (CollabError::Install { path: dir(), message: "denied".into() }, "cannot install into c/x: denied"),
             (CollabError::InTheWay { dir: dir(), what: "exists and is not a folder" }, "c/x exists and is not a folder; pass --force to replace it"),
-            (CollabError::SkillLink(dir()), "c/x is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, or pass the folder it points to as --project"),
+            (CollabError::SkillLink(dir()), "c/x is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, pass the folder it points to as --project, or, for a folder above the skill folder that you trust (a dotfiles link), pass --follow-links"),
             (CollabError::EditedInstall(dir()), "c/x is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)"),
             (CollabError::ForeignInstall(dir()), "c/x was not written by acp-collab skill install; remove it yourself if you mean to"),
             (CollabError::CurrentFolder(os()), "cannot read the current folder: denied"),

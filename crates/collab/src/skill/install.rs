@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::bundle::folder_name;
 use super::clients::{agent, seen_by, targets, Roots, Scope};
 use super::record::{
-    classify, inspect, install_files, io, read_tree, refuse_links, write_tree, Found,
+    classify, inspect, install_files, io, read_tree, refuse_links, resolve, write_tree, Found,
 };
 use crate::error::CollabError;
 use acp_registry_core::fs::Kind;
@@ -25,6 +25,8 @@ pub(crate) struct InstallOptions {
     pub binary: PathBuf,
     /// `--force`: replace a hand-edited install, or a folder not written by an install.
     pub force: bool,
+    /// `--follow-links`: follow links above the skill folder (never at it or inside it).
+    pub follow_links: bool,
 }
 
 /// What an install did to one folder.
@@ -64,25 +66,35 @@ pub(crate) struct InstallReport {
 pub(crate) fn install(opts: &InstallOptions) -> Result<InstallReport, CollabError> {
     let agent = agent(&opts.agent)?;
     let dirs = targets(agent, opts.scope, &opts.roots)?;
-    let base = opts.roots.base(opts.scope)?;
+    let root = opts.roots.base(opts.scope)?;
     // Every link is refused before anything is removed or written (`--force` included).
+    let mut real = Vec::new();
     for dir in &dirs {
-        refuse_links(base, dir)?;
+        let (base, at) = resolve(root, dir, opts.follow_links)?;
+        refuse_links(&base, &at)?;
+        real.push((base, at));
     }
     let files = install_files(&opts.binary);
     let mut plan = Vec::new();
-    for dir in &dirs {
-        plan.push((dir, plan_one(dir, &files, opts.force)?));
+    for (dir, (base, at)) in dirs.iter().zip(&real) {
+        // Two targets reached through links may be one folder: it is written once.
+        let first = !plan.iter().any(|(_, _, seen, _)| seen == &at);
+        let outcome = if first {
+            plan_one(at, &files, opts.force)?
+        } else {
+            Outcome::Unchanged
+        };
+        plan.push((dir, base, at, outcome));
     }
-    for (dir, outcome) in &plan {
+    for (_, base, at, outcome) in &plan {
         if *outcome != Outcome::Unchanged {
-            write_tree(base, dir, &files)?;
+            write_tree(base, at, &files)?;
         }
     }
     let scanned = opts.roots.scanned();
     let placed: Vec<Placed> = plan
         .into_iter()
-        .map(|(dir, outcome)| Placed {
+        .map(|(dir, _, _, outcome)| Placed {
             seen_by: seen_by(&scanned, dir),
             dir: dir.clone(),
             outcome,

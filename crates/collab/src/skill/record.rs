@@ -156,6 +156,42 @@ pub(crate) fn refuse_links(base: &Path, dir: &Path) -> Result<(), CollabError> {
     }
 }
 
+/// Where `skill install` / `skill uninstall` act on one skill folder: the folder it checks
+/// links below (`base`) and the skill folder itself (`dir`).
+pub(crate) fn resolve(
+    base: &Path,
+    dir: &Path,
+    follow_links: bool,
+) -> Result<(PathBuf, PathBuf), CollabError> {
+    if !follow_links {
+        return Ok((base.to_path_buf(), dir.to_path_buf()));
+    }
+    // `--follow-links`: the deepest existing folder above the skill folder is resolved
+    // through its links and becomes the base; what lies below it (missing folders, the skill
+    // folder and its files) is still checked and created link by link.
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok((base.to_path_buf(), dir.to_path_buf()));
+    };
+    let (mut existing, mut rest) = (parent.to_path_buf(), vec![name.to_os_string()]);
+    loop {
+        match existing.canonicalize() {
+            Ok(real) => {
+                let dir = rest.iter().rev().fold(real.clone(), |d, part| d.join(part));
+                return Ok((real, dir));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && existing != base => {
+                // Missing, or a dangling link: created (or refused) link by link below.
+                let Some(part) = existing.file_name() else {
+                    return Err(io(&existing, e));
+                };
+                rest.push(part.to_os_string());
+                existing.pop();
+            }
+            Err(e) => return Err(io(&existing, e)),
+        }
+    }
+}
+
 /// Writes `files` into `dir` below `base`: folders created and files created new, never
 /// through a link.
 pub(crate) fn write_tree(

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::bundle::{folder_name, ENGINE_VERSION, MARKER};
 use super::clients::{agent, seen_by, targets, Roots, Scope};
-use super::record::{inspect, io, read_tree, refuse_links, Found};
+use super::record::{inspect, io, read_tree, refuse_links, resolve, Found};
 use crate::error::CollabError;
 use acp_registry_core::fs::Kind;
 
@@ -22,6 +22,8 @@ pub(crate) struct UninstallOptions {
     pub roots: Roots,
     /// `--force`: also remove an install of ours edited since (its recorded files only).
     pub force: bool,
+    /// `--follow-links`: follow links above the skill folder (never at it or inside it).
+    pub follow_links: bool,
 }
 
 /// What an uninstall did to one folder.
@@ -40,11 +42,14 @@ pub(crate) enum Removal {
 pub(crate) fn uninstall(opts: &UninstallOptions) -> Result<Vec<(PathBuf, Removal)>, CollabError> {
     let agent = agent(&opts.agent)?;
     let dirs = targets(agent, opts.scope, &opts.roots)?;
-    let base = opts.roots.base(opts.scope)?;
+    let root = opts.roots.base(opts.scope)?;
+    let mut real = Vec::new();
     for dir in &dirs {
-        refuse_links(base, dir)?;
+        let (base, at) = resolve(root, dir, opts.follow_links)?;
+        refuse_links(&base, &at)?;
+        real.push(at);
     }
-    for dir in &dirs {
+    for dir in &real {
         match inspect(dir)? {
             Found::Absent | Found::Ours { .. } => {}
             Found::Modified if opts.force => {}
@@ -55,8 +60,9 @@ pub(crate) fn uninstall(opts: &UninstallOptions) -> Result<Vec<(PathBuf, Removal
         }
     }
     dirs.into_iter()
-        .map(|dir| {
-            let removal = remove_recorded(&dir)?;
+        .zip(real)
+        .map(|(dir, at)| {
+            let removal = remove_recorded(&at)?;
             Ok((dir, removal))
         })
         .collect()

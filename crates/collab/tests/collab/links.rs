@@ -172,3 +172,134 @@ fn init_refuses_a_dangling_link_and_a_linked_deliverables_folder_leaving_outside
         assert!(!folder.join("protocol.json").exists(), "{rel}");
     }
 }
+
+#[test]
+fn follow_links_installs_through_a_linked_claude_folder_at_its_target() {
+    for scope in ["--project", "--global"] {
+        let (home, project, outside) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let root = if scope == "--global" {
+            home.path()
+        } else {
+            project.path()
+        };
+        // A dotfiles-managed `.claude`: a link to a real folder elsewhere, `skills` missing.
+        symlink(outside.path(), root.join(".claude")).unwrap();
+        let project_arg = project.path().to_str().unwrap();
+        let mut args = if scope == "--global" {
+            vec!["--global"]
+        } else {
+            vec!["--project", project_arg]
+        };
+        let refused = skill("install", home.path(), &args);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{scope}: {}",
+            stderr(&refused)
+        );
+        assert!(stderr(&refused).contains("pass --follow-links"), "{scope}");
+        args.push("--follow-links");
+        let out = skill("install", home.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{scope}: {}", stderr(&out));
+        let landed = outside.path().join("skills").join(NAME);
+        assert!(
+            landed.join("SKILL.md").is_file(),
+            "{scope}: installed at the target"
+        );
+        assert!(
+            std::fs::symlink_metadata(root.join(".claude"))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{scope}: the link is left a link"
+        );
+        // Installing again finds its own install through the link.
+        let again = skill("install", home.path(), &args);
+        assert_eq!(again.status.code(), Some(0), "{scope}: {}", stderr(&again));
+        assert!(String::from_utf8_lossy(&again.stdout).contains("already installed"));
+    }
+}
+
+#[test]
+fn follow_links_still_refuses_a_link_as_the_skill_folder_or_inside_it() {
+    let (home, project, outside) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    std::fs::create_dir_all(outside.path().join(NAME)).unwrap();
+    std::fs::write(outside.path().join(NAME).join("keep.txt"), "keep").unwrap();
+    let skills = project.path().join(".claude/skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    symlink(outside.path().join(NAME), skills.join(NAME)).unwrap();
+    let before = tree(outside.path());
+    let project_arg = project.path().to_str().unwrap();
+    for verb in ["install", "uninstall"] {
+        for force in [false, true] {
+            let mut args = vec!["--project", project_arg, "--follow-links"];
+            if force {
+                args.push("--force");
+            }
+            let out = skill(verb, home.path(), &args);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{verb} {force}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "{} is a symbolic link",
+                    skills.join(NAME).display()
+                )),
+                "{verb} {force}: {err}"
+            );
+            assert_eq!(
+                tree(outside.path()),
+                before,
+                "{verb} {force}: outside untouched"
+            );
+        }
+    }
+}
+
+#[test]
+fn follow_links_uninstall_removes_only_what_the_install_wrote_through_the_link() {
+    let (home, project, outside) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    std::fs::create_dir_all(outside.path().join("skills/other-skill")).unwrap();
+    std::fs::write(outside.path().join("skills/other-skill/SKILL.md"), "other").unwrap();
+    std::fs::write(outside.path().join("settings.json"), "{}").unwrap();
+    let before = tree(outside.path());
+    symlink(outside.path(), project.path().join(".claude")).unwrap();
+    let args = [
+        "--project",
+        project.path().to_str().unwrap(),
+        "--follow-links",
+    ];
+    let out = skill("install", home.path(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A file the user added to the installed folder is not the install's.
+    let added = outside.path().join("skills").join(NAME).join("notes.md");
+    std::fs::write(&added, "mine").unwrap();
+    let forced = [&args[..], &["--force"]].concat();
+    let out = skill("uninstall", home.path(), &forced);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("kept what the install did not write: notes.md"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::remove_file(&added).unwrap();
+    std::fs::remove_dir(added.parent().unwrap()).unwrap();
+    assert_eq!(
+        tree(outside.path()),
+        before,
+        "only the install's files were removed"
+    );
+    assert!(std::fs::symlink_metadata(project.path().join(".claude")).is_ok());
+}
