@@ -137,6 +137,9 @@ pub enum NewError {
     #[error("`{}` already exists; `new` never overwrites: pick another id or edit that entry", .0.display())]
     /// The entry folder already exists.
     Exists(PathBuf),
+    #[error("`{}` is a symbolic link; `new` never writes through a link (it could point anywhere): remove the link or pick another id", .0.display())]
+    /// The entry folder is a link (dangling or not): nothing is written through it.
+    Link(PathBuf),
     #[error("package `{spec}` pins `{pin}`, not an exact `X.Y.Z` version; pin one (`{name}{separator}1.2.3`) or leave the version out")]
     /// The package spec pins something other than an exact version.
     Unpinned {
@@ -392,8 +395,8 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
     if !registry.is_dir() {
         return Err(NewError::NoRegistry(registry.clone()).into());
     }
-    if folder.exists() || folder.is_symlink() {
-        return Err(NewError::Exists(folder).into());
+    if let Some(taken) = taken(&folder) {
+        return Err(taken.into());
     }
     let launch = pin_archives(options)?;
     let files = scaffold(&options.id, &launch)?;
@@ -436,6 +439,16 @@ fn next_command(root: &str, entry: &str) -> String {
     }
 }
 
+/// Why the entry folder cannot be created: something is there, named as a link when it is
+/// one (dangling or not), so the message says what to remove.
+fn taken(folder: &Path) -> Option<NewError> {
+    match acp_registry_core::fs::kind(folder) {
+        Ok(None) => None,
+        Ok(Some(acp_registry_core::fs::Kind::Link)) => Some(NewError::Link(folder.to_path_buf())),
+        Ok(Some(_)) | Err(_) => Some(NewError::Exists(folder.to_path_buf())),
+    }
+}
+
 /// Create the entry folder in the existing registry root and every file, refusing anything
 /// that exists, links included.
 fn create(root: &Path, folder: &Path, files: &[(&str, String)]) -> Result<(), NewError> {
@@ -451,7 +464,7 @@ fn create(root: &Path, folder: &Path, files: &[(&str, String)]) -> Result<(), Ne
     }
     match std::fs::create_dir(folder) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(NewError::Exists(folder.to_path_buf()))
+            return Err(taken(folder).unwrap_or_else(|| NewError::Exists(folder.to_path_buf())))
         }
         other => other.map_err(io(folder))?,
     }

@@ -387,6 +387,17 @@ fn fmt_and_new_never_write_through_a_link_in_the_registry() {
     for id in ["dir-link", "dangling"] {
         let run = common::acp_registry(&["new", id, "--npx", "x", "--registry", "."], root.path());
         assert_eq!(run.code, 2, "{id}: {}{}", run.stdout, run.stderr);
+        // The refusal names the link, not "already exists".
+        assert!(
+            run.stderr.contains(&format!("{id}` is a symbolic link")),
+            "{id}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("already exists"),
+            "{id}: {}",
+            run.stderr
+        );
     }
     assert_eq!(listing(outside.path()), [format!("agent.json={text}")]);
 }
