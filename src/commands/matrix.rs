@@ -235,9 +235,54 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), CommandError> {
         CommandError::Failed(std::io::Error::new(e.kind(), message).into())
     };
     if let Some(folder) = folder_of(path) {
-        std::fs::create_dir_all(folder).map_err(failed)?;
+        // Missing folders are made one by one, never through a link (one planted while
+        // the agents ran included): below the current folder for a relative `--out`, else
+        // below the deepest folder that exists (the user named it).
+        let (base, rel) = below_named(folder);
+        acp_registry_core::fs::create_dirs_below(&base, &rel).map_err(|e| match e {
+            acp_registry_core::fs::ReadError::Io(e) => failed(e),
+            e => out_link(path, &e),
+        })?;
     }
     acp_registry_core::fs::atomic::write(path, text.as_bytes()).map_err(failed)
+}
+
+/// Split `folder` into the folder the user named, followed as it is, and the part below it,
+/// which is never gone through a link. The named folder is the current one for a relative
+/// path (a checkout, which can hold links, is what a relative path names), else the deepest
+/// existing folder; a `..` moves it up to where the `..` points.
+fn below_named(folder: &Path) -> (PathBuf, PathBuf) {
+    use std::path::Component;
+    let parts: Vec<Component<'_>> = folder.components().collect();
+    let split = parts
+        .iter()
+        .rposition(|c| matches!(c, Component::ParentDir))
+        .map_or(0, |i| i + 1);
+    let mut base: PathBuf = parts[..split].iter().collect();
+    let mut rest = parts[split..].iter();
+    if folder.is_absolute() {
+        while let Some(next) = rest.clone().next() {
+            if !base.join(next).is_dir() {
+                break;
+            }
+            base.push(next);
+            rest.next();
+        }
+    }
+    if base.as_os_str().is_empty() {
+        base.push(".");
+    }
+    (base, rest.collect())
+}
+
+/// `--out` refused: a link (or a file) where `matrix` would go through a folder.
+fn out_link(out: &Path, e: &acp_registry_core::fs::ReadError) -> CommandError {
+    CommandError::Usage(format!(
+        "--out `{}`: {e}; matrix never writes through a link below the current folder (a \
+         checkout can hold one) nor in the folders it creates: name the folder the link \
+         points to instead",
+        out.display()
+    ))
 }
 
 /// The folder `path` goes in, when it names one (`matrix.json` alone names none).
@@ -247,12 +292,19 @@ fn folder_of(path: &Path) -> Option<&Path> {
 
 /// Refuse, before any agent runs, an `--out` whose folder is something other than a folder.
 fn check_folder(out: &Path) -> Result<(), CommandError> {
+    if let Some(folder) = folder_of(out) {
+        let (base, rel) = below_named(folder);
+        let checked = acp_registry_core::fs::no_link_below(&base, &rel);
+        if let Err(e @ acp_registry_core::fs::ReadError::Link { .. }) = checked {
+            return Err(out_link(out, &e));
+        }
+    }
     let mut folder = folder_of(out);
     while let Some(dir) = folder {
         match acp_registry_core::fs::kind(dir) {
             Ok(None) => folder = folder_of(dir),
             Ok(Some(acp_registry_core::fs::Kind::Dir)) => return Ok(()),
-            // A link to a folder is fine: the file is written through it.
+            // A link to a folder the user named (an absolute `--out`) is followed.
             Ok(Some(_)) if dir.is_dir() => return Ok(()),
             Ok(Some(_)) => {
                 return Err(CommandError::Usage(format!(

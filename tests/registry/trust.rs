@@ -480,3 +480,54 @@ fn update_apply_and_validate_fix_never_write_through_a_linked_entry_or_manifest(
     }
     drop(server);
 }
+
+#[cfg(unix)]
+#[test]
+fn matrix_never_creates_its_out_folder_through_a_link_below_the_current_folder() {
+    use std::os::unix::fs::symlink;
+    let registry = crate::verify::untestable_registry(&["agent-a".to_string()]);
+    let (work, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = work.path();
+    // Run in `work` (a checkout of its own), the registry elsewhere.
+    let matrix = |out: &str| {
+        let mut command = std::process::Command::new(crate::REGISTRY);
+        command
+            .args(["matrix", "--no-cache", "--out", out, "--registry"])
+            .arg(&registry.root)
+            .current_dir(root);
+        common::verify::run_command(&mut command)
+    };
+    std::fs::write(outside.path().join("keep"), "keep").unwrap();
+    symlink(outside.path(), root.join("results")).unwrap();
+    symlink(outside.path().join("gone"), root.join("dangling")).unwrap();
+    for out in [
+        "results/sub/matrix.json",
+        "results/matrix.json",
+        "dangling/sub/matrix.json",
+    ] {
+        let run = matrix(out);
+        assert_eq!(run.code, 2, "{out}: {}", run.all());
+        assert!(
+            run.all().contains("is a symbolic link")
+                && run.all().contains("never writes through a link"),
+            "{out}: {}",
+            run.all()
+        );
+        assert_eq!(
+            listing(outside.path()),
+            ["keep=keep"],
+            "{out}: nothing written outside"
+        );
+    }
+    // Missing folders below the current one are created (no link on the way).
+    let run = matrix("fresh/sub/matrix.json");
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert!(root.join("fresh/sub/matrix.json").is_file());
+    assert!(root.join("fresh/sub/matrix.md").is_file());
+    // An absolute --out is followed through a link the user named; missing parts are made
+    // below where it points.
+    let named = root.join("results").join("made/matrix.json");
+    let run = matrix(named.to_str().unwrap());
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert!(outside.path().join("made/matrix.json").is_file());
+}
