@@ -419,6 +419,10 @@ fn take(line: &[u8], record: &Shared, writer: &Writer) -> Option<(Id, Result<Val
 /// How many JSON values `line` holds at most: one, and one more for each `[`, `{`, `,` and
 /// `:` outside strings (every value but the first follows one). Counted before parsing, so
 /// a line of tiny values is refused without building its tree.
+///
+/// Not `acp_registry_core::fs::ValueBudget` (an exact count by a parser): this bound takes
+/// any bytes (an agent's line may be neither UTF-8 nor JSON, and is then reported with its
+/// own message), never fails, allocates nothing and gives the total to report.
 pub(crate) fn json_values(line: &[u8]) -> usize {
     let (mut values, mut in_string, mut escaped) = (1, false, false);
     for &byte in line {
