@@ -170,20 +170,39 @@ fn alive(pid: i32) -> bool {
     stat.is_ok_and(|s| !s.contains(") Z ")) && unsafe { libc::kill(pid, 0) } == 0
 }
 
-/// The pid of the grandchild the agent reports in its answer's `_meta`.
-fn grandchild_of(run: &Run, agent: usize) -> i32 {
-    let pid = &run.json()["agents"][agent]["initialize"]["_meta"]["grandchild"];
-    pid.as_i64()
-        .unwrap_or_else(|| panic!("no grandchild pid: {}", run.all())) as i32
+/// The tag on the command line of the grandchild the agent reports in its answer's `_meta`
+/// (a private `/proc` hides the pid the verifier sees).
+fn grandchild_of(run: &Run, agent: usize) -> String {
+    let tag = &run.json()["agents"][agent]["initialize"]["_meta"]["tag"];
+    tag.as_str()
+        .unwrap_or_else(|| panic!("no grandchild tag: {}", run.all()))
+        .to_string()
 }
 
-/// Whether `pid` still runs; if it does, it is killed, so a failing test leaves nothing.
-fn survived(pid: i32) -> bool {
-    let survived = alive(pid);
-    if survived {
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+/// The live processes whose command line holds `--tag TAG`.
+pub(crate) fn tagged(tag: &str) -> Vec<i32> {
+    let needle = format!("--tag\0{tag}\0");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+/// Whether a process tagged `tag` still runs; those that do are killed, so a failing test
+/// leaves nothing.
+pub(crate) fn survived(tag: &str) -> bool {
+    let left = tagged(tag);
+    for pid in &left {
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
     }
-    survived
+    !left.is_empty()
 }
 
 fn grandchild_is_gone(mode: &str) {
@@ -191,8 +210,8 @@ fn grandchild_is_gone(mode: &str) {
     let reg = registry(&[manifest("spawner", &server, mode, json!({}))]);
     let run = verify_json(&reg.root, &[]);
     assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
-    let pid = grandchild_of(&run, 0);
-    assert!(!survived(pid), "grandchild {pid} survived verify");
+    let tag = grandchild_of(&run, 0);
+    assert!(!survived(&tag), "grandchild {tag} survived verify");
 }
 
 #[test]
@@ -226,8 +245,8 @@ fn escaped_orphan_is_killed(prepare: impl FnOnce(&mut std::process::Command)) ->
     let run = common::verify::run_command(&mut command);
     assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
     assert_eq!(run.json()["agents"][1]["status"], "passed", "{}", run.all());
-    let pid = grandchild_of(&run, 0);
-    assert!(!survived(pid), "re-executed orphan {pid} survived verify");
+    let tag = grandchild_of(&run, 0);
+    assert!(!survived(&tag), "re-executed orphan {tag} survived verify");
     run
 }
 
