@@ -11,7 +11,8 @@ loadSession), v2 (answers protocol version 2), no-auth (offers no sign-in method
 (reports its environment), probe (reports what a hostile agent can reach: see `probe()`),
 replay (answers initialize with the `result` of the recorded answer in $ANSWER_FILE, such
 as tests/fixtures/acp/*.json), plant (writes $HOME/planted for another agent to try to
-read), hold (starts the grandchild of `grandchild`, then never answers), flood (never answers: prints short non-JSON lines as fast as it
+read), hold (starts the grandchild of `grandchild`, then ignores SIGTERM and lingers, never
+reading stdin: a closed stdin does not end it), flood (never answers: prints short non-JSON lines as fast as it
 can until killed), deaf (never reads stdin: sends 10,000 JSON-RPC requests, each wanting a reply,
 then waits until killed or orphaned).
 
@@ -298,11 +299,15 @@ def main():
         sys.exit(3)
     if mode in ("grandchild", "orphan", "reexec-orphan", "hold"):
         grandchild_pid = spawn_grandchild(mode not in ("grandchild", "hold"), mode == "reexec-orphan")
+    if mode == "hold":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(1)
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
-        if mode in ("silent", "hold") or "id" not in request or "method" not in request:
+        if mode == "silent" or "id" not in request or "method" not in request:
             continue
         reply = answer(request)
         reply["id"] = request["id"]

@@ -44,7 +44,7 @@ fn tar_gz(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
 }
 
 /// A server with the agent as `/agent` and as `bin/acp-agent` in `/agent.tar.gz`.
-fn server() -> Server {
+pub(crate) fn server() -> Server {
     let script = agent_script();
     let archive = tar_gz(&[("bin/acp-agent", &script, 0o644)]);
     Server::start(move |request, _| match request.path.as_str() {
@@ -55,7 +55,7 @@ fn server() -> Server {
 }
 
 /// A manifest whose binary distribution runs the test agent in `mode` on every platform.
-fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
+pub(crate) fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
     let target = json!({"archive": server.url("/agent"), "cmd": "agent", "args": ["--mode", mode]});
     let mut doc = json!({
         "id": id, "name": id, "version": "1.0.0", "description": "A test agent.",
@@ -69,7 +69,7 @@ fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
     doc
 }
 
-fn set_env(doc: &mut Value, key: &str, value: &str) {
+pub(crate) fn set_env(doc: &mut Value, key: &str, value: &str) {
     for target in doc["distribution"]["binary"]
         .as_object_mut()
         .unwrap()
@@ -272,7 +272,7 @@ fn without_namespaces_an_escaped_orphan_is_still_killed() {
 /// PID namespace, as on a machine that refuses them to unprivileged users. Where user
 /// namespaces are refused already, the command runs as it is.
 #[cfg(target_os = "linux")]
-fn without_namespaces(command: &mut std::process::Command) {
+pub(crate) fn without_namespaces(command: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: geteuid and getegid cannot fail.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -434,7 +434,7 @@ impl Probe {
 
 /// The Landlock ABI of the running kernel (0: none).
 #[cfg(target_os = "linux")]
-fn landlock_abi() -> i64 {
+pub(crate) fn landlock_abi() -> i64 {
     // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only asks.
     let abi = unsafe {
         libc::syscall(
@@ -449,7 +449,7 @@ fn landlock_abi() -> i64 {
 
 /// Whether this process may unshare these namespaces (tried in a child).
 #[cfg(target_os = "linux")]
-fn unshare_allowed(flags: i32) -> bool {
+pub(crate) fn unshare_allowed(flags: i32) -> bool {
     use std::os::unix::process::CommandExt;
     let mut command = std::process::Command::new("true");
     // SAFETY: unshare(2) only, between fork and exec.
