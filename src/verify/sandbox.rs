@@ -5,10 +5,12 @@
 //! Linux ([`confine`]): the verifier is not dumpable while agents run, so an agent running as
 //! its user cannot read `/proc/<verifier>/environ`; each agent runs under a keeper process of
 //! ours, in a user and PID namespace of its own where the kernel allows (killing the
-//! namespace's init kills all of it), else with the keeper as its subreaper; descriptors
-//! above 2 are closed at exec; Landlock lets it write only to its sandbox and the run's
-//! caches. What applied is reported per agent ([`Isolation`]); a machine without some of it
-//! runs the agent anyway. Other Unix systems: its own process group and descriptors above 2
+//! namespace's init kills all of it, and the init mounts the namespace's own `/proc`), else
+//! with the keeper as its subreaper; keepers die with the verifier, however it ends;
+//! descriptors above 2 are closed at exec; Landlock lets it write only to its sandbox and
+//! the run's caches and read only those, its unpacked program and the allow-list of
+//! [`reads`]. What applied is reported per agent ([`Isolation`]); a machine without some of
+//! it runs the agent anyway. Other Unix systems: its own process group and descriptors above 2
 //! closed, nothing else. Windows: none of it.
 //!
 //! The environment is an allow-list (PATH, locale, proxies, CA bundle, an npm mirror, Windows

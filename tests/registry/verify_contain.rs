@@ -2,7 +2,7 @@
 //! an agent that tries to read the runner's credentials (a fake HOME's git, npm, gh and SSH
 //! files, the checkout's `.git/config`, `$GITHUB_WORKSPACE`, `$RUNNER_TEMP`, another agent's
 //! sandbox) and every process's command line and environment; agents and their setsid'd
-//! grandchildren ending when the verifier is SIGKILLed, with and without namespaces; the
+//! grandchildren ending when the verifier is killed with SIGKILL, with and without namespaces; the
 //! isolation named on the terminal and in the step summary. What the kernel offers decides
 //! what is asserted, and each test prints the isolation it ran under.
 #![cfg(target_os = "linux")]

@@ -2,14 +2,16 @@
 //!
 //! The process `Command` forks is the agent's *keeper*, never the agent: it tries to enter a
 //! new user and PID namespace, becomes a child subreaper, forks, closes every descriptor and
-//! waits; once its child is gone it kills and reaps whatever is still below it and exits
-//! with the agent's status. With the namespaces its child is the
-//! namespace's init (ours too: it forks the agent, reaps and exits with the agent, which makes
+//! waits; once its child is gone, or the verifier is (a parent-death signal), it kills and
+//! reaps whatever is still below it and exits with the agent's status. With the namespaces
+//! its child is the namespace's init (ours too: it mounts the namespace's own `/proc` in a
+//! private mount namespace, forks the agent, reaps and exits with the agent, which makes
 //! the kernel kill everything left in the namespace; it dies with the keeper through
-//! `PR_SET_PDEATHSIG`); without them its child is the agent and orphans are reparented to
-//! the keeper, so `/proc` parent links still lead from the keeper to every process the agent
-//! started. The agent itself marks every descriptor above 2 close-on-exec, takes the Landlock
-//! ruleset the verifier built, and reports in one byte on a pipe what applied.
+//! `PR_SET_PDEATHSIG`); without them its child is the agent (which dies with the keeper the
+//! same way) and orphans are reparented to the keeper, so `/proc` parent links still lead
+//! from the keeper to every process the agent started. The agent itself marks every
+//! descriptor above 2 close-on-exec, adds `/proc` (its own, once mounted) to the Landlock
+//! ruleset the verifier built, takes it, and reports in one byte on a pipe what applied.
 //!
 //! Everything here after the fork is async-signal-safe: raw system calls on memory prepared
 //! before the fork, no allocation, no lock. `RulesetCreated::restrict_self` of landlock 0.4.8

@@ -32,7 +32,7 @@ const SYSTEM: [&str; 10] = [
 ];
 
 /// Paths under `/etc` never allowed: password hashes, sudo rules, SSH host keys, private TLS
-/// and IPsec keys, Kerberos keytabs, VPN, Wi-Fi and network secrets, systemd credentials and
+/// and VPN keys, Kerberos keytabs, Wi-Fi and network secrets, systemd credentials and
 /// registry logins. A trailing `*` matches any name with that start.
 const ETC_DENIED: [&str; 25] = [
     "shadow*",
