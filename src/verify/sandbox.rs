@@ -428,4 +428,35 @@ mod tests {
         assert_eq!(env[MARKER], sandbox.token);
         assert!(env["npm_config_cache"].ends_with("npm-cache"));
     }
+
+    /// The keeper's parent-death signal is sent when the *thread* that forked it ends: an
+    /// agent started from a thread that ends at once must still run to its end.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn an_agent_outlives_the_thread_of_the_verifier_that_started_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = Shared::create(dir.path(), dir.path()).unwrap();
+        let sandbox = Sandbox::create(&dir.path().join("a")).unwrap();
+        let confinement = sandbox.confinement(&shared, dir.path());
+        let runtime = crate::net::runtime().unwrap();
+        let handle = runtime.handle().clone();
+        let Spawned {
+            child,
+            registration,
+            ..
+        } = std::thread::spawn(move || {
+            let _entered = handle.enter();
+            let mut command = Command::new("/bin/sh");
+            command
+                .args(["-c", "sleep 1; echo done"])
+                .stdout(std::process::Stdio::piped());
+            spawn(command, &confinement).unwrap()
+        })
+        .join()
+        .unwrap();
+        let output = runtime.block_on(child.wait_with_output()).unwrap();
+        drop(registration);
+        assert!(output.status.success(), "{:?}", output.status);
+        assert_eq!(output.stdout, b"done\n");
+    }
 }
