@@ -9,9 +9,9 @@ exits, so the grandchild is reparented), reexec-orphan (the orphan then re-execu
 with an empty environment and its standard streams on /dev/null), contradict (advertises no
 loadSession), v2 (answers protocol version 2), no-auth (offers no sign-in method), env
 (reports its environment), probe (reports what a hostile agent can reach: see `probe()`),
-replay (answers initialize with the `result` of the recorded answer in $ANSWER_FILE, such
-as tests/fixtures/acp/*.json), plant (writes $HOME/planted for another agent to try to
-read), hold (starts the grandchild of `grandchild`, then ignores SIGTERM and lingers, never
+replay (answers initialize with the `result` of the recorded answer in $ANSWER, or in the
+file $ANSWER_FILE, such as tests/fixtures/acp/*.json), plant (writes $HOME/planted for another
+agent to try to read), hold (starts the grandchild of `grandchild`, then ignores SIGTERM and lingers, never
 reading stdin: a closed stdin does not end it), flood (never answers: prints short non-JSON lines as fast as it
 can until killed), deaf (never reads stdin: sends 10,000 JSON-RPC requests, each wanting a reply,
 then waits until killed or orphaned).
@@ -222,6 +222,8 @@ def initialize_result():
     if mode == "probe":
         meta["probe"] = probe()
     if mode == "replay":
+        if "ANSWER" in os.environ:
+            return json.loads(os.environ["ANSWER"])["result"]
         with open(os.environ["ANSWER_FILE"]) as f:
             return json.load(f)["result"]
     # `fork` is unstable: `matrix` lists it without sending it.
