@@ -3,7 +3,9 @@
 # (tests/agents/acp_agent.py served from a local HTTP server as a raw binary), next to a
 # well-behaved agent in the same run as the reference:
 #   flood  never answers, prints short non-JSON lines as fast as it can;
-#   deaf   sends 10,000 requests and never reads its stdin (the verifier's replies pile up).
+#   deaf   sends 10,000 requests and never reads its stdin (the verifier's replies pile up);
+#   probe  tries to read the runner's files and every process's command line and environment
+#          (what the read allow-list and the private /proc stop), then answers.
 # Each run is capped at CAP seconds (a verifier that hangs shows as the cap, marked "killed").
 # Usage: bench/verify_flood.sh [BINARY]     (default target/debug/acp-registry)
 # Environment: TIMEOUT (verify --timeout, default 6), RUNS (default 3), CAP (default 60).
@@ -38,6 +40,11 @@ def registry(mode):
     root = tempfile.mkdtemp()
     os.makedirs(f"{root}/{mode}")
     target = {"archive": url, "cmd": "agent", "args": ["--mode", mode]}
+    if mode == "probe":
+        home = os.path.expanduser("~")
+        probes = [f"{home}/.git-credentials", f"{home}/.npmrc", f"{home}/.ssh", f"{root}/.git",
+                  "/etc/shadow"]
+        target["env"] = {"SECRET_NAME": "GITHUB_TOKEN", "READ_PROBES": os.pathsep.join(probes)}
     doc = {"id": mode, "name": mode, "version": "1.0.0", "description": "A test agent.",
            "distribution": {"binary": {p: target for p in platforms}}}
     json.dump(doc, open(f"{root}/{mode}/agent.json", "w"))
@@ -60,7 +67,7 @@ def run(mode):
 
 print(f"verify --timeout {TIMEOUT}, {RUNS} runs each, capped at {CAP} s: "
       "min / median / max wall, max peak RSS")
-for mode in ("well-behaved", "flood", "deaf"):
+for mode in ("well-behaved", "probe", "flood", "deaf"):
     runs = [run(mode) for _ in range(RUNS)]
     walls = sorted(r[0] for r in runs)
     killed = sum(r[2] for r in runs)

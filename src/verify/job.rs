@@ -28,10 +28,13 @@ pub(super) fn run_jobs(
 ) -> Result<Vec<(Job, AgentResult, Vec<Diagnostic>)>, VerifyError> {
     let runtime = crate::net::runtime().map_err(VerifyError::Runtime)?;
     let client = Arc::new(Client::new(options.net.clone())?);
-    let mut shared = sandbox::Shared::create(run_dir).map_err(|source| VerifyError::RunDir {
-        path: run_dir.display().to_string(),
-        source,
-    })?;
+    let mut shared =
+        sandbox::Shared::create(run_dir, &options.registry.root).map_err(|source| {
+            VerifyError::RunDir {
+                path: run_dir.display().to_string(),
+                source,
+            }
+        })?;
     shared.uv_test_index.clone_from(&options.uv_test_index);
     let context = Arc::new(Context {
         client,
@@ -186,7 +189,7 @@ async fn launch_and_check(
     result.fetch_seconds = Some(ready.fetch_seconds);
     let env = sandbox.environment(&context.shared, &env_of(job));
     let begun = Instant::now();
-    let confinement = sandbox.confinement(&context.shared);
+    let confinement = sandbox.confinement(&context.shared, dir);
     let spawned = Agent::spawn(
         &ready.program,
         &ready.args,
@@ -310,7 +313,7 @@ async fn fetch_program(
                 package,
                 &env,
                 &sandbox.workspace,
-                &sandbox.confinement(&context.shared),
+                &sandbox.confinement(&context.shared, dir),
                 options.install_timeout,
             )
             .await

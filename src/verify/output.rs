@@ -9,6 +9,7 @@ use super::options::{prepare, Options};
 use super::outcome::Outcome;
 use super::plan::shards;
 use super::result::{AgentResult, Status};
+use super::sandbox::{Isolation, Landlock, ProcView};
 use super::shard::{self, Shard};
 use crate::diagnostics::{
     append_step_summary, escape, json_document, json_text, render, render_github_summary,
@@ -82,6 +83,9 @@ pub(crate) fn write(
             for result in &outcome.results {
                 writeln!(out, "{}", line(result))?;
             }
+            for isolation in isolations(&outcome.results) {
+                writeln!(out, "isolation: {}", describe(&isolation))?;
+            }
             out.write_all(render(report, ReportFormat::Human, options.color).as_bytes())?;
         }
         ReportFormat::Github => {
@@ -137,9 +141,54 @@ fn github_summary(outcome: &Outcome) -> String {
             escape::markdown_cell(result.reason.as_deref().unwrap_or("")),
         ));
     }
+    let isolations = isolations(&outcome.results);
+    if !isolations.is_empty() {
+        text.push('\n');
+    }
+    for isolation in isolations {
+        text.push_str(&format!("**Isolation:** {}\n", describe(&isolation)));
+    }
     if let Some(findings) = render_github_summary(&outcome.report) {
         text.push('\n');
         text.push_str(&findings);
+    }
+    text
+}
+
+/// The isolations the launched agents got, each once, in the order of the agents.
+fn isolations(results: &[AgentResult]) -> Vec<Isolation> {
+    let mut seen: Vec<Isolation> = Vec::new();
+    for isolation in results.iter().filter_map(|r| r.isolation) {
+        if !seen.contains(&isolation) {
+            seen.push(isolation);
+        }
+    }
+    seen
+}
+
+/// One isolation in words, saying plainly when the kernel offered nothing (never a failure).
+fn describe(isolation: &Isolation) -> String {
+    let landlock = match isolation.landlock {
+        Landlock::Full => "Landlock: reads and writes confined to the allow-list",
+        Landlock::Partial => {
+            "Landlock (partial: an older kernel): reads and writes confined to the allow-list"
+        }
+        Landlock::Unavailable => "no Landlock: reads and writes not confined",
+    };
+    let proc = match isolation.proc {
+        ProcView::Private => "a private /proc",
+        ProcView::Host => "the host's /proc (other processes' command lines visible)",
+    };
+    let namespace = match (isolation.pid_namespace, isolation.user_namespace) {
+        (true, true) => "its own PID and user namespaces",
+        (true, false) => "its own PID namespace",
+        _ => "no PID namespace",
+    };
+    let mut text = format!("{landlock}; {proc}; {namespace}");
+    if isolation.landlock == Landlock::Unavailable && !isolation.pid_namespace {
+        text.push_str(
+            ": this kernel offered no isolation, agents ran with this user's access (not a failure)",
+        );
     }
     text
 }
@@ -176,6 +225,36 @@ fn line(result: &AgentResult) -> String {
 mod tests {
     use super::*;
     use crate::diagnostics::{render_json, Report};
+
+    #[test]
+    fn an_isolation_says_what_held_and_plainly_when_the_kernel_offered_nothing() {
+        let full = Isolation {
+            landlock: Landlock::Full,
+            reads: super::super::sandbox::Reads::Landlock,
+            proc: ProcView::Private,
+            pid_namespace: true,
+            user_namespace: true,
+            verifier_dumpable: false,
+        };
+        assert_eq!(
+            describe(&full),
+            "Landlock: reads and writes confined to the allow-list; a private /proc; its own PID and user namespaces"
+        );
+        let none = Isolation {
+            landlock: Landlock::Unavailable,
+            reads: super::super::sandbox::Reads::Unrestricted,
+            proc: ProcView::Host,
+            pid_namespace: false,
+            user_namespace: false,
+            verifier_dumpable: false,
+        };
+        let text = describe(&none);
+        assert!(
+            text.starts_with("no Landlock: reads and writes not confined; the host's /proc"),
+            "{text}"
+        );
+        assert!(text.ends_with("this kernel offered no isolation, agents ran with this user's access (not a failure)"), "{text}");
+    }
 
     #[test]
     fn the_json_report_is_the_findings_document_with_the_agents_added_in_order() {

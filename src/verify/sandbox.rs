@@ -5,10 +5,12 @@
 //! Linux ([`confine`]): the verifier is not dumpable while agents run, so an agent running as
 //! its user cannot read `/proc/<verifier>/environ`; each agent runs under a keeper process of
 //! ours, in a user and PID namespace of its own where the kernel allows (killing the
-//! namespace's init kills all of it), else with the keeper as its subreaper; descriptors
-//! above 2 are closed at exec; Landlock lets it write only to its sandbox and the run's
-//! caches. What applied is reported per agent ([`Isolation`]); a machine without some of it
-//! runs the agent anyway. Other Unix systems: its own process group and descriptors above 2
+//! namespace's init kills all of it, and the init mounts the namespace's own `/proc`), else
+//! with the keeper as its subreaper; keepers die with the verifier, however it ends;
+//! descriptors above 2 are closed at exec; Landlock lets it write only to its sandbox and
+//! the run's caches and read only those, its unpacked program and the allow-list of
+//! [`reads`]. What applied is reported per agent ([`Isolation`]); a machine without some of
+//! it runs the agent anyway. Other Unix systems: its own process group and descriptors above 2
 //! closed, nothing else. Windows: none of it.
 //!
 //! The environment is an allow-list (PATH, locale, proxies, CA bundle, an npm mirror, Windows
@@ -31,6 +33,8 @@ use tokio::process::{Child, Command};
 #[cfg(target_os = "linux")]
 mod confine;
 mod marker;
+#[cfg(target_os = "linux")]
+mod reads;
 mod reap;
 
 pub(crate) use marker::MARKER;
@@ -83,15 +87,26 @@ pub(crate) struct Shared {
     /// TEST ONLY ([`super::options::TEST_UV_INDEX_ENV`]): the loopback package index uv installs
     /// from instead of its default.
     pub(crate) uv_test_index: Option<String>,
+    /// What every agent of the run may read besides its own folder (see `reads.rs`).
+    readable: Vec<PathBuf>,
 }
 
 impl Shared {
-    pub(crate) fn create(run_dir: &Path) -> std::io::Result<Shared> {
+    /// The caches of a run in `run_dir` of the registry at `registry`, and its read allow-list.
+    pub(crate) fn create(run_dir: &Path, registry: &Path) -> std::io::Result<Shared> {
+        #[cfg(target_os = "linux")]
+        let readable = reads::Host::current(registry, run_dir).allowed();
+        #[cfg(not(target_os = "linux"))]
+        let readable = {
+            let _ = registry;
+            Vec::new()
+        };
         let shared = Shared {
             npm_cache: run_dir.join("npm-cache"),
             npm_prefix: run_dir.join("npm-prefix"),
             uv_cache: run_dir.join("uv-cache"),
             uv_test_index: None,
+            readable,
         };
         for dir in [&shared.npm_cache, &shared.npm_prefix, &shared.uv_cache] {
             private_dirs(dir)?;
@@ -191,8 +206,12 @@ impl Sandbox {
 }
 
 impl Sandbox {
-    /// Where the agent may write: its sandbox and the run's package caches.
-    pub(crate) fn confinement(&self, shared: &Shared) -> Confinement {
+    /// Where the agent may write: its sandbox and the run's package caches; what else it
+    /// may read and execute: `program` (the folder its program was unpacked into) and the
+    /// run's allow-list.
+    pub(crate) fn confinement(&self, shared: &Shared, program: &Path) -> Confinement {
+        let mut readable = shared.readable.clone();
+        readable.push(program.to_path_buf());
         Confinement {
             writable: vec![
                 self.root.clone(),
@@ -200,6 +219,7 @@ impl Sandbox {
                 shared.npm_prefix.clone(),
                 shared.uv_cache.clone(),
             ],
+            readable,
         }
     }
 }
@@ -222,11 +242,13 @@ fn folder_builder(recursive: bool) -> std::fs::DirBuilder {
     builder
 }
 
-/// Where one agent may write (Landlock, on Linux).
+/// Where one agent may write, and what else it may read (Landlock, on Linux).
 #[derive(Debug)]
 pub(crate) struct Confinement {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     writable: Vec<PathBuf>,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    readable: Vec<PathBuf>,
 }
 
 /// What isolation an agent got: the `isolation` of `verify --format json`.
@@ -234,6 +256,10 @@ pub(crate) struct Confinement {
 pub(crate) struct Isolation {
     /// Landlock's restriction of writes to the sandbox, signals and abstract sockets.
     pub(crate) landlock: Landlock,
+    /// Whether Landlock confined its reads to the allow-list.
+    pub(crate) reads: Reads,
+    /// Which `/proc` it saw.
+    pub(crate) proc: ProcView,
     /// A PID namespace of its own: everything it starts ends with it.
     pub(crate) pid_namespace: bool,
     /// A user namespace of its own: no capability over the verifier's processes.
@@ -254,10 +280,32 @@ pub(crate) enum Landlock {
     Unavailable,
 }
 
+/// Whether the agent's reads were confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Reads {
+    /// Landlock let it read only the allow-list (docs/format.md).
+    Landlock,
+    /// It read whatever the verifier's user reads.
+    Unrestricted,
+}
+
+/// The `/proc` the agent saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum ProcView {
+    /// A fresh one of its PID namespace: its own processes only.
+    Private,
+    /// The machine's: every process's command line (not their environment).
+    Host,
+}
+
 #[cfg(not(target_os = "linux"))]
 impl Isolation {
     const NONE: Isolation = Isolation {
         landlock: Landlock::Unavailable,
+        reads: Reads::Unrestricted,
+        proc: ProcView::Host,
         pid_namespace: false,
         user_namespace: false,
         verifier_dumpable: true,
@@ -300,7 +348,7 @@ pub(crate) fn spawn(command: Command, confinement: &Confinement) -> std::io::Res
 fn spawn_linux(mut command: Command, confinement: &Confinement) -> std::io::Result<Spawned> {
     use std::io::Read;
     let (reader, writer) = std::io::pipe()?;
-    let ruleset = confine::ruleset(&confinement.writable);
+    let ruleset = confine::ruleset(&confinement.writable, &confinement.readable);
     let mut plan = confine::Plan::new(ruleset, &writer);
     command.process_group(0);
     // SAFETY: Plan::run_in_child is async-signal-safe (see confine.rs).
@@ -323,6 +371,16 @@ fn spawn_linux(mut command: Command, confinement: &Confinement) -> std::io::Resu
     };
     let isolation = Isolation {
         landlock,
+        reads: if landlock == Landlock::Unavailable {
+            Reads::Unrestricted
+        } else {
+            Reads::Landlock
+        },
+        proc: if flags & confine::PRIVATE_PROC == 0 {
+            ProcView::Host
+        } else {
+            ProcView::Private
+        },
         pid_namespace: flags & confine::PID_NAMESPACE != 0,
         user_namespace: flags & confine::USER_NAMESPACE != 0,
         verifier_dumpable: reap::dumpable(),
@@ -355,7 +413,7 @@ mod tests {
     #[test]
     fn the_environment_is_the_allow_list_the_sandbox_and_the_manifest_minus_reserved() {
         let dir = tempfile::tempdir().unwrap();
-        let shared = Shared::create(dir.path()).unwrap();
+        let shared = Shared::create(dir.path(), dir.path()).unwrap();
         let sandbox = Sandbox::create(&dir.path().join("a")).unwrap();
         let manifest = BTreeMap::from([
             ("AGENT_MODE".to_string(), "acp".to_string()),
@@ -369,5 +427,36 @@ mod tests {
         assert!(!env.contains_key("GITHUB_TOKEN"));
         assert_eq!(env[MARKER], sandbox.token);
         assert!(env["npm_config_cache"].ends_with("npm-cache"));
+    }
+
+    /// The keeper's parent-death signal is sent when the *thread* that forked it ends: an
+    /// agent started from a thread that ends at once must still run to its end.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn an_agent_outlives_the_thread_of_the_verifier_that_started_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = Shared::create(dir.path(), dir.path()).unwrap();
+        let sandbox = Sandbox::create(&dir.path().join("a")).unwrap();
+        let confinement = sandbox.confinement(&shared, dir.path());
+        let runtime = crate::net::runtime().unwrap();
+        let handle = runtime.handle().clone();
+        let Spawned {
+            child,
+            registration,
+            ..
+        } = std::thread::spawn(move || {
+            let _entered = handle.enter();
+            let mut command = Command::new("/bin/sh");
+            command
+                .args(["-c", "sleep 1; echo done"])
+                .stdout(std::process::Stdio::piped());
+            spawn(command, &confinement).unwrap()
+        })
+        .join()
+        .unwrap();
+        let output = runtime.block_on(child.wait_with_output()).unwrap();
+        drop(registration);
+        assert!(output.status.success(), "{:?}", output.status);
+        assert_eq!(output.stdout, b"done\n");
     }
 }

@@ -9,15 +9,18 @@ exits, so the grandchild is reparented), reexec-orphan (the orphan then re-execu
 with an empty environment and its standard streams on /dev/null), contradict (advertises no
 loadSession), v2 (answers protocol version 2), no-auth (offers no sign-in method), env
 (reports its environment), probe (reports what a hostile agent can reach: see `probe()`),
-replay (answers initialize with the `result` of the recorded answer in $ANSWER_FILE, such
-as tests/fixtures/acp/*.json), flood (never answers: prints short non-JSON lines as fast as it
+replay (answers initialize with the `result` of the recorded answer in $ANSWER, or in the
+file $ANSWER_FILE, such as tests/fixtures/acp/*.json), plant (writes $HOME/planted for another
+agent to try to read), hold (starts the grandchild of `grandchild`, then ignores SIGTERM and lingers, never
+reading stdin: a closed stdin does not end it), flood (never answers: prints short non-JSON lines as fast as it
 can until killed), deaf (never reads stdin: sends 10,000 JSON-RPC requests, each wanting a reply,
 then waits until killed or orphaned).
 
 What a mode reports goes into the `_meta` of its initialize answer, which `verify --format
-json` shows: the agent may not be able to write anywhere outside its sandbox. Process ids
-are as the verifier sees them (read from /proc/self, not getpid(), which a PID namespace
-renumbers).
+json` shows: the agent may not be able to write anywhere outside its sandbox. A private
+/proc hides the pids the verifier sees, so a grandchild is found by its tag instead: every
+lingering grandchild runs with `--tag TAG` on its command line (TAG from `--tag`, else the
+sandbox's token), which `_meta.tag` reports.
 """
 import json
 import os
@@ -28,6 +31,9 @@ import time
 mode = "well-behaved"
 if "--mode" in sys.argv:
     mode = sys.argv[sys.argv.index("--mode") + 1]
+tag = os.environ.get("ACP_REGISTRY_VERIFY_SANDBOX", "untagged")
+if "--tag" in sys.argv:
+    tag = sys.argv[sys.argv.index("--tag") + 1]
 
 
 def send(message):
@@ -53,18 +59,19 @@ def linger(report):
 
 
 def grandchild(report, orphaned_from, reexec):
-    """Leave the session; once orphaned, maybe re-execute with nothing of the sandbox."""
+    """Leave the session; once orphaned, re-execute as `linger` with the tag on the command
+    line (with `reexec`: with nothing of the sandbox, its standard streams on /dev/null)."""
     os.setsid()
     while orphaned_from is not None and os.getppid() == orphaned_from:
         time.sleep(0.01)
-    if not reexec:
-        linger(report)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
+    if reexec:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
     os.set_inheritable(report, True)
-    argv = [sys.executable, os.path.abspath(__file__), "--mode", "linger", "--report", str(report)]
-    os.execve(sys.executable, argv, {})
+    argv = [sys.executable, os.path.abspath(__file__), "--mode", "linger", "--report", str(report),
+            "--tag", tag]
+    os.execve(sys.executable, argv, {} if reexec else dict(os.environ))
 
 
 def spawn_grandchild(through_orphan, reexec=False):
@@ -114,6 +121,60 @@ def secrets_seen(name):
     return seen
 
 
+def try_read(path):
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+            return "listed"
+        with open(path, "rb") as f:
+            f.read(1)
+        return "read"
+    except OSError as e:
+        return e.strerror or str(e)
+
+
+def reads():
+    """What of $READ_PROBES (separated by os.pathsep) and of $READ_SIBLING (a path relative
+    to the run folder, above our sandbox) the agent can read; waits up to 30 s for the
+    sibling, which another agent writes."""
+    paths = [p for p in os.environ.get("READ_PROBES", "").split(os.pathsep) if p]
+    sibling = os.environ.get("READ_SIBLING")
+    if sibling:
+        # $HOME is <run>/<job>/sandbox/home.
+        run = os.path.dirname(os.path.dirname(os.path.dirname(os.environ["HOME"])))
+        path = os.path.join(run, sibling)
+        for _ in range(300):
+            if os.path.lexists(path):
+                break
+            time.sleep(0.1)
+        paths.append(path)
+    return {path: try_read(path) for path in paths}
+
+
+def processes():
+    """Every process /proc lists: its command line (or why not) and whether its environment
+    was readable (and holds $SECRET_NAME)."""
+    seen = {}
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError as e:
+        return {"error": e.strerror}
+    for pid in pids:
+        entry = {}
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                entry["cmdline"] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError as e:
+            entry["cmdline_error"] = e.strerror
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                entry["environ"] = f.read().decode(errors="replace")
+        except OSError as e:
+            entry["environ_error"] = e.strerror
+        seen[pid] = entry
+    return seen
+
+
 def try_write(path):
     try:
         with open(path, "w") as f:
@@ -147,18 +208,22 @@ def probe():
         if os.path.basename(folder).startswith("acp-registry-verify-"):
             break
         folder = os.path.dirname(folder)
-    return {"secrets": secrets_seen(os.environ["SECRET_NAME"]), "fds": fds, "writes": writes, "modes": modes}
+    return {"secrets": secrets_seen(os.environ["SECRET_NAME"]), "fds": fds, "writes": writes, "modes": modes,
+            "reads": reads(), "processes": processes(), "self": try_read("/proc/self/status")}
 
 
 def initialize_result():
     meta = {}
     if grandchild_pid is not None:
         meta["grandchild"] = grandchild_pid
+        meta["tag"] = tag
     if mode == "env":
         meta["env"] = dict(os.environ)
     if mode == "probe":
         meta["probe"] = probe()
     if mode == "replay":
+        if "ANSWER" in os.environ:
+            return json.loads(os.environ["ANSWER"])["result"]
         with open(os.environ["ANSWER_FILE"]) as f:
             return json.load(f)["result"]
     # `fork` is unstable: `matrix` lists it without sending it.
@@ -228,11 +293,18 @@ def main():
         sys.exit(0)
     if mode == "linger":
         linger(int(sys.argv[sys.argv.index("--report") + 1]))
+    if mode == "plant":
+        with open(os.path.join(os.environ["HOME"], "planted"), "w") as f:
+            f.write("planted by another agent\n")
     if mode == "exit":
         sys.stderr.write("fatal: this build has no ACP mode\n")
         sys.exit(3)
-    if mode in ("grandchild", "orphan", "reexec-orphan"):
-        grandchild_pid = spawn_grandchild(mode != "grandchild", mode == "reexec-orphan")
+    if mode in ("grandchild", "orphan", "reexec-orphan", "hold"):
+        grandchild_pid = spawn_grandchild(mode not in ("grandchild", "hold"), mode == "reexec-orphan")
+    if mode == "hold":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(1)
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -37,6 +37,7 @@ mod update;
 mod validate_cli;
 mod verify;
 mod verify_archive;
+mod verify_contain;
 mod verify_fixtures;
 mod verify_real_agents;
 

@@ -44,7 +44,7 @@ fn tar_gz(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
 }
 
 /// A server with the agent as `/agent` and as `bin/acp-agent` in `/agent.tar.gz`.
-fn server() -> Server {
+pub(crate) fn server() -> Server {
     let script = agent_script();
     let archive = tar_gz(&[("bin/acp-agent", &script, 0o644)]);
     Server::start(move |request, _| match request.path.as_str() {
@@ -55,7 +55,7 @@ fn server() -> Server {
 }
 
 /// A manifest whose binary distribution runs the test agent in `mode` on every platform.
-fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
+pub(crate) fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
     let target = json!({"archive": server.url("/agent"), "cmd": "agent", "args": ["--mode", mode]});
     let mut doc = json!({
         "id": id, "name": id, "version": "1.0.0", "description": "A test agent.",
@@ -69,7 +69,7 @@ fn manifest(id: &str, server: &Server, mode: &str, extra: Value) -> Value {
     doc
 }
 
-fn set_env(doc: &mut Value, key: &str, value: &str) {
+pub(crate) fn set_env(doc: &mut Value, key: &str, value: &str) {
     for target in doc["distribution"]["binary"]
         .as_object_mut()
         .unwrap()
@@ -170,20 +170,39 @@ fn alive(pid: i32) -> bool {
     stat.is_ok_and(|s| !s.contains(") Z ")) && unsafe { libc::kill(pid, 0) } == 0
 }
 
-/// The pid of the grandchild the agent reports in its answer's `_meta`.
-fn grandchild_of(run: &Run, agent: usize) -> i32 {
-    let pid = &run.json()["agents"][agent]["initialize"]["_meta"]["grandchild"];
-    pid.as_i64()
-        .unwrap_or_else(|| panic!("no grandchild pid: {}", run.all())) as i32
+/// The tag on the command line of the grandchild the agent reports in its answer's `_meta`
+/// (a private `/proc` hides the pid the verifier sees).
+fn grandchild_of(run: &Run, agent: usize) -> String {
+    let tag = &run.json()["agents"][agent]["initialize"]["_meta"]["tag"];
+    tag.as_str()
+        .unwrap_or_else(|| panic!("no grandchild tag: {}", run.all()))
+        .to_string()
 }
 
-/// Whether `pid` still runs; if it does, it is killed, so a failing test leaves nothing.
-fn survived(pid: i32) -> bool {
-    let survived = alive(pid);
-    if survived {
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+/// The live processes whose command line holds `--tag TAG`.
+pub(crate) fn tagged(tag: &str) -> Vec<i32> {
+    let needle = format!("--tag\0{tag}\0");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+/// Whether a process tagged `tag` still runs; those that do are killed, so a failing test
+/// leaves nothing.
+pub(crate) fn survived(tag: &str) -> bool {
+    let left = tagged(tag);
+    for pid in &left {
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
     }
-    survived
+    !left.is_empty()
 }
 
 fn grandchild_is_gone(mode: &str) {
@@ -191,8 +210,8 @@ fn grandchild_is_gone(mode: &str) {
     let reg = registry(&[manifest("spawner", &server, mode, json!({}))]);
     let run = verify_json(&reg.root, &[]);
     assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
-    let pid = grandchild_of(&run, 0);
-    assert!(!survived(pid), "grandchild {pid} survived verify");
+    let tag = grandchild_of(&run, 0);
+    assert!(!survived(&tag), "grandchild {tag} survived verify");
 }
 
 #[test]
@@ -226,8 +245,8 @@ fn escaped_orphan_is_killed(prepare: impl FnOnce(&mut std::process::Command)) ->
     let run = common::verify::run_command(&mut command);
     assert_eq!(run.json()["agents"][0]["status"], "passed", "{}", run.all());
     assert_eq!(run.json()["agents"][1]["status"], "passed", "{}", run.all());
-    let pid = grandchild_of(&run, 0);
-    assert!(!survived(pid), "re-executed orphan {pid} survived verify");
+    let tag = grandchild_of(&run, 0);
+    assert!(!survived(&tag), "re-executed orphan {tag} survived verify");
     run
 }
 
@@ -253,7 +272,7 @@ fn without_namespaces_an_escaped_orphan_is_still_killed() {
 /// PID namespace, as on a machine that refuses them to unprivileged users. Where user
 /// namespaces are refused already, the command runs as it is.
 #[cfg(target_os = "linux")]
-fn without_namespaces(command: &mut std::process::Command) {
+pub(crate) fn without_namespaces(command: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: geteuid and getegid cannot fail.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -415,7 +434,7 @@ impl Probe {
 
 /// The Landlock ABI of the running kernel (0: none).
 #[cfg(target_os = "linux")]
-fn landlock_abi() -> i64 {
+pub(crate) fn landlock_abi() -> i64 {
     // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only asks.
     let abi = unsafe {
         libc::syscall(
@@ -430,7 +449,7 @@ fn landlock_abi() -> i64 {
 
 /// Whether this process may unshare these namespaces (tried in a child).
 #[cfg(target_os = "linux")]
-fn unshare_allowed(flags: i32) -> bool {
+pub(crate) fn unshare_allowed(flags: i32) -> bool {
     use std::os::unix::process::CommandExt;
     let mut command = std::process::Command::new("true");
     // SAFETY: unshare(2) only, between fork and exec.

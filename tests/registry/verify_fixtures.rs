@@ -66,7 +66,9 @@ fn replayed_answers_pass_verify_and_contradicting_claims_are_caught() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("registry");
     for (id, path, _) in fixtures() {
-        let target = json!({"archive": server.url("/agent"), "cmd": "agent", "args": ["--mode", "replay"], "env": {"ANSWER_FILE": path}});
+        // In the environment, not as a path: the agent may not read the checkout.
+        let answer = std::fs::read_to_string(&path).unwrap();
+        let target = json!({"archive": server.url("/agent"), "cmd": "agent", "args": ["--mode", "replay"], "env": {"ANSWER": answer}});
         // gemini advertises no session/list: claiming it must be caught.
         let capabilities = if id == "gemini" {
             json!(["session/load", "session/list"])

@@ -2,14 +2,16 @@
 //!
 //! The process `Command` forks is the agent's *keeper*, never the agent: it tries to enter a
 //! new user and PID namespace, becomes a child subreaper, forks, closes every descriptor and
-//! waits; once its child is gone it kills and reaps whatever is still below it and exits
-//! with the agent's status. With the namespaces its child is the
-//! namespace's init (ours too: it forks the agent, reaps and exits with the agent, which makes
+//! waits; once its child is gone, or the verifier is (a parent-death signal), it kills and
+//! reaps whatever is still below it and exits with the agent's status. With the namespaces
+//! its child is the namespace's init (ours too: it mounts the namespace's own `/proc` in a
+//! private mount namespace, forks the agent, reaps and exits with the agent, which makes
 //! the kernel kill everything left in the namespace; it dies with the keeper through
-//! `PR_SET_PDEATHSIG`); without them its child is the agent and orphans are reparented to
-//! the keeper, so `/proc` parent links still lead from the keeper to every process the agent
-//! started. The agent itself marks every descriptor above 2 close-on-exec, takes the Landlock
-//! ruleset the verifier built, and reports in one byte on a pipe what applied.
+//! `PR_SET_PDEATHSIG`); without them its child is the agent (which dies with the keeper the
+//! same way) and orphans are reparented to the keeper, so `/proc` parent links still lead
+//! from the keeper to every process the agent started. The agent itself marks every
+//! descriptor above 2 close-on-exec, adds `/proc` (its own, once mounted) to the Landlock
+//! ruleset the verifier built, takes it, and reports in one byte on a pipe what applied.
 //!
 //! Everything here after the fork is async-signal-safe: raw system calls on memory prepared
 //! before the fork, no allocation, no lock. `RulesetCreated::restrict_self` of landlock 0.4.8
@@ -17,7 +19,7 @@
 //! the ruleset) and plain values; check again when the crate is updated.
 
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
 use landlock::{
@@ -35,6 +37,20 @@ pub(super) const USER_NAMESPACE: u8 = 0x02;
 pub(super) const LANDLOCK_PARTIAL: u8 = 0x04;
 /// Landlock enforces all of them.
 pub(super) const LANDLOCK_FULL: u8 = 0x08;
+/// The agent sees a `/proc` of its own PID namespace, mounted by its init.
+pub(super) const PRIVATE_PROC: u8 = 0x10;
+
+/// The signal a keeper gets when the verifier's thread that started it ends: blocked and
+/// waited for, so a thread of the verifier ending is only a reason to look at `getppid()`.
+const PARENT_DIED: i32 = libc::SIGUSR1;
+
+/// `LANDLOCK_RULE_PATH_BENEATH` and its attribute (`struct landlock_path_beneath_attr`).
+const RULE_PATH_BENEATH: i32 = 1;
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
 
 /// The Landlock ABI whose rights are asked for: file system rights up to ioctl on devices
 /// (5) and the signal and abstract-socket scopes (6). Later ABIs add only logging here.
@@ -44,10 +60,12 @@ const TARGET_ABI: ABI = ABI::V6;
 /// `/dev/tty` is left out: an agent has no business writing to the verifier's terminal.
 const DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
-/// The rules of one agent: read and execute everywhere, write only in `writable` and to
-/// [`DEVICES`]; signals and abstract Unix sockets only within its own processes. `None`
-/// when the ruleset cannot be built (then the agent runs without Landlock).
-pub(super) fn ruleset(writable: &[PathBuf]) -> Option<RulesetCreated> {
+/// The rules of one agent: read and execute only beneath `readable` and `writable` (and
+/// `/proc`, added in the agent: [`Plan::confine_agent`]), write only in `writable` and to
+/// [`DEVICES`]; signals and abstract Unix sockets only within its own processes. Paths that do
+/// not exist are left out. `None` when the ruleset cannot be built (then the agent runs
+/// without Landlock).
+pub(super) fn ruleset(writable: &[PathBuf], readable: &[PathBuf]) -> Option<RulesetCreated> {
     let build = || -> Result<RulesetCreated, RulesetError> {
         landlock::Ruleset::default()
             // ABI 1 refuses every rename across folders, which breaks npm and uv: rather no
@@ -58,7 +76,10 @@ pub(super) fn ruleset(writable: &[PathBuf]) -> Option<RulesetCreated> {
             .handle_access(AccessFs::from_all(TARGET_ABI))?
             .scope(Scope::from_all(TARGET_ABI))?
             .create()?
-            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET_ABI)))?
+            .add_rules(path_beneath_rules(
+                readable,
+                AccessFs::from_read(TARGET_ABI),
+            ))?
             .add_rules(path_beneath_rules(
                 DEVICES,
                 AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev,
@@ -73,6 +94,15 @@ pub(super) struct Plan {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     landlock: Option<RulesetCreated>,
+    /// A second descriptor of the ruleset, to add `/proc` once the agent's is mounted.
+    ruleset: Option<OwnedFd>,
+    /// The rights on `/proc`: reading files and listing folders.
+    proc_access: u64,
+    /// The verifier's pid: the keeper's parent, until the verifier dies.
+    verifier: i32,
+    /// Where the verifier's command line and environment are in its memory (and so in the
+    /// copy its namespace's init is): blanked there.
+    strings: [(usize, usize); 2],
     /// The write end of the report pipe (close-on-exec).
     report: i32,
 }
@@ -81,17 +111,28 @@ impl Plan {
     pub(super) fn new(landlock: Option<RulesetCreated>, report: &impl AsRawFd) -> Self {
         // SAFETY: geteuid and getegid cannot fail.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let ruleset = landlock
+            .as_ref()
+            .and_then(|r| r.try_clone().ok())
+            .and_then(Option::<OwnedFd>::from);
         Plan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             landlock,
+            ruleset,
+            proc_access: (AccessFs::ReadFile | AccessFs::ReadDir).bits(),
+            verifier: std::process::id().cast_signed(),
+            strings: std::fs::read_to_string("/proc/self/stat")
+                .ok()
+                .and_then(|stat| stat_strings(&stat))
+                .unwrap_or_default(),
             report: report.as_raw_fd(),
         }
     }
 
     /// The keeper's part; returns (`Ok`) only in the agent, which then execs.
     pub(super) fn run_in_child(&mut self) -> io::Result<()> {
-        let flags = VALID | self.enter_namespaces();
+        let mut flags = VALID | self.enter_namespaces();
         let in_namespace = flags & PID_NAMESPACE != 0;
         let mut relay = [-1; 2];
         // SAFETY: system calls on local memory; see the module's documentation.
@@ -100,17 +141,24 @@ impl Plan {
             if in_namespace && libc::pipe2(relay.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            let keeper = libc::getpid();
             match libc::fork() {
                 -1 => Err(io::Error::last_os_error()),
                 0 => {
                     if in_namespace {
                         libc::close(relay[0]);
-                        be_init(relay[1])?;
+                        flags |= be_init(relay[1], self.strings)?;
+                    } else {
+                        // No namespace's init to end it: the agent itself dies with its keeper.
+                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                        if libc::getppid() != keeper {
+                            libc::_exit(137);
+                        }
                     }
                     self.confine_agent(flags);
                     Ok(())
                 }
-                child => keep(child, relay[0]),
+                child => keep(child, relay[0], self.verifier),
             }
         }
     }
@@ -142,6 +190,10 @@ impl Plan {
     /// Landlock applies, and the report says what holds.
     fn confine_agent(&mut self, mut flags: u8) {
         mark_close_on_exec_from(3);
+        if let Some(ruleset) = &self.ruleset {
+            // SAFETY: open, landlock_add_rule and close on a prepared attribute.
+            unsafe { allow_beneath(ruleset.as_raw_fd(), c"/proc", self.proc_access) };
+        }
         if let Some(ruleset) = self.landlock.take() {
             flags |= match ruleset.restrict_self().map(|s| s.ruleset) {
                 Ok(RulesetStatus::FullyEnforced) => LANDLOCK_FULL,
@@ -178,34 +230,114 @@ fn write_file(path: &std::ffi::CStr, data: &[u8]) -> bool {
     }
 }
 
-/// The init of the agent's PID namespace: forks the agent (returning in it), then reaps
-/// every orphan of the namespace until the agent exits, hands its wait status to the keeper
-/// through `relay` and exits, which ends every process left in the namespace.
-unsafe fn be_init(relay: i32) -> io::Result<()> {
+/// Let the ruleset `ruleset` allow `access` beneath `path` (nothing when it cannot).
+unsafe fn allow_beneath(ruleset: i32, path: &std::ffi::CStr, access: u64) {
+    let fd = libc::open(
+        path.as_ptr(),
+        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    );
+    if fd < 0 {
+        return;
+    }
+    let rule = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    libc::syscall(
+        libc::SYS_landlock_add_rule,
+        ruleset,
+        RULE_PATH_BENEATH,
+        &raw const rule,
+        0u32,
+    );
+    libc::close(fd);
+}
+
+/// The init of the agent's PID namespace: mounts the namespace's own `/proc` where it may
+/// (returning [`PRIVATE_PROC`] then), blanks the verifier's command line and environment in
+/// its copy of the verifier's memory (what its `/proc/1/cmdline` shows the agent), forks the
+/// agent (returning in it), then reaps every orphan of the namespace until the agent exits,
+/// hands its wait status to the keeper through `relay` and exits, which ends every process
+/// left in the namespace.
+unsafe fn be_init(relay: i32, strings: [(usize, usize); 2]) -> io::Result<u8> {
     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    let view = if private_proc() { PRIVATE_PROC } else { 0 };
+    for (start, end) in strings {
+        if start > 0 && end > start {
+            std::ptr::write_bytes(start as *mut u8, 0, end - start);
+        }
+    }
     let agent = libc::fork();
     if agent < 0 {
         return Err(io::Error::last_os_error());
     }
     if agent == 0 {
-        return Ok(());
+        return Ok(view);
     }
     close_all_except(relay);
-    let status = wait_for(agent);
+    let status = wait_for(agent, 0).unwrap_or(127 << 8);
     libc::write(relay, (&raw const status).cast(), size_of::<i32>());
     libc::_exit(0)
+}
+
+/// A mount namespace of our own whose mounts propagate nowhere, with a fresh `/proc` (of
+/// the PID namespace we are init of) over the verifier's; the keeper's view is untouched.
+/// Landlock forbids mounts, so this comes before the agent's ruleset.
+unsafe fn private_proc() -> bool {
+    let none = std::ptr::null::<libc::c_char>();
+    libc::unshare(libc::CLONE_NEWNS) == 0
+        && libc::mount(
+            none,
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) == 0
+        && libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        ) == 0
+}
+
+/// Where the command line and the environment are in memory: fields 48 to 51 of a
+/// `/proc/<pid>/stat` line (`arg_start arg_end env_start env_end`).
+fn stat_strings(stat: &str) -> Option<[(usize, usize); 2]> {
+    // Fields from the state (3rd) on, after the command name and its parentheses.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    let at = |n: usize| fields.get(n - 3)?.parse::<usize>().ok();
+    Some([(at(48)?, at(49)?), (at(50)?, at(51)?)])
 }
 
 /// The keeper: holds nothing of the verifier's, outlives a SIGTERM meant for the agent, reaps
 /// what is reparented to it; once its child is gone, kills what is left below it (nothing
 /// is, after a namespace's init), so nothing escapes to the verifier, and ends as its child
 /// did (as the agent did, through `relay`, when the child is a namespace's init).
-unsafe fn keep(child: i32, relay: i32) -> ! {
+///
+/// It dies with the verifier: the parent-death signal (sent when the thread of the verifier
+/// that forked it ends, and again up to the verifier's last thread) makes it look at its
+/// parent; once that is not the verifier any more it kills everything below it and exits.
+unsafe fn keep(child: i32, relay: i32, verifier: i32) -> ! {
     close_all_except(relay);
     for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
         libc::signal(signal, libc::SIG_IGN);
     }
-    let mut status = wait_for(child);
+    // A handler the verifier installed must not run here (its descriptors are gone): both
+    // signals are blocked and taken by `sigtimedwait` in `wait_for`.
+    libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&raw mut set);
+    libc::sigaddset(&raw mut set, libc::SIGCHLD);
+    libc::sigaddset(&raw mut set, PARENT_DIED);
+    libc::sigprocmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut());
+    libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_DIED, 0, 0, 0);
+    let Some(mut status) = wait_for(child, verifier) else {
+        // The verifier is gone (killed): so is everything it started.
+        end_descendants();
+        libc::_exit(137)
+    };
     if relay >= 0 {
         let mut agent = 0i32;
         if libc::read(relay, (&raw mut agent).cast(), size_of::<i32>()) == 4 {
@@ -305,17 +437,37 @@ fn write_number(buffer: &mut [u8], at: usize, n: i32) -> usize {
     write_bytes(buffer, at, &digits[10 - len..])
 }
 
-/// Reaps every child until `pid` exits; its wait status.
-unsafe fn wait_for(pid: i32) -> i32 {
+/// Reaps every child until `pid` exits; its wait status. With a `verifier` (not 0), `None`
+/// as soon as our parent is not the verifier any more; `SIGCHLD` and [`PARENT_DIED`] must be
+/// blocked then: they are waited for, a second at most (the parent is looked at again).
+unsafe fn wait_for(pid: i32, verifier: i32) -> Option<i32> {
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&raw mut set);
+    libc::sigaddset(&raw mut set, libc::SIGCHLD);
+    libc::sigaddset(&raw mut set, PARENT_DIED);
+    let second = libc::timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
     loop {
         let mut status = 0;
-        let reaped = libc::waitpid(-1, &raw mut status, 0);
+        let flags = if verifier == 0 { 0 } else { libc::WNOHANG };
+        let reaped = libc::waitpid(-1, &raw mut status, flags);
         if reaped == pid {
-            return status;
+            return Some(status);
         }
-        if reaped < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        if reaped > 0 {
+            continue;
+        }
+        if reaped < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
             // No child left: cannot happen before `pid` is reaped.
-            return 127 << 8;
+            return Some(127 << 8);
+        }
+        if verifier != 0 {
+            if libc::getppid() != verifier {
+                return None;
+            }
+            libc::sigtimedwait(&raw const set, std::ptr::null_mut(), &raw const second);
         }
     }
 }
