@@ -10,8 +10,7 @@
 //! (`hostile`, `hostile_fs`, `faults`); `trust` (issue 29: where the token goes, pins only
 //! of hashed bytes, no writes through links), `bounds` (issue 29: every untrusted document
 //! and the configuration in bounded memory), `evidence` (issue 29: forged matrix parts and
-//! rows). Helpers that need the registry's types live in
-//! `common/`.
+//! rows). Helpers that need the registry's types live in `common/`.
 
 mod common;
 
