@@ -7,10 +7,13 @@
 //! ([`PREFIXED`]: the folder above the one holding the file found on `PATH`, links resolved,
 //! e.g. `~/.nvm/versions/node/v20`), and the files and folders the CA-bundle variables passed
 //! to agents name ([`CA_VARIABLES`]). Never allowed: anything that is, or contains, a protected
-//! root: `/`, the verifier's HOME, its current folder, the checkout around it and around the
-//! registry (the nearest folder above holding `.git`), `$GITHUB_WORKSPACE`, `$RUNNER_TEMP`
-//! and the run folder (other agents' sandboxes); such a candidate is left out, not narrowed.
-//! A folder inside HOME (`~/.local/bin`) is allowed; HOME itself is not.
+//! root: `/`, the verifier's HOME and the credential stores in it ([`HOME_SECRETS`]), its
+//! current folder; nor anything at, above or inside a sealed root: the checkout around the
+//! current folder and around the registry (the nearest folder above holding `.git`), the
+//! registry, `$GITHUB_WORKSPACE`, `$RUNNER_TEMP` and the run folder (other agents' sandboxes).
+//! Such a candidate is left out, not narrowed. A folder inside HOME (`~/.local/bin`,
+//! `~/.nvm/versions/node/v20`) is allowed; HOME itself is not, nor `~/.local` (it holds
+//! `~/.local/share`) or `~/.cargo` (it holds crates.io's token).
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -62,6 +65,30 @@ const ETC_DENIED: [&str; 25] = [
     "cups/ssl",
 ];
 
+/// Credential stores in the verifier's HOME: no allowed folder may hold one, so an install
+/// prefix such as `~/.cargo` (for `~/.cargo/bin/uv`) or `~/.local` is left out while its
+/// `bin` folder on `PATH` stays allowed.
+const HOME_SECRETS: [&str; 18] = [
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".docker",
+    ".kube",
+    ".config",
+    ".local/share",
+    ".local/state",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    ".gitconfig",
+    ".password-store",
+];
+
 /// Launchers and interpreters whose install prefix agents read: npm's own modules, Python's
 /// standard library, a version manager's shims and versions.
 const PREFIXED: [&str; 6] = ["node", "npm", "npx", "python3", "uv", "uvx"];
@@ -90,24 +117,36 @@ pub(crate) struct Host {
     pub(crate) ca: Vec<(String, OsString)>,
     /// Folders nothing allowed may be or contain.
     pub(crate) protected: Vec<PathBuf>,
+    /// Folders nothing allowed may be, contain or lie inside.
+    pub(crate) sealed: Vec<PathBuf>,
 }
 
 impl Host {
     /// This machine, for a run in `run_dir` of the registry at `registry`.
     pub(crate) fn current(registry: &Path, run_dir: &Path) -> Host {
-        let mut protected = vec![PathBuf::from("/"), run_dir.to_path_buf()];
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         let cwd = std::env::current_dir().ok();
-        for start in cwd.iter().map(PathBuf::as_path).chain([registry]) {
-            protected.push(start.to_path_buf());
-            protected.extend(checkout_of(start));
+        let mut protected = vec![PathBuf::from("/")];
+        protected.extend(cwd.clone());
+        if let Some(home) = var("HOME") {
+            protected.extend(HOME_SECRETS.iter().map(|s| home.join(s)));
+            protected.push(home);
         }
-        for name in ["HOME", "GITHUB_WORKSPACE", "RUNNER_TEMP"] {
-            protected.extend(
-                std::env::var_os(name)
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from),
-            );
-        }
+        let mut sealed = vec![run_dir.to_path_buf(), registry.to_path_buf()];
+        sealed.extend(
+            cwd.iter()
+                .chain([&registry.to_path_buf()])
+                .filter_map(|s| checkout_of(s)),
+        );
+        sealed.extend(
+            ["GITHUB_WORKSPACE", "RUNNER_TEMP"]
+                .into_iter()
+                .filter_map(var),
+        );
         Host {
             system: SYSTEM.iter().map(PathBuf::from).collect(),
             etc: PathBuf::from("/etc"),
@@ -117,17 +156,20 @@ impl Host {
                 .filter_map(|k| std::env::var_os(k).map(|v| (k.to_string(), v)))
                 .collect(),
             protected,
+            sealed,
         }
     }
 
     /// The read allow-list: every path that exists and is neither nor contains a protected
     /// root, deduplicated, links resolved.
     pub(crate) fn allowed(&self) -> Vec<PathBuf> {
-        let protected: Vec<PathBuf> = self
-            .protected
-            .iter()
-            .flat_map(|p| [p.clone(), canonical(p).unwrap_or_else(|| p.clone())])
-            .collect();
+        let both = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .flat_map(|p| [p.clone(), canonical(p).unwrap_or_else(|| p.clone())])
+                .collect()
+        };
+        let (protected, sealed) = (both(&self.protected), both(&self.sealed));
         let mut candidates: Vec<PathBuf> = self.system.clone();
         etc_children(&self.etc, Path::new(""), &mut candidates);
         let path_dirs: Vec<PathBuf> = self
@@ -156,6 +198,7 @@ impl Host {
             .into_iter()
             .filter_map(|c| canonical(&c))
             .filter(|c| !protected.iter().any(|p| p.starts_with(c)))
+            .filter(|c| !sealed.iter().any(|s| s.starts_with(c) || c.starts_with(s)))
             .filter(|c| seen.insert(c.clone()))
             .collect()
     }
@@ -302,6 +345,8 @@ mod tests {
                 "home/bin/python3",
                 "checkout/.git/config",
                 "checkout/bin/x",
+                "home/.cargo/bin/uv",
+                "home/.cargo/credentials.toml",
                 "certs/ca.pem",
             ],
         );
@@ -315,8 +360,10 @@ mod tests {
             home.join(".local/bin"),
             home.clone(),
             home.join("bin"),
+            home.join(".cargo/bin"),
             root.join("tools/node/v20/bin"),
             root.join("checkout"),
+            root.join("checkout/bin"),
             PathBuf::from("relative/bin"),
         ])
         .unwrap();
@@ -325,7 +372,8 @@ mod tests {
             etc: root.join("no-etc"),
             path: Some(path),
             ca: vec![("SSL_CERT_FILE".into(), root.join("certs/ca.pem").into())],
-            protected: vec![home.clone(), root.join("checkout")],
+            protected: vec![home.clone(), home.join(".cargo/credentials.toml")],
+            sealed: vec![root.join("checkout")],
         };
         let allowed = relative(root, &host.allowed());
         assert_eq!(
@@ -334,12 +382,14 @@ mod tests {
                 "usr",
                 "home/.local/bin",
                 "home/bin",
+                "home/.cargo/bin",
                 "tools/node/v20/bin",
                 "tools/node/v20",
                 "tools/node/v20/lib/node_modules/npm",
                 "certs/ca.pem",
             ],
-            "HOME (PATH entry, and the prefix of home/bin/python3) and the checkout are left out"
+            "HOME (PATH entry, and the prefix of home/bin/python3), ~/.cargo (uv's prefix, holding \
+             a token) and the checkout with what is inside it are left out"
         );
     }
 
