@@ -11,7 +11,8 @@
 //! current folder; nor anything at, above or inside a sealed root: the checkout around the
 //! current folder and around the registry (the nearest folder above holding `.git`), the
 //! registry, `$GITHUB_WORKSPACE`, `$RUNNER_TEMP` and the run folder (other agents' sandboxes).
-//! Such a candidate is left out, not narrowed. A folder inside HOME (`~/.local/bin`,
+//! Such a candidate is left out, not narrowed, but for a system folder holding such a root
+//! (a checkout in `/usr/src/app`), which is replaced by its children down to the root's folder. A folder inside HOME (`~/.local/bin`,
 //! `~/.nvm/versions/node/v20`) is allowed; HOME itself is not, nor `~/.local` (it holds
 //! `~/.local/share`) or `~/.cargo` (it holds crates.io's token).
 
@@ -170,7 +171,15 @@ impl Host {
                 .collect()
         };
         let (protected, sealed) = (both(&self.protected), both(&self.sealed));
-        let mut candidates: Vec<PathBuf> = self.system.clone();
+        let roots: Vec<&Path> = protected
+            .iter()
+            .chain(&sealed)
+            .map(PathBuf::as_path)
+            .collect();
+        let mut candidates = Vec::new();
+        for system in self.system.iter().filter_map(|s| canonical(s)) {
+            narrowed(&system, &roots, SYSTEM_DEPTH, &mut candidates);
+        }
         etc_children(&self.etc, Path::new(""), &mut candidates);
         let path_dirs: Vec<PathBuf> = self
             .path
@@ -201,6 +210,32 @@ impl Host {
             .filter(|c| !sealed.iter().any(|s| s.starts_with(c) || c.starts_with(s)))
             .filter(|c| seen.insert(c.clone()))
             .collect()
+    }
+}
+
+/// How deep a system folder is narrowed around a protected root inside it.
+const SYSTEM_DEPTH: usize = 12;
+
+/// Pushes `folder` onto `out`, or, when a protected or sealed root lies strictly inside it (a
+/// checkout in `/usr/src/app`, as container images often have), its children instead,
+/// narrowed the same way down to the root's own folder, which is left out: a system folder
+/// holding the checkout still lends the agent its libraries.
+fn narrowed(folder: &Path, roots: &[&Path], depth: usize, out: &mut Vec<PathBuf>) {
+    let inside = |r: &&Path| r.starts_with(folder) && *r != folder;
+    if !roots.iter().any(inside) {
+        out.push(folder.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    if depth == 0 || roots.contains(&folder) {
+        return;
+    }
+    let mut children: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    children.sort();
+    for child in children {
+        narrowed(&child, roots, depth - 1, out);
     }
 }
 
@@ -402,6 +437,30 @@ mod tests {
         );
         let found = checkout_of(&dir.path().join("repo/registry/a")).unwrap();
         assert_eq!(found, dir.path().join("repo").canonicalize().unwrap());
+    }
+
+    #[test]
+    fn a_system_folder_holding_the_checkout_is_narrowed_around_it_not_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        tree(
+            root,
+            &[
+                "usr/bin/node",
+                "usr/lib/libc.so",
+                "usr/src/other/x",
+                "usr/src/app/.git/config",
+                "usr/src/app/registry/a/agent.json",
+            ],
+        );
+        let host = Host {
+            system: vec![root.join("usr")],
+            etc: root.join("no-etc"),
+            sealed: vec![root.join("usr/src/app")],
+            ..Host::default()
+        };
+        let allowed = relative(root, &host.allowed());
+        assert_eq!(allowed, ["usr/bin", "usr/lib", "usr/src/other"]);
     }
 
     #[test]
