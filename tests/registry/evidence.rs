@@ -570,30 +570,19 @@ fn verify_fails_a_launch_its_protocol_version_decides_whatever_severity_the_poli
     );
 }
 
-/// `matrix merge PART --out merged.json` in `dir`: its exit code and peak RSS in KiB, from
-/// `wait4`.
+/// `matrix merge PART --out merged.json` in `dir`: its exit code and peak RSS in KiB (the
+/// child's own high-water mark: `wait4` would count the test process's memory shared between
+/// fork and exec).
 #[cfg(target_os = "linux")]
 fn merge_measured(dir: &Path, part: &str) -> (i32, i64) {
-    // Reaped below by wait4, which also gives its resource usage.
-    #[allow(clippy::zombie_processes)]
-    let child = std::process::Command::new(crate::REGISTRY)
+    let mut command = std::process::Command::new(crate::REGISTRY);
+    command
         .args(["matrix", "merge", part, "--out", "merged.json"])
         .env("ACP_REGISTRY_TEST_NOW", NOW)
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    // SAFETY: wait4 on our own child, with pointers to locals.
-    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (code, usage.ru_maxrss)
+        .current_dir(dir);
+    let (output, peak) = acp_test_kit::rss::run_measured(&mut command);
+    let kib = i64::try_from(peak / 1024).unwrap_or(i64::MAX);
+    (output.status.code().unwrap_or(-1), kib)
 }
 
 /// The peak RSS `matrix merge` stays under on any part: 32 MiB of file, 250,000 JSON values
