@@ -12,8 +12,8 @@
 //! order, not tested, quarantine, `matrix` and `--changed-only`, `build --matrix`; shards (a
 //! partition for N = 1…8 composing with `--agent` and `--type`, stable when an entry is added,
 //! `matrix merge` equal to the unsharded `matrix.json` and `matrix.md` byte for byte, refused
-//! mismatches, overlaps and missing shards); a flooding agent under a peak-RSS bound measured with
-//! `wait4`, a never-reading agent ending within `--timeout` plus the grace, the
+//! mismatches, overlaps and missing shards); a flooding agent under a peak-RSS bound (the verifier's
+//! own high-water mark), a never-reading agent ending within `--timeout` plus the grace, the
 //! `$GITHUB_STEP_SUMMARY` table. `bench/verify.sh` and `bench/verify_flood.sh` measure time and
 //! peak memory against the same agents.
 #![cfg(unix)]
@@ -894,12 +894,12 @@ struct Measured {
 }
 
 /// Run `verify ARGS` in `root`, killed after `guard` so that a hang fails instead of blocking
-/// the suite; its peak RSS comes from `wait4` (the verifier and the agents it waited for:
-/// the largest of them).
+/// the suite; its peak RSS is the verifier's own high-water mark, polled (not `wait4`'s, which
+/// would count the test process's memory the child shared between fork and exec).
 fn measured(root: &Path, args: &[&str], guard: std::time::Duration) -> Measured {
     use std::io::Read;
     let started = std::time::Instant::now();
-    // Reaped below by wait4, which also gives its resource usage.
+    // Reaped below by wait4.
     #[allow(clippy::zombie_processes)]
     let mut child = common::verify::command(root, args)
         .arg("--no-cache")
@@ -916,8 +916,10 @@ fn measured(root: &Path, args: &[&str], guard: std::time::Duration) -> Measured 
     let pid = child.id() as libc::pid_t;
     let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
     let mut killed = false;
+    let mut peak_kib = 0;
     // SAFETY: wait4 on our own child, with pointers to locals.
     while unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) } == 0 {
+        peak_kib = peak_kib.max(acp_test_kit::rss::high_water_of(child.id()).unwrap_or(0));
         if started.elapsed() > guard && !killed {
             killed = true;
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -939,7 +941,7 @@ fn measured(root: &Path, args: &[&str], guard: std::time::Duration) -> Measured 
             stderr: String::new(),
         },
         elapsed,
-        peak_rss_kib: usage.ru_maxrss,
+        peak_rss_kib: i64::try_from(peak_kib).unwrap_or(i64::MAX),
         killed,
     }
 }

@@ -57,6 +57,12 @@ pub fn run_measured(command: &mut Command) -> (Output, u64) {
     (output, peak)
 }
 
+/// The peak resident set size of the running process `pid` so far, in KiB (`None` once it is
+/// gone or a zombie).
+pub fn high_water_of(pid: u32) -> Option<u64> {
+    high_water_kib(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
 /// The `VmHWM:` line of a `/proc/<pid>/status` text, in KiB.
 fn high_water_kib(status: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
