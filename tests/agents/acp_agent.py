@@ -135,15 +135,15 @@ def try_read(path):
 
 def reads():
     """What of $READ_PROBES (separated by os.pathsep) and of $READ_SIBLING (a path relative
-    to the run folder, above our sandbox) the agent can read; waits up to 30 s for the
-    sibling, which another agent writes."""
+    to the run folder, above our sandbox) the agent can read; waits up to 5 s for the
+    sibling, which another agent writes (and which stays until the run ends)."""
     paths = [p for p in os.environ.get("READ_PROBES", "").split(os.pathsep) if p]
     sibling = os.environ.get("READ_SIBLING")
     if sibling:
         # $HOME is <run>/<job>/sandbox/home.
         run = os.path.dirname(os.path.dirname(os.path.dirname(os.environ["HOME"])))
         path = os.path.join(run, sibling)
-        for _ in range(300):
+        for _ in range(50):
             if os.path.lexists(path):
                 break
             time.sleep(0.1)
@@ -208,8 +208,26 @@ def probe():
         if os.path.basename(folder).startswith("acp-registry-verify-"):
             break
         folder = os.path.dirname(folder)
-    return {"secrets": secrets_seen(os.environ["SECRET_NAME"]), "fds": fds, "writes": writes, "modes": modes,
-            "reads": reads(), "processes": processes(), "self": try_read("/proc/self/status")}
+    timings = {}
+    secrets = timed(timings, "secrets", lambda: secrets_seen(os.environ["SECRET_NAME"]), {})
+    found = timed(timings, "reads", reads, {})
+    listed = timed(timings, "processes", processes, {})
+    return {"secrets": secrets, "fds": fds, "writes": writes, "modes": modes, "reads": found,
+            "processes": listed, "self": try_read("/proc/self/status"), "timings": timings}
+
+
+def timed(timings, name, work, fallback, limit=8.0):
+    """`work()` in a thread for at most `limit` seconds (a read of another process's /proc
+    file can wait on that process's locks): its value, else `fallback`; the seconds it took
+    (or "timeout") go into `timings`, so a slow probe says which part was slow."""
+    import threading
+    box = {}
+    started = time.monotonic()
+    worker = threading.Thread(target=lambda: box.setdefault("value", work()), daemon=True)
+    worker.start()
+    worker.join(limit)
+    timings[name] = round(time.monotonic() - started, 3) if "value" in box else "timeout"
+    return box.get("value", fallback)
 
 
 def initialize_result():
