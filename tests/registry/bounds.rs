@@ -397,17 +397,28 @@ fn collab_folder() -> (tempfile::TempDir, PathBuf) {
     (work, folder)
 }
 
-/// `acp-collab <command> --folder <folder>`, measured: (exit code, stdout and stderr, peak).
-fn collab_measured(command: &str, folder: &Path) -> (Option<i32>, String, u64) {
-    let mut run = Command::new(crate::collab());
-    run.args([command, "--folder"]).arg(folder);
-    let (output, peak) = acp_test_kit::rss::run_measured(&mut run);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.code(), text, peak)
+/// Each `acp-collab <command> --folder <folder>` exits 2 saying `expected`, its peak memory
+/// under the bound.
+fn assert_collab_refuses(commands: &[&str], folder: &Path, expected: &str) {
+    for command in commands {
+        let mut run = Command::new(crate::collab());
+        run.args([command, "--folder"]).arg(folder);
+        let (output, peak) = acp_test_kit::rss::run_measured(&mut run);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let shown: String = text.chars().take(2000).collect();
+        assert_eq!(output.status.code(), Some(2), "{command}: {shown}");
+        assert!(text.contains(expected), "{command}: {shown}");
+        assert!(
+            peak < LAST_GOOD_BOUND,
+            "{command} peaked at {} MiB, over the {} MiB bound",
+            peak >> 20,
+            LAST_GOOD_BOUND >> 20
+        );
+    }
 }
 
 #[test]
@@ -421,20 +432,11 @@ fn collab_protocol_json_of_tiny_values_is_refused_before_it_is_built_in_bounded_
         tiny_values(SIXTY_MIB)
     );
     std::fs::write(&path, padded).unwrap();
-    for command in ["validate", "status"] {
-        let (code, text, peak) = collab_measured(command, &folder);
-        assert_eq!(code, Some(2), "{command}: {text}");
-        assert!(
-            text.contains("invalid protocol.json: more than 100000 JSON values"),
-            "{command}: {text}"
-        );
-        assert!(
-            peak < LAST_GOOD_BOUND,
-            "{command} peaked at {} MiB, over the {} MiB bound",
-            peak >> 20,
-            LAST_GOOD_BOUND >> 20
-        );
-    }
+    assert_collab_refuses(
+        &["validate", "status"],
+        &folder,
+        "invalid protocol.json: more than 100000 JSON values",
+    );
 }
 
 #[test]
@@ -453,26 +455,11 @@ fn collab_events_of_tiny_values_under_the_line_cap_are_bounded_over_the_whole_lo
         );
         std::io::Write::write_all(&mut log, line.as_bytes()).unwrap();
     }
-    for command in ["validate", "status", "log"] {
-        let (code, text, peak) = collab_measured(command, &folder);
-        assert_eq!(
-            code,
-            Some(2),
-            "{command}: {}",
-            &text[..text.len().min(2000)]
-        );
-        assert!(
-            text.contains("events.jsonl line 2 and the lines after it were not read: the log holds more than 1000000 JSON values in all"),
-            "{command}: {}",
-            &text[..text.len().min(2000)]
-        );
-        assert!(
-            peak < LAST_GOOD_BOUND,
-            "{command} peaked at {} MiB, over the {} MiB bound",
-            peak >> 20,
-            LAST_GOOD_BOUND >> 20
-        );
-    }
+    assert_collab_refuses(
+        &["validate", "status", "log"],
+        &folder,
+        "events.jsonl line 2 and the lines after it were not read: the log holds more than 1000000 JSON values in all",
+    );
 }
 
 #[test]
