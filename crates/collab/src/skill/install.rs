@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::bundle::folder_name;
 use super::clients::{agent, seen_by, targets, Roots, Scope};
 use super::record::{
-    classify, inspect, install_files, io, read_tree, refuse_links, resolve, write_tree, Found,
+    checked_targets, classify, inspect, install_files, io, read_tree, write_tree, Found,
 };
 use crate::error::CollabError;
 use acp_registry_core::fs::Kind;
@@ -68,12 +68,7 @@ pub(crate) fn install(opts: &InstallOptions) -> Result<InstallReport, CollabErro
     let dirs = targets(agent, opts.scope, &opts.roots)?;
     let root = opts.roots.base(opts.scope)?;
     // Every link is refused before anything is removed or written (`--force` included).
-    let mut real = Vec::new();
-    for dir in &dirs {
-        let (base, at) = resolve(root, dir, opts.follow_links)?;
-        refuse_links(&base, &at)?;
-        real.push((base, at));
-    }
+    let real = checked_targets(root, &dirs, opts.follow_links)?;
     let files = install_files(&opts.binary);
     let mut plan = Vec::new();
     for (dir, (base, at)) in dirs.iter().zip(&real) {

@@ -156,6 +156,22 @@ pub(crate) fn refuse_links(base: &Path, dir: &Path) -> Result<(), CollabError> {
     }
 }
 
+/// Every skill folder of `dirs` below `root`, resolved ([`resolve`]) and checked for links
+/// ([`refuse_links`]) before anything is removed or written: `(base, dir)` per folder.
+pub(crate) fn checked_targets(
+    root: &Path,
+    dirs: &[PathBuf],
+    follow_links: bool,
+) -> Result<Vec<(PathBuf, PathBuf)>, CollabError> {
+    dirs.iter()
+        .map(|dir| {
+            let (base, at) = resolve(root, dir, follow_links)?;
+            refuse_links(&base, &at)?;
+            Ok((base, at))
+        })
+        .collect()
+}
+
 /// Where `skill install` / `skill uninstall` act on one skill folder: the folder it checks
 /// links below (`base`) and the skill folder itself (`dir`).
 pub(crate) fn resolve(

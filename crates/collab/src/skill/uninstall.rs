@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::bundle::{folder_name, ENGINE_VERSION, MARKER};
 use super::clients::{agent, seen_by, targets, Roots, Scope};
-use super::record::{inspect, io, read_tree, refuse_links, resolve, Found};
+use super::record::{checked_targets, inspect, io, read_tree, Found};
 use crate::error::CollabError;
 use acp_registry_core::fs::Kind;
 
@@ -43,12 +43,10 @@ pub(crate) fn uninstall(opts: &UninstallOptions) -> Result<Vec<(PathBuf, Removal
     let agent = agent(&opts.agent)?;
     let dirs = targets(agent, opts.scope, &opts.roots)?;
     let root = opts.roots.base(opts.scope)?;
-    let mut real = Vec::new();
-    for dir in &dirs {
-        let (base, at) = resolve(root, dir, opts.follow_links)?;
-        refuse_links(&base, &at)?;
-        real.push(at);
-    }
+    let real: Vec<PathBuf> = checked_targets(root, &dirs, opts.follow_links)?
+        .into_iter()
+        .map(|(_, at)| at)
+        .collect();
     for dir in &real {
         match inspect(dir)? {
             Found::Absent | Found::Ours { .. } => {}
