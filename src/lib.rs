@@ -43,6 +43,7 @@ pub mod archive {
     };
 }
 
+pub use acp_registry_client::net::{Client, NetConfig, NetError, TEST_ALLOW_LOOPBACK_ENV};
 pub use acp_registry_core::acp;
 pub use diagnostics::{
     render, render_github_summary, rules_markdown, Code, Report, ReportFormat, Severity,
@@ -50,7 +51,6 @@ pub use diagnostics::{
 pub use manifest::distribution::Kind as DistributionKind;
 pub use manifest::edit::{Editor, Position};
 pub use manifest::{escape_pointer, parse, Node, NodeValue};
-pub use net::{Client, NetConfig, NetError, TEST_ALLOW_LOOPBACK_ENV};
 pub use publish::site_agents;
 pub use registry::check_registry;
 pub use registry::config::MAX_MIN_AGE_DAYS;

@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 
 use super::jsonc::{escape_pointer, Member, Node, NodeValue};
 use super::{DISTRIBUTION_KINDS, PLATFORMS};
+pub(crate) use acp_registry_client::platform::ArchiveFormat;
+pub use acp_registry_client::platform::Kind;
+pub(crate) use acp_registry_client::platform::{archive_file_name, current_platform};
 use acp_registry_core::source::Span;
 
 /// What identifies one kind of a manifest's `distribution` (`binary` as a whole, `npx`,
@@ -116,40 +119,6 @@ impl<'a> Written<'a> {
         } else {
             format!("{}/binary/{key}", self.base)
         }
-    }
-}
-
-/// How a distribution launches.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Per-platform archives or executables.
-    Binary,
-    /// An npm package run by `npx`.
-    Npx,
-    /// A `PyPI` package run by `uvx`.
-    Uvx,
-}
-
-impl Kind {
-    /// Every kind, in output order.
-    pub const ALL: [Kind; 3] = [Kind::Binary, Kind::Npx, Kind::Uvx];
-
-    /// The key naming this kind under `distribution`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Binary => "binary",
-            Kind::Npx => "npx",
-            Kind::Uvx => "uvx",
-        }
-    }
-}
-
-impl std::fmt::Display for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -310,23 +279,6 @@ impl Distribution {
     }
 }
 
-/// The platform key of the machine running this code, when it is one of [`PLATFORMS`].
-pub(crate) fn current_platform() -> Option<&'static str> {
-    let os = match std::env::consts::OS {
-        "macos" => "darwin",
-        "linux" => "linux",
-        "windows" => "windows",
-        _ => return None,
-    };
-    let arch = match std::env::consts::ARCH {
-        "aarch64" => "aarch64",
-        "x86_64" => "x86_64",
-        _ => return None,
-    };
-    let key = format!("{os}-{arch}");
-    PLATFORMS.into_iter().find(|p| *p == key)
-}
-
 fn target(slot: &Slot, pointer: String) -> Option<BinaryTarget> {
     let node = slot.node;
     node.as_object()?;
@@ -473,70 +425,6 @@ mod tests {
         if let Some(p) = current_platform() {
             assert!(PLATFORMS.contains(&p));
         }
-    }
-}
-
-/// The file name an archive URL ends in (query and fragment dropped), or `default` when the
-/// last segment is empty or hidden.
-pub(crate) fn archive_file_name<'a>(url: &'a str, default: &'a str) -> &'a str {
-    let name = url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("")
-        .rsplit('/')
-        .next()
-        .unwrap_or("");
-    if name.is_empty() || name.starts_with('.') {
-        default
-    } else {
-        name
-    }
-}
-
-/// How a binary target's download is packed, told by its file name: one of the archive
-/// formats clients extract, or the executable itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArchiveFormat {
-    /// `.zip`.
-    Zip,
-    /// `.tar.gz` or `.tgz`.
-    TarGz,
-    /// `.tar.bz2` or `.tbz2`.
-    TarBz2,
-    /// `.tar.xz`.
-    TarXz,
-    /// The download is the executable itself.
-    Raw,
-}
-
-impl ArchiveFormat {
-    /// Every extension clients extract, with its format, in the order messages list them.
-    pub const EXTENSIONS: [(&'static str, ArchiveFormat); 6] = [
-        (".zip", ArchiveFormat::Zip),
-        (".tar.gz", ArchiveFormat::TarGz),
-        (".tgz", ArchiveFormat::TarGz),
-        (".tar.bz2", ArchiveFormat::TarBz2),
-        (".tbz2", ArchiveFormat::TarBz2),
-        (".tar.xz", ArchiveFormat::TarXz),
-    ];
-
-    /// The format of a file name by its extension (ASCII case ignored); `Raw` for any other.
-    pub fn of_file_name(name: &str) -> ArchiveFormat {
-        let lower = name.to_ascii_lowercase();
-        Self::EXTENSIONS
-            .iter()
-            .find(|(extension, _)| lower.ends_with(extension))
-            .map_or(ArchiveFormat::Raw, |&(_, format)| format)
-    }
-
-    /// The format of a URL or file name, query and fragment ignored.
-    pub fn of(url: &str) -> ArchiveFormat {
-        Self::of_file_name(url.split(['?', '#']).next().unwrap_or(""))
-    }
-
-    /// The extensions clients extract, `.zip` first.
-    pub fn extensions() -> impl Iterator<Item = &'static str> {
-        Self::EXTENSIONS.iter().map(|&(extension, _)| extension)
     }
 }
 

@@ -27,14 +27,7 @@ pub(crate) const MAX_ICON_BYTES: u64 = 32 * 1024;
 pub(crate) const MAX_README_BYTES: u64 = 64 * 1024;
 
 /// The six platform keys of `distribution.binary`.
-pub(crate) const PLATFORMS: [&str; 6] = [
-    "darwin-aarch64",
-    "darwin-x86_64",
-    "linux-aarch64",
-    "linux-x86_64",
-    "windows-aarch64",
-    "windows-x86_64",
-];
+pub(crate) use acp_registry_client::platform::PLATFORMS;
 
 /// Distribution kinds, in output order.
 pub(crate) const DISTRIBUTION_KINDS: [&str; 3] = ["binary", "npx", "uvx"];

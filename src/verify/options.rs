@@ -42,7 +42,7 @@ pub struct Options {
     /// Only these distribution kinds (comma-separated).
     #[arg(
         long = "type",
-        value_enum,
+        value_parser = kind_parser(),
         value_name = "KIND,...",
         value_delimiter = ','
     )]
@@ -127,12 +127,17 @@ pub struct Options {
     pub(crate) sole_parent: bool,
 }
 
-// `--type`'s values, listed bare as they always were.
-flags::bare_value_enum!(Kind {
-    Kind::Binary => "binary",
-    Kind::Npx => "npx",
-    Kind::Uvx => "uvx",
-});
+/// `--type`'s values, listed bare as they always were (`Kind` is the client library's, so it
+/// cannot implement clap's `ValueEnum` here).
+fn kind_parser() -> impl clap::builder::TypedValueParser<Value = Kind> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(Kind::ALL.map(Kind::as_str)).map(|name| {
+        Kind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+            .expect("a listed value")
+    })
+}
 
 impl Options {
     /// The defaults with these network settings and this deadline per ACP request: what a

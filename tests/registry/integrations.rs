@@ -879,13 +879,14 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn cargo_package_ships_every_file_the_build_embeds_and_no_test_data() {
     // (package, its folder, the documents it ships besides its sources)
-    let packages: [(&str, &str, &[&str]); 3] = [
+    let packages: [(&str, &str, &[&str]); 4] = [
         (
             "acp-registry",
             "",
             &["LICENSE", "README.md", "CHANGELOG.md"],
         ),
         ("acp-registry-core", "crates/core", &[]),
+        ("acp-registry-client", "crates/client", &["README.md"]),
         ("acp-collab", "crates/collab", &[]),
     ];
     for (package, dir, documents) in packages {
@@ -967,17 +968,51 @@ fn package_ships_what_its_build_embeds(package: &str, dir: &Path, documents: &[&
 /// JSON Schema, templates, archive formats or async runtime.
 #[test]
 fn acp_collab_depends_on_no_http_schema_template_or_archive_crate() {
+    let forbidden = [
+        "reqwest",
+        "rustls",
+        "hyper",
+        "jsonschema",
+        "minijinja",
+        "tar",
+        "zip",
+        "flate2",
+        "xz2",
+        "bzip2",
+        "tokio",
+    ];
+    assert_links_none("acp-collab", &forbidden);
+}
+
+/// The client library editors embed links only what installing and running needs: no JSON
+/// Schema, templates, Markdown, site or manifest-parsing crates, no argument parser, no ACP
+/// schema (it hands the agent's stdio to the caller).
+#[test]
+fn the_client_library_depends_on_no_schema_template_site_or_cli_crate() {
+    let forbidden = [
+        "jsonschema",
+        "minijinja",
+        "pulldown-cmark",
+        "ammonia",
+        "jsonc-parser",
+        "saphyr",
+        "roxmltree",
+        "spdx",
+        "annotate-snippets",
+        "rayon",
+        "indicatif",
+        "clap",
+        "agent-client-protocol-schema",
+        "acp-registry",
+    ];
+    assert_links_none("acp-registry-client", &forbidden);
+}
+
+/// `cargo tree` of `package` (normal dependencies) holds the core and none of `forbidden`.
+fn assert_links_none(package: &str, forbidden: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
-        .args([
-            "tree",
-            "-p",
-            "acp-collab",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ])
+        .args(["tree", "-p", package, "-e", "normal", "--prefix", "none"])
         .args(["--offline", "--format", "{p}"])
         .current_dir(repo_root())
         .output()
@@ -993,24 +1028,11 @@ fn acp_collab_depends_on_no_http_schema_template_or_archive_crate() {
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     assert!(names.contains("acp-registry-core"), "{names:?}");
-    let forbidden = [
-        "reqwest",
-        "rustls",
-        "hyper",
-        "jsonschema",
-        "minijinja",
-        "tar",
-        "zip",
-        "flate2",
-        "xz2",
-        "bzip2",
-        "tokio",
-    ];
-    let linked: Vec<&str> = forbidden
-        .into_iter()
-        .filter(|name| names.contains(name))
+    let linked: Vec<&&str> = forbidden
+        .iter()
+        .filter(|name| names.contains(**name))
         .collect();
-    assert!(linked.is_empty(), "acp-collab depends on {linked:?}");
+    assert!(linked.is_empty(), "{package} depends on {linked:?}");
 }
 
 #[test]

@@ -12,7 +12,9 @@
 
 // The public surface: these six modules, each a shared library of both tools. Inside them `pub`
 // marks what a tool uses; the rest is `pub(crate)`.
+#[cfg(feature = "acp")]
 pub mod acp;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod escape;
 pub mod fs;

@@ -1,4 +1,5 @@
-//! The crate's only HTTP client (reqwest + tokio, rustls): polite, bounded and safe.
+//! The only HTTP client of the client library and of the `acp-registry` tool (reqwest + tokio,
+//! rustls): polite, bounded and safe.
 //!
 //! - Politeness: a global in-flight limit and a per-host limit (semaphores held for one
 //!   attempt, released while waiting to retry), per-request timeouts, retries with
@@ -40,17 +41,17 @@ mod error;
 mod guard;
 mod headers;
 mod hop;
-pub(crate) mod json;
+pub mod json;
 mod memo;
 mod retry;
 mod runtime;
 
-pub(crate) use body::read_json_with;
+pub use body::read_json_with;
 pub use client::Client;
-pub(crate) use client::Probed;
+pub use client::Probed;
 pub use config::{NetConfig, TEST_ALLOW_LOOPBACK_ENV};
 pub use error::NetError;
-pub(crate) use headers::Headers;
-pub(crate) use hop::Bearer;
-pub(crate) use retry::retry_after;
-pub(crate) use runtime::runtime;
+pub use headers::Headers;
+pub use hop::Bearer;
+pub use retry::retry_after;
+pub use runtime::runtime;

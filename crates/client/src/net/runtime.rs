@@ -3,7 +3,7 @@
 /// The tokio runtime the network work of a command runs on: two workers (the work waits on
 /// sockets, it does not compute), with timers and I/O. Every command that asks the network
 /// builds its runtime here.
-pub(crate) fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

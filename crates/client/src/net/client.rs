@@ -51,10 +51,10 @@ pub struct Download {
 /// One answer of [`Client::api_page`]: the body (at most the document cap) only when the
 /// status is 200, for the caller to read into its own typed view.
 #[derive(Debug, Clone)]
-pub(crate) struct ApiPage {
-    pub(crate) status: u16,
-    pub(crate) headers: Headers,
-    pub(crate) body: Option<Vec<u8>>,
+pub struct ApiPage {
+    pub status: u16,
+    pub headers: Headers,
+    pub body: Option<Vec<u8>>,
 }
 
 /// What an API request adds: a bearer token for one origin.
@@ -182,7 +182,7 @@ impl Client {
     /// rate-limited page is asked again). The bearer token goes only to hops on its origin
     /// (a redirect elsewhere is followed without it). A 429 is returned at once, not retried:
     /// the caller reads the API's own rate-limit headers. The body is read only on 200.
-    pub(crate) async fn api_page(
+    pub async fn api_page(
         &self,
         url: &Url,
         accept: &str,
@@ -215,7 +215,7 @@ impl Client {
     /// `accept` and the bearer token (only to hops on its origin); `Ok(None)` on 404 or 410.
     /// One request per URL and type per run. Any other status, a rate limit included, is
     /// [`NetError::Status`]: callers of a single document fall back rather than wait.
-    pub(crate) async fn api_document<T>(
+    pub async fn api_document<T>(
         &self,
         url: &Url,
         accept: &str,
@@ -328,7 +328,7 @@ impl Client {
     /// Download `url` into the new file `dest` (at most `cap` bytes), hashing it as it
     /// streams; one attempt per retry, each written beside `dest` and renamed over it only
     /// when complete (`fs::atomic`). Not memoised: the caller owns `dest`.
-    pub(crate) async fn download_to(
+    pub async fn download_to(
         &self,
         url: &str,
         cap: u64,

@@ -17,7 +17,7 @@ pub(crate) fn retryable_status(status: u16) -> bool {
 
 /// The delay a `Retry-After` header asks for: delta-seconds or an IMF-fixdate
 /// (`Sun, 06 Nov 1994 08:49:37 GMT`), measured from `now`. Unparseable values give `None`.
-pub(crate) fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));

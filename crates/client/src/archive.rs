@@ -26,7 +26,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// How an archive is packed, from its file name: the one list of formats, shared with the
 /// rules and the site's snippets.
-pub use crate::manifest::distribution::ArchiveFormat;
+pub use crate::platform::ArchiveFormat;
 
 /// The default of `verify --unpack-cap`: the bytes one archive may unpack to, in MiB.
 pub const DEFAULT_UNPACK_CAP_MIB: u64 = 2048;

@@ -117,7 +117,7 @@ pub(super) fn read_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, NetError>
 
 /// [`read_json`] through a seed (a view that hands each item to its caller as it is read),
 /// for an [`ApiPage`](super::client::ApiPage)'s body.
-pub(crate) fn read_json_with<'de, S: serde::de::DeserializeSeed<'de>>(
+pub fn read_json_with<'de, S: serde::de::DeserializeSeed<'de>>(
     body: &'de [u8],
     seed: S,
 ) -> Result<S::Value, NetError> {

@@ -18,15 +18,15 @@ use serde::de::{
 use serde::Deserialize;
 
 /// The longest version key or tag name kept (semver's own limit is 256 characters).
-pub(crate) const MAX_VERSION_LEN: usize = 256;
+pub const MAX_VERSION_LEN: usize = 256;
 /// The most versions (npm) or releases (`PyPI`) one document may list.
-pub(crate) const MAX_VERSIONS: usize = 50_000;
+pub const MAX_VERSIONS: usize = 50_000;
 /// The longest message kept (npm `deprecated`, `PyPI` `yanked_reason`); longer ones are cut.
-pub(crate) const MAX_MESSAGE_LEN: usize = 512;
+pub const MAX_MESSAGE_LEN: usize = 512;
 
 /// A value of which one JSON type is wanted; any other type reads as `Default` and its
 /// content is skipped without allocating.
-pub(crate) trait Lenient: Sized + Default {
+pub trait Lenient: Sized + Default {
     /// A JSON string.
     fn string(_: &str) -> Self {
         Self::default()
@@ -48,7 +48,7 @@ pub(crate) trait Lenient: Sized + Default {
 }
 
 /// Deserialises a [`Lenient`] value from any JSON value.
-pub(crate) fn lenient<'de, D: Deserializer<'de>, T: Lenient>(d: D) -> Result<T, D::Error> {
+pub fn lenient<'de, D: Deserializer<'de>, T: Lenient>(d: D) -> Result<T, D::Error> {
     d.deserialize_any(LenientVisitor(PhantomData))
 }
 
@@ -87,6 +87,8 @@ impl<'de, T: Lenient> Visitor<'de> for LenientVisitor<T> {
 }
 
 /// Implements `Deserialize` through [`lenient`].
+#[doc(hidden)]
+#[macro_export]
 macro_rules! deserialize_leniently {
     ($($ty:ty),* $(,)?) => {$(
         impl<'de> serde::Deserialize<'de> for $ty {
@@ -96,11 +98,11 @@ macro_rules! deserialize_leniently {
         }
     )*};
 }
-pub(crate) use deserialize_leniently;
+pub use crate::deserialize_leniently;
 
 /// A string of at most `N` bytes; a longer one, or a value that is not a string, is `None`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Text<const N: usize>(pub(crate) Option<String>);
+pub struct Text<const N: usize>(pub Option<String>);
 
 impl<const N: usize> Lenient for Text<N> {
     fn string(s: &str) -> Self {
@@ -116,7 +118,7 @@ impl<'de, const N: usize> Deserialize<'de> for Text<N> {
 
 /// A message: a string cut to [`MAX_MESSAGE_LEN`] bytes (at a character, marked `…`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Message(pub(crate) Option<String>);
+pub struct Message(pub Option<String>);
 
 impl Lenient for Message {
     fn string(s: &str) -> Self {
@@ -133,7 +135,7 @@ impl Lenient for Message {
 
 /// A boolean; anything else is `None`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Flag(pub(crate) Option<bool>);
+pub struct Flag(pub Option<bool>);
 
 impl Lenient for Flag {
     fn boolean(b: bool) -> Self {
@@ -145,7 +147,7 @@ deserialize_leniently!(Message, Flag);
 
 /// An object read as `T` (a derived struct: unknown members skipped); anything else is `None`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Obj<T>(pub(crate) Option<T>);
+pub struct Obj<T>(pub Option<T>);
 
 impl<T> Default for Obj<T> {
     fn default() -> Self {
@@ -169,7 +171,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Obj<T> {
 /// an object; keys longer than [`MAX_VERSION_LEN`] are skipped; more than [`MAX_VERSIONS`]
 /// keys make the whole document an error. A repeated key keeps its last value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Versions<V>(pub(crate) Option<BTreeMap<String, V>>);
+pub struct Versions<V>(pub Option<BTreeMap<String, V>>);
 
 impl<V> Default for Versions<V> {
     fn default() -> Self {
@@ -206,9 +208,9 @@ impl<'de, V: DeserializeOwned> Deserialize<'de> for Versions<V> {
 /// A list of which the first `MAX` elements are kept (each read as `T`) and the rest skipped
 /// without allocating; `total` counts them all. Anything but a list is empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct List<T, const MAX: usize> {
-    pub(crate) items: Vec<T>,
-    pub(crate) total: usize,
+pub struct List<T, const MAX: usize> {
+    pub items: Vec<T>,
+    pub total: usize,
 }
 
 impl<T, const MAX: usize> Default for List<T, MAX> {
@@ -247,7 +249,7 @@ impl<'de, T: DeserializeOwned, const MAX: usize> Deserialize<'de> for List<T, MA
 /// An object of which the first `MAX` members with keys of at most [`MAX_VERSION_LEN`]
 /// bytes are kept, in document order, and the rest skipped. Anything but an object is empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Entries<V, const MAX: usize>(pub(crate) Vec<(String, V)>);
+pub struct Entries<V, const MAX: usize>(pub Vec<(String, V)>);
 
 impl<V, const MAX: usize> Default for Entries<V, MAX> {
     fn default() -> Self {

@@ -8,9 +8,9 @@ use super::error::NetError;
 
 /// A bearer token and the one origin (scheme, host, port) it may be sent to.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Bearer<'a> {
-    pub(crate) origin: &'a url::Origin,
-    pub(crate) token: &'a str,
+pub struct Bearer<'a> {
+    pub origin: &'a url::Origin,
+    pub token: &'a str,
 }
 
 /// Where a response of `status` sends the request next: `None` when it is not a redirect, the

@@ -13,7 +13,7 @@ const KEPT: [&str; 4] = [
 /// The [`KEPT`] headers of one response: the first value of each, as text when it is
 /// visible ASCII (as `HeaderValue::to_str` decides), else present without text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Headers {
+pub struct Headers {
     kept: Vec<(&'static str, Option<String>)>,
 }
 
@@ -31,12 +31,12 @@ impl Headers {
     }
 
     /// The text of header `name` (any case); `None` when absent or not visible ASCII.
-    pub(crate) fn get(&self, name: &str) -> Option<&str> {
+    pub fn get(&self, name: &str) -> Option<&str> {
         self.entry(name).and_then(|(_, value)| value.as_deref())
     }
 
     /// Whether header `name` (any case) was sent, whatever its value.
-    pub(crate) fn contains(&self, name: &str) -> bool {
+    pub fn contains(&self, name: &str) -> bool {
         self.entry(name).is_some()
     }
 
@@ -47,7 +47,8 @@ impl Headers {
 
 /// Headers from `(name, value)` pairs, as the tests build answers; names not kept are
 /// dropped, as they are from a response, and the first value of a name wins.
-#[cfg(test)]
+/// Headers from name/value pairs, as tests write them (pairs that are not valid headers are
+/// skipped).
 impl<'a> FromIterator<(&'a str, &'a str)> for Headers {
     fn from_iter<I: IntoIterator<Item = (&'a str, &'a str)>>(pairs: I) -> Self {
         let mut map = HeaderMap::new();
