@@ -8,3 +8,4 @@ pub mod document;
 #[doc(hidden)]
 pub mod net;
 pub mod platform;
+pub mod resolve;
