@@ -1008,6 +1008,25 @@ fn the_client_library_depends_on_no_schema_template_site_or_cli_crate() {
     assert_links_none("acp-registry-client", &forbidden);
 }
 
+/// What editors read on docs.rs builds without a warning: every public item documented, no
+/// broken intra-doc link (its own target folder, so the test build's lock is not contended).
+#[test]
+fn the_client_library_documents_without_warnings() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["doc", "-p", "acp-registry-client", "--no-deps", "--offline"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .env("CARGO_TARGET_DIR", repo_root().join("target/doc-check"))
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// `cargo tree` of `package` (normal dependencies) holds the core and none of `forbidden`.
 fn assert_links_none(package: &str, forbidden: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -5,7 +5,7 @@
 //! Every path is checked (no absolute or drive paths, no `..`), only files, folders and
 //! links are accepted (no devices or FIFOs), links are created last and only when they stay
 //! inside the folder (hard links become copies of a file already extracted), entries cannot
-//! be written through a link, no two entries land on one path (see [`Extractor::claim`]),
+//! be written through a link, no two entries land on one path (see `Extractor::claim`),
 //! files lose the setuid, setgid and sticky bits and group and world write, the total size
 //! written is capped whatever the headers claim, and everything goes into a fresh staging
 //! folder renamed into place only on success: a failure leaves nothing behind.
