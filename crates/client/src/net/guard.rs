@@ -57,7 +57,7 @@ fn private_allowed(ip: IpAddr) -> bool {
     match canonical(ip) {
         IpAddr::V4(v4) => {
             let [a, b, ..] = v4.octets();
-            !(a == 0 || (a == 169 && b == 254) || a >= 224)
+            !(a == 0 || a == 127 || (a == 169 && b == 254) || a >= 224)
         }
         IpAddr::V6(v6) => {
             let s = v6.segments();
