@@ -5,7 +5,10 @@
 
 pub mod archive;
 pub mod document;
+pub mod install;
+pub mod launch;
 #[doc(hidden)]
 pub mod net;
 pub mod platform;
 pub mod resolve;
+pub mod store;
