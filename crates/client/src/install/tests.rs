@@ -408,3 +408,59 @@ fn uninstall_removes_one_version_or_all_and_refuses_unsafe_names() {
     assert!(store.uninstall("../etc", None).is_err());
     assert!(store.uninstall("a", Some("../../x")).is_err());
 }
+
+/// Whether `program --version` runs here (npm is not on every machine that runs the tests).
+fn available(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn an_npx_package_is_installed_into_the_cache_and_launches_without_npm() {
+    if !available("npm") {
+        eprintln!("npm is not installed: skipped");
+        return;
+    }
+    let manifest = br#"{"name":"acp-test-agent","version":"1.0.0","bin":{"acp-test-agent":"cli.js"}}"#;
+    let cli = b"#!/usr/bin/env node\nconsole.log(['agent', ...process.argv.slice(2), process.env.AGENT_MODE].join(' '))\n";
+    let tarball = tar_gz(&[("package/package.json", manifest), ("package/cli.js", cli)]);
+    let (dir, store) = new_store();
+    let spec = dir.path().join("acp-test-agent-1.0.0.tgz");
+    std::fs::write(&spec, tarball).unwrap();
+    let json = serde_json::json!({"agents": [{"id": "a", "name": "A", "version": "1.0.0",
+        "distribution": {"npx": {"package": spec.display().to_string(), "args": ["--acp"],
+            "env": {"AGENT_MODE": "npx"}}}}]});
+    let doc = Document::parse(json.to_string().as_bytes(), "test").unwrap();
+    let res = resolution(&doc);
+    assert_eq!(res.kind, Kind::Npx);
+    let installed = run(install(&store, &client(), &res, &InstallOptions::default())).unwrap();
+    assert_eq!(
+        installed.program,
+        installed.dir.join("npm/node_modules/acp-test-agent/cli.js")
+    );
+    assert!(store.root().join("packages/npm").is_dir(), "npm's cache is the store's");
+    std::fs::remove_file(&spec).unwrap();
+    let output = installed.command(&["x".into()]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "agent --acp x npx\n");
+    assert_eq!(store.find(&res), Some(installed));
+}
+
+#[test]
+fn a_failing_package_install_quotes_npm_and_leaves_nothing() {
+    if !available("npm") {
+        eprintln!("npm is not installed: skipped");
+        return;
+    }
+    let (dir, store) = new_store();
+    let missing = dir.path().join("no-such-package-1.0.0.tgz");
+    let json = serde_json::json!({"agents": [{"id": "a", "name": "A", "version": "1.0.0",
+        "distribution": {"npx": {"package": missing.display().to_string()}}}]});
+    let doc = Document::parse(json.to_string().as_bytes(), "test").unwrap();
+    let error = run(install(&store, &client(), &resolution(&doc), &InstallOptions::default()))
+        .unwrap_err();
+    assert!(matches!(error, InstallError::Package { .. }), "{error}");
+    assert!(error.to_string().contains("npm"), "{error}");
+    assert_eq!(leftovers(store.root()), Vec::<PathBuf>::new());
+}
