@@ -206,7 +206,10 @@ pub async fn install(
 ) -> Result<Installed, InstallError> {
     let entry = &resolution.entry;
     if !is_safe_id(&entry.id) || !is_safe_version(&entry.version) {
-        return Err(unusable(resolution, "its id or version cannot name a cache folder"));
+        return Err(unusable(
+            resolution,
+            "its id or version cannot name a cache folder",
+        ));
     }
     let locker = store.clone();
     let id = entry.id.clone();

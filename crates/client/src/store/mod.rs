@@ -22,8 +22,8 @@ use crate::document::{is_safe_id, is_safe_version, Document};
 use crate::platform::Kind;
 use crate::resolve::Resolution;
 
-pub use receipt::{MAX_RECEIPT_BYTES, RECEIPT};
 pub(crate) use receipt::{folder_name_of, identity, pinned, program_path, Receipt};
+pub use receipt::{MAX_RECEIPT_BYTES, RECEIPT};
 
 /// The environment variable naming the cache root, before the platform's default.
 pub const CACHE_DIR_ENV: &str = "ACP_REGISTRY_CACHE_DIR";
@@ -330,7 +330,11 @@ impl Store {
     }
 
     /// The install folders of one version with a valid receipt.
-    fn installs_of(&self, id: &str, version: &str) -> Result<Vec<(PathBuf, Installed)>, StoreError> {
+    fn installs_of(
+        &self,
+        id: &str,
+        version: &str,
+    ) -> Result<Vec<(PathBuf, Installed)>, StoreError> {
         let dir = self.agents().join(id).join(version);
         let names = safe_children(&dir, |_| true)?;
         Ok(names
@@ -423,10 +427,7 @@ fn size_of(path: &Path) -> u64 {
         return if meta.is_file() { meta.len() } else { 0 };
     }
     list_dir(path).map_or(0, |children| {
-        children
-            .iter()
-            .map(|c| size_of(&path.join(&c.name)))
-            .sum()
+        children.iter().map(|c| size_of(&path.join(&c.name))).sum()
     })
 }
 
