@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
-use super::{report, unusable, InstallError, InstallOptions, PinPolicy, Progress, ProgressFn};
+use super::error::{unusable, InstallError};
+use super::options::{report, InstallOptions, PinPolicy, Progress, ProgressFn};
 use crate::archive::{self, ArchiveError, ArchiveFormat};
 use crate::net::Client;
 use crate::platform::archive_file_name;

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
 
-use super::{report, unusable, InstallError, InstallOptions, Progress};
+use super::error::{unusable, InstallError};
+use super::options::{report, InstallOptions, Progress};
 use crate::platform::Kind;
 use crate::resolve::Resolution;
 use crate::store::{Receipt, Store};

@@ -153,7 +153,7 @@ fn a_pinned_tar_gz_installs_with_its_receipt_and_is_found_afterwards() {
     let seen = events.clone();
     let options = InstallOptions {
         progress: Some(Arc::new(move |p: &Progress| {
-            seen.lock().unwrap().push(p.clone())
+            seen.lock().unwrap().push(p.clone());
         })),
         ..InstallOptions::default()
     };
