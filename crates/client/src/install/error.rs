@@ -28,7 +28,7 @@ pub enum InstallError {
         /// The sha256 of what was downloaded.
         actual: String,
     },
-    /// The target pins no sha256 and the policy is [`PinPolicy::Refuse`].
+    /// The target pins no sha256 and the policy is [`PinPolicy::Refuse`](super::PinPolicy::Refuse).
     #[error("agent `{id}`: {url} has no sha256 pin in the registry; pin one, or allow unpinned downloads (pin policy)")]
     Unpinned {
         /// The agent's id.
@@ -72,7 +72,7 @@ pub enum InstallError {
         /// The end of its stderr.
         tail: String,
     },
-    /// npm or uv took longer than [`InstallOptions::package_timeout`] and was stopped.
+    /// npm or uv took longer than [`InstallOptions::package_timeout`](super::InstallOptions::package_timeout) and was stopped.
     #[error("installing `{spec}` took longer than {seconds} s; stopped")]
     Timeout {
         /// The package spec.

@@ -9,10 +9,10 @@ use std::time::Duration;
 pub enum PinPolicy {
     /// Install it.
     Allow,
-    /// Install it, and say so in [`Installed::warnings`].
+    /// Install it, and say so in [`Installed::warnings`](crate::store::Installed::warnings).
     #[default]
     Warn,
-    /// Refuse it ([`InstallError::Unpinned`]).
+    /// Refuse it ([`InstallError::Unpinned`](super::InstallError::Unpinned)).
     Refuse,
 }
 
