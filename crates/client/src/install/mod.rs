@@ -15,7 +15,6 @@ mod package;
 
 use std::path::{Path, PathBuf};
 
-use crate::document::{is_safe_id, is_safe_version};
 use crate::net::Client;
 use crate::platform::Kind;
 use crate::resolve::Resolution;
@@ -40,10 +39,10 @@ pub async fn install(
     options: &InstallOptions,
 ) -> Result<Installed, InstallError> {
     let entry = &resolution.entry;
-    if !is_safe_id(&entry.id) || !is_safe_version(&entry.version) {
+    if !crate::store::names_a_folder(resolution) {
         return Err(unusable(
             resolution,
-            "its id or version cannot name a cache folder",
+            "its id, version or platform cannot name a cache folder",
         ));
     }
     let locker = store.clone();

@@ -560,3 +560,22 @@ fn a_failing_package_install_quotes_npm_and_leaves_nothing() {
     assert!(error.to_string().contains("npm"), "{error}");
     assert_eq!(leftovers(store.root()), Vec::<PathBuf>::new());
 }
+
+#[test]
+fn a_resolution_whose_platform_or_version_could_leave_the_cache_is_refused() {
+    let (_dir, store) = new_store();
+    let doc = document("1.0.0", "https://x.test/a.tar.gz", "bin/agent", None);
+    let mut bad_platform = resolution(&doc);
+    bad_platform.platform = "../../../escape".into();
+    let mut bad_version = resolution(&doc);
+    bad_version.entry.version = "../1".into();
+    for res in [bad_platform, bad_version] {
+        let error = run(install(&store, &client(), &res, &InstallOptions::default())).unwrap_err();
+        assert!(matches!(error, InstallError::Unusable { .. }), "{error}");
+        assert_eq!(store.find(&res), None);
+    }
+    assert!(
+        std::fs::read_dir(store.root()).unwrap().next().is_none(),
+        "nothing written"
+    );
+}

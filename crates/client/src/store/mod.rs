@@ -19,7 +19,7 @@ use std::time::Duration;
 use acp_registry_core::fs::{list_dir, Kind as FileKind};
 
 use crate::document::{is_safe_id, is_safe_version, Document};
-use crate::platform::Kind;
+use crate::platform::{Kind, PLATFORMS};
 use crate::resolve::Resolution;
 
 pub(crate) use receipt::{folder_name_of, identity, pinned, program_path, Receipt};
@@ -171,7 +171,7 @@ impl Store {
     #[must_use]
     pub fn find(&self, resolution: &Resolution) -> Option<Installed> {
         let entry = &resolution.entry;
-        if !is_safe_id(&entry.id) || !is_safe_version(&entry.version) {
+        if !names_a_folder(resolution) {
             return None;
         }
         let folder = self.install_dir(resolution);
@@ -367,6 +367,15 @@ impl Store {
         }
         let _ = std::fs::remove_dir(dir);
     }
+}
+
+/// Whether the id, version and platform of `resolution` can name cache folders: a safe id
+/// and version, and one of the six platform keys.
+pub(crate) fn names_a_folder(resolution: &Resolution) -> bool {
+    let entry = &resolution.entry;
+    is_safe_id(&entry.id)
+        && is_safe_version(&entry.version)
+        && PLATFORMS.contains(&resolution.platform.as_str())
 }
 
 fn check_names(id: &str, version: Option<&str>) -> Result<(), StoreError> {
