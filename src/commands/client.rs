@@ -1,0 +1,583 @@
+//! What the client commands (`install`, `run`, `list`, `which`, `uninstall`, `cache gc`)
+//! share: their flags ([`ClientFlags`], [`CacheFlags`]) and the library set up from them
+//! ([`Session`]): the install cache, the registry, the choice of a version (`--version`,
+//! `--min-age`), installing with a progress bar. The network (a tokio runtime and the HTTP
+//! client) is built only when something must be asked, so `run` of an installed agent with a
+//! fresh cached registry costs no more than reading two files. Shared plumbing, not a command.
+
+use std::cell::OnceCell;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_registry_client::archive::DEFAULT_UNPACK_CAP_MIB;
+use acp_registry_client::platform::{Kind, PLATFORMS};
+use acp_registry_client::registry::{
+    Freshness, Origin, Registry, RegistryOptions, Source, DEFAULT_REGISTRY_URL,
+};
+use acp_registry_client::resolve::{Resolution, ResolveOptions};
+use acp_registry_client::store::Store;
+use acp_registry_client::{age, install};
+use acp_registry_core::escape;
+
+use super::error::CommandError;
+use super::stream::Stream;
+use crate::flags::{self, ByteSize, Loopback};
+use crate::net::{Client, NetConfig};
+
+pub use acp_registry_client::install::Installed;
+
+/// The environment variable `--registry` falls back to.
+pub const REGISTRY_ENV: &str = "ACP_REGISTRY_URL";
+/// The environment variable `--cache-dir` falls back to.
+pub const CACHE_DIR_ENV: &str = "ACP_REGISTRY_CACHE_DIR";
+/// Largest archive downloaded, in MiB, unless `--download-cap` says otherwise.
+pub const DEFAULT_DOWNLOAD_CAP_MIB: u64 = 512;
+
+/// `--cache-dir`: the install cache, the one flag every client command has.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
+pub struct CacheFlags {
+    /// The cache folder: registry copies, installed agents, npm and uv caches [default:
+    /// $XDG_CACHE_HOME/acp-registry, else ~/.cache/acp-registry; ~/Library/Caches on macOS,
+    /// %LOCALAPPDATA% on Windows].
+    #[arg(long, value_name = "DIR", env = CACHE_DIR_ENV)]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl CacheFlags {
+    /// The cache `--cache-dir` names (created when missing).
+    ///
+    /// # Errors
+    /// When no cache folder is known or it cannot be created.
+    pub fn open(&self) -> Result<Store, CommandError> {
+        let root = self.cache_dir.clone().or_else(Store::default_root).ok_or_else(|| {
+            CommandError::Usage(format!(
+                "no cache folder: set --cache-dir or {CACHE_DIR_ENV} (HOME is not set)"
+            ))
+        })?;
+        Ok(Store::open(root)?)
+    }
+}
+
+/// The flags of the client commands that read the registry (flattened into each); the field
+/// docs are their `--help`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Registry and cache")]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
+pub struct ClientFlags {
+    /// The registry.json to use: an https URL or a file.
+    #[arg(long, value_name = "URL|FILE", env = REGISTRY_ENV, default_value = DEFAULT_REGISTRY_URL)]
+    pub registry: String,
+    /// `--cache-dir`.
+    #[command(flatten)]
+    pub cache: CacheFlags,
+    /// Ask no server: use the cached registry (or --snapshot) however old, and only agents
+    /// already installed.
+    #[arg(long, conflicts_with = "refresh")]
+    pub offline: bool,
+    /// Ask the registry's server for a newer copy even when the cached one is fresh.
+    #[arg(long)]
+    pub refresh: bool,
+    /// A registry.json shipped with the caller, used when neither the network nor the cache
+    /// has one.
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+    /// How long a cached registry is used without asking the server: hours (`6`) or a
+    /// duration (`90s`, `30m`, `6h`, `2d`).
+    #[arg(long, value_name = "AGE", value_parser = max_age, default_value = "1h")]
+    pub max_age: Duration,
+    /// The version to use: the registry's current one or one already installed [default:
+    /// the registry's].
+    #[arg(long, value_name = "V")]
+    pub version: Option<String>,
+    /// Skip releases published less than DAYS days ago (where the publish time is known:
+    /// npm, PyPI): the newest installed version old enough is used instead, else the command
+    /// refuses and says when the release becomes eligible.
+    #[arg(long, value_name = "DAYS")]
+    pub min_age: Option<u32>,
+    /// Refuse binaries the registry pins no sha256 for (default: install them with a
+    /// warning).
+    #[arg(long)]
+    pub require_sha256: bool,
+    /// The distribution kinds to consider, in order of preference.
+    #[arg(
+        long = "type",
+        value_parser = flags::kind_parser(),
+        value_name = "KIND,...",
+        value_delimiter = ',',
+        default_value = "binary,npx,uvx"
+    )]
+    pub kinds: Vec<Kind>,
+    /// The platform to resolve for [default: this machine's].
+    #[arg(long, value_name = "KEY", value_parser = clap::builder::PossibleValuesParser::new(PLATFORMS))]
+    pub platform: Option<String>,
+    /// A host name allowed to resolve to a private address (a mirror on the company
+    /// network); repeat for more.
+    #[arg(long, value_name = "HOST")]
+    pub allow_private_host: Vec<String>,
+    /// Largest archive downloaded, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = ByteSize::mib(DEFAULT_DOWNLOAD_CAP_MIB))]
+    pub download_cap: ByteSize,
+    /// Most an archive may unpack to, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = ByteSize::mib(DEFAULT_UNPACK_CAP_MIB))]
+    pub unpack_cap: ByteSize,
+    /// The loopback switch (tests only).
+    #[command(flatten)]
+    pub loopback: Loopback,
+}
+
+impl Default for ClientFlags {
+    fn default() -> Self {
+        flags::defaults()
+    }
+}
+
+/// `--format` of `list` and `which`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// Lines for people, registry text escaped.
+    #[default]
+    Human,
+    /// One versioned JSON document (docs/format.md, "Commands").
+    Json,
+}
+
+flags::bare_value_enum!(OutputFormat {
+    OutputFormat::Human => "human",
+    OutputFormat::Json => "json",
+});
+
+/// Reads `--max-age`: whole hours (`6`) or a number with a unit `s`, `m`, `h` or `d`.
+pub fn max_age(text: &str) -> Result<Duration, String> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "h"),
+    };
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => 0,
+    };
+    match number.parse::<u64>() {
+        Ok(n) if seconds > 0 => Ok(Duration::from_secs(n.saturating_mul(seconds))),
+        _ => Err(format!(
+            "`{text}` is not an age: write hours (6) or a duration (90s, 30m, 6h, 2d)"
+        )),
+    }
+}
+
+/// `duration` for people: `40 s`, `12 min`, `5 h 3 min`, `3 days`.
+pub fn human_age(duration: Duration) -> String {
+    let s = duration.as_secs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        _ => format!("{} days", s / 86_400),
+    }
+}
+
+/// Text from the registry or the cache, safe to print on a terminal.
+pub fn t(text: &str) -> String {
+    escape::terminal(text).into_owned()
+}
+
+/// `words` as one shell command line, each word quoted where it needs it and escaped.
+pub fn shell_line<'w>(words: impl IntoIterator<Item = &'w str>) -> String {
+    words
+        .into_iter()
+        .map(|word| {
+            let quoted = shlex::try_quote(word).map_or_else(|_| format!("{word:?}"), |q| q.into_owned());
+            t(&quoted)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One command's use of the library: the cache, the flags, and the network once asked for.
+pub struct Session<'a> {
+    /// The flags given.
+    pub flags: &'a ClientFlags,
+    /// The install cache.
+    pub store: Store,
+    net: OnceCell<(tokio::runtime::Runtime, Client)>,
+}
+
+/// What a command will use for an agent: the registry's resolution and, when installed, the
+/// install chosen (another version than the registry's for `--version` or `--min-age`).
+pub struct Choice {
+    /// The entry resolved in the registry.
+    pub resolution: Resolution,
+    /// The install to use, when one exists.
+    pub installed: Option<Installed>,
+}
+
+impl<'a> Session<'a> {
+    /// Opens the cache `flags` name; nothing is asked yet.
+    ///
+    /// # Errors
+    /// When the cache cannot be opened.
+    pub fn open(flags: &'a ClientFlags) -> Result<Session<'a>, CommandError> {
+        Ok(Session {
+            flags,
+            store: flags.cache.open()?,
+            net: OnceCell::new(),
+        })
+    }
+
+    /// The network settings the flags give.
+    fn net_config(&self) -> NetConfig {
+        NetConfig {
+            allow_loopback: self.flags.loopback.allow_loopback_for_tests,
+            private_hosts: self.flags.allow_private_host.iter().cloned().collect(),
+            ..NetConfig::default()
+        }
+    }
+
+    /// Runs `work` on the network, built on first use.
+    fn block_on<F: std::future::Future>(
+        &self,
+        work: impl FnOnce(&Client) -> F,
+    ) -> Result<F::Output, CommandError> {
+        if self.net.get().is_none() {
+            let runtime = crate::net::runtime()?;
+            let client = Client::new(self.net_config())?;
+            let _ = self.net.set((runtime, client));
+        }
+        let (runtime, client) = self.net.get().expect("set above");
+        Ok(runtime.block_on(work(client)))
+    }
+
+    /// The registry options the flags give.
+    fn registry_options(&self) -> RegistryOptions {
+        let flags = self.flags;
+        RegistryOptions {
+            source: Source::parse(&flags.registry),
+            cache_root: self.store.root().to_path_buf(),
+            max_age: flags.max_age,
+            freshness: if flags.offline {
+                Freshness::Offline
+            } else if flags.refresh {
+                Freshness::Refresh
+            } else {
+                Freshness::Normal
+            },
+            snapshot: flags.snapshot.clone(),
+        }
+    }
+
+    /// Loads the registry (from the cache when fresh: no request), telling `err` how old a
+    /// copy it is when it is not fresh from the server, and the loader's warnings.
+    ///
+    /// # Errors
+    /// When no copy can be had.
+    pub fn registry(&self, err: &mut dyn Write) -> Result<Registry, CommandError> {
+        let options = self.registry_options();
+        let registry = match Registry::load_cached(&options)? {
+            Some(registry) => registry,
+            None => self.block_on(|client| Registry::load(client, &options))??,
+        };
+        for warning in &registry.warnings {
+            writeln!(err, "warning: {}", t(warning))?;
+        }
+        let age = registry
+            .age
+            .map_or_else(|| "of unknown age".to_string(), |a| format!("{} old", human_age(a)));
+        let source = t(&self.flags.registry);
+        match registry.origin {
+            Origin::StaleCache => writeln!(err, "note: using the cached copy of {source}, {age}")?,
+            Origin::Snapshot => writeln!(err, "note: using the snapshot of the registry, {age}")?,
+            Origin::FreshCache if self.flags.offline => {
+                writeln!(err, "note: offline: the cached copy of {source}, {age}")?;
+            }
+            _ => {}
+        }
+        Ok(registry)
+    }
+
+    /// The kind order and platform the flags give.
+    pub fn resolve_options(&self) -> ResolveOptions {
+        ResolveOptions {
+            platform: self.flags.platform.clone(),
+            order: self.flags.kinds.clone(),
+        }
+    }
+
+    /// Chooses what to use for `id` (see [`Choice`]): the registry's version, or the one
+    /// `--version` names (installed), or under `--min-age` the newest installed version old
+    /// enough.
+    ///
+    /// # Errors
+    /// An unknown id (with the nearest ids), a version neither the registry nor the cache
+    /// has (naming those that exist), a release too young with nothing installed to fall
+    /// back on (saying when it becomes eligible).
+    pub fn choose(
+        &self,
+        registry: &Registry,
+        id: &str,
+        err: &mut dyn Write,
+    ) -> Result<Choice, CommandError> {
+        let resolution = registry
+            .resolve(id, &self.resolve_options())
+            .map_err(|e| CommandError::Usage(e.to_string()))?;
+        let installed = self.installed_versions(&resolution)?;
+        if let Some(version) = &self.flags.version {
+            if *version != resolution.entry.version {
+                let found = installed.into_iter().find(|i| i.version == *version);
+                return match found {
+                    Some(found) => Ok(Choice {
+                        resolution,
+                        installed: Some(found),
+                    }),
+                    None => Err(no_such_version(&resolution, version, &self.installed_list(id)?)),
+                };
+            }
+        }
+        if let Some(days) = self.flags.min_age {
+            if let Some(older) = self.min_age(&resolution, installed, days, err)? {
+                return Ok(Choice {
+                    resolution,
+                    installed: Some(older),
+                });
+            }
+        }
+        let installed = self.store.find(&resolution);
+        Ok(Choice {
+            resolution,
+            installed,
+        })
+    }
+
+    /// The complete installs of the resolved agent for its platform and kind, newest
+    /// version first.
+    fn installed_versions(&self, resolution: &Resolution) -> Result<Vec<Installed>, CommandError> {
+        let mut found: Vec<Installed> = self
+            .store
+            .installed()?
+            .into_iter()
+            .filter(|i| {
+                i.id == resolution.entry.id
+                    && i.platform == resolution.platform
+                    && i.kind == resolution.kind
+            })
+            .collect();
+        found.sort_by(|a, b| version_order(&b.version, &a.version));
+        Ok(found)
+    }
+
+    /// Every installed version of `id`, for messages.
+    fn installed_list(&self, id: &str) -> Result<Vec<String>, CommandError> {
+        let mut versions: Vec<String> = self
+            .store
+            .installed()?
+            .into_iter()
+            .filter(|i| i.id == id)
+            .map(|i| i.version)
+            .collect();
+        versions.sort_by(|a, b| version_order(a, b));
+        versions.dedup();
+        Ok(versions)
+    }
+
+    /// `--min-age`: `None` when the registry's release may be used (old enough, or of
+    /// unknown age, with a note), else the newest installed version old enough.
+    fn min_age(
+        &self,
+        resolution: &Resolution,
+        installed: Vec<Installed>,
+        days: u32,
+        err: &mut dyn Write,
+    ) -> Result<Option<Installed>, CommandError> {
+        let entry = &resolution.entry;
+        let root = self.store.root().to_path_buf();
+        let published = if self.flags.offline {
+            None
+        } else {
+            self.block_on(|client| age::publish_time(client, &root, resolution))??
+        };
+        let Some(published) = published else {
+            writeln!(
+                err,
+                "note: the publish time of {} {} is unknown; --min-age {days} allows it",
+                t(&entry.id),
+                t(&entry.version)
+            )?;
+            return Ok(None);
+        };
+        let eligible_at = published.saturating_add(i64::from(days) * 86_400);
+        if eligible_at <= now() {
+            return Ok(None);
+        }
+        let old_enough = |i: &Installed| {
+            acp_registry_core::time::parse_iso_utc_seconds(&i.installed_at)
+                .is_some_and(|at| at.saturating_add(i64::from(days) * 86_400) <= now())
+        };
+        let fallback = installed
+            .into_iter()
+            .filter(|i| version_order(&i.version, &entry.version).is_lt())
+            .find(old_enough);
+        let when = acp_registry_core::time::format_utc(eligible_at);
+        match fallback {
+            Some(older) => {
+                writeln!(
+                    err,
+                    "note: {} {} was published less than {days} days ago (eligible {when}); using the installed {}",
+                    t(&entry.id),
+                    t(&entry.version),
+                    t(&older.version)
+                )?;
+                Ok(Some(older))
+            }
+            None => Err(CommandError::Usage(format!(
+                "{} {} was published less than {days} days ago and becomes eligible under --min-age {days} at {when}; no installed version is old enough (installed {} days ago or more)",
+                t(&entry.id),
+                t(&entry.version),
+                days
+            ))),
+        }
+    }
+
+    /// The install of `choice`, installing it first when it is not installed (progress on
+    /// a terminal's stderr, the unpinned-binary warning on `err`).
+    ///
+    /// # Errors
+    /// A refused or failed install (nothing of it is left in the cache), or `--offline`
+    /// with the agent not installed.
+    pub fn ensure_installed(
+        &self,
+        choice: Choice,
+        err: &mut dyn Write,
+    ) -> Result<(Installed, bool), CommandError> {
+        if let Some(installed) = choice.installed {
+            return Ok((installed, false));
+        }
+        let resolution = &choice.resolution;
+        let entry = &resolution.entry;
+        if self.flags.offline {
+            return Err(CommandError::Usage(format!(
+                "{} {} is not installed and --offline asks no server: run without --offline once",
+                t(&entry.id),
+                t(&entry.version)
+            )));
+        }
+        let unpinned = resolution.target.as_ref().is_some_and(|t| t.sha256.is_none());
+        if unpinned && !self.flags.require_sha256 {
+            writeln!(
+                err,
+                "warning: the registry pins no sha256 for {} {} on {}: its archive cannot be checked (--require-sha256 refuses such entries)",
+                t(&entry.id),
+                t(&entry.version),
+                t(&resolution.platform)
+            )?;
+        }
+        let options = install::InstallOptions {
+            pin_policy: if self.flags.require_sha256 {
+                install::PinPolicy::Refuse
+            } else {
+                install::PinPolicy::Allow
+            },
+            download_cap: self.flags.download_cap.bytes(),
+            unpack_cap: self.flags.unpack_cap.bytes(),
+            progress: progress_bar(),
+            ..install::InstallOptions::default()
+        };
+        let installed = self
+            .block_on(|client| install::install(&self.store, client, resolution, &options))??;
+        Ok((installed, true))
+    }
+}
+
+/// The error for a `--version` nobody has.
+fn no_such_version(resolution: &Resolution, version: &str, installed: &[String]) -> CommandError {
+    let installed = if installed.is_empty() {
+        "none".to_string()
+    } else {
+        installed.iter().map(|v| t(v)).collect::<Vec<_>>().join(", ")
+    };
+    CommandError::Usage(format!(
+        "{} has no version {}: the registry offers {}; installed: {installed}",
+        t(&resolution.entry.id),
+        t(version),
+        t(&resolution.entry.version)
+    ))
+}
+
+/// Versions compared as semantic versions where both are, else as text.
+pub fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (semver::Version::parse(a), semver::Version::parse(b)) {
+        (Ok(a), Ok(b)) => a.cmp(&b),
+        _ => a.cmp(b),
+    }
+}
+
+/// The clock in seconds since the Unix epoch.
+fn now() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// A download progress bar on stderr when it is a terminal; nothing otherwise.
+fn progress_bar() -> Option<Arc<dyn Fn(&install::Progress) + Send + Sync>> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    if !Stream::Stderr.is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(Arc::new(move |progress: &install::Progress| match progress {
+        install::Progress::Downloading { url, done, total } => {
+            if let Some(total) = total {
+                bar.set_length(*total);
+            }
+            bar.set_position(*done);
+            let name = url.rsplit('/').next().unwrap_or(url);
+            bar.set_message(format!("downloading {}", t(name)));
+        }
+        install::Progress::Unpacking => bar.set_message("unpacking"),
+        install::Progress::Installing => bar.set_message("installing the package"),
+        install::Progress::Done => bar.finish_and_clear(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_age_takes_hours_or_a_duration() {
+        assert_eq!(max_age("6"), Ok(Duration::from_secs(6 * 3600)));
+        assert_eq!(max_age("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(max_age("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(max_age("2d"), Ok(Duration::from_secs(2 * 86_400)));
+        assert_eq!(max_age("0s"), Ok(Duration::ZERO));
+        assert!(max_age("1w").is_err());
+        assert!(max_age("h").is_err());
+        assert!(max_age("").is_err());
+    }
+
+    #[test]
+    fn versions_are_ordered_as_semver_where_they_parse() {
+        assert!(version_order("1.10.0", "1.9.0").is_gt());
+        assert!(version_order("1.0.0-rc.1", "1.0.0").is_lt());
+        assert!(version_order("b", "a").is_gt());
+    }
+
+    #[test]
+    fn the_client_flags_parse_with_their_defaults() {
+        let flags: ClientFlags = flags::defaults();
+        assert_eq!(flags.registry, DEFAULT_REGISTRY_URL);
+        assert_eq!(flags.kinds, Kind::ALL.to_vec());
+        assert_eq!(flags.max_age, Duration::from_secs(3600));
+        let flags: ClientFlags =
+            flags::parse(&["--type", "npx,binary", "--platform", "linux-x86_64"]).unwrap();
+        assert_eq!(flags.kinds, vec![Kind::Npx, Kind::Binary]);
+        assert!(flags::parse::<ClientFlags>(&["--platform", "plan9"]).is_err());
+        assert!(flags::parse::<ClientFlags>(&["--offline", "--refresh"]).is_err());
+    }
+}
