@@ -16,9 +16,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
 
 use super::body::{read_body, read_json, validator, Pace};
+use super::conditional::{self, Validators};
 use super::config::NetConfig;
 use super::error::{classify, innermost, NetError};
-use super::guard::{self, check_url, permitted, GuardedResolver};
+use super::guard::{self, check_url, GuardedResolver, Reach};
 use super::headers::Headers;
 use super::hop::{self, Bearer};
 use super::memo::Memo;
@@ -58,7 +59,7 @@ pub struct ApiPage {
 }
 
 /// What an API request adds: a bearer token for one origin.
-struct ApiRequest<'a> {
+pub(super) struct ApiRequest<'a> {
     bearer: Option<Bearer<'a>>,
 }
 
@@ -71,12 +72,13 @@ type SharedDocument = Option<Arc<dyn Any + Send + Sync>>;
 struct Hop<'a> {
     accept: Option<&'a str>,
     bearer: Option<&'a str>,
+    validators: Option<&'a Validators>,
     retry_429: bool,
 }
 
 /// A response holding the permits of the attempt that produced it.
-struct Held {
-    response: Response,
+pub(super) struct Held {
+    pub(super) response: Response,
     _permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
 }
 
@@ -85,6 +87,7 @@ struct Held {
 pub struct Client {
     http: reqwest::Client,
     config: NetConfig,
+    reach: Reach,
     global: Arc<Semaphore>,
     hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
     probes: Memo<Probed>,
@@ -95,8 +98,9 @@ pub struct Client {
 impl Client {
     /// A client with these limits (no request is sent yet).
     pub fn new(config: NetConfig) -> Result<Client, NetError> {
+        let reach = Reach::new(config.allow_loopback, &config.private_hosts);
         let resolver = GuardedResolver {
-            allow_loopback: config.allow_loopback,
+            reach: reach.clone(),
             hosts: Arc::new(config.hosts.clone()),
         };
         let http = reqwest::Client::builder()
@@ -113,11 +117,17 @@ impl Client {
             global: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             http,
             config,
+            reach,
             hosts: Mutex::new(HashMap::new()),
             probes: Memo::default(),
             documents: Memo::default(),
             downloads: Memo::default(),
         })
+    }
+
+    /// The limits this client was made with.
+    pub(super) fn config(&self) -> &NetConfig {
+        &self.config
     }
 
     /// Whether `url` answers 200: HEAD, then GET when HEAD is refused with 403 or 405.
@@ -196,6 +206,7 @@ impl Client {
                 Some(accept),
                 self.config.timeout,
                 Some(auth),
+                None,
             )
             .await?;
         let status = held.response.status().as_u16();
@@ -375,29 +386,33 @@ impl Client {
         accept: Option<&str>,
         timeout: Duration,
     ) -> Result<(Held, Url), NetError> {
-        self.send_with(method, url, accept, timeout, None).await
+        self.send_with(method, url, accept, timeout, None, None)
+            .await
     }
 
-    /// [`Client::send`], for an API request when `api` is given.
-    async fn send_with(
+    /// [`Client::send`], for an API request when `api` is given, conditional on `validators`
+    /// (sent on every hop) when they are given.
+    pub(super) async fn send_with(
         &self,
         method: Method,
         url: Url,
         accept: Option<&str>,
         timeout: Duration,
         api: Option<ApiRequest<'_>>,
+        validators: Option<&Validators>,
     ) -> Result<(Held, Url), NetError> {
         let mut method = method;
         let mut current = url;
         let mut seen = vec![current.clone()];
         for _ in 0..=self.config.max_redirects {
-            check_url(&current, self.config.allow_loopback)?;
+            check_url(&current, &self.reach)?;
             let wire = guard::wire_url(&current, self.config.allow_loopback);
             let hop = Hop {
                 accept,
                 bearer: api
                     .as_ref()
                     .and_then(|a| hop::bearer_for(&current, a.bearer)),
+                validators,
                 retry_429: api.is_none(),
             };
             let held = self.attempts(&method, &wire, hop, timeout).await?;
@@ -435,6 +450,9 @@ impl Client {
             }
             if let Some(token) = hop.bearer {
                 request = request.bearer_auth(token);
+            }
+            if let Some(validators) = hop.validators {
+                request = conditional::with_validators(request, validators);
             }
             let last = attempt >= self.config.retries;
             let delay = match request.send().await {
@@ -476,7 +494,11 @@ impl Client {
     /// resolver and the literal check already ran).
     fn check_peer(&self, url: &Url, response: &Response) -> Result<(), NetError> {
         match response.remote_addr() {
-            Some(addr) if !permitted(addr.ip(), self.config.allow_loopback) => {
+            Some(addr)
+                if !self
+                    .reach
+                    .permits(url.host_str().unwrap_or_default(), addr.ip()) =>
+            {
                 Err(NetError::Refused {
                     url: url.to_string(),
                     addr: addr.ip(),

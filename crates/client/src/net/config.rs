@@ -1,6 +1,6 @@
 //! The client's limits, deadlines and safety switches, with the defaults a real run uses.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -41,6 +41,11 @@ pub struct NetConfig {
     /// Names answered without DNS (tests use it to simulate what a name resolves to). Its
     /// addresses are checked like any other.
     pub hosts: BTreeMap<String, Vec<IpAddr>>,
+    /// Host names (any case) that may resolve to non-public addresses: a company's mirror of
+    /// the registry, or package registries this machine reaches at a reserved address. Still
+    /// https only; loopback, unspecified, link-local (cloud metadata), multicast and broadcast
+    /// addresses stay refused for them (loopback is [`NetConfig::allow_loopback`]'s alone).
+    pub private_hosts: BTreeSet<String>,
 }
 
 impl Default for NetConfig {
@@ -60,6 +65,7 @@ impl Default for NetConfig {
             document_cap: 32 * 1024 * 1024,
             allow_loopback: false,
             hosts: BTreeMap::new(),
+            private_hosts: BTreeSet::new(),
         }
     }
 }

@@ -1,11 +1,12 @@
-//! Which URLs and addresses the client may reach: https only, public addresses only.
+//! Which URLs and addresses the client may reach: https only, public addresses only, except
+//! for the host names [`NetConfig::private_hosts`](super::NetConfig::private_hosts) lists.
 //!
 //! Names are resolved by [`GuardedResolver`], which refuses a name as soon as one of its
 //! addresses is not public, so the address checked is the address connected to (a second,
 //! rebinding DNS answer is never consulted). IP literals in URLs never reach a resolver, so
 //! [`check_url`] refuses non-public ones before any request.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -17,6 +18,56 @@ use super::error::{Blocked, NetError};
 /// Whether the client may connect to `ip`. `allow_loopback` is the test-only switch.
 pub(crate) fn permitted(ip: IpAddr, allow_loopback: bool) -> bool {
     is_public(ip) || (allow_loopback && canonical(ip).is_loopback())
+}
+
+/// What the client may reach, from its [`NetConfig`](super::NetConfig): the test-only loopback
+/// switch and the host names allowed non-public addresses (lower case, no final dot).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Reach {
+    pub allow_loopback: bool,
+    pub private_hosts: Arc<BTreeSet<String>>,
+}
+
+impl Reach {
+    pub(crate) fn new(allow_loopback: bool, private_hosts: &BTreeSet<String>) -> Reach {
+        let private_hosts = private_hosts.iter().map(|h| host_key(h)).collect();
+        Reach {
+            allow_loopback,
+            private_hosts: Arc::new(private_hosts),
+        }
+    }
+
+    /// Whether the client may connect to `ip` for `host` (a name, or an IP literal as the URL
+    /// writes it): a permitted address, or a private one for a listed host.
+    pub(crate) fn permits(&self, host: &str, ip: IpAddr) -> bool {
+        permitted(ip, self.allow_loopback)
+            || (self.private_hosts.contains(&host_key(host)) && private_allowed(ip))
+    }
+}
+
+/// Host names compare in any case, with or without the final dot of a fully qualified name.
+fn host_key(host: &str) -> String {
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// What a listed private host may resolve to: private and reserved ranges, but never loopback
+/// (the test switch's alone), unspecified (`0.0.0.0` reaches this machine), link-local (cloud
+/// metadata services live there), multicast or broadcast.
+fn private_allowed(ip: IpAddr) -> bool {
+    match canonical(ip) {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(a == 0 || a == 127 || (a == 169 && b == 254) || a >= 224)
+        }
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            !(v6.is_unspecified()
+                || v6.is_loopback()
+                || s[0..6] == [0, 0, 0, 0, 0, 0]
+                || (s[0] & 0xff00) == 0xff00
+                || (s[0] & 0xffc0) == 0xfe80)
+        }
+    }
 }
 
 /// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
@@ -75,8 +126,9 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
 
 /// Check a URL (the first one or a redirect target) before it is requested: `https`, or
 /// plain `http` to a loopback IP literal under the test-only switch; an IP-literal host must
-/// be permitted.
-pub(crate) fn check_url(url: &Url, allow_loopback: bool) -> Result<(), NetError> {
+/// be permitted ([`Reach::permits`]).
+pub(crate) fn check_url(url: &Url, reach: &Reach) -> Result<(), NetError> {
+    let allow_loopback = reach.allow_loopback;
     let literal = match url.host() {
         Some(Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
         Some(Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
@@ -84,7 +136,7 @@ pub(crate) fn check_url(url: &Url, allow_loopback: bool) -> Result<(), NetError>
         None => return Err(NetError::InvalidUrl(url.to_string())),
     };
     if let Some(ip) = literal {
-        if !permitted(ip, allow_loopback) {
+        if !reach.permits(url.host_str().unwrap_or_default(), ip) {
             return Err(NetError::Refused {
                 url: url.to_string(),
                 addr: ip,
@@ -120,7 +172,7 @@ pub(crate) fn wire_url(url: &Url, allow_loopback: bool) -> Url {
 
 /// The client's only resolver: a fixed hosts map first (tests inject one), then the system.
 pub(crate) struct GuardedResolver {
-    pub allow_loopback: bool,
+    pub reach: Reach,
     pub hosts: Arc<BTreeMap<String, Vec<IpAddr>>>,
 }
 
@@ -128,7 +180,7 @@ impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_ascii_lowercase();
         let fixed = self.hosts.get(&host).cloned();
-        let allow_loopback = self.allow_loopback;
+        let reach = self.reach.clone();
         Box::pin(async move {
             let addrs: Vec<IpAddr> = match fixed {
                 Some(addrs) => addrs,
@@ -148,7 +200,7 @@ impl Resolve for GuardedResolver {
                 }
                 .into());
             }
-            if let Some(&addr) = addrs.iter().find(|a| !permitted(**a, allow_loopback)) {
+            if let Some(&addr) = addrs.iter().find(|a| !reach.permits(&host, **a)) {
                 return Err(Blocked::Address { host, addr }.into());
             }
             let addrs: Addrs = Box::new(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)));
@@ -216,7 +268,13 @@ mod tests {
 
     #[test]
     fn plain_http_needs_the_switch_and_a_loopback_literal() {
-        let check = |u: &str, allow| check_url(&Url::parse(u).unwrap(), allow);
+        let check = |u: &str, allow| {
+            let reach = Reach {
+                allow_loopback: allow,
+                ..Reach::default()
+            };
+            check_url(&Url::parse(u).unwrap(), &reach)
+        };
         assert!(check("https://example.com/a", false).is_ok());
         assert!(check("http://example.com/a", false).is_err());
         assert!(check("http://example.com/a", true).is_err());
@@ -226,6 +284,76 @@ mod tests {
         assert!(check("https://10.0.0.1/a", true).is_err());
         assert!(check("https://[::ffff:192.168.0.1]/a", true).is_err());
         assert!(check("ftp://example.com/a", true).is_err());
+    }
+}
+
+#[cfg(test)]
+mod private_tests {
+    use super::*;
+    use std::str::FromStr;
+
+    fn reach(private: &[&str]) -> Reach {
+        let hosts: BTreeSet<String> = private.iter().map(|h| (*h).to_string()).collect();
+        Reach::new(false, &hosts)
+    }
+
+    /// What the guarded resolver answers for `name` when the hosts map says it is `addr`
+    /// (no DNS, no connection).
+    fn resolve(reach: Reach, name: &str, addr: &str) -> Result<Vec<IpAddr>, String> {
+        let hosts = BTreeMap::from([(name.to_string(), vec![addr.parse().unwrap()])]);
+        let resolver = GuardedResolver {
+            reach,
+            hosts: Arc::new(hosts),
+        };
+        let name = Name::from_str(name).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime
+            .block_on(resolver.resolve(name))
+            .map(|addrs| addrs.map(|a| a.ip()).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_listed_host_may_resolve_to_a_private_or_reserved_address() {
+        for addr in ["10.1.2.3", "192.168.0.7", "203.0.113.80", "fd12::1"] {
+            let refused = resolve(reach(&[]), "mirror.example", addr).unwrap_err();
+            assert!(refused.contains("non-public"), "{addr}: {refused}");
+            let listed = resolve(reach(&["Mirror.Example."]), "mirror.example", addr);
+            assert_eq!(listed, Ok(vec![addr.parse().unwrap()]), "{addr}");
+            let other = resolve(reach(&["mirror.example"]), "other.example", addr);
+            assert!(other.is_err(), "only the listed name: {addr}");
+        }
+    }
+
+    #[test]
+    fn a_listed_host_still_may_not_reach_loopback_link_local_or_unspecified() {
+        for addr in [
+            "127.0.0.1",
+            "::1",
+            "169.254.169.254",
+            "fe80::1",
+            "0.0.0.0",
+            "224.0.0.1",
+        ] {
+            let listed = resolve(reach(&["mirror.example"]), "mirror.example", addr);
+            assert!(listed.is_err(), "{addr} was admitted");
+        }
+    }
+
+    #[test]
+    fn the_answering_address_and_ip_literals_are_judged_by_the_same_list() {
+        let listed = reach(&["mirror.example", "10.9.9.9"]);
+        let ip: IpAddr = "10.1.2.3".parse().unwrap();
+        assert!(listed.permits("mirror.example", ip));
+        assert!(!reach(&[]).permits("mirror.example", ip));
+        assert!(!listed.permits("elsewhere.example", ip));
+        let literal = Url::parse("https://10.9.9.9/registry.json").unwrap();
+        assert!(check_url(&literal, &listed).is_ok());
+        assert!(check_url(&literal, &reach(&[])).is_err());
+        let plain = Url::parse("http://mirror.example/registry.json").unwrap();
+        assert!(check_url(&plain, &listed).is_err(), "still https only");
     }
 }
 

@@ -36,6 +36,7 @@
 
 mod body;
 mod client;
+mod conditional;
 mod config;
 mod error;
 mod guard;
@@ -49,6 +50,7 @@ mod runtime;
 pub use body::read_json_with;
 pub use client::Client;
 pub use client::Probed;
+pub use conditional::{Conditional, Validators};
 pub use config::{NetConfig, TEST_ALLOW_LOOPBACK_ENV};
 pub use error::NetError;
 pub use headers::Headers;
