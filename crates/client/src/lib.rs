@@ -8,4 +8,5 @@ pub mod document;
 #[doc(hidden)]
 pub mod net;
 pub mod platform;
+pub mod registry;
 pub mod resolve;
