@@ -28,6 +28,14 @@ use crate::net::{Client, NetConfig};
 
 pub use acp_registry_client::install::Installed;
 
+super::error::failed_from!(
+    acp_registry_client::registry::RegistryError,
+    acp_registry_client::store::StoreError,
+    acp_registry_client::install::InstallError,
+    acp_registry_client::age::AgeError,
+    crate::net::NetError,
+);
+
 /// The environment variable `--registry` falls back to.
 pub const REGISTRY_ENV: &str = "ACP_REGISTRY_URL";
 /// The environment variable `--cache-dir` falls back to.
@@ -238,18 +246,15 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Runs `work` on the network, built on first use.
-    fn block_on<F: std::future::Future>(
-        &self,
-        work: impl FnOnce(&Client) -> F,
-    ) -> Result<F::Output, CommandError> {
+    /// The runtime and HTTP client, built on first use.
+    fn net(&self) -> Result<(&tokio::runtime::Runtime, &Client), CommandError> {
         if self.net.get().is_none() {
             let runtime = crate::net::runtime()?;
             let client = Client::new(self.net_config())?;
             let _ = self.net.set((runtime, client));
         }
         let (runtime, client) = self.net.get().expect("set above");
-        Ok(runtime.block_on(work(client)))
+        Ok((runtime, client))
     }
 
     /// The registry options the flags give.
@@ -270,31 +275,24 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Loads the registry (from the cache when fresh: no request), telling `err` how old a
-    /// copy it is when it is not fresh from the server, and the loader's warnings.
+    /// Loads the registry (from the cache when fresh: no request), passing the loader's
+    /// warnings (a fallback and how old the copy is) to `err`, and saying how old the copy is
+    /// when `--offline` used a fresh one.
     ///
     /// # Errors
     /// When no copy can be had.
     pub fn registry(&self, err: &mut dyn Write) -> Result<Registry, CommandError> {
         let options = self.registry_options();
-        let registry = match Registry::load_cached(&options)? {
-            Some(registry) => registry,
-            None => self.block_on(|client| Registry::load(client, &options))??,
-        };
+        let (runtime, client) = self.net()?;
+        let registry = runtime.block_on(Registry::load(client, &options))?;
         for warning in &registry.warnings {
             writeln!(err, "warning: {}", t(warning))?;
         }
-        let age = registry
-            .age
-            .map_or_else(|| "of unknown age".to_string(), |a| format!("{} old", human_age(a)));
-        let source = t(&self.flags.registry);
-        match registry.origin {
-            Origin::StaleCache => writeln!(err, "note: using the cached copy of {source}, {age}")?,
-            Origin::Snapshot => writeln!(err, "note: using the snapshot of the registry, {age}")?,
-            Origin::FreshCache if self.flags.offline => {
-                writeln!(err, "note: offline: the cached copy of {source}, {age}")?;
-            }
-            _ => {}
+        if self.flags.offline && registry.origin == Origin::FreshCache {
+            let age = registry
+                .age
+                .map_or_else(|| "of unknown age".to_string(), |a| format!("{} old", human_age(a)));
+            writeln!(err, "note: offline: using the cached copy of {}, {age}", t(&self.flags.registry))?;
         }
         Ok(registry)
     }
@@ -397,7 +395,8 @@ impl<'a> Session<'a> {
         let published = if self.flags.offline {
             None
         } else {
-            self.block_on(|client| age::publish_time(client, &root, resolution))??
+            let (runtime, client) = self.net()?;
+            runtime.block_on(age::publish_time(client, &root, resolution))?
         };
         let Some(published) = published else {
             writeln!(
@@ -485,8 +484,8 @@ impl<'a> Session<'a> {
             progress: progress_bar(),
             ..install::InstallOptions::default()
         };
-        let installed = self
-            .block_on(|client| install::install(&self.store, client, resolution, &options))??;
+        let (runtime, client) = self.net()?;
+        let installed = runtime.block_on(install::install(&self.store, client, resolution, &options))?;
         Ok((installed, true))
     }
 }
