@@ -3,6 +3,7 @@
 //! The library the `acp-registry` tool's `install`, `run`, `list`, `which`, `uninstall` and
 //! `cache gc` commands are built on, for editors and other clients to embed.
 
+pub mod age;
 pub mod archive;
 pub mod document;
 #[doc(hidden)]

@@ -115,8 +115,8 @@ pub(super) fn read_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, NetError>
     read_json_with(body, std::marker::PhantomData::<T>)
 }
 
-/// [`read_json`] through a seed (a view that hands each item to its caller as it is read),
-/// for an [`ApiPage`](super::client::ApiPage)'s body.
+/// `read_json` through a seed (a view that hands each item to its caller as it is read),
+/// for an API page's body.
 pub fn read_json_with<'de, S: serde::de::DeserializeSeed<'de>>(
     body: &'de [u8],
     seed: S,

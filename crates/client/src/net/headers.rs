@@ -10,7 +10,7 @@ const KEPT: [&str; 4] = [
     "x-ratelimit-reset",
 ];
 
-/// The [`KEPT`] headers of one response: the first value of each, as text when it is
+/// The kept headers (GitHub's rate-limit answers and pagination) of one response: the first value of each, as text when it is
 /// visible ASCII (as `HeaderValue::to_str` decides), else present without text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Headers {
