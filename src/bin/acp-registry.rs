@@ -13,8 +13,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    build, cache, exit, explain, failure_line, fmt, init, install, list, manual, matrix, new,
-    pack, run, uninstall, update, validate, verify, which, CommandError, Exit, Stream,
+    build, cache, exit, explain, failure_line, fmt, init, install, list, manual, matrix, new, pack,
+    run, uninstall, update, validate, verify, which, CommandError, Exit, Stream,
 };
 use clap::{CommandFactory, Parser, Subcommand};
 

@@ -41,22 +41,53 @@ pub struct GcOptions {
 ///
 /// # Errors
 /// A registry or cache that cannot be read, a removal that fails.
-pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit, CommandError> {
+pub fn run(
+    options: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     match &options.command {
         CacheCommand::Gc(gc) => collect(gc, out, err),
     }
 }
 
-fn collect(options: &GcOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit, CommandError> {
+fn collect(
+    options: &GcOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     let session = Session::open(&options.client)?;
     let registry = session.registry(err)?;
     let report = session.store.gc(&registry.document, options.dry_run)?;
-    let verb = if options.dry_run { "would remove" } else { "removed" };
+    let verb = if options.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
     for path in &report.removed {
         writeln!(out, "{verb} {}", t(&path.display().to_string()))?;
     }
+    for id in &report.busy {
+        writeln!(
+            err,
+            "note: {} skipped: another process is installing it",
+            t(id)
+        )?;
+    }
     if report.removed.is_empty() {
         writeln!(out, "nothing to remove")?;
+    } else {
+        let mib = report.bytes as f64 / (1024.0 * 1024.0);
+        writeln!(
+            out,
+            "{} {} item(s), {mib:.1} MiB",
+            if options.dry_run {
+                "would free"
+            } else {
+                "freed"
+            },
+            report.removed.len()
+        )?;
     }
     Ok(exit::OK)
 }

@@ -26,7 +26,7 @@ use super::stream::Stream;
 use crate::flags::{self, ByteSize, Loopback};
 use crate::net::{Client, NetConfig};
 
-pub use acp_registry_client::install::Installed;
+pub use acp_registry_client::store::Installed;
 
 super::error::failed_from!(
     acp_registry_client::registry::RegistryError,
@@ -41,7 +41,7 @@ pub const REGISTRY_ENV: &str = "ACP_REGISTRY_URL";
 /// The environment variable `--cache-dir` falls back to.
 pub const CACHE_DIR_ENV: &str = "ACP_REGISTRY_CACHE_DIR";
 /// Largest archive downloaded, in MiB, unless `--download-cap` says otherwise.
-pub const DEFAULT_DOWNLOAD_CAP_MIB: u64 = 512;
+pub const DEFAULT_DOWNLOAD_CAP_MIB: u64 = 1024;
 
 /// `--cache-dir`: the install cache, the one flag every client command has.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -60,11 +60,15 @@ impl CacheFlags {
     /// # Errors
     /// When no cache folder is known or it cannot be created.
     pub fn open(&self) -> Result<Store, CommandError> {
-        let root = self.cache_dir.clone().or_else(Store::default_root).ok_or_else(|| {
-            CommandError::Usage(format!(
-                "no cache folder: set --cache-dir or {CACHE_DIR_ENV} (HOME is not set)"
-            ))
-        })?;
+        let root = self
+            .cache_dir
+            .clone()
+            .or_else(Store::default_root)
+            .ok_or_else(|| {
+                CommandError::Usage(format!(
+                    "no cache folder: set --cache-dir or {CACHE_DIR_ENV} (HOME is not set)"
+                ))
+            })?;
         Ok(Store::open(root)?)
     }
 }
@@ -199,7 +203,8 @@ pub fn shell_line<'w>(words: impl IntoIterator<Item = &'w str>) -> String {
     words
         .into_iter()
         .map(|word| {
-            let quoted = shlex::try_quote(word).map_or_else(|_| format!("{word:?}"), |q| q.into_owned());
+            let quoted = shlex::try_quote(word)
+                .map_or_else(|_| format!("{word:?}"), std::borrow::Cow::into_owned);
             t(&quoted)
         })
         .collect::<Vec<_>>()
@@ -289,10 +294,15 @@ impl<'a> Session<'a> {
             writeln!(err, "warning: {}", t(warning))?;
         }
         if self.flags.offline && registry.origin == Origin::FreshCache {
-            let age = registry
-                .age
-                .map_or_else(|| "of unknown age".to_string(), |a| format!("{} old", human_age(a)));
-            writeln!(err, "note: offline: using the cached copy of {}, {age}", t(&self.flags.registry))?;
+            let age = registry.age.map_or_else(
+                || "of unknown age".to_string(),
+                |a| format!("{} old", human_age(a)),
+            );
+            writeln!(
+                err,
+                "note: offline: using the cached copy of {}, {age}",
+                t(&self.flags.registry)
+            )?;
         }
         Ok(registry)
     }
@@ -331,7 +341,11 @@ impl<'a> Session<'a> {
                         resolution,
                         installed: Some(found),
                     }),
-                    None => Err(no_such_version(&resolution, version, &self.installed_list(id)?)),
+                    None => Err(no_such_version(
+                        &resolution,
+                        version,
+                        &self.installed_list(id)?,
+                    )),
                 };
             }
         }
@@ -441,7 +455,8 @@ impl<'a> Session<'a> {
     }
 
     /// The install of `choice`, installing it first when it is not installed (progress on
-    /// a terminal's stderr, the unpinned-binary warning on `err`).
+    /// a terminal's stderr, the install's warnings, such as an unpinned binary, on `err`);
+    /// `true` when it was installed now.
     ///
     /// # Errors
     /// A refused or failed install (nothing of it is left in the cache), or `--offline`
@@ -463,21 +478,11 @@ impl<'a> Session<'a> {
                 t(&entry.version)
             )));
         }
-        let unpinned = resolution.target.as_ref().is_some_and(|t| t.sha256.is_none());
-        if unpinned && !self.flags.require_sha256 {
-            writeln!(
-                err,
-                "warning: the registry pins no sha256 for {} {} on {}: its archive cannot be checked (--require-sha256 refuses such entries)",
-                t(&entry.id),
-                t(&entry.version),
-                t(&resolution.platform)
-            )?;
-        }
         let options = install::InstallOptions {
             pin_policy: if self.flags.require_sha256 {
                 install::PinPolicy::Refuse
             } else {
-                install::PinPolicy::Allow
+                install::PinPolicy::Warn
             },
             download_cap: self.flags.download_cap.bytes(),
             unpack_cap: self.flags.unpack_cap.bytes(),
@@ -485,7 +490,11 @@ impl<'a> Session<'a> {
             ..install::InstallOptions::default()
         };
         let (runtime, client) = self.net()?;
-        let installed = runtime.block_on(install::install(&self.store, client, resolution, &options))?;
+        let installed =
+            runtime.block_on(install::install(&self.store, client, resolution, &options))?;
+        for warning in &installed.warnings {
+            writeln!(err, "warning: {}", t(warning))?;
+        }
         Ok((installed, true))
     }
 }
@@ -495,7 +504,11 @@ fn no_such_version(resolution: &Resolution, version: &str, installed: &[String])
     let installed = if installed.is_empty() {
         "none".to_string()
     } else {
-        installed.iter().map(|v| t(v)).collect::<Vec<_>>().join(", ")
+        installed
+            .iter()
+            .map(|v| t(v))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     CommandError::Usage(format!(
         "{} has no version {}: the registry offers {}; installed: {installed}",
@@ -520,7 +533,7 @@ fn now() -> i64 {
 }
 
 /// A download progress bar on stderr when it is a terminal; nothing otherwise.
-fn progress_bar() -> Option<Arc<dyn Fn(&install::Progress) + Send + Sync>> {
+fn progress_bar() -> Option<Arc<install::ProgressFn>> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     if !Stream::Stderr.is_terminal() {
         return None;
@@ -529,19 +542,21 @@ fn progress_bar() -> Option<Arc<dyn Fn(&install::Progress) + Send + Sync>> {
     let style = ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes}")
         .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
-    Some(Arc::new(move |progress: &install::Progress| match progress {
-        install::Progress::Downloading { url, done, total } => {
-            if let Some(total) = total {
-                bar.set_length(*total);
+    Some(Arc::new(
+        move |progress: &install::Progress| match progress {
+            install::Progress::Downloading { url, done, total } => {
+                if let Some(total) = total {
+                    bar.set_length(*total);
+                }
+                bar.set_position(*done);
+                let name = url.rsplit('/').next().unwrap_or(url);
+                bar.set_message(format!("downloading {}", t(name)));
             }
-            bar.set_position(*done);
-            let name = url.rsplit('/').next().unwrap_or(url);
-            bar.set_message(format!("downloading {}", t(name)));
-        }
-        install::Progress::Unpacking => bar.set_message("unpacking"),
-        install::Progress::Installing => bar.set_message("installing the package"),
-        install::Progress::Done => bar.finish_and_clear(),
-    }))
+            install::Progress::Unpacking => bar.set_message("unpacking"),
+            install::Progress::Installing => bar.set_message("installing the package"),
+            install::Progress::Done => bar.finish_and_clear(),
+        },
+    ))
 }
 
 #[cfg(test)]

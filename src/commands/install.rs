@@ -26,7 +26,11 @@ pub struct Options {
 /// # Errors
 /// An unknown id, a version or release that cannot be used, a refused or failed install
 /// (nothing of it is left in the cache).
-pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit, CommandError> {
+pub fn run(
+    options: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     let session = Session::open(&options.client)?;
     let registry = session.registry(err)?;
     let choice = session.choose(&registry, &options.id, err)?;
@@ -34,7 +38,11 @@ pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     writeln!(
         out,
         "{} {} {} ({}, {}): {}",
-        if new { "installed" } else { "already installed:" },
+        if new {
+            "installed"
+        } else {
+            "already installed:"
+        },
         t(&installed.id),
         t(&installed.version),
         installed.kind,

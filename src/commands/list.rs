@@ -64,6 +64,7 @@ struct Install {
     platform: String,
     kind: String,
     dir: String,
+    source: String,
     sha256: Option<String>,
     installed_at: String,
 }
@@ -75,6 +76,7 @@ impl From<&Installed> for Install {
             platform: i.platform.clone(),
             kind: i.kind.to_string(),
             dir: i.dir.display().to_string(),
+            source: i.source.clone(),
             sha256: i.sha256.clone(),
             installed_at: i.installed_at.clone(),
         }
@@ -97,7 +99,11 @@ fn origin_name(origin: &Origin) -> &'static str {
 ///
 /// # Errors
 /// A cache or registry that cannot be read.
-pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit, CommandError> {
+pub fn run(
+    options: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     let session = Session::open(&options.client)?;
     let mut agents: BTreeMap<String, Agent> = BTreeMap::new();
     let mut info = None;
@@ -116,7 +122,12 @@ pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                     name: Some(entry.name.clone()),
                     description: Some(entry.description.clone()),
                     version: Some(entry.version.clone()),
-                    kinds: entry.distribution.kinds().iter().map(ToString::to_string).collect(),
+                    kinds: entry
+                        .distribution
+                        .kinds()
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
                     installed: Vec::new(),
                 },
             );

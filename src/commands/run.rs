@@ -35,7 +35,11 @@ pub struct Options {
 ///
 /// # Errors
 /// What `install` refuses, or an agent that cannot be started (the message names it).
-pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit, CommandError> {
+pub fn run(
+    options: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     let session = Session::open(&options.client)?;
     let registry = session.registry(err)?;
     let choice = session.choose(&registry, &options.id, err)?;
@@ -60,6 +64,9 @@ pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     #[cfg(not(unix))]
     {
         let status = command.status().map_err(failed)?;
-        Ok(status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1))
+        Ok(status
+            .code()
+            .and_then(|c| u8::try_from(c).ok())
+            .unwrap_or(1))
     }
 }

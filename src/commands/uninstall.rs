@@ -51,7 +51,11 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
         return Err(CommandError::Usage(format!(
             "{what} is not installed in {} (installed versions: {})",
             t(&store.root().display().to_string()),
-            if installed.is_empty() { "none".into() } else { installed.join(", ") }
+            if installed.is_empty() {
+                "none".into()
+            } else {
+                installed.join(", ")
+            }
         )));
     }
     for path in removed {

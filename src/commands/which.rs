@@ -41,8 +41,7 @@ struct Which {
     dir: Option<String>,
     command: Option<Vec<String>>,
     env: BTreeMap<String, String>,
-    archive: Option<String>,
-    package: Option<String>,
+    source: String,
     sha256: Option<String>,
     passed_over: Vec<PassedOver>,
 }
@@ -57,17 +56,21 @@ struct PassedOver {
 ///
 /// # Errors
 /// An unknown id, a version that cannot be used, a registry that cannot be read.
-pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Result<Exit, CommandError> {
+pub fn run(
+    options: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Exit, CommandError> {
     let session = Session::open(&options.client)?;
     let registry = session.registry(err)?;
     let choice = session.choose(&registry, &options.id, err)?;
     let r = &choice.resolution;
-    let which = match &choice.installed {
+    let mut which = match &choice.installed {
         Some(installed) => of_installed(installed),
         None => Which {
             version: 1,
             id: r.entry.id.clone(),
-            name: r.entry.name.clone(),
+            name: String::new(),
             agent_version: r.entry.version.clone(),
             kind: r.kind.to_string(),
             platform: r.platform.clone(),
@@ -75,26 +78,24 @@ pub fn run(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             dir: None,
             command: None,
             env: r.env.clone(),
-            archive: r.target.as_ref().map(|target| target.archive.clone()),
-            package: r.package.as_ref().map(|package| package.package.clone()),
+            source: match (&r.target, &r.package) {
+                (Some(target), _) => target.archive.clone(),
+                (None, Some(package)) => package.package.clone(),
+                (None, None) => String::new(),
+            },
             sha256: r.target.as_ref().and_then(|target| target.sha256.clone()),
             passed_over: Vec::new(),
         },
     };
-    let which = Which {
-        name: r.entry.name.clone(),
-        archive: r.target.as_ref().map(|target| target.archive.clone()),
-        package: r.package.as_ref().map(|package| package.package.clone()),
-        passed_over: r
-            .passed_over
-            .iter()
-            .map(|(kind, reason)| PassedOver {
-                kind: kind.to_string(),
-                reason: reason.clone(),
-            })
-            .collect(),
-        ..which
-    };
+    which.name.clone_from(&r.entry.name);
+    which.passed_over = r
+        .passed_over
+        .iter()
+        .map(|(kind, reason)| PassedOver {
+            kind: kind.to_string(),
+            reason: reason.clone(),
+        })
+        .collect();
     match options.format {
         OutputFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, &which)?;
@@ -112,7 +113,12 @@ fn of_installed(installed: &Installed) -> Which {
     line.extend(command.get_args().map(|a| a.to_string_lossy().into_owned()));
     let env = command
         .get_envs()
-        .filter_map(|(k, v)| Some((k.to_string_lossy().into_owned(), v?.to_string_lossy().into_owned())))
+        .filter_map(|(k, v)| {
+            Some((
+                k.to_string_lossy().into_owned(),
+                v?.to_string_lossy().into_owned(),
+            ))
+        })
         .collect();
     Which {
         version: 1,
@@ -125,8 +131,7 @@ fn of_installed(installed: &Installed) -> Which {
         dir: Some(installed.dir.display().to_string()),
         command: Some(line),
         env,
-        archive: None,
-        package: None,
+        source: installed.source.clone(),
         sha256: installed.sha256.clone(),
         passed_over: Vec::new(),
     }
@@ -141,22 +146,26 @@ fn human(which: &Which, args: &[String], out: &mut dyn Write) -> std::io::Result
         which.kind,
         t(&which.platform)
     )?;
-    match (&which.command, &which.dir) {
-        (Some(command), Some(dir)) => {
-            writeln!(out, "installed in {}", t(dir))?;
-            writeln!(out, "command: {}", shell_line(command.iter().map(String::as_str)))?;
-        }
-        _ => {
-            let from = which.archive.as_ref().or(which.package.as_ref());
+    if let (Some(command), Some(dir)) = (&which.command, &which.dir) {
+        writeln!(out, "installed in {}", t(dir))?;
+        writeln!(
+            out,
+            "command: {}",
+            shell_line(command.iter().map(String::as_str))
+        )?;
+    } else {
+        writeln!(
+            out,
+            "not installed (`acp-registry install {}` installs it from {})",
+            t(&which.id),
+            t(&which.source)
+        )?;
+        if !args.is_empty() {
             writeln!(
                 out,
-                "not installed (`acp-registry install {}` installs it{})",
-                t(&which.id),
-                from.map(|f| format!(" from {}", t(f))).unwrap_or_default()
+                "arguments: {}",
+                shell_line(args.iter().map(String::as_str))
             )?;
-            if !args.is_empty() {
-                writeln!(out, "arguments: {}", shell_line(args.iter().map(String::as_str)))?;
-            }
         }
     }
     for (name, value) in &which.env {
