@@ -329,9 +329,9 @@ impl<'a> Session<'a> {
         id: &str,
         err: &mut dyn Write,
     ) -> Result<Choice, CommandError> {
-        let resolution = registry
-            .resolve(id, &self.resolve_options())
-            .map_err(|e| CommandError::Usage(e.to_string()))?;
+        let resolution = registry.resolve(id, &self.resolve_options()).map_err(|e| {
+            CommandError::Usage(format!("{e} (registry: {})", t(&self.flags.registry)))
+        })?;
         let installed = self.installed_versions(&resolution)?;
         if let Some(version) = &self.flags.version {
             if *version != resolution.entry.version {

@@ -308,7 +308,11 @@ fn a_decompression_bomb_is_refused_and_nothing_is_kept() {
     let fixture = Fixture::new(archive);
     let run = fixture.run(&["install", ID, "--unpack-cap", "4"]);
     run.assert_code(2);
-    assert!(run.stderr.contains("unpacks to more than 4194304 bytes"), "{}", run.explain());
+    assert!(
+        run.stderr.contains("unpacks to more than 4194304 bytes"),
+        "{}",
+        run.explain()
+    );
     assert_nothing_installed(fixture.cache(), &run);
 }
 
@@ -415,7 +419,11 @@ fn offline_a_stale_cached_registry_is_used_and_its_age_said() {
     };
     let which = offline(&["which", ID]);
     which.assert_code(0);
-    assert!(which.stderr.contains("using the cached copy"), "{}", which.explain());
+    assert!(
+        which.stderr.contains("using the cached copy"),
+        "{}",
+        which.explain()
+    );
     assert!(which.stderr.contains(" ago"), "{}", which.explain());
     assert!(
         which.stdout.contains("bin/acp-agent"),
@@ -590,4 +598,39 @@ fn a_registry_file_is_read_like_a_url() {
         which.explain()
     );
     assert_eq!(fixture.asked("/registry.json"), 0);
+}
+
+#[test]
+fn registry_text_reaching_the_terminal_is_escaped() {
+    let fixture = Fixture::new(good_archive());
+    let mut document = fixture.document("1.0.0", "/agent.tar.gz", None);
+    document["agents"][0]["name"] = json!("Evil\u{1b}]0;owned\u{7}");
+    document["agents"][0]["description"] = json!("::error::forged \u{1b}[2J");
+    for target in document["agents"][0]["distribution"]["binary"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        target["env"]["X"] = json!("\u{202e}reversed");
+    }
+    fixture.route("/registry.json", Reply::json(&document));
+    for args in [&["list"][..], &["which", ID]] {
+        let run = fixture.run(args);
+        run.assert_code(0);
+        assert!(!run.stdout.contains('\u{1b}'), "{}", run.explain());
+        assert!(!run.stdout.contains('\u{202e}'), "{}", run.explain());
+        assert!(!run.stdout.contains("::error::"), "{}", run.explain());
+    }
+    let list = fixture.run(&["list"]);
+    assert!(
+        list.stdout.contains("Evil\\u{1b}]0;owned\\u{7}"),
+        "{}",
+        list.explain()
+    );
+    let which = fixture.run(&["which", ID]);
+    assert!(
+        which.stdout.contains("X=\\u{202e}reversed"),
+        "{}",
+        which.explain()
+    );
 }
