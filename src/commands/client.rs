@@ -421,35 +421,25 @@ impl<'a> Session<'a> {
             )?;
             return Ok(None);
         };
-        let eligible_at = published.saturating_add(i64::from(days) * 86_400);
-        if eligible_at <= now() {
-            return Ok(None);
-        }
-        let old_enough = |i: &Installed| {
-            acp_registry_core::time::parse_iso_utc_seconds(&i.installed_at)
-                .is_some_and(|at| at.saturating_add(i64::from(days) * 86_400) <= now())
-        };
-        let fallback = installed
-            .into_iter()
-            .filter(|i| version_order(&i.version, &entry.version).is_lt())
-            .find(old_enough);
-        let when = acp_registry_core::time::format_utc(eligible_at);
-        match fallback {
-            Some(older) => {
+        let when = |at: i64| acp_registry_core::time::format_utc(at);
+        match min_age_decision(published, days, now(), installed, &entry.version) {
+            MinAge::Allowed => Ok(None),
+            MinAge::Fallback { older, eligible_at } => {
                 writeln!(
                     err,
-                    "note: {} {} was published less than {days} days ago (eligible {when}); using the installed {}",
+                    "note: {} {} was published less than {days} days ago (eligible {}); using the installed {}",
                     t(&entry.id),
                     t(&entry.version),
+                    when(eligible_at),
                     t(&older.version)
                 )?;
                 Ok(Some(older))
             }
-            None => Err(CommandError::Usage(format!(
-                "{} {} was published less than {days} days ago and becomes eligible under --min-age {days} at {when}; no installed version is old enough (installed {} days ago or more)",
+            MinAge::Refused { eligible_at } => Err(CommandError::Usage(format!(
+                "{} {} was published less than {days} days ago: --min-age {days} allows it from {}, and no older installed version has been in the cache {days} days; wait, or lower --min-age",
                 t(&entry.id),
                 t(&entry.version),
-                days
+                when(eligible_at)
             ))),
         }
     }
@@ -496,6 +486,55 @@ impl<'a> Session<'a> {
             writeln!(err, "warning: {}", t(warning))?;
         }
         Ok((installed, true))
+    }
+}
+
+/// What `--min-age` decides for a release published at `published` (seconds since the
+/// epoch), measured at `now`.
+#[derive(Debug, PartialEq, Eq)]
+enum MinAge {
+    /// Old enough.
+    Allowed,
+    /// Too young; this older install is used instead.
+    Fallback {
+        /// The newest older install known to be old enough.
+        older: Installed,
+        /// When the release becomes eligible.
+        eligible_at: i64,
+    },
+    /// Too young, and no older install is known to be old enough.
+    Refused {
+        /// When the release becomes eligible.
+        eligible_at: i64,
+    },
+}
+
+/// `--min-age DAYS` for the release `version` published at `published`: allowed once
+/// `DAYS` days old, else the newest of `installed` (newest first) older than `version` that
+/// has been installed at least `DAYS` days (so published at least that long ago).
+fn min_age_decision(
+    published: i64,
+    days: u32,
+    now: i64,
+    installed: Vec<Installed>,
+    version: &str,
+) -> MinAge {
+    let window = i64::from(days) * 86_400;
+    let eligible_at = published.saturating_add(window);
+    if eligible_at <= now {
+        return MinAge::Allowed;
+    }
+    let old_enough = |i: &Installed| {
+        acp_registry_core::time::parse_iso_utc_seconds(&i.installed_at)
+            .is_some_and(|at| at.saturating_add(window) <= now)
+    };
+    match installed
+        .into_iter()
+        .filter(|i| version_order(&i.version, version).is_lt())
+        .find(old_enough)
+    {
+        Some(older) => MinAge::Fallback { older, eligible_at },
+        None => MinAge::Refused { eligible_at },
     }
 }
 
@@ -573,6 +612,61 @@ mod tests {
         assert!(max_age("1w").is_err());
         assert!(max_age("h").is_err());
         assert!(max_age("").is_err());
+    }
+
+    fn install(version: &str, installed_at: &str) -> Installed {
+        Installed {
+            id: "a".into(),
+            version: version.into(),
+            platform: "linux-x86_64".into(),
+            kind: Kind::Npx,
+            dir: PathBuf::from("/c"),
+            program: PathBuf::from("/c/p"),
+            args: Vec::new(),
+            env: std::collections::BTreeMap::new(),
+            sha256: None,
+            installed_at: installed_at.into(),
+            source: "a@1".into(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn min_age_allows_an_old_release_and_falls_back_to_an_older_install_old_enough() {
+        let day = 86_400;
+        let now = 100 * day;
+        // Installed on day 80 and day 98 (newest first, as `installed_versions` gives them).
+        let installs = || {
+            vec![
+                install("1.2.0", "1970-04-09T00:00:00Z"),
+                install("1.1.0", "1970-03-22T00:00:00Z"),
+            ]
+        };
+        assert_eq!(
+            min_age_decision(90 * day, 7, now, installs(), "2.0.0"),
+            MinAge::Allowed
+        );
+        assert_eq!(
+            min_age_decision(99 * day, 7, now, installs(), "2.0.0"),
+            MinAge::Fallback {
+                older: installs()[1].clone(),
+                eligible_at: 106 * day
+            }
+        );
+        assert_eq!(
+            min_age_decision(99 * day, 30, now, installs(), "2.0.0"),
+            MinAge::Refused {
+                eligible_at: 129 * day
+            }
+        );
+        // The release itself installed long ago is no fallback for itself.
+        let same = vec![install("2.0.0", "1970-01-02T00:00:00Z")];
+        assert_eq!(
+            min_age_decision(99 * day, 7, now, same, "2.0.0"),
+            MinAge::Refused {
+                eligible_at: 106 * day
+            }
+        );
     }
 
     #[test]
