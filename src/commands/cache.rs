@@ -4,7 +4,8 @@
 
 use std::io::Write;
 
-use super::client::{t, ClientFlags, Session};
+use super::client::{ClientFlags, Session};
+use super::client_text::t;
 use super::error::CommandError;
 use super::exit::{self, Exit};
 

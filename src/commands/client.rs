@@ -8,7 +8,6 @@
 use std::cell::OnceCell;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use acp_registry_client::archive::DEFAULT_UNPACK_CAP_MIB;
@@ -19,13 +18,13 @@ use acp_registry_client::registry::{
 use acp_registry_client::resolve::{Resolution, ResolveOptions};
 use acp_registry_client::store::Store;
 use acp_registry_client::{age, install};
-use acp_registry_core::escape;
 
+use super::client_text::{human_age, progress_bar, t, version_order};
 use super::error::CommandError;
-use super::stream::Stream;
 use crate::flags::{self, ByteSize, Loopback};
 use crate::net::{Client, NetConfig};
 
+pub use super::client_text::OutputFormat;
 pub use acp_registry_client::store::Installed;
 
 super::error::failed_from!(
@@ -146,21 +145,6 @@ impl Default for ClientFlags {
     }
 }
 
-/// `--format` of `list` and `which`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OutputFormat {
-    /// Lines for people, registry text escaped.
-    #[default]
-    Human,
-    /// One versioned JSON document (docs/format.md, "Commands").
-    Json,
-}
-
-flags::bare_value_enum!(OutputFormat {
-    OutputFormat::Human => "human",
-    OutputFormat::Json => "json",
-});
-
 /// Reads `--max-age`: whole hours (`6`) or a number with a unit `s`, `m`, `h` or `d`.
 pub fn max_age(text: &str) -> Result<Duration, String> {
     let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
@@ -180,35 +164,6 @@ pub fn max_age(text: &str) -> Result<Duration, String> {
             "`{text}` is not an age: write hours (6) or a duration (90s, 30m, 6h, 2d)"
         )),
     }
-}
-
-/// `duration` for people: `40 s`, `12 min`, `5 h 3 min`, `3 days`.
-pub fn human_age(duration: Duration) -> String {
-    let s = duration.as_secs();
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min", s / 60),
-        3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
-        _ => format!("{} days", s / 86_400),
-    }
-}
-
-/// Text from the registry or the cache, safe to print on a terminal.
-pub fn t(text: &str) -> String {
-    escape::terminal(text).into_owned()
-}
-
-/// `words` as one shell command line, each word quoted where it needs it and escaped.
-pub fn shell_line<'w>(words: impl IntoIterator<Item = &'w str>) -> String {
-    words
-        .into_iter()
-        .map(|word| {
-            let quoted = shlex::try_quote(word)
-                .map_or_else(|_| format!("{word:?}"), std::borrow::Cow::into_owned);
-            t(&quoted)
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// One command's use of the library: the cache, the flags, and the network once asked for.
@@ -433,7 +388,7 @@ impl<'a> Session<'a> {
                     when(eligible_at),
                     t(&older.version)
                 )?;
-                Ok(Some(older))
+                Ok(Some(*older))
             }
             MinAge::Refused { eligible_at } => Err(CommandError::Usage(format!(
                 "{} {} was published less than {days} days ago: --min-age {days} allows it from {}, and no older installed version has been in the cache {days} days; wait, or lower --min-age",
@@ -498,7 +453,7 @@ enum MinAge {
     /// Too young; this older install is used instead.
     Fallback {
         /// The newest older install known to be old enough.
-        older: Installed,
+        older: Box<Installed>,
         /// When the release becomes eligible.
         eligible_at: i64,
     },
@@ -533,7 +488,10 @@ fn min_age_decision(
         .filter(|i| version_order(&i.version, version).is_lt())
         .find(old_enough)
     {
-        Some(older) => MinAge::Fallback { older, eligible_at },
+        Some(older) => MinAge::Fallback {
+            older: Box::new(older),
+            eligible_at,
+        },
         None => MinAge::Refused { eligible_at },
     }
 }
@@ -557,45 +515,10 @@ fn no_such_version(resolution: &Resolution, version: &str, installed: &[String])
     ))
 }
 
-/// Versions compared as semantic versions where both are, else as text.
-pub fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
-    match (semver::Version::parse(a), semver::Version::parse(b)) {
-        (Ok(a), Ok(b)) => a.cmp(&b),
-        _ => a.cmp(b),
-    }
-}
-
 /// The clock in seconds since the Unix epoch.
 fn now() -> i64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-/// A download progress bar on stderr when it is a terminal; nothing otherwise.
-fn progress_bar() -> Option<Arc<install::ProgressFn>> {
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    if !Stream::Stderr.is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    Some(Arc::new(
-        move |progress: &install::Progress| match progress {
-            install::Progress::Downloading { url, done, total } => {
-                if let Some(total) = total {
-                    bar.set_length(*total);
-                }
-                bar.set_position(*done);
-                let name = url.rsplit('/').next().unwrap_or(url);
-                bar.set_message(format!("downloading {}", t(name)));
-            }
-            install::Progress::Unpacking => bar.set_message("unpacking"),
-            install::Progress::Installing => bar.set_message("installing the package"),
-            install::Progress::Done => bar.finish_and_clear(),
-        },
-    ))
 }
 
 #[cfg(test)]
@@ -649,7 +572,7 @@ mod tests {
         assert_eq!(
             min_age_decision(99 * day, 7, now, installs(), "2.0.0"),
             MinAge::Fallback {
-                older: installs()[1].clone(),
+                older: Box::new(installs()[1].clone()),
                 eligible_at: 106 * day
             }
         );
@@ -667,13 +590,6 @@ mod tests {
                 eligible_at: 106 * day
             }
         );
-    }
-
-    #[test]
-    fn versions_are_ordered_as_semver_where_they_parse() {
-        assert!(version_order("1.10.0", "1.9.0").is_gt());
-        assert!(version_order("1.0.0-rc.1", "1.0.0").is_lt());
-        assert!(version_order("b", "a").is_gt());
     }
 
     #[test]

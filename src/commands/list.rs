@@ -7,7 +7,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::client::{t, version_order, ClientFlags, Installed, OutputFormat, Session};
+use super::client::{ClientFlags, Installed, OutputFormat, Session};
+use super::client_text::{t, version_order};
 use super::error::CommandError;
 use super::exit::{self, Exit};
 use acp_registry_client::registry::Origin;

@@ -26,6 +26,7 @@ pub mod build;
 pub mod cache;
 mod canonical;
 pub mod client;
+mod client_text;
 mod display;
 mod error;
 pub mod exit;

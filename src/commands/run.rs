@@ -50,9 +50,9 @@ pub fn run(
     let failed = |e: std::io::Error| {
         CommandError::Usage(format!(
             "cannot start {} {} ({}): {e}",
-            super::client::t(&installed.id),
-            super::client::t(&installed.version),
-            super::client::t(&installed.program.display().to_string())
+            super::client_text::t(&installed.id),
+            super::client_text::t(&installed.version),
+            super::client_text::t(&installed.program.display().to_string())
         ))
     };
     #[cfg(unix)]

@@ -5,7 +5,8 @@ use std::io::Write;
 
 use acp_registry_client::document::{is_safe_id, is_safe_version};
 
-use super::client::{t, CacheFlags};
+use super::client::CacheFlags;
+use super::client_text::t;
 use super::error::CommandError;
 use super::exit::{self, Exit};
 

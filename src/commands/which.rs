@@ -7,7 +7,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::client::{shell_line, t, ClientFlags, Installed, OutputFormat, Session};
+use super::client::{ClientFlags, Installed, OutputFormat, Session};
+use super::client_text::{shell_line, t};
 use super::error::CommandError;
 use super::exit::{self, Exit};
 
