@@ -1,14 +1,14 @@
 //! Getting an agent ready to launch: a binary target's archive downloaded through
-//! [`crate::net`] (size-capped, kept in a cache by its pinned sha256), checked, unpacked by
-//! [`crate::fs::archive`] and its `cmd` resolved; an npx or uvx package installed into the
+//! [`crate::net`] (size-capped, kept in a cache by its pinned sha256), checked and unpacked by
+//! the client library's install steps (the code every client runs) and its `cmd` resolved; an npx or uvx package installed into the
 //! run's private package cache first, so starting it afterwards measures the start alone.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
+use acp_registry_client::install::{self, InstallError};
 
-use crate::fs::archive::{self, ArchiveError, ArchiveFormat};
+use crate::fs::archive::{self, ArchiveError};
 use crate::manifest::distribution::{BinaryTarget, Kind, Package};
 use crate::net::{Client, NetError};
 
@@ -53,7 +53,8 @@ pub(crate) struct Ready {
 }
 
 /// Download (at most `cap` bytes), check and unpack (at most `unpack_cap` bytes) a binary
-/// target into `dest` (a fresh path).
+/// target into `dest` (a fresh path), with the client library's own steps
+/// ([`install::fetch_archive`], [`install::unpack`]), as every client installs it.
 pub(crate) async fn binary(
     client: &Client,
     target: &BinaryTarget,
@@ -64,21 +65,28 @@ pub(crate) async fn binary(
 ) -> Result<Ready, FetchError> {
     let started = Instant::now();
     let url = target.archive.clone().unwrap_or_default();
-    let pinned = target.sha256.as_deref().map(str::to_ascii_lowercase);
-    let file = download(client, &url, pinned.as_deref(), cache, scratch, cap).await?;
-    let raw_name = raw_name(&url);
-    let format = ArchiveFormat::of(&url);
-    let limits = archive::Limits::with_max_bytes(unpack_cap);
-    let (file_c, dest_c) = (file.clone(), dest.to_path_buf());
-    tokio::task::spawn_blocking(move || {
-        archive::extract(&file_c, format, &dest_c, &raw_name, limits)
-    })
-    .await
-    .map_err(|e| FetchError::Io(e.to_string()))?
-    .map_err(|e| match e {
-        ArchiveError::Io { .. } | ArchiveError::Corrupt(_) => FetchError::Unpack(e),
-        other => FetchError::Unsafe(other),
-    })?;
+    let request = install::FetchRequest {
+        url: &url,
+        sha256: target.sha256.as_deref(),
+        cap,
+        cache,
+        progress: None,
+    };
+    let fetched = install::fetch_archive(client, &request, scratch)
+        .await
+        .map_err(|e| match e {
+            InstallError::Download { url, error } => FetchError::Download { url, error },
+            InstallError::Sha256Mismatch {
+                expected, actual, ..
+            } => FetchError::Sha256 { expected, actual },
+            other => FetchError::Io(other.to_string()),
+        })?;
+    install::unpack(&fetched.path, &url, dest, unpack_cap)
+        .await
+        .map_err(|e| match e {
+            ArchiveError::Io { .. } | ArchiveError::Corrupt(_) => FetchError::Unpack(e),
+            other => FetchError::Unsafe(other),
+        })?;
     let cmd = target.cmd.clone().unwrap_or_default();
     let program = archive::resolve_cmd(dest, &cmd).map_err(FetchError::Cmd)?;
     Ok(Ready {
@@ -86,79 +94,6 @@ pub(crate) async fn binary(
         args: target.args.clone(),
         fetch_seconds: started.elapsed().as_secs_f64(),
     })
-}
-
-/// The file name a raw executable gets: the URL's last segment.
-fn raw_name(url: &str) -> String {
-    crate::manifest::distribution::archive_file_name(url, "agent").to_string()
-}
-
-/// The archive on disk: from the cache when a pinned digest is there and still matches,
-/// else downloaded (into the cache under its digest when pinned and matching).
-async fn download(
-    client: &Client,
-    url: &str,
-    pinned: Option<&str>,
-    cache: Option<&Path>,
-    scratch: &Path,
-    cap: u64,
-) -> Result<PathBuf, FetchError> {
-    let io = |e: std::io::Error| FetchError::Io(e.to_string());
-    let cached = match (cache, pinned) {
-        (Some(dir), Some(sha)) if is_hex64(sha) => Some(dir.join(sha)),
-        _ => None,
-    };
-    if let Some(path) = &cached {
-        if sha256_of(path).is_some_and(|actual| Some(actual.as_str()) == pinned) {
-            return Ok(path.clone());
-        }
-    }
-    std::fs::create_dir_all(scratch).map_err(io)?;
-    let partial = scratch.join(format!(".download-{:016x}", fastrand::u64(..)));
-    let result = client.download_to(url, cap, &partial).await;
-    let download = match result {
-        Ok(d) => d,
-        Err(error) => {
-            let _ = std::fs::remove_file(&partial);
-            return Err(FetchError::Download {
-                url: url.into(),
-                error,
-            });
-        }
-    };
-    if let Some(expected) = pinned {
-        if download.sha256 != expected {
-            let _ = std::fs::remove_file(&partial);
-            return Err(FetchError::Sha256 {
-                expected: expected.into(),
-                actual: download.sha256,
-            });
-        }
-    }
-    match cached {
-        Some(path) if std::fs::create_dir_all(path.parent().unwrap_or(scratch)).is_ok() => {
-            // A rename within one file system when the cache and the run share it; a copy
-            // otherwise. The digest names the content, so a concurrent writer writes the same.
-            if std::fs::rename(&partial, &path).is_err() {
-                std::fs::copy(&partial, &path).map_err(io)?;
-                let _ = std::fs::remove_file(&partial);
-            }
-            Ok(path)
-        }
-        _ => Ok(partial),
-    }
-}
-
-fn is_hex64(s: &str) -> bool {
-    use acp_registry_core::fs::digest::{is_sha256_hex, HexCase};
-    is_sha256_hex(s, HexCase::Any)
-}
-
-fn sha256_of(path: &Path) -> Option<String> {
-    let mut file = std::fs::File::open(path).ok()?;
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher).ok()?;
-    Some(acp_registry_core::fs::digest::hex(&hasher.finalize()))
 }
 
 /// A program on `PATH` (as the sandbox's environment gives it).

@@ -6,8 +6,11 @@
 pub mod age;
 pub mod archive;
 pub mod document;
+pub mod install;
+pub mod launch;
 #[doc(hidden)]
 pub mod net;
 pub mod platform;
 pub mod registry;
 pub mod resolve;
+pub mod store;

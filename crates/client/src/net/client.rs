@@ -269,7 +269,7 @@ impl Client {
 
     async fn download_uncached(&self, url: &str, cap: u64) -> Result<Download, NetError> {
         let url = parse(url)?;
-        self.within_deadline(self.retrying(|| self.get_hashed(url.clone(), cap, |_| {})))
+        self.within_deadline(self.retrying(|| self.get_hashed(url.clone(), cap, |_, _| {})))
             .await
     }
 
@@ -304,12 +304,13 @@ impl Client {
     }
 
     /// One GET of `url` that must answer 200: the body (at most `cap` bytes, at least the
-    /// minimum rate) is hashed and handed to `on_chunk` as it streams.
+    /// minimum rate) is hashed and handed to `on_chunk` as it streams, with the length the
+    /// server declared (`Content-Length`), if any.
     async fn get_hashed(
         &self,
         url: Url,
         cap: u64,
-        mut on_chunk: impl FnMut(&[u8]),
+        mut on_chunk: impl FnMut(&[u8], Option<u64>),
     ) -> Result<Download, NetError> {
         // The overall deadline (`within_deadline`) ends the attempt; this is only reqwest's.
         let timeout = self.config.download_deadline;
@@ -319,6 +320,7 @@ impl Client {
             return Err(NetError::Status(status));
         }
         let validator = validator(held.response.headers());
+        let total = held.response.content_length();
         let pace = Pace {
             bytes_per_second: self.config.min_download_rate,
             window: self.config.rate_window,
@@ -326,7 +328,7 @@ impl Client {
         let mut hasher = Sha256::new();
         let size = read_body(held.response, cap, Some(pace), |chunk| {
             hasher.update(chunk);
-            on_chunk(chunk);
+            on_chunk(chunk, total);
         })
         .await?;
         Ok(Download {
@@ -345,9 +347,25 @@ impl Client {
         cap: u64,
         dest: &Path,
     ) -> Result<Download, NetError> {
-        let url = parse(url)?;
-        self.within_deadline(self.retrying(|| self.download_file_once(url.clone(), cap, dest)))
+        self.download_to_with_progress(url, cap, dest, &|_, _| {})
             .await
+    }
+
+    /// [`Client::download_to`], calling `progress(done, total)` after each chunk written:
+    /// the bytes of this attempt so far and the length the server declared, if any (a retry
+    /// starts again from 0).
+    pub async fn download_to_with_progress(
+        &self,
+        url: &str,
+        cap: u64,
+        dest: &Path,
+        progress: &(dyn Fn(u64, Option<u64>) + Send + Sync),
+    ) -> Result<Download, NetError> {
+        let url = parse(url)?;
+        self.within_deadline(
+            self.retrying(|| self.download_file_once(url.clone(), cap, dest, progress)),
+        )
+        .await
     }
 
     async fn download_file_once(
@@ -355,6 +373,7 @@ impl Client {
         url: Url,
         cap: u64,
         dest: &Path,
+        progress: &(dyn Fn(u64, Option<u64>) + Send + Sync),
     ) -> Result<Download, NetError> {
         use std::io::Write;
         let file_error =
@@ -364,11 +383,14 @@ impl Client {
         let mut file =
             acp_registry_core::fs::atomic::AtomicFile::create(dest).map_err(file_error)?;
         let mut failed = None;
+        let mut done = 0u64;
         let download = self
-            .get_hashed(url, cap, |chunk| {
+            .get_hashed(url, cap, |chunk, total| {
                 if failed.is_none() {
                     failed = file.write_all(chunk).err();
                 }
+                done += chunk.len() as u64;
+                progress(done, total);
             })
             .await?;
         if let Some(e) = failed {
