@@ -39,7 +39,8 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn the_command_gives_the_registry_args_then_the_caller_s_and_sets_the_env_over_the_inherited_one() {
+    fn the_command_gives_the_registry_args_then_the_caller_s_and_sets_the_env_over_the_inherited_one(
+    ) {
         let installed = Installed {
             id: "a".into(),
             version: "1".into(),

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
-use super::{report, unusable, InstallError, InstallOptions, PinPolicy, Progress, ProgressFn};
+use super::error::{unusable, InstallError};
+use super::options::{report, InstallOptions, PinPolicy, Progress, ProgressFn};
 use crate::archive::{self, ArchiveError, ArchiveFormat};
 use crate::net::Client;
 use crate::platform::archive_file_name;
@@ -224,10 +225,6 @@ fn program_of(files: &Path, staged: &Path, cmd: &str, url: &str) -> Result<Strin
 /// recorded as the agent.
 fn looks_like_a_program(path: &Path) -> Result<(), &'static str> {
     use std::io::Read;
-    let mut head = [0u8; 4];
-    let mut file = std::fs::File::open(path).map_err(|_| "it cannot be read")?;
-    let n = file.read(&mut head).map_err(|_| "it cannot be read")?;
-    let head = &head[..n];
     const MAGICS: [&[u8]; 8] = [
         b"\x7fELF",
         b"\xfe\xed\xfa\xce",
@@ -238,6 +235,10 @@ fn looks_like_a_program(path: &Path) -> Result<(), &'static str> {
         b"MZ",
         b"#!",
     ];
+    let mut head = [0u8; 4];
+    let mut file = std::fs::File::open(path).map_err(|_| "it cannot be read")?;
+    let n = file.read(&mut head).map_err(|_| "it cannot be read")?;
+    let head = &head[..n];
     if MAGICS.iter().any(|magic| head.starts_with(magic)) {
         Ok(())
     } else if head.first().is_some_and(|b| matches!(b, b'<' | b'{')) {

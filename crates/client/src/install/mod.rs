@@ -8,189 +8,23 @@
 //! [`fetch_archive`] and [`unpack`] are the download-and-verify and unpack steps on their own,
 //! shared with the `acp-registry` tool's `verify`.
 
+mod error;
 mod fetch;
+mod options;
 mod package;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
 
-use crate::archive::ArchiveError;
-use crate::document::{is_safe_id, is_safe_version};
-use crate::net::{Client, NetError};
+use crate::net::Client;
 use crate::platform::Kind;
 use crate::resolve::Resolution;
 use crate::store::{Installed, Receipt, Store, StoreError, RECEIPT};
 
+use error::unusable;
+pub use error::InstallError;
 pub use fetch::{fetch_archive, unpack, FetchRequest, Fetched};
-
-/// What to do with a binary target whose entry pins no `sha256`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum PinPolicy {
-    /// Install it.
-    Allow,
-    /// Install it, and say so in [`Installed::warnings`].
-    #[default]
-    Warn,
-    /// Refuse it ([`InstallError::Unpinned`]).
-    Refuse,
-}
-
-/// What an install is doing, for a progress display.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Progress {
-    /// Bytes of the download so far, and its declared length when the server sent one.
-    Downloading {
-        /// The archive's URL.
-        url: String,
-        /// Bytes received so far (a retried download starts again from 0).
-        done: u64,
-        /// `Content-Length`, when declared.
-        total: Option<u64>,
-    },
-    /// The download is checked and being unpacked.
-    Unpacking,
-    /// npm or uv is installing the package.
-    Installing,
-    /// The install is complete (also sent when it was already installed).
-    Done,
-}
-
-/// A progress callback.
-pub type ProgressFn = dyn Fn(&Progress) + Send + Sync;
-
-/// How to install.
-#[derive(Clone)]
-pub struct InstallOptions {
-    /// Binary targets without a pinned sha256.
-    pub pin_policy: PinPolicy,
-    /// The largest download accepted, in bytes.
-    pub download_cap: u64,
-    /// The most an archive may unpack to, in bytes.
-    pub unpack_cap: u64,
-    /// How long npm or uv may take to install a package before it is stopped.
-    pub package_timeout: Duration,
-    /// Called as the install advances.
-    pub progress: Option<Arc<ProgressFn>>,
-}
-
-impl Default for InstallOptions {
-    /// [`PinPolicy::Warn`], downloads up to 1 GiB, archives unpacking to up to 2 GiB (as
-    /// `verify`), 10 minutes for a package install, no progress callback.
-    fn default() -> Self {
-        Self {
-            pin_policy: PinPolicy::Warn,
-            download_cap: 1024 * 1024 * 1024,
-            unpack_cap: crate::archive::DEFAULT_UNPACK_CAP_MIB * 1024 * 1024,
-            package_timeout: Duration::from_secs(600),
-            progress: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for InstallOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InstallOptions")
-            .field("pin_policy", &self.pin_policy)
-            .field("download_cap", &self.download_cap)
-            .field("unpack_cap", &self.unpack_cap)
-            .field("package_timeout", &self.package_timeout)
-            .field("progress", &self.progress.is_some())
-            .finish()
-    }
-}
-
-/// Why an install failed; nothing of the attempt is left in the cache.
-#[derive(Debug, thiserror::Error)]
-pub enum InstallError {
-    /// The download failed (status, size, deadline, address, connection, …).
-    #[error("cannot download {url}: {error}")]
-    Download {
-        /// The archive's URL.
-        url: String,
-        /// What the HTTP client said.
-        error: NetError,
-    },
-    /// The download is not what the registry pins.
-    #[error("{url}: the download's sha256 is {actual}, the registry pins {expected}; nothing was installed")]
-    Sha256Mismatch {
-        /// The archive's URL.
-        url: String,
-        /// The pinned sha256.
-        expected: String,
-        /// The sha256 of what was downloaded.
-        actual: String,
-    },
-    /// The target pins no sha256 and the policy is [`PinPolicy::Refuse`].
-    #[error("agent `{id}`: {url} has no sha256 pin in the registry; pin one, or allow unpinned downloads (pin policy)")]
-    Unpinned {
-        /// The agent's id.
-        id: String,
-        /// The archive's URL.
-        url: String,
-    },
-    /// The archive was refused or could not be unpacked.
-    #[error("{url}: {error}")]
-    Archive {
-        /// The archive's URL.
-        url: String,
-        /// Why.
-        error: ArchiveError,
-    },
-    /// The program the entry names is missing or is not a program.
-    #[error("{source_name}: {reason}")]
-    Program {
-        /// The archive URL or package spec.
-        source_name: String,
-        /// Why.
-        reason: String,
-    },
-    /// npm or uv could not be started.
-    #[error("cannot run `{program}` to install `{spec}`: {error}")]
-    Launcher {
-        /// `npm` or `uvx`.
-        program: String,
-        /// The package spec.
-        spec: String,
-        /// The system's error.
-        error: std::io::Error,
-    },
-    /// npm or uv failed; the last lines it wrote to stderr.
-    #[error("`{program}` could not install `{spec}`: {tail}")]
-    Package {
-        /// `npm` or `uvx`.
-        program: String,
-        /// The package spec.
-        spec: String,
-        /// The end of its stderr.
-        tail: String,
-    },
-    /// npm or uv took longer than [`InstallOptions::package_timeout`] and was stopped.
-    #[error("installing `{spec}` took longer than {seconds} s; stopped")]
-    Timeout {
-        /// The package spec.
-        spec: String,
-        /// The timeout.
-        seconds: u64,
-    },
-    /// The resolution has no target or package for its kind, or an unsafe id or version.
-    #[error("agent `{id}`: {reason}")]
-    Unusable {
-        /// The agent's id.
-        id: String,
-        /// What is missing.
-        reason: String,
-    },
-    /// The install's folder exists and is not an install of ours.
-    #[error("{}: exists without a valid {RECEIPT}; it was not written by this client, remove it", .path.display())]
-    Occupied {
-        /// The folder.
-        path: PathBuf,
-    },
-    /// The cache could not be read or written.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+use options::report;
+pub use options::{InstallOptions, PinPolicy, Progress, ProgressFn};
 
 /// Install `resolution` into `store` (or find it installed): see the module doc. Takes the
 /// agent's lock (`<root>/locks/<id>.lock`); another process installing the same agent
@@ -205,8 +39,11 @@ pub async fn install(
     options: &InstallOptions,
 ) -> Result<Installed, InstallError> {
     let entry = &resolution.entry;
-    if !is_safe_id(&entry.id) || !is_safe_version(&entry.version) {
-        return Err(unusable(resolution, "its id or version cannot name a cache folder"));
+    if !crate::store::names_a_folder(resolution) {
+        return Err(unusable(
+            resolution,
+            "its id, version or platform cannot name a cache folder",
+        ));
     }
     let locker = store.clone();
     let id = entry.id.clone();
@@ -289,19 +126,6 @@ fn place(store: &Store, resolution: &Resolution, staged: &Path) -> Result<(), In
     std::fs::rename(staged, &dest).map_err(crate::store::io_at(&dest))?;
     let _ = acp_registry_core::fs::atomic::sync_dir(parent);
     Ok(())
-}
-
-fn unusable(resolution: &Resolution, reason: &str) -> InstallError {
-    InstallError::Unusable {
-        id: resolution.entry.id.clone(),
-        reason: reason.to_string(),
-    }
-}
-
-fn report(options: &InstallOptions, progress: &Progress) {
-    if let Some(callback) = &options.progress {
-        callback(progress);
-    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
 
-use super::{report, unusable, InstallError, InstallOptions, Progress};
+use super::error::{unusable, InstallError};
+use super::options::{report, InstallOptions, Progress};
 use crate::platform::Kind;
 use crate::resolve::Resolution;
 use crate::store::{Receipt, Store};
@@ -55,8 +56,11 @@ pub(super) async fn install(
     // A manifest of our own, so npm records the installed package's name under
     // `dependencies` whatever form the spec has (name@version, alias, tarball URL).
     let manifest = prefix.join("package.json");
-    acp_registry_core::fs::atomic::write(&manifest, br#"{"name":"acp-registry-install","private":true}"#)
-        .map_err(crate::store::io_at(&manifest))?;
+    acp_registry_core::fs::atomic::write(
+        &manifest,
+        br#"{"name":"acp-registry-install","private":true}"#,
+    )
+    .map_err(crate::store::io_at(&manifest))?;
     let mut env = resolution.env.clone();
     let npm_cache = store.root().join("packages").join("npm");
     env.insert("npm_config_cache".into(), npm_cache.display().to_string());
@@ -119,14 +123,20 @@ fn npm_bin(prefix: &Path, spec: &str) -> Result<String, InstallError> {
     })?;
     let rel = bin.trim_start_matches("./");
     let program = format!("{dir}/{rel}");
-    let path = crate::store::program_path(prefix, Kind::Npx, &program)
-        .ok_or_else(|| fail(format!("its `bin` `{bin}` is not a file inside the package")))?;
+    let path = crate::store::program_path(prefix, Kind::Npx, &program).ok_or_else(|| {
+        fail(format!(
+            "its `bin` `{bin}` is not a file inside the package"
+        ))
+    })?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).map_or(0o644, |m| m.permissions().mode());
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode((mode & 0o755) | 0o700))
-            .map_err(|e| fail(format!("cannot make `{bin}` executable: {e}")))?;
+        std::fs::set_permissions(
+            &path,
+            std::fs::Permissions::from_mode((mode & 0o755) | 0o700),
+        )
+        .map_err(|e| fail(format!("cannot make `{bin}` executable: {e}")))?;
     }
     Ok(program)
 }
@@ -177,7 +187,11 @@ async fn run(
         return Ok(());
     }
     let text = String::from_utf8_lossy(&tail);
-    let mut lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let mut lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     let keep = lines.len().saturating_sub(5);
     lines.drain(..keep);
     Err(InstallError::Package {

@@ -142,17 +142,27 @@ fn a_pinned_tar_gz_installs_with_its_receipt_and_is_found_afterwards() {
         vec![Reply::body(200, archive.clone())],
     )]));
     let (_dir, store) = new_store();
-    let doc = document("1.0.0", &server.url("/a.tar.gz"), "bin/agent", Some(&sha(&archive)));
+    let doc = document(
+        "1.0.0",
+        &server.url("/a.tar.gz"),
+        "bin/agent",
+        Some(&sha(&archive)),
+    );
     let res = resolution(&doc);
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = events.clone();
     let options = InstallOptions {
-        progress: Some(Arc::new(move |p: &Progress| seen.lock().unwrap().push(p.clone()))),
+        progress: Some(Arc::new(move |p: &Progress| {
+            seen.lock().unwrap().push(p.clone());
+        })),
         ..InstallOptions::default()
     };
     let installed = run(install(&store, &client(), &res, &options)).unwrap();
     let folder = format!("linux-x86_64-binary-{}", &sha(&archive)[..12]);
-    assert_eq!(installed.dir, store.root().join("agents/a/1.0.0").join(&folder));
+    assert_eq!(
+        installed.dir,
+        store.root().join("agents/a/1.0.0").join(&folder)
+    );
     assert_eq!(installed.program, installed.dir.join("files/bin/agent"));
     assert_eq!(installed.args, ["--acp"]);
     assert_eq!(installed.env["AGENT_MODE"], "test");
@@ -173,12 +183,21 @@ fn a_pinned_tar_gz_installs_with_its_receipt_and_is_found_afterwards() {
         done: size,
         total: Some(size)
     }));
-    assert_eq!(events[events.len() - 2..], [Progress::Unpacking, Progress::Done]);
+    assert_eq!(
+        events[events.len() - 2..],
+        [Progress::Unpacking, Progress::Done]
+    );
     drop(events);
     let again = run(install(&store, &client(), &res, &options)).unwrap();
     assert_eq!(again, installed);
-    assert_eq!(gets(&server, "/a.tar.gz"), 1, "the second install is found, not fetched");
-    assert!(leftovers(store.root()).iter().all(|p| p.starts_with(store.agents())));
+    assert_eq!(
+        gets(&server, "/a.tar.gz"),
+        1,
+        "the second install is found, not fetched"
+    );
+    assert!(leftovers(store.root())
+        .iter()
+        .all(|p| p.starts_with(store.agents())));
 }
 
 #[test]
@@ -194,9 +213,13 @@ fn a_raw_executable_and_a_zip_install_and_run() {
     ] {
         let (_dir, store) = new_store();
         let doc = document("1.0.0", &server.url(path), cmd, None);
-        let installed =
-            run(install(&store, &client(), &resolution(&doc), &InstallOptions::default()))
-                .unwrap();
+        let installed = run(install(
+            &store,
+            &client(),
+            &resolution(&doc),
+            &InstallOptions::default(),
+        ))
+        .unwrap();
         assert_eq!(installed.program, installed.dir.join(expect));
         let output = installed.command(&["x".into()]).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&output.stdout), "agent --acp x\n");
@@ -231,7 +254,10 @@ fn a_tampered_archive_is_refused_naming_the_url_and_both_digests() {
         1 << 20,
     );
     assert!(error.contains("/a.tar.gz"), "{error}");
-    assert!(error.contains(&pinned) && error.contains(&sha(&archive)), "{error}");
+    assert!(
+        error.contains(&pinned) && error.contains(&sha(&archive)),
+        "{error}"
+    );
 }
 
 #[test]
@@ -239,9 +265,21 @@ fn an_error_status_and_an_error_page_served_as_200_are_refused() {
     let error = refused("/a.tar.gz", Reply::status(404), "bin/agent", None, 1 << 20);
     assert!(error.contains("404"), "{error}");
     let page = b"<!DOCTYPE html><html>Not found</html>".to_vec();
-    let error = refused("/agent", Reply::body(200, page.clone()), "agent", None, 1 << 20);
+    let error = refused(
+        "/agent",
+        Reply::body(200, page.clone()),
+        "agent",
+        None,
+        1 << 20,
+    );
     assert!(error.contains("HTML"), "{error}");
-    let error = refused("/a.tar.gz", Reply::body(200, page), "bin/agent", None, 1 << 20);
+    let error = refused(
+        "/a.tar.gz",
+        Reply::body(200, page),
+        "bin/agent",
+        None,
+        1 << 20,
+    );
     assert!(error.contains("cannot be read"), "{error}");
 }
 
@@ -259,7 +297,13 @@ fn a_truncated_download_is_refused() {
 #[test]
 fn traversal_entries_in_tar_and_zip_are_refused() {
     let tar = tar_gz(&[("bin/agent", SCRIPT), ("../x", b"out")]);
-    let error = refused("/a.tar.gz", Reply::body(200, tar), "bin/agent", None, 1 << 20);
+    let error = refused(
+        "/a.tar.gz",
+        Reply::body(200, tar),
+        "bin/agent",
+        None,
+        1 << 20,
+    );
     assert!(error.contains("`../x` refused"), "{error}");
     let zip = zip_of(&[("bin/agent", SCRIPT), ("../x", b"out")]);
     let error = refused("/a.zip", Reply::body(200, zip), "bin/agent", None, 1 << 20);
@@ -271,7 +315,13 @@ fn a_bomb_over_the_unpack_cap_and_a_special_file_are_refused() {
     let zeros = vec![0u8; 4 << 20];
     let bomb = tar_gz(&[("bin/agent", SCRIPT), ("data", &zeros)]);
     assert!(bomb.len() < 1 << 20, "the download itself is small");
-    let error = refused("/a.tar.gz", Reply::body(200, bomb), "bin/agent", None, 1 << 20);
+    let error = refused(
+        "/a.tar.gz",
+        Reply::body(200, bomb),
+        "bin/agent",
+        None,
+        1 << 20,
+    );
     assert!(error.contains("more than 1048576 bytes"), "{error}");
     let error = refused(
         "/a.tar.gz",
@@ -296,20 +346,43 @@ fn unpinned_targets_follow_the_pin_policy() {
         ..InstallOptions::default()
     };
     let (_dir, store) = new_store();
-    let error = run(install(&store, &client(), &resolution(&doc), &with(PinPolicy::Refuse)))
-        .unwrap_err();
+    let error = run(install(
+        &store,
+        &client(),
+        &resolution(&doc),
+        &with(PinPolicy::Refuse),
+    ))
+    .unwrap_err();
     assert!(matches!(error, InstallError::Unpinned { .. }), "{error}");
     assert!(error.to_string().contains("pin"), "{error}");
     assert_eq!(gets(&server, "/a.tar.gz"), 0, "refused before downloading");
     assert_eq!(leftovers(store.root()), Vec::<PathBuf>::new());
-    let warned =
-        run(install(&store, &client(), &resolution(&doc), &with(PinPolicy::Warn))).unwrap();
+    let warned = run(install(
+        &store,
+        &client(),
+        &resolution(&doc),
+        &with(PinPolicy::Warn),
+    ))
+    .unwrap();
     assert_eq!(warned.warnings.len(), 1);
-    assert!(warned.warnings[0].contains(&sha(&archive)), "{:?}", warned.warnings);
-    assert_eq!(warned.sha256, Some(sha(&archive)), "the computed digest is recorded");
+    assert!(
+        warned.warnings[0].contains(&sha(&archive)),
+        "{:?}",
+        warned.warnings
+    );
+    assert_eq!(
+        warned.sha256,
+        Some(sha(&archive)),
+        "the computed digest is recorded"
+    );
     let (_dir2, other) = new_store();
-    let allowed =
-        run(install(&other, &client(), &resolution(&doc), &with(PinPolicy::Allow))).unwrap();
+    let allowed = run(install(
+        &other,
+        &client(),
+        &resolution(&doc),
+        &with(PinPolicy::Allow),
+    ))
+    .unwrap();
     assert!(allowed.warnings.is_empty());
 }
 
@@ -319,7 +392,12 @@ fn two_concurrent_installs_of_one_agent_download_once_and_both_succeed() {
     let slow = Reply::body(200, archive.clone()).after(Duration::from_millis(400));
     let server = Server::start(routes(vec![("GET /a.tar.gz", vec![slow])]));
     let (_dir, store) = new_store();
-    let doc = document("1.0.0", &server.url("/a.tar.gz"), "bin/agent", Some(&sha(&archive)));
+    let doc = document(
+        "1.0.0",
+        &server.url("/a.tar.gz"),
+        "bin/agent",
+        Some(&sha(&archive)),
+    );
     let res = resolution(&doc);
     let results: Vec<Installed> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
@@ -363,7 +441,10 @@ fn a_version_bump_installs_beside_the_old_one_and_gc_removes_only_the_old() {
     assert_eq!(report.removed, vec![first.dir.clone()]);
     assert!(report.bytes >= SCRIPT.len() as u64);
     assert!(!first.dir.exists());
-    assert!(!store.agents().join("a/1.0.0").exists(), "the empty version folder goes too");
+    assert!(
+        !store.agents().join("a/1.0.0").exists(),
+        "the empty version folder goes too"
+    );
     assert!(foreign.join("keep.txt").exists());
     assert_eq!(store.installed().unwrap(), vec![second]);
 }
@@ -380,7 +461,10 @@ fn gc_removes_stale_leftovers_of_tmp_but_not_fresh_ones_or_foreign_files() {
     }
     let old = std::time::SystemTime::now() - Duration::from_secs(7200);
     for path in [&stale, &foreign] {
-        std::fs::File::open(path).unwrap().set_modified(old).unwrap();
+        std::fs::File::open(path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
     }
     let report = store.gc(&Document::default(), false).unwrap();
     assert_eq!(report.removed, vec![stale.clone()]);
@@ -423,7 +507,8 @@ fn an_npx_package_is_installed_into_the_cache_and_launches_without_npm() {
         eprintln!("npm is not installed: skipped");
         return;
     }
-    let manifest = br#"{"name":"acp-test-agent","version":"1.0.0","bin":{"acp-test-agent":"cli.js"}}"#;
+    let manifest =
+        br#"{"name":"acp-test-agent","version":"1.0.0","bin":{"acp-test-agent":"cli.js"}}"#;
     let cli = b"#!/usr/bin/env node\nconsole.log(['agent', ...process.argv.slice(2), process.env.AGENT_MODE].join(' '))\n";
     let tarball = tar_gz(&[("package/package.json", manifest), ("package/cli.js", cli)]);
     let (dir, store) = new_store();
@@ -440,10 +525,16 @@ fn an_npx_package_is_installed_into_the_cache_and_launches_without_npm() {
         installed.program,
         installed.dir.join("npm/node_modules/acp-test-agent/cli.js")
     );
-    assert!(store.root().join("packages/npm").is_dir(), "npm's cache is the store's");
+    assert!(
+        store.root().join("packages/npm").is_dir(),
+        "npm's cache is the store's"
+    );
     std::fs::remove_file(&spec).unwrap();
     let output = installed.command(&["x".into()]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "agent --acp x npx\n");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "agent --acp x npx\n"
+    );
     assert_eq!(store.find(&res), Some(installed));
 }
 
@@ -458,9 +549,33 @@ fn a_failing_package_install_quotes_npm_and_leaves_nothing() {
     let json = serde_json::json!({"agents": [{"id": "a", "name": "A", "version": "1.0.0",
         "distribution": {"npx": {"package": missing.display().to_string()}}}]});
     let doc = Document::parse(json.to_string().as_bytes(), "test").unwrap();
-    let error = run(install(&store, &client(), &resolution(&doc), &InstallOptions::default()))
-        .unwrap_err();
+    let error = run(install(
+        &store,
+        &client(),
+        &resolution(&doc),
+        &InstallOptions::default(),
+    ))
+    .unwrap_err();
     assert!(matches!(error, InstallError::Package { .. }), "{error}");
     assert!(error.to_string().contains("npm"), "{error}");
     assert_eq!(leftovers(store.root()), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_resolution_whose_platform_or_version_could_leave_the_cache_is_refused() {
+    let (_dir, store) = new_store();
+    let doc = document("1.0.0", "https://x.test/a.tar.gz", "bin/agent", None);
+    let mut bad_platform = resolution(&doc);
+    bad_platform.platform = "../../../escape".into();
+    let mut bad_version = resolution(&doc);
+    bad_version.entry.version = "../1".into();
+    for res in [bad_platform, bad_version] {
+        let error = run(install(&store, &client(), &res, &InstallOptions::default())).unwrap_err();
+        assert!(matches!(error, InstallError::Unusable { .. }), "{error}");
+        assert_eq!(store.find(&res), None);
+    }
+    assert!(
+        std::fs::read_dir(store.root()).unwrap().next().is_none(),
+        "nothing written"
+    );
 }

@@ -603,6 +603,30 @@ mod tests {
     }
 
     #[test]
+    fn a_file_download_reports_its_bytes_and_the_declared_length() {
+        let undeclared = Reply {
+            no_length: true,
+            ..Reply::body(200, "abcdef")
+        };
+        let server = Server::start(routes(vec![
+            ("GET /declared", vec![Reply::body(200, "abcdef")]),
+            ("GET /undeclared", vec![undeclared]),
+        ]));
+        let dir = tempfile::tempdir().unwrap();
+        for (path, total) in [("/declared", Some(6)), ("/undeclared", None)] {
+            let seen = Mutex::new(Vec::new());
+            let dest = dir.path().join(&path[1..]);
+            let report = |done, total| seen.lock().unwrap().push((done, total));
+            let download =
+                run(local().download_to_with_progress(&server.url(path), 100, &dest, &report))
+                    .unwrap();
+            assert_eq!(download.size, 6);
+            assert_eq!(seen.lock().unwrap().last(), Some(&(6, total)), "{path}");
+            assert_eq!(std::fs::read(&dest).unwrap(), b"abcdef");
+        }
+    }
+
+    #[test]
     fn redirects_stop_at_the_limit_and_at_a_loop() {
         let server = Server::start(routes(vec![
             ("GET /r0", vec![Reply::redirect(302, "/r1")]),

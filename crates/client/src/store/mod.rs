@@ -19,11 +19,11 @@ use std::time::Duration;
 use acp_registry_core::fs::{list_dir, Kind as FileKind};
 
 use crate::document::{is_safe_id, is_safe_version, Document};
-use crate::platform::Kind;
+use crate::platform::{Kind, PLATFORMS};
 use crate::resolve::Resolution;
 
-pub use receipt::{MAX_RECEIPT_BYTES, RECEIPT};
 pub(crate) use receipt::{folder_name_of, identity, pinned, program_path, Receipt};
+pub use receipt::{MAX_RECEIPT_BYTES, RECEIPT};
 
 /// The environment variable naming the cache root, before the platform's default.
 pub const CACHE_DIR_ENV: &str = "ACP_REGISTRY_CACHE_DIR";
@@ -171,7 +171,7 @@ impl Store {
     #[must_use]
     pub fn find(&self, resolution: &Resolution) -> Option<Installed> {
         let entry = &resolution.entry;
-        if !is_safe_id(&entry.id) || !is_safe_version(&entry.version) {
+        if !names_a_folder(resolution) {
             return None;
         }
         let folder = self.install_dir(resolution);
@@ -330,7 +330,11 @@ impl Store {
     }
 
     /// The install folders of one version with a valid receipt.
-    fn installs_of(&self, id: &str, version: &str) -> Result<Vec<(PathBuf, Installed)>, StoreError> {
+    fn installs_of(
+        &self,
+        id: &str,
+        version: &str,
+    ) -> Result<Vec<(PathBuf, Installed)>, StoreError> {
         let dir = self.agents().join(id).join(version);
         let names = safe_children(&dir, |_| true)?;
         Ok(names
@@ -363,6 +367,15 @@ impl Store {
         }
         let _ = std::fs::remove_dir(dir);
     }
+}
+
+/// Whether the id, version and platform of `resolution` can name cache folders: a safe id
+/// and version, and one of the six platform keys.
+pub(crate) fn names_a_folder(resolution: &Resolution) -> bool {
+    let entry = &resolution.entry;
+    is_safe_id(&entry.id)
+        && is_safe_version(&entry.version)
+        && PLATFORMS.contains(&resolution.platform.as_str())
 }
 
 fn check_names(id: &str, version: Option<&str>) -> Result<(), StoreError> {
@@ -423,10 +436,7 @@ fn size_of(path: &Path) -> u64 {
         return if meta.is_file() { meta.len() } else { 0 };
     }
     list_dir(path).map_or(0, |children| {
-        children
-            .iter()
-            .map(|c| size_of(&path.join(&c.name)))
-            .sum()
+        children.iter().map(|c| size_of(&path.join(&c.name))).sum()
     })
 }
 

@@ -67,8 +67,9 @@ impl Receipt {
     /// The receipt in `folder`, when there is a valid one describing that folder (named
     /// `<root>/agents/<id>/<version>/<name>`).
     pub(crate) fn load(folder: &Path, id: &str, version: &str) -> Option<Receipt> {
-        let bytes = acp_registry_core::fs::read_capped(folder, Path::new(RECEIPT), MAX_RECEIPT_BYTES)
-            .ok()?;
+        let bytes =
+            acp_registry_core::fs::read_capped(folder, Path::new(RECEIPT), MAX_RECEIPT_BYTES)
+                .ok()?;
         let receipt: Receipt = serde_json::from_slice(&bytes).ok()?;
         let name = folder.file_name()?.to_str()?;
         let matches = receipt.format == FORMAT
@@ -81,7 +82,10 @@ impl Receipt {
 
     /// The 12 hex digits that end the folder's name.
     fn key(&self) -> String {
-        let pin = self.sha256.as_deref().filter(|_| self.pinned && self.kind == Kind::Binary);
+        let pin = self
+            .sha256
+            .as_deref()
+            .filter(|_| self.pinned && self.kind == Kind::Binary);
         key(pin, &self.source)
     }
 }
@@ -149,14 +153,17 @@ pub(crate) fn program_path(folder: &Path, kind: Kind, program: &str) -> Option<P
         return (program == "uvx").then(|| PathBuf::from("uvx"));
     }
     let rel = Path::new(program);
-    let plain = rel.components().count() > 0
-        && rel.components().all(|c| matches!(c, Component::Normal(_)));
+    let plain =
+        rel.components().count() > 0 && rel.components().all(|c| matches!(c, Component::Normal(_)));
     if !plain {
         return None;
     }
     let path = folder.join(rel);
     let meta = std::fs::symlink_metadata(&path).ok()?;
     // A link in a folder on the way must not lead out either.
-    let inside = path.canonicalize().ok()?.starts_with(folder.canonicalize().ok()?);
+    let inside = path
+        .canonicalize()
+        .ok()?
+        .starts_with(folder.canonicalize().ok()?);
     (meta.is_file() && inside).then_some(path)
 }

@@ -50,7 +50,12 @@ fn only_receipts_that_describe_their_own_folder_count() {
     // The same folder copied under another version or name describes somewhere else.
     let name = dir.file_name().unwrap();
     copy_dir(&dir, &store.agents().join("a/2.0.0").join(name));
-    copy_dir(&dir, &store.agents().join("a/1.0.0/linux-x86_64-binary-000000000000"));
+    copy_dir(
+        &dir,
+        &store
+            .agents()
+            .join("a/1.0.0/linux-x86_64-binary-000000000000"),
+    );
     assert_eq!(store.installed().unwrap(), vec![found.clone()]);
     assert_eq!(store.find(&resolution("2.0.0", &[])), None);
     // Other settings under the same pin are not this install.
@@ -102,7 +107,11 @@ fn the_default_root_follows_the_variable_then_xdg_then_home() {
     if cfg!(windows) {
         return;
     }
-    assert_eq!(xdg, Some(PathBuf::from("/xdg/acp-registry")), "a relative value is ignored");
+    assert_eq!(
+        xdg,
+        Some(PathBuf::from("/xdg/acp-registry")),
+        "a relative value is ignored"
+    );
     let expected = if cfg!(target_os = "macos") {
         "/home/u/Library/Caches/acp-registry"
     } else {
