@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{HeaderMap, ACCEPT, LOCATION, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, LOCATION, RETRY_AFTER};
 use reqwest::{Method, Response};
 use serde::de::DeserializeOwned;
 use sha2::{Digest as _, Sha256};
@@ -16,7 +16,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
 
 use super::body::{read_body, read_json, validator, Pace};
-use super::conditional::{self, Validators};
 use super::config::NetConfig;
 use super::error::{classify, innermost, NetError};
 use super::guard::{self, check_url, GuardedResolver, Reach};
@@ -72,7 +71,7 @@ type SharedDocument = Option<Arc<dyn Any + Send + Sync>>;
 struct Hop<'a> {
     accept: Option<&'a str>,
     bearer: Option<&'a str>,
-    validators: Option<&'a Validators>,
+    extra: &'a [(HeaderName, HeaderValue)],
     retry_429: bool,
 }
 
@@ -206,7 +205,7 @@ impl Client {
                 Some(accept),
                 self.config.timeout,
                 Some(auth),
-                None,
+                &[],
             )
             .await?;
         let status = held.response.status().as_u16();
@@ -408,12 +407,12 @@ impl Client {
         accept: Option<&str>,
         timeout: Duration,
     ) -> Result<(Held, Url), NetError> {
-        self.send_with(method, url, accept, timeout, None, None)
+        self.send_with(method, url, accept, timeout, None, &[])
             .await
     }
 
-    /// [`Client::send`], for an API request when `api` is given, conditional on `validators`
-    /// (sent on every hop) when they are given.
+    /// [`Client::send`], for an API request when `api` is given, with the `extra` headers on
+    /// every hop (a conditional request's).
     pub(super) async fn send_with(
         &self,
         method: Method,
@@ -421,7 +420,7 @@ impl Client {
         accept: Option<&str>,
         timeout: Duration,
         api: Option<ApiRequest<'_>>,
-        validators: Option<&Validators>,
+        extra: &[(HeaderName, HeaderValue)],
     ) -> Result<(Held, Url), NetError> {
         let mut method = method;
         let mut current = url;
@@ -434,7 +433,7 @@ impl Client {
                 bearer: api
                     .as_ref()
                     .and_then(|a| hop::bearer_for(&current, a.bearer)),
-                validators,
+                extra,
                 retry_429: api.is_none(),
             };
             let held = self.attempts(&method, &wire, hop, timeout).await?;
@@ -473,8 +472,8 @@ impl Client {
             if let Some(token) = hop.bearer {
                 request = request.bearer_auth(token);
             }
-            if let Some(validators) = hop.validators {
-                request = conditional::with_validators(request, validators);
+            for (name, value) in hop.extra {
+                request = request.header(name.clone(), value.clone());
             }
             let last = attempt >= self.config.retries;
             let delay = match request.send().await {

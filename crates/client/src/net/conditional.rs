@@ -3,8 +3,10 @@
 //! (`If-None-Match`, `If-Modified-Since`) so an unchanged document costs a 304 and no body.
 //! Not memoised: the caller's cache is the memory.
 
-use reqwest::header::{HeaderMap, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
-use reqwest::{Method, RequestBuilder};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED,
+};
+use reqwest::Method;
 
 use super::body::read_body;
 use super::client::Client;
@@ -58,24 +60,22 @@ pub enum Conditional {
     NotModified,
 }
 
-/// `request` with the conditional headers of `validators` (a value that is not a valid header
-/// is left out: a corrupt cache then costs a full answer, never a failure).
-pub(super) fn with_validators(
-    mut request: RequestBuilder,
-    validators: &Validators,
-) -> RequestBuilder {
+/// The conditional headers of `validators` (a value that is not a valid header is left out: a
+/// corrupt cache then costs a full answer, never a failure).
+fn conditional_headers(validators: &Validators) -> Vec<(HeaderName, HeaderValue)> {
     let valid = |v: &Option<String>| {
         v.as_deref()
             .filter(|v| v.len() <= MAX_VALIDATOR_LEN)
-            .and_then(|v| reqwest::header::HeaderValue::from_str(v).ok())
+            .and_then(|v| HeaderValue::from_str(v).ok())
     };
+    let mut headers = Vec::new();
     if let Some(etag) = valid(&validators.etag) {
-        request = request.header(IF_NONE_MATCH, etag);
+        headers.push((IF_NONE_MATCH, etag));
     }
     if let Some(date) = valid(&validators.last_modified) {
-        request = request.header(IF_MODIFIED_SINCE, date);
+        headers.push((IF_MODIFIED_SINCE, date));
     }
-    request
+    headers
 }
 
 impl Client {
@@ -95,7 +95,7 @@ impl Client {
         cap: u64,
     ) -> Result<Conditional, NetError> {
         let url = url::Url::parse(url).map_err(|_| NetError::InvalidUrl(url.to_string()))?;
-        let conditional = (!known.is_empty()).then_some(known);
+        let headers = conditional_headers(known);
         let timeout = self.config().timeout;
         let (held, _) = self
             .send_with(
@@ -104,12 +104,12 @@ impl Client {
                 Some("application/json"),
                 timeout,
                 None,
-                conditional,
+                &headers,
             )
             .await?;
         match held.response.status().as_u16() {
             200 => {}
-            304 if conditional.is_some() => return Ok(Conditional::NotModified),
+            304 if !headers.is_empty() => return Ok(Conditional::NotModified),
             status => return Err(NetError::Status(status)),
         }
         let validators = Validators::of(held.response.headers());
@@ -131,7 +131,7 @@ mod tests {
     use acp_test_kit::server::{Reply, Request, Server};
 
     use super::*;
-    use crate::net::NetConfig;
+    use crate::net::config::NetConfig;
 
     fn local() -> Client {
         Client::new(NetConfig {

@@ -91,7 +91,10 @@ impl Cache {
         };
         let meta: Meta = serde_json::from_slice(&meta).map_err(|e| format!("source.json: {e}"))?;
         if meta.source != self.source {
-            return Err(format!("it is the copy of `{}`", meta.source));
+            return Err(format!(
+                "it is the copy of `{}`",
+                meta.source.escape_debug()
+            ));
         }
         let bytes = fs::read_capped(
             &self.root,

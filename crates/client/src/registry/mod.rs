@@ -132,6 +132,20 @@ pub enum Origin {
     File,
 }
 
+impl fmt::Display for Origin {
+    /// `network`, `not-modified`, `fresh-cache`, `stale-cache`, `snapshot`, `file`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Origin::Network => "network",
+            Origin::NotModified => "not-modified",
+            Origin::FreshCache => "fresh-cache",
+            Origin::StaleCache => "stale-cache",
+            Origin::Snapshot => "snapshot",
+            Origin::File => "file",
+        })
+    }
+}
+
 /// A loaded registry document and where it came from.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -188,6 +202,25 @@ pub enum RegistryError {
 
 impl Registry {
     /// Load the document `options` names (see the module doc for the rules).
+    ///
+    /// ```no_run
+    /// use acp_registry_client::net::{Client, NetConfig};
+    /// use acp_registry_client::registry::{Registry, RegistryOptions, Source, DEFAULT_REGISTRY_URL};
+    /// use acp_registry_client::resolve::ResolveOptions;
+    ///
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Client::new(NetConfig::default())?;
+    /// let source = Source::parse(DEFAULT_REGISTRY_URL);
+    /// let options = RegistryOptions::new(source, "/home/me/.cache/acp-registry".into());
+    /// let registry = Registry::load(&client, &options).await?;
+    /// for warning in &registry.warnings {
+    ///     eprintln!("warning: {warning}");
+    /// }
+    /// let resolution = registry.resolve("some-agent", &ResolveOptions::default())?;
+    /// println!("{:?} {}", resolution.kind, resolution.entry.version);
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// [`RegistryError`] when no document can be had: the file is unreadable or not a

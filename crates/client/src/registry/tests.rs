@@ -366,4 +366,5 @@ fn sources_starting_with_a_web_scheme_are_urls() {
     );
     assert_eq!(Source::parse("https:/x"), Source::File("https:/x".into()));
     assert_eq!(Source::default(), Source::Url(DEFAULT_REGISTRY_URL.into()));
+    assert_eq!(Origin::StaleCache.to_string(), "stale-cache");
 }
