@@ -2,8 +2,10 @@
 //! share: their flags ([`ClientFlags`], [`CacheFlags`]) and the library set up from them
 //! ([`Session`]): the install cache, the registry, the choice of a version (`--version`,
 //! `--min-age`), installing with a progress bar. The network (a tokio runtime and the HTTP
-//! client) is built only when something must be asked, so `run` of an installed agent with a
-//! fresh cached registry costs no more than reading two files. Shared plumbing, not a command.
+//! client) is built once, on first use, and sends nothing while the cached registry is fresh
+//! and the agent installed: `run` then reads the registry copy and the receipts, and execs.
+//! (`Registry::load` takes a client even for a cached copy, so one is built; that costs well
+//! under a millisecond.) Shared plumbing, not a command.
 
 use std::cell::OnceCell;
 use std::io::Write;
