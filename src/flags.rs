@@ -13,6 +13,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use acp_registry_client::platform::Kind;
+
 /// The registry root every command reads when `--registry` is not given.
 pub const DEFAULT_REGISTRY: &str = "registry";
 
@@ -59,6 +61,18 @@ pub struct Loopback {
         value_parser = clap::builder::FalseyValueParser::new()
     )]
     pub allow_loopback_for_tests: bool,
+}
+
+/// `--type`'s values (`binary`, `npx`, `uvx`), listed bare as they always were (`Kind` is the
+/// client library's, so it cannot implement clap's `ValueEnum` here).
+pub fn kind_parser() -> impl clap::builder::TypedValueParser<Value = Kind> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(Kind::ALL.map(Kind::as_str)).map(|name| {
+        Kind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+            .expect("a listed value")
+    })
 }
 
 /// A `--…` flag given in whole seconds, e.g. `--timeout 60`.

@@ -13,8 +13,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use acp_registry::commands::{
-    build, exit, explain, failure_line, fmt, init, manual, matrix, new, pack, update, validate,
-    verify, CommandError, Exit, Stream,
+    build, cache, exit, explain, failure_line, fmt, init, install, list, manual, matrix, new, pack,
+    run, uninstall, update, validate, verify, which, CommandError, Exit, Stream,
 };
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -61,6 +61,20 @@ enum Command {
     Matrix(matrix::Options),
     /// Build one platform's release archive of an entry and record it in its agent.json.
     Pack(pack::Options),
+    /// Install an agent of a published registry.json into the cache: downloaded with checks,
+    /// its sha256 verified, unpacked safely.
+    Install(install::Options),
+    /// Run an agent with its standard streams passed through (installing it first when
+    /// needed): what an editor's agent-server setting can point at.
+    Run(run::Options),
+    /// List the agents installed in the cache and those the registry offers.
+    List(list::Options),
+    /// Print the command line and environment `run` uses for an agent.
+    Which(which::Options),
+    /// Remove an agent's installs from the cache.
+    Uninstall(uninstall::Options),
+    /// Manage the install cache: `cache gc` removes versions the registry no longer lists.
+    Cache(cache::Options),
 }
 
 /// The manual page's text beyond the argument definitions.
@@ -68,8 +82,9 @@ const MANUAL: manual::ManualText = manual::ManualText {
     exit_status: &[
         ("0", "Success: no errors (validate, verify), everything written (build, site, fmt, new, init, pack, matrix), nothing to do (update), or --check found no difference."),
         ("1", "Findings: errors (or warnings with --deny-warnings), a build refused because of them, differences found by --check, a failed launch (verify), updates not applied or an entry that failed (update). The report says which."),
-        ("2", "Usage or I/O failure: a bad flag, a path that does not exist, an output the tool may not replace. One error line names the path or flag to change."),
+        ("2", "Usage or I/O failure (the client commands too: an unknown agent, a refused download or archive, an agent that cannot start): a bad flag, a path that does not exist, an output the tool may not replace. One error line names the path or flag to change."),
         ("3", "build --last-good: published, with entries that fail validation held back in their previous form or left out; the findings name them."),
+        ("any", "run: on Unix the agent replaces acp-registry, so the code is the agent's; elsewhere acp-registry exits with the agent's code."),
     ],
     environment: &[
         ("NO_COLOR", "Set to anything non-empty: no colour, even on a terminal."),
@@ -78,6 +93,8 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("GITHUB_API_URL", "A GitHub API the token may be sent to (the Actions runner sets it); it does not choose the API asked."),
         ("SOURCE_DATE_EPOCH", "pack: the time stamp of archive entries (default 0). build --matrix: the time evidence ages are measured at, unless --as-of is given (default: now)."),
         ("XDG_CACHE_HOME", "validate --online, verify: where the cache folder goes (default ~/.cache, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."),
+        ("ACP_REGISTRY_URL", "install, run, list, which, cache gc: the registry.json used when --registry is not given (default: the public registry)."),
+        ("ACP_REGISTRY_CACHE_DIR", "install, run, list, which, uninstall, cache gc: the cache folder when --cache-dir is not given (default: $XDG_CACHE_HOME/acp-registry, else ~/.cache/acp-registry)."),
         ("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "Tests only: allow loopback addresses over plain http. Never set it on untrusted input."),
         ("ACP_REGISTRY_TEST_NOW", "Tests only: the time matrix stamps its rows with (ISO 8601) instead of now."),
         ("ACP_REGISTRY_TEST_UV_INDEX", "Tests only: verify and matrix install uvx packages from this package index on a loopback address (http://127.0.0.1:PORT/simple) instead of uv's default. Relaxes nothing else."),
@@ -92,6 +109,8 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("acp-registry verify --agent my-agent", "Launch the agent as an editor would and check its ACP answer."),
         ("acp-registry matrix --shard 2/4 --out part-2.json", "Probe the second quarter of the agents; `acp-registry matrix merge part-*.json` joins the parts."),
         ("acp-registry explain icon-color", "Explain a finding's code."),
+        ("acp-registry run my-agent", "Install the agent of the public registry if needed and run it, stdio passed through (an editor's agent-server command)."),
+        ("acp-registry list --format json", "The agents installed and available, as JSON."),
     ],
     see_also: &["acp-collab(1)"],
 };
@@ -132,6 +151,12 @@ fn run(command: Command, out: &mut dyn Write) -> Result<Exit, CommandError> {
             pack::run(&options, out)
         }
         Command::Fmt(options) => fmt::run(&options, out, err),
+        Command::Install(options) => install::run(&options, out, err),
+        Command::Run(options) => run::run(&options, out, err),
+        Command::List(options) => list::run(&options, out, err),
+        Command::Which(options) => which::run(&options, out, err),
+        Command::Uninstall(options) => uninstall::run(&options, out),
+        Command::Cache(options) => cache::run(&options, out, err),
         Command::Explain(options) => explain::run(&options, out),
         Command::Init(options) => init::run(&options, out),
         Command::Update(options) => update::run(&options, out),

@@ -7,7 +7,7 @@
 //! No command imports another: what several share is in the helper files beside them, re-exported
 //! here ([`exit`] codes, [`CommandError`] in `error`, paths as the user named them in
 //! `display`, the standard [`Stream`]s in `stream`, the canonical manifest layout in
-//! `canonical`), in [`online`] (the `--online` flag groups), in `template`, in
+//! `canonical`, the client commands' flags and library set-up in [`client`]), in [`online`] (the `--online` flag groups), in `template`, in
 //! `crate::flags` (flag groups and unit parsers) and in `crate::diagnostics` (`--format`
 //! and its renderers). A test below keeps it so.
 //!
@@ -23,22 +23,30 @@
 //! exit 2 with a message naming the path or the flag to change.
 
 pub mod build;
+pub mod cache;
 mod canonical;
+pub mod client;
+mod client_text;
 mod display;
 mod error;
 pub mod exit;
 pub mod explain;
 pub mod fmt;
 pub mod init;
+pub mod install;
+pub mod list;
 pub mod matrix;
 pub mod new;
 pub mod online;
 pub mod pack;
+pub mod run;
 mod stream;
 mod template;
+pub mod uninstall;
 pub mod update;
 pub mod validate;
 pub mod verify;
+pub mod which;
 
 // Shared with `acp-collab`, so they live in the core.
 pub use crate::flags::DEFAULT_REGISTRY;
@@ -57,17 +65,23 @@ mod tests {
     use super::*;
 
     /// Each command module's source: none may name another (see the module doc).
-    const COMMANDS: [(&str, &str); 10] = [
+    const COMMANDS: [(&str, &str); 16] = [
         ("build", include_str!("build.rs")),
+        ("cache", include_str!("cache.rs")),
         ("explain", include_str!("explain.rs")),
         ("fmt", include_str!("fmt.rs")),
         ("init", include_str!("init.rs")),
+        ("install", include_str!("install.rs")),
+        ("list", include_str!("list.rs")),
         ("matrix", include_str!("matrix.rs")),
         ("new", include_str!("new.rs")),
         ("pack", include_str!("pack.rs")),
+        ("run", include_str!("run.rs")),
+        ("uninstall", include_str!("uninstall.rs")),
         ("update", include_str!("update.rs")),
         ("validate", include_str!("validate.rs")),
         ("verify", include_str!("verify.rs")),
+        ("which", include_str!("which.rs")),
     ];
 
     /// The other commands `source` (the module `name`) names through `super::` or

@@ -42,7 +42,7 @@ pub struct Options {
     /// Only these distribution kinds (comma-separated).
     #[arg(
         long = "type",
-        value_parser = kind_parser(),
+        value_parser = crate::flags::kind_parser(),
         value_name = "KIND,...",
         value_delimiter = ','
     )]
@@ -125,18 +125,6 @@ pub struct Options {
     /// false: only processes provably an agent's are.
     #[arg(skip)]
     pub(crate) sole_parent: bool,
-}
-
-/// `--type`'s values, listed bare as they always were (`Kind` is the client library's, so it
-/// cannot implement clap's `ValueEnum` here).
-fn kind_parser() -> impl clap::builder::TypedValueParser<Value = Kind> {
-    use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(Kind::ALL.map(Kind::as_str)).map(|name| {
-        Kind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == name)
-            .expect("a listed value")
-    })
 }
 
 impl Options {

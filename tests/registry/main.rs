@@ -10,12 +10,14 @@
 //! (`hostile`, `hostile_fs`, `faults`); `trust` (issue 29: where the token goes, pins only
 //! of hashed bytes, no writes through links), `bounds` (issue 29: every untrusted document
 //! and the configuration in bounded memory), `evidence` (issue 29: forged matrix parts and
-//! rows). Helpers that need the registry's types live in `common/`.
+//! rows), `client` (issue 30: `install`, `run`, `list`, `which`, `uninstall`, `cache gc`
+//! against local servers). Helpers that need the registry's types live in `common/`.
 
 mod common;
 
 mod bounds;
 mod build;
+mod client;
 mod docs;
 mod edit;
 mod embed_icons;

@@ -60,6 +60,12 @@ fn help_texts() {
         &["verify", "--help"],
         &["matrix", "--help"],
         &["pack", "--help"],
+        &["install", "--help"],
+        &["run", "--help"],
+        &["list", "--help"],
+        &["which", "--help"],
+        &["uninstall", "--help"],
+        &["cache", "gc", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);
