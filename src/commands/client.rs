@@ -401,6 +401,21 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The agent `id` resolved in the registry and installed unless the cache holds it
+    /// (with whether it was installed now): `install`'s and `run`'s path.
+    ///
+    /// # Errors
+    /// What loading, choosing or installing refuses.
+    pub fn installed(
+        &self,
+        id: &str,
+        err: &mut dyn Write,
+    ) -> Result<(Installed, bool), CommandError> {
+        let registry = self.registry(err)?;
+        let choice = self.choose(&registry, id, err)?;
+        self.ensure_installed(choice, err)
+    }
+
     /// The install of `choice`, installing it first when it is not installed (progress on
     /// a terminal's stderr, the install's warnings, such as an unpinned binary, on `err`);
     /// `true` when it was installed now.

@@ -33,9 +33,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<Exit, CommandError> {
     let session = Session::open(&options.client)?;
-    let registry = session.registry(err)?;
-    let choice = session.choose(&registry, &options.id, err)?;
-    let (installed, new) = session.ensure_installed(choice, err)?;
+    let (installed, new) = session.installed(&options.id, err)?;
     writeln!(
         out,
         "{} {} {} ({}, {}): {}",

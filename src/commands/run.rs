@@ -41,9 +41,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<Exit, CommandError> {
     let session = Session::open(&options.client)?;
-    let registry = session.registry(err)?;
-    let choice = session.choose(&registry, &options.id, err)?;
-    let (installed, _) = session.ensure_installed(choice, err)?;
+    let (installed, _) = session.installed(&options.id, err)?;
     let mut command = installed.command(&options.args);
     out.flush()?;
     err.flush()?;

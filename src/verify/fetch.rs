@@ -149,7 +149,11 @@ pub(crate) async fn package_install(
     } = super::sandbox::spawn(command, confinement).map_err(cannot_run)?;
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let finished = tokio::time::timeout(timeout, async {
-        let (_, stderr, status) = tokio::join!(read_tail(stdout), read_tail(stderr), child.wait());
+        let (_, stderr, status) = tokio::join!(
+            install::read_tail(stdout),
+            install::read_tail(stderr),
+            child.wait()
+        );
         status.map(|status| (status, stderr))
     })
     .await;
@@ -235,23 +239,6 @@ pub(crate) fn python_need(stderr: &str) -> Option<PythonNeed> {
         requires: clause(&flat[at..]),
         found: None,
     })
-}
-
-/// The last 64 KiB a pipe of the child gives, read to its end (nothing without one).
-async fn read_tail<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>) -> Vec<u8> {
-    use tokio::io::AsyncReadExt;
-    const KEPT: usize = 64 * 1024;
-    let mut tail = Vec::new();
-    let Some(mut pipe) = pipe else {
-        return tail;
-    };
-    let mut buffer = vec![0u8; 16 * 1024];
-    while let Ok(n @ 1..) = pipe.read(&mut buffer).await {
-        tail.extend_from_slice(&buffer[..n]);
-        let excess = tail.len().saturating_sub(KEPT);
-        tail.drain(..excess);
-    }
-    tail
 }
 
 #[cfg(test)]

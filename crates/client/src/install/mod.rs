@@ -25,6 +25,8 @@ pub use error::InstallError;
 pub use fetch::{fetch_archive, unpack, FetchRequest, Fetched};
 use options::report;
 pub use options::{InstallOptions, PinPolicy, Progress, ProgressFn};
+#[doc(hidden)]
+pub use package::read_tail;
 
 /// Install `resolution` into `store` (or find it installed): see the module doc. Takes the
 /// agent's lock (`<root>/locks/<id>.lock`); another process installing the same agent

@@ -217,8 +217,10 @@ async fn kill_group(child: &mut tokio::process::Child) {
     let _ = child.kill().await;
 }
 
-/// The last 64 KiB of a pipe, read to its end.
-async fn read_tail<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>) -> Vec<u8> {
+/// The last 64 KiB of a child's pipe, read to its end (nothing without one): what an
+/// installer's error message quotes. Also `verify`'s.
+#[doc(hidden)]
+pub async fn read_tail<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>) -> Vec<u8> {
     use tokio::io::AsyncReadExt;
     const KEPT: usize = 64 * 1024;
     let mut tail = Vec::new();
