@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
 cold_runs=$(( runs < 8 ? runs : 8 ))
-bin=target/release/acp-registry
+bin=${CARGO_TARGET_DIR:-target}/release/acp-registry
 cargo build --quiet --release --bin acp-registry
 acpr_root=target/bench-tools/acpr-0.4.0
 acpr=$acpr_root/bin/acpr
