@@ -72,7 +72,8 @@ direct=$(find "$work/ours-warm/agents/test-agent" -path '*/test-agent/agent' -ty
 "$bin" which test-agent --registry "http://127.0.0.1:$port/registry.json" --cache-dir "$work/ours-warm" > /dev/null
 before_requests=$(grep -c 'GET /registry.json' "$work/server.log" || true)
 if [ -x "$acpr" ]; then
-  "$acpr" --registry "$work/acpr.json" --cache-dir "$work/acpr-warm" test-agent < /dev/null > /dev/null 2>&1 || true
+  # acpr keeps running after its agent exits on a closed stdin: ended after its download.
+  timeout 10 "$acpr" --registry "$work/acpr.json" --cache-dir "$work/acpr-warm" test-agent < /dev/null > /dev/null 2>&1 || true
 fi
 
 python3 - "$runs" "$cold_runs" "$work" "$bin" "$acpr" "$direct" "$port" <<'PY'
