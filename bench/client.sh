@@ -63,7 +63,7 @@ for _ in $(seq 50); do
 done
 export ACP_REGISTRY_TEST_ALLOW_LOOPBACK=1
 
-echo "machine: $(nproc) cores; $("$bin" --version); $([ -x "$acpr" ] && echo "acpr $("$acpr" --version 2>/dev/null | awk '{print $2}')"); $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "machine: $(nproc) cores; $("$bin" --version); $([ -x "$acpr" ] && echo "acpr 0.4.0"); $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$bin" install test-agent --registry "$work/ours.json" --cache-dir "$work/ours-warm" > /dev/null
 direct=$(find "$work/ours-warm/agents/test-agent" -path '*/test-agent/agent' -type f | head -1)
