@@ -1,7 +1,6 @@
 //! Publish times from fake npm and `PyPI` servers on 127.0.0.1, and their cache.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use acp_test_kit::server::{Reply, Request, Server};
 
@@ -11,13 +10,7 @@ use crate::net::NetConfig;
 use crate::resolve::{resolve, ResolveOptions};
 
 fn client() -> net::Client {
-    net::Client::new(NetConfig {
-        allow_loopback: true,
-        retries: 0,
-        timeout: Duration::from_secs(5),
-        ..NetConfig::default()
-    })
-    .unwrap()
+    net::Client::new(NetConfig::for_local_tests()).unwrap()
 }
 
 /// The resolution of an agent distributed as `kind` (`npx` or `uvx`) with `spec`.

@@ -16,14 +16,7 @@ use crate::resolve::{resolve, ResolveOptions};
 pub(crate) const SCRIPT: &[u8] = b"#!/bin/sh\necho \"agent $*\"\n";
 
 fn client() -> Client {
-    Client::new(NetConfig {
-        allow_loopback: true,
-        retries: 0,
-        timeout: Duration::from_secs(5),
-        download_deadline: Duration::from_secs(10),
-        ..NetConfig::default()
-    })
-    .unwrap()
+    Client::new(NetConfig::for_local_tests()).unwrap()
 }
 
 fn run<T>(future: impl std::future::Future<Output = T>) -> T {

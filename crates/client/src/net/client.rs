@@ -563,11 +563,8 @@ mod tests {
     /// Loopback allowed (the test server), no retries, short deadlines.
     fn local() -> Client {
         Client::new(NetConfig {
-            allow_loopback: true,
-            retries: 0,
-            timeout: Duration::from_secs(5),
             download_deadline: Duration::from_secs(5),
-            ..NetConfig::default()
+            ..NetConfig::for_local_tests()
         })
         .unwrap()
     }

@@ -126,7 +126,6 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
-    use std::time::Duration;
 
     use acp_test_kit::server::{Reply, Request, Server};
 
@@ -134,13 +133,7 @@ mod tests {
     use crate::net::config::NetConfig;
 
     fn local() -> Client {
-        Client::new(NetConfig {
-            allow_loopback: true,
-            retries: 0,
-            timeout: Duration::from_secs(5),
-            ..NetConfig::default()
-        })
-        .unwrap()
+        Client::new(NetConfig::for_local_tests()).unwrap()
     }
 
     fn run<T>(future: impl std::future::Future<Output = T>) -> T {

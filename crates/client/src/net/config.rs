@@ -69,3 +69,18 @@ impl Default for NetConfig {
         }
     }
 }
+
+#[cfg(test)]
+impl NetConfig {
+    /// What the crate's tests against a local server use: loopback allowed, no retries, 5 s
+    /// per request, 10 s per download.
+    pub(crate) fn for_local_tests() -> NetConfig {
+        NetConfig {
+            allow_loopback: true,
+            retries: 0,
+            timeout: Duration::from_secs(5),
+            download_deadline: Duration::from_secs(10),
+            ..NetConfig::default()
+        }
+    }
+}

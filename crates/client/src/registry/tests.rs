@@ -9,13 +9,7 @@ use super::*;
 use crate::net::NetConfig;
 
 fn client() -> net::Client {
-    net::Client::new(NetConfig {
-        allow_loopback: true,
-        retries: 0,
-        timeout: Duration::from_secs(5),
-        ..NetConfig::default()
-    })
-    .unwrap()
+    net::Client::new(NetConfig::for_local_tests()).unwrap()
 }
 
 fn load(options: &RegistryOptions) -> Result<Registry, RegistryError> {
