@@ -244,6 +244,7 @@ fn main() {
     let options = SiteOptions {
         title: "ACP Agent Registry".into(),
         registry_json_url: Some("https://cdn.example/registry/v1/latest/registry.json".into()),
+        site_url: None,
     };
     let mut times = Vec::new();
     let mut cpu = Vec::new();

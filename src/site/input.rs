@@ -35,6 +35,61 @@ pub struct SiteAgent {
     pub verification: Option<Verification>,
 }
 
+/// One Agent Skill to show (docs/format.md#skills-on-the-site), as the build hands it over:
+/// a stand-alone skill of the registry or the skill an agent ships. Every string is hostile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteSkill {
+    /// The skill's name (valid by `acp_registry_client::skill_index::is_skill_name`, unique in
+    /// the registry); used in paths.
+    pub name: String,
+    /// The front matter's `description`.
+    pub description: String,
+    /// The front matter's `license`, when given.
+    pub license: Option<String>,
+    /// The front matter's `compatibility`, when given.
+    pub compatibility: Option<String>,
+    /// The agent the skill ships with (`<id>/skill/<name>/`), `None` for a stand-alone skill.
+    pub agent: Option<SkillAgent>,
+    /// Every file of the skill, sorted by path (relative to the skill folder, `/`-separated).
+    pub files: Vec<SkillFile>,
+    /// The SKILL.md body after the front matter (hostile Markdown).
+    pub body: String,
+    /// How clients can install it, as the build published it.
+    pub install: SkillInstall,
+}
+
+/// The agent a skill ships with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillAgent {
+    /// The entry id (valid by `manifest::names::is_valid_id`): its page is `agents/<id>/`.
+    pub id: String,
+    /// The agent's `name`.
+    pub name: String,
+}
+
+/// One file of a skill.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillFile {
+    /// Relative to the skill folder, `/`-separated.
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Whether it is installed executable (`scripts/…`).
+    pub executable: bool,
+}
+
+/// Which of the build's skill outputs list a skill, and under what names: the site derives
+/// every install command from these and [`SiteOptions::site_url`], never on its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillInstall {
+    /// The well-known index (either version) lists it: `npx skills add <site_url> --skill
+    /// <name>` and `acp-registry skill install <site_url> <name>` work.
+    pub well_known: bool,
+    /// The marketplace's name and the plugin holding the skill, when the marketplace lists it:
+    /// `/plugin install <plugin>@<marketplace>`.
+    pub marketplace: Option<(String, String)>,
+}
+
 /// What `build --matrix` found about one agent (the distribution that says most), as the
 /// site shows it: the same assessment as `verification.json` (hostile strings: they come
 /// from the agent's answer).
@@ -77,6 +132,10 @@ pub struct SiteOptions {
     /// `<base_url>/registry.json`), since registry.json is outside the site folder, which is
     /// all GitHub Pages serves. Anything else, or None: no link.
     pub registry_json_url: Option<String>,
+    /// Where the site itself is served (an absolute http(s) URL, no trailing slash), for the
+    /// skills' install commands (`npx skills add <site_url>`); `None`: the commands name
+    /// `<site URL>` for the reader to fill in.
+    pub site_url: Option<String>,
 }
 
 impl Default for SiteOptions {
@@ -84,6 +143,7 @@ impl Default for SiteOptions {
         SiteOptions {
             title: "ACP Agent Registry".to_string(),
             registry_json_url: None,
+            site_url: None,
         }
     }
 }

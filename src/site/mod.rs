@@ -49,7 +49,9 @@ use std::sync::Mutex;
 pub use error::SiteError;
 pub use icons::sanitise as sanitise_icon;
 pub(crate) use input::AgentSource;
-pub use input::{SiteAgent, SiteOptions, Verification};
+pub use input::{
+    SiteAgent, SiteOptions, SiteSkill, SkillAgent, SkillFile, SkillInstall, Verification,
+};
 #[cfg(test)]
 pub(crate) use model::{distribution_facts, view_of};
 pub(crate) use pages::Site;

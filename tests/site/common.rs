@@ -18,6 +18,7 @@ pub(crate) fn options() -> SiteOptions {
     SiteOptions {
         title: "ACP Agent Registry".to_string(),
         registry_json_url: Some(REGISTRY_JSON.to_string()),
+        site_url: None,
     }
 }
 

@@ -19,6 +19,9 @@
 //! 4. [`launch`]: the command with the registry's `args` and `env` applied, stdio left to the
 //!    caller.
 //!
+//! [`skill_index`] is the vocabulary of the indexes skill clients read (the well-known skills
+//! discovery index, both versions, and Claude Code plugin marketplaces).
+//!
 //! [`age`] tells when a pinned npm or `PyPI` version was published (for release-age
 //! cooldowns); [`platform`] holds the format's vocabulary (platform keys, kinds, archive
 //! formats). The HTTP client ([`Client`], configured by [`NetConfig`]) refuses plain http and
@@ -76,6 +79,7 @@ pub mod net;
 pub mod platform;
 pub mod registry;
 pub mod resolve;
+pub mod skill_index;
 pub mod store;
 
 pub use install::PinPolicy;
