@@ -23,6 +23,7 @@ pub mod program;
 pub mod rss;
 pub mod run;
 pub mod server;
+pub mod skill_clients;
 pub mod wheel;
 
 pub use collab::Append;
