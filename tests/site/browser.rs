@@ -189,7 +189,7 @@ fn site_works_from_disk_in_a_headless_browser() {
 fn write_sites(site: &Path) {
     // The bundled registry, four agents with evidence in each verification state.
     let agents = site_common::bundled_agents_with_verifications();
-    let files = acp_registry::site::render(&agents, &site_common::options()).unwrap();
+    let files = acp_registry::site::render(&agents, &[], &site_common::options()).unwrap();
     site_common::write_site(&files, site);
     // A second site under hostile/: one entry whose every string is an injection attempt.
     let hostile = acp_registry::site::render(
@@ -197,6 +197,7 @@ fn write_sites(site: &Path) {
             site_common::hostile_agent(),
             site_common::simple_agent("plain", "Plain"),
         ],
+        &[],
         &site_common::options(),
     )
     .unwrap();
@@ -205,7 +206,7 @@ fn write_sites(site: &Path) {
     let many: Vec<_> = (0..300)
         .map(|i| site_common::simple_agent(&format!("agent-{i:03}"), &format!("Agent {i:03}")))
         .collect();
-    let many = acp_registry::site::render(&many, &site_common::options()).unwrap();
+    let many = acp_registry::site::render(&many, &[], &site_common::options()).unwrap();
     site_common::write_site(&many, &site.join("many"));
 }
 
