@@ -5,4 +5,5 @@ mod common;
 
 mod browser;
 mod render;
+mod skills;
 mod verify_site;

@@ -14,7 +14,7 @@ use acp_registry::Code;
 use serde_json::{json, Value};
 use site_common::*;
 
-fn html_files(files: &BTreeMap<String, Vec<u8>>) -> Vec<(String, String)> {
+pub(crate) fn html_files(files: &BTreeMap<String, Vec<u8>>) -> Vec<(String, String)> {
     files
         .iter()
         .filter(|(path, _)| path.ends_with(".html"))
@@ -23,7 +23,7 @@ fn html_files(files: &BTreeMap<String, Vec<u8>>) -> Vec<(String, String)> {
 }
 
 /// The invariants every page must keep, whatever the input.
-fn assert_page_invariants(path: &str, html: &str) {
+pub(crate) fn assert_page_invariants(path: &str, html: &str) {
     let csp = format!(
         r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
         CSP.replace('\'', "&#39;")
@@ -427,7 +427,7 @@ fn the_site_command_links_registry_json_under_the_base_url() {
 
 /// Where a relative link of the page at `page` leads, from the site root, or None when it
 /// climbs above it.
-fn resolve(page: &str, link: &str) -> Option<String> {
+pub(crate) fn resolve(page: &str, link: &str) -> Option<String> {
     let mut parts: Vec<&str> = page.split('/').collect();
     parts.pop();
     let path = link.split(['?', '#']).next().unwrap_or("");
