@@ -25,7 +25,7 @@ fn file(path: &str, size: u64, executable: bool) -> SkillFile {
 }
 
 /// A stand-alone skill listed by the well-known index and the marketplace.
-fn skill(name: &str) -> SiteSkill {
+pub(crate) fn skill(name: &str) -> SiteSkill {
     SiteSkill {
         name: name.to_string(),
         description: format!("Does {name} things."),
@@ -45,7 +45,7 @@ fn skill(name: &str) -> SiteSkill {
 }
 
 /// The skill agent `alpha` ships.
-fn agent_skill() -> SiteSkill {
+pub(crate) fn agent_skill() -> SiteSkill {
     SiteSkill {
         agent: Some(SkillAgent {
             id: "alpha".to_string(),
@@ -56,7 +56,7 @@ fn agent_skill() -> SiteSkill {
 }
 
 /// A skill whose every string is an injection attempt.
-fn hostile_skill() -> SiteSkill {
+pub(crate) fn hostile_skill() -> SiteSkill {
     SiteSkill {
         name: "evil-skill".to_string(),
         description: "<script>alert('description')</script>\"><img src=x onerror=alert(1)>"
