@@ -253,7 +253,7 @@ fn main() {
         drop(std::mem::take(&mut files));
         let cpu_before = cpu_time();
         let started = Instant::now();
-        files = site::render(&agents, &options).expect("render");
+        files = site::render(&agents, &[], &options).expect("render");
         let elapsed = started.elapsed();
         let used = cpu_time() - cpu_before;
         println!(

@@ -228,7 +228,7 @@ pub(crate) fn plan<'a>(
             .map(Assessment::site)
             .unwrap_or_default();
         let source = SiteSource::new(checked, &base, verifications, held);
-        let site = Site::new(&source, &site_options(checked, &base))?;
+        let site = Site::new(&source, &[], &site_options(checked, &base))?;
         summary.site_pages = site.html_pages();
         paths.extend(site.paths().into_iter().map(|path| format!("{SITE}{path}")));
         Some((site, source))
@@ -356,7 +356,7 @@ impl Files<'_> {
             return Ok(());
         };
         let prefix = if self.site_only { "" } else { SITE };
-        site.render(source, &|path, bytes| {
+        site.render(source, &[], &|path, bytes| {
             files.bytes(&format!("{prefix}{path}"), bytes)
         })?;
         if !self.site_only {

@@ -9,6 +9,12 @@ pub enum SiteError {
     #[error("agent id `{0}` appears more than once")]
     /// Two agents with one id.
     DuplicateId(String),
+    #[error("skill name `{0}` cannot be used in site paths: expected 1-64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen")]
+    /// A skill name that cannot be a path segment.
+    InvalidSkillName(String),
+    #[error("skill name `{0}` appears more than once")]
+    /// Two skills with one name.
+    DuplicateSkill(String),
     #[error("rendering `{page}` failed: {source}")]
     /// A template failed (a bug of the templates, not of the input).
     Template {

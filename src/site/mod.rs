@@ -7,11 +7,16 @@
 //! output; the caller (`build`, `site`) writes the files.
 //!
 //! Ground floor: imports only `std`, `serde_json`, `minijinja`, `pulldown-cmark`, `ammonia`,
-//! `url`, `roxmltree`, `rayon`, the constants, id predicate and distribution model of
-//! [`crate::manifest`] and the HTML escaper of [`crate::diagnostics::escape`]; the build
+//! `url`, `roxmltree`, `rayon`, the skill name rule of `acp_registry_client::skill_index`, the
+//! constants, id predicate and distribution model of [`crate::manifest`] and the HTML escaper
+//! of [`crate::diagnostics::escape`]; the build
 //! calls this module, never the reverse.
 //!
-//! Every string of an agent is treated as hostile:
+//! The skills section (`skills/`, docs/format.md#skills-on-the-site) is made from
+//! [`SiteSkill`]s the same way ([`skills`]); a registry without skills gets exactly the site it
+//! had before (no nav link, no `skills/` pages).
+//!
+//! Every string of an agent or a skill is treated as hostile:
 //! - templates are rendered with HTML autoescaping, and the only value marked safe is the
 //!   README after sanitising ([`markdown`]);
 //! - URLs are kept only when they are absolute `http(s)` URLs without credentials, and
@@ -28,9 +33,10 @@
 //!
 //! The Content-Security-Policy is [`CSP`], a meta tag on every page. Ids must pass
 //! `manifest::names::is_valid_id` ([`SiteError::InvalidId`]), since they become paths and class
-//! names. Nothing is fetched, because a `file://` page has an opaque origin: the search index is
-//! a script (`window.acpSiteIndex = …`, JSON escaped for a script) and icons are `data:` URIs
-//! inside the stylesheets. Links between the site's files are relative; the only link out, to
+//! names; skill names must pass the skill name rule ([`SiteError::InvalidSkillName`]). Nothing
+//! is fetched, because a `file://` page has an opaque origin: the search index is a script
+//! (`window.acpSiteIndex = …`, JSON escaped for a script) and icons are `data:` URIs inside
+//! the stylesheets. Links between the site's files are relative; the only link out, to
 //! `registry.json`, is absolute under `base_url`, because GitHub Pages serves `site/` alone.
 
 mod error;
@@ -40,6 +46,7 @@ mod labels;
 mod markdown;
 mod model;
 mod pages;
+mod skills;
 mod snippets;
 mod urls;
 
@@ -62,15 +69,17 @@ pub(crate) use snippets::shell_quote;
 /// `page/<n>/index.html` (static pagination beyond [`PAGE_SIZE`] agents),
 /// `agents/<id>/index.html`, `assets/search-index.js` (the index the script filters),
 /// `assets/icons/<n>.css` (the icons of listing page `n`), `assets/site.css`,
-/// `assets/site.js` and `assets/favicon.svg`. Deterministic: same input, byte-identical
-/// output.
+/// `assets/site.js` and `assets/favicon.svg`; with skills, also `skills/index.html`,
+/// `skills/page/<n>/index.html` (beyond [`PAGE_SIZE`] skills) and `skills/<name>/index.html`.
+/// Deterministic: same input, byte-identical output.
 pub fn render(
     agents: &[SiteAgent],
+    skills: &[SiteSkill],
     options: &SiteOptions,
 ) -> Result<BTreeMap<String, Vec<u8>>, SiteError> {
-    let site = Site::new(agents, options)?;
+    let site = Site::new(agents, skills, options)?;
     let files = Mutex::new(BTreeMap::new());
-    site.render(agents, &|path, bytes| {
+    site.render(agents, skills, &|path, bytes| {
         let mut files = files
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -102,14 +111,14 @@ mod tests {
     fn ids_the_validator_refuses_are_refused_and_the_longest_valid_id_renders() {
         let too_long = "a".repeat(crate::manifest::names::MAX_ID_LEN + 1);
         for id in ["con", "lpt1", "nul", too_long.as_str()] {
-            let result = render(&[agent(id)], &SiteOptions::default());
+            let result = render(&[agent(id)], &[], &SiteOptions::default());
             assert!(
                 matches!(result, Err(SiteError::InvalidId(_))),
                 "{id:?} accepted"
             );
         }
         let longest = "a".repeat(crate::manifest::names::MAX_ID_LEN);
-        let files = render(&[agent(&longest)], &SiteOptions::default()).unwrap();
+        let files = render(&[agent(&longest)], &[], &SiteOptions::default()).unwrap();
         assert!(files.contains_key(&format!("agents/{longest}/index.html")));
     }
 }

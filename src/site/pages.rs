@@ -25,7 +25,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::error::SiteError;
-use super::input::{AgentSource, SiteAgent, SiteOptions};
+use super::input::{AgentSource, SiteAgent, SiteOptions, SiteSkill};
+use super::skills::{self, AgentSkills, SkillCard};
 use super::{icons, model, urls};
 use crate::diagnostics::escape::{self, Quotes};
 use crate::manifest::names::is_valid_id;
@@ -33,6 +34,8 @@ use crate::manifest::names::is_valid_id;
 const BASE_HTML: &str = include_str!("../../site-templates/base.html");
 const INDEX_HTML: &str = include_str!("../../site-templates/index.html");
 const AGENT_HTML: &str = include_str!("../../site-templates/agent.html");
+const SKILLS_HTML: &str = include_str!("../../site-templates/skills.html");
+const SKILL_HTML: &str = include_str!("../../site-templates/skill.html");
 const SITE_CSS: &str = include_str!("../../site-templates/site.css");
 const SITE_JS: &str = include_str!("../../site-templates/site.js");
 const FAVICON_SVG: &str = include_str!("../../site-templates/favicon.svg");
@@ -71,6 +74,14 @@ pub(crate) struct Site {
     agents: Vec<usize>,
     /// `assets/icons/<n>.css`: the icon rules of the cards of listing page `n`, in order.
     icon_chunks: Vec<String>,
+    /// The skills' cards, by name: the order of `skills/index.html` and its pages.
+    skills: Vec<SkillCard>,
+    /// For each skill card: the skill's index in the source.
+    skill_order: Vec<usize>,
+    /// The skills each agent of the site ships, for its page.
+    agent_skills: AgentSkills,
+    /// [`SiteOptions::site_url`], for the skills' install commands.
+    site_url: Option<String>,
 }
 
 /// What the first pass learns of one agent.
@@ -82,10 +93,12 @@ struct Row {
 }
 
 impl Site {
-    /// Check the ids (valid by the registry's one predicate, unique), sanitise the icons
-    /// once to learn which are published, and build every card.
+    /// Check the ids (valid by the registry's one predicate, unique) and the skill names
+    /// (valid by the skill name rule, unique), sanitise the icons once to learn which are
+    /// published, and build every card.
     pub(crate) fn new<S: AgentSource + ?Sized>(
         agents: &S,
+        skills: &[SiteSkill],
         options: &SiteOptions,
     ) -> Result<Site, S::Error> {
         let rows: Vec<Result<Row, S::Error>> = (0..agents.count())
@@ -118,12 +131,18 @@ impl Site {
             cards.push(row.card);
             order.push(row.index);
         }
+        let agent_ids = cards.iter().map(|card| card.id.as_str()).collect();
+        let (skill_cards, skill_order, agent_skills) = skills::cards(skills, &agent_ids)?;
         Ok(Site {
             env: environment()?,
-            context: SiteContext::new(options),
+            context: SiteContext::new(options, !skill_cards.is_empty()),
             cards,
             agents: order,
             icon_chunks,
+            skills: skill_cards,
+            skill_order,
+            agent_skills,
+            site_url: options.site_url.clone(),
         })
     }
 
@@ -132,9 +151,14 @@ impl Site {
         self.cards.len().div_ceil(PAGE_SIZE).max(1)
     }
 
+    /// The number of skills listing pages: none without skills.
+    fn skill_listing_pages(&self) -> usize {
+        self.skills.len().div_ceil(PAGE_SIZE)
+    }
+
     /// The number of HTML pages the site has.
     pub(crate) fn html_pages(&self) -> usize {
-        self.listing_pages() + self.cards.len()
+        self.listing_pages() + self.cards.len() + self.skill_listing_pages() + self.skills.len()
     }
 
     /// Every path [`Site::render`] writes, sorted.
@@ -142,20 +166,24 @@ impl Site {
         let mut paths: BTreeSet<String> = (1..=self.listing_pages()).map(listing_path).collect();
         paths.extend((1..=self.icon_chunks.len()).map(icons_path));
         paths.extend(self.cards.iter().map(|card| agent_path(&card.id)));
+        paths.extend((1..=self.skill_listing_pages()).map(skills::listing_path));
+        paths.extend(self.skills.iter().map(|card| card.href.clone()));
         paths.insert(SEARCH_INDEX.to_string());
         paths.extend(ASSETS.iter().map(|(path, _)| (*path).to_string()));
         paths
     }
 
     /// Render every file of [`Site::paths`] into `sink`, reading each agent from `agents`
-    /// (the source [`Site::new`] was given) once more. Deterministic: the same input gives
-    /// byte-identical files.
+    /// and each skill from `skills` (what [`Site::new`] was given) once more. Deterministic:
+    /// the same input gives byte-identical files.
     pub(crate) fn render<S: AgentSource + ?Sized>(
         &self,
         agents: &S,
+        skills: &[SiteSkill],
         sink: &Sink<'_, S::Error>,
     ) -> Result<(), S::Error> {
         self.render_listing(sink)?;
+        self.render_skills(skills, sink)?;
         // Agent pages, in parallel: they are independent and the bulk of the work.
         self.cards
             .par_iter()
@@ -215,13 +243,62 @@ impl Site {
         sink: &Sink<'_, E>,
     ) -> Result<(), E> {
         let path = agent_path(&agent.id);
+        let skills = self
+            .agent_skills
+            .get(&agent.id)
+            .map_or(&[][..], Vec::as_slice);
         let context = minijinja::context! {
             site => &self.context.with_root("../../"),
             icons => listing_page,
             a => &model::page(agent, card),
+            skills => skills,
         };
         let html = render_page(&self.env, "agent.html", &path, context)?;
         sink(&path, html.as_bytes())
+    }
+}
+
+impl Site {
+    /// The skills section: listing pages of [`PAGE_SIZE`] cards (none without skills) and a
+    /// page per skill, reading each skill from `skills` (what [`Site::new`] was given).
+    fn render_skills<E: From<SiteError> + Send>(
+        &self,
+        skills: &[SiteSkill],
+        sink: &Sink<'_, E>,
+    ) -> Result<(), E> {
+        let pages = self.skill_listing_pages();
+        (1..=pages).into_par_iter().try_for_each(|page| {
+            let start = (page - 1) * PAGE_SIZE;
+            let end = (start + PAGE_SIZE).min(self.skills.len());
+            let root = skills::listing_root(page);
+            let path = skills::listing_path(page);
+            let context = minijinja::context! {
+                site => &self.context.with_root(root),
+                icons => 0,
+                skills => &self.skills[start..end],
+                total => self.skills.len(),
+                first => start + 1,
+                last => end,
+                page => page,
+                pages => pages,
+                pager => model::pager(page, pages, &format!("{root}skills/")),
+            };
+            let html = render_page(&self.env, "skills.html", &path, context)?;
+            sink(&path, html.as_bytes())
+        })?;
+        self.skills
+            .par_iter()
+            .zip(self.skill_order.par_iter())
+            .try_for_each(|(card, index)| {
+                let page = skills::page(&skills[*index], card, self.site_url.as_deref());
+                let context = minijinja::context! {
+                    site => &self.context.with_root("../../"),
+                    icons => 0,
+                    s => &page,
+                };
+                let html = render_page(&self.env, "skill.html", &card.href, context)?;
+                sink(&card.href, html.as_bytes())
+            })
     }
 }
 
@@ -273,14 +350,17 @@ struct SiteContext {
     root: String,
     /// The registry.json link, when it is an absolute http(s) URL (re-serialised).
     registry_json: Option<String>,
+    /// Whether the site has skills (a "Skills" link in the navigation).
+    skills: bool,
 }
 
 impl SiteContext {
-    fn new(options: &SiteOptions) -> Self {
+    fn new(options: &SiteOptions, skills: bool) -> Self {
         SiteContext {
             title: options.title.clone(),
             csp: CSP,
             root: String::new(),
+            skills,
             registry_json: options
                 .registry_json_url
                 .as_deref()
@@ -318,6 +398,8 @@ fn environment() -> Result<Environment<'static>, SiteError> {
         ("base.html", BASE_HTML),
         ("index.html", INDEX_HTML),
         ("agent.html", AGENT_HTML),
+        ("skills.html", SKILLS_HTML),
+        ("skill.html", SKILL_HTML),
     ] {
         env.add_template(name, source)
             .map_err(|source| SiteError::Template {

@@ -19,7 +19,10 @@
 // javascript: link), and the payloads show as text, also in cards the script renders. With
 // <many-base-url> (a site of more agents than one page holds): the scripted pager pages
 // through the filtered list with the page in the URL, loading the icons of the cards it
-// shows, and without JavaScript the static pages list every agent. Agents in each
+// shows, and without JavaScript the static pages list every agent. The skills section is
+// listed and linked without JavaScript, a skill's page copies its install command and links
+// its agent (and back), axe finds no violations there, and a hostile skill's strings stay
+// text. Agents in each
 // verification state (verified, failed, expired, stale) show their badge on the cards
 // (scripted and static) and their page, and the verification filter selects them.
 // Exit code 0 when every check passed, 1 otherwise.
@@ -404,6 +407,7 @@ try {
   }
   check('text colour differs between light and dark', themed[0] && themed[1] && themed[0] !== themed[1], themed.join(' vs '));
   await section('verification badges and filter', () => verificationChecks(all));
+  await section('skills', skillChecks);
   if (hostileBase) await section('hostile site', hostileChecks);
   if (manyBase) await section('many agents', pagingChecks);
 } catch (error) {
@@ -411,6 +415,59 @@ try {
   console.log(`FAIL exception\n${error.stack || error}`);
 } finally {
   await browser.close();
+}
+
+/** The skills section: the nav link, every skill listed and linked without JavaScript, a
+ * skill's page with its install commands and a working copy button, linked to and from its
+ * agent's page, and axe in both colour schemes on the listing and a skill's page. */
+async function skillChecks() {
+  const problems = [];
+  const nojs = await browser.newContext({ javaScriptEnabled: false });
+  const plain = await openPage(nojs, problems);
+  await plain.goto(url('index.html'));
+  const nav = plain.locator('header nav a', { hasText: 'Skills' });
+  check('skills: the navigation links the skills', (await nav.count()) === 1);
+  await nav.click();
+  await plain.waitForLoadState('load');
+  const skills = await plain.$$eval('#skill-list .card-title a', (as) => as.map((a) => a.href));
+  check('skills: without JavaScript the listing links the skills', skills.length > 0, plain.url());
+  await plain.goto(skills[0]);
+  const agentLink = await plain.$eval('#details a[href*="agents/"]', (a) => a.href).catch(() => null);
+  await nojs.close();
+
+  const context = await browser.newContext({ colorScheme: 'light' });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], fromDisk ? {} : { origin: new URL(base).origin });
+  const page = await openPage(context, problems);
+  await page.goto(skills[0]);
+  const commands = await page.$$eval('#install pre', (pres) => pres.map((p) => p.textContent));
+  check('skills: the page shows install commands', commands.length > 0 && commands.every((c) => c.length > 10), commands.join(' | '));
+  const copy = page.locator('#install button.copy').first();
+  check('skills: the copy button is visible', await copy.isVisible());
+  await copy.click();
+  await page.waitForFunction(() => document.querySelector('#copy-status').textContent !== '');
+  const clip = await page.evaluate(() => navigator.clipboard.readText());
+  check('skills: copy puts the command on the clipboard', clip === commands[0], clip);
+  if (agentLink) {
+    await page.goto(agentLink);
+    const back = await page.$$eval('#details a[href*="skills/"]', (as) => as.map((a) => a.href));
+    check("skills: the agent's page links its skill", back.includes(skills[0]), back.join(' '));
+  }
+  await context.close();
+
+  for (const scheme of ['light', 'dark']) {
+    const themed = await browser.newContext({ colorScheme: scheme, bypassCSP: true, viewport: { width: 1280, height: 900 } });
+    const view = await openPage(themed, problems);
+    for (const [name, address] of [['skills', url('skills/index.html')], ['skill', skills[0]]]) {
+      await view.goto(address);
+      await view.waitForLoadState('networkidle');
+      await view.screenshot({ path: path.join(artefacts, `${name}-${scheme}.png`), fullPage: true });
+      await view.addScriptTag({ path: AXE });
+      const result = await view.evaluate((options) => axe.run(document, options), AXE_OPTIONS);
+      check(`${scheme}: axe finds no violations on ${name}`, result.violations.length === 0, formatAxe(result.violations));
+    }
+    await themed.close();
+  }
+  check('skills: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
 }
 
 /** The badge of each verification state on the cards (scripted and static) and the agent
@@ -520,6 +577,14 @@ async function hostileChecks() {
   await inert('index');
   const names = await cardNames(page);
   check('hostile card shows the name as text', names.length === 1 && names[0] === hostile.name, names.join(', '));
+  // A skill whose every string is an injection attempt.
+  await page.goto(hurl('skills/evil-skill/index.html'));
+  await page.waitForLoadState('networkidle');
+  await inert('skill page');
+  const skillLead = await page.textContent('.agent .lead');
+  check('hostile skill description shows as text', skillLead.startsWith("<script>alert('description')</script>"), skillLead);
+  await page.goto(hurl('skills/index.html'));
+  await inert('skills listing');
   check('hostile pages open no dialog', dialogs.length === 0, dialogs.join('; '));
   check('hostile pages: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
   await context.close();

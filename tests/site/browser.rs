@@ -184,12 +184,24 @@ fn site_works_from_disk_in_a_headless_browser() {
 }
 
 /// Writes the three sites into `site`: the bundled registry's at the root (with evidence in
-/// every verification state), one with a
-/// hostile entry under `hostile/` and one of 300 agents under `many/`.
+/// every verification state, and two skills), one with a hostile entry and a hostile skill under
+/// `hostile/` and one of 300 agents under `many/`.
 fn write_sites(site: &Path) {
     // The bundled registry, four agents with evidence in each verification state.
+    // With a skill of the first agent and a stand-alone one, listed in both skill outputs.
     let agents = site_common::bundled_agents_with_verifications();
-    let files = acp_registry::site::render(&agents, &site_common::options()).unwrap();
+    let first = &agents[0];
+    let skills = [
+        acp_registry::site::SiteSkill {
+            agent: Some(acp_registry::site::SkillAgent {
+                id: first.id.clone(),
+                name: first.id.clone(),
+            }),
+            ..crate::skills::skill("agent-helper")
+        },
+        crate::skills::skill("stand-alone"),
+    ];
+    let files = acp_registry::site::render(&agents, &skills, &site_common::options()).unwrap();
     site_common::write_site(&files, site);
     // A second site under hostile/: one entry whose every string is an injection attempt.
     let hostile = acp_registry::site::render(
@@ -197,6 +209,7 @@ fn write_sites(site: &Path) {
             site_common::hostile_agent(),
             site_common::simple_agent("plain", "Plain"),
         ],
+        &[crate::skills::hostile_skill()],
         &site_common::options(),
     )
     .unwrap();
@@ -205,7 +218,7 @@ fn write_sites(site: &Path) {
     let many: Vec<_> = (0..300)
         .map(|i| site_common::simple_agent(&format!("agent-{i:03}"), &format!("Agent {i:03}")))
         .collect();
-    let many = acp_registry::site::render(&many, &site_common::options()).unwrap();
+    let many = acp_registry::site::render(&many, &[], &site_common::options()).unwrap();
     site_common::write_site(&many, &site.join("many"));
 }
 

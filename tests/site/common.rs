@@ -84,7 +84,7 @@ pub(crate) fn bundled_agents_with_verifications() -> Vec<SiteAgent> {
 }
 
 pub(crate) fn render_bundled() -> BTreeMap<String, Vec<u8>> {
-    site::render(&bundled_agents(), &options()).expect("the bundled registry renders")
+    site::render(&bundled_agents(), &[], &options()).expect("the bundled registry renders")
 }
 
 pub(crate) fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {

@@ -1,8 +1,9 @@
-//! The catalogue site: rendered files, a real headless browser, and `matrix` results on the
-//! agent pages.
+//! The catalogue site: rendered files, the skills section, a real headless browser, and
+//! `matrix` results on the agent pages.
 
 mod common;
 
 mod browser;
 mod render;
+mod skills;
 mod verify_site;

@@ -14,7 +14,7 @@ use acp_registry::Code;
 use serde_json::{json, Value};
 use site_common::*;
 
-fn html_files(files: &BTreeMap<String, Vec<u8>>) -> Vec<(String, String)> {
+pub(crate) fn html_files(files: &BTreeMap<String, Vec<u8>>) -> Vec<(String, String)> {
     files
         .iter()
         .filter(|(path, _)| path.ends_with(".html"))
@@ -23,7 +23,7 @@ fn html_files(files: &BTreeMap<String, Vec<u8>>) -> Vec<(String, String)> {
 }
 
 /// The invariants every page must keep, whatever the input.
-fn assert_page_invariants(path: &str, html: &str) {
+pub(crate) fn assert_page_invariants(path: &str, html: &str) {
     let csp = format!(
         r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
         CSP.replace('\'', "&#39;")
@@ -107,8 +107,8 @@ fn assert_page_invariants(path: &str, html: &str) {
 #[test]
 fn rendering_is_deterministic() {
     let agents = bundled_agents();
-    let first = site::render(&agents, &options()).unwrap();
-    let second = site::render(&agents, &options()).unwrap();
+    let first = site::render(&agents, &[], &options()).unwrap();
+    let second = site::render(&agents, &[], &options()).unwrap();
     assert_eq!(first, second);
 
     // Input order and key order do not matter.
@@ -122,7 +122,7 @@ fn rendering_is_deterministic() {
             .collect();
         agent.agent = reversed;
     }
-    let third = site::render(&shuffled, &options()).unwrap();
+    let third = site::render(&shuffled, &[], &options()).unwrap();
     assert_eq!(
         first.keys().collect::<Vec<_>>(),
         third.keys().collect::<Vec<_>>()
@@ -136,7 +136,7 @@ fn rendering_is_deterministic() {
 fn every_page_keeps_the_security_invariants() {
     let mut agents = bundled_agents();
     agents.push(hostile_agent());
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let pages = html_files(&files);
     assert!(pages.len() > agents.len());
     for (path, html) in &pages {
@@ -147,7 +147,7 @@ fn every_page_keeps_the_security_invariants() {
 #[test]
 fn hostile_content_renders_as_inert_text() {
     let agent = hostile_agent();
-    let files = site::render(&[agent, simple_agent("plain", "Plain")], &options()).unwrap();
+    let files = site::render(&[agent, simple_agent("plain", "Plain")], &[], &options()).unwrap();
     let page = text(&files, "agents/evil/index.html");
     let index = text(&files, "index.html");
 
@@ -323,7 +323,7 @@ fn hostile_markdown_without_raw_html_is_clean() {
          | a |\n|:-:|\n| &lt;img src=x onerror=alert(1)&gt; |\n"
             .to_string(),
     );
-    let files = site::render(&[agent], &options()).unwrap();
+    let files = site::render(&[agent], &[], &options()).unwrap();
     let page = text(&files, "agents/md/index.html");
     assert_page_invariants("agents/md/index.html", &page);
     let start = page.find("<div class=\"readme\">").unwrap();
@@ -356,7 +356,7 @@ fn unsafe_ids_and_duplicates_are_refused() {
         agent.id = id.to_string();
         assert!(
             matches!(
-                site::render(&[agent], &options()),
+                site::render(&[agent], &[], &options()),
                 Err(SiteError::InvalidId(_))
             ),
             "{id:?} accepted"
@@ -364,6 +364,7 @@ fn unsafe_ids_and_duplicates_are_refused() {
     }
     let duplicate = site::render(
         &[simple_agent("a", "A"), simple_agent("a", "B")],
+        &[],
         &options(),
     );
     assert!(matches!(duplicate, Err(SiteError::DuplicateId(id)) if id == "a"));
@@ -375,6 +376,7 @@ fn the_registry_json_link_is_absolute_or_absent() {
     let link = |url: Option<&str>| {
         let files = site::render(
             &agents,
+            &[],
             &SiteOptions {
                 title: "T".into(),
                 registry_json_url: url.map(str::to_string),
@@ -425,7 +427,7 @@ fn the_site_command_links_registry_json_under_the_base_url() {
 
 /// Where a relative link of the page at `page` leads, from the site root, or None when it
 /// climbs above it.
-fn resolve(page: &str, link: &str) -> Option<String> {
+pub(crate) fn resolve(page: &str, link: &str) -> Option<String> {
     let mut parts: Vec<&str> = page.split('/').collect();
     parts.pop();
     let path = link.split(['?', '#']).next().unwrap_or("");
@@ -450,7 +452,7 @@ fn every_relative_link_leads_to_a_file_of_the_site() {
     let mut agents = bundled_agents();
     agents.push(hostile_agent());
     agents.extend((0..PAGE_SIZE).map(|i| simple_agent(&format!("z-{i}"), &format!("Z {i}"))));
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let mut checked = 0;
     for (page, html) in html_files(&files) {
         let ours = match html.find("<section id=\"readme\"") {
@@ -488,7 +490,7 @@ fn the_search_index_is_a_script_whatever_the_strings_hold() {
         "description".into(),
         json!("<!-- x --> \u{2028} \u{2029} ]]> \\u003c \\"),
     );
-    let files = site::render(&[agent, simple_agent("plain", "Plain")], &options()).unwrap();
+    let files = site::render(&[agent, simple_agent("plain", "Plain")], &[], &options()).unwrap();
     let script = text(&files, "assets/search-index.js");
     for needle in ["<", ">", "\u{2028}", "\u{2029}"] {
         assert!(!script.contains(needle), "{needle:?} in {script:.400}");
@@ -510,7 +512,7 @@ fn every_agent_is_listed_and_linked_without_javascript() {
         "the bundled registry has {} agents",
         agents.len()
     );
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let index = text(&files, "index.html");
     // The filter form is hidden until the script has loaded the search index.
     assert!(index.contains(r#"<form id="filters" class="filters" role="search" aria-label="Search and filter agents" data-index="assets/search-index.js" data-icons="assets/icons/" hidden>"#));
@@ -546,7 +548,7 @@ fn large_registries_get_static_pages_that_list_everyone() {
     let agents: Vec<SiteAgent> = (0..count)
         .map(|i| simple_agent(&format!("agent-{i:03}"), &format!("Agent {i:03}")))
         .collect();
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let link = regex::Regex::new(
         r#"<h2 class="card-title"><a href="(?:\.\./\.\./)?agents/([a-z0-9-]+)/index.html">"#,
     )
@@ -594,7 +596,7 @@ fn each_page_loads_the_icons_of_its_own_cards_only() {
     let agents: Vec<SiteAgent> = (0..count)
         .map(|i| simple_agent(&format!("agent-{i:03}"), &format!("Agent {i:03}")))
         .collect();
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let sheets: Vec<&String> = files
         .keys()
         .filter(|p| p.starts_with("assets/icons/"))
@@ -644,7 +646,7 @@ fn each_page_loads_the_icons_of_its_own_cards_only() {
         }
     }
     // An empty registry still gets its (empty) stylesheet, which its index links.
-    let empty = site::render(&[], &options()).unwrap();
+    let empty = site::render(&[], &[], &options()).unwrap();
     assert!(icon_masks(&text(&empty, "assets/icons/1.css")).is_empty());
     assert!(text(&empty, "index.html").contains(r#"href="assets/icons/1.css""#));
 }
@@ -652,7 +654,7 @@ fn each_page_loads_the_icons_of_its_own_cards_only() {
 #[test]
 fn install_snippets_follow_the_manifest() {
     let agents = bundled_agents();
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let by_id = |id: &str| agents.iter().find(|a| a.id == id);
 
     // npx, with a preview channel (gemini in the bundled registry).
@@ -762,7 +764,7 @@ fn assert_binary_snippets(agents: &[SiteAgent], files: &BTreeMap<String, Vec<u8>
 #[test]
 fn icons_are_inline_masks_painted_with_the_text_colour() {
     let agents = bundled_agents();
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let masks: Vec<IconMask> = all_icon_masks(&files).into_iter().map(|(_, m)| m).collect();
     let mask = |id: &str, dark: bool| masks.iter().find(|m| m.id == id && m.dark == dark);
     let sanitised = |agent: &SiteAgent, name: &str| site::sanitise_icon(&agent.icons[name]);
@@ -799,7 +801,7 @@ fn icons_are_inline_masks_painted_with_the_text_colour() {
     // An agent without a (valid) icon gets the generic box.
     let mut bare = simple_agent("bare", "Bare");
     bare.icons.insert("icon.svg".into(), b"<html/>".to_vec());
-    let files = site::render(&[bare], &options()).unwrap();
+    let files = site::render(&[bare], &[], &options()).unwrap();
     assert!(text(&files, "index.html").contains(r#"<span class="icon i-none" aria-hidden="true">"#));
     assert!(all_icon_masks(&files).is_empty());
 }
@@ -813,7 +815,7 @@ fn a_hostile_icon_stays_inside_its_mask() {
         "icon.svg".into(),
         br#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><text x="0" y="12">")}&lt;/style&gt;&lt;script&gt;alert(1)&lt;/script&gt;*/@import url(https://evil.example/x.css);\</text><path d="M0 0h16"/></svg>"#.to_vec(),
     );
-    let files = site::render(&[agent], &options()).unwrap();
+    let files = site::render(&[agent], &[], &options()).unwrap();
     let css = text(&files, "assets/icons/1.css");
     let masks = icon_masks(&css);
     assert_eq!(masks.len(), 1, "{css}");
@@ -914,7 +916,7 @@ fn fixture() -> Vec<SiteAgent> {
 
 #[test]
 fn snapshots_of_a_small_fixture() {
-    let files = site::render(&fixture(), &options()).unwrap();
+    let files = site::render(&fixture(), &[], &options()).unwrap();
     for (path, html) in html_files(&files) {
         assert_page_invariants(&path, &html);
     }
@@ -962,7 +964,7 @@ fn site_icons_pass_the_icon_safety_rule_whatever_the_input() {
             agent
         })
         .collect();
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let mut served = 0;
     for (sheet, mask) in all_icon_masks(&files) {
         let path = format!("{sheet}: {}", mask.id);

@@ -40,7 +40,7 @@ fn in_state(state: &str) -> Verification {
 fn agent_pages_show_what_matrix_found_and_escape_the_agents_words() {
     let mut agent = simple_agent("alpha", "Alpha");
     agent.verification = Some(verified(true));
-    let files = site::render(&[agent, simple_agent("beta", "Beta")], &options()).unwrap();
+    let files = site::render(&[agent, simple_agent("beta", "Beta")], &[], &options()).unwrap();
     let page = text(&files, "agents/alpha/index.html");
     assert!(
         page.contains(
@@ -69,7 +69,7 @@ fn agent_pages_show_what_matrix_found_and_escape_the_agents_words() {
 
 #[test]
 fn without_results_the_index_has_no_verification_filter_and_each_state_is_its_value() {
-    let files = site::render(&[simple_agent("alpha", "Alpha")], &options()).unwrap();
+    let files = site::render(&[simple_agent("alpha", "Alpha")], &[], &options()).unwrap();
     assert!(!text(&files, "index.html").contains(r#"data-facet="verified""#));
     let states = ["verified", "failed", "expired", "stale"];
     let agents: Vec<_> = states
@@ -80,7 +80,7 @@ fn without_results_the_index_has_no_verification_filter_and_each_state_is_its_va
             agent
         })
         .collect();
-    let files = site::render(&agents, &options()).unwrap();
+    let files = site::render(&agents, &[], &options()).unwrap();
     let index = text(&files, "index.html");
     for (state, label) in [
         ("verified", "Verified"),
@@ -114,7 +114,7 @@ fn without_results_the_index_has_no_verification_filter_and_each_state_is_its_va
 fn a_state_the_site_does_not_know_gives_no_badge_class_or_filter_value() {
     let mut agent = simple_agent("alpha", "Alpha");
     agent.verification = Some(in_state(r#"x" onclick="alert(1)"#));
-    let files = site::render(&[agent], &options()).unwrap();
+    let files = site::render(&[agent], &[], &options()).unwrap();
     let index = text(&files, "index.html");
     assert!(!index.contains("onclick"), "{index}");
     assert!(!index.contains(r#"data-facet="verified""#));
