@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use acp_registry_core::fs::ReadError;
 use acp_registry_core::source::SourceFile;
 
+use super::error::CheckError;
 use super::limits::{MAX_INDEX_BYTES, MAX_SKILL_BYTES, MAX_TOTAL_BYTES};
 use super::origin::{Fetched, Place};
-use super::CheckError;
 use crate::diagnostics::{Diagnostic, Report};
 use crate::net::{Client, NetConfig, NetError};
 use crate::rules::Policy;

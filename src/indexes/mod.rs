@@ -8,13 +8,15 @@
 //! a tree of it is built, archives unpacked by `fs::archive` into a private scratch folder that
 //! is removed as soon as the skill is judged. Skills are judged one at a time, so a
 //! 10,000-entry index costs the memory of one skill, and the whole run is capped in skills,
-//! files and bytes ([`limits`]). Every problem is a [`Diagnostic`] of the `Indexes` family (or
+//! files and bytes (`limits`). Every problem is a `Diagnostic` of the `Indexes` family (or
 //! a skill rule's own code, its file mapped back to the URL or path the index names),
 //! pointing at the index's JSON by line and column.
 
 mod artifact;
 mod context;
 mod document;
+mod error;
+pub(crate) mod limits;
 mod marketplace;
 mod origin;
 mod skill;
@@ -29,23 +31,8 @@ use acp_registry_client::skill_index::{
     INDEX_FILE, MARKETPLACE_FILE, PLUGIN_DIR, PLUGIN_FILE, V1_DIR, V2_DIR,
 };
 use context::Ctx;
+pub(crate) use error::CheckError;
 use origin::{Fetched, Place};
-
-/// The bounds of one run.
-pub(crate) mod limits {
-    /// Largest index or manifest read, in bytes.
-    pub(crate) const MAX_INDEX_BYTES: u64 = 16 * 1024 * 1024;
-    /// Most JSON values an index or manifest may hold.
-    pub(crate) const MAX_INDEX_VALUES: u64 = 2_000_000;
-    /// Most skills (or plugins) of one index checked; the rest are reported, not read.
-    pub(crate) const MAX_SKILLS: usize = 10_000;
-    /// Most files of one skill (the `skills` CLI's limit).
-    pub(crate) const MAX_SKILL_FILES: usize = 1000;
-    /// Most bytes of one skill, file or artifact (the `skills` CLI's 50 MiB).
-    pub(crate) const MAX_SKILL_BYTES: u64 = 50 * 1024 * 1024;
-    /// Most bytes read over a whole run; past it, files are not fetched.
-    pub(crate) const MAX_TOTAL_BYTES: u64 = 2 * 1024 * 1024 * 1024;
-}
 
 /// What `skill check` checks and how it reaches it.
 #[derive(Debug, Clone, Default)]
@@ -54,30 +41,6 @@ pub(crate) struct CheckOptions {
     pub(crate) sources: Vec<String>,
     /// The network's settings (loopback, private hosts).
     pub(crate) net: NetConfig,
-}
-
-/// Why a source could not be checked at all (exit 2).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum CheckError {
-    /// Nothing checkable at the source.
-    #[error("`{given}` holds no skills index or marketplace (looked for {tried})")]
-    NothingThere {
-        /// The source as given.
-        given: String,
-        /// What was looked for.
-        tried: String,
-    },
-    /// The source could not be read or reached.
-    #[error("cannot read `{given}`: {reason}")]
-    Unreachable {
-        /// The source as given.
-        given: String,
-        /// Why.
-        reason: String,
-    },
-    /// The scratch folder or the network runtime could not be set up.
-    #[error("cannot set up the check: {0}")]
-    Setup(String),
 }
 
 /// Check every source; the report holds every finding, sorted.

@@ -52,7 +52,7 @@ pub(crate) fn check(
 pub(crate) fn check_skill_folder(
     root: &Path,
     name: &str,
-    policy: &super::Policy,
+    policy: &super::policy::Policy,
 ) -> (Vec<Diagnostic>, Vec<SourceFile>) {
     let entry = EntryDir {
         name: name.to_string(),
