@@ -96,6 +96,46 @@ fn top_level<'d>(ctx: &mut Ctx, doc: &'d Doc) -> Option<&'d [Node]> {
         );
         return None;
     }
+    name_and_owner(ctx, doc, start);
+    let described = document::string(root, "description").is_ok()
+        || root
+            .get("metadata")
+            .is_some_and(|m| document::string(m, "description").is_ok());
+    if !described {
+        let mut finding = doc.at(Code::MarketplaceFormat, start, "the marketplace has no description").help("add `\"metadata\": {\"description\": \"…\"}` (`claude plugin validate` warns without it)");
+        finding.severity = Severity::Warning;
+        ctx.push(finding);
+    }
+    match root.get("plugins").map(|p| (p, p.as_array())) {
+        Some((_, Some(items))) => Some(items),
+        Some((node, None)) => {
+            ctx.push(
+                doc.at(
+                    Code::MarketplaceFormat,
+                    node.span,
+                    "`plugins` is not an array",
+                )
+                .help("write `\"plugins\": [...]`"),
+            );
+            None
+        }
+        None => {
+            ctx.push(
+                doc.at(
+                    Code::MarketplaceFormat,
+                    start,
+                    "the marketplace has no `plugins`",
+                )
+                .help("add `\"plugins\": [...]`"),
+            );
+            None
+        }
+    }
+}
+
+/// The marketplace's `name` (kebab-case) and `owner` (an object with a `name`).
+fn name_and_owner(ctx: &mut Ctx, doc: &Doc, start: Span) {
+    let root = &doc.root;
     match document::string(root, "name") {
         Ok((name, _)) if is_skill_name(name) => {}
         Ok((name, span)) => ctx.push(
@@ -144,40 +184,6 @@ fn top_level<'d>(ctx: &mut Ctx, doc: &'d Doc) -> Option<&'d [Node]> {
             )
             .help("add `\"owner\": {\"name\": \"…\"}`"),
         ),
-    }
-    let described = document::string(root, "description").is_ok()
-        || root
-            .get("metadata")
-            .is_some_and(|m| document::string(m, "description").is_ok());
-    if !described {
-        let mut finding = doc.at(Code::MarketplaceFormat, start, "the marketplace has no description").help("add `\"metadata\": {\"description\": \"…\"}` (`claude plugin validate` warns without it)");
-        finding.severity = Severity::Warning;
-        ctx.push(finding);
-    }
-    match root.get("plugins").map(|p| (p, p.as_array())) {
-        Some((_, Some(items))) => Some(items),
-        Some((node, None)) => {
-            ctx.push(
-                doc.at(
-                    Code::MarketplaceFormat,
-                    node.span,
-                    "`plugins` is not an array",
-                )
-                .help("write `\"plugins\": [...]`"),
-            );
-            None
-        }
-        None => {
-            ctx.push(
-                doc.at(
-                    Code::MarketplaceFormat,
-                    start,
-                    "the marketplace has no `plugins`",
-                )
-                .help("add `\"plugins\": [...]`"),
-            );
-            None
-        }
     }
 }
 

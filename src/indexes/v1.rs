@@ -136,60 +136,69 @@ fn listed_files<'d>(ctx: &mut Ctx, doc: &'d Doc, entry: &'d Node) -> Option<Vec<
     valid.then_some(files)
 }
 
-/// Fetch every listed file into scratch and judge the skill.
+/// Fetch every listed file into scratch and judge the skill (when its SKILL.md came: without
+/// it the missing file is the finding).
 fn fetch_skill(ctx: &mut Ctx, skill: &Place, listed: &Listed<'_>, files: &[(&str, Span)]) {
-    let Ok(dir) = ctx.scratch_dir() else {
-        return;
-    };
     let name = listed.name.0;
+    let mut dir = None;
     let mut total = 0u64;
+    let mut has_skill_md = false;
     for (path, span) in files {
         let Some(place) = skill.child(path) else {
             continue;
         };
         let shown = place.shown();
-        match ctx.file(&place) {
-            Fetched::Bytes(bytes) => {
-                total += bytes.len() as u64;
-                if total > MAX_SKILL_BYTES {
-                    ctx.push(
-                        listed
-                            .doc
-                            .at(
-                                Code::IndexFileMissing,
-                                *span,
-                                format!(
-                                    "not read: the skill's files pass {MAX_SKILL_BYTES} bytes here"
-                                ),
-                            )
-                            .help("keep a skill under 50 MiB, the `skills` CLI's limit"),
-                    );
-                    break;
-                }
-                let target = Path::new(name).join(path);
-                if let Err(e) = acp_registry_core::fs::write_below(&dir, &target, &bytes) {
-                    ctx.push(
-                        listed
-                            .doc
-                            .at(
-                                Code::IndexFileMissing,
-                                *span,
-                                format!("{shown} cannot be laid out in scratch: {e}"),
-                            )
-                            .help("list each path once, never a file where a folder is listed"),
-                    );
-                }
-            }
+        let bytes = match ctx.file(&place) {
+            Fetched::Bytes(bytes) => bytes,
             Fetched::Absent(why) | Fetched::Failed(why) => {
                 ctx.push(listed.doc.at(Code::IndexFileMissing, *span, format!("cannot fetch {shown}: {why}")).help("serve the file there (the 0.1.0 CLI silently skips it and installs the skill incomplete), or remove it from `files`"));
+                continue;
+            }
+        };
+        total += bytes.len() as u64;
+        if total > MAX_SKILL_BYTES {
+            ctx.push(
+                listed
+                    .doc
+                    .at(
+                        Code::IndexFileMissing,
+                        *span,
+                        format!("not read: the skill's files pass {MAX_SKILL_BYTES} bytes here"),
+                    )
+                    .help("keep a skill under 50 MiB, the `skills` CLI's limit"),
+            );
+            break;
+        }
+        if dir.is_none() {
+            match ctx.scratch_dir() {
+                Ok(fresh) => dir = Some(fresh),
+                Err(_) => return,
             }
         }
+        let Some(dir) = &dir else { return };
+        let target = Path::new(name).join(path);
+        match acp_registry_core::fs::write_below(dir, &target, &bytes) {
+            Ok(()) => has_skill_md |= *path == "SKILL.md",
+            Err(e) => ctx.push(
+                listed
+                    .doc
+                    .at(
+                        Code::IndexFileMissing,
+                        *span,
+                        format!("{shown} cannot be laid out in scratch: {e}"),
+                    )
+                    .help("list each path once, never a file where a folder is listed"),
+            ),
+        }
     }
-    skill::judge(ctx, &dir, listed, &|rel| {
-        skill
-            .child(rel)
-            .map_or_else(|| rel.to_string(), |p| p.shown())
-    });
+    let Some(dir) = dir else { return };
+    if has_skill_md {
+        skill::judge(ctx, &dir, listed, &|rel| {
+            skill
+                .child(rel)
+                .map_or_else(|| rel.to_string(), |p| p.shown())
+        });
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

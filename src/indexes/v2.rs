@@ -49,36 +49,7 @@ pub(super) fn skills<'d>(ctx: &mut Ctx, doc: &'d Doc, v2: bool) -> Option<&'d [N
         );
         return None;
     }
-    let schema = root.get("$schema");
-    match (v2, schema) {
-        (true, None) => ctx.push(
-            doc.at(
-                Code::IndexFormat,
-                Span::new(root.span.start, root.span.start + 1),
-                "a 0.2.0 index without `$schema`: the `skills` CLI refuses it",
-            )
-            .help(format!("add `\"$schema\": \"{DISCOVERY_SCHEMA_V2}\"`")),
-        ),
-        (true, Some(node)) if node.as_str() != Some(DISCOVERY_SCHEMA_V2) => ctx.push(
-            doc.at(
-                Code::IndexFormat,
-                node.span,
-                "`$schema` is not the 0.2.0 discovery schema: the `skills` CLI refuses the index",
-            )
-            .help(format!("set it to `{DISCOVERY_SCHEMA_V2}` exactly")),
-        ),
-        (false, Some(node)) => ctx.push(
-            doc.at(
-                Code::IndexFormat,
-                node.span,
-                "a 0.1.0 index (at .well-known/skills/) has no `$schema`",
-            )
-            .help(
-                "remove `$schema`, or serve a 0.2.0 index at .well-known/agent-skills/index.json",
-            ),
-        ),
-        _ => {}
-    }
+    schema(ctx, doc, v2);
     let known: &[&'static str] = if v2 {
         &["$schema", "skills"]
     } else {
@@ -119,6 +90,41 @@ pub(super) fn skills<'d>(ctx: &mut Ctx, doc: &'d Doc, v2: bool) -> Option<&'d [N
         );
     }
     Some(items)
+}
+
+/// `$schema`: exactly the 0.2.0 schema in a 0.2.0 index, absent from a 0.1.0 one.
+fn schema(ctx: &mut Ctx, doc: &Doc, v2: bool) {
+    let root = &doc.root;
+    let schema = root.get("$schema");
+    match (v2, schema) {
+        (true, None) => ctx.push(
+            doc.at(
+                Code::IndexFormat,
+                Span::new(root.span.start, root.span.start + 1),
+                "a 0.2.0 index without `$schema`: the `skills` CLI refuses it",
+            )
+            .help(format!("add `\"$schema\": \"{DISCOVERY_SCHEMA_V2}\"`")),
+        ),
+        (true, Some(node)) if node.as_str() != Some(DISCOVERY_SCHEMA_V2) => ctx.push(
+            doc.at(
+                Code::IndexFormat,
+                node.span,
+                "`$schema` is not the 0.2.0 discovery schema: the `skills` CLI refuses the index",
+            )
+            .help(format!("set it to `{DISCOVERY_SCHEMA_V2}` exactly")),
+        ),
+        (false, Some(node)) => ctx.push(
+            doc.at(
+                Code::IndexFormat,
+                node.span,
+                "a 0.1.0 index (at .well-known/skills/) has no `$schema`",
+            )
+            .help(
+                "remove `$schema`, or serve a 0.2.0 index at .well-known/agent-skills/index.json",
+            ),
+        ),
+        _ => {}
+    }
 }
 
 /// A string of the index and where it is.
@@ -340,6 +346,13 @@ fn check_artifact(ctx: &mut Ctx, doc: &Doc, index: &Place, fields: &Fields<'_>) 
             );
         }
     }
+    lay_out_and_judge(ctx, doc, fields, &shown, &bytes);
+}
+
+/// The artifact laid out in scratch (a `SKILL.md`, or an archive unpacked) and the skill
+/// judged; each problem of the artifact reported at its `url`.
+fn lay_out_and_judge(ctx: &mut Ctx, doc: &Doc, fields: &Fields<'_>, shown: &str, bytes: &[u8]) {
+    let url_span = fields.url.1;
     let listed = Listed {
         doc,
         name: fields.name,
@@ -349,17 +362,16 @@ fn check_artifact(ctx: &mut Ctx, doc: &Doc, index: &Place, fields: &Fields<'_>) 
         return;
     };
     let laid_out = if fields.archive {
-        artifact::unpack(&bytes, &dir, fields.name.0)
+        artifact::unpack(bytes, &dir, fields.name.0)
     } else {
-        artifact::skill_md(&bytes, &dir, fields.name.0)
+        artifact::skill_md(bytes, &dir, fields.name.0)
     };
-    drop(bytes);
     match laid_out {
         Ok(()) => skill::judge(ctx, &dir, &listed, &|rel| {
             if fields.archive {
                 format!("{shown}#{rel}")
             } else {
-                shown.clone()
+                shown.to_string()
             }
         }),
         Err(problems) => {

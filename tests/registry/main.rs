@@ -11,7 +11,8 @@
 //! of hashed bytes, no writes through links), `bounds` (issue 29: every untrusted document
 //! and the configuration in bounded memory), `evidence` (issue 29: forged matrix parts and
 //! rows), `client` (issue 30: `install`, `run`, `list`, `which`, `uninstall`, `cache gc`
-//! against local servers). Helpers that need the registry's types live in `common/`.
+//! against local servers), `skill_check` (issue 31: `skill check` on hostile and good
+//! skills indexes and marketplaces). Helpers that need the registry's types live in `common/`.
 
 mod common;
 
@@ -34,6 +35,7 @@ mod parity;
 mod properties;
 mod scaffold;
 mod schema_docs;
+mod skill_check;
 mod snapshots;
 mod trust;
 mod update;
