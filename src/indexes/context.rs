@@ -29,6 +29,8 @@ pub(crate) struct Ctx {
     scratch: Scratch,
     /// Bytes read so far, against [`MAX_TOTAL_BYTES`].
     read: u64,
+    /// Documents already fetched while looking at a site, so each is asked once.
+    probed: Vec<(Place, Vec<u8>)>,
     /// The policy the skill rules run under: the defaults (no registry configuration here).
     pub(crate) policy: Policy,
 }
@@ -41,6 +43,7 @@ impl Ctx {
             net: OnceCell::new(),
             scratch: Scratch::new().map_err(|e| CheckError::Setup(e.to_string()))?,
             read: 0,
+            probed: Vec::new(),
             policy: Policy::default(),
         })
     }
@@ -87,13 +90,21 @@ impl Ctx {
             .map_err(Clone::clone)
     }
 
-    /// Whether a document is at `place` (its bytes when it is).
+    /// Whether a document is at `place`; its bytes are kept for [`Ctx::document`].
     pub(crate) fn probe(&mut self, place: &Place) -> Fetched {
-        self.fetch(place, MAX_INDEX_BYTES)
+        let fetched = self.fetch(place, MAX_INDEX_BYTES);
+        if let Fetched::Bytes(bytes) = &fetched {
+            self.probed.push((place.clone(), bytes.clone()));
+        }
+        fetched
     }
 
-    /// An index or manifest at `place`, at most [`MAX_INDEX_BYTES`].
+    /// An index or manifest at `place`, at most [`MAX_INDEX_BYTES`] (once: a probed one is
+    /// not asked again).
     pub(crate) fn document(&mut self, place: &Place) -> Fetched {
+        if let Some(at) = self.probed.iter().position(|(p, _)| p == place) {
+            return Fetched::Bytes(self.probed.swap_remove(at).1);
+        }
         self.fetch(place, MAX_INDEX_BYTES)
     }
 
