@@ -161,11 +161,8 @@ fn the_json_report_names_the_index_url_by_line_and_column() {
     assert_eq!(finding.file, url);
     // The second skill's `digest` value, in the file as written.
     let text = std::fs::read_to_string(&index).unwrap();
-    let line = text
-        .lines()
-        .position(|l| l.contains("older") || l.contains(&digest(b"older bytes")))
-        .unwrap()
-        + 1;
+    let older = digest(b"older bytes");
+    let line = text.lines().position(|l| l.contains(&older)).unwrap() + 1;
     assert_eq!((finding.line, finding.column), (Some(line), Some(17)));
     let served = digest(b"---\nname: notes\ndescription: Take notes.\n---\n\n# Notes\n");
     assert!(
