@@ -518,3 +518,30 @@ fn a_source_with_nothing_to_check_exits_2_naming_what_was_tried() {
         assert!(run.stderr.contains(&source), "{}", run.explain());
     }
 }
+
+#[test]
+fn an_artifact_on_another_origin_is_a_warning_and_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = good_archive();
+    write_tree(dir.path(), &[("cdn/pdf.tar.gz", archive.clone())]);
+    let cdn = serve(&dir.path().join("cdn"), "");
+    let elsewhere = https(&cdn, "/pdf.tar.gz");
+    for (name, pin, code) in [("pdf", digest(&archive), 0), ("pdf", digest(b"other"), 1)] {
+        let index = json!({"$schema": SCHEMA, "skills": [
+            {"name": name, "description": DESCRIPTION, "type": "archive", "url": elsewhere, "digest": pin},
+        ]});
+        write_tree(
+            dir.path(),
+            &[(
+                "site/.well-known/agent-skills/index.json",
+                index.to_string(),
+            )],
+        );
+        let site = serve(&dir.path().join("site"), "");
+        let (run, findings) = check(dir.path(), &[&https(&site, "/")]);
+        run.assert_code(code);
+        let url = findings.with_code("index-url").next().expect("a warning");
+        assert_eq!(url.severity, "warning");
+        assert_eq!(findings.with_code("index-digest").count(), code as usize);
+    }
+}
