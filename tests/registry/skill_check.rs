@@ -7,8 +7,8 @@
 //! links in a local site (never followed, their targets never printed), a 100,000-entry list
 //! and a deeply nested index (bounded, reported), archives with `../` members, links, long
 //! names or `SKILL.md` in a folder (refused, nothing written beside the site), marketplace
-//! sources that climb (`../../etc`) or are links; a third-party index of the
-//! opencode-compatible shape (no `description`); sources that are absent (exit 2).
+//! sources that climb (`../../etc`) or are links; an artifact on another origin (a warning,
+//! still hashed); a third-party index of the opencode-compatible shape (no `description`); sources that are absent (exit 2).
 #![cfg(unix)]
 
 use std::path::Path;
@@ -331,6 +331,22 @@ fn archive_site(root: &Path, ext: &str, bytes: Vec<u8>) {
             (format!(".well-known/agent-skills/pdf.{ext}"), bytes),
         ],
     );
+}
+
+/// A tar.gz with `SKILL.md` and a member whose path needs a GNU long name (over 100 bytes).
+fn long_name_tar(skill: &[u8]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, data) in [
+        ("SKILL.md".to_string(), skill),
+        (format!("{}x.md", "deep/".repeat(30)), b"x".as_slice()),
+    ] {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        builder.append_data(&mut header, path, data).unwrap();
+    }
+    let plain = builder.into_inner().unwrap();
+    crate::common::archives::compress(acp_registry::archive::ArchiveFormat::TarGz, &plain)
 }
 
 #[test]
