@@ -401,6 +401,12 @@ fn archives_the_skills_cli_refuses_are_reported_and_nothing_is_written_outside()
             skill.to_vec(),
             "neither a zip nor",
         ),
+        (
+            "long-name",
+            "tar.gz",
+            long_name_tar(skill),
+            "GNU or PAX long name",
+        ),
     ];
     for (name, ext, bytes, said) in cases {
         let dir = tempfile::tempdir().unwrap();
