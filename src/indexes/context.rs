@@ -125,10 +125,11 @@ impl Ctx {
             Place::Remote(url) => match self.net() {
                 Err(e) => Fetched::Failed(e),
                 Ok(net) => {
-                    let client = if cap == MAX_INDEX_BYTES {
-                        &net.documents
-                    } else {
+                    // Each client's document cap is the cap asked for (`net` enforces it).
+                    let client = if cap == MAX_SKILL_BYTES {
                         &net.files
+                    } else {
+                        &net.documents
                     };
                     let page = net.runtime.block_on(client.api_page(url, "*/*", None));
                     match page {
