@@ -11,6 +11,7 @@
 
 mod diagnostics;
 mod fs;
+mod indexes;
 mod manifest;
 mod net;
 mod pack;

@@ -45,6 +45,12 @@
 //! "_previous/registry.json"]`; `"exit": N` names the exit code a failing case expects when
 //! it is not 1 or 0 (3: published with held-back entries).
 //!
+//! Skills index codes: an `online.json` with `"command": "skill check"` runs `acp-registry skill
+//! check --format json` with `args` as its sources: paths of files in the case (a local site
+//! folder such as `site`, an `index.json`, a `marketplace.json`) or `{{server}}/…` URLs served
+//! by `routes` (with `body_path` for a file of the case). Finding paths are those sources as
+//! given; there is no `--registry`.
+//!
 //! Cases about a base revision (`--changed-since`, pins as committed) run in a fresh git
 //! repository whose one commit is the base: `_base/`'s content when the case holds `_base/`
 //! (the case's other files are then the working tree, and the run adds `--changed-since
@@ -287,13 +293,20 @@ fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outc
     // From inside the copy with `--registry .`, finding paths are relative to the registry
     // root, as expected.txt writes them.
     let mut command = Command::new(BIN);
+    if subcommand == SKILL_CHECK {
+        // Checks the sources `args` names (files of the case, or `{{server}}` URLs), not a
+        // registry: finding paths are those sources as given, relative to the case's copy.
+        command.args(["skill", "check", "--format", "json"]);
+    } else {
+        command.args([subcommand, "--registry", ".", "--format", "json"]);
+    }
     command
-        .args([subcommand, "--registry", ".", "--format", "json"])
         .current_dir(registry)
         .env_remove("GITHUB_STEP_SUMMARY");
-    // Kept alive until the run ends.
-    let _server = online_case(&case.dir, registry, &mut command)
+    // Kept alive until the run ends; its URL is written `{{server}}` in expected.txt.
+    let server = online_case(&case.dir, registry, &mut command)
         .map_err(|e| fail(format!("cannot set up the online case: {e}")))?;
+    let base = server.as_ref().map(|(_, base)| base.clone());
     git_case(&case.dir, registry, &mut command)
         .map_err(|e| fail(format!("cannot set up the git case: {e}")))?;
     let output = command
@@ -307,7 +320,15 @@ fn run_subcommand(case: &Case, registry: &Path, subcommand: &str) -> Result<Outc
             String::from_utf8_lossy(&output.stderr)
         ))
     })?;
-    let all: Vec<(String, String)> = document.findings.iter().map(finding_line).collect();
+    let all: Vec<(String, String)> = document
+        .findings
+        .iter()
+        .map(finding_line)
+        .map(|(code, line)| match &base {
+            Some(base) => (code, line.replace(base.as_str(), "{{server}}")),
+            None => (code, line),
+        })
+        .collect();
     Ok((exit, all))
 }
 
@@ -374,6 +395,9 @@ fn check_findings(case: &Case, exit: Option<i32>, all: &[(String, String)]) -> R
     }
 }
 
+/// The `command` of a case that checks skills indexes and marketplaces (`skill check`).
+const SKILL_CHECK: &str = "skill check";
+
 /// The subcommand a case runs: `online.json`'s `command`, else `validate`.
 fn online_command(dir: &Path) -> String {
     fs::read_to_string(dir.join("online.json"))
@@ -424,7 +448,7 @@ fn online_case(
     dir: &Path,
     registry: &Path,
     command: &mut Command,
-) -> std::io::Result<Option<net_server::Server>> {
+) -> std::io::Result<Option<(net_server::Server, String)>> {
     let Ok(text) = fs::read_to_string(dir.join("online.json")) else {
         return Ok(None);
     };
@@ -449,10 +473,10 @@ fn online_case(
     for (key, value) in spec["env"].as_object().into_iter().flatten() {
         command.env(key, value.as_str().unwrap_or_default());
     }
-    if spec["command"] != "build" {
+    if spec["command"] != "build" && spec["command"] != SKILL_CHECK {
         command.arg("--no-cache");
     }
-    Ok(Some(server))
+    Ok(Some((server, base)))
 }
 
 /// For a case about a base revision (`_base/` or `git.json`, see the module's doc): commit

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use acp_registry::commands::{
     build, cache, exit, explain, failure_line, fmt, init, install, list, manual, matrix, new, pack,
-    run, uninstall, update, validate, verify, which, CommandError, Exit, Stream,
+    run, skill, uninstall, update, validate, verify, which, CommandError, Exit, Stream,
 };
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -75,13 +75,16 @@ enum Command {
     Uninstall(uninstall::Options),
     /// Manage the install cache: `cache gc` removes versions the registry no longer lists.
     Cache(cache::Options),
+    /// Agent Skills beyond the registry's entries: `skill check` checks someone's well-known
+    /// skills index or plugin marketplace against the files it lists.
+    Skill(skill::Options),
 }
 
 /// The manual page's text beyond the argument definitions.
 const MANUAL: manual::ManualText = manual::ManualText {
     exit_status: &[
         ("0", "Success: no errors (validate, verify), everything written (build, site, fmt, new, init, pack, matrix), nothing to do (update), or --check found no difference."),
-        ("1", "Findings: errors (or warnings with --deny-warnings), a build refused because of them, differences found by --check, a failed launch (verify), updates not applied or an entry that failed (update). The report says which."),
+        ("1", "Findings: errors (or warnings with --deny-warnings; validate, skill check), a build refused because of them, differences found by --check, a failed launch (verify), updates not applied or an entry that failed (update). The report says which."),
         ("2", "Usage or I/O failure (the client commands too: an unknown agent, a refused download or archive, an agent that cannot start): a bad flag, a path that does not exist, an output the tool may not replace. One error line names the path or flag to change."),
         ("3", "build --last-good: published, with entries that fail validation held back in their previous form or left out; the findings name them."),
         ("any", "run: on Unix the agent replaces acp-registry, so the code is the agent's; elsewhere acp-registry exits with the agent's code."),
@@ -111,6 +114,7 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("acp-registry explain icon-color", "Explain a finding's code."),
         ("acp-registry run my-agent", "Install the agent of the public registry if needed and run it, stdio passed through (an editor's agent-server command)."),
         ("acp-registry list --format json", "The agents installed and available, as JSON."),
+        ("acp-registry skill check https://example.com/docs", "Check a site's well-known skills indexes and plugin marketplace against the files they list."),
     ],
     see_also: &["acp-collab(1)"],
 };
@@ -157,6 +161,10 @@ fn run(command: Command, out: &mut dyn Write) -> Result<Exit, CommandError> {
         Command::Which(options) => which::run(&options, out, err),
         Command::Uninstall(options) => uninstall::run(&options, out),
         Command::Cache(options) => cache::run(&options, out, err),
+        Command::Skill(mut options) => {
+            options.set_color(stdout_color);
+            skill::run(&options, out)
+        }
         Command::Explain(options) => explain::run(&options, out),
         Command::Init(options) => init::run(&options, out),
         Command::Update(options) => update::run(&options, out),

@@ -40,6 +40,7 @@ failed_from!(
     crate::update::UpdateError,
     crate::pack::PackError,
     crate::diagnostics::UnknownCode,
+    crate::indexes::CheckError,
 );
 
 impl From<crate::verify::VerifyError> for CommandError {

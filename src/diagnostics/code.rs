@@ -76,6 +76,8 @@ pub enum Family {
     Online,
     /// `verify` and `matrix`: launching the agent.
     Verify,
+    /// `skill check`: other people's skill indexes and plugin marketplaces.
+    Indexes,
 }
 
 impl Family {
@@ -92,6 +94,7 @@ impl Family {
             Family::Registry => "Registry-wide and configuration",
             Family::Online => "Online checks (`--online`)",
             Family::Verify => "Launch checks (`verify`, `matrix`)",
+            Family::Indexes => "Skill indexes and marketplaces (`skill check`)",
         }
     }
 }
@@ -388,6 +391,42 @@ catalogue! {
     ArchiveUnsafe = "archive-unsafe", Verify, Error,
         "The archive holds something unsafe to unpack and was refused.",
         "Archives are unpacked into a fresh folder, and refused as a whole (nothing is left on disk) when an entry has an absolute path or `..`, is a link or hard link leading out of the folder or a device or FIFO, when an entry would be written through a link, when two entries land on one path (the same path twice, a file where a folder is named, or names that differ only in case or Unicode form, which are one file on macOS and Windows), or when the archive unpacks to more than `verify --unpack-cap` (a decompression bomb). Rebuild the archive with plain relative paths, each once.";
+    IndexFormat = "index-format", Indexes, Error,
+        "A skills index cannot be read, is not the JSON its version requires, or has keys its version does not define.",
+        "`skill check` reads a well-known skills index as the `skills` CLI does: strict JSON (no comments or trailing commas), UTF-8, at most 16 MiB, 2,000,000 values and 128 levels deep. Version 0.2.0 (`.well-known/agent-skills/index.json`) needs `$schema` equal to `https://schemas.agentskills.io/discovery/0.2.0/schema.json` exactly, else the CLI refuses the whole index; version 0.1.0 (`.well-known/skills/index.json`) has no `$schema`. Both are an object whose `skills` is an array of objects. More than 10,000 skills are reported here and only the first 10,000 are checked. A key neither version defines is reported as a warning (clients ignore it, so a misspelt `description` loses its value): the help names the nearest known key.";
+    IndexEntry = "index-entry", Indexes, Error,
+        "A skill of an index has a field the `skills` CLI refuses: name, description, type, url, digest or files.",
+        "Each skill needs `name` (1-64 characters of lowercase letters, digits and single hyphens: the folder it is installed as) and `description` (1-1024 characters). Version 0.2.0 adds `type` (`skill-md` or `archive`), a non-empty `url` and `digest` (`sha256:` and 64 lowercase hex digits); the CLI skips an entry that fails one of them. Version 0.1.0 adds `files`: a non-empty array of relative paths with forward slashes, no `..`, no leading `/`, no backslash and no control or non-ASCII character, `SKILL.md` among them; the CLI drops the WHOLE index, every skill of it, when one entry fails, so one bad entry hides every skill of the site.";
+    IndexDuplicateName = "index-duplicate-name", Indexes, Error,
+        "Two skills of one index have the same name.",
+        "A skill is installed into a folder named as the skill, so two entries of one name install over each other, and which one a user gets depends on the client. Give each skill its own name, or remove the stale entry.";
+    IndexUrl = "index-url", Indexes, Error,
+        "A 0.2.0 `url` does not resolve to a file of the site, or leads to another origin.",
+        "The `skills` CLI resolves `url` against the index's URL. A relative URL must stay inside the site the index is served from (`..` that climbs above the site root, or a root-relative path outside it, is refused); from a local folder only relative URLs inside the folder can be checked. An absolute URL to another origin is a warning (milder): it works, but the skill then depends on a host the site does not control, and a local check cannot read it.";
+    IndexFileMissing = "index-file-missing", Indexes, Error,
+        "A file or artifact the index lists cannot be fetched or read.",
+        "Every 0.1.0 file (`<index folder>/<name>/<path>`) and every 0.2.0 artifact must be served as a regular file: a 404 or missing file, another HTTP status, a symbolic link or special file in a local site (never followed), or a file over the 50 MiB cap is reported here. The 0.1.0 CLI silently skips a file it cannot download, so the skill installs incomplete; the 0.2.0 CLI fails the skill.";
+    IndexFileUnlisted = "index-file-unlisted", Indexes, Warning,
+        "A local site serves a file in a 0.1.0 skill's folder that its `files` does not list.",
+        "Clients download only the listed files, so an unlisted file is never installed: a stale `files` list (a file added to the skill after the index was written), or a leftover. Checked for local sources only (a web server cannot be listed). List the file, or remove it.";
+    IndexDigest = "index-digest", Indexes, Error,
+        "A 0.2.0 `digest` differs from the sha256 of the bytes `url` serves.",
+        "The `skills` CLI hashes what it downloads and refuses the skill when the hash differs from `digest`. The finding gives the digest of the bytes served: regenerate the index from the files you publish (or publish the files the index was made from).";
+    IndexArtifact = "index-artifact", Indexes, Error,
+        "A 0.2.0 artifact is not what its `type` says, or an archive the `skills` CLI refuses.",
+        "A `skill-md` artifact is a SKILL.md: UTF-8 text starting with `---` front matter. An `archive` is a zip (members stored or deflated) or a gzip-compressed tar, read as the `skills` CLI reads it: only regular files (tar type `0`; no GNU or PAX long names, so member paths fit ustar's 100-byte name and 155-byte prefix), no links, every member path relative without `..`, a backslash or a drive, each path once, `SKILL.md` at the archive's root (not inside a `<name>/` folder), at most 1,000 files and 50 MiB unpacked. Archives are unpacked by acp-registry's safe unpacker into a private scratch folder, so nothing of a refused archive is written anywhere else.";
+    IndexSkillMismatch = "index-skill-mismatch", Indexes, Error,
+        "An index's name or description differs from the SKILL.md it serves.",
+        "Clients install the skill as the index's `name` and agents read SKILL.md's front matter: a different `name` there installs a skill whose folder and name disagree, which the Agent Skills specification forbids (an error). A different `description` (a warning, milder) means the index advertises what the skill no longer says. Regenerate the index from the skills.";
+    MarketplaceFormat = "marketplace-format", Indexes, Error,
+        "A marketplace.json cannot be read or has a field Claude Code refuses.",
+        "`.claude-plugin/marketplace.json` is strict JSON with `name` (kebab-case: lowercase letters, digits and single hyphens; what users type after `@`), `owner` (an object with a `name`) and `plugins` (an array of objects, each with a kebab-case `name`, unique in the marketplace). A missing marketplace description (`description` or `metadata.description`) or plugin `description` is a warning: `claude plugin validate` warns about it too, and users choose plugins by it.";
+    MarketplaceSource = "marketplace-source", Indexes, Error,
+        "A plugin's `source` has the wrong shape, leaves the marketplace, or names a folder that is not there.",
+        "`source` is a relative path starting with `./` inside the marketplace root (no `..`, no link on the way, the folder present), or an object: `{\"source\": \"github\", \"repo\": \"owner/repo\"}`, `{\"source\": \"url\", \"url\": \"https://…\"}`, `{\"source\": \"git-subdir\", \"url\": …, \"path\": …}` or `{\"source\": \"npm\", \"package\": …}` (shapes checked, not fetched). A marketplace read by URL with relative sources is a warning: Claude Code cannot install a relative plugin from a marketplace added by URL (\"a relative entry in a url-catalog marketplace, which has no local directory\"); users must add the repository (or a local clone) instead.";
+    PluginManifest = "plugin-manifest", Indexes, Error,
+        "A plugin's `.claude-plugin/plugin.json` is missing or has a field Claude Code refuses.",
+        "Each plugin folder holds `.claude-plugin/plugin.json`: strict JSON with `name` (kebab-case, equal to the plugin's marketplace entry), `version` when present a semantic version (`1.2.3`), and a `description` (missing: a warning). Its skills are `skills/<name>/SKILL.md`, each checked by the skill rules (their own codes, reported at the plugin's files).";
 }
 
 impl fmt::Display for Code {

@@ -42,7 +42,7 @@ pub(crate) use schema::{
     published_agent_validator, violations, Owned, Violation, AGENT_SCHEMA, REGISTRY_SCHEMA,
 };
 pub(crate) use sink::Sink;
-pub(crate) use skills::MAX_SKILL_BYTES;
+pub(crate) use skills::{check_skill_folder, MAX_SKILL_BYTES};
 pub(crate) use versions::{PreviewVersion, Version};
 
 use crate::diagnostics::Severity;

@@ -11,8 +11,10 @@
 //! of hashed bytes, no writes through links), `bounds` (issue 29: every untrusted document
 //! and the configuration in bounded memory), `evidence` (issue 29: forged matrix parts and
 //! rows), `client` (issue 30: `install`, `run`, `list`, `which`, `uninstall`, `cache gc`
-//! against local servers), `skill_clients` (issue 31: the `skills` CLI, Claude Code and the
-//! reference validator on what `build` publishes). Helpers that need the registry's types live in `common/`.
+//! against local servers); issue 31: `skill_clients` (the `skills` CLI, Claude Code and the
+//! reference validator on what `build` publishes), `skill_check` (`skill check` on hostile and
+//! good skills indexes and marketplaces). Helpers that need the registry's types live in
+//! `common/`.
 
 mod common;
 
@@ -35,6 +37,7 @@ mod parity;
 mod properties;
 mod scaffold;
 mod schema_docs;
+mod skill_check;
 mod skill_clients;
 mod snapshots;
 mod trust;

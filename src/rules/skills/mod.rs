@@ -45,6 +45,42 @@ pub(crate) fn check(
     }
 }
 
+/// The skill rules on one skill folder outside any entry, `root/<name>/` (a skill fetched
+/// from someone else's index into a scratch folder, or a plugin's `skills/<name>/`): the same
+/// checks as an entry's skill, findings' files relative to `root` (`<name>/SKILL.md`), the
+/// files read returned for excerpts.
+pub(crate) fn check_skill_folder(
+    root: &Path,
+    name: &str,
+    policy: &super::policy::Policy,
+) -> (Vec<Diagnostic>, Vec<SourceFile>) {
+    let entry = EntryDir {
+        name: name.to_string(),
+        path: root.to_path_buf(),
+        display: String::new(),
+    };
+    let mut sink = Sink::new(policy, Some(name.to_string()));
+    let mut sources = Vec::new();
+    let size = walk(&entry, &root.join(name), name, &mut sink);
+    if size > MAX_SKILL_BYTES {
+        sink.push(
+            Diagnostic::new(
+                Code::SkillTooLarge,
+                format!("{name}/ holds {size} bytes, over the 1 MiB limit"),
+            )
+            .in_file(name)
+            .help("move large assets out of the skill"),
+        );
+    }
+    let skill = SkillDir {
+        entry: &entry,
+        rel: name.to_string(),
+        folder: Some(name.to_string()),
+    };
+    check_skill(&skill, &mut sink, &mut sources);
+    (sink.diagnostics, sources)
+}
+
 /// The skill folders below `skill/`, each layout problem reported: files directly in
 /// `skill/` (the older layout, still checked as a skill), no folder, several folders.
 fn layout<'a>(entry: &'a EntryDir, dir: &Path, sink: &mut Sink) -> Vec<SkillDir<'a>> {
