@@ -1,15 +1,19 @@
-//! Skills shipped with an entry (`<id>/skill/<name>/`): the folder's layout, the front matter
-//! by the Agent Skills specification, the body, links and size.
+//! Skills shipped with an entry (`<id>/skill/<name>/`) and stand-alone skills
+//! (`skills/<name>/`, `standalone`): the folder's layout, the front matter by the Agent Skills
+//! specification, the body, links, paths and size. Each skill's files are read once here and
+//! kept ([`CheckedSkill`]) for `build`.
 
+mod checked;
 mod frontmatter;
 mod links;
 mod skill_dir;
+mod standalone;
 
 use std::path::Path;
 
 use super::entry::{display_path, EntryDir};
 use super::files::Listing;
-use super::read::{read_text, refused, unlistable};
+use super::read::{read_failure, read_text, refused, unlistable};
 use super::sink::Sink;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::manifest::skill::{self, BODY_LINES_MAX};
@@ -17,19 +21,24 @@ use acp_registry_core::fs::Kind;
 use acp_registry_core::source::{SourceFile, Span};
 use skill_dir::SkillDir;
 
+pub(crate) use checked::{check_duplicate_skill_names, CheckedSkill, SkillFile};
 pub(crate) use skill_dir::MAX_SKILL_BYTES;
+pub(crate) use standalone::{check_standalone, SkillReport, SKILLS_DIR};
 
+/// The skill rules on an entry's `skill/`; the skills that can be published.
 pub(crate) fn check(
     entry: &EntryDir,
     listing: &Listing,
     sink: &mut Sink,
     sources: &mut Vec<SourceFile>,
-) {
+) -> Vec<CheckedSkill> {
     if !listing.dirs.contains("skill") {
-        return;
+        return Vec::new();
     }
     let dir = entry.path.join("skill");
-    let size = walk(entry, &dir, "skill", sink);
+    let mut read = Read::default();
+    walk(entry, &dir, "skill", sink, &mut read);
+    let size = read.size;
     if size > MAX_SKILL_BYTES {
         sink.push(
             Diagnostic::new(
@@ -40,9 +49,13 @@ pub(crate) fn check(
             .help("move large assets out of the skill; it is bundled into every archive"),
         );
     }
+    let mut skills = Vec::new();
     for skill in layout(entry, &dir, sink) {
-        check_skill(&skill, sink, sources);
+        let prefix = format!("{}/", skill.rel);
+        let files = read.files_below(&prefix, size);
+        skills.extend(check_skill(&skill, files, sink, sources));
     }
+    skills
 }
 
 /// The skill folders below `skill/`, each layout problem reported: files directly in
@@ -78,6 +91,7 @@ fn layout<'a>(entry: &'a EntryDir, dir: &Path, sink: &mut Sink) -> Vec<SkillDir<
             entry,
             rel: "skill".into(),
             folder: None,
+            standalone: false,
         }];
     }
     for file in &files {
@@ -121,6 +135,7 @@ fn layout<'a>(entry: &'a EntryDir, dir: &Path, sink: &mut Sink) -> Vec<SkillDir<
             entry,
             rel: format!("skill/{folder}"),
             folder: Some(folder),
+            standalone: false,
         })
         .collect()
 }
@@ -137,7 +152,18 @@ fn declared_name(entry: &EntryDir, rel: &str) -> Option<String> {
         .filter(|n| skill::name_problem(n).is_none())
 }
 
-fn check_skill(skill: &SkillDir<'_>, sink: &mut Sink, sources: &mut Vec<SourceFile>) {
+/// The rules on one skill folder; `files`: its files as read (relative to the folder), `None`
+/// when they could not all be read (over the size limit). The skill as published when it can
+/// be.
+fn check_skill(
+    skill: &SkillDir<'_>,
+    files: Option<Vec<(String, Vec<u8>)>>,
+    sink: &mut Sink,
+    sources: &mut Vec<SourceFile>,
+) -> Option<CheckedSkill> {
+    if let Some(files) = &files {
+        checked::check_paths(skill, files, sink);
+    }
     let display = skill.display("SKILL.md");
     // Only absence is "no SKILL.md": a link, a folder or an unreadable file is reported by reading.
     if matches!(
@@ -155,26 +181,30 @@ fn check_skill(skill: &SkillDir<'_>, sink: &mut Sink, sources: &mut Vec<SourceFi
                 skill.folder.as_deref().unwrap_or(&skill.entry.name)
             )),
         );
-        return;
+        return None;
     }
-    let Some(text) = read_text(
+    let text = read_text(
         &skill.entry.path,
         &format!("{}/SKILL.md", skill.rel),
         &display,
         MAX_SKILL_BYTES,
         sink,
-    ) else {
-        return;
-    };
+    )?;
     let source = SourceFile::new(display, text);
-    if let Some(body_start) = frontmatter::check(&source, skill, sink) {
-        check_body_length(&source, body_start, sink);
+    let front = frontmatter::check(&source, skill, sink);
+    if let Some(front) = &front {
+        check_body_length(&source, front.body_start, sink);
     }
     // Every mentioned path is looked up on disk: not worth it when the findings are dropped.
     if sink.keeps(Code::SkillLink) || sink.keeps(Code::SkillReferenceDepth) {
         links::check(&source, skill, sink, sources);
     }
+    let published = match (front, files) {
+        (Some(front), Some(files)) => checked::checked_skill(skill, &source, &front, files),
+        _ => None,
+    };
     sources.push(source);
+    published
 }
 
 fn check_body_length(source: &SourceFile, body_start: usize, sink: &mut Sink) {
@@ -202,29 +232,77 @@ fn check_body_length(source: &SourceFile, body_start: usize, sink: &mut Sink) {
     );
 }
 
-/// The bytes of the regular files under `dir` (`rel` below the entry), reporting links,
-/// special files and folders that cannot be listed; none of them is followed or counted.
-fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
+/// What [`walk`] read: the regular files' total size, and their bytes (`rel` below the entry)
+/// while that total stays within [`MAX_SKILL_BYTES`].
+#[derive(Default)]
+struct Read {
+    size: u64,
+    files: Vec<(String, Vec<u8>)>,
+    /// A file could not be read: the skill's files are incomplete.
+    failed: bool,
+}
+
+impl Read {
+    /// The files below `prefix`, relative to it; `None` when not all of them were read.
+    fn files_below(&mut self, prefix: &str, size: u64) -> Option<Vec<(String, Vec<u8>)>> {
+        if self.failed || size > MAX_SKILL_BYTES {
+            return None;
+        }
+        let (below, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.files)
+            .into_iter()
+            .partition(|(rel, _)| rel.starts_with(prefix));
+        self.files = rest;
+        Some(
+            below
+                .into_iter()
+                .map(|(rel, bytes)| (rel[prefix.len()..].to_owned(), bytes))
+                .collect(),
+        )
+    }
+}
+
+/// The regular files under `dir` (`rel` below the entry), each read once (through `fs`,
+/// capped) into `read`, reporting links, special files, files and folders that cannot be read;
+/// none of them is followed or counted.
+fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink, read: &mut Read) {
     let children = match acp_registry_core::fs::list_dir(dir) {
         Ok(children) => children,
         Err(e) => {
             sink.push(unlistable(&display_path(entry, rel), &e));
-            return 0;
+            read.failed = true;
+            return;
         }
     };
-    let mut size = 0;
     for child in children {
         let child_rel = format!("{rel}/{}", child.name());
         let path = dir.join(&child.name);
         match child.kind {
-            Kind::Dir => size += walk(entry, &path, &child_rel, sink),
-            Kind::File => size += std::fs::symlink_metadata(&path).map_or(0, |m| m.len()),
+            Kind::Dir => walk(entry, &path, &child_rel, sink, read),
+            Kind::File => {
+                let len = std::fs::symlink_metadata(&path).map_or(0, |m| m.len());
+                read.size += len;
+                if read.size > MAX_SKILL_BYTES {
+                    continue; // `skill-too-large`: nothing more is read.
+                }
+                let bytes = acp_registry_core::fs::read_capped(
+                    &entry.path,
+                    Path::new(&child_rel),
+                    MAX_SKILL_BYTES,
+                );
+                match bytes {
+                    Ok(bytes) => read.files.push((child_rel, bytes)),
+                    Err(e) => {
+                        sink.push(read_failure(&e, &display_path(entry, &child_rel)));
+                        read.failed = true;
+                    }
+                }
+            }
             kind => {
                 if let Some(refused) = refused(kind, &display_path(entry, &child_rel)) {
                     sink.push(refused);
                 }
+                read.failed = true;
             }
         }
     }
-    size
 }
