@@ -318,8 +318,8 @@ pub(crate) fn name_problem(name: &str) -> Option<String> {
 /// folder on Windows can be named: a skill becomes a folder of its name on every client.
 pub(crate) fn device_name(name: &str) -> Option<&'static str> {
     const DEVICES: [&str; 22] = [
-        "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7",
-        "com8", "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+        "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+        "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
     ];
     let stem = name.split('.').next().unwrap_or(name);
     DEVICES

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::archive::{Entries, Entry};
+use crate::publish::archive::{Entries, Entry};
 use super::package::PackError;
 use crate::rules::MAX_SKILL_BYTES;
 use acp_registry_core::fs::{read_capped, read_capped_named, Kind, ReadError};

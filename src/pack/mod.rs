@@ -14,7 +14,6 @@
 //! the target is set only when it differs, so a re-run is a no-op and a release diff is the
 //! version, the URLs and the sha256 values.
 
-pub(crate) mod archive;
 pub(crate) mod contents;
 pub(crate) mod manifest;
 mod package;
@@ -27,6 +26,7 @@ use serde_json::Value;
 use crate::manifest::names;
 use crate::rules::Version;
 use acp_registry_core::fs::digest::sha256_hex;
+use crate::publish::archive;
 pub(crate) use archive::Entry;
 pub(crate) use package::{PackError, Package};
 pub(crate) use target::Platform;

@@ -28,6 +28,7 @@ use super::icons::{icon_files, published_icon, refuse_unsafe_icon};
 use super::last_good::HeldBack;
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
 use super::site_source::{site_options, SiteSource};
+use super::skills::{self, OutputFile};
 use crate::published::{Form, Output};
 use crate::registry::config::base_url_problem;
 use crate::registry::Checked;
@@ -103,6 +104,8 @@ pub(crate) struct Files<'a> {
     site_only: bool,
     /// `build --matrix`: `verification.json`.
     verification: Option<String>,
+    /// The skills outputs, below the site folder (with the site only).
+    skills: Vec<OutputFile<'a>>,
     paths: BTreeSet<String>,
 }
 
@@ -235,6 +238,13 @@ pub(crate) fn plan<'a>(
     } else {
         None
     };
+    // The skills outputs are part of the site (`--no-site` leaves them out).
+    let skills = if site.is_some() {
+        skills::plan(checked, &entries)?
+    } else {
+        Vec::new()
+    };
+    paths.extend(skills.iter().map(|(path, _)| format!("{SITE}{path}")));
     summary.quarantined = quarantined(checked);
     let mut files = Files {
         checked,
@@ -244,6 +254,7 @@ pub(crate) fn plan<'a>(
         site,
         site_only: false,
         verification: assessment.map(|a| a.to_json()),
+        skills,
         paths,
     };
     files.seal(&mut summary);
@@ -288,6 +299,9 @@ pub(crate) fn site_only(plan: Plan<'_>) -> Plan<'_> {
         .as_ref()
         .map(|(site, _)| site.paths())
         .unwrap_or_default();
+    files
+        .paths
+        .extend(files.skills.iter().map(|(path, _)| path.clone()));
     files.seal(&mut summary);
     Plan { files, summary }
 }
@@ -297,6 +311,7 @@ impl Files<'_> {
     fn seal(&mut self, summary: &mut BuildSummary) {
         if self.site.is_some() && !self.site_only {
             self.paths.insert(format!("{SITE}{OWNERSHIP_FILE}"));
+            self.paths.insert(format!("{SITE}{SUMS}"));
         }
         self.paths.insert(SUMS.to_string());
         self.paths.insert(OWNERSHIP_FILE.to_string());
@@ -359,7 +374,23 @@ impl Files<'_> {
         site.render(source, &|path, bytes| {
             files.bytes(&format!("{prefix}{path}"), bytes)
         })?;
+        for (path, bytes) in &self.skills {
+            files.bytes(&format!("{prefix}{path}"), bytes)?;
+        }
         if !self.site_only {
+            // `site/SHA256SUMS`: every file of the site folder, relative to it, so a client
+            // that reaches only the site (a Pages deployment) can check each one.
+            files.file(&format!("{SITE}{SUMS}"), &mut |out| {
+                files.with_digests(|digests| {
+                    let site: BTreeMap<String, String> = digests
+                        .iter()
+                        .filter_map(|(path, digest)| {
+                            Some((path.strip_prefix(SITE)?.to_owned(), digest.clone()))
+                        })
+                        .collect();
+                    write_sha256sums(out, &site)
+                })
+            })?;
             // `site/` carries its own manifest, so `acp-registry site` may replace it alone.
             files.file(&format!("{SITE}{OWNERSHIP_FILE}"), &mut |out| {
                 files.with_digests(|digests| {

@@ -103,7 +103,9 @@ pub(crate) fn discover(root: &Path) -> Result<Discovered, RegistryError> {
         match child.kind {
             Kind::Dir if name == SKILLS_DIR => discovered.skills = true,
             Kind::Link if name == SKILLS_DIR => {
-                discovered.findings.extend(rules::refused(Kind::Link, &name));
+                discovered
+                    .findings
+                    .extend(rules::refused(Kind::Link, &name));
             }
             Kind::Dir if is_entry_name(&name) => {
                 // An unreadable folder may well be an entry: it is reported, not skipped.
@@ -130,8 +132,7 @@ pub(crate) fn discover(root: &Path) -> Result<Discovered, RegistryError> {
         }
     }
     let configured = !matches!(fs::kind(&root.join(CONFIG_FILE)), Ok(None));
-    if !found.with_manifest && discovered.findings.is_empty() && !configured && !discovered.skills
-    {
+    if !found.with_manifest && discovered.findings.is_empty() && !configured && !discovered.skills {
         return Err(found.empty_error(root));
     }
     Ok(discovered)

@@ -152,7 +152,9 @@ fn check_name(source: &SourceFile, front: &FrontMatter, skill: &SkillDir<'_>, si
                 ),
             )
             .at(source, field.value_span)
-            .help(format!("choose another name, e.g. with a word added (`{name}-tool`)")),
+            .help(format!(
+                "choose another name, e.g. with a word added (`{name}-tool`)"
+            )),
         );
     }
     let id = &skill.entry.name;

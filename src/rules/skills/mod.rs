@@ -21,7 +21,7 @@ use acp_registry_core::fs::Kind;
 use acp_registry_core::source::{SourceFile, Span};
 use skill_dir::SkillDir;
 
-pub(crate) use checked::{check_duplicate_skill_names, CheckedSkill, SkillFile};
+pub(crate) use checked::{check_duplicate_skill_names, CheckedSkill};
 pub(crate) use skill_dir::MAX_SKILL_BYTES;
 pub(crate) use standalone::{check_standalone, SkillReport, SKILLS_DIR};
 

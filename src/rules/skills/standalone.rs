@@ -34,7 +34,10 @@ pub(crate) struct SkillReport {
 
 /// The rules on every folder of `<root>/skills/` (in parallel, reports in name order), and the
 /// findings about `skills/` itself (stray files, links). Nothing when there is no `skills/`.
-pub(crate) fn check_standalone(root: &Path, policy: &Policy) -> (Vec<SkillReport>, Vec<Diagnostic>) {
+pub(crate) fn check_standalone(
+    root: &Path,
+    policy: &Policy,
+) -> (Vec<SkillReport>, Vec<Diagnostic>) {
     let dir = EntryDir {
         name: SKILLS_DIR.into(),
         path: root.join(SKILLS_DIR),
