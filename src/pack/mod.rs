@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::manifest::names;
+use crate::publish::archive;
 use crate::rules::Version;
 use acp_registry_core::fs::digest::sha256_hex;
-use crate::publish::archive;
 pub(crate) use archive::Entry;
 pub(crate) use package::{PackError, Package};
 pub(crate) use target::Platform;

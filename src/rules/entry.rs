@@ -161,7 +161,7 @@ pub struct EntryReport {
     pub sources: Vec<SourceFile>,
     /// The entry's skill as `build` publishes it (`skill/<name>/`, every file read once),
     /// when its front matter and folder allow.
-    pub(crate) skills: Vec<crate::rules::CheckedSkill>,
+    pub(crate) skills: Vec<super::skills::checked::CheckedSkill>,
 }
 
 impl EntryReport {

@@ -43,8 +43,8 @@ pub(crate) use schema::{
 };
 pub(crate) use sink::Sink;
 pub(crate) use skills::{
-    check_duplicate_skill_names, check_standalone, CheckedSkill, SkillReport,
-    MAX_SKILL_BYTES, SKILLS_DIR,
+    check_duplicate_skill_names, check_standalone, CheckedSkill, SkillReport, MAX_SKILL_BYTES,
+    SKILLS_DIR,
 };
 pub(crate) use versions::{PreviewVersion, Version};
 

@@ -21,12 +21,10 @@
 //! when the registry publishes no skill.
 
 mod plugins;
+mod shared;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-
-use rayon::prelude::*;
-use serde::Serialize;
 
 use super::archive::{self, Entries, Entry, PackFormat};
 use super::error::BuildError;
@@ -39,23 +37,12 @@ use acp_registry_client::skill_index::{
     DIGEST_PREFIX, DISCOVERY_SCHEMA_V2, INDEX_FILE, V1_DIR, V2_DIR,
 };
 use acp_registry_core::fs::digest::sha256_hex;
+use rayon::prelude::*;
+pub(crate) use shared::OutputFile;
+use shared::{json, skill_error, Agent, Published};
 
 /// The file that stops GitHub Pages' Jekyll from dropping dot-folders.
 pub(crate) const NOJEKYLL: &str = ".nojekyll";
-
-/// One skill the build publishes, and the agent it ships with.
-pub(crate) struct Published<'a> {
-    pub(crate) skill: &'a CheckedSkill,
-    /// The agent's id, name and version, for an agent's skill.
-    pub(crate) agent: Option<Agent>,
-}
-
-/// The agent a skill ships with.
-pub(crate) struct Agent {
-    pub(crate) id: String,
-    pub(crate) name: String,
-    pub(crate) version: String,
-}
 
 /// Every skill the build publishes, sorted by name, each name once: the skills of `entries`
 /// (the agents published) and the stand-alone skills without an error.
@@ -128,17 +115,15 @@ pub(crate) fn site_skills(checked: &Checked, entries: &[&EntryReport]) -> Vec<Si
                 body: skill.body().to_owned(),
                 install: SkillInstall {
                     well_known: config.well_known,
-                    marketplace: config.marketplace.as_ref().map(|m| {
-                        (m.name.clone(), plugins::plugin_of(&m.grouping, &skill.name))
-                    }),
+                    marketplace: config
+                        .marketplace
+                        .as_ref()
+                        .map(|m| (m.name.clone(), plugins::plugin_of(&m.grouping, &skill.name))),
                 },
             }
         })
         .collect()
 }
-
-/// A file of the skills outputs: its path below the site folder and its bytes.
-pub(crate) type OutputFile<'a> = (String, Cow<'a, [u8]>);
 
 /// Every file of the skills outputs, paths relative to the site folder, sorted; empty when no
 /// skill is published. Every problem is found here, before anything is written.
@@ -173,7 +158,10 @@ pub(crate) fn plan<'a>(
 /// never lists what a client would drop.
 fn refuse_unlistable(skill: &CheckedSkill) -> Result<(), BuildError> {
     if !is_skill_name(&skill.name) {
-        return Err(skill_error(&skill.dir, "its name is not a valid skill name"));
+        return Err(skill_error(
+            &skill.dir,
+            "its name is not a valid skill name",
+        ));
     }
     match skill.files.iter().find(|f| !is_safe_listed_path(&f.path)) {
         Some(file) => Err(skill_error(
@@ -181,13 +169,6 @@ fn refuse_unlistable(skill: &CheckedSkill) -> Result<(), BuildError> {
             "a skills index cannot list this path (skill-file-path)",
         )),
         None => Ok(()),
-    }
-}
-
-pub(super) fn skill_error(path: &str, reason: &str) -> BuildError {
-    BuildError::Skill {
-        path: path.to_owned(),
-        reason: reason.to_owned(),
     }
 }
 
@@ -261,11 +242,4 @@ fn artifact(skill: &CheckedSkill) -> Result<(ArtifactType, String, Vec<u8>), Bui
         .map_err(|e| skill_error(&skill.dir, &format!("cannot archive it: {e}")))?;
     let url = format!("{}.{}", skill.name, format.extension());
     Ok((ArtifactType::Archive, url, bytes))
-}
-
-/// `value` as written: two-space indented JSON and a final newline.
-pub(super) fn json(value: &impl Serialize) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value).expect("the index types serialize");
-    bytes.push(b'\n');
-    bytes
 }

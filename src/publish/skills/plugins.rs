@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use super::{json, OutputFile, Published};
+use super::shared::{json, OutputFile, Published};
 use crate::publish::error::BuildError;
 use crate::registry::config::{Grouping, MarketplaceConfig, SkillsConfig};
 use crate::rules::CheckedSkill;
@@ -110,7 +110,12 @@ fn plugin_manifest(
                 .site_url
                 .as_ref()
                 .map(|url| format!("{url}/skills/{}/", skill.name));
-            (skill.description.clone(), version, skill.license.clone(), homepage)
+            (
+                skill.description.clone(),
+                version,
+                skill.license.clone(),
+                homepage,
+            )
         }
         _ => {
             let skills: Vec<&CheckedSkill> = members.iter().map(|p| p.skill).collect();

@@ -2,11 +2,7 @@
 //! and the front-matter values the outputs publish, so `build` writes exactly what was
 //! checked (`publish::skills`) without walking the folder again.
 
-use acp_registry_client::skill_index::is_safe_listed_path;
-
-use super::skill_dir::SkillDir;
 use crate::diagnostics::{Code, Diagnostic};
-use crate::manifest::skill::{FrontMatter, Value};
 use crate::rules::sink::Sink;
 use acp_registry_core::source::{SourceFile, Span};
 
@@ -51,74 +47,6 @@ impl CheckedSkill {
     /// The Markdown body of SKILL.md.
     pub(crate) fn body(&self) -> &str {
         &self.skill_md.text[self.body_start..]
-    }
-}
-
-/// The published view of `skill`, when its front matter names it as its folder and has a
-/// description; `files`: every file read below its folder (relative to it).
-pub(super) fn checked_skill(
-    skill: &SkillDir<'_>,
-    source: &SourceFile,
-    front: &FrontMatter,
-    files: Vec<(String, Vec<u8>)>,
-) -> Option<CheckedSkill> {
-    let folder = skill.folder.as_ref()?;
-    let name_field = front.get("name")?;
-    let string = |key: &str| match front.get(key).map(|f| &f.value) {
-        Some(Value::Str(s)) if !s.trim().is_empty() => Some(s.clone()),
-        _ => None,
-    };
-    if string("name").as_ref() != Some(folder) {
-        return None;
-    }
-    let version = match front.get("metadata").map(|f| &f.value) {
-        Some(Value::Map(fields)) => fields.iter().find_map(|f| match &f.value {
-            Value::Str(v) if f.key == "version" && !v.trim().is_empty() => Some(v.clone()),
-            _ => None,
-        }),
-        _ => None,
-    };
-    let mut files: Vec<SkillFile> = files
-        .into_iter()
-        .map(|(path, bytes)| SkillFile {
-            executable: path.starts_with("scripts/"),
-            path,
-            bytes,
-        })
-        .collect();
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Some(CheckedSkill {
-        name: folder.clone(),
-        dir: skill.display("").trim_end_matches('/').to_owned(),
-        skill_md: source.clone(),
-        name_span: name_field.value_span,
-        description: string("description")?,
-        license: string("license"),
-        compatibility: string("compatibility"),
-        version,
-        body_start: front.body_start,
-        files,
-    })
-}
-
-/// `skill-file-path`: a file whose path a skills index cannot list (the well-known index's
-/// clients refuse the whole index, or skip the skill, for one such path).
-pub(super) fn check_paths(skill: &SkillDir<'_>, files: &[(String, Vec<u8>)], sink: &mut Sink) {
-    for (path, _) in files {
-        if is_safe_listed_path(path) {
-            continue;
-        }
-        sink.push(
-            Diagnostic::new(
-                Code::SkillFilePath,
-                format!(
-                    "`{path}` cannot be listed in a skills index: a path there is printable \
-                     ASCII, `/`-separated, without `..` or `\\`"
-                ),
-            )
-            .in_file(skill.display(path))
-            .help("rename the file with ASCII letters, digits, `-`, `_` and single dots"),
-        );
     }
 }
 

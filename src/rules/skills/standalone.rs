@@ -7,12 +7,14 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::checked::CheckedSkill;
+use super::folder::check_skill;
 use super::skill_dir::{SkillDir, MAX_SKILL_BYTES};
-use super::{check_skill, walk, Read};
+use super::walk::{walk, Read};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::rules::entry::EntryDir;
 use crate::rules::read::{refused, unlistable};
-use crate::rules::{Policy, Sink};
+use crate::rules::policy::Policy;
+use crate::rules::sink::Sink;
 use acp_registry_core::fs::Kind;
 use acp_registry_core::source::SourceFile;
 
