@@ -11,7 +11,8 @@
 //! of hashed bytes, no writes through links), `bounds` (issue 29: every untrusted document
 //! and the configuration in bounded memory), `evidence` (issue 29: forged matrix parts and
 //! rows), `client` (issue 30: `install`, `run`, `list`, `which`, `uninstall`, `cache gc`
-//! against local servers). Helpers that need the registry's types live in `common/`.
+//! against local servers), `skills_build` (issue 31: stand-alone skills, the skills indexes and
+//! marketplace `build` writes). Helpers that need the registry's types live in `common/`.
 
 mod common;
 
@@ -53,6 +54,9 @@ mod online_net;
 mod faults;
 mod hostile;
 mod hostile_fs;
+
+// Issue 31: stand-alone skills and the skills outputs of `build`.
+mod skills_build;
 
 /// The registry tool as cargo built it for these tests.
 const REGISTRY: &str = env!("CARGO_BIN_EXE_acp-registry");

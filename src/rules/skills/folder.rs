@@ -12,18 +12,17 @@ use crate::rules::read::read_text;
 use crate::rules::sink::Sink;
 use acp_registry_core::source::{SourceFile, Span};
 
-/// The rules on one skill folder; `files`: its files as read (relative to the folder), `None`
-/// when they could not all be read (over the size limit). The skill as published when it can
-/// be.
+/// The rules on one skill folder; `paths`: every regular file's path (relative to the folder),
+/// `files`: the files as read, `None` when they could not all be read (over the size limit,
+/// a link, an unreadable file). The skill as published when it can be.
 pub(super) fn check_skill(
     skill: &SkillDir<'_>,
+    paths: &[String],
     files: Option<Vec<(String, Vec<u8>)>>,
     sink: &mut Sink,
     sources: &mut Vec<SourceFile>,
 ) -> Option<CheckedSkill> {
-    if let Some(files) = &files {
-        check_paths(skill, files, sink);
-    }
+    check_paths(skill, paths, sink);
     let display = skill.display("SKILL.md");
     // Only absence is "no SKILL.md": a link, a folder or an unreadable file is reported by reading.
     if matches!(
@@ -141,8 +140,8 @@ fn checked_skill(
 
 /// `skill-file-path`: a file whose path a skills index cannot list (the well-known index's
 /// clients refuse the whole index, or skip the skill, for one such path).
-fn check_paths(skill: &SkillDir<'_>, files: &[(String, Vec<u8>)], sink: &mut Sink) {
-    for (path, _) in files {
+fn check_paths(skill: &SkillDir<'_>, paths: &[String], sink: &mut Sink) {
+    for path in paths {
         if is_safe_listed_path(path) {
             continue;
         }

@@ -55,8 +55,9 @@ pub(crate) fn check(
     let mut skills = Vec::new();
     for skill in layout(entry, &dir, sink) {
         let prefix = format!("{}/", skill.rel);
+        let paths = read.paths_below(&prefix);
         let files = read.files_below(&prefix, size);
-        skills.extend(check_skill(&skill, files, sink, sources));
+        skills.extend(check_skill(&skill, &paths, files, sink, sources));
     }
     skills
 }

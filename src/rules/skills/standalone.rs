@@ -12,8 +12,8 @@ use super::skill_dir::{SkillDir, MAX_SKILL_BYTES};
 use super::walk::{walk, Read};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::rules::entry::EntryDir;
-use crate::rules::read::{refused, unlistable};
 use crate::rules::policy::Policy;
+use crate::rules::read::{refused, unlistable};
 use crate::rules::sink::Sink;
 use acp_registry_core::fs::Kind;
 use acp_registry_core::source::SourceFile;
@@ -107,8 +107,10 @@ fn check_one(dir: &EntryDir, folder: &str, policy: &Policy) -> SkillReport {
         folder: Some(folder.to_owned()),
         standalone: true,
     };
-    let files = read.files_below(&format!("{folder}/"), size);
-    let skill = check_skill(&skill, files, &mut sink, &mut sources);
+    let prefix = format!("{folder}/");
+    let paths = read.paths_below(&prefix);
+    let files = read.files_below(&prefix, size);
+    let skill = check_skill(&skill, &paths, files, &mut sink, &mut sources);
     SkillReport {
         folder: folder.to_owned(),
         skill,

@@ -15,12 +15,22 @@ use acp_registry_core::fs::Kind;
 pub(super) struct Read {
     pub(super) size: u64,
     files: Vec<(String, Vec<u8>)>,
+    /// Every regular file's path (`rel` below the entry), read or not.
+    paths: Vec<String>,
     /// A file could not be read: the skill's files are incomplete.
     failed: bool,
 }
 
 impl Read {
     /// The files below `prefix`, relative to it; `None` when not all of them were read.
+    /// Every regular file's path below `prefix`, relative to it, read or not.
+    pub(super) fn paths_below(&self, prefix: &str) -> Vec<String> {
+        self.paths
+            .iter()
+            .filter_map(|rel| rel.strip_prefix(prefix).map(str::to_owned))
+            .collect()
+    }
+
     pub(super) fn files_below(
         &mut self,
         prefix: &str,
@@ -60,6 +70,7 @@ pub(super) fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink, rea
         match child.kind {
             Kind::Dir => walk(entry, &path, &child_rel, sink, read),
             Kind::File => {
+                read.paths.push(child_rel.clone());
                 let len = std::fs::symlink_metadata(&path).map_or(0, |m| m.len());
                 read.size += len;
                 if read.size > MAX_SKILL_BYTES {
