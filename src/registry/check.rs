@@ -208,12 +208,11 @@ fn check_skills(
         let in_entry = entries
             .iter()
             .find(|e| file.starts_with(&format!("{}/", e.entry.display)));
-        match in_entry {
-            Some(entry) => only.is_none_or(|set| set.contains(&entry.entry.name)),
-            None => {
-                let folder = file.split('/').nth(1).unwrap_or_default();
-                selects(&format!("{SKILLS_DIR}/{folder}"))
-            }
+        if let Some(entry) = in_entry {
+            only.is_none_or(|set| set.contains(&entry.entry.name))
+        } else {
+            let folder = file.split('/').nth(1).unwrap_or_default();
+            selects(&format!("{SKILLS_DIR}/{folder}"))
         }
     };
     findings.extend(

@@ -144,7 +144,7 @@ pub(crate) fn plan<'a>(
         files.extend(well_known(&skills)?);
     }
     if let Some(marketplace) = &config.marketplace {
-        files.extend(plugins::marketplace(&skills, marketplace, config)?);
+        files.extend(plugins::marketplace(&skills, marketplace, config));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     let mut seen = BTreeSet::new();

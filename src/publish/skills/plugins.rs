@@ -10,7 +10,6 @@
 use std::borrow::Cow;
 
 use super::shared::{json, OutputFile, Published};
-use crate::publish::error::BuildError;
 use crate::registry::config::{Grouping, MarketplaceConfig, SkillsConfig};
 use crate::rules::CheckedSkill;
 use acp_registry_client::skill_index::{
@@ -35,7 +34,7 @@ pub(super) fn marketplace<'a>(
     skills: &[Published<'a>],
     config: &MarketplaceConfig,
     all: &SkillsConfig,
-) -> Result<Vec<OutputFile<'a>>, BuildError> {
+) -> Vec<OutputFile<'a>> {
     let owner = Owner {
         name: config.owner_name.clone(),
         email: config.owner_email.clone(),
@@ -85,7 +84,7 @@ pub(super) fn marketplace<'a>(
         format!("{PLUGIN_DIR}/{MARKETPLACE_FILE}"),
         Cow::Owned(json(&marketplace)),
     ));
-    Ok(files)
+    files
 }
 
 /// `plugin.json` of `plugin`, holding `members` (one skill unless grouped).
@@ -96,36 +95,29 @@ fn plugin_manifest(
     all: &SkillsConfig,
     owner: &Owner,
 ) -> PluginManifest {
-    let (description, version, license, homepage) = match members {
-        [one] => {
-            let skill = one.skill;
-            let version = match &one.agent {
-                Some(agent) if !agent.version.is_empty() => agent.version.clone(),
-                _ => skill
-                    .version
-                    .clone()
-                    .unwrap_or_else(|| content_version(&[skill])),
-            };
-            let homepage = all
-                .site_url
-                .as_ref()
-                .map(|url| format!("{url}/skills/{}/", skill.name));
-            (
-                skill.description.clone(),
-                version,
-                skill.license.clone(),
-                homepage,
-            )
-        }
-        _ => {
-            let skills: Vec<&CheckedSkill> = members.iter().map(|p| p.skill).collect();
-            (
-                config.description.clone(),
-                content_version(&skills),
-                None,
-                all.site_url.as_ref().map(|url| format!("{url}/skills/")),
-            )
-        }
+    let (description, version, license, homepage) = if let [one] = members {
+        let skill = one.skill;
+        let version = match &one.agent {
+            Some(agent) if !agent.version.is_empty() => agent.version.clone(),
+            _ => skill
+                .version
+                .clone()
+                .unwrap_or_else(|| content_version(&[skill])),
+        };
+        let homepage = all
+            .site_url
+            .as_ref()
+            .map(|url| format!("{url}/skills/{}/", skill.name));
+        let license = skill.license.clone();
+        (skill.description.clone(), version, license, homepage)
+    } else {
+        let skills: Vec<&CheckedSkill> = members.iter().map(|p| p.skill).collect();
+        (
+            config.description.clone(),
+            content_version(&skills),
+            None,
+            all.site_url.as_ref().map(|url| format!("{url}/skills/")),
+        )
     };
     PluginManifest {
         name: plugin.to_owned(),

@@ -109,7 +109,7 @@ pub(super) fn read_skills(fields: &mut Fields, node: &Node, skills: &mut SkillsC
         match base_url_problem(url) {
             None => skills.site_url = Some(url.trim_end_matches('/').to_owned()),
             Some(problem) => {
-                fields.problem(m.value.span, format!("skills.site_url {problem}"), help)
+                fields.problem(m.value.span, format!("skills.site_url {problem}"), help);
             }
         }
     }

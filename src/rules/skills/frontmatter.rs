@@ -142,21 +142,7 @@ fn check_name(source: &SourceFile, front: &FrontMatter, skill: &SkillDir<'_>, si
             );
         }
     }
-    if let Some(device) = skill::device_name(name) {
-        sink.push(
-            Diagnostic::new(
-                Code::SkillName,
-                format!(
-                    "skill name `{name}` is the Windows device name `{device}`: the skill \
-                     is installed as a folder of that name, which Windows cannot create"
-                ),
-            )
-            .at(source, field.value_span)
-            .help(format!(
-                "choose another name, e.g. with a word added (`{name}-tool`)"
-            )),
-        );
-    }
+    check_device_name(source, field, name, sink);
     let id = &skill.entry.name;
     if !skill.standalone && name != id {
         sink.push(
@@ -171,6 +157,25 @@ fn check_name(source: &SourceFile, front: &FrontMatter, skill: &SkillDir<'_>, si
             .at(source, field.value_span)
             .help(format!(
                 "keep it if that is intended; else set `name: {id}` and rename the folder to skill/{id}/"
+            )),
+        );
+    }
+}
+
+/// A Windows device name (`con`, `aux`…): the skill becomes a folder of its name everywhere.
+fn check_device_name(source: &SourceFile, field: &Field, name: &str, sink: &mut Sink) {
+    if let Some(device) = skill::device_name(name) {
+        sink.push(
+            Diagnostic::new(
+                Code::SkillName,
+                format!(
+                    "skill name `{name}` is the Windows device name `{device}`: the skill \
+                     is installed as a folder of that name, which Windows cannot create"
+                ),
+            )
+            .at(source, field.value_span)
+            .help(format!(
+                "choose another name, e.g. with a word added (`{name}-tool`)"
             )),
         );
     }
