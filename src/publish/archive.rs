@@ -235,6 +235,19 @@ mod tests {
     }
 
     #[test]
+    fn a_path_fits_ustar_when_it_or_a_split_at_a_slash_fits_the_name_fields() {
+        assert!(fits_ustar("SKILL.md"));
+        assert!(fits_ustar(&"a".repeat(100)));
+        assert!(!fits_ustar(&"a".repeat(101)));
+        // A 155-byte prefix and a 100-byte name.
+        assert!(fits_ustar(&format!("{}/{}", "p".repeat(155), "n".repeat(100))));
+        assert!(!fits_ustar(&format!("{}/{}", "p".repeat(156), "n".repeat(100))));
+        // A folder above the file must fit too (it is written as its own entry).
+        assert!(!fits_ustar(&format!("{}/x", "d".repeat(101))));
+        assert!(fits_ustar(&format!("{}/x", "d".repeat(99))));
+    }
+
+    #[test]
     fn the_same_entries_give_the_same_bytes_and_one_byte_changes_them() {
         for format in [PackFormat::TarGz, PackFormat::Zip] {
             let a = write(format, &sample(), 0).unwrap();
