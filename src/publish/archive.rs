@@ -240,8 +240,9 @@ mod tests {
         assert!(fits_ustar(&"a".repeat(100)));
         assert!(!fits_ustar(&"a".repeat(101)));
         // A 155-byte prefix and a 100-byte name.
-        assert!(fits_ustar(&format!("{}/{}", "p".repeat(155), "n".repeat(100))));
-        assert!(!fits_ustar(&format!("{}/{}", "p".repeat(156), "n".repeat(100))));
+        let prefix = format!("{}/{}", "a".repeat(99), "b".repeat(55));
+        assert!(fits_ustar(&format!("{prefix}/{}", "n".repeat(100))));
+        assert!(!fits_ustar(&format!("{prefix}b/{}", "n".repeat(100))));
         // A folder above the file must fit too (it is written as its own entry).
         assert!(!fits_ustar(&format!("{}/x", "d".repeat(101))));
         assert!(fits_ustar(&format!("{}/x", "d".repeat(99))));
