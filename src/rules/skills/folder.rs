@@ -32,7 +32,7 @@ pub(super) fn check_skill(
         sink.push(
             Diagnostic::new(
                 Code::SkillFrontmatter,
-                format!("{}/ has no SKILL.md", skill.rel),
+                format!("{}/ has no SKILL.md", skill.shown_folder()),
             )
             .in_file(display)
             .help(format!(

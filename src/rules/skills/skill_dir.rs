@@ -28,6 +28,15 @@ impl SkillDir<'_> {
         display_path(self.entry, &format!("{}/{file}", self.rel))
     }
 
+    /// The folder as messages name it: `skill/<folder>` (below the entry), `skills/<folder>`.
+    pub(super) fn shown_folder(&self) -> String {
+        if self.standalone {
+            format!("skills/{}", self.rel)
+        } else {
+            self.rel.clone()
+        }
+    }
+
     /// The folder a skill named `name` belongs in, as findings name it: `skill/<name>/`, or
     /// `skills/<name>/` for a stand-alone skill.
     pub(super) fn folder_for(&self, name: &str) -> String {
