@@ -314,6 +314,20 @@ pub(crate) fn name_problem(name: &str) -> Option<String> {
         .then(|| "it has two hyphens in a row".into())
 }
 
+/// The Windows device name `name` is (`con`, `aux`, `com1`…, compared without case), which no
+/// folder on Windows can be named: a skill becomes a folder of its name on every client.
+pub(crate) fn device_name(name: &str) -> Option<&'static str> {
+    const DEVICES: [&str; 22] = [
+        "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+        "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+    ];
+    let stem = name.split('.').next().unwrap_or(name);
+    DEVICES
+        .iter()
+        .find(|d| d.eq_ignore_ascii_case(stem))
+        .copied()
+}
+
 /// `name` made into a valid skill name: lowercase, runs of other characters as one `-`,
 /// trimmed to 64 characters; `None` when nothing is left.
 pub(crate) fn suggested_name(name: &str) -> Option<String> {

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::archive::{Entries, Entry};
 use super::package::PackError;
+use crate::publish::archive::{Entries, Entry};
 use crate::rules::MAX_SKILL_BYTES;
 use acp_registry_core::fs::{read_capped, read_capped_named, Kind, ReadError};
 

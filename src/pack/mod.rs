@@ -14,7 +14,6 @@
 //! the target is set only when it differs, so a re-run is a no-op and a release diff is the
 //! version, the URLs and the sha256 values.
 
-pub(crate) mod archive;
 pub(crate) mod contents;
 pub(crate) mod manifest;
 mod package;
@@ -25,6 +24,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::manifest::names;
+use crate::publish::archive;
 use crate::rules::Version;
 use acp_registry_core::fs::digest::sha256_hex;
 pub(crate) use archive::Entry;

@@ -1,7 +1,7 @@
 //! Rust target triples as registry platforms: which `distribution.binary` key a build
 //! serves, which archive format it ships in and what its executable is called.
 
-use super::archive::PackFormat;
+use crate::publish::archive::PackFormat;
 
 /// What a target triple means for packaging.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,11 +28,12 @@ use super::icons::{icon_files, published_icon, refuse_unsafe_icon};
 use super::last_good::HeldBack;
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
 use super::site_source::{site_options, SiteSource};
+use super::skills::{self, OutputFile};
 use crate::published::{Form, Output};
 use crate::registry::config::base_url_problem;
 use crate::registry::Checked;
 use crate::rules::{published_agent_validator, EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
-use crate::site::Site;
+use crate::site::{Site, SiteSkill};
 
 /// What to build beyond the configuration.
 #[derive(Debug, Clone, Default)]
@@ -98,11 +99,13 @@ pub(crate) struct Files<'a> {
     entries: Vec<&'a EntryReport>,
     /// `--last-good`: what is served instead of the failing entries.
     held: Option<&'a HeldBack>,
-    site: Option<(Site, SiteSource<'a>)>,
+    site: Option<(Site, SiteSource<'a>, Vec<SiteSkill>)>,
     /// Only the site, at the top (`acp-registry site`).
     site_only: bool,
     /// `build --matrix`: `verification.json`.
     verification: Option<String>,
+    /// The skills outputs, below the site folder (with the site only).
+    skills: Vec<OutputFile<'a>>,
     paths: BTreeSet<String>,
 }
 
@@ -228,13 +231,22 @@ pub(crate) fn plan<'a>(
             .map(Assessment::site)
             .unwrap_or_default();
         let source = SiteSource::new(checked, &base, verifications, held);
-        let site = Site::new(&source, &[], &site_options(checked, &base))?;
+        // The same skills for `Site::new` and `render`: the site finds them by position.
+        let site_skills = skills::site_skills(checked, &entries);
+        let site = Site::new(&source, &site_skills, &site_options(checked, &base))?;
         summary.site_pages = site.html_pages();
         paths.extend(site.paths().into_iter().map(|path| format!("{SITE}{path}")));
-        Some((site, source))
+        Some((site, source, site_skills))
     } else {
         None
     };
+    // The skills outputs are part of the site (`--no-site` leaves them out).
+    let skills = if site.is_some() {
+        skills::plan(checked, &entries)?
+    } else {
+        Vec::new()
+    };
+    paths.extend(skills.iter().map(|(path, _)| format!("{SITE}{path}")));
     summary.quarantined = quarantined(checked);
     let mut files = Files {
         checked,
@@ -244,6 +256,7 @@ pub(crate) fn plan<'a>(
         site,
         site_only: false,
         verification: assessment.map(|a| a.to_json()),
+        skills,
         paths,
     };
     files.seal(&mut summary);
@@ -288,6 +301,9 @@ pub(crate) fn site_only(plan: Plan<'_>) -> Plan<'_> {
         .as_ref()
         .map(|(site, _)| site.paths())
         .unwrap_or_default();
+    files
+        .paths
+        .extend(files.skills.iter().map(|(path, _)| path.clone()));
     files.seal(&mut summary);
     Plan { files, summary }
 }
@@ -297,6 +313,7 @@ impl Files<'_> {
     fn seal(&mut self, summary: &mut BuildSummary) {
         if self.site.is_some() && !self.site_only {
             self.paths.insert(format!("{SITE}{OWNERSHIP_FILE}"));
+            self.paths.insert(format!("{SITE}{SUMS}"));
         }
         self.paths.insert(SUMS.to_string());
         self.paths.insert(OWNERSHIP_FILE.to_string());
@@ -352,14 +369,30 @@ impl Files<'_> {
     /// The site's files (under `site/` unless only the site is built), then its own
     /// ownership manifest.
     fn produce_site(&self, files: &Recorder<'_>) -> Result<(), BuildError> {
-        let Some((site, source)) = &self.site else {
+        let Some((site, source, site_skills)) = &self.site else {
             return Ok(());
         };
         let prefix = if self.site_only { "" } else { SITE };
-        site.render(source, &[], &|path, bytes| {
+        site.render(source, site_skills, &|path, bytes| {
             files.bytes(&format!("{prefix}{path}"), bytes)
         })?;
+        for (path, bytes) in &self.skills {
+            files.bytes(&format!("{prefix}{path}"), bytes)?;
+        }
         if !self.site_only {
+            // `site/SHA256SUMS`: every file of the site folder, relative to it, so a client
+            // that reaches only the site (a Pages deployment) can check each one.
+            files.file(&format!("{SITE}{SUMS}"), &mut |out| {
+                files.with_digests(|digests| {
+                    let site: BTreeMap<String, String> = digests
+                        .iter()
+                        .filter_map(|(path, digest)| {
+                            Some((path.strip_prefix(SITE)?.to_owned(), digest.clone()))
+                        })
+                        .collect();
+                    write_sha256sums(out, &site)
+                })
+            })?;
             // `site/` carries its own manifest, so `acp-registry site` may replace it alone.
             files.file(&format!("{SITE}{OWNERSHIP_FILE}"), &mut |out| {
                 files.with_digests(|digests| {

@@ -89,6 +89,14 @@ pub enum BuildError {
         /// What is wrong with it.
         problem: String,
     },
+    #[error("refusing to publish the skill {path}: {reason}; run `acp-registry validate`")]
+    /// A skill that no skills index can list (the check reports why).
+    Skill {
+        /// The skill's folder or file, as findings show it.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     #[error(transparent)]
     /// The site could not be rendered.
     Site(#[from] site::SiteError),

@@ -3,11 +3,13 @@
 //! time into the output folder. The agents come from their published form
 //! ([`crate::published`]); this module writes them, with the icons, schemas, sums and site.
 //!
+//! - `archive`: deterministic tar.gz and zip archives (`pack`'s packages, the skills' archives);
 //! - `build`: the plan ([`build::plan`]) and the files it produces on demand;
 //! - `document`: a registry file written one agent at a time;
 //! - `entries`: which entries a build publishes;
 //! - `icons`: the published icons and the safety rules they are held to;
 //! - `site_source`: the site's view of the published entries;
+//! - `skills`: the skills indexes and marketplace in the site folder, and the site's skills;
 //! - `error`: [`BuildError`], below both the plan and the output folder;
 //! - `output`: the output folder (ownership, destination, staging, `--check`);
 //! - `last_good`: `build --last-good`, the previous output's objects for failing entries;
@@ -18,6 +20,7 @@
 //! (`published::order` with `manifest::order`), no `HashMap` is iterated into an output, and no
 //! timestamp is written.
 
+pub(crate) mod archive;
 pub(crate) mod build;
 mod document;
 mod entries;
@@ -27,6 +30,7 @@ mod icons;
 pub(crate) mod last_good;
 pub(crate) mod output;
 mod site_source;
+pub(crate) mod skills;
 
 pub(crate) use error::BuildError;
 pub use site_source::site_agents;

@@ -25,7 +25,7 @@ pub(super) fn site_options(checked: &Checked, base_url: &str) -> SiteOptions {
     SiteOptions {
         title: "ACP Agent Registry".into(),
         registry_json_url: Some(format!("{base_url}/{registry_json}")),
-        site_url: None,
+        site_url: checked.config.skills.site_url.clone(),
     }
 }
 

@@ -20,7 +20,7 @@ use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::published::{indented, preview_wins, Channel, Form, Patch};
 use crate::rules::{
     self, check_entry_as_read, published_agent_validator, violations, Code, EntryDir, EntryReport,
-    ManifestDoc, Owned, Quarantine, Sink, Violation,
+    ManifestDoc, Owned, Quarantine, Sink, SkillReport, Violation, SKILLS_DIR,
 };
 use acp_registry_core::source::SourceFile;
 
@@ -32,6 +32,8 @@ pub struct Checked {
     pub quarantine: Quarantine,
     /// Every entry folder's findings and parsed manifest, in folder order.
     pub entries: Vec<EntryReport>,
+    /// Every stand-alone skill folder (`skills/<name>/`), in folder order.
+    pub(crate) skills: Vec<SkillReport>,
     /// Every finding of the run, with the sources to render them.
     pub report: Report,
     /// [`check_registry_to_build`]: by entry folder, per configured output, the agent as that
@@ -78,6 +80,7 @@ fn check(
     config.policy.changed = changed.cloned();
     let discovered = discover(root)?;
     let (entries, published) = check_entries(&discovered.entries, &config, only, keep_published);
+    let (skills, skills_findings) = check_skills(root, &config, &entries, only);
     let mut report = Report {
         entries: only.map_or(entries.len(), |set| {
             entries
@@ -88,6 +91,7 @@ fn check(
         ..Report::default()
     };
     report.diagnostics.extend(config_findings);
+    report.diagnostics.extend(skills_findings);
     let mut root_sink = Sink::new(&config.policy, None);
     for finding in discovered.findings {
         root_sink.push(finding);
@@ -130,6 +134,7 @@ fn check(
         config,
         quarantine,
         entries,
+        skills,
         report,
         published,
     };
@@ -174,6 +179,54 @@ fn check_entries(
     (entries, published)
 }
 
+/// The stand-alone skills of `skills/` (each folder's findings kept when `only` selects it:
+/// `skills/<name>`, or `skills` for all), and the findings about `skills/` itself and about
+/// skill names used twice in the registry (reported where `only` selects the later one).
+fn check_skills(
+    root: &Path,
+    config: &Config,
+    entries: &[EntryReport],
+    only: Option<&BTreeSet<String>>,
+) -> (Vec<SkillReport>, Vec<Diagnostic>) {
+    let (mut skills, mut findings) = rules::check_standalone(root, &config.policy);
+    let selects = |key: &str| only.is_none_or(|set| set.contains(key) || set.contains(SKILLS_DIR));
+    if !selects(SKILLS_DIR) {
+        findings.clear();
+    }
+    for skill in &mut skills {
+        if !selects(&format!("{SKILLS_DIR}/{}", skill.folder)) {
+            skill.diagnostics.clear();
+        }
+    }
+    let mut duplicates = Sink::new(&config.policy, None);
+    let all = entries
+        .iter()
+        .flat_map(|e| &e.skills)
+        .chain(skills.iter().filter_map(|s| s.skill.as_ref()));
+    rules::check_duplicate_skill_names(all, &mut duplicates);
+    let reported = |file: &str| {
+        let in_entry = entries
+            .iter()
+            .find(|e| file.starts_with(&format!("{}/", e.entry.display)));
+        if let Some(entry) = in_entry {
+            only.is_none_or(|set| set.contains(&entry.entry.name))
+        } else {
+            let folder = file.split('/').nth(1).unwrap_or_default();
+            selects(&format!("{SKILLS_DIR}/{folder}"))
+        }
+    };
+    findings.extend(
+        duplicates
+            .diagnostics
+            .into_iter()
+            .filter(|d| reported(&d.file)),
+    );
+    for skill in &skills {
+        findings.extend(skill.diagnostics.iter().cloned());
+    }
+    (skills, findings)
+}
+
 impl Checked {
     /// Add findings about the checked entries (the online checks'), with the sources they
     /// point into.
@@ -192,10 +245,12 @@ impl Checked {
             .iter()
             .map(|d| d.file.as_str())
             .collect();
+        let skills = self.skills.iter().flat_map(|skill| &skill.sources);
         let wanted: Vec<SourceFile> = self
             .entries
             .iter()
             .flat_map(|entry| &entry.sources)
+            .chain(skills)
             .filter(|source| files.contains(source.path.as_str()))
             .cloned()
             .collect();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::config::CONFIG_FILE;
 use super::git::GitError;
 use crate::diagnostics::Diagnostic;
-use crate::rules::{self, EntryDir};
+use crate::rules::{self, EntryDir, SKILLS_DIR};
 use acp_registry_core::fs::{self, Kind};
 
 /// Folder names at the registry root that are never entries.
@@ -60,9 +60,12 @@ pub enum RegistryError {
     Git(#[from] GitError),
 }
 
-/// Whether a root-level folder name can be an entry.
+/// Whether a root-level folder name can be an entry (`skills/` holds stand-alone skills).
 pub(crate) fn is_entry_name(name: &str) -> bool {
-    !(name.starts_with('.') || name.starts_with('_') || NOT_ENTRIES.contains(&name))
+    !(name.starts_with('.')
+        || name.starts_with('_')
+        || NOT_ENTRIES.contains(&name)
+        || name == SKILLS_DIR)
 }
 
 /// What discovery found at the registry root.
@@ -72,12 +75,15 @@ pub(crate) struct Discovered {
     pub entries: Vec<EntryDir>,
     /// Links in the place of entry folders (`file-link`); never followed.
     pub findings: Vec<Diagnostic>,
+    /// Whether the root holds `skills/`, the stand-alone skills.
+    pub skills: bool,
 }
 
 /// Every entry folder of the registry, sorted by name so results never depend on the order
 /// the file system lists them in. A root without a single folder holding `agent.json` is a
-/// usage error (most likely the wrong `--registry`), unless it holds `acp-registry.jsonc`:
-/// a configured registry with no entries yet, as `init` writes it.
+/// usage error (most likely the wrong `--registry`), unless it holds `acp-registry.jsonc`
+/// (a configured registry with no entries yet, as `init` writes it) or `skills/` (a registry
+/// of stand-alone skills).
 pub(crate) fn discover(root: &Path) -> Result<Discovered, RegistryError> {
     if !root.exists() {
         return Err(RegistryError::Missing(root.to_path_buf()));
@@ -95,6 +101,12 @@ pub(crate) fn discover(root: &Path) -> Result<Discovered, RegistryError> {
         let name = child.name();
         let path = root.join(&child.name);
         match child.kind {
+            Kind::Dir if name == SKILLS_DIR => discovered.skills = true,
+            Kind::Link if name == SKILLS_DIR => {
+                discovered
+                    .findings
+                    .extend(rules::refused(Kind::Link, &name));
+            }
             Kind::Dir if is_entry_name(&name) => {
                 // An unreadable folder may well be an entry: it is reported, not skipped.
                 let manifest = !matches!(fs::kind(&path.join("agent.json")), Ok(None));
@@ -120,7 +132,7 @@ pub(crate) fn discover(root: &Path) -> Result<Discovered, RegistryError> {
         }
     }
     let configured = !matches!(fs::kind(&root.join(CONFIG_FILE)), Ok(None));
-    if !found.with_manifest && discovered.findings.is_empty() && !configured {
+    if !found.with_manifest && discovered.findings.is_empty() && !configured && !discovered.skills {
         return Err(found.empty_error(root));
     }
     Ok(discovered)

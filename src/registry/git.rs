@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::rules::SKILLS_DIR;
+
 /// Why `--changed-since` could not ask git.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -52,7 +54,8 @@ pub(crate) fn work_tree_prefix(dir: &Path) -> Option<String> {
 }
 
 /// Names of root-level folders of `root` with files changed since `rev`: committed changes,
-/// uncommitted ones and untracked files (so a new entry in a pull request counts).
+/// uncommitted ones and untracked files (so a new entry in a pull request counts). A
+/// stand-alone skill's folder is named `skills/<name>`.
 pub(crate) fn changed_folders(root: &Path, rev: &str) -> Result<BTreeSet<String>, GitError> {
     git(
         root,
@@ -88,7 +91,14 @@ pub(crate) fn changed_folders(root: &Path, rev: &str) -> Result<BTreeSet<String>
     Ok(diff
         .lines()
         .chain(untracked.lines())
-        .filter_map(|path| path.split_once('/').map(|(folder, _)| folder.to_string()))
+        .filter_map(|path| {
+            let (folder, rest) = path.split_once('/')?;
+            // A stand-alone skill is selected as `skills/<name>`, like an entry folder.
+            match rest.split_once('/') {
+                Some((skill, _)) if folder == SKILLS_DIR => Some(format!("{SKILLS_DIR}/{skill}")),
+                _ => Some(folder.to_string()),
+            }
+        })
         .collect())
 }
 

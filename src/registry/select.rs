@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 use super::discover::{is_entry_name, RegistryError};
+use crate::rules::SKILLS_DIR;
 
 /// The entry folders holding `paths`, for reporting only those entries (the others are still
 /// checked, as with `--changed-since`). `None`: a path names the registry root itself, so
@@ -36,6 +37,16 @@ pub(crate) fn entries_holding(
         let mut parts = relative.components();
         match (parts.next(), parts.next()) {
             (None, _) => return Ok(None),
+            // A stand-alone skill (`skills/<name>/…`) is selected as `skills/<name>`; `skills`
+            // itself selects every one.
+            (Some(Component::Normal(folder)), second) if folder == SKILLS_DIR => {
+                folders.insert(match second {
+                    Some(Component::Normal(skill)) => {
+                        format!("{SKILLS_DIR}/{}", skill.to_string_lossy())
+                    }
+                    _ => SKILLS_DIR.to_owned(),
+                });
+            }
             (Some(Component::Normal(folder)), Some(_)) => {
                 let folder = folder.to_string_lossy();
                 if is_entry_name(&folder) {

@@ -159,6 +159,9 @@ pub struct EntryReport {
     pub diagnostics: Vec<Diagnostic>,
     /// The files read, for excerpts and for `build`.
     pub sources: Vec<SourceFile>,
+    /// The entry's skill as `build` publishes it (`skill/<name>/`, every file read once),
+    /// when its front matter and folder allow.
+    pub(crate) skills: Vec<super::skills::checked::CheckedSkill>,
 }
 
 impl EntryReport {

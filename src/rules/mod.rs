@@ -42,7 +42,10 @@ pub(crate) use schema::{
     published_agent_validator, violations, Owned, Violation, AGENT_SCHEMA, REGISTRY_SCHEMA,
 };
 pub(crate) use sink::Sink;
-pub(crate) use skills::{check_skill_folder, MAX_SKILL_BYTES};
+pub(crate) use skills::{
+    check_duplicate_skill_names, check_skill_folder, check_standalone, CheckedSkill, SkillReport,
+    MAX_SKILL_BYTES, SKILLS_DIR,
+};
 pub(crate) use versions::{PreviewVersion, Version};
 
 use crate::diagnostics::Severity;
@@ -95,13 +98,14 @@ pub(crate) fn check_entry_as_read(
     let icons = icons::check(entry, &listing, &mut sink, &mut sources);
     sources.extend(files::check_readme(entry, &listing, &mut sink));
     placeholder::check(manifest.as_ref(), entry, &sources, &mut sink);
-    skills::check(entry, &listing, &mut sink, &mut sources);
+    let skills = skills::check(entry, &listing, &mut sink, &mut sources);
     let report = EntryReport {
         entry: entry.clone(),
         manifest: manifest.map(Manifest::new),
         icons,
         diagnostics: sink.diagnostics,
         sources,
+        skills,
     };
     (report, as_read)
 }
@@ -114,5 +118,6 @@ fn without_manifest(entry: &EntryDir, sink: Sink) -> EntryReport {
         icons: Vec::new(),
         diagnostics: sink.diagnostics,
         sources: Vec::new(),
+        skills: Vec::new(),
     }
 }

@@ -11,7 +11,8 @@
 //! of hashed bytes, no writes through links), `bounds` (issue 29: every untrusted document
 //! and the configuration in bounded memory), `evidence` (issue 29: forged matrix parts and
 //! rows), `client` (issue 30: `install`, `run`, `list`, `which`, `uninstall`, `cache gc`
-//! against local servers); issue 31: `skill_clients` (the `skills` CLI, Claude Code and the
+//! against local servers); issue 31: `skills_build` (stand-alone skills, the skills indexes
+//! and marketplace `build` writes), `skill_clients` (the `skills` CLI, Claude Code and the
 //! reference validator on what `build` publishes), `skill_check` (`skill check` on hostile and
 //! good skills indexes and marketplaces). Helpers that need the registry's types live in
 //! `common/`.
@@ -58,6 +59,9 @@ mod online_net;
 mod faults;
 mod hostile;
 mod hostile_fs;
+
+// Issue 31: stand-alone skills and the skills outputs of `build`.
+mod skills_build;
 
 /// The registry tool as cargo built it for these tests.
 const REGISTRY: &str = env!("CARGO_BIN_EXE_acp-registry");

@@ -355,11 +355,16 @@ fn every_passing_skill_rule_case_passes_the_reference_validator() {
             {
                 continue;
             }
-            let skills = pass.join("example-agent/skill");
             // skill-too-large pads its cases at test time; its committed skill is checked too.
-            for skill in std::fs::read_dir(&skills).unwrap() {
-                acp_test_kit::agentskills::assert_valid(&agentskills, &skill.unwrap().path());
-                checked += 1;
+            // An agent's skill and the stand-alone skills (`skills/<name>/`) alike.
+            for skills in [pass.join("example-agent/skill"), pass.join("skills")] {
+                let Ok(folders) = std::fs::read_dir(&skills) else {
+                    continue;
+                };
+                for skill in folders {
+                    acp_test_kit::agentskills::assert_valid(&agentskills, &skill.unwrap().path());
+                    checked += 1;
+                }
             }
         }
     }

@@ -25,7 +25,8 @@
 //! This file holds [`Config`] and the top level (which key goes to which reader); each
 //! section has its own file: `policy` (`severity`, `exemptions`, `required_os`,
 //! `require_sha256`), `outputs` (`base_url`, `outputs` and their patches), `online`
-//! (`online`, `provenance`) and `verify` (`verify`, `update`); `limits` bounds what the file
+//! (`online`, `provenance`), `verify` (`verify`, `update`) and `skills` (the skills indexes
+//! and marketplace); `limits` bounds what the file
 //! can make `build` write (URL lengths, outputs, bytes added per agent). A section's reader takes the
 //! fields it fills, never the whole [`Config`].
 
@@ -33,6 +34,7 @@ mod limits;
 mod online;
 mod outputs;
 mod policy;
+mod skills;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -49,6 +51,7 @@ use online::{read_online, read_provenance};
 pub(crate) use outputs::base_url_problem;
 use outputs::{read_base_url, read_outputs};
 use policy::{read_exemptions, read_require_sha256, read_required_os, read_severity};
+pub(crate) use skills::{Grouping, MarketplaceConfig, SkillsConfig};
 pub use verify::MAX_MIN_AGE_DAYS;
 use verify::{read_update, read_verify, DEFAULT_MAX_AGE_DAYS};
 
@@ -85,6 +88,8 @@ pub struct Config {
     pub update_min_age_days: u32,
     /// `provenance`: repositories accepted besides each manifest's `repository`.
     pub provenance: ProvenanceConfig,
+    /// `skills`: the skills indexes and marketplace `build` publishes.
+    pub(crate) skills: SkillsConfig,
 }
 
 impl Default for Config {
@@ -101,6 +106,7 @@ impl Default for Config {
             verify_max_age_days: DEFAULT_MAX_AGE_DAYS,
             update_min_age_days: 0,
             provenance: ProvenanceConfig::default(),
+            skills: SkillsConfig::default(),
         }
     }
 }
@@ -228,6 +234,9 @@ impl Config {
             if let Some(b) = fields.bool(&m.value, message, "write `true` or `false`") {
                 self.publish_quarantined = b;
             }
+        }
+        for m in keys.get("skills") {
+            skills::read_skills(fields, &m.value, &mut self.skills);
         }
         for m in keys.get("outputs") {
             let (outputs, ids) = read_outputs(fields, &m.value);

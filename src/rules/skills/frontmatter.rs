@@ -10,8 +10,12 @@ use crate::manifest::skill::{
 use crate::rules::sink::Sink;
 use acp_registry_core::source::{SourceFile, Span};
 
-/// Checks the front matter; the body's start when it could be read.
-pub(super) fn check(source: &SourceFile, skill: &SkillDir<'_>, sink: &mut Sink) -> Option<usize> {
+/// Checks the front matter; the front matter when it could be read.
+pub(super) fn check(
+    source: &SourceFile,
+    skill: &SkillDir<'_>,
+    sink: &mut Sink,
+) -> Option<FrontMatter> {
     let front = match skill::parse(&source.text) {
         Ok(front) => front,
         Err(e) => {
@@ -48,7 +52,7 @@ pub(super) fn check(source: &SourceFile, skill: &SkillDir<'_>, sink: &mut Sink) 
     check_description(source, &front, sink);
     check_optional(source, &front, sink);
     check_unknown(source, &front, sink);
-    Some(front.body_start)
+    Some(front)
 }
 
 fn refused_help(what: &str) -> &'static str {
@@ -103,8 +107,9 @@ fn check_name(source: &SourceFile, front: &FrontMatter, skill: &SkillDir<'_>, si
     if let Some(problem) = skill::name_problem(name) {
         let help = match skill::suggested_name(name) {
             Some(fixed) => format!(
-                "use `name: {fixed}` (and name the folder skill/{fixed}/): lowercase letters, \
-                 digits and single hyphens, at most 64 characters"
+                "use `name: {fixed}` (and name the folder {}): lowercase letters, \
+                 digits and single hyphens, at most 64 characters",
+                skill.folder_for(&fixed)
             ),
             None => format!("use `name: {expected}`"),
         };
@@ -124,19 +129,22 @@ fn check_name(source: &SourceFile, front: &FrontMatter, skill: &SkillDir<'_>, si
                 Diagnostic::new(
                     Code::SkillName,
                     format!(
-                        "skill name `{name}` differs from its folder skill/{folder}/; clients \
-                         and `agentskills validate` need them equal"
+                        "skill name `{name}` differs from its folder {}; clients \
+                         and `agentskills validate` need them equal",
+                        skill.folder_for(folder)
                     ),
                 )
                 .at(source, field.value_span)
                 .help(format!(
-                    "rename the folder to skill/{name}/, or set `name: {folder}`"
+                    "rename the folder to {}, or set `name: {folder}`",
+                    skill.folder_for(name)
                 )),
             );
         }
     }
+    check_device_name(source, field, name, sink);
     let id = &skill.entry.name;
-    if name != id {
+    if !skill.standalone && name != id {
         sink.push(
             Diagnostic::new(
                 Code::SkillNameId,
@@ -149,6 +157,25 @@ fn check_name(source: &SourceFile, front: &FrontMatter, skill: &SkillDir<'_>, si
             .at(source, field.value_span)
             .help(format!(
                 "keep it if that is intended; else set `name: {id}` and rename the folder to skill/{id}/"
+            )),
+        );
+    }
+}
+
+/// A Windows device name (`con`, `aux`…): the skill becomes a folder of its name everywhere.
+fn check_device_name(source: &SourceFile, field: &Field, name: &str, sink: &mut Sink) {
+    if let Some(device) = skill::device_name(name) {
+        sink.push(
+            Diagnostic::new(
+                Code::SkillName,
+                format!(
+                    "skill name `{name}` is the Windows device name `{device}`: the skill \
+                     is installed as a folder of that name, which Windows cannot create"
+                ),
+            )
+            .at(source, field.value_span)
+            .help(format!(
+                "choose another name, e.g. with a word added (`{name}-tool`)"
             )),
         );
     }

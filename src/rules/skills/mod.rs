@@ -1,35 +1,47 @@
-//! Skills shipped with an entry (`<id>/skill/<name>/`): the folder's layout, the front matter
-//! by the Agent Skills specification, the body, links and size.
+//! Skills shipped with an entry (`<id>/skill/<name>/`) and stand-alone skills
+//! (`skills/<name>/`, `standalone`): the folder's layout, the front matter by the Agent Skills
+//! specification, the body, links, paths and size. Each skill's files are read once here and
+//! kept ([`CheckedSkill`]) for `build`.
 
+pub(super) mod checked;
+mod folder;
 mod frontmatter;
 mod links;
 mod skill_dir;
+mod standalone;
+mod walk;
 
 use std::path::Path;
 
 use super::entry::{display_path, EntryDir};
 use super::files::Listing;
-use super::read::{read_text, refused, unlistable};
 use super::sink::Sink;
 use crate::diagnostics::{Code, Diagnostic};
-use crate::manifest::skill::{self, BODY_LINES_MAX};
+use crate::manifest::skill;
 use acp_registry_core::fs::Kind;
-use acp_registry_core::source::{SourceFile, Span};
+use acp_registry_core::source::SourceFile;
+use folder::check_skill;
 use skill_dir::SkillDir;
+use walk::{walk, Read};
 
+pub(crate) use checked::{check_duplicate_skill_names, CheckedSkill};
 pub(crate) use skill_dir::MAX_SKILL_BYTES;
+pub(crate) use standalone::{check_standalone, SkillReport, SKILLS_DIR};
 
+/// The skill rules on an entry's `skill/`; the skills that can be published.
 pub(crate) fn check(
     entry: &EntryDir,
     listing: &Listing,
     sink: &mut Sink,
     sources: &mut Vec<SourceFile>,
-) {
+) -> Vec<CheckedSkill> {
     if !listing.dirs.contains("skill") {
-        return;
+        return Vec::new();
     }
     let dir = entry.path.join("skill");
-    let size = walk(entry, &dir, "skill", sink);
+    let mut read = Read::default();
+    walk(entry, &dir, "skill", sink, &mut read);
+    let size = read.size;
     if size > MAX_SKILL_BYTES {
         sink.push(
             Diagnostic::new(
@@ -40,9 +52,14 @@ pub(crate) fn check(
             .help("move large assets out of the skill; it is bundled into every archive"),
         );
     }
+    let mut skills = Vec::new();
     for skill in layout(entry, &dir, sink) {
-        check_skill(&skill, sink, sources);
+        let prefix = format!("{}/", skill.rel);
+        let paths = read.paths_below(&prefix);
+        let files = read.files_below(&prefix, size);
+        skills.extend(check_skill(&skill, &paths, files, sink, sources));
     }
+    skills
 }
 
 /// The skill rules on one skill folder outside any entry, `root/<name>/` (a skill fetched
@@ -114,6 +131,7 @@ fn layout<'a>(entry: &'a EntryDir, dir: &Path, sink: &mut Sink) -> Vec<SkillDir<
             entry,
             rel: "skill".into(),
             folder: None,
+            standalone: false,
         }];
     }
     for file in &files {
@@ -157,6 +175,7 @@ fn layout<'a>(entry: &'a EntryDir, dir: &Path, sink: &mut Sink) -> Vec<SkillDir<
             entry,
             rel: format!("skill/{folder}"),
             folder: Some(folder),
+            standalone: false,
         })
         .collect()
 }
@@ -171,96 +190,4 @@ fn declared_name(entry: &EntryDir, rel: &str) -> Option<String> {
     .ok()?;
     skill::declared_name(std::str::from_utf8(&bytes).ok()?)
         .filter(|n| skill::name_problem(n).is_none())
-}
-
-fn check_skill(skill: &SkillDir<'_>, sink: &mut Sink, sources: &mut Vec<SourceFile>) {
-    let display = skill.display("SKILL.md");
-    // Only absence is "no SKILL.md": a link, a folder or an unreadable file is reported by reading.
-    if matches!(
-        acp_registry_core::fs::kind(&skill.path().join("SKILL.md")),
-        Ok(None)
-    ) {
-        sink.push(
-            Diagnostic::new(
-                Code::SkillFrontmatter,
-                format!("{}/ has no SKILL.md", skill.rel),
-            )
-            .in_file(display)
-            .help(format!(
-                "add SKILL.md starting with `---`, `name: {}`, `description: …`, `---`",
-                skill.folder.as_deref().unwrap_or(&skill.entry.name)
-            )),
-        );
-        return;
-    }
-    let Some(text) = read_text(
-        &skill.entry.path,
-        &format!("{}/SKILL.md", skill.rel),
-        &display,
-        MAX_SKILL_BYTES,
-        sink,
-    ) else {
-        return;
-    };
-    let source = SourceFile::new(display, text);
-    if let Some(body_start) = frontmatter::check(&source, skill, sink) {
-        check_body_length(&source, body_start, sink);
-    }
-    // Every mentioned path is looked up on disk: not worth it when the findings are dropped.
-    if sink.keeps(Code::SkillLink) || sink.keeps(Code::SkillReferenceDepth) {
-        links::check(&source, skill, sink, sources);
-    }
-    sources.push(source);
-}
-
-fn check_body_length(source: &SourceFile, body_start: usize, sink: &mut Sink) {
-    let body = &source.text[body_start..];
-    let lines = body.lines().count();
-    if lines <= BODY_LINES_MAX {
-        return;
-    }
-    // Point at the first line past the recommendation.
-    let past: usize = body
-        .split_inclusive('\n')
-        .take(BODY_LINES_MAX)
-        .map(str::len)
-        .sum();
-    let at = body_start + past;
-    sink.push(
-        Diagnostic::new(
-            Code::SkillBodyLong,
-            format!(
-                "the body of SKILL.md has {lines} lines, over the {BODY_LINES_MAX} the Agent Skills specification recommends"
-            ),
-        )
-        .at(source, Span::new(at, at))
-        .help("move detailed sections into references/ files linked from SKILL.md; agents read those only when needed"),
-    );
-}
-
-/// The bytes of the regular files under `dir` (`rel` below the entry), reporting links,
-/// special files and folders that cannot be listed; none of them is followed or counted.
-fn walk(entry: &EntryDir, dir: &Path, rel: &str, sink: &mut Sink) -> u64 {
-    let children = match acp_registry_core::fs::list_dir(dir) {
-        Ok(children) => children,
-        Err(e) => {
-            sink.push(unlistable(&display_path(entry, rel), &e));
-            return 0;
-        }
-    };
-    let mut size = 0;
-    for child in children {
-        let child_rel = format!("{rel}/{}", child.name());
-        let path = dir.join(&child.name);
-        match child.kind {
-            Kind::Dir => size += walk(entry, &path, &child_rel, sink),
-            Kind::File => size += std::fs::symlink_metadata(&path).map_or(0, |m| m.len()),
-            kind => {
-                if let Some(refused) = refused(kind, &display_path(entry, &child_rel)) {
-                    sink.push(refused);
-                }
-            }
-        }
-    }
-    size
 }

@@ -1,4 +1,5 @@
 //! Deterministic archives: the same entries give the same bytes on every machine and run.
+//! `pack` writes its packages with them, `build` the skills' archives (`publish::skills`).
 //!
 //! Entries are written sorted by path, folders before their contents, with fixed times,
 //! owner 0/0 without names and modes 0644 (0755 for folders and executables). gzip
@@ -9,7 +10,7 @@ use std::io::{Cursor, Write};
 
 use flate2::{Compression, GzBuilder};
 
-/// The archive formats `pack` writes: `.tar.gz` everywhere but Windows, `.zip` there.
+/// The archive formats: `pack` writes `.tar.gz` everywhere but Windows, `.zip` there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PackFormat {
     TarGz,
@@ -59,6 +60,25 @@ fn ordered(entries: &Entries) -> Vec<(String, Option<&Entry>)> {
     all.extend(entries.iter().map(|(p, e)| (p.clone(), Some(e))));
     all.sort_by(|a, b| a.0.cmp(&b.0));
     all
+}
+
+/// Whether `path` fits a ustar header's name fields (100 bytes, or a 155-byte prefix and a
+/// 100-byte name split at a `/`), so no GNU or PAX long-name record is written: what readers
+/// of ustar alone (the `skills` CLI) need. Folders are written with a trailing `/`.
+pub(crate) fn fits_ustar(path: &str) -> bool {
+    let fits = |p: &str| {
+        p.len() <= 100
+            || p.char_indices().filter(|(_, c)| *c == '/').any(|(i, _)| {
+                let name = &p[i + 1..];
+                i <= 155 && !name.is_empty() && name.len() <= 100
+            })
+    };
+    fits(path) && folders_of(path).all(|f| fits(&f))
+}
+
+/// The folders above `path`, each with its trailing `/`.
+fn folders_of(path: &str) -> impl Iterator<Item = String> + '_ {
+    path.match_indices('/').map(|(i, _)| path[..=i].to_owned())
 }
 
 /// Writes `entries` in `format`. `mtime` is the tar entries' time (seconds since the
@@ -212,6 +232,20 @@ mod tests {
             };
             assert_eq!(mode, expected, "{name}");
         }
+    }
+
+    #[test]
+    fn a_path_fits_ustar_when_it_or_a_split_at_a_slash_fits_the_name_fields() {
+        assert!(fits_ustar("SKILL.md"));
+        assert!(fits_ustar(&"a".repeat(100)));
+        assert!(!fits_ustar(&"a".repeat(101)));
+        // A 155-byte prefix and a 100-byte name.
+        let prefix = format!("{}/{}", "a".repeat(99), "b".repeat(55));
+        assert!(fits_ustar(&format!("{prefix}/{}", "n".repeat(100))));
+        assert!(!fits_ustar(&format!("{prefix}b/{}", "n".repeat(100))));
+        // A folder above the file must fit too (it is written as its own entry).
+        assert!(!fits_ustar(&format!("{}/x", "d".repeat(101))));
+        assert!(fits_ustar(&format!("{}/x", "d".repeat(99))));
     }
 
     #[test]
