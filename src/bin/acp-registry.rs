@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use acp_registry::commands::{
     build, cache, exit, explain, failure_line, fmt, init, install, list, manual, matrix, new, pack,
-    run, uninstall, update, validate, verify, which, CommandError, Exit, Stream,
+    run, skill, uninstall, update, validate, verify, which, CommandError, Exit, Stream,
 };
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -75,6 +75,9 @@ enum Command {
     Uninstall(uninstall::Options),
     /// Manage the install cache: `cache gc` removes versions the registry no longer lists.
     Cache(cache::Options),
+    /// Install Agent Skills from a site's well-known index, a marketplace or a registry where
+    /// agents read them, every file verified first; list and remove them.
+    Skill(skill::Options),
 }
 
 /// The manual page's text beyond the argument definitions.
@@ -157,6 +160,7 @@ fn run(command: Command, out: &mut dyn Write) -> Result<Exit, CommandError> {
         Command::Which(options) => which::run(&options, out, err),
         Command::Uninstall(options) => uninstall::run(&options, out),
         Command::Cache(options) => cache::run(&options, out, err),
+        Command::Skill(options) => skill::run(&options, out, err),
         Command::Explain(options) => explain::run(&options, out),
         Command::Init(options) => init::run(&options, out),
         Command::Update(options) => update::run(&options, out),

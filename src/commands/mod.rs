@@ -40,6 +40,9 @@ pub mod new;
 pub mod online;
 pub mod pack;
 pub mod run;
+pub mod skill;
+mod skill_install;
+mod skill_registry;
 mod stream;
 mod template;
 pub mod uninstall;
@@ -65,7 +68,7 @@ mod tests {
     use super::*;
 
     /// Each command module's source: none may name another (see the module doc).
-    const COMMANDS: [(&str, &str); 16] = [
+    const COMMANDS: [(&str, &str); 17] = [
         ("build", include_str!("build.rs")),
         ("cache", include_str!("cache.rs")),
         ("explain", include_str!("explain.rs")),
@@ -77,6 +80,7 @@ mod tests {
         ("new", include_str!("new.rs")),
         ("pack", include_str!("pack.rs")),
         ("run", include_str!("run.rs")),
+        ("skill", include_str!("skill.rs")),
         ("uninstall", include_str!("uninstall.rs")),
         ("update", include_str!("update.rs")),
         ("validate", include_str!("validate.rs")),

@@ -31,4 +31,4 @@ mod tree;
 pub use error::SkillFetchError;
 pub use fetch::fetch_skills;
 pub use fetched::{FetchLimits, FetchOptions, FetchedSkill, Selection};
-pub use tree::front_matter_name;
+pub use tree::{check_skill, front_matter_name, read_folder};

@@ -9,9 +9,12 @@ use super::fetched::FetchLimits;
 use acp_registry_core::fs::Kind;
 use acp_registry_core::skill_install::{is_safe_file_path, is_skill_name};
 
-/// Every file below `dir` (shown as `shown`), by path: a link, a special file or more than
-/// the limits allow is refused.
-pub(crate) fn read_folder(
+/// Every file below the local skill folder `dir` (shown as `shown`), by path: a link, a
+/// special file or more than the limits allow is refused.
+///
+/// # Errors
+/// [`SkillFetchError::Refused`] naming the file at fault.
+pub fn read_folder(
     dir: &Path,
     shown: &str,
     limits: &FetchLimits,
@@ -100,7 +103,10 @@ pub fn front_matter_name(skill_md: &[u8]) -> Option<String> {
 
 /// Refuses a skill `name` (as the index or folder names it) whose files, fetched from
 /// `shown`, are not a skill of that name within the limits.
-pub(crate) fn check_skill(
+///
+/// # Errors
+/// [`SkillFetchError::Refused`] saying what is wrong.
+pub fn check_skill(
     name: &str,
     files: &BTreeMap<String, Vec<u8>>,
     shown: &str,
