@@ -33,6 +33,7 @@ mod pack_verify;
 mod parity;
 mod properties;
 mod scaffold;
+mod skill_install;
 mod schema_docs;
 mod snapshots;
 mod trust;
