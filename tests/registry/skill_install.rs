@@ -20,7 +20,8 @@ fn skill(name: &str) -> BTreeMap<String, Vec<u8>> {
     BTreeMap::from([
         (
             "SKILL.md".to_owned(),
-            format!("---\nname: {name}\ndescription: Does {name} things.\n---\n# {name}\n").into_bytes(),
+            format!("---\nname: {name}\ndescription: Does {name} things.\n---\n# {name}\n")
+                .into_bytes(),
         ),
         ("references/guide.md".to_owned(), b"guide\n".to_vec()),
         ("scripts/run.py".to_owned(), b"print('hi')\n".to_vec()),
@@ -36,7 +37,12 @@ struct Layout {
     sums: bool,
 }
 
-const ALL: Layout = Layout { v2: true, v1: true, marketplace: true, sums: true };
+const ALL: Layout = Layout {
+    v2: true,
+    v1: true,
+    marketplace: true,
+    sums: true,
+};
 
 /// A site folder in the agreed layout (docs/format.md): both indexes, the 0.2.0 archives, the
 /// 0.1.0 files, the marketplace with a plugin per skill, and `SHA256SUMS` of every file.
@@ -46,8 +52,10 @@ fn site(root: &Path, skills: &[(&str, BTreeMap<String, Vec<u8>>)], layout: Layou
     for (name, skill) in skills {
         let entries: Vec<Entry> = skill.iter().map(|(p, b)| Entry::File(p, b)).collect();
         let archive = tar_gz(&entries);
-        v2.push(serde_json::json!({"name": name, "description": "d", "type": "archive",
-            "url": format!("{name}.tar.gz"), "digest": format!("sha256:{}", sha256_hex(&archive))}));
+        v2.push(
+            serde_json::json!({"name": name, "description": "d", "type": "archive",
+            "url": format!("{name}.tar.gz"), "digest": format!("sha256:{}", sha256_hex(&archive))}),
+        );
         files.insert(format!(".well-known/agent-skills/{name}.tar.gz"), archive);
         v1.push(serde_json::json!({"name": name, "description": "d", "files": skill.keys().collect::<Vec<_>>()}));
         plugins.push(serde_json::json!({"name": name, "source": format!("./plugins/{name}"), "description": "d"}));
@@ -56,11 +64,17 @@ fn site(root: &Path, skills: &[(&str, BTreeMap<String, Vec<u8>>)], layout: Layou
                 files.insert(format!(".well-known/skills/{name}/{path}"), bytes.clone());
             }
             if layout.marketplace {
-                files.insert(format!("plugins/{name}/skills/{name}/{path}"), bytes.clone());
+                files.insert(
+                    format!("plugins/{name}/skills/{name}/{path}"),
+                    bytes.clone(),
+                );
             }
         }
         if layout.marketplace {
-            files.insert(format!("plugins/{name}/.claude-plugin/plugin.json"), format!("{{\"name\": \"{name}\"}}").into_bytes());
+            files.insert(
+                format!("plugins/{name}/.claude-plugin/plugin.json"),
+                format!("{{\"name\": \"{name}\"}}").into_bytes(),
+            );
         }
     }
     let json = |v: serde_json::Value| serde_json::to_vec_pretty(&v).unwrap();
@@ -71,14 +85,23 @@ fn site(root: &Path, skills: &[(&str, BTreeMap<String, Vec<u8>>)], layout: Layou
         files.retain(|p, _| !p.starts_with(".well-known/agent-skills/"));
     }
     if layout.v1 {
-        files.insert(".well-known/skills/index.json".into(), json(serde_json::json!({"skills": v1})));
+        files.insert(
+            ".well-known/skills/index.json".into(),
+            json(serde_json::json!({"skills": v1})),
+        );
     }
     if layout.marketplace {
-        files.insert(".claude-plugin/marketplace.json".into(), json(serde_json::json!({
-            "name": "test", "owner": {"name": "t"}, "plugins": plugins})));
+        files.insert(
+            ".claude-plugin/marketplace.json".into(),
+            json(serde_json::json!({
+            "name": "test", "owner": {"name": "t"}, "plugins": plugins})),
+        );
     }
     if layout.sums {
-        let sums: String = files.iter().map(|(p, b)| format!("{}  {p}\n", sha256_hex(b))).collect();
+        let sums: String = files
+            .iter()
+            .map(|(p, b)| format!("{}  {p}\n", sha256_hex(b)))
+            .collect();
         files.insert("SHA256SUMS".into(), sums.into_bytes());
     }
     let list: Vec<(&String, &Vec<u8>)> = files.iter().collect();
@@ -109,7 +132,11 @@ fn place() -> Place {
     let (home, project) = (tmp.path().join("home"), tmp.path().join("project"));
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&project).unwrap();
-    Place { _tmp: tmp, home, project }
+    Place {
+        _tmp: tmp,
+        home,
+        project,
+    }
 }
 
 impl Place {
@@ -123,7 +150,10 @@ impl Place {
         acp_registry_with_env(
             &all,
             &repo_root(),
-            &[("HOME", self.home.to_str().unwrap()), ("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")],
+            &[
+                ("HOME", self.home.to_str().unwrap()),
+                ("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1"),
+            ],
         )
     }
 
@@ -131,35 +161,61 @@ impl Place {
     fn installed(&self, name: &str) -> BTreeMap<String, Vec<u8>> {
         let mut files = tree(&self.project.join(".agents/skills").join(name));
         assert!(files.remove(RECORD).is_some(), "no install record");
-        assert_eq!(tree(&self.project.join(".claude/skills").join(name)).len(), files.len() + 1);
+        assert_eq!(
+            tree(&self.project.join(".claude/skills").join(name)).len(),
+            files.len() + 1
+        );
         files
     }
 
     fn nothing_written(&self) {
-        assert!(tree(&self.project).is_empty(), "{:?}", tree(&self.project).keys());
+        assert!(
+            tree(&self.project).is_empty(),
+            "{:?}",
+            tree(&self.project).keys()
+        );
     }
 }
 
 #[test]
 fn a_site_folder_installs_by_the_0_2_0_index_byte_identical() {
     let (src, p) = (tempfile::tempdir().unwrap(), place());
-    site(src.path(), &[("alpha", skill("alpha")), ("beta", skill("beta"))], ALL);
+    site(
+        src.path(),
+        &[("alpha", skill("alpha")), ("beta", skill("beta"))],
+        ALL,
+    );
     let run = p.run(&["install", src.path().to_str().unwrap(), "beta"]);
     run.assert_ok();
-    assert!(run.stdout.contains("installed: ") && run.stdout.contains("the index's digest"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("installed: ") && run.stdout.contains("the index's digest"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(p.installed("beta"), skill("beta"));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(p.project.join(".agents/skills/beta/scripts/run.py")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(p.project.join(".agents/skills/beta/scripts/run.py"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o111, 0o111, "scripts are executable");
     }
     // Several skills and no name: refused, naming them.
     let run = p.run(&["install", src.path().to_str().unwrap()]);
-    assert!(run.stderr.contains("alpha, beta") && run.stderr.contains("--all"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("alpha, beta") && run.stderr.contains("--all"),
+        "{}",
+        run.stderr
+    );
     // list, then uninstall removes both folders.
     let list = p.run(&["list", "--project", p.project.to_str().unwrap()]);
-    assert!(list.stdout.contains("state: installed from"), "{}", list.stdout);
+    assert!(
+        list.stdout.contains("state: installed from"),
+        "{}",
+        list.stdout
+    );
     p.run(&["uninstall", "beta"]).assert_ok();
     p.nothing_written_below_skills();
 }
@@ -191,20 +247,41 @@ fn a_loopback_site_installs_by_either_index_version() {
 #[test]
 fn a_0_1_0_site_without_sha256sums_needs_allow_unverified() {
     let (src, p) = (tempfile::tempdir().unwrap(), place());
-    site(src.path(), &[("alpha", skill("alpha"))], Layout { v2: false, sums: false, ..ALL });
+    site(
+        src.path(),
+        &[("alpha", skill("alpha"))],
+        Layout {
+            v2: false,
+            sums: false,
+            ..ALL
+        },
+    );
     let server = serve(src.path());
     let run = p.run(&["install", &server.url("/")]);
     assert_eq!(run.code, 2, "{}", run.all());
-    assert!(run.stderr.contains("SHA256SUMS") && run.stderr.contains("--allow-unverified"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("SHA256SUMS") && run.stderr.contains("--allow-unverified"),
+        "{}",
+        run.stderr
+    );
     p.nothing_written();
-    p.run(&["install", &server.url("/"), "--allow-unverified"]).assert_ok();
+    p.run(&["install", &server.url("/"), "--allow-unverified"])
+        .assert_ok();
     assert_eq!(p.installed("alpha"), skill("alpha"));
 }
 
 #[test]
 fn a_marketplace_folder_and_a_registry_folder_install_byte_identical() {
     let (src, p) = (tempfile::tempdir().unwrap(), place());
-    site(src.path(), &[("alpha", skill("alpha"))], Layout { v2: false, v1: false, ..ALL });
+    site(
+        src.path(),
+        &[("alpha", skill("alpha"))],
+        Layout {
+            v2: false,
+            v1: false,
+            ..ALL
+        },
+    );
     let marketplace = src.path().join(".claude-plugin/marketplace.json");
     let run = p.run(&["install", marketplace.to_str().unwrap()]);
     run.assert_ok();
@@ -213,20 +290,45 @@ fn a_marketplace_folder_and_a_registry_folder_install_byte_identical() {
     // The bundled registry's agent skill, checked by the registry's rules first.
     let p = place();
     let registry = repo_root().join("registry");
-    p.run(&["install", "--registry", registry.to_str().unwrap(), "agent-collaboration-protocol"]).assert_ok();
-    let from = tree(&registry.join("agent-collaboration-protocol/skill/agent-collaboration-protocol"));
+    p.run(&[
+        "install",
+        "--registry",
+        registry.to_str().unwrap(),
+        "agent-collaboration-protocol",
+    ])
+    .assert_ok();
+    let from =
+        tree(&registry.join("agent-collaboration-protocol/skill/agent-collaboration-protocol"));
     assert_eq!(p.installed("agent-collaboration-protocol"), from);
 }
 
 #[test]
 fn a_registry_skill_with_rule_errors_is_refused() {
     let (reg, p) = (tempfile::tempdir().unwrap(), place());
-    crate::common::copy_dir(&repo_root().join("registry/agent-collaboration-protocol"), &reg.path().join("agent-collaboration-protocol"));
-    let skill_md = reg.path().join("agent-collaboration-protocol/skill/agent-collaboration-protocol/SKILL.md");
-    std::fs::write(&skill_md, "---\nname: other-name\ndescription: x\n---\nbody\n").unwrap();
-    let run = p.run(&["install", "--registry", reg.path().to_str().unwrap(), "agent-collaboration-protocol"]);
+    crate::common::copy_dir(
+        &repo_root().join("registry/agent-collaboration-protocol"),
+        &reg.path().join("agent-collaboration-protocol"),
+    );
+    let skill_md = reg
+        .path()
+        .join("agent-collaboration-protocol/skill/agent-collaboration-protocol/SKILL.md");
+    std::fs::write(
+        &skill_md,
+        "---\nname: other-name\ndescription: x\n---\nbody\n",
+    )
+    .unwrap();
+    let run = p.run(&[
+        "install",
+        "--registry",
+        reg.path().to_str().unwrap(),
+        "agent-collaboration-protocol",
+    ]);
     assert_eq!(run.code, 2, "{}", run.all());
-    assert!(run.stderr.contains("skill rules found errors"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("skill rules found errors"),
+        "{}",
+        run.stderr
+    );
     p.nothing_written();
 }
 
@@ -235,21 +337,53 @@ fn a_digest_or_a_file_that_differs_installs_nothing() {
     // 0.2.0: the archive changed after the index was written.
     let (src, p) = (tempfile::tempdir().unwrap(), place());
     site(src.path(), &[("alpha", skill("alpha"))], ALL);
-    std::fs::write(src.path().join(".well-known/agent-skills/alpha.tar.gz"), tar_gz(&[Entry::File("SKILL.md", b"x")])).unwrap();
+    std::fs::write(
+        src.path().join(".well-known/agent-skills/alpha.tar.gz"),
+        tar_gz(&[Entry::File("SKILL.md", b"x")]),
+    )
+    .unwrap();
     let run = p.run(&["install", src.path().to_str().unwrap()]);
-    assert!(run.code == 2 && run.stderr.contains("the index's digest says"), "{}", run.all());
+    assert!(
+        run.code == 2 && run.stderr.contains("the index's digest says"),
+        "{}",
+        run.all()
+    );
     p.nothing_written();
     // 0.1.0: a listed file differs from SHA256SUMS.
     let (src, p) = (tempfile::tempdir().unwrap(), place());
-    site(src.path(), &[("alpha", skill("alpha"))], Layout { v2: false, ..ALL });
-    std::fs::write(src.path().join(".well-known/skills/alpha/references/guide.md"), "changed").unwrap();
+    site(
+        src.path(),
+        &[("alpha", skill("alpha"))],
+        Layout { v2: false, ..ALL },
+    );
+    std::fs::write(
+        src.path()
+            .join(".well-known/skills/alpha/references/guide.md"),
+        "changed",
+    )
+    .unwrap();
     let run = p.run(&["install", src.path().to_str().unwrap()]);
-    assert!(run.code == 2 && run.stderr.contains("differs from what the source published"), "{}", run.all());
+    assert!(
+        run.code == 2
+            && run
+                .stderr
+                .contains("differs from what the source published"),
+        "{}",
+        run.all()
+    );
     p.nothing_written();
     // 0.1.0: a listed file is missing.
-    std::fs::remove_file(src.path().join(".well-known/skills/alpha/references/guide.md")).unwrap();
+    std::fs::remove_file(
+        src.path()
+            .join(".well-known/skills/alpha/references/guide.md"),
+    )
+    .unwrap();
     let run = p.run(&["install", src.path().to_str().unwrap()]);
-    assert!(run.code == 2 && run.stderr.contains("does not exist"), "{}", run.all());
+    assert!(
+        run.code == 2 && run.stderr.contains("does not exist"),
+        "{}",
+        run.all()
+    );
     p.nothing_written();
 }
 
@@ -258,25 +392,53 @@ fn site_with_archive(root: &Path, name: &str, archive: &[u8]) {
     let index = serde_json::json!({"$schema": "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
         "skills": [{"name": name, "description": "d", "type": "archive", "url": "a.tar.gz",
         "digest": format!("sha256:{}", sha256_hex(archive))}]});
-    write_tree(root, &[
-        (".well-known/agent-skills/index.json", serde_json::to_vec(&index).unwrap()),
-        (".well-known/agent-skills/a.tar.gz", archive.to_vec()),
-    ]);
+    write_tree(
+        root,
+        &[
+            (
+                ".well-known/agent-skills/index.json",
+                serde_json::to_vec(&index).unwrap(),
+            ),
+            (".well-known/agent-skills/a.tar.gz", archive.to_vec()),
+        ],
+    );
 }
 
 #[test]
 fn an_archive_member_that_climbs_or_links_or_a_name_that_differs_installs_nothing() {
     let md = b"---\nname: alpha\ndescription: d\n---\n";
     for (entries, said) in [
-        (vec![Entry::File("SKILL.md", md), Entry::File("../evil", b"x")], "refused"),
-        (vec![Entry::File("SKILL.md", md), Entry::Symlink("link", "SKILL.md")], "symbolic link"),
-        (vec![Entry::File("alpha/SKILL.md", md)], "no SKILL.md at the skill's root"),
-        (vec![Entry::File("SKILL.md", b"---\nname: beta\ndescription: d\n---\n")], "one name everywhere"),
+        (
+            vec![Entry::File("SKILL.md", md), Entry::File("../evil", b"x")],
+            "refused",
+        ),
+        (
+            vec![
+                Entry::File("SKILL.md", md),
+                Entry::Symlink("link", "SKILL.md"),
+            ],
+            "symbolic link",
+        ),
+        (
+            vec![Entry::File("alpha/SKILL.md", md)],
+            "no SKILL.md at the skill's root",
+        ),
+        (
+            vec![Entry::File(
+                "SKILL.md",
+                b"---\nname: beta\ndescription: d\n---\n",
+            )],
+            "one name everywhere",
+        ),
     ] {
         let (src, p) = (tempfile::tempdir().unwrap(), place());
         site_with_archive(src.path(), "alpha", &tar_gz(&entries));
         let run = p.run(&["install", src.path().to_str().unwrap()]);
-        assert!(run.code == 2 && run.stderr.contains(said), "{said}: {}", run.all());
+        assert!(
+            run.code == 2 && run.stderr.contains(said),
+            "{said}: {}",
+            run.all()
+        );
         p.nothing_written();
         assert!(!src.path().parent().unwrap().join("evil").exists());
     }
@@ -289,10 +451,21 @@ fn a_target_that_is_a_link_or_holds_another_skill_is_refused_without_force() {
     // Someone else's skill of that name.
     write_tree(&p.project, &[(".claude/skills/alpha/SKILL.md", "mine")]);
     let run = p.run(&["install", src.path().to_str().unwrap()]);
-    assert!(run.code == 2 && run.stderr.contains("holds a different skill"), "{}", run.all());
-    assert!(!p.project.join(".agents/skills/alpha").exists(), "nothing written when one target refuses");
-    assert_eq!(std::fs::read(p.project.join(".claude/skills/alpha/SKILL.md")).unwrap(), b"mine");
-    p.run(&["install", src.path().to_str().unwrap(), "--force"]).assert_ok();
+    assert!(
+        run.code == 2 && run.stderr.contains("holds a different skill"),
+        "{}",
+        run.all()
+    );
+    assert!(
+        !p.project.join(".agents/skills/alpha").exists(),
+        "nothing written when one target refuses"
+    );
+    assert_eq!(
+        std::fs::read(p.project.join(".claude/skills/alpha/SKILL.md")).unwrap(),
+        b"mine"
+    );
+    p.run(&["install", src.path().to_str().unwrap(), "--force"])
+        .assert_ok();
     assert_eq!(p.installed("alpha"), skill("alpha"));
     // A skills folder that is a link.
     #[cfg(unix)]
@@ -301,7 +474,11 @@ fn a_target_that_is_a_link_or_holds_another_skill_is_refused_without_force() {
         std::fs::create_dir_all(p.project.join(".agents")).unwrap();
         acp_test_kit::symlink(outside.path(), &p.project.join(".agents/skills")).unwrap();
         let run = p.run(&["install", src.path().to_str().unwrap(), "--force"]);
-        assert!(run.code == 2 && run.stderr.contains("symbolic link"), "{}", run.all());
+        assert!(
+            run.code == 2 && run.stderr.contains("symbolic link"),
+            "{}",
+            run.all()
+        );
         assert!(tree(outside.path()).is_empty());
     }
 }

@@ -66,6 +66,7 @@ fn help_texts() {
         &["which", "--help"],
         &["uninstall", "--help"],
         &["cache", "gc", "--help"],
+        &["skill", "install", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);

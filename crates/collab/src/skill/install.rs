@@ -69,6 +69,19 @@ fn ours(found: &Found) -> Option<(bool, Option<String>, Option<PathBuf>)> {
 
 /// The state line of `skill list`.
 pub(crate) fn state(item: &Listed) -> String {
+    if let Found::Ours { record, .. } = &item.found {
+        if record.get("engine").is_none() {
+            // Written by another tool through the same installer (`acp-registry skill install`).
+            let by = record
+                .get("installed_by")
+                .and_then(Value::as_str)
+                .unwrap_or("another tool");
+            return format!(
+                "installed by {}, without this engine's launchers; `acp-collab skill install` replaces it",
+                acp_registry_core::escape::terminal(by)
+            );
+        }
+    }
     if let Some((current, version, _)) = ours(&item.found) {
         return if current {
             "current".to_owned()
