@@ -98,10 +98,11 @@ fn site(root: &Path, skills: &[(&str, BTreeMap<String, Vec<u8>>)], layout: Layou
         );
     }
     if layout.sums {
-        let sums: String = files
-            .iter()
-            .map(|(p, b)| format!("{}  {p}\n", sha256_hex(b)))
-            .collect();
+        let sums = files.iter().fold(String::new(), |mut out, (p, b)| {
+            use std::fmt::Write;
+            let _ = writeln!(out, "{}  {p}", sha256_hex(b));
+            out
+        });
         files.insert("SHA256SUMS".into(), sums.into_bytes());
     }
     let list: Vec<(&String, &Vec<u8>)> = files.iter().collect();

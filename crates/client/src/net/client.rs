@@ -357,7 +357,7 @@ impl Client {
         }
         let mut body = Vec::new();
         read_body(held.response, cap, None, |chunk| {
-            body.extend_from_slice(chunk)
+            body.extend_from_slice(chunk);
         })
         .await?;
         Ok(Some(body))

@@ -226,3 +226,20 @@ pub fn seen_by(scanned: &BTreeMap<PathBuf, Vec<&'static str>>, dir: &Path) -> Ve
     titles.sort_unstable();
     titles
 }
+
+/// Where an install (or uninstall) goes, and how careful it is.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// `--agent`.
+    pub agent: String,
+    /// `--global` or `--project`.
+    pub scope: Scope,
+    /// The home and project folders.
+    pub roots: Roots,
+    /// `--force`: replace a hand-edited install, or a folder not written by an install.
+    pub force: bool,
+    /// `--follow-links`: follow links above the skill folder (never at it or inside it).
+    pub follow_links: bool,
+    /// The command group the messages name, e.g. `acp-collab skill`.
+    pub tool: &'static str,
+}

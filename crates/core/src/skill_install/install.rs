@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::clients::{agent, seen_by, targets, Roots, Scope};
+use super::clients::{agent, seen_by, targets, Target};
 use super::error::SkillInstallError;
 use super::names::{is_safe_file_path, is_skill_name};
 use super::record::{
@@ -74,23 +74,6 @@ impl Skill {
         }
         Ok(())
     }
-}
-
-/// Where an install (or uninstall) goes, and how careful it is.
-#[derive(Debug, Clone)]
-pub struct Target {
-    /// `--agent`.
-    pub agent: String,
-    /// `--global` or `--project`.
-    pub scope: Scope,
-    /// The home and project folders.
-    pub roots: Roots,
-    /// `--force`: replace a hand-edited install, or a folder not written by an install.
-    pub force: bool,
-    /// `--follow-links`: follow links above the skill folder (never at it or inside it).
-    pub follow_links: bool,
-    /// The command group the messages name, e.g. `acp-collab skill`.
-    pub tool: &'static str,
 }
 
 /// What an install did to one folder.
@@ -263,64 +246,4 @@ fn shadowing(
         ));
     }
     Ok(warnings)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn target(project: &Path) -> Target {
-        Target {
-            agent: "codex".into(),
-            scope: Scope::Project,
-            roots: Roots {
-                home: None,
-                project: project.to_path_buf(),
-            },
-            force: false,
-            follow_links: false,
-            tool: "test skill",
-        }
-    }
-
-    #[test]
-    fn any_skill_installs_with_its_record_and_a_path_that_climbs_is_refused_first() {
-        let tmp = tempfile::tempdir().unwrap();
-        let files = BTreeMap::from([
-            ("SKILL.md".to_owned(), b"---\nname: pdf\n---\n".to_vec()),
-            ("scripts/x.sh".to_owned(), b"echo\n".to_vec()),
-        ]);
-        let mut skill = Skill::new("pdf", files.clone());
-        skill
-            .about
-            .insert("source".into(), serde_json::json!({"from": "here"}));
-        let report = install(&skill, &target(tmp.path())).unwrap();
-        assert_eq!(report.placed[0].outcome, Outcome::Installed);
-        let dir = tmp.path().join(".agents/skills/pdf");
-        let Found::Ours { record, .. } = inspect(&dir).unwrap() else {
-            panic!("not recognised as an install");
-        };
-        assert_eq!(record["source"]["from"], "here");
-        let again = install(&skill, &target(tmp.path())).unwrap();
-        assert_eq!(again.placed[0].outcome, Outcome::Unchanged);
-
-        for bad in ["../evil", RECORD_FILE, "SKILL.md/x"] {
-            let mut hostile = files.clone();
-            hostile.insert(bad.into(), Vec::new());
-            let err = install(&Skill::new("pdf", hostile), &target(tmp.path())).unwrap_err();
-            assert!(
-                matches!(err, SkillInstallError::BadFile { .. }),
-                "{bad}: {err}"
-            );
-        }
-        assert!(matches!(
-            install(&Skill::new("../pdf", files), &target(tmp.path())),
-            Err(SkillInstallError::BadName(_))
-        ));
-        assert!(!tmp.path().join("evil").exists());
-        assert_eq!(
-            crate::skill_install::uninstall("pdf", &target(tmp.path())).unwrap()[0].1,
-            crate::skill_install::Removal::Removed
-        );
-    }
 }

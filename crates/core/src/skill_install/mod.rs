@@ -23,10 +23,11 @@ mod record;
 mod uninstall;
 
 pub use clients::{
-    agent, agents_table, seen_by, targets, Agent, Client, Roots, Scope, AGENTS, CLIENTS, UNIVERSAL,
+    agent, agents_table, seen_by, targets, Agent, Client, Roots, Scope, Target, AGENTS, CLIENTS,
+    UNIVERSAL,
 };
 pub use error::SkillInstallError;
-pub use install::{install, InstallReport, Outcome, Placed, Skill, Target};
+pub use install::{install, InstallReport, Outcome, Placed, Skill};
 pub use names::{is_safe_file_path, is_skill_name, MAX_NAME_CHARS};
 pub use record::{inspect, read_tree, Found, RECORD_FILE};
 pub use uninstall::{list, uninstall, Listed, Removal};

@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::clients::{agent, seen_by, targets, Roots};
+use super::clients::{agent, seen_by, targets, Roots, Target};
 use super::error::SkillInstallError;
-use super::install::Target;
 use super::names::is_skill_name;
 use super::record::{checked_targets, inspect, read_tree, Found, RECORD_FILE};
 use crate::fs::Kind;
@@ -166,4 +165,69 @@ fn recorded_children(folder: &Path) -> Result<Vec<String>, SkillInstallError> {
     }
     names.sort();
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use super::*;
+    use crate::skill_install::clients::Scope;
+    use crate::skill_install::install::{install, Outcome, Skill};
+
+    fn target(project: &Path) -> Target {
+        Target {
+            agent: "codex".into(),
+            scope: Scope::Project,
+            roots: Roots {
+                home: None,
+                project: project.to_path_buf(),
+            },
+            force: false,
+            follow_links: false,
+            tool: "test skill",
+        }
+    }
+
+    #[test]
+    fn any_skill_installs_with_its_record_and_a_path_that_climbs_is_refused_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = BTreeMap::from([
+            ("SKILL.md".to_owned(), b"---\nname: pdf\n---\n".to_vec()),
+            ("scripts/x.sh".to_owned(), b"echo\n".to_vec()),
+        ]);
+        let mut skill = Skill::new("pdf", files.clone());
+        skill
+            .about
+            .insert("source".into(), serde_json::json!({"from": "here"}));
+        let report = install(&skill, &target(tmp.path())).unwrap();
+        assert_eq!(report.placed[0].outcome, Outcome::Installed);
+        let dir = tmp.path().join(".agents/skills/pdf");
+        let Found::Ours { record, .. } = inspect(&dir).unwrap() else {
+            panic!("not recognised as an install");
+        };
+        assert_eq!(record["source"]["from"], "here");
+        let again = install(&skill, &target(tmp.path())).unwrap();
+        assert_eq!(again.placed[0].outcome, Outcome::Unchanged);
+
+        for bad in ["../evil", RECORD_FILE, "SKILL.md/x"] {
+            let mut hostile = files.clone();
+            hostile.insert(bad.into(), Vec::new());
+            let err = install(&Skill::new("pdf", hostile), &target(tmp.path())).unwrap_err();
+            assert!(
+                matches!(err, SkillInstallError::BadFile { .. }),
+                "{bad}: {err}"
+            );
+        }
+        assert!(matches!(
+            install(&Skill::new("../pdf", files), &target(tmp.path())),
+            Err(SkillInstallError::BadName(_))
+        ));
+        assert!(!tmp.path().join("evil").exists());
+        assert_eq!(
+            uninstall("pdf", &target(tmp.path())).unwrap()[0].1,
+            Removal::Removed
+        );
+    }
 }
