@@ -483,3 +483,48 @@ fn a_target_that_is_a_link_or_holds_another_skill_is_refused_without_force() {
         assert!(tree(outside.path()).is_empty());
     }
 }
+
+#[test]
+fn a_marketplace_is_checked_against_sha256sums_and_over_http_needs_them() {
+    let (src, p) = (tempfile::tempdir().unwrap(), place());
+    site(
+        src.path(),
+        &[("alpha", skill("alpha"))],
+        Layout {
+            v2: false,
+            v1: false,
+            ..ALL
+        },
+    );
+    let server = serve(src.path());
+    p.run(&["install", &server.url("/.claude-plugin/marketplace.json")])
+        .assert_ok();
+    assert_eq!(p.installed("alpha"), skill("alpha"));
+
+    // A plugin's file changed after SHA256SUMS was written: refused, locally and over HTTP.
+    let p = place();
+    std::fs::write(
+        src.path()
+            .join("plugins/alpha/skills/alpha/references/guide.md"),
+        "changed",
+    )
+    .unwrap();
+    for source in [src.path().to_str().unwrap().to_owned(), server.url("/")] {
+        let run = p.run(&["install", &source]);
+        assert!(
+            run.code == 2 && run.stderr.contains("differs"),
+            "{source}: {}",
+            run.all()
+        );
+        p.nothing_written();
+    }
+    // Without SHA256SUMS: over HTTP nothing names the files.
+    std::fs::remove_file(src.path().join("SHA256SUMS")).unwrap();
+    let run = p.run(&["install", &server.url("/"), "--allow-unverified"]);
+    assert!(
+        run.code == 2 && run.stderr.contains("lists no files"),
+        "{}",
+        run.all()
+    );
+    p.nothing_written();
+}
