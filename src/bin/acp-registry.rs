@@ -75,8 +75,9 @@ enum Command {
     Uninstall(uninstall::Options),
     /// Manage the install cache: `cache gc` removes versions the registry no longer lists.
     Cache(cache::Options),
-    /// Agent Skills beyond the registry's entries: `skill check` checks someone's well-known
-    /// skills index or plugin marketplace against the files it lists.
+    /// Agent Skills: `skill check` checks someone's well-known skills index or plugin
+    /// marketplace against the files it lists; `skill install` installs skills from a site, a
+    /// marketplace or a registry where agents read them, every file verified first.
     Skill(skill::Options),
 }
 
@@ -163,7 +164,7 @@ fn run(command: Command, out: &mut dyn Write) -> Result<Exit, CommandError> {
         Command::Cache(options) => cache::run(&options, out, err),
         Command::Skill(mut options) => {
             options.set_color(stdout_color);
-            skill::run(&options, out)
+            skill::run(&options, out, err)
         }
         Command::Explain(options) => explain::run(&options, out),
         Command::Init(options) => init::run(&options, out),

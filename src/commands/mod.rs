@@ -42,6 +42,8 @@ pub mod pack;
 pub mod run;
 pub mod skill;
 pub mod skill_check;
+mod skill_install;
+mod skill_registry;
 mod stream;
 mod template;
 pub mod uninstall;

@@ -299,7 +299,7 @@ pub(crate) fn site_only(plan: Plan<'_>) -> Plan<'_> {
     files.paths = files
         .site
         .as_ref()
-        .map(|(site, _)| site.paths())
+        .map(|(site, _, _)| site.paths())
         .unwrap_or_default();
     files
         .paths

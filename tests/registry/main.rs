@@ -14,7 +14,8 @@
 //! against local servers); issue 31: `skills_build` (stand-alone skills, the skills indexes
 //! and marketplace `build` writes), `skill_clients` (the `skills` CLI, Claude Code and the
 //! reference validator on what `build` publishes), `skill_check` (`skill check` on hostile and
-//! good skills indexes and marketplaces). Helpers that need the registry's types live in
+//! good skills indexes and marketplaces), `skill_install` (`skill install` from sites,
+//! marketplaces and registries). Helpers that need the registry's types live in
 //! `common/`.
 
 mod common;
@@ -40,6 +41,7 @@ mod scaffold;
 mod schema_docs;
 mod skill_check;
 mod skill_clients;
+mod skill_install;
 mod snapshots;
 mod trust;
 mod update;

@@ -67,11 +67,13 @@ fn help_texts() {
         &["uninstall", "--help"],
         &["cache", "gc", "--help"],
         &["skill", "check", "--help"],
+        &["skill", "install", "--help"],
     ] {
         let run = acp_registry(args, &repo_root());
         assert_eq!(run.code, 0);
         let name = match args {
             [_] => "help".to_string(),
+            ["skill", sub, ..] => format!("help-skill-{sub}"),
             [command, ..] => format!("help-{command}"),
             [] => unreachable!(),
         };

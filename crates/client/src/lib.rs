@@ -20,7 +20,8 @@
 //!    caller.
 //!
 //! [`skill_index`] is the vocabulary of the indexes skill clients read (the well-known skills
-//! discovery index, both versions, and Claude Code plugin marketplaces).
+//! discovery index, both versions, and Claude Code plugin marketplaces); [`skills`] fetches
+//! and verifies skills from a site or a marketplace.
 //!
 //! [`age`] tells when a pinned npm or `PyPI` version was published (for release-age
 //! cooldowns); [`platform`] holds the format's vocabulary (platform keys, kinds, archive
@@ -80,6 +81,7 @@ pub mod platform;
 pub mod registry;
 pub mod resolve;
 pub mod skill_index;
+pub mod skills;
 pub mod store;
 
 pub use install::PinPolicy;

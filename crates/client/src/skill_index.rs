@@ -36,35 +36,23 @@ pub const DIGEST_PREFIX: &str = "sha256:";
 /// A description's length limit in characters (both index versions, and SKILL.md).
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// A skill name's length limit in characters.
-pub const MAX_NAME_CHARS: usize = 64;
+pub const MAX_NAME_CHARS: usize = acp_registry_core::skill_install::MAX_NAME_CHARS;
 
 /// A skill name by the Agent Skills rule: 1-64 characters of `^[a-z0-9]+(-[a-z0-9]+)*$`
-/// (lowercase letters, digits, single hyphens inside).
+/// (lowercase letters, digits, single hyphens inside). The core's rule, which the installer
+/// applies too: one definition.
 #[must_use]
 pub fn is_skill_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME_CHARS
-        && name.split('-').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
+    acp_registry_core::skill_install::is_skill_name(name)
 }
 
 /// A path as a 0.1.0 `files` entry (and an archive member) may name it: relative, forward
 /// slashes, printable ASCII, no empty or `.` segment, no `..` anywhere (the `skills` CLI
-/// drops any path holding it), no backslash or drive letter.
+/// drops any path holding it), no backslash or drive letter. The core's rule for an
+/// installed skill's files: one definition.
 #[must_use]
 pub fn is_safe_listed_path(path: &str) -> bool {
-    let drive = path.as_bytes().get(1) == Some(&b':');
-    let refused = path.is_empty()
-        || drive
-        || path.starts_with('/')
-        || path.contains('\\')
-        || path.contains("..")
-        || path.bytes().any(|b| !(0x20..0x7f).contains(&b));
-    !refused && path.split('/').all(|seg| !seg.is_empty() && seg != ".")
+    acp_registry_core::skill_install::is_safe_file_path(path)
 }
 
 /// The 64 lowercase hex digits of a 0.2.0 `digest` (`sha256:<hex>`), or `None` when it is

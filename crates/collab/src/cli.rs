@@ -26,11 +26,12 @@ use crate::error::CollabError;
 use crate::guide::Invocation;
 use crate::init::{init, InitOptions};
 use crate::next::next_action_with;
-use crate::skill::{self, InstallOptions, Outcome, Removal, Roots, Scope, UninstallOptions};
+use crate::skill;
 use crate::status::{log, render_log_json, render_log_text, status};
 use crate::validate::validate;
 use crate::wait::{wait_for_turn, WaitOptions, WaitOutcome};
 use acp_registry_core::escape;
+use acp_registry_core::skill_install::{Outcome, Removal, Roots, Scope, Target};
 
 /// The output format of `validate`, `status` and `log`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -346,7 +347,10 @@ fn execute(command: Command, console: &mut Console) -> Result<Shown, CollabError
                 0,
             )
         }
-        Command::Skill(SkillCommand::Install(o)) if o.list => Shown::Text(skill::agents_table(), 0),
+        Command::Skill(SkillCommand::Install(o)) if o.list => Shown::Text(
+            acp_registry_core::skill_install::agents_table(skill::folder_name()),
+            0,
+        ),
         Command::Skill(SkillCommand::Install(SkillInstallOptions { target, .. })) => {
             install_skill(target, console)?
         }
@@ -440,20 +444,25 @@ fn scope_of(project: Option<&PathBuf>) -> Scope {
     }
 }
 
+/// Where the skill commands act, from their flags.
+fn skill_target(target: SkillTarget) -> Result<Target, CollabError> {
+    Ok(Target {
+        agent: target.agent,
+        scope: scope_of(target.project.as_ref()),
+        roots: roots(target.project)?,
+        force: target.force,
+        follow_links: target.follow_links,
+        tool: skill::TOOL,
+    })
+}
+
 /// `skill install`: for the user (below `HOME`) unless a project folder is named. Prints
 /// each folder and the clients that read it; other skills of the same name that those
 /// clients also scan are warnings on stderr.
 fn install_skill(target: SkillTarget, console: &mut Console) -> Result<Shown, CollabError> {
     let binary = std::env::current_exe().map_err(CollabError::CurrentExe)?;
-    let opts = InstallOptions {
-        agent: target.agent,
-        scope: scope_of(target.project.as_ref()),
-        roots: roots(target.project)?,
-        binary: binary.canonicalize().unwrap_or(binary),
-        force: target.force,
-        follow_links: target.follow_links,
-    };
-    let report = skill::install(&opts)?;
+    let binary = binary.canonicalize().unwrap_or(binary);
+    let report = skill::install(&binary, &skill_target(target)?)?;
     let mut text = String::new();
     for placed in &report.placed {
         let verb = match placed.outcome {
@@ -465,7 +474,7 @@ fn install_skill(target: SkillTarget, console: &mut Console) -> Result<Shown, Co
         text.push_str(&format!(
             "{verb}: {} (scripts run {})\n  seen by: {}\n",
             placed.dir.display(),
-            opts.binary.display(),
+            binary.display(),
             join_or(&placed.seen_by, "no known client")
         ));
     }
@@ -487,15 +496,8 @@ fn join_or(items: &[&str], none: &str) -> String {
 
 /// `skill uninstall`: removes what `skill install` wrote for the agent.
 fn uninstall_skill(target: SkillTarget) -> Result<Shown, CollabError> {
-    let opts = UninstallOptions {
-        agent: target.agent,
-        scope: scope_of(target.project.as_ref()),
-        roots: roots(target.project)?,
-        force: target.force,
-        follow_links: target.follow_links,
-    };
     let mut text = String::new();
-    for (dir, removal) in skill::uninstall(&opts)? {
+    for (dir, removal) in skill::uninstall(&skill_target(target)?)? {
         let line = match removal {
             Removal::Removed => format!("removed: {}", dir.display()),
             Removal::NotInstalled => format!("not installed: {}", dir.display()),
@@ -535,9 +537,9 @@ fn list_skill(project: Option<PathBuf>) -> Result<Shown, CollabError> {
         text.push_str(&format!(
             "{}\n  state: {}\n",
             item.dir.display(),
-            item.state()
+            skill::state(item)
         ));
-        if let Some(engine) = item.engine() {
+        if let Some(engine) = skill::engine(item) {
             text.push_str(&format!("  engine: {engine}\n"));
         }
         text.push_str(&format!(

@@ -126,43 +126,9 @@ pub enum CollabError {
     #[error("cannot write output: {0}")]
     WaitOutput(#[source] std::io::Error),
 
-    /// A user-level skill command without a home folder.
-    #[error("HOME is not set; pass --project DIR")]
-    NoHome,
-    /// `skill --agent` names no known agent (the known ones listed).
-    #[error("unknown agent '{name}'; use one of: {} (see skill install --list)", known.join(", "))]
-    UnknownAgent {
-        /// The agent as given.
-        name: String,
-        /// Every known agent.
-        known: Vec<&'static str>,
-    },
-    /// A skill folder could not be read, written or removed.
-    #[error("cannot install into {}: {message}", path.display())]
-    Install {
-        /// The file or folder.
-        path: PathBuf,
-        /// Why not.
-        message: String,
-    },
-    /// `skill install` would replace something without `--force` (what is there).
-    #[error("{} {what}; pass --force to replace it", dir.display())]
-    InTheWay {
-        /// The skill folder.
-        dir: PathBuf,
-        /// What is in the way, e.g. `exists and is not a folder`.
-        what: &'static str,
-    },
-    /// A skill folder, or a folder on the way to it below the home or project folder, is a
-    /// symbolic link: `skill install` and `skill uninstall` never write or delete through one.
-    #[error("{} is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, pass the folder it points to as --project, or, for a folder above the skill folder that you trust (a dotfiles link), pass --follow-links", .0.display())]
-    SkillLink(PathBuf),
-    /// `skill uninstall` of an install edited since, without `--force`.
-    #[error("{} is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)", .0.display())]
-    EditedInstall(PathBuf),
-    /// `skill uninstall` of a folder `skill install` did not write.
-    #[error("{} was not written by acp-collab skill install; remove it yourself if you mean to", .0.display())]
-    ForeignInstall(PathBuf),
+    /// A skill could not be installed, uninstalled or listed (the core's installer).
+    #[error(transparent)]
+    Skill(#[from] acp_registry_core::skill_install::SkillInstallError),
     /// The current folder cannot be read.
     #[error("cannot read the current folder: {0}")]
     CurrentFolder(#[source] std::io::Error),
@@ -194,6 +160,7 @@ mod tests {
 
     use super::CollabError;
     use crate::paths::ReadError;
+    use acp_registry_core::skill_install::SkillInstallError;
 
     /// Each typed failure prints the text its `Protocol(String)` used to carry, byte for
     /// byte: agents and the published scripts' users match on these lines.
@@ -221,13 +188,13 @@ mod tests {
             (CollabError::Lock { path: dir(), source: os() }, "cannot lock c/x: denied"),
             (CollabError::Append { path: dir(), source: os() }, "cannot append to c/x: denied"),
             (CollabError::WaitOutput(os()), "cannot write output: denied"),
-            (CollabError::NoHome, "HOME is not set; pass --project DIR"),
-            (CollabError::UnknownAgent { name: "vim".into(), known: vec!["universal", "claude"] }, "unknown agent 'vim'; use one of: universal, claude (see skill install --list)"),
-            (CollabError::Install { path: dir(), message: "denied".into() }, "cannot install into c/x: denied"),
-            (CollabError::InTheWay { dir: dir(), what: "exists and is not a folder" }, "c/x exists and is not a folder; pass --force to replace it"),
-            (CollabError::SkillLink(dir()), "c/x is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, pass the folder it points to as --project, or, for a folder above the skill folder that you trust (a dotfiles link), pass --follow-links"),
-            (CollabError::EditedInstall(dir()), "c/x is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)"),
-            (CollabError::ForeignInstall(dir()), "c/x was not written by acp-collab skill install; remove it yourself if you mean to"),
+            (SkillInstallError::NoHome.into(), "HOME is not set; pass --project DIR"),
+            (SkillInstallError::UnknownAgent { name: "vim".into(), known: vec!["universal", "claude"] }.into(), "unknown agent 'vim'; use one of: universal, claude (see skill install --list)"),
+            (SkillInstallError::Install { path: dir(), message: "denied".into() }.into(), "cannot install into c/x: denied"),
+            (SkillInstallError::InTheWay { dir: dir(), what: "exists and is not a folder".into() }.into(), "c/x exists and is not a folder; pass --force to replace it"),
+            (SkillInstallError::SkillLink { path: dir(), tool: "acp-collab skill" }.into(), "c/x is a symbolic link; acp-collab skill never writes or deletes through a link (it could point anywhere): replace it with a real folder, pass the folder it points to as --project, or, for a folder above the skill folder that you trust (a dotfiles link), pass --follow-links"),
+            (SkillInstallError::EditedInstall(dir()).into(), "c/x is an install of this skill edited since; pass --force to remove the files the install wrote (others are kept)"),
+            (SkillInstallError::ForeignInstall { dir: dir(), tool: "acp-collab skill" }.into(), "c/x was not written by acp-collab skill install; remove it yourself if you mean to"),
             (CollabError::CurrentFolder(os()), "cannot read the current folder: denied"),
             (CollabError::CurrentExe(os()), "cannot find the running acp-collab: denied"),
             (CollabError::Console(os()), "denied"),

@@ -8,9 +8,11 @@
 //! - [`fs`]: safe reads of an untrusted tree and atomic writes;
 //! - [`acp`]: ACP on stdio (framing, JSON-RPC, the method catalogue);
 //! - [`escape`]: escaping untrusted text for terminals and other outputs;
+//! - [`skill_install`]: the one skill installer (where agents read skills, the install
+//!   record, no writes through links);
 //! - [`cli`]: the failure line and the manual/completions both binaries print.
 
-// The public surface: these six modules, each a shared library of both tools. Inside them `pub`
+// The public surface: these seven modules, each a shared library of both tools. Inside them `pub`
 // marks what a tool uses; the rest is `pub(crate)`.
 #[cfg(feature = "acp")]
 pub mod acp;
@@ -18,5 +20,6 @@ pub mod acp;
 pub mod cli;
 pub mod escape;
 pub mod fs;
+pub mod skill_install;
 pub mod source;
 pub mod time;

@@ -71,31 +71,13 @@ pub(crate) fn check_skill_folder(
     name: &str,
     policy: &super::policy::Policy,
 ) -> (Vec<Diagnostic>, Vec<SourceFile>) {
-    let entry = EntryDir {
+    let dir = EntryDir {
         name: name.to_string(),
         path: root.to_path_buf(),
         display: String::new(),
     };
-    let mut sink = Sink::new(policy, Some(name.to_string()));
-    let mut sources = Vec::new();
-    let size = walk(&entry, &root.join(name), name, &mut sink);
-    if size > MAX_SKILL_BYTES {
-        sink.push(
-            Diagnostic::new(
-                Code::SkillTooLarge,
-                format!("{name}/ holds {size} bytes, over the 1 MiB limit"),
-            )
-            .in_file(name)
-            .help("move large assets out of the skill"),
-        );
-    }
-    let skill = SkillDir {
-        entry: &entry,
-        rel: name.to_string(),
-        folder: Some(name.to_string()),
-    };
-    check_skill(&skill, &mut sink, &mut sources);
-    (sink.diagnostics, sources)
+    let report = standalone::check_one(&dir, name, policy);
+    (report.diagnostics, report.sources)
 }
 
 /// The skill folders below `skill/`, each layout problem reported: files directly in

@@ -11,7 +11,7 @@ use super::folder::check_skill;
 use super::skill_dir::{SkillDir, MAX_SKILL_BYTES};
 use super::walk::{walk, Read};
 use crate::diagnostics::{Code, Diagnostic};
-use crate::rules::entry::EntryDir;
+use crate::rules::entry::{display_path, EntryDir};
 use crate::rules::policy::Policy;
 use crate::rules::read::{refused, unlistable};
 use crate::rules::sink::Sink;
@@ -84,8 +84,9 @@ pub(crate) fn check_standalone(
     (reports, sink.diagnostics)
 }
 
-/// The rules on `skills/<folder>/`.
-fn check_one(dir: &EntryDir, folder: &str, policy: &Policy) -> SkillReport {
+/// The rules on `<dir>/<folder>/` (`skills/<folder>/`, or a skill fetched into a scratch
+/// folder), findings' files shown below `dir`'s display path.
+pub(super) fn check_one(dir: &EntryDir, folder: &str, policy: &Policy) -> SkillReport {
     let mut sink = Sink::new(policy, None);
     let mut sources = Vec::new();
     let mut read = Read::default();
@@ -95,9 +96,9 @@ fn check_one(dir: &EntryDir, folder: &str, policy: &Policy) -> SkillReport {
         sink.push(
             Diagnostic::new(
                 Code::SkillTooLarge,
-                format!("{SKILLS_DIR}/{folder}/ holds {size} bytes, over the 1 MiB limit"),
+                format!("{}/ holds {size} bytes, over the 1 MiB limit", display_path(dir, folder)),
             )
-            .in_file(format!("{SKILLS_DIR}/{folder}"))
+            .in_file(display_path(dir, folder))
             .help("move large assets out of the skill; every client downloads all of it"),
         );
     }

@@ -337,6 +337,32 @@ impl Client {
         })
     }
 
+    /// The body of `url` (at most `cap` bytes) when it answers 200, `Ok(None)` when the
+    /// server says it does not exist (404 or 410); retried and under the download deadline
+    /// like [`Client::download`], never memoised. For the small files a caller checks itself
+    /// (a skill's files against their digests).
+    pub async fn bytes(&self, url: &str, cap: u64) -> Result<Option<Vec<u8>>, NetError> {
+        let url = parse(url)?;
+        self.within_deadline(self.retrying(|| self.bytes_once(url.clone(), cap)))
+            .await
+    }
+
+    async fn bytes_once(&self, url: Url, cap: u64) -> Result<Option<Vec<u8>>, NetError> {
+        let timeout = self.config.download_deadline;
+        let (held, _) = self.send(Method::GET, url, None, timeout).await?;
+        match held.response.status().as_u16() {
+            200 => {}
+            404 | 410 => return Ok(None),
+            status => return Err(NetError::Status(status)),
+        }
+        let mut body = Vec::new();
+        read_body(held.response, cap, None, |chunk| {
+            body.extend_from_slice(chunk);
+        })
+        .await?;
+        Ok(Some(body))
+    }
+
     /// Download `url` into the new file `dest` (at most `cap` bytes), hashing it as it
     /// streams; one attempt per retry, each written beside `dest` and renamed over it only
     /// when complete (`fs::atomic`). Not memoised: the caller owns `dest`.

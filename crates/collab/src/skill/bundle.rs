@@ -1,12 +1,10 @@
 //! The bundled skill: its name, its files as compiled in from the crate's `skill/` folder, and
-//! the names of the two files an install adds (the launchers' pointer and the install record).
+//! the name of the file an install adds (the launchers' pointer; the record is the core's).
 
 use std::collections::BTreeMap;
 
 /// The skill's name as stored in the registry.
 pub const NAME: &str = "agent-collaboration-protocol";
-/// The record of an install, inside the installed folder.
-pub const MARKER: &str = ".acp-collab-skill.json";
 /// Where the launchers read the installed binary's path.
 pub const POINTER: &str = "scripts/acp-collab-path.txt";
 /// The engine version an install records.

@@ -1,178 +1,115 @@
-//! `skill install`: every target folder checked before any is written, then what each client
-//! will see, and a warning for each other skill of the same name one of them also scans.
+//! The bundled skill through the core's installer (`acp_registry_core::skill_install`):
+//! the files an install writes (the skill, the launchers' pointer, the engine in the record),
+//! and what `skill list` says of each copy (current or outdated, the engine it runs).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::bundle::folder_name;
-use super::clients::{agent, seen_by, targets, Roots, Scope};
-use super::record::{
-    checked_targets, classify, inspect, install_files, io, read_tree, write_tree, Found,
-};
+use serde_json::{json, Value};
+
+use super::bundle::{folder_name, skill_tree, ENGINE_VERSION, POINTER};
 use crate::error::CollabError;
-use acp_registry_core::fs::Kind;
+use acp_registry_core::skill_install::{
+    self as core, Found, InstallReport, Listed, Removal, Target,
+};
 
-/// The `skill install` flags.
-#[derive(Debug, Clone)]
-pub(crate) struct InstallOptions {
-    /// `--agent`.
-    pub agent: String,
-    /// `--global` or `--project`.
-    pub scope: Scope,
-    /// The home and project folders.
-    pub roots: Roots,
-    /// The `acp-collab` the launchers will run.
-    pub binary: PathBuf,
-    /// `--force`: replace a hand-edited install, or a folder not written by an install.
-    pub force: bool,
-    /// `--follow-links`: follow links above the skill folder (never at it or inside it).
-    pub follow_links: bool,
+/// The command group the installer's messages name.
+pub(crate) const TOOL: &str = "acp-collab skill";
+
+/// The bundled skill as the installer takes it: its files, the pointer to `binary`, and the
+/// engine (version and binary) in the record.
+fn bundled(binary: &Path) -> core::Skill {
+    let mut files = skill_tree();
+    files.insert(
+        POINTER.into(),
+        format!("{}\n", binary.display()).into_bytes(),
+    );
+    let mut skill = core::Skill::new(folder_name(), files);
+    skill.about.insert(
+        "engine".into(),
+        json!({"version": ENGINE_VERSION, "binary": binary.display().to_string()}),
+    );
+    skill
 }
 
-/// What an install did to one folder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// Written where nothing was.
-    Installed,
-    /// An earlier install of ours (another version or binary) replaced.
-    Updated,
-    /// Already exactly this install.
-    Unchanged,
-    /// A folder not written by an install replaced (`--force`).
-    Replaced,
+/// Installs the bundled skill, its launchers running `binary`.
+pub(crate) fn install(binary: &Path, target: &Target) -> Result<InstallReport, CollabError> {
+    Ok(core::install(&bundled(binary), target)?)
 }
 
-/// One installed skill folder.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Placed {
-    /// The skill folder.
-    pub dir: PathBuf,
-    /// What happened to it.
-    pub outcome: Outcome,
-    /// The clients that scan the folder holding it, sorted.
-    pub seen_by: Vec<&'static str>,
+/// Removes what an install of the bundled skill wrote.
+pub(crate) fn uninstall(target: &Target) -> Result<Vec<(PathBuf, Removal)>, CollabError> {
+    Ok(core::uninstall(folder_name(), target)?)
 }
 
-/// What an install did, and what clients will find.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct InstallReport {
-    /// The folders written (or found already written), in the agent's order.
-    pub placed: Vec<Placed>,
-    /// Other skills of the same name that a client seeing this install also scans.
-    pub warnings: Vec<String>,
+/// Every copy of the bundled skill a known client scans.
+pub(crate) fn list(roots: &core::Roots) -> Result<Vec<Listed>, CollabError> {
+    Ok(core::list(roots, Some(folder_name()))?)
 }
 
-/// Installs the skill for one agent: every target is checked before any is written.
-pub(crate) fn install(opts: &InstallOptions) -> Result<InstallReport, CollabError> {
-    let agent = agent(&opts.agent)?;
-    let dirs = targets(agent, opts.scope, &opts.roots)?;
-    let root = opts.roots.base(opts.scope)?;
-    // Every link is refused before anything is removed or written (`--force` included).
-    let real = checked_targets(root, &dirs, opts.follow_links)?;
-    let files = install_files(&opts.binary);
-    let mut plan = Vec::new();
-    for (dir, (base, at)) in dirs.iter().zip(&real) {
-        // Two targets reached through links may be one folder: it is written once.
-        let first = !plan.iter().any(|(_, _, seen, _)| seen == &at);
-        let outcome = if first {
-            plan_one(at, &files, opts.force)?
-        } else {
-            Outcome::Unchanged
-        };
-        plan.push((dir, base, at, outcome));
-    }
-    for (_, base, at, outcome) in &plan {
-        if *outcome != Outcome::Unchanged {
-            write_tree(base, at, &files)?;
-        }
-    }
-    let scanned = opts.roots.scanned();
-    let placed: Vec<Placed> = plan
-        .into_iter()
-        .map(|(dir, _, _, outcome)| Placed {
-            seen_by: seen_by(&scanned, dir),
-            dir: dir.clone(),
-            outcome,
-        })
-        .collect();
-    let warnings = shadowing(&scanned, &placed)?;
-    Ok(InstallReport { placed, warnings })
-}
-
-/// What installing into `dir` will do; clears the way when it may replace what is there.
-fn plan_one(
-    dir: &Path,
-    files: &BTreeMap<String, Vec<u8>>,
-    force: bool,
-) -> Result<Outcome, CollabError> {
-    let refuse = |what| CollabError::InTheWay {
-        dir: dir.to_path_buf(),
-        what,
+/// Of an install of ours: whether its skill files are this engine's, the engine version its
+/// record names and the binary its launchers run.
+fn ours(found: &Found) -> Option<(bool, Option<String>, Option<PathBuf>)> {
+    let Found::Ours { record, files } = found else {
+        return None;
     };
-    match acp_registry_core::fs::kind(dir).map_err(|e| io(dir, e))? {
-        None => Ok(Outcome::Installed),
-        Some(Kind::Dir) => {
-            let current = read_tree(dir)?;
-            if &current == files {
-                return Ok(Outcome::Unchanged);
-            }
-            let outcome = match classify(&current) {
-                Found::Ours { .. } => Outcome::Updated,
-                Found::Modified if force => Outcome::Updated,
-                _ if force => Outcome::Replaced,
-                Found::Modified => return Err(refuse("is an install of this skill edited since")),
-                _ => {
-                    return Err(refuse(
-                        "holds a different skill (not written by acp-collab skill install)",
-                    ))
-                }
-            };
-            std::fs::remove_dir_all(dir).map_err(|e| io(dir, e))?;
-            Ok(outcome)
+    let skill = skill_tree();
+    let current =
+        skill.iter().all(|(p, b)| files.get(p) == Some(b)) && files.len() == skill.len() + 2;
+    let engine = record.get("engine");
+    let text = |key: &str| engine.and_then(|e| e.get(key)).and_then(Value::as_str);
+    let pointer = files
+        .get(POINTER)
+        .map(|b| String::from_utf8_lossy(b).trim().to_owned());
+    let binary = text("binary")
+        .map(str::to_owned)
+        .or(pointer)
+        .map(PathBuf::from);
+    Some((current, text("version").map(str::to_owned), binary))
+}
+
+/// The state line of `skill list`.
+pub(crate) fn state(item: &Listed) -> String {
+    if let Found::Ours { record, .. } = &item.found {
+        if record.get("engine").is_none() {
+            // Written by another tool through the same installer (`acp-registry skill install`).
+            let by = record
+                .get("installed_by")
+                .and_then(Value::as_str)
+                .unwrap_or("another tool");
+            return format!(
+                "installed by {}, without this engine's launchers; `acp-collab skill install` replaces it",
+                acp_registry_core::escape::terminal(by)
+            );
         }
-        Some(_) if force => {
-            std::fs::remove_file(dir).map_err(|e| io(dir, e))?;
-            Ok(Outcome::Replaced)
+    }
+    if let Some((current, version, _)) = ours(&item.found) {
+        return if current {
+            "current".to_owned()
+        } else {
+            format!(
+                "outdated: installed by acp-collab {}, this is {ENGINE_VERSION}; \
+                 `acp-collab skill install` updates it",
+                version.as_deref().unwrap_or("(an earlier version)")
+            )
+        };
+    }
+    match item.found {
+        Found::Modified => {
+            "edited since it was installed (`skill install --force` replaces it)".to_owned()
         }
-        Some(_) => Err(refuse("exists and is not a folder")),
+        Found::Absent => "absent".to_owned(),
+        _ => "not written by acp-collab skill install".to_owned(),
     }
 }
 
-/// A warning for every other folder of the same name that a client seeing `placed` scans.
-fn shadowing(
-    scanned: &BTreeMap<PathBuf, Vec<&'static str>>,
-    placed: &[Placed],
-) -> Result<Vec<String>, CollabError> {
-    let ours: Vec<&Path> = placed.iter().map(|p| p.dir.as_path()).collect();
-    let mut warnings = Vec::new();
-    for (folder, clients) in scanned {
-        let dir = folder.join(folder_name());
-        if ours.contains(&dir.as_path()) {
-            continue;
-        }
-        let affected: Vec<&str> = clients
-            .iter()
-            .copied()
-            .filter(|c| placed.iter().any(|p| p.seen_by.contains(c)))
-            .collect();
-        if affected.is_empty() {
-            continue;
-        }
-        let what = match inspect(&dir)? {
-            Found::Absent => continue,
-            Found::Ours { current: true, .. } => "an identical copy of this skill",
-            Found::Ours { .. } => "an older install of this skill",
-            Found::Modified => "a hand-edited install of this skill",
-            Found::Foreign | Found::NotAFolder => "another skill",
-        };
-        warnings.push(format!(
-            "{} also scan{} {}, which holds {what} named {}: one shadows the other; \
-             remove one of them",
-            affected.join(", "),
-            if affected.len() == 1 { "s" } else { "" },
-            dir.display(),
-            folder_name()
-        ));
-    }
-    Ok(warnings)
+/// The engine line of `skill list`, when the folder is an install of ours.
+pub(crate) fn engine(item: &Listed) -> Option<String> {
+    let (_, version, binary) = ours(&item.found)?;
+    let binary = binary?;
+    let missing = if binary.is_file() { "" } else { " (missing)" };
+    Some(format!(
+        "scripts run {}{missing}, acp-collab {}",
+        binary.display(),
+        version.as_deref().unwrap_or("of an unrecorded version")
+    ))
 }

@@ -1,61 +1,68 @@
-//! The record of an install: the files an install writes (with `.acp-collab-skill.json`,
-//! every file's sha256 and the engine), reading a skill folder back and telling who wrote it
-//! ([`Found`]), and writing one. A folder is replaced or removed only when it is exactly what
-//! an install recorded, or, for a hand-edited install of ours, with `--force`.
+//! The record of an install ([`RECORD_FILE`]: every file's sha256 and where the skill came
+//! from), reading a skill folder back and telling who wrote it ([`Found`]), and writing one,
+//! never through a link.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::bundle::{folder_name, skill_tree, ENGINE_VERSION, MARKER, POINTER};
-use crate::error::CollabError;
-use acp_registry_core::fs::digest::sha256_hex;
-use acp_registry_core::fs::Kind;
+use super::error::SkillInstallError;
+use crate::fs::digest::sha256_hex;
+use crate::fs::Kind;
 
-/// The files an install writes: the skill, the launchers' pointer and the record.
-pub(crate) fn install_files(binary: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = skill_tree();
-    files.insert(
-        POINTER.into(),
-        format!("{}\n", binary.display()).into_bytes(),
-    );
+/// The record of an install, inside the installed folder. The name acp-collab's first
+/// installs used, kept so those are recognised, updated and removed; every install by either
+/// tool writes it.
+pub const RECORD_FILE: &str = ".acp-collab-skill.json";
+
+/// The most bytes one file of an installed folder may hold when it is read back.
+const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// The most files an installed folder may hold when it is read back.
+const MAX_FILES: usize = 10_000;
+
+fn io(path: &Path, e: impl std::fmt::Display) -> SkillInstallError {
+    SkillInstallError::io(path, e)
+}
+
+/// `files` with their record: `{"format": 1, "skill": name, <about>…, "files": {path: sha256}}`.
+pub(crate) fn with_record(
+    name: &str,
+    files: &BTreeMap<String, Vec<u8>>,
+    about: &serde_json::Map<String, Value>,
+) -> BTreeMap<String, Vec<u8>> {
     let listed: serde_json::Map<String, Value> = files
         .iter()
         .map(|(p, b)| (p.clone(), json!(sha256_hex(b))))
         .collect();
-    let record = json!({
-        "format": 1,
-        "skill": folder_name(),
-        "engine": {"version": ENGINE_VERSION, "binary": binary.display().to_string()},
-        "files": listed,
-    });
-    files.insert(MARKER.into(), format!("{record:#}\n").into_bytes());
-    files
-}
-
-pub(crate) fn io(path: &Path, e: impl std::fmt::Display) -> CollabError {
-    CollabError::Install {
-        path: path.to_path_buf(),
-        message: e.to_string(),
+    let mut record = serde_json::Map::new();
+    record.insert("format".into(), json!(1));
+    record.insert("skill".into(), json!(name));
+    for (key, value) in about {
+        record.insert(key.clone(), value.clone());
     }
+    record.insert("files".into(), Value::Object(listed));
+    let mut out = files.clone();
+    out.insert(
+        RECORD_FILE.into(),
+        format!("{:#}\n", Value::Object(record)).into_bytes(),
+    );
+    out
 }
 
 /// Who wrote an existing skill folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Found {
+pub enum Found {
     /// Nothing there.
     Absent,
-    /// Exactly what an install recorded; `current` when it is this binary's skill.
+    /// Exactly what an install recorded.
     Ours {
-        /// Its skill files are this engine's.
-        current: bool,
-        /// The engine version its record names (`None`: recorded before versions were).
-        version: Option<String>,
-        /// The binary its launchers run.
-        binary: Option<PathBuf>,
+        /// The record (`skill`, `files`, and what the installing tool added).
+        record: Value,
+        /// The folder's files, the record included.
+        files: BTreeMap<String, Vec<u8>>,
     },
-    /// An install of ours changed since (files edited, added or removed).
+    /// An install changed since (files edited, added or removed).
     Modified,
     /// No install record: another skill, or a copy made by hand.
     Foreign,
@@ -64,48 +71,43 @@ pub(crate) enum Found {
 }
 
 /// Reads what is at `dir`.
-pub(crate) fn inspect(dir: &Path) -> Result<Found, CollabError> {
-    match acp_registry_core::fs::kind(dir).map_err(|e| io(dir, e))? {
+///
+/// # Errors
+/// [`SkillInstallError::Install`] when the folder cannot be read.
+pub fn inspect(dir: &Path) -> Result<Found, SkillInstallError> {
+    match crate::fs::kind(dir).map_err(|e| io(dir, e))? {
         None => Ok(Found::Absent),
-        Some(Kind::Dir) => Ok(classify(&read_tree(dir)?)),
+        Some(Kind::Dir) => Ok(classify(read_tree(dir)?)),
         Some(_) => Ok(Found::NotAFolder),
     }
 }
 
-pub(crate) fn classify(current: &BTreeMap<String, Vec<u8>>) -> Found {
+pub(crate) fn classify(current: BTreeMap<String, Vec<u8>>) -> Found {
     let Some(record) = current
-        .get(MARKER)
+        .get(RECORD_FILE)
         .and_then(|b| serde_json::from_slice::<Value>(b).ok())
     else {
         return Found::Foreign;
     };
-    if !matches_record(current, &record) {
+    if !matches_record(&current, &record) {
         return Found::Modified;
     }
-    let skill = skill_tree();
-    let same_skill =
-        skill.iter().all(|(p, b)| current.get(p) == Some(b)) && current.len() == skill.len() + 2;
-    let engine = record.get("engine");
-    let text = |key: &str| engine.and_then(|e| e.get(key)).and_then(Value::as_str);
-    let pointer = current
-        .get(POINTER)
-        .map(|b| String::from_utf8_lossy(b).trim().to_owned());
     Found::Ours {
-        current: same_skill,
-        version: text("version").map(str::to_owned),
-        binary: text("binary")
-            .map(str::to_owned)
-            .or(pointer)
-            .map(PathBuf::from),
+        record,
+        files: current,
     }
 }
 
 /// Every regular file below `dir`; a link or special file makes the folder foreign.
-pub(crate) fn read_tree(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CollabError> {
+///
+/// # Errors
+/// [`SkillInstallError::Install`] when a file cannot be read or the folder holds more than
+/// an install ever writes.
+pub fn read_tree(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, SkillInstallError> {
     let mut out = BTreeMap::new();
     let mut stack = vec![String::new()];
     while let Some(rel) = stack.pop() {
-        let children = acp_registry_core::fs::list_dir(&dir.join(&rel)).map_err(|e| io(dir, e))?;
+        let children = crate::fs::list_dir(&dir.join(&rel)).map_err(|e| io(dir, e))?;
         for child in children {
             let path = if rel.is_empty() {
                 child.name()
@@ -115,15 +117,18 @@ pub(crate) fn read_tree(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CollabE
             match child.kind {
                 Kind::Dir => stack.push(path),
                 Kind::File => {
-                    let bytes = acp_registry_core::fs::read_capped(dir, Path::new(&path), 1 << 20)
+                    let bytes = crate::fs::read_capped(dir, Path::new(&path), MAX_FILE_BYTES)
                         .map_err(|e| io(&dir.join(&path), e))?;
                     out.insert(path, bytes);
                 }
                 // Not something an install writes: the folder is someone else's.
                 _ => {
                     out.insert(path, Vec::new());
-                    out.insert(MARKER.into(), Vec::new());
+                    out.insert(RECORD_FILE.into(), Vec::new());
                 }
+            }
+            if out.len() > MAX_FILES {
+                return Err(io(dir, format!("it holds more than {MAX_FILES} files")));
             }
         }
     }
@@ -145,13 +150,18 @@ pub(crate) fn matches_record(current: &BTreeMap<String, Vec<u8>>, record: &Value
 
 /// Refuses a link at `dir` or any folder between `base` (the home or project folder, which
 /// is followed: the user named it) and `dir`, so nothing is written or deleted through one.
-pub(crate) fn refuse_links(base: &Path, dir: &Path) -> Result<(), CollabError> {
+pub(crate) fn refuse_links(
+    base: &Path,
+    dir: &Path,
+    tool: &'static str,
+) -> Result<(), SkillInstallError> {
     let rel = dir.strip_prefix(base).unwrap_or(dir);
-    match acp_registry_core::fs::no_link_below(base, rel) {
+    match crate::fs::no_link_below(base, rel) {
         Ok(()) => Ok(()),
-        Err(acp_registry_core::fs::ReadError::Link { rel }) => {
-            Err(CollabError::SkillLink(base.join(rel)))
-        }
+        Err(crate::fs::ReadError::Link { rel }) => Err(SkillInstallError::SkillLink {
+            path: base.join(rel),
+            tool,
+        }),
         Err(e) => Err(io(dir, e)),
     }
 }
@@ -162,11 +172,12 @@ pub(crate) fn checked_targets(
     root: &Path,
     dirs: &[PathBuf],
     follow_links: bool,
-) -> Result<Vec<(PathBuf, PathBuf)>, CollabError> {
+    tool: &'static str,
+) -> Result<Vec<(PathBuf, PathBuf)>, SkillInstallError> {
     dirs.iter()
         .map(|dir| {
             let (base, at) = resolve(root, dir, follow_links)?;
-            refuse_links(&base, &at)?;
+            refuse_links(&base, &at, tool)?;
             Ok((base, at))
         })
         .collect()
@@ -178,7 +189,7 @@ pub(crate) fn resolve(
     base: &Path,
     dir: &Path,
     follow_links: bool,
-) -> Result<(PathBuf, PathBuf), CollabError> {
+) -> Result<(PathBuf, PathBuf), SkillInstallError> {
     if !follow_links {
         return Ok((base.to_path_buf(), dir.to_path_buf()));
     }
@@ -209,22 +220,25 @@ pub(crate) fn resolve(
 }
 
 /// Writes `files` into `dir` below `base`: folders created and files created new, never
-/// through a link.
+/// through a link; the paths in `executable` get mode 755, the others 644.
 pub(crate) fn write_tree(
     base: &Path,
     dir: &Path,
     files: &BTreeMap<String, Vec<u8>>,
-) -> Result<(), CollabError> {
+    executable: &BTreeSet<String>,
+    tool: &'static str,
+) -> Result<(), SkillInstallError> {
     let below = dir.strip_prefix(base).unwrap_or(dir);
     for (rel, bytes) in files {
         let path = dir.join(rel);
-        let parent = path.parent().expect("files are below the folder");
+        let parent = path.parent().unwrap_or(dir);
         let folder = below.join(rel);
         let folder = folder.parent().unwrap_or(below);
-        acp_registry_core::fs::create_dirs_below(base, folder).map_err(|e| match e {
-            acp_registry_core::fs::ReadError::Link { rel } => {
-                CollabError::SkillLink(base.join(rel))
-            }
+        crate::fs::create_dirs_below(base, folder).map_err(|e| match e {
+            crate::fs::ReadError::Link { rel } => SkillInstallError::SkillLink {
+                path: base.join(rel),
+                tool,
+            },
             e => io(parent, e),
         })?;
         let mut options = std::fs::OpenOptions::new();
@@ -232,13 +246,13 @@ pub(crate) fn write_tree(
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            options.mode(if rel.starts_with("scripts/") {
+            options.mode(if executable.contains(rel) {
                 0o755
             } else {
                 0o644
             });
         }
-        let mut file = acp_registry_core::fs::no_follow(&mut options)
+        let mut file = crate::fs::no_follow(&mut options)
             .open(&path)
             .map_err(|e| io(&path, e))?;
         std::io::Write::write_all(&mut file, bytes).map_err(|e| io(&path, e))?;

@@ -5,12 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::bundle::folder_name;
-use crate::error::CollabError;
+use super::error::SkillInstallError;
 
 /// A client that reads Agent Skills, and the skills folders it scans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Client {
+pub struct Client {
     /// How the client is called.
     pub title: &'static str,
     /// The skills folders it scans in a project, relative to the project.
@@ -20,7 +19,7 @@ pub(crate) struct Client {
 }
 
 /// The clients whose skill folders are known, by title.
-pub(crate) const CLIENTS: &[Client] = &[
+pub const CLIENTS: &[Client] = &[
     Client {
         title: "Claude Code",
         project: &[".claude/skills"],
@@ -69,7 +68,7 @@ pub struct Agent {
 }
 
 /// The default `--agent`: the two folders every known client reads one of.
-pub(crate) const UNIVERSAL: &str = "universal";
+pub const UNIVERSAL: &str = "universal";
 
 /// The agents `skill install` knows, by name (`universal` first: the default).
 pub const AGENTS: &[Agent] = &[
@@ -112,7 +111,7 @@ pub const AGENTS: &[Agent] = &[
 
 /// Which of the two roots an install writes below.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scope {
+pub enum Scope {
     /// The user's folders, below the home folder.
     User,
     /// The project's folders, below the project folder.
@@ -121,7 +120,7 @@ pub(crate) enum Scope {
 
 /// The two places clients scan: the home folder (when known) and the project.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Roots {
+pub struct Roots {
     /// The home folder.
     pub home: Option<PathBuf>,
     /// The project folder (for a user install, the current folder: checked for shadowing).
@@ -129,15 +128,20 @@ pub(crate) struct Roots {
 }
 
 impl Roots {
-    pub(crate) fn base(&self, scope: Scope) -> Result<&Path, CollabError> {
+    /// The folder an install in `scope` writes below.
+    ///
+    /// # Errors
+    /// [`SkillInstallError::NoHome`] for the user's scope without a home folder.
+    pub fn base(&self, scope: Scope) -> Result<&Path, SkillInstallError> {
         match scope {
             Scope::Project => Ok(&self.project),
-            Scope::User => self.home.as_deref().ok_or(CollabError::NoHome),
+            Scope::User => self.home.as_deref().ok_or(SkillInstallError::NoHome),
         }
     }
 
     /// Every skills folder some client scans, with the clients scanning it, sorted by path.
-    pub(crate) fn scanned(&self) -> BTreeMap<PathBuf, Vec<&'static str>> {
+    #[must_use]
+    pub fn scanned(&self) -> BTreeMap<PathBuf, Vec<&'static str>> {
         let mut out: BTreeMap<PathBuf, Vec<&'static str>> = BTreeMap::new();
         for client in CLIENTS {
             let mut add = |base: &Path, folders: &[&str]| {
@@ -157,10 +161,10 @@ impl Roots {
     }
 }
 
-/// `skill install --list`: one line per agent with its folders.
-pub(crate) fn agents_table() -> String {
+/// `skill install --list`: one line per agent with its folders for the skill `name`.
+#[must_use]
+pub fn agents_table(name: &str) -> String {
     use std::fmt::Write;
-    let name = folder_name();
     AGENTS.iter().fold(String::new(), |mut out, a| {
         let user: Vec<String> = a.user.iter().map(|f| format!("~/{f}/{name}/")).collect();
         let project: Vec<String> = a
@@ -179,38 +183,41 @@ pub(crate) fn agents_table() -> String {
     })
 }
 
-pub(crate) fn agent(name: &str) -> Result<&'static Agent, CollabError> {
+/// The `--agent` called `name`.
+///
+/// # Errors
+/// [`SkillInstallError::UnknownAgent`] listing the known ones.
+pub fn agent(name: &str) -> Result<&'static Agent, SkillInstallError> {
     AGENTS
         .iter()
         .find(|a| a.name == name)
-        .ok_or_else(|| CollabError::UnknownAgent {
+        .ok_or_else(|| SkillInstallError::UnknownAgent {
             name: name.to_owned(),
             known: AGENTS.iter().map(|a| a.name).collect(),
         })
 }
 
-/// The skill folders `agent` uses in `scope`.
-pub(crate) fn targets(
+/// The folders of the skill `name` that `agent` uses in `scope`.
+///
+/// # Errors
+/// [`SkillInstallError::NoHome`] for a user install without a home folder.
+pub fn targets(
     agent: &Agent,
     scope: Scope,
     roots: &Roots,
-) -> Result<Vec<PathBuf>, CollabError> {
+    name: &str,
+) -> Result<Vec<PathBuf>, SkillInstallError> {
     let base = roots.base(scope)?;
     let folders = match scope {
         Scope::User => agent.user,
         Scope::Project => agent.project,
     };
-    Ok(folders
-        .iter()
-        .map(|f| base.join(f).join(folder_name()))
-        .collect())
+    Ok(folders.iter().map(|f| base.join(f).join(name)).collect())
 }
 
 /// The clients scanning the skills folder that holds `dir`.
-pub(crate) fn seen_by(
-    scanned: &BTreeMap<PathBuf, Vec<&'static str>>,
-    dir: &Path,
-) -> Vec<&'static str> {
+#[must_use]
+pub fn seen_by(scanned: &BTreeMap<PathBuf, Vec<&'static str>>, dir: &Path) -> Vec<&'static str> {
     let mut titles = dir
         .parent()
         .and_then(|p| scanned.get(p))
@@ -218,4 +225,21 @@ pub(crate) fn seen_by(
         .unwrap_or_default();
     titles.sort_unstable();
     titles
+}
+
+/// Where an install (or uninstall) goes, and how careful it is.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// `--agent`.
+    pub agent: String,
+    /// `--global` or `--project`.
+    pub scope: Scope,
+    /// The home and project folders.
+    pub roots: Roots,
+    /// `--force`: replace a hand-edited install, or a folder not written by an install.
+    pub force: bool,
+    /// `--follow-links`: follow links above the skill folder (never at it or inside it).
+    pub follow_links: bool,
+    /// The command group the messages name, e.g. `acp-collab skill`.
+    pub tool: &'static str,
 }
