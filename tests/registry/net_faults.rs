@@ -215,12 +215,17 @@ fn verify_reports_each_broken_or_hostile_download_at_its_agent_and_leaves_nothin
 }
 
 /// `verify::run` over `entries` with [`quick_net`]: the findings and how long it took.
-fn verify_quickly(entries: &[Value]) -> (Vec<(String, String, String)>, Duration) {
+fn verify_quickly(entries: &[Value]) -> (Vec<(String, String, String)>, Duration, Vec<String>) {
     verify_with(entries, quick_net())
 }
 
-/// `verify::run` over `entries` with `net`: the findings and how long it took.
-fn verify_with(entries: &[Value], net: NetConfig) -> (Vec<(String, String, String)>, Duration) {
+/// `verify::run` over `entries` with `net`: the findings, how long it took, and the run
+/// folders of this process left behind (no other in-process `verify` runs meanwhile).
+fn verify_with(
+    entries: &[Value],
+    net: NetConfig,
+) -> (Vec<(String, String, String)>, Duration, Vec<String>) {
+    let _alone = crate::common::verify::in_process();
     let reg = acp_test_kit::wheel::registry(entries);
     let checked = acp_registry::check_registry(&reg.root, None).unwrap();
     let options = acp_registry::verify::Options::with_network(net, Duration::from_secs(30));
@@ -236,7 +241,7 @@ fn verify_with(entries: &[Value], net: NetConfig) -> (Vec<(String, String, Strin
             (folder, d.code.to_string(), d.message.clone())
         })
         .collect();
-    (findings, took)
+    (findings, took, our_run_folders())
 }
 
 /// Run folders of this process left in the temporary folder (`verify` names them by pid).
@@ -261,7 +266,7 @@ fn a_download_stalling_before_or_inside_its_answer_times_out_promptly_with_a_fin
         agent("silent", &server.url("/silent.tar.gz"), &"ab".repeat(32)),
         agent("stalled", &server.url("/stalled.tar.gz"), &"ab".repeat(32)),
     ];
-    let (found, took) = verify_quickly(&entries);
+    let (found, took, left) = verify_quickly(&entries);
     assert!(
         took < Duration::from_secs(10),
         "the stalls held verify for {took:?}"
@@ -276,7 +281,7 @@ fn a_download_stalling_before_or_inside_its_answer_times_out_promptly_with_a_fin
             "{id}: {found:#?}"
         );
     }
-    assert!(our_run_folders().is_empty(), "{:?}", our_run_folders());
+    assert!(left.is_empty(), "{left:?}");
 }
 
 const RELEASES: &str = "GET /api/repos/example/agent/releases?per_page=100&page=1";
@@ -554,7 +559,7 @@ fn a_trickling_download_ends_at_the_minimum_rate_in_verify_update_and_verify_arc
     let started = Instant::now();
 
     let url = server.url("/trickle.tar.gz");
-    let (found, _) = verify_with(&[agent("trickle", &url, &"ab".repeat(32))], trickle_net());
+    let (found, _, _) = verify_with(&[agent("trickle", &url, &"ab".repeat(32))], trickle_net());
     assert!(
         found.iter().any(|(f, code, m)| f == "trickle"
             && code == "agent-launch"

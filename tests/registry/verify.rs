@@ -349,7 +349,10 @@ fn a_library_caller_keeps_the_children_it_starts_during_a_run() {
             .spawn()
             .unwrap()
     });
-    let outcome = acp_registry::verify::run(&checked, &options).unwrap();
+    let outcome = {
+        let _alone = common::verify::in_process();
+        acp_registry::verify::run(&checked, &options).unwrap()
+    };
     let mut child = spawner.join().unwrap();
     let kept = child.try_wait().unwrap().is_none();
     let _ = child.kill();

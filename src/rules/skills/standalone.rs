@@ -96,7 +96,10 @@ pub(super) fn check_one(dir: &EntryDir, folder: &str, policy: &Policy) -> SkillR
         sink.push(
             Diagnostic::new(
                 Code::SkillTooLarge,
-                format!("{}/ holds {size} bytes, over the 1 MiB limit", display_path(dir, folder)),
+                format!(
+                    "{}/ holds {size} bytes, over the 1 MiB limit",
+                    display_path(dir, folder)
+                ),
             )
             .in_file(display_path(dir, folder))
             .help("move large assets out of the skill; every client downloads all of it"),

@@ -6,6 +6,16 @@ use std::process::Command;
 
 pub(crate) use acp_test_kit::Run;
 
+/// Held by every test that runs `verify` inside the test process: its run folders are named by
+/// the process id, so a test that checks none of its own is left behind must not see another
+/// test's, still running, as its own.
+pub(crate) fn in_process() -> std::sync::MutexGuard<'static, ()> {
+    static IN_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    IN_PROCESS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// `acp-registry ARGS --registry .` inside `root`, loopback allowed, with a `GITHUB_TOKEN`
 /// the sandbox must not pass on.
 pub(crate) fn command(root: &Path, args: &[&str]) -> Command {
