@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use acp_registry_client::skills::{fetch_skills, FetchOptions, FetchedSkill, Selection};
 use acp_registry_client::{Client, NetConfig};
+use acp_registry_core::cli::SkillTarget;
 use acp_registry_core::escape;
 use acp_registry_core::skill_install::{
-    self as installer, Found, Outcome, Removal, Roots, Scope, Skill, Target,
+    self as installer, Found, Outcome, Removal, Roots, Skill, Target,
 };
 use serde_json::{json, Value};
 
@@ -23,28 +24,6 @@ use crate::flags::Loopback;
 
 /// The command group the installer's messages name.
 const TOOL: &str = "acp-registry skill";
-
-/// Where `skill install` and `skill uninstall` act; the field docs are their `--help`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct TargetFlags {
-    /// The agent (see skill install --list); universal writes .agents/skills and .claude/skills
-    #[arg(long, default_value = "universal")]
-    pub agent: String,
-    /// For the user, below the home folder (the default)
-    #[arg(long, conflicts_with = "project")]
-    pub global: bool,
-    /// In this project folder instead
-    #[arg(long, value_name = "DIR")]
-    pub project: Option<PathBuf>,
-    /// Install: replace a hand-edited install or another skill of the same name. Uninstall:
-    /// remove a hand-edited install's recorded files
-    #[arg(long)]
-    pub force: bool,
-    /// Follow symbolic links to folders above the skill folder (a .claude managed by a
-    /// dotfiles tool); the skill folder and what is in it are never links
-    #[arg(long)]
-    pub follow_links: bool,
-}
 
 /// `skill install`'s options; the field docs are its `--help`.
 #[derive(Debug, Clone, clap::Args)]
@@ -76,7 +55,7 @@ pub struct InstallOptions {
     pub list: bool,
     /// Which agent's folders, where, and `--force`.
     #[command(flatten)]
-    pub target: TargetFlags,
+    pub target: SkillTarget,
     /// The loopback switch (tests only).
     #[command(flatten)]
     pub loopback: Loopback,
@@ -90,7 +69,7 @@ pub struct UninstallOptions {
     pub name: String,
     /// Which agent's folders, where, and `--force`.
     #[command(flatten)]
-    pub target: TargetFlags,
+    pub target: SkillTarget,
 }
 
 /// `skill list`'s options; the field docs are its `--help`.
@@ -109,32 +88,8 @@ fn shown(path: &Path) -> String {
     t(&path.display().to_string())
 }
 
-/// The home folder and the project (`None`: the current folder).
-fn roots(project: Option<&PathBuf>) -> Result<Roots, CommandError> {
-    let project = match project {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir()?,
-    };
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    Ok(Roots { home, project })
-}
-
-fn target(flags: &TargetFlags) -> Result<Target, CommandError> {
-    Ok(Target {
-        agent: flags.agent.clone(),
-        scope: if flags.project.is_some() {
-            Scope::Project
-        } else {
-            Scope::User
-        },
-        roots: roots(flags.project.as_ref())?,
-        force: flags.force,
-        follow_links: flags.follow_links,
-        tool: TOOL,
-    })
+fn target(flags: &SkillTarget) -> Result<Target, CommandError> {
+    Ok(flags.target(TOOL)?)
 }
 
 fn failed(error: impl std::error::Error + Send + Sync + 'static) -> CommandError {
@@ -279,7 +234,7 @@ pub(crate) fn uninstall(
 /// # Errors
 /// A folder that cannot be read.
 pub(crate) fn list(opts: &ListOptions, out: &mut dyn Write) -> Result<Exit, CommandError> {
-    let roots = roots(opts.project.as_ref())?;
+    let roots = Roots::from_env(opts.project.clone())?;
     let found = installer::list(&roots, None).map_err(failed)?;
     if found.is_empty() {
         writeln!(

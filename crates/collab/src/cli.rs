@@ -31,7 +31,7 @@ use crate::status::{log, render_log_json, render_log_text, status};
 use crate::validate::validate;
 use crate::wait::{wait_for_turn, WaitOptions, WaitOutcome};
 use acp_registry_core::escape;
-use acp_registry_core::skill_install::{Outcome, Removal, Roots, Scope, Target};
+use acp_registry_core::skill_install::{Outcome, Removal, Roots, Target};
 
 /// The output format of `validate`, `status` and `log`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -162,27 +162,8 @@ pub struct SkillInstallOptions {
     pub list: bool,
 }
 
-/// Where `skill install` and `skill uninstall` act.
-#[derive(Debug, Clone, Args)]
-pub struct SkillTarget {
-    /// The agent (see skill install --list); universal writes .agents/skills and .claude/skills
-    #[arg(long, default_value = "universal")]
-    pub agent: String,
-    /// For the user, below the home folder (the default)
-    #[arg(long, conflicts_with = "project")]
-    pub global: bool,
-    /// In this project folder instead
-    #[arg(long, value_name = "DIR")]
-    pub project: Option<PathBuf>,
-    /// Install: replace a hand-edited install or another skill of the same name. Uninstall:
-    /// remove a hand-edited install's recorded files
-    #[arg(long)]
-    pub force: bool,
-    /// Follow symbolic links to folders above the skill folder (a .claude managed by a
-    /// dotfiles tool); the skill folder and what is in it are never links
-    #[arg(long)]
-    pub follow_links: bool,
-}
+/// Where `skill install` and `skill uninstall` act (shared with `acp-registry skill`).
+pub use acp_registry_core::cli::SkillTarget;
 
 /// The `skill list` flags.
 #[derive(Debug, Clone, Args)]
@@ -352,9 +333,9 @@ fn execute(command: Command, console: &mut Console) -> Result<Shown, CollabError
             0,
         ),
         Command::Skill(SkillCommand::Install(SkillInstallOptions { target, .. })) => {
-            install_skill(target, console)?
+            install_skill(&target, console)?
         }
-        Command::Skill(SkillCommand::Uninstall(target)) => uninstall_skill(target)?,
+        Command::Skill(SkillCommand::Uninstall(target)) => uninstall_skill(&target)?,
         Command::Skill(SkillCommand::List(o)) => list_skill(o.project)?,
         Command::Acp => {
             crate::acp::serve(io::stdin(), &mut *console.out).map_err(CollabError::Console)?;
@@ -423,43 +404,17 @@ impl Write for Escaped<'_> {
     }
 }
 
-/// The home folder and the project (`None`: the current folder) for the skill commands.
-fn roots(project: Option<PathBuf>) -> Result<Roots, CollabError> {
-    let project = match project {
-        Some(dir) => dir,
-        None => std::env::current_dir().map_err(CollabError::CurrentFolder)?,
-    };
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    Ok(Roots { home, project })
-}
-
-fn scope_of(project: Option<&PathBuf>) -> Scope {
-    if project.is_some() {
-        Scope::Project
-    } else {
-        Scope::User
-    }
-}
-
 /// Where the skill commands act, from their flags.
-fn skill_target(target: SkillTarget) -> Result<Target, CollabError> {
-    Ok(Target {
-        agent: target.agent,
-        scope: scope_of(target.project.as_ref()),
-        roots: roots(target.project)?,
-        force: target.force,
-        follow_links: target.follow_links,
-        tool: skill::TOOL,
-    })
+fn skill_target(target: &SkillTarget) -> Result<Target, CollabError> {
+    target
+        .target(skill::TOOL)
+        .map_err(CollabError::CurrentFolder)
 }
 
 /// `skill install`: for the user (below `HOME`) unless a project folder is named. Prints
 /// each folder and the clients that read it; other skills of the same name that those
 /// clients also scan are warnings on stderr.
-fn install_skill(target: SkillTarget, console: &mut Console) -> Result<Shown, CollabError> {
+fn install_skill(target: &SkillTarget, console: &mut Console) -> Result<Shown, CollabError> {
     let binary = std::env::current_exe().map_err(CollabError::CurrentExe)?;
     let binary = binary.canonicalize().unwrap_or(binary);
     let report = skill::install(&binary, &skill_target(target)?)?;
@@ -495,7 +450,7 @@ fn join_or(items: &[&str], none: &str) -> String {
 }
 
 /// `skill uninstall`: removes what `skill install` wrote for the agent.
-fn uninstall_skill(target: SkillTarget) -> Result<Shown, CollabError> {
+fn uninstall_skill(target: &SkillTarget) -> Result<Shown, CollabError> {
     let mut text = String::new();
     for (dir, removal) in skill::uninstall(&skill_target(target)?)? {
         let line = match removal {
@@ -515,7 +470,7 @@ fn uninstall_skill(target: SkillTarget) -> Result<Shown, CollabError> {
 
 /// `skill list`: every copy of the skill in a folder a known client scans.
 fn list_skill(project: Option<PathBuf>) -> Result<Shown, CollabError> {
-    let roots = roots(project)?;
+    let roots = Roots::from_env(project).map_err(CollabError::CurrentFolder)?;
     let found = skill::list(&roots)?;
     if found.is_empty() {
         let home = roots

@@ -1,7 +1,11 @@
 //! What both binaries share around their commands: the `error: …` line a failure ends with
-//! and the generated completions and manual page ([`manual`]).
+//! and the generated completions and manual page ([`manual`]), and the skill commands' target
+//! flags ([`SkillTarget`]).
 
 pub mod manual;
+mod skill_target;
+
+pub use skill_target::SkillTarget;
 
 /// The one `error: …` line of a failure that ends a command (exit 2), from its chain of
 /// messages outermost first, escaped for the terminal. Each cause is added once: most errors

@@ -128,6 +128,23 @@ pub struct Roots {
 }
 
 impl Roots {
+    /// The home folder from the environment (`HOME`, else `USERPROFILE`) and `project`, else
+    /// the current folder.
+    ///
+    /// # Errors
+    /// The current folder cannot be read (no `project` given).
+    pub fn from_env(project: Option<PathBuf>) -> std::io::Result<Roots> {
+        let project = match project {
+            Some(dir) => dir,
+            None => std::env::current_dir()?,
+        };
+        let home = std::env::var_os("HOME")
+            .or_else(|| std::env::var_os("USERPROFILE"))
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        Ok(Roots { home, project })
+    }
+
     /// The folder an install in `scope` writes below.
     ///
     /// # Errors
