@@ -107,14 +107,38 @@ fn run_skills_cli(clients: &SkillClients, built: &Built, hidden: &[&str], by: &s
     assert_installed(&installed, &built.skills, by);
 }
 
+/// A registry whose one skill has a file name too long for a ustar header (120 bytes), which
+/// `build` publishes as a `.zip` instead of a `.tar.gz`.
+fn long_name_registry() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let skill = tmp.path().join("skills/long-names");
+    std::fs::create_dir_all(skill.join("references")).unwrap();
+    std::fs::write(tmp.path().join("acp-registry.jsonc"), "{}\n").unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: long-names\ndescription: A skill with a long file name.\n---\n\nSee the references.\n",
+    )
+    .unwrap();
+    let long = format!("references/{}.md", "d".repeat(120));
+    std::fs::write(skill.join(long), "deep\n").unwrap();
+    tmp
+}
+
 #[test]
 fn the_skills_cli_installs_every_skill_through_both_index_versions_byte_for_byte() {
     let Some(clients) = SkillClients::find(Path::new(env!("CARGO_TARGET_TMPDIR"))) else {
         return;
     };
-    for registry in registries() {
+    let long = long_name_registry();
+    let mut sources = registries().to_vec();
+    sources.push(long.path().to_path_buf());
+    for registry in sources {
         let built = build(&registry);
         let what = registry.display();
+        if registry == long.path() {
+            let zip = built.site.join(".well-known/agent-skills/long-names.zip");
+            assert!(zip.is_file(), "no zip for a name ustar cannot hold");
+        }
         // The CLI reads the 0.2.0 index first (archives and SKILL.md artifacts, digests).
         run_skills_cli(&clients, &built, &[], &format!("{what} (0.2.0)"));
         // Without it, the 0.1.0 index and its listed files.
