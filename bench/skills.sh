@@ -50,9 +50,9 @@ timed() {
 build() { "$bin/acp-registry" build --registry "$work/$1" --out "$work/out-$1-$2"; }
 
 echo "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $n entries, $runs runs"
-build agents warm && build skills warm
-echo "skills output: $(find "$work/out-skills-warm" -type f | wc -l) files, $(du -sh "$work/out-skills-warm" | cut -f1)"
-echo "agents output: $(find "$work/out-agents-warm" -type f | wc -l) files, $(du -sh "$work/out-agents-warm" | cut -f1)"
+build agents warm >/dev/null 2>&1 && build skills warm >/dev/null 2>&1
+echo "skills output: $(find "$work/out-skills-warm" -type f | wc -l) files in $(find "$work/out-skills-warm" -type d | wc -l) folders"
+echo "agents output: $(find "$work/out-agents-warm" -type f | wc -l) files in $(find "$work/out-agents-warm" -type d | wc -l) folders"
 results=$work/results
 for i in $(seq "$runs"); do
   echo "agents $(timed build agents "$i")" >>"$results"
