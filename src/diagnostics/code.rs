@@ -431,8 +431,8 @@ catalogue! {
         "A plugin's `source` has the wrong shape, leaves the marketplace, or names a folder that is not there.",
         "`source` is a relative path starting with `./` inside the marketplace root (no `..`, no link on the way, the folder present), or an object: `{\"source\": \"github\", \"repo\": \"owner/repo\"}`, `{\"source\": \"url\", \"url\": \"https://…\"}`, `{\"source\": \"git-subdir\", \"url\": …, \"path\": …}` or `{\"source\": \"npm\", \"package\": …}` (shapes checked, not fetched). A marketplace read by URL with relative sources is a warning: Claude Code cannot install a relative plugin from a marketplace added by URL (\"a relative entry in a url-catalog marketplace, which has no local directory\"); users must add the repository (or a local clone) instead.";
     PluginManifest = "plugin-manifest", Indexes, Error,
-        "A plugin's `.claude-plugin/plugin.json` is missing or has a field Claude Code refuses.",
-        "Each plugin folder holds `.claude-plugin/plugin.json`: strict JSON with `name` (kebab-case, equal to the plugin's marketplace entry), `version` when present a semantic version (`1.2.3`), and a `description` (missing: a warning). Its skills are `skills/<name>/SKILL.md`, each checked by the skill rules (their own codes, reported at the plugin's files).";
+        "A plugin's `.claude-plugin/plugin.json` cannot be read or has a field Claude Code refuses.",
+        "A plugin folder may hold `.claude-plugin/plugin.json` (Claude Code reads a plugin without one: the folder names it, a `strict: false` marketplace entry describes it; one read by URL must be served): strict JSON with `name` (kebab-case, equal to the plugin's marketplace entry), `version` when present a semantic version (`1.2.3`), and a `description` (missing: a warning). Its skills are `skills/<name>/SKILL.md`, each checked by the skill rules (their own codes, reported at the plugin's files).";
 }
 
 impl fmt::Display for Code {

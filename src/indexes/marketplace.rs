@@ -390,13 +390,24 @@ pub(crate) fn check_plugin_folder(ctx: &mut Ctx, place: &Place) {
     check_plugin(ctx, place, None);
 }
 
-/// A plugin's manifest and (local) skills; `expected` is its marketplace entry's name.
+/// A plugin's manifest and (local) skills; `expected` is its marketplace entry's name. A local
+/// plugin without `.claude-plugin/plugin.json` is one Claude Code reads all the same (the
+/// manifest is optional: the folder names the plugin, a `strict: false` entry describes it),
+/// so only a manifest that is there is checked.
 fn check_plugin(ctx: &mut Ctx, plugin: &Place, expected: Option<&str>) {
     let Some(manifest) = plugin.child(&format!("{PLUGIN_DIR}/{PLUGIN_FILE}")) else {
         return;
     };
-    if let Some(doc) = document::read(ctx, &manifest, Code::PluginManifest) {
-        plugin_fields(ctx, &doc, expected);
+    let absent = match &manifest {
+        Place::Local { base, rel } => {
+            matches!(acp_registry_core::fs::kind(&base.join(rel)), Ok(None))
+        }
+        _ => false,
+    };
+    if !absent {
+        if let Some(doc) = document::read(ctx, &manifest, Code::PluginManifest) {
+            plugin_fields(ctx, &doc, expected);
+        }
     }
     if let Place::Local { base, rel } = plugin {
         plugin_skills(ctx, &base.join(rel), plugin);

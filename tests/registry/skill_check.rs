@@ -567,3 +567,40 @@ fn an_artifact_on_another_origin_is_a_warning_and_still_checked() {
         assert_eq!(findings.with_code("index-digest").count(), code as usize);
     }
 }
+
+#[test]
+fn a_plugin_without_plugin_json_is_checked_as_claude_code_reads_it() {
+    // The manifest is optional to Claude Code: a `strict: false` entry describes the plugin
+    // (claude plugin validate and install accept this marketplace, 2.1.328).
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({"name": "example-skills", "owner": {"name": "Example"},
+        "metadata": {"description": "Example skills."},
+        "plugins": [{"name": "pdf", "source": "./plugins/pdf", "description": DESCRIPTION,
+            "version": "1.0.0", "strict": false}]});
+    write_tree(
+        &dir.path().join("mp"),
+        &[
+            (".claude-plugin/marketplace.json", doc.to_string()),
+            ("plugins/pdf/skills/pdf/SKILL.md", SKILL.to_string()),
+            ("plugins/pdf/skills/pdf/scripts/fill.py", SCRIPT.to_string()),
+        ],
+    );
+    let (run, findings) = check(dir.path(), &["mp"]);
+    run.assert_code(0);
+    assert!(findings.findings.is_empty(), "{:?}", places(&findings));
+    // A manifest that is there is still checked.
+    write_tree(
+        &dir.path().join("mp"),
+        &[(
+            "plugins/pdf/.claude-plugin/plugin.json",
+            "{\"name\": \"other\"}",
+        )],
+    );
+    let (run, findings) = check(dir.path(), &["mp"]);
+    run.assert_code(1);
+    assert!(
+        findings.with_code("plugin-manifest").next().is_some(),
+        "{:?}",
+        places(&findings)
+    );
+}
