@@ -6,14 +6,16 @@
 # SKILL.md with a link to references/guide.md (2 KiB) and scripts/run.sh; each is published as
 # a 0.2.0 archive, 0.1.0 files, a plugin and two pages. Prints min / median / max of each and
 # the time per entry (target: a skill costs no more than an agent). Release build.
-# Usage: bench/skills.sh [N] [RUNS]   (default 1000 entries, 5 runs after one warm-up of each)
+# Usage: [BENCH_DIR=DIR] bench/skills.sh [N] [RUNS]   (default 1000 entries, 5 runs after one
+#   warm-up of each; BENCH_DIR: where the registries and outputs live, default $TMPDIR or /tmp,
+#   e.g. /dev/shm for tmpfs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}
 runs=${2:-5}
 cargo build --release --quiet --bin acp-registry --example gen_registry
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release
-work=$(mktemp -d)
+work=$(mktemp -d -p "${BENCH_DIR:-${TMPDIR:-/tmp}}")
 trap 'rm -rf "$work"' EXIT
 "$bin/examples/gen_registry" "$work/agents" "$n" >/dev/null 2>&1
 python3 - "$work/skills" "$n" <<'PY'
