@@ -140,9 +140,10 @@ fn unchanged<'a>(
 /// Every file of `tree` into `staging`, durable before this returns: first a listing of every
 /// path (it marks the folder as ours should the run be killed, so it is flushed at once;
 /// digests are not known yet), then each file as it is produced, and last the real ownership
-/// manifest renamed over the listing; then one [`Batch::sync`] of them all and an fsync of
-/// every folder, deepest first. No file is flushed on its own: 10,000 fsyncs cost more than
-/// the rest of the writing, and nobody reads the staging folder before the swap.
+/// manifest renamed over the listing; then one [`Batch::sync`] of them all and, where that
+/// could not flush the whole file system, an fsync of every folder, deepest first. No file or
+/// folder is flushed on its own otherwise: 10,000 fsyncs cost more than the rest of the
+/// writing, and nobody reads the staging folder before the swap.
 fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<(), BuildError> {
     let paths = tree.paths();
     let unchanged = |what: &str| unchanged(destination, what);
@@ -176,9 +177,22 @@ fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<
     }
     tree.produce(&sink)?;
     sink.all_written()?;
-    sink.batch
+    let whole = sink
+        .batch
         .sync()
         .map_err(unchanged("flushing the new files to disk"))?;
+    if !whole {
+        sync_dirs(destination, staging, &dirs)?;
+    }
+    Ok(())
+}
+
+/// fsync every folder of `dirs`, deepest first.
+fn sync_dirs(
+    destination: &Destination,
+    staging: &Path,
+    dirs: &BTreeSet<PathBuf>,
+) -> Result<(), BuildError> {
     for dir in dirs.iter().rev() {
         let relative = dir.strip_prefix(staging).unwrap_or(dir).to_string_lossy();
         let what = if relative.is_empty() {
@@ -186,7 +200,7 @@ fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<
         } else {
             format!("flushing {}", shown(&relative))
         };
-        sync_dir(dir).map_err(unchanged(&what))?;
+        sync_dir(dir).map_err(unchanged(destination, &what))?;
     }
     Ok(())
 }

@@ -209,12 +209,15 @@ impl Batch {
     }
 
     /// Flush every file of the batch to disk; an error means some may not be durable.
-    pub fn sync(&self) -> io::Result<()> {
+    /// `Ok(true)`: the whole file system was flushed (`syncfs`), folders' entries included,
+    /// so no folder below the root needs an fsync of its own; `Ok(false)`: each file was.
+    pub fn sync(&self) -> io::Result<bool> {
         #[cfg(target_os = "linux")]
         if syncfs(&self.root)? {
-            return Ok(());
+            return Ok(true);
         }
-        sync_each(&std::mem::take(&mut *self.files()))
+        sync_each(&std::mem::take(&mut *self.files()))?;
+        Ok(false)
     }
 }
 
