@@ -4,8 +4,9 @@
 # registry of N agents (examples/gen_registry.rs), the reference, in the same run and
 # interleaved (agents, skills, agents, …) so both see the same machine. Each skill is a
 # SKILL.md with a link to references/guide.md (2 KiB) and scripts/run.sh; each is published as
-# a 0.2.0 archive, 0.1.0 files, a plugin and two pages. Prints min / median / max of each and
-# the time per entry (target: a skill costs no more than an agent). Release build.
+# a 0.2.0 archive, 0.1.0 files (which its marketplace plugin is) and a page. Prints min /
+# median / max of each and the time per entry (target: a skill costs no more than an agent).
+# Release build.
 # Usage: [BENCH_DIR=DIR] bench/skills.sh [N] [RUNS]   (default 1000 entries, 5 runs after one
 #   warm-up of each; BENCH_DIR: where the registries and outputs live, default $TMPDIR or /tmp,
 #   e.g. /dev/shm for tmpfs)

@@ -1,7 +1,8 @@
 //! Claude Code plugin marketplaces (`.claude-plugin/marketplace.json`) and plugin folders
-//! (`.claude-plugin/plugin.json`, skills under `skills/<name>/`): the fields Claude Code
-//! reads, each `source` form, relative sources that stay inside the marketplace root (no
-//! `..`, no link on the way), and each local plugin's skills judged by the skill rules.
+//! (`.claude-plugin/plugin.json`, skills under `skills/<name>/` and in the folders an
+//! entry's `skills` lists): the fields Claude Code reads, each `source` form, relative
+//! sources and listed skill folders that stay inside their root (no `..`, no link on the
+//! way), and each local plugin's skills judged by the skill rules.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -55,7 +56,10 @@ pub(crate) fn check(ctx: &mut Ctx, place: &Place) {
             ),
             Some(source) => match &source.value {
                 crate::manifest::NodeValue::String(path) => {
-                    relative_source(ctx, &doc, &root, path, source.span, name);
+                    if let Some(folder) = relative_source(ctx, &doc, &root, path, source.span, name)
+                    {
+                        listed_skills(ctx, &doc, plugin.get("skills"), &folder);
+                    }
                 }
                 _ => object_source(ctx, &doc, source),
             },
@@ -244,7 +248,8 @@ fn plugin_name<'d>(
     }
 }
 
-/// A `./…` source: inside the root, no link on the way, the folder there, its plugin checked.
+/// A `./…` source: inside the root, no link on the way, the folder there, its plugin checked;
+/// the plugin's folder when it can be read.
 fn relative_source(
     ctx: &mut Ctx,
     doc: &Doc,
@@ -252,7 +257,7 @@ fn relative_source(
     path: &str,
     span: Span,
     name: Option<(&str, Span)>,
-) {
+) -> Option<Place> {
     let rest = path.strip_prefix("./").map(|r| r.trim_end_matches('/'));
     let plugin = match rest {
         Some("") => Some(root.clone()),
@@ -268,12 +273,12 @@ fn relative_source(
             )
             .help("write `./plugins/<name>`: relative, forward slashes, no `..`"),
         );
-        return;
+        return None;
     };
     if let Place::Local { base, rel } = &plugin {
         if let Err(e) = acp_registry_core::fs::no_link_below(base, Path::new(rel)) {
             ctx.push(doc.at(Code::MarketplaceSource, span, format!("source `{path}` cannot be used: {e}")).help("keep the plugin a real folder inside the marketplace (links are never followed)"));
-            return;
+            return None;
         }
         if !matches!(
             acp_registry_core::fs::kind(&base.join(rel)),
@@ -287,7 +292,7 @@ fn relative_source(
                 )
                 .help("add the plugin folder, or fix `source`"),
             );
-            return;
+            return None;
         }
     } else {
         let mut finding = doc.at(Code::MarketplaceSource, span, format!("relative source `{path}` in a marketplace read by URL: Claude Code cannot install it from a marketplace added by URL")).help("tell users to add the repository (or a clone) as the marketplace, or use a `github`/`url` source");
@@ -295,6 +300,113 @@ fn relative_source(
         ctx.push(finding);
     }
     check_plugin(ctx, &plugin, name.map(|(n, _)| n));
+    Some(plugin)
+}
+
+/// An entry's `skills`: `./` paths of folders inside the plugin, each (when local) a skill
+/// folder holding `SKILL.md`, judged by the skill rules, or a folder of skill folders.
+fn listed_skills(ctx: &mut Ctx, doc: &Doc, listed: Option<&Node>, plugin: &Place) {
+    let Some(listed) = listed else {
+        return;
+    };
+    let Some(paths) = listed.as_array() else {
+        ctx.push(
+            doc.at(
+                Code::MarketplaceSource,
+                listed.span,
+                "`skills` is not an array",
+            )
+            .help("write `\"skills\": [\"./<folder>\"]`"),
+        );
+        return;
+    };
+    for node in paths.iter().take(MAX_SKILLS) {
+        let path = node.as_str().unwrap_or_default();
+        let inner = path.strip_prefix("./").map(|r| r.trim_end_matches('/'));
+        let folder = match inner {
+            Some("") => Some(plugin.clone()),
+            Some(inner) => plugin.child(inner),
+            None => None,
+        };
+        let Some(folder) = folder else {
+            ctx.push(
+                doc.at(
+                    Code::MarketplaceSource,
+                    node.span,
+                    format!("`skills` path `{path}` is not a `./` path inside the plugin"),
+                )
+                .help("write `./<folder>`: relative to `source`, forward slashes, no `..`"),
+            );
+            continue;
+        };
+        if let Place::Local { base, rel } = &folder {
+            if let Err(reason) = listed_folder(base, rel) {
+                ctx.push(
+                    doc.at(
+                        Code::MarketplaceSource,
+                        node.span,
+                        format!("`skills` path `{path}`: {} {reason}", folder.shown()),
+                    )
+                    .help("list real folders of the plugin (links are never followed)"),
+                );
+                continue;
+            }
+            listed_folder_skills(ctx, base, rel, &folder);
+        }
+    }
+}
+
+/// Why the listed folder `base/rel` cannot be read, if it cannot.
+fn listed_folder(base: &Path, rel: &str) -> Result<(), String> {
+    acp_registry_core::fs::no_link_below(base, Path::new(rel))
+        .map_err(|e| format!("cannot be used: {e}"))?;
+    match acp_registry_core::fs::kind(&base.join(rel)) {
+        Ok(Some(Kind::Dir)) => Ok(()),
+        Ok(None) => Err("does not exist".into()),
+        _ => Err("is not a folder".into()),
+    }
+}
+
+/// The skill a listed folder is (it holds `SKILL.md`), or the skill folders it holds.
+fn listed_folder_skills(ctx: &mut Ctx, base: &Path, rel: &str, folder: &Place) {
+    let dir = base.join(rel);
+    if matches!(
+        acp_registry_core::fs::kind(&dir.join("SKILL.md")),
+        Ok(Some(_))
+    ) {
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return;
+        };
+        let shown_of = |file: &str| match file {
+            "." => folder.shown(),
+            file => folder
+                .child(file)
+                .map_or_else(|| format!("{}/{file}", folder.shown()), |p| p.shown()),
+        };
+        skill::run_rules(ctx, parent, &name.to_string_lossy(), &shown_of);
+        return;
+    }
+    let Ok(children) = acp_registry_core::fs::list_dir(&dir) else {
+        return;
+    };
+    for child in children
+        .iter()
+        .filter(|c| c.kind == Kind::Dir)
+        .take(MAX_SKILLS)
+    {
+        let name = child.name();
+        let shown_of = |file: &str| {
+            let rel = if file == "." {
+                name.clone()
+            } else {
+                format!("{name}/{file}")
+            };
+            folder
+                .child(&rel)
+                .map_or_else(|| format!("{}/{rel}", folder.shown()), |p| p.shown())
+        };
+        skill::run_rules(ctx, &dir, &name, &shown_of);
+    }
 }
 
 /// An object `source`: its shape by its `source` kind (not fetched).

@@ -604,3 +604,120 @@ fn a_plugin_without_plugin_json_is_checked_as_claude_code_reads_it() {
         places(&findings)
     );
 }
+
+/// A `strict: false` entry listing its skill folders in `skills` (the marketplace `build`
+/// writes): each listed folder is judged by the skill rules, a folder of skill folders too;
+/// a listed path that climbs, is a link or is missing is a `marketplace-source` finding.
+#[test]
+fn listed_skill_folders_are_checked_and_may_not_climb_link_or_be_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mp");
+    let listing = |skills: Value| {
+        let doc = json!({"name": "example-skills", "owner": {"name": "Example"},
+            "metadata": {"description": "Example skills."},
+            "plugins": [{"name": "pdf", "source": "./.well-known/skills", "strict": false,
+                         "description": DESCRIPTION, "skills": skills}]});
+        write_tree(
+            &root,
+            &[
+                (".claude-plugin/marketplace.json", doc.to_string()),
+                (".well-known/skills/pdf/SKILL.md", SKILL.to_string()),
+                (".well-known/skills/pdf/scripts/fill.py", SCRIPT.to_string()),
+            ],
+        );
+    };
+    listing(json!(["./pdf"]));
+    let (run, findings) = check(dir.path(), &["mp"]);
+    run.assert_code(0);
+    assert!(findings.findings.is_empty(), "{:?}", places(&findings));
+    // A folder of skill folders.
+    listing(json!(["./"]));
+    let (run, findings) = check(dir.path(), &["mp"]);
+    run.assert_code(0);
+    assert!(findings.findings.is_empty(), "{:?}", places(&findings));
+
+    // The listed skill is judged: its SKILL.md names another skill than its folder.
+    write_tree(
+        &root,
+        &[(
+            ".well-known/skills/pdf/SKILL.md",
+            SKILL.replace("name: pdf", "name: other"),
+        )],
+    );
+    listing(json!(["./pdf"]));
+    std::fs::write(
+        root.join(".well-known/skills/pdf/SKILL.md"),
+        SKILL.replace("name: pdf", "name: other"),
+    )
+    .unwrap();
+    let (run, findings) = check(dir.path(), &["mp"]);
+    run.assert_code(1);
+    assert!(
+        findings
+            .findings
+            .iter()
+            .any(|f| f.file.ends_with(".well-known/skills/pdf/SKILL.md")),
+        "{:?}",
+        places(&findings)
+    );
+
+    for (path, says) in [
+        ("../../etc", "not a `./` path inside the plugin"),
+        ("./missing", "does not exist"),
+        ("./linked", "symbolic link"),
+    ] {
+        listing(json!([path]));
+        let _ = symlink(dir.path(), &root.join(".well-known/skills/linked"));
+        let (run, findings) = check(dir.path(), &["mp"]);
+        run.assert_code(1);
+        let finding = findings
+            .with_code("marketplace-source")
+            .next()
+            .unwrap_or_else(|| panic!("{path}: {:?}", places(&findings)));
+        assert!(finding.message.contains(says), "{path}: {finding:?}");
+        assert!(
+            !finding
+                .message
+                .contains(&dir.path().to_string_lossy().to_string()),
+            "{path}: a link's target is never printed: {finding:?}"
+        );
+    }
+}
+
+/// What `build` publishes passes `skill check`, a plugin per skill and one for all.
+#[test]
+fn the_skills_build_publishes_pass_skill_check() {
+    for config in [
+        "{}",
+        r#"{"skills": {"marketplace": {"grouping": {"plugin": "all"}}}}"#,
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let registry = work.path().join("registry");
+        crate::common::copy_dir(
+            &crate::common::repo_root().join("tests/fixtures/skills-registry"),
+            &registry,
+        );
+        std::fs::write(registry.join("acp-registry.jsonc"), config).unwrap();
+        crate::common::acp_registry(
+            &["build", "--registry", "registry", "--out", "dist"],
+            work.path(),
+        )
+        .assert_ok();
+        let (run, findings) = check(
+            work.path(),
+            &["dist/site", "dist/site/.claude-plugin/marketplace.json"],
+        );
+        run.assert_code(0);
+        assert!(
+            findings.findings.is_empty(),
+            "{config}: {:?}",
+            places(&findings)
+        );
+        let report: Value = serde_json::from_str(&run.stdout).unwrap();
+        assert!(
+            report["summary"]["entries"].as_u64() > Some(3),
+            "{}",
+            run.stdout
+        );
+    }
+}

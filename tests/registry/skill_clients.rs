@@ -160,60 +160,98 @@ fn claude_ok(clients: &SkillClients, home: &Path, args: &[&str]) -> String {
     text
 }
 
+/// The skills Claude Code's `plugin details` lists for an installed plugin.
+fn claude_skills(clients: &SkillClients, home: &Path, id: &str) -> Vec<String> {
+    let details = claude_ok(clients, home, &["plugin", "details", id]);
+    let line = details
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Skills ("))
+        .unwrap_or_else(|| panic!("claude plugin details {id} lists no skills:\n{details}"));
+    let (_, names) = line.split_once(')').unwrap();
+    names.split(',').map(|n| n.trim().to_owned()).collect()
+}
+
+/// Claude Code validates the marketplace of `built`, installs each plugin, and lists exactly
+/// the registry's skills, each copied into its cache byte for byte.
+fn claude_installs_every_skill(clients: &SkillClients, built: &Built, by: &str) {
+    let site = built.site.to_str().unwrap();
+    let report = claude_ok(clients, &built.home, &["plugin", "validate", site]);
+    assert!(
+        !report.contains('✘'),
+        "{by}: claude plugin validate:\n{report}"
+    );
+    let market = marketplace(&built.site);
+    let name = market["name"].as_str().unwrap();
+    claude_ok(
+        clients,
+        &built.home,
+        &["plugin", "marketplace", "add", site],
+    );
+    let mut seen = BTreeMap::new();
+    for plugin in market["plugins"].as_array().unwrap() {
+        let id = format!("{}@{name}", plugin["name"].as_str().unwrap());
+        claude_ok(clients, &built.home, &["plugin", "install", &id]);
+        let cache = built.home.join(".claude/plugins/cache").join(name);
+        let version = std::fs::read_dir(cache.join(plugin["name"].as_str().unwrap()))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let listed = claude_skills(clients, &built.home, &id);
+        for path in plugin["skills"].as_array().unwrap() {
+            let dir = version.join(path.as_str().unwrap());
+            let front = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+            let skill = listed
+                .iter()
+                .find(|n| front.contains(&format!("name: {n}\n")))
+                .unwrap_or_else(|| panic!("{by}: {id} lists {listed:?}, not {}", dir.display()));
+            seen.insert(skill.clone(), dir);
+        }
+    }
+    assert_eq!(
+        seen.keys().collect::<Vec<_>>(),
+        built.skills.keys().collect::<Vec<_>>(),
+        "{by}: the plugins installed other skills than the registry holds"
+    );
+    for (name, dir) in &seen {
+        assert_eq!(
+            tree(dir),
+            tree(&built.skills[name]),
+            "{by}: {}",
+            dir.display()
+        );
+    }
+}
+
 #[test]
 fn claude_code_validates_the_marketplace_and_installs_every_plugin_byte_for_byte() {
     let Some(clients) = SkillClients::find(Path::new(env!("CARGO_TARGET_TMPDIR"))) else {
         return;
     };
     for registry in registries() {
-        let built = build(&registry);
-        let site = built.site.to_str().unwrap();
-        let report = claude_ok(&clients, &built.home, &["plugin", "validate", site]);
-        assert!(
-            !report.contains('✘'),
-            "claude plugin validate {site}:\n{report}"
-        );
-        let market = marketplace(&built.site);
-        let name = market["name"].as_str().unwrap();
-        claude_ok(
-            &clients,
-            &built.home,
-            &["plugin", "marketplace", "add", site],
-        );
-        let mut seen = BTreeMap::new();
-        for plugin in market["plugins"].as_array().unwrap() {
-            let plugin = plugin["name"].as_str().unwrap();
-            let id = format!("{plugin}@{name}");
-            claude_ok(&clients, &built.home, &["plugin", "install", &id]);
-            let cache = built
-                .home
-                .join(".claude/plugins/cache")
-                .join(name)
-                .join(plugin);
-            let version = std::fs::read_dir(&cache)
-                .unwrap()
-                .next()
-                .unwrap()
-                .unwrap()
-                .path();
-            for skill in std::fs::read_dir(version.join("skills")).unwrap() {
-                let skill = skill.unwrap();
-                seen.insert(
-                    skill.file_name().to_string_lossy().into_owned(),
-                    skill.path(),
-                );
-            }
-        }
-        assert_eq!(
-            seen.keys().collect::<Vec<_>>(),
-            built.skills.keys().collect::<Vec<_>>(),
-            "{}: the plugins installed other skills than the registry holds",
-            registry.display()
-        );
-        for (name, dir) in &seen {
-            assert_eq!(tree(dir), tree(&built.skills[name]), "{}", dir.display());
-        }
+        claude_installs_every_skill(&clients, &build(&registry), &registry.display().to_string());
     }
+}
+
+/// One plugin holding every skill (`grouping`): its folder is the 0.1.0 folder of them all.
+#[test]
+fn claude_code_installs_the_one_plugin_of_every_skill() {
+    let Some(clients) = SkillClients::find(Path::new(env!("CARGO_TARGET_TMPDIR"))) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("registry");
+    copy_dir(&repo_root().join("tests/fixtures/skills-registry"), &source);
+    std::fs::write(
+        source.join("acp-registry.jsonc"),
+        r#"{"skills": {"marketplace": {"grouping": {"plugin": "all-skills"}}}}"#,
+    )
+    .unwrap();
+    let built = build(&source);
+    let market = marketplace(&built.site);
+    assert_eq!(market["plugins"].as_array().unwrap().len(), 1);
+    claude_installs_every_skill(&clients, &built, "grouped");
 }
 
 #[test]
@@ -228,12 +266,6 @@ fn the_reference_validator_accepts_every_published_skill() {
                 &validator,
                 &built.site.join(".well-known/skills").join(name),
             );
-        }
-        let plugins = built.site.join("plugins");
-        for plugin in std::fs::read_dir(&plugins).unwrap() {
-            for skill in std::fs::read_dir(plugin.unwrap().path().join("skills")).unwrap() {
-                agentskills::assert_valid(&validator, &skill.unwrap().path());
-            }
         }
     }
 }

@@ -44,8 +44,9 @@ const ALL: Layout = Layout {
     sums: true,
 };
 
-/// A site folder in the agreed layout (docs/format.md): both indexes, the 0.2.0 archives, the
-/// 0.1.0 files, the marketplace with a plugin per skill, and `SHA256SUMS` of every file.
+/// A site folder: both indexes, the 0.2.0 archives, the 0.1.0 files, a marketplace in the
+/// classic layout (a folder per plugin, `plugins/<name>/skills/<name>/`, as third parties
+/// publish them; `build` writes the other one, tested below), and `SHA256SUMS` of every file.
 fn site(root: &Path, skills: &[(&str, BTreeMap<String, Vec<u8>>)], layout: Layout) {
     let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let (mut v2, mut v1, mut plugins) = (Vec::new(), Vec::new(), Vec::new());
@@ -481,6 +482,92 @@ fn a_target_that_is_a_link_or_holds_another_skill_is_refused_without_force() {
             run.all()
         );
         assert!(tree(outside.path()).is_empty());
+    }
+}
+
+/// The marketplace `build` writes: each plugin's folder is a 0.1.0 skill folder, or the 0.1.0
+/// folder of them all with each listed in the entry's `skills`; installed from the folder and
+/// over HTTP (checked against the site's `SHA256SUMS`) byte-identical to the registry.
+#[test]
+fn the_marketplace_build_writes_installs_each_listed_skill_folder() {
+    let fixture = repo_root().join("tests/fixtures/skills-registry");
+    for config in [
+        "{}",
+        r#"{"skills": {"marketplace": {"grouping": {"plugin": "all"}}}}"#,
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let registry = work.path().join("registry");
+        crate::common::copy_dir(&fixture, &registry);
+        std::fs::write(registry.join("acp-registry.jsonc"), config).unwrap();
+        let out = work.path().join("dist");
+        crate::common::acp_registry(
+            &[
+                "build",
+                "--registry",
+                registry.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            work.path(),
+        )
+        .assert_ok();
+        let site = out.join("site");
+        let server = serve(&site);
+        let file = site.join(".claude-plugin/marketplace.json");
+        for source in [
+            file.to_str().unwrap().to_owned(),
+            server.url("/.claude-plugin/marketplace.json"),
+        ] {
+            let p = place();
+            p.run(&["install", "--all", &source]).assert_ok();
+            for name in ["hello", "pdf-tools"] {
+                assert_eq!(
+                    p.installed(name),
+                    tree(&registry.join("skills").join(name)),
+                    "{config} {source}"
+                );
+            }
+            assert_eq!(
+                p.installed("example-agent"),
+                tree(&registry.join("example-agent/skill/example-agent")),
+                "{config} {source}"
+            );
+        }
+    }
+}
+
+/// A marketplace entry's `skills` paths that climb out of the plugin are refused with the
+/// entry named, and nothing is written.
+#[test]
+fn a_listed_skill_folder_that_leaves_the_plugin_is_refused() {
+    let (src, p) = (tempfile::tempdir().unwrap(), place());
+    for path in ["../../outside", "/etc", "./a/../../x", "skills"] {
+        let doc = serde_json::json!({"name": "m", "owner": {"name": "o"}, "plugins": [
+            {"name": "alpha", "source": "./.well-known/skills/alpha", "strict": false, "skills": [path]}]});
+        let mut files: Vec<(String, Vec<u8>)> = skill("alpha")
+            .into_iter()
+            .map(|(p, b)| (format!(".well-known/skills/alpha/{p}"), b))
+            .collect();
+        files.push((
+            ".claude-plugin/marketplace.json".into(),
+            doc.to_string().into_bytes(),
+        ));
+        let list: Vec<(&String, &Vec<u8>)> = files.iter().map(|(p, b)| (p, b)).collect();
+        write_tree(src.path(), &list);
+        let marketplace = src.path().join(".claude-plugin/marketplace.json");
+        let run = p.run(&[
+            "install",
+            "--allow-unverified",
+            marketplace.to_str().unwrap(),
+        ]);
+        assert!(
+            run.code == 2
+                && run.stderr.contains("plugins[0]")
+                && run.stderr.contains("leaves the plugin"),
+            "{path}: {}",
+            run.all()
+        );
+        p.nothing_written();
     }
 }
 

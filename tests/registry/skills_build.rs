@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use acp_registry_client::skill_index::{
-    digest_hex, ArtifactType, IndexV1, IndexV2, Marketplace, PluginManifest, DISCOVERY_SCHEMA_V2,
+    digest_hex, ArtifactType, IndexV1, IndexV2, Marketplace, DISCOVERY_SCHEMA_V2,
 };
 use common::{acp_registry, build_registry, copy_dir, findings, repo_root, sha256_hex, tree, Run};
 
@@ -55,9 +55,15 @@ const SKILLS: [(&str, &str); 3] = [
 ];
 
 fn is_skill_output(path: &str) -> bool {
-    [".well-known/", ".claude-plugin/", "plugins/", ".nojekyll"]
-        .iter()
-        .any(|p| path.starts_with(p))
+    [
+        ".well-known/",
+        ".claude-plugin/",
+        "plugins/",
+        "skills/",
+        ".nojekyll",
+    ]
+    .iter()
+    .any(|p| path.starts_with(p))
 }
 
 #[test]
@@ -80,10 +86,11 @@ fn a_registry_with_stand_alone_skills_builds_into_exactly_the_skills_layout() {
     for (name, folder) in SKILLS {
         for path in skill_files(&fixture(), folder).keys() {
             expected.push(format!(".well-known/skills/{name}/{path}"));
-            expected.push(format!("plugins/{name}/skills/{name}/{path}"));
         }
-        expected.push(format!("plugins/{name}/.claude-plugin/plugin.json"));
+        // The skill's page.
+        expected.push(format!("skills/{name}/index.html"));
     }
+    expected.push("skills/index.html".to_owned());
     expected.sort();
     assert_eq!(outputs, expected);
     // site/SHA256SUMS lists every file of the site folder (relative to it) but itself and the
@@ -135,24 +142,21 @@ fn every_url_digest_and_listed_file_matches_the_registrys_bytes() {
         assert_eq!(entry.files, files.keys().cloned().collect::<Vec<_>>());
         for (path, bytes) in &files {
             assert_eq!(&site[&format!(".well-known/skills/{name}/{path}")], bytes);
-            assert_eq!(
-                &site[&format!("plugins/{name}/skills/{name}/{path}")],
-                bytes
-            );
         }
     }
     let marketplace: Marketplace =
         serde_json::from_slice(&site[".claude-plugin/marketplace.json"]).unwrap();
     assert_eq!(marketplace.name, "acp-registry-skills");
     assert!(marketplace.metadata.unwrap().description.is_some());
+    // Each plugin is its skill's 0.1.0 folder, described by its entry alone.
     for plugin in &marketplace.plugins {
-        assert_eq!(plugin.source, format!("./plugins/{}", plugin.name));
-        let manifest: PluginManifest = serde_json::from_slice(
-            &site[&format!("plugins/{}/.claude-plugin/plugin.json", plugin.name)],
-        )
-        .unwrap();
-        assert_eq!(manifest.version, plugin.version);
-        assert_eq!(manifest.author.unwrap().name, marketplace.owner.name);
+        assert_eq!(
+            plugin.source,
+            format!("./.well-known/skills/{}", plugin.name)
+        );
+        assert_eq!(plugin.skills.as_deref(), Some(&["./".to_owned()][..]));
+        assert_eq!(plugin.strict, Some(false));
+        assert_eq!(plugin.author.as_ref().unwrap().name, marketplace.owner.name);
     }
     let version = |name: &str| {
         let plugin = marketplace.plugins.iter().find(|p| p.name == name).unwrap();
@@ -363,7 +367,11 @@ fn the_skills_configuration_shapes_the_outputs() {
                             "description": "Acme's skills", "grouping": {"plugin": "acme"}}}"#,
     );
     let (_out, site) = built(&root);
-    assert!(!site.keys().any(|p| p.starts_with(".well-known/")));
+    // No index: only the skill folders the marketplace's plugin is.
+    assert!(!site
+        .keys()
+        .any(|p| p.starts_with(".well-known/agent-skills/")
+            || p.as_str() == ".well-known/skills/index.json"));
     let marketplace: Marketplace =
         serde_json::from_slice(&site[".claude-plugin/marketplace.json"]).unwrap();
     assert_eq!(marketplace.name, "acme-skills");
@@ -374,23 +382,28 @@ fn the_skills_configuration_shapes_the_outputs() {
         .map(|p| p.name.as_str())
         .collect();
     assert_eq!(plugins, ["acme"]);
-    let manifest: PluginManifest =
-        serde_json::from_slice(&site["plugins/acme/.claude-plugin/plugin.json"]).unwrap();
+    let acme = &marketplace.plugins[0];
+    assert_eq!(acme.source, "./.well-known/skills");
     assert_eq!(
-        manifest.homepage.as_deref(),
+        acme.homepage.as_deref(),
         Some("https://acme.example/registry/skills/")
     );
+    let listed: Vec<String> = SKILLS.iter().map(|(name, _)| format!("./{name}")).collect();
+    assert_eq!(acme.skills.as_ref(), Some(&listed));
     for (name, folder) in SKILLS {
         for (path, bytes) in skill_files(&fixture(), folder) {
-            assert_eq!(site[&format!("plugins/acme/skills/{name}/{path}")], bytes);
+            assert_eq!(site[&format!(".well-known/skills/{name}/{path}")], bytes);
         }
     }
     configure(&root, r#"{"marketplace": false}"#);
     let (_out, site) = built(&root);
+    assert!(!site.keys().any(|p| p.starts_with(".claude-plugin/")));
+    assert!(site.contains_key(".well-known/skills/index.json"));
+    configure(&root, r#"{"marketplace": false, "well_known": false}"#);
+    let (_out, site) = built(&root);
     assert!(!site
         .keys()
-        .any(|p| p.starts_with("plugins/") || p.starts_with(".claude-plugin/")));
-    assert!(site.contains_key(".well-known/skills/index.json"));
+        .any(|p| p.starts_with(".claude-plugin/") || p.starts_with(".well-known/")));
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //! - Version 0.1.0, at [`V1_DIR`]`/index.json`: [`IndexV1`], no `$schema`, each skill's
 //!   `files` served at `<V1_DIR>/<name>/<path>`.
 //! - A marketplace, `.claude-plugin/marketplace.json` ([`Marketplace`]), and a plugin's
-//!   `.claude-plugin/plugin.json` ([`PluginManifest`]), its skills under `skills/<name>/`.
+//!   optional `.claude-plugin/plugin.json` ([`PluginManifest`]), its skills under
+//!   `skills/<name>/` and in the folders its entry's `skills` lists ([`PluginEntry::skills`]).
 //!
 //! The predicates are what the clients enforce (the `skills` CLI 1.7.4 skips or refuses an
 //! entry that fails them), so a registry never publishes, and a check never passes, what a
@@ -175,9 +176,23 @@ pub struct PluginEntry {
     /// Its version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// Its author.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<Owner>,
+    /// Its home page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub homepage: Option<String>,
     /// Its licence (SPDX).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
+    /// `false`: this entry describes the plugin, which needs no `plugin.json` of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+    /// Skill folders of the plugin beside its `skills/`, each relative to `source`
+    /// (`./` + a path; `./` alone is the plugin folder itself): a folder holding `SKILL.md`
+    /// is one skill, any other folder holds skill folders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
 }
 
 /// A plugin's `.claude-plugin/plugin.json`, the keys this project writes and reads.

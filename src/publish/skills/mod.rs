@@ -8,9 +8,9 @@
 //!   path does not fit ustar's name fields, which the `skills` CLI reads alone), with the
 //!   sha256 of the bytes written;
 //! - `.well-known/skills/index.json` (0.1.0) and every listed file under
-//!   `.well-known/skills/<name>/`;
-//! - `.claude-plugin/marketplace.json` and a plugin per skill (or the configured one) under
-//!   `plugins/<plugin>/` (`.claude-plugin/plugin.json`, `skills/<name>/…`);
+//!   `.well-known/skills/<name>/` (written for the marketplace too);
+//! - `.claude-plugin/marketplace.json`, a plugin per skill (or the configured one) whose
+//!   files are those folders (`plugins`);
 //! - `.nojekyll`, so a branch-deployed GitHub Pages site serves the dot-folders.
 //!
 //! Planned with the rest of the build: every file composed (archives in parallel) and every
@@ -142,8 +142,11 @@ pub(crate) fn plan<'a>(
     if config.well_known {
         files.extend(well_known(&skills)?);
     }
+    if config.well_known || config.marketplace.is_some() {
+        files.extend(skill_folders(&skills));
+    }
     if let Some(marketplace) = &config.marketplace {
-        files.extend(plugins::marketplace(&skills, marketplace, config));
+        files.push(plugins::marketplace(&skills, marketplace, config));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     let mut seen = BTreeSet::new();
@@ -171,7 +174,20 @@ fn refuse_unlistable(skill: &CheckedSkill) -> Result<(), BuildError> {
     }
 }
 
-/// Both versions of the well-known index, the 0.2.0 artifacts and the 0.1.0 files.
+/// Every skill's files in its 0.1.0 folder, `.well-known/skills/<name>/`: what the 0.1.0
+/// index lists and what the marketplace's plugins are.
+fn skill_folders<'a>(skills: &[Published<'a>]) -> Vec<OutputFile<'a>> {
+    let mut files = Vec::new();
+    for skill in skills.iter().map(|p| p.skill) {
+        for file in &skill.files {
+            let path = format!("{V1_DIR}/{}/{}", skill.name, file.path);
+            files.push((path, Cow::Borrowed(file.bytes.as_slice())));
+        }
+    }
+    files
+}
+
+/// Both versions of the well-known index and the 0.2.0 artifacts.
 fn well_known<'a>(skills: &[Published<'a>]) -> Result<Vec<OutputFile<'a>>, BuildError> {
     let artifacts: Vec<(ArtifactType, String, Vec<u8>)> = skills
         .par_iter()
@@ -195,10 +211,6 @@ fn well_known<'a>(skills: &[Published<'a>]) -> Result<Vec<OutputFile<'a>>, Build
             description: skill.description.clone(),
             files: skill.files.iter().map(|f| f.path.clone()).collect(),
         });
-        for file in &skill.files {
-            let path = format!("{V1_DIR}/{}/{}", skill.name, file.path);
-            files.push((path, Cow::Borrowed(file.bytes.as_slice())));
-        }
     }
     let v2 = IndexV2 {
         schema: DISCOVERY_SCHEMA_V2.to_owned(),

@@ -1,7 +1,9 @@
-//! The Claude Code marketplace of the published skills: `.claude-plugin/marketplace.json`
-//! with a relative `./plugins/<plugin>` source per plugin, and each plugin's
-//! `.claude-plugin/plugin.json` and `skills/<name>/…` (a plugin per skill, or one holding
-//! every skill, by `skills.marketplace.grouping`).
+//! The Claude Code marketplace of the published skills: `.claude-plugin/marketplace.json`,
+//! a plugin per skill (or one holding every skill, by `skills.marketplace.grouping`) whose
+//! files are the skill folders the 0.1.0 index serves, `.well-known/skills/<name>/`: each
+//! entry is `strict: false` (it describes the plugin, which has no `plugin.json`) and lists
+//! its skill folders in `skills`, relative to its `source`. So a skill's files are published
+//! once for both, and Claude Code copies exactly them into its plugin cache.
 //!
 //! A plugin's version: the agent's for an agent's skill, else the skill's `metadata.version`,
 //! else `0.0.0-g<12 hex>` from the sha256 of its files (paths and bytes), so a changed skill
@@ -13,13 +15,9 @@ use super::shared::{json, OutputFile, Published};
 use crate::registry::config::{Grouping, MarketplaceConfig, SkillsConfig};
 use crate::rules::CheckedSkill;
 use acp_registry_client::skill_index::{
-    Marketplace, MarketplaceMetadata, Owner, PluginEntry, PluginManifest, MARKETPLACE_FILE,
-    PLUGIN_DIR, PLUGIN_FILE,
+    Marketplace, MarketplaceMetadata, Owner, PluginEntry, MARKETPLACE_FILE, PLUGIN_DIR, V1_DIR,
 };
 use acp_registry_core::fs::digest::sha256_hex;
-
-/// The folder of the plugins, beside `.claude-plugin/`.
-const PLUGINS: &str = "plugins";
 
 /// The plugin holding the skill `name`.
 pub(super) fn plugin_of(grouping: &Grouping, name: &str) -> String {
@@ -29,18 +27,17 @@ pub(super) fn plugin_of(grouping: &Grouping, name: &str) -> String {
     }
 }
 
-/// The marketplace, its plugins' manifests and their skills' files.
+/// The marketplace file; the skills' files are the 0.1.0 folders, written with the index.
 pub(super) fn marketplace<'a>(
     skills: &[Published<'a>],
     config: &MarketplaceConfig,
     all: &SkillsConfig,
-) -> Vec<OutputFile<'a>> {
+) -> OutputFile<'a> {
     let owner = Owner {
         name: config.owner_name.clone(),
         email: config.owner_email.clone(),
         url: None,
     };
-    let mut files = Vec::new();
     let mut groups: Vec<(String, Vec<&Published<'a>>)> = Vec::new();
     for p in skills {
         let plugin = plugin_of(&config.grouping, &p.skill.name);
@@ -48,29 +45,11 @@ pub(super) fn marketplace<'a>(
             Some((name, members)) if *name == plugin => members.push(p),
             _ => groups.push((plugin, vec![p])),
         }
-        for file in &p.skill.files {
-            let path = format!(
-                "{PLUGINS}/{}/skills/{}/{}",
-                plugin_of(&config.grouping, &p.skill.name),
-                p.skill.name,
-                file.path
-            );
-            files.push((path, Cow::Borrowed(file.bytes.as_slice())));
-        }
     }
-    let mut entries = Vec::new();
-    for (plugin, members) in groups {
-        let manifest = plugin_manifest(&plugin, &members, config, all, &owner);
-        entries.push(PluginEntry {
-            name: plugin.clone(),
-            source: serde_json::Value::String(format!("./{PLUGINS}/{plugin}")),
-            description: manifest.description.clone(),
-            version: manifest.version.clone(),
-            license: manifest.license.clone(),
-        });
-        let path = format!("{PLUGINS}/{plugin}/{PLUGIN_DIR}/{PLUGIN_FILE}");
-        files.push((path, Cow::Owned(json(&manifest))));
-    }
+    let plugins = groups
+        .into_iter()
+        .map(|(plugin, members)| entry(plugin, &members, config, all, &owner))
+        .collect();
     let marketplace = Marketplace {
         name: config.name.clone(),
         owner,
@@ -78,24 +57,24 @@ pub(super) fn marketplace<'a>(
             description: Some(config.description.clone()),
             version: None,
         }),
-        plugins: entries,
+        plugins,
     };
-    files.push((
+    (
         format!("{PLUGIN_DIR}/{MARKETPLACE_FILE}"),
         Cow::Owned(json(&marketplace)),
-    ));
-    files
+    )
 }
 
-/// `plugin.json` of `plugin`, holding `members` (one skill unless grouped).
-fn plugin_manifest(
-    plugin: &str,
+/// The entry of `plugin`, holding `members` (one skill unless grouped): a skill's plugin is
+/// its 0.1.0 folder; the group's, the 0.1.0 folder of them all, listing each.
+fn entry(
+    plugin: String,
     members: &[&Published<'_>],
     config: &MarketplaceConfig,
     all: &SkillsConfig,
     owner: &Owner,
-) -> PluginManifest {
-    let (description, version, license, homepage) = if let [one] = members {
+) -> PluginEntry {
+    let (source, skills, description, version, license, homepage) = if let [one] = members {
         let skill = one.skill;
         let version = match &one.agent {
             Some(agent) if !agent.version.is_empty() => agent.version.clone(),
@@ -104,29 +83,37 @@ fn plugin_manifest(
                 .clone()
                 .unwrap_or_else(|| content_version(&[skill])),
         };
-        let homepage = all
-            .site_url
-            .as_ref()
-            .map(|url| format!("{url}/skills/{}/", skill.name));
-        let license = skill.license.clone();
-        (skill.description.clone(), version, license, homepage)
+        (
+            format!("./{V1_DIR}/{}", skill.name),
+            vec!["./".to_owned()],
+            skill.description.clone(),
+            version,
+            skill.license.clone(),
+            all.site_url
+                .as_ref()
+                .map(|url| format!("{url}/skills/{}/", skill.name)),
+        )
     } else {
         let skills: Vec<&CheckedSkill> = members.iter().map(|p| p.skill).collect();
         (
+            format!("./{V1_DIR}"),
+            skills.iter().map(|s| format!("./{}", s.name)).collect(),
             config.description.clone(),
             content_version(&skills),
             None,
             all.site_url.as_ref().map(|url| format!("{url}/skills/")),
         )
     };
-    PluginManifest {
-        name: plugin.to_owned(),
+    PluginEntry {
+        name: plugin,
+        source: serde_json::Value::String(source),
         description: Some(description),
         version: Some(version),
         author: Some(owner.clone()),
         homepage,
-        repository: None,
         license,
+        strict: Some(false),
+        skills: Some(skills),
     }
 }
 
