@@ -148,7 +148,7 @@ fn special_finding(display: &str, special: fs::Special) -> Diagnostic {
 }
 
 /// Decode UTF-8 (a BOM is tolerated and dropped), reporting the first bad byte.
-fn decode_utf8(bytes: Vec<u8>, display: &str, sink: &mut Sink) -> Option<String> {
+pub(crate) fn decode_utf8(bytes: Vec<u8>, display: &str, sink: &mut Sink) -> Option<String> {
     match String::from_utf8(bytes) {
         Ok(mut text) => {
             if text.starts_with('\u{feff}') {

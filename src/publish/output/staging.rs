@@ -13,6 +13,7 @@ use super::tree::{hashed, FileSink, Tree};
 use crate::publish::error::{io, BuildError};
 use acp_registry_core::fs::atomic::{self, sync_dir, AtomicFile, Batch};
 use acp_registry_core::fs::{self, Kind};
+use rayon::prelude::*;
 
 fn parent_of(out: &Path) -> PathBuf {
     match out.parent() {
@@ -166,15 +167,7 @@ fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<
         .map_err(sink.failed(OWNERSHIP_FILE))?;
         file.sync_all().map_err(sink.failed(OWNERSHIP_FILE))?;
     }
-    let mut dirs = BTreeSet::from([staging.to_path_buf()]);
-    for path in &paths {
-        if let Some(dir) = staging.join(path).parent() {
-            if dirs.insert(dir.to_path_buf()) {
-                std::fs::create_dir_all(dir)
-                    .map_err(unchanged(&format!("creating {}", shown(path))))?;
-            }
-        }
-    }
+    let dirs = create_dirs(destination, staging, &paths)?;
     tree.produce(&sink)?;
     sink.all_written()?;
     let whole = sink
@@ -185,6 +178,34 @@ fn stage(destination: &Destination, staging: &Path, tree: &impl Tree) -> Result<
         sync_dirs(destination, staging, &dirs)?;
     }
     Ok(())
+}
+
+/// Create every folder the files of `paths` need in `staging`, a level at a time and each
+/// level's folders in parallel (a skill's files sit three folders deep: one at a time, the
+/// `mkdir`s were a third of a skills build); every folder, `staging` among them.
+fn create_dirs(
+    destination: &Destination,
+    staging: &Path,
+    paths: &[&str],
+) -> Result<BTreeSet<PathBuf>, BuildError> {
+    let mut levels: Vec<BTreeSet<&str>> = Vec::new();
+    for path in paths {
+        for (depth, (end, _)) in path.match_indices('/').enumerate() {
+            if levels.len() <= depth {
+                levels.push(BTreeSet::new());
+            }
+            levels[depth].insert(&path[..end]);
+        }
+    }
+    for level in &levels {
+        level.par_iter().try_for_each(|dir| {
+            std::fs::create_dir(staging.join(dir))
+                .map_err(unchanged(destination, &format!("creating {}", shown(dir))))
+        })?;
+    }
+    let mut dirs = BTreeSet::from([staging.to_path_buf()]);
+    dirs.extend(levels.iter().flatten().map(|dir| staging.join(dir)));
+    Ok(dirs)
 }
 
 /// fsync every folder of `dirs`, deepest first.

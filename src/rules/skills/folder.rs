@@ -1,6 +1,8 @@
 //! The rules on one skill folder (an entry's or a stand-alone one): SKILL.md's front matter,
 //! body and links, the paths of its files, and the skill as `build` publishes it.
 
+use std::collections::BTreeMap;
+
 use acp_registry_client::skill_index::is_safe_listed_path;
 
 use super::checked::{CheckedSkill, SkillFile};
@@ -8,13 +10,14 @@ use super::skill_dir::{SkillDir, MAX_SKILL_BYTES};
 use super::{frontmatter, links};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::manifest::skill::{FrontMatter, Value, BODY_LINES_MAX};
-use crate::rules::read::read_text;
+use crate::rules::read::{decode_utf8, read_text};
 use crate::rules::sink::Sink;
 use acp_registry_core::source::{SourceFile, Span};
 
 /// The rules on one skill folder; `paths`: every regular file's path (relative to the folder),
 /// `files`: the files as read, `None` when they could not all be read (over the size limit,
-/// a link, an unreadable file). The skill as published when it can be.
+/// a link, an unreadable file). Those bytes are used, not read again (a skill's build cost is
+/// mostly its file opens). The skill as published when it can be.
 pub(super) fn check_skill(
     skill: &SkillDir<'_>,
     paths: &[String],
@@ -23,12 +26,16 @@ pub(super) fn check_skill(
     sources: &mut Vec<SourceFile>,
 ) -> Option<CheckedSkill> {
     check_paths(skill, paths, sink);
+    let files: Option<BTreeMap<String, Vec<u8>>> = files.map(|f| f.into_iter().collect());
     let display = skill.display("SKILL.md");
     // Only absence is "no SKILL.md": a link, a folder or an unreadable file is reported by reading.
-    if matches!(
-        acp_registry_core::fs::kind(&skill.path().join("SKILL.md")),
-        Ok(None)
-    ) {
+    let listed = paths.iter().any(|p| p == "SKILL.md");
+    if !listed
+        && matches!(
+            acp_registry_core::fs::kind(&skill.path().join("SKILL.md")),
+            Ok(None)
+        )
+    {
         sink.push(
             Diagnostic::new(
                 Code::SkillFrontmatter,
@@ -42,13 +49,16 @@ pub(super) fn check_skill(
         );
         return None;
     }
-    let text = read_text(
-        &skill.entry.path,
-        &format!("{}/SKILL.md", skill.rel),
-        &display,
-        MAX_SKILL_BYTES,
-        sink,
-    )?;
+    let text = match files.as_ref().and_then(|f| f.get("SKILL.md")) {
+        Some(bytes) => decode_utf8(bytes.clone(), &display, sink)?,
+        None => read_text(
+            &skill.entry.path,
+            &format!("{}/SKILL.md", skill.rel),
+            &display,
+            MAX_SKILL_BYTES,
+            sink,
+        )?,
+    };
     let source = SourceFile::new(display, text);
     let front = frontmatter::check(&source, skill, sink);
     if let Some(front) = &front {
@@ -56,7 +66,11 @@ pub(super) fn check_skill(
     }
     // Every mentioned path is looked up on disk: not worth it when the findings are dropped.
     if sink.keeps(Code::SkillLink) || sink.keeps(Code::SkillReferenceDepth) {
-        links::check(&source, skill, sink, sources);
+        let known = links::Known {
+            paths,
+            files: files.as_ref(),
+        };
+        links::check(&source, skill, &known, sink, sources);
     }
     let published = match (front, files) {
         (Some(front), Some(files)) => checked_skill(skill, &source, &front, files),
@@ -97,7 +111,7 @@ fn checked_skill(
     skill: &SkillDir<'_>,
     source: &SourceFile,
     front: &FrontMatter,
-    files: Vec<(String, Vec<u8>)>,
+    files: BTreeMap<String, Vec<u8>>,
 ) -> Option<CheckedSkill> {
     let folder = skill.folder.as_ref()?;
     let name_field = front.get("name")?;
@@ -115,7 +129,8 @@ fn checked_skill(
         }),
         _ => None,
     };
-    let mut files: Vec<SkillFile> = files
+    // Sorted by path, as the map is.
+    let files: Vec<SkillFile> = files
         .into_iter()
         .map(|(path, bytes)| SkillFile {
             executable: path.starts_with("scripts/"),
@@ -123,7 +138,6 @@ fn checked_skill(
             bytes,
         })
         .collect();
-    files.sort_by(|a, b| a.path.cmp(&b.path));
     Some(CheckedSkill {
         name: folder.clone(),
         dir: skill.display("").trim_end_matches('/').to_owned(),

@@ -2,7 +2,7 @@
 //! Markdown files it links to should refer to no file SKILL.md does not refer to itself
 //! (`skill-reference-depth`: references one level deep).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -21,8 +21,28 @@ enum Target {
     Found(PathBuf, Kind),
 }
 
-/// `path` below the skill folder `dir`, resolved from `from` (a folder below it).
-fn resolve(dir: &Path, from: &Path, path: &str) -> Target {
+/// What the walk of the skill's folder already knows: every regular file's path and, when all
+/// could be read, their bytes (both relative to the folder).
+pub(super) struct Known<'a> {
+    pub(super) paths: &'a [String],
+    pub(super) files: Option<&'a BTreeMap<String, Vec<u8>>>,
+}
+
+impl Known<'_> {
+    /// The kind of `rel` when the walk saw it: a file it listed, or a folder holding one.
+    fn kind(&self, rel: &Path) -> Option<Kind> {
+        let rel = rel.to_str()?;
+        if self.paths.iter().any(|p| p == rel) {
+            return Some(Kind::File);
+        }
+        let folder = format!("{rel}/");
+        (!rel.is_empty() && self.paths.iter().any(|p| p.starts_with(&folder))).then_some(Kind::Dir)
+    }
+}
+
+/// `path` below the skill folder `dir`, resolved from `from` (a folder below it): from what
+/// the walk saw, else on disk (a missing path, a link, an empty folder).
+fn resolve(dir: &Path, known: &Known<'_>, from: &Path, path: &str) -> Target {
     let relative = Path::new(path);
     if relative.is_absolute() {
         return Target::Outside;
@@ -36,6 +56,9 @@ fn resolve(dir: &Path, from: &Path, path: &str) -> Target {
         }
     }
     let rel: PathBuf = parts.into_iter().collect();
+    if let Some(kind) = known.kind(&rel) {
+        return Target::Found(rel, kind);
+    }
     match acp_registry_core::fs::kind(&dir.join(&rel)) {
         Ok(None) => Target::Missing,
         Ok(Some(kind)) => Target::Found(rel, kind),
@@ -65,6 +88,7 @@ fn missing(source: &SourceFile, span: Span, path: &str, outside: bool) -> Diagno
 pub(super) fn check(
     source: &SourceFile,
     skill: &SkillDir<'_>,
+    known: &Known<'_>,
     sink: &mut Sink,
     sources: &mut Vec<SourceFile>,
 ) {
@@ -72,7 +96,7 @@ pub(super) fn check(
     let mut direct = BTreeSet::new();
     let mut markdown = Vec::new();
     for (path, span) in mentioned_paths(&source.text) {
-        match resolve(&dir, Path::new(""), &path) {
+        match resolve(&dir, known, Path::new(""), &path) {
             Target::Outside => sink.push(missing(source, span, &path, true)),
             Target::Missing => sink.push(missing(source, span, &path, false)),
             Target::Found(rel, kind) => {
@@ -86,7 +110,7 @@ pub(super) fn check(
     }
     direct.insert(PathBuf::from("SKILL.md"));
     for rel in markdown {
-        if let Some(referenced) = check_referenced(skill, &rel, &direct, sink) {
+        if let Some(referenced) = check_referenced(skill, known, &rel, &direct, sink) {
             sources.push(referenced);
         }
     }
@@ -95,13 +119,21 @@ pub(super) fn check(
 /// The links of `rel`, a Markdown file SKILL.md refers to; the file when it has findings.
 fn check_referenced(
     skill: &SkillDir<'_>,
+    known: &Known<'_>,
     rel: &Path,
     direct: &BTreeSet<PathBuf>,
     sink: &mut Sink,
 ) -> Option<SourceFile> {
     let dir = skill.path();
     // Unreadable or not UTF-8: reported where the folder is read, not again here.
-    let bytes = acp_registry_core::fs::read_capped(&dir, rel, MAX_SKILL_BYTES).ok()?;
+    let walked = known
+        .files
+        .and_then(|files| files.get(rel.to_str()?))
+        .cloned();
+    let bytes = match walked {
+        Some(bytes) => bytes,
+        None => acp_registry_core::fs::read_capped(&dir, rel, MAX_SKILL_BYTES).ok()?,
+    };
     let text = String::from_utf8(bytes).ok()?;
     let shown = rel.to_string_lossy().replace('\\', "/");
     let source = SourceFile::new(skill.display(&shown), text);
@@ -109,8 +141,8 @@ fn check_referenced(
     let mut found = false;
     for (path, span) in mentioned_paths(&source.text) {
         // Links are relative to the file; paths written from the skill's root are common too.
-        let target = match resolve(&dir, from, &path) {
-            Target::Missing => resolve(&dir, Path::new(""), &path),
+        let target = match resolve(&dir, known, from, &path) {
+            Target::Missing => resolve(&dir, known, Path::new(""), &path),
             other => other,
         };
         let finding = match target {
