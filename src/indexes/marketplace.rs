@@ -258,13 +258,7 @@ fn relative_source(
     span: Span,
     name: Option<(&str, Span)>,
 ) -> Option<Place> {
-    let rest = path.strip_prefix("./").map(|r| r.trim_end_matches('/'));
-    let plugin = match rest {
-        Some("") => Some(root.clone()),
-        Some(rest) => root.child(rest),
-        None => None,
-    };
-    let Some(plugin) = plugin else {
+    let Some(plugin) = root.dot_child(path) else {
         ctx.push(
             doc.at(
                 Code::MarketplaceSource,
@@ -322,13 +316,7 @@ fn listed_skills(ctx: &mut Ctx, doc: &Doc, listed: Option<&Node>, plugin: &Place
     };
     for node in paths.iter().take(MAX_SKILLS) {
         let path = node.as_str().unwrap_or_default();
-        let inner = path.strip_prefix("./").map(|r| r.trim_end_matches('/'));
-        let folder = match inner {
-            Some("") => Some(plugin.clone()),
-            Some(inner) => plugin.child(inner),
-            None => None,
-        };
-        let Some(folder) = folder else {
+        let Some(folder) = plugin.dot_child(path) else {
             ctx.push(
                 doc.at(
                     Code::MarketplaceSource,
@@ -374,16 +362,9 @@ fn listed_folder_skills(ctx: &mut Ctx, base: &Path, rel: &str, folder: &Place) {
         acp_registry_core::fs::kind(&dir.join("SKILL.md")),
         Ok(Some(_))
     ) {
-        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
-            return;
-        };
-        let shown_of = |file: &str| match file {
-            "." => folder.shown(),
-            file => folder
-                .child(file)
-                .map_or_else(|| format!("{}/{file}", folder.shown()), |p| p.shown()),
-        };
-        skill::run_rules(ctx, parent, &name.to_string_lossy(), &shown_of);
+        if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
+            skill_rules_at(ctx, parent, &name.to_string_lossy(), folder);
+        }
         return;
     }
     let Ok(children) = acp_registry_core::fs::list_dir(&dir) else {
@@ -395,18 +376,20 @@ fn listed_folder_skills(ctx: &mut Ctx, base: &Path, rel: &str, folder: &Place) {
         .take(MAX_SKILLS)
     {
         let name = child.name();
-        let shown_of = |file: &str| {
-            let rel = if file == "." {
-                name.clone()
-            } else {
-                format!("{name}/{file}")
-            };
-            folder
-                .child(&rel)
-                .map_or_else(|| format!("{}/{rel}", folder.shown()), |p| p.shown())
-        };
-        skill::run_rules(ctx, &dir, &name, &shown_of);
+        let skill = Place::local(base, &format!("{rel}/{name}"));
+        skill_rules_at(ctx, &dir, &name, &skill);
     }
+}
+
+/// The skill rules on `parent/name/`, findings named below `skill`, its place.
+fn skill_rules_at(ctx: &mut Ctx, parent: &Path, name: &str, skill: &Place) {
+    let shown_of = |file: &str| match file {
+        "." => skill.shown(),
+        file => skill
+            .child(file)
+            .map_or_else(|| format!("{}/{file}", skill.shown()), |p| p.shown()),
+    };
+    skill::run_rules(ctx, parent, name, &shown_of);
 }
 
 /// An object `source`: its shape by its `source` kind (not fetched).

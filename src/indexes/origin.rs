@@ -94,6 +94,15 @@ impl Place {
         }
     }
 
+    /// The folder a `./` path names inside this place taken as a folder (`./` alone: this
+    /// place); `None` when it does not start with `./` or climbs out.
+    pub(crate) fn dot_child(&self, path: &str) -> Option<Place> {
+        match path.strip_prefix("./")?.trim_end_matches('/') {
+            "" => Some(self.clone()),
+            rest => self.child(rest),
+        }
+    }
+
     /// The folder this file is in.
     pub(crate) fn parent(&self) -> Place {
         match self {

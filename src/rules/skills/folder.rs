@@ -21,12 +21,11 @@ use acp_registry_core::source::{SourceFile, Span};
 pub(super) fn check_skill(
     skill: &SkillDir<'_>,
     paths: &[String],
-    files: Option<Vec<(String, Vec<u8>)>>,
+    files: Option<BTreeMap<String, Vec<u8>>>,
     sink: &mut Sink,
     sources: &mut Vec<SourceFile>,
 ) -> Option<CheckedSkill> {
     check_paths(skill, paths, sink);
-    let files: Option<BTreeMap<String, Vec<u8>>> = files.map(|f| f.into_iter().collect());
     let display = skill.display("SKILL.md");
     // Only absence is "no SKILL.md": a link, a folder or an unreadable file is reported by reading.
     let listed = paths.iter().any(|p| p == "SKILL.md");

@@ -1,6 +1,7 @@
 //! One walk of a skill's folder: every regular file read once (through `fs`, capped),
 //! links, special files and unreadable folders reported, none followed.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::skill_dir::MAX_SKILL_BYTES;
@@ -35,7 +36,7 @@ impl Read {
         &mut self,
         prefix: &str,
         size: u64,
-    ) -> Option<Vec<(String, Vec<u8>)>> {
+    ) -> Option<BTreeMap<String, Vec<u8>>> {
         if self.failed || size > MAX_SKILL_BYTES {
             return None;
         }
