@@ -21,7 +21,8 @@
     { name: 'license', multi: false, match: 'eq', field: 'license' },
     { name: 'cap', multi: true, match: 'all', field: 'capabilities' },
     { name: 'tag', multi: true, match: 'all', field: 'tags' },
-    { name: 'verified', multi: true, match: 'any', field: 'verified' }
+    { name: 'verified', multi: true, match: 'any', field: 'verified' },
+    { name: 'works', multi: true, match: 'all', field: 'works_in' }
   ];
   var AGENT_HREF = /^agents\/[a-z][a-z0-9-]*\/index\.html$/;
   // The badge classes the stylesheet knows (a state names a class).
@@ -266,6 +267,7 @@
       head.appendChild(version);
       item.appendChild(head);
       if (agent.quarantined) item.appendChild(el('p', 'badge badge-warn', 'Quarantined'));
+      if (agent.deprecated) item.appendChild(el('p', 'badge badge-warn', 'Deprecated'));
       var state = Array.isArray(agent.verified) ? agent.verified[0] : undefined;
       if (VERIFICATION_STATES.indexOf(state) >= 0 && typeof agent.verified_label === 'string') {
         item.appendChild(el('p', 'badge badge-' + state, agent.verified_label));

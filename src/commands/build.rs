@@ -50,10 +50,11 @@ pub struct Options {
     /// else 30].
     #[arg(long, value_name = "DAYS", requires = "matrix", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_MIN_AGE_DAYS)))]
     pub max_age: Option<u32>,
-    /// With --matrix: measure evidence ages at this UTC time (`2026-03-01T12:00:00Z` or
-    /// `2026-03-01`) [default: SOURCE_DATE_EPOCH, else now]. Give it (or SOURCE_DATE_EPOCH) for
-    /// a reproducible build.
-    #[arg(long, value_name = "TIME", requires = "matrix", value_parser = flags::as_of)]
+    /// The UTC time (`2026-03-01T12:00:00Z` or `2026-03-01`) lifecycle.json describes (written
+    /// as its `as_of`: later retirements and releases left out) and, with --matrix, evidence
+    /// ages are measured at [default: SOURCE_DATE_EPOCH, else none for lifecycle.json and now
+    /// for evidence]. Give it (or SOURCE_DATE_EPOCH) for a reproducible build.
+    #[arg(long, value_name = "TIME", value_parser = flags::as_of)]
     pub as_of: Option<i64>,
     /// The registry.json a previous build published, or the dist/ folder holding it: entries
     /// that fail validation keep their previous form (or are left out) instead of stopping the
@@ -145,19 +146,28 @@ fn evidence(
 /// The time evidence ages are measured at: `--as-of`, else `SOURCE_DATE_EPOCH` (the
 /// reproducible-builds convention), else the clock.
 fn as_of(flag: Option<i64>) -> Result<i64, CommandError> {
-    if let Some(at) = flag {
+    if let Some(at) = given_as_of(flag)? {
         return Ok(at);
     }
-    if let Ok(text) = std::env::var("SOURCE_DATE_EPOCH") {
-        return text.trim().parse::<i64>().map_err(|_| {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    Ok(since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)))
+}
+
+/// The time the build was given: `--as-of`, else `SOURCE_DATE_EPOCH`, else none (what
+/// `lifecycle.json` describes; without one it writes no time).
+fn given_as_of(flag: Option<i64>) -> Result<Option<i64>, CommandError> {
+    if let Some(at) = flag {
+        return Ok(Some(at));
+    }
+    match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(text) => text.trim().parse::<i64>().map(Some).map_err(|_| {
             CommandError::Usage(format!(
                 "SOURCE_DATE_EPOCH `{}` is not a number of seconds since 1970-01-01; set it to one (e.g. `git log -1 --format=%ct`) or unset it",
                 escape::terminal(&text)
             ))
-        });
+        }),
+        Err(_) => Ok(None),
     }
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    Ok(since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)))
 }
 
 fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) -> String {
@@ -195,7 +205,10 @@ fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) ->
             q.id, q.reason
         ));
     }
-    // Ids, exclusions and quarantine reasons come from the registry.
+    for (id, reason) in &summary.disabled {
+        text.push_str(&format!("  disabled: {id} (not published): {reason}\n"));
+    }
+    // Ids, exclusions, quarantine and retirement reasons come from the registry.
     escape::terminal(&text).into_owned()
 }
 
@@ -303,6 +316,7 @@ fn build_output(
                 )?),
                 None => None,
             },
+            as_of: given_as_of(options.as_of)?,
         },
         held.as_ref(),
     )?;

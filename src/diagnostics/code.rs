@@ -304,6 +304,18 @@ catalogue! {
     QuarantineFormat = "quarantine-format", Registry, Error,
         "quarantine.json is not an object of id to reason.",
         "`quarantine.json` is `{\"<id>\": \"<reason>\"}`, compatible with the public registry.";
+    DeprecationFormat = "deprecation-format", Registry, Error,
+        "deprecations.json is not an object of id to retirement.",
+        "`deprecations.json` retires entries: `{\"<id>\": {\"status\": \"deprecated\" | \"disabled\", \"reason\": \"<one line>\", \"since\": \"YYYY-MM-DD\", \"replacement\": \"<id>\"}}` (`replacement` optional). A member that cannot be read whole is left out, so the entry stays active until it is fixed.";
+    DeprecationUnknownId = "deprecation-unknown-id", Registry, Warning,
+        "deprecations.json retires an id that is not in the registry.",
+        "A disabled entry keeps its folder (the lifecycle document still lists it); a member for an id no folder declares is stale. Remove it.";
+    DeprecationReplacement = "deprecation-replacement", Registry, Error,
+        "A retired entry's replacement is not an entry users can install.",
+        "`replacement` is what clients tell users to install instead, so it must be the id of another entry of the registry that is not disabled itself.";
+    EntryDeprecated = "entry-deprecated", Registry, Warning,
+        "A changed entry is deprecated or disabled.",
+        "With `--changed-since`, a pull request that changes an entry `deprecations.json` retires is updating an agent users are told to leave. Either the change is welcome (a last fix) or the entry is back in service: then remove its member from `deprecations.json`.";
     ConfigSyntax = "config-syntax", Registry, Error,
         "acp-registry.jsonc is not valid JSONC.",
         "The configuration file is JSONC (comments and trailing commas allowed). Fix the reported token.";

@@ -26,13 +26,14 @@ use super::evidence::{
 };
 use super::icons::{icon_files, published_icon, refuse_unsafe_icon};
 use super::last_good::HeldBack;
+use super::lifecycle::{document, LIFECYCLE_FILE, LIFECYCLE_SCHEMA, LIFECYCLE_SCHEMA_FILE};
 use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
 use super::site_source::{site_options, SiteSource};
 use super::skills::{self, OutputFile};
 use crate::published::{Form, Output};
 use crate::registry::config::base_url_problem;
 use crate::registry::Checked;
-use crate::rules::{published_agent_validator, EntryReport, AGENT_SCHEMA, REGISTRY_SCHEMA};
+use crate::rules::{published_agent_validator, EntryReport, Status, AGENT_SCHEMA, REGISTRY_SCHEMA};
 use crate::site::{Site, SiteSkill};
 
 /// What to build beyond the configuration.
@@ -45,6 +46,8 @@ pub(crate) struct BuildOptions {
     /// `build --matrix`: what `matrix` found, written as `verification.json` and shown on
     /// the site as it applies to what is published.
     pub evidence: Option<Evidence>,
+    /// `--as-of` (or `SOURCE_DATE_EPOCH`): the time `lifecycle.json` describes.
+    pub as_of: Option<i64>,
 }
 
 /// What one registry file publishes.
@@ -76,6 +79,8 @@ pub(crate) struct BuildSummary {
     pub outputs: Vec<OutputSummary>,
     /// The quarantined entries, by id.
     pub quarantined: Vec<QuarantineSummary>,
+    /// The disabled entries (`deprecations.json`) with their reasons, by id.
+    pub disabled: Vec<(String, String)>,
     /// Every file of the output folder, manifests included.
     pub files: usize,
     /// HTML pages of the site (0 without it).
@@ -104,6 +109,8 @@ pub(crate) struct Files<'a> {
     site_only: bool,
     /// `build --matrix`: `verification.json`.
     verification: Option<String>,
+    /// `lifecycle.json`'s `--as-of`.
+    as_of: Option<i64>,
     /// The skills outputs, below the site folder (with the site only).
     skills: Vec<OutputFile<'a>>,
     paths: BTreeSet<String>,
@@ -172,6 +179,12 @@ fn check_output(
         let quarantined = checked.quarantine.ids.keys();
         excluded.extend(quarantined.filter(|id| output.publishes(id)).cloned());
     }
+    let disabled = checked.deprecations.ids.keys();
+    excluded.extend(
+        disabled
+            .filter(|id| checked.deprecations.is_disabled(id) && output.publishes(id))
+            .cloned(),
+    );
     excluded.sort();
     excluded.dedup();
     Ok(OutputSummary {
@@ -220,6 +233,7 @@ pub(crate) fn plan<'a>(
         paths.extend(entry.icons.iter().map(|icon| published_icon(entry, icon)));
     }
     paths.extend(SCHEMAS.iter().map(|(name, _)| (*name).to_string()));
+    paths.insert(LIFECYCLE_FILE.to_string());
     let assessment = options.evidence.as_ref().map(|e| assess(&entries, e));
     if assessment.is_some() {
         paths.insert(VERIFICATION_FILE.to_string());
@@ -248,6 +262,7 @@ pub(crate) fn plan<'a>(
     };
     paths.extend(skills.iter().map(|(path, _)| format!("{SITE}{path}")));
     summary.quarantined = quarantined(checked);
+    summary.disabled = disabled(checked);
     let mut files = Files {
         checked,
         base,
@@ -256,6 +271,7 @@ pub(crate) fn plan<'a>(
         site,
         site_only: false,
         verification: assessment.map(|a| a.to_json()),
+        as_of: options.as_of,
         skills,
         paths,
     };
@@ -264,8 +280,9 @@ pub(crate) fn plan<'a>(
 }
 
 /// The schemas published beside the registry files.
-const SCHEMAS: [(&str, &str); 2] = [
+const SCHEMAS: [(&str, &str); 3] = [
     ("agent.schema.json", AGENT_SCHEMA),
+    (LIFECYCLE_SCHEMA_FILE, LIFECYCLE_SCHEMA),
     ("registry.schema.json", REGISTRY_SCHEMA),
 ];
 /// Where the site goes in a full build.
@@ -285,6 +302,19 @@ fn quarantined(checked: &Checked) -> Vec<QuarantineSummary> {
             reason: reason.clone(),
             published: checked.config.publish_quarantined,
         })
+        .collect()
+}
+
+/// The disabled entries of the registry with their reasons.
+fn disabled(checked: &Checked) -> Vec<(String, String)> {
+    checked
+        .deprecations
+        .ids
+        .iter()
+        .filter(|(id, r)| {
+            r.status == Status::Disabled && checked.entries.iter().any(|e| e.id() == id.as_str())
+        })
+        .map(|(id, r)| (id.clone(), r.reason.clone()))
         .collect()
 }
 
@@ -342,11 +372,26 @@ impl Files<'_> {
         for (name, text) in SCHEMAS {
             files.bytes(name, text.as_bytes())?;
         }
+        files.file(LIFECYCLE_FILE, &mut |out| {
+            let listed = |id: &str| self.listed(id);
+            out.write_all(document(self.checked, self.as_of, &listed).as_bytes())
+        })?;
         if let Some(verification) = &self.verification {
             files.bytes(VERIFICATION_FILE, verification.as_bytes())?;
             files.bytes(VERIFICATION_SCHEMA_FILE, VERIFICATION_SCHEMA.as_bytes())?;
         }
         Ok(())
+    }
+
+    /// Whether the first registry file lists `id` (`lifecycle.json`'s `in_registry`).
+    fn listed(&self, id: &str) -> bool {
+        let first = self.checked.config.outputs.first();
+        let held = self
+            .held
+            .and_then(|h| h.objects_of(0))
+            .is_some_and(|objects| objects.contains_key(id));
+        held || (first.is_some_and(|o| o.publishes(id))
+            && self.entries.iter().any(|e| e.id() == id))
     }
 
     fn produce_icons(&self, files: &Recorder<'_>) -> Result<(), BuildError> {

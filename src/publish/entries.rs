@@ -1,6 +1,6 @@
 //! Which entries a build publishes: those with a manifest, not quarantined (unless the
 //! configuration publishes quarantined entries), not served in their previous form by
-//! `--last-good`; sorted by id.
+//! `--last-good`, not disabled by `deprecations.json`; sorted by id.
 
 use super::last_good::HeldBack;
 use crate::registry::Checked;
@@ -20,6 +20,7 @@ pub(super) fn publishable<'a>(
         .filter(|e| {
             checked.config.publish_quarantined || !checked.quarantine.ids.contains_key(e.id())
         })
+        .filter(|e| !checked.deprecations.is_disabled(e.id()))
         .collect();
     entries.sort_by(|a, b| a.id().cmp(b.id()));
     entries

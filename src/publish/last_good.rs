@@ -372,7 +372,8 @@ pub(crate) fn hold_back(checked: &Checked, last_good: &LastGood) -> HeldBack {
             left_out_of: Vec::new(),
             missing_icons: Vec::new(),
         };
-        let quarantined = !config.publish_quarantined && checked.quarantine.ids.contains_key(id);
+        let quarantined = (!config.publish_quarantined && checked.quarantine.ids.contains_key(id))
+            || checked.deprecations.is_disabled(id);
         let mut site_agent = None;
         for (i, output) in config.outputs.iter().enumerate() {
             if !output.publishes(id) || quarantined {
@@ -408,6 +409,9 @@ pub(crate) fn hold_back(checked: &Checked, last_good: &LastGood) -> HeldBack {
                     quarantine: checked.quarantine.ids.get(id).cloned(),
                     verification: None,
                     agent,
+                    // The notice and the clients' verdicts are of the current manifest,
+                    // which failed: the previous form shows neither.
+                    ..Default::default()
                 });
             }
             held.icons.extend(icons);

@@ -13,7 +13,8 @@
 //! - `error`: [`BuildError`], below both the plan and the output folder;
 //! - `output`: the output folder (ownership, destination, staging, `--check`);
 //! - `last_good`: `build --last-good`, the previous output's objects for failing entries;
-//! - `evidence`: `build --matrix`, what `matrix` found, as `verification.json`.
+//! - `evidence`: `build --matrix`, what `matrix` found, as `verification.json`;
+//! - `lifecycle`: `lifecycle.json`, each entry's status, compatibility and release history.
 //!
 //! Deterministic: entries are sorted after discovery, `serde_json` keeps insertion order
 //! (`preserve_order`) so each output is written in an explicit canonical order
@@ -28,6 +29,7 @@ pub(crate) mod error;
 pub(crate) mod evidence;
 mod icons;
 pub(crate) mod last_good;
+mod lifecycle;
 pub(crate) mod output;
 mod site_source;
 pub(crate) mod skills;

@@ -9,10 +9,11 @@ use super::entries::publishable;
 use super::error::BuildError;
 use super::icons::icon_files;
 use super::last_good::HeldBack;
+use super::lifecycle::{client_verdicts, LIFECYCLE_FILE};
 use crate::published::Form;
 use crate::registry::Checked;
 use crate::rules::{EntryReport, Manifest};
-use crate::site::{self, AgentSource, SiteAgent, SiteOptions};
+use crate::site::{self, AgentSource, SiteAgent, SiteClient, SiteOptions, SiteRetirement};
 
 /// The site's title and its link to the first output, absolute under `base_url`: the site
 /// folder may be served alone (GitHub Pages) or opened from disk, where `../` leads nowhere.
@@ -25,6 +26,7 @@ pub(super) fn site_options(checked: &Checked, base_url: &str) -> SiteOptions {
     SiteOptions {
         title: "ACP Agent Registry".into(),
         registry_json_url: Some(format!("{base_url}/{registry_json}")),
+        lifecycle_json_url: Some(format!("{base_url}/{LIFECYCLE_FILE}")),
         site_url: checked.config.skills.site_url.clone(),
     }
 }
@@ -77,6 +79,44 @@ impl<'a> SiteSource<'a> {
     }
 }
 
+impl SiteSource<'_> {
+    /// The deprecation notice of `id`, its successor linked when it has a page here.
+    fn retirement(&self, id: &str) -> Option<SiteRetirement> {
+        let retirement = self.checked.deprecations.ids.get(id)?;
+        let replacement = retirement.replacement.clone();
+        let replacement_on_site = replacement
+            .as_deref()
+            .is_some_and(|r| (0..self.items.len()).any(|i| self.item_id(i) == r));
+        Some(SiteRetirement {
+            status: retirement.status.as_str().to_string(),
+            reason: retirement.reason.clone(),
+            since: retirement.since.clone(),
+            replacement,
+            replacement_on_site,
+        })
+    }
+
+    fn item_id(&self, index: usize) -> &str {
+        match self.items[index] {
+            SiteItem::Entry(entry) => entry.id(),
+            SiteItem::Previous(i) => self.held.map_or("", |h| h.site[i].id.as_str()),
+        }
+    }
+}
+
+/// Each known client's verdict on `entry`, as `lifecycle.json` gives it.
+fn site_clients(checked: &Checked, entry: &EntryReport) -> Vec<SiteClient> {
+    client_verdicts(checked, entry)
+        .into_iter()
+        .map(|v| SiteClient {
+            id: v.id,
+            name: v.name,
+            installs: v.installs.to_string(),
+            why: v.why,
+        })
+        .collect()
+}
+
 impl AgentSource for SiteSource<'_> {
     type Error = BuildError;
 
@@ -104,6 +144,8 @@ impl AgentSource for SiteSource<'_> {
             icons: icon_files(entry)?.into_iter().collect(),
             quarantine: self.checked.quarantine.ids.get(entry.id()).cloned(),
             verification,
+            retirement: self.retirement(entry.id()),
+            clients: site_clients(self.checked, entry),
             agent,
         }))
     }

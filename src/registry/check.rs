@@ -19,8 +19,8 @@ use super::discover::{discover, RegistryError};
 use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::published::{indented, preview_wins, Channel, Form, Patch};
 use crate::rules::{
-    self, check_entry_as_read, published_agent_validator, violations, Code, EntryDir, EntryReport,
-    ManifestDoc, Owned, Quarantine, Sink, SkillReport, Violation, SKILLS_DIR,
+    self, check_entry_as_read, published_agent_validator, violations, Code, Deprecations, EntryDir,
+    EntryReport, ManifestDoc, Owned, Quarantine, Sink, SkillReport, Violation, SKILLS_DIR,
 };
 use acp_registry_core::source::SourceFile;
 
@@ -30,6 +30,8 @@ pub struct Checked {
     pub config: Config,
     /// The quarantined entries of `quarantine.json`.
     pub quarantine: Quarantine,
+    /// The retired entries of `deprecations.json`.
+    pub(crate) deprecations: Deprecations,
     /// Every entry folder's findings and parsed manifest, in folder order.
     pub entries: Vec<EntryReport>,
     /// Every stand-alone skill folder (`skills/<name>/`), in folder order.
@@ -103,6 +105,7 @@ fn check(
     let quarantine = Quarantine::load(root, &mut quarantine_sink);
     rules::check_quarantine(&quarantine, &ids, &mut quarantine_sink);
     report.diagnostics.extend(quarantine_sink.diagnostics);
+    let deprecations = check_deprecations(root, &config, &entries, &mut report);
     // With --changed-since, a duplicate id is reported on the changed entry only (its message
     // names the other one).
     let reported_manifests: Option<BTreeSet<&str>> = only.map(|set| {
@@ -124,6 +127,9 @@ fn check(
     if let Some(source) = &quarantine.source {
         report.sources.insert(source.path.clone(), source.clone());
     }
+    if let Some(source) = &deprecations.source {
+        report.sources.insert(source.path.clone(), source.clone());
+    }
     if let Some(source) = &config.source {
         report.sources.insert(source.path.clone(), source.clone());
     }
@@ -133,6 +139,7 @@ fn check(
     let mut checked = Checked {
         config,
         quarantine,
+        deprecations,
         entries,
         skills,
         report,
@@ -141,6 +148,24 @@ fn check(
     checked.add_sources_of_findings();
     checked.report.finish();
     Ok(checked)
+}
+
+/// `deprecations.json` read and checked against the entries (and, with `--changed-since`,
+/// the changed entries against it).
+fn check_deprecations(
+    root: &Path,
+    config: &Config,
+    entries: &[EntryReport],
+    report: &mut Report,
+) -> Deprecations {
+    let mut sink = Sink::new(&config.policy, None);
+    let deprecations = Deprecations::load(root, &mut sink);
+    rules::check_deprecations(&deprecations, entries, &mut sink);
+    if let Some(changed) = &config.policy.changed {
+        rules::check_changed_retired(&deprecations, entries, changed, &mut sink);
+    }
+    report.diagnostics.extend(sink.diagnostics);
+    deprecations
 }
 
 /// Every entry's rules, in parallel, in folder order; with `keep_published`, the published

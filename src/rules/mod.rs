@@ -4,6 +4,7 @@
 //! exemptions) as findings are made, so a rule never needs to know about configuration.
 
 mod changes;
+mod deprecations;
 mod distribution;
 mod entry;
 mod files;
@@ -24,6 +25,8 @@ mod versions;
 /// The catalogue lives with `Diagnostic` (the ground layer); rules name codes from here too.
 pub(crate) use crate::diagnostics::{did_you_mean, Code};
 pub(crate) use changes::{check_changes, ChangeBase};
+pub(crate) use deprecations::{check_changed_retired, check_deprecations};
+pub(crate) use deprecations::{Deprecations, Status};
 #[cfg(test)]
 pub(crate) use distribution::take_normalized_count;
 pub(crate) use distribution::{normalized_json, reserved_env, url_versions};

@@ -33,6 +33,39 @@ pub struct SiteAgent {
     pub quarantine: Option<String>,
     /// What `acp-registry matrix` found when it launched the agent (`build --matrix`).
     pub verification: Option<Verification>,
+    /// The entry's retirement (`deprecations.json`), shown as a notice with its successor.
+    pub retirement: Option<SiteRetirement>,
+    /// Whether each known client can install the agent (`lifecycle.json`'s compatibility),
+    /// sorted by client id.
+    pub clients: Vec<SiteClient>,
+}
+
+/// A retired entry's notice. Every string is hostile.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SiteRetirement {
+    /// `deprecated` (a disabled entry is not on the site).
+    pub status: String,
+    /// Why.
+    pub reason: String,
+    /// The date of the decision, `YYYY-MM-DD`.
+    pub since: String,
+    /// The successor's id, when one is named.
+    pub replacement: Option<String>,
+    /// Whether the successor has a page on this site (a link), else only its id is shown.
+    pub replacement_on_site: bool,
+}
+
+/// One known client's verdict on an agent. Every string is hostile.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SiteClient {
+    /// The client's id (a filter value).
+    pub id: String,
+    /// Its name, e.g. `Zed`.
+    pub name: String,
+    /// `yes`, `partly` or `no`.
+    pub installs: String,
+    /// What the client cannot do with the agent.
+    pub why: Vec<String>,
 }
 
 /// One Agent Skill to show (docs/format.md#skills-on-the-site), as the build hands it over:
@@ -132,6 +165,8 @@ pub struct SiteOptions {
     /// `<base_url>/registry.json`), since registry.json is outside the site folder, which is
     /// all GitHub Pages serves. Anything else, or None: no link.
     pub registry_json_url: Option<String>,
+    /// Link to the published lifecycle.json, under the same rule.
+    pub lifecycle_json_url: Option<String>,
     /// Where the site itself is served (an absolute http(s) URL, no trailing slash), for the
     /// skills' install commands (`npx skills add <site_url>`); `None`: the commands name
     /// `<site URL>` for the reader to fill in.
@@ -143,6 +178,7 @@ impl Default for SiteOptions {
         SiteOptions {
             title: "ACP Agent Registry".to_string(),
             registry_json_url: None,
+            lifecycle_json_url: None,
             site_url: None,
         }
     }

@@ -57,7 +57,8 @@ pub use error::SiteError;
 pub use icons::sanitise as sanitise_icon;
 pub(crate) use input::AgentSource;
 pub use input::{
-    SiteAgent, SiteOptions, SiteSkill, SkillAgent, SkillFile, SkillInstall, Verification,
+    SiteAgent, SiteClient, SiteOptions, SiteRetirement, SiteSkill, SkillAgent, SkillFile,
+    SkillInstall, Verification,
 };
 #[cfg(test)]
 pub(crate) use model::{distribution_facts, view_of};

@@ -75,6 +75,15 @@ pub(crate) struct Card {
     /// The badge text of that state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) verified_label: Option<String>,
+    /// Whether `deprecations.json` deprecates the entry (a badge).
+    pub(crate) deprecated: bool,
+    /// The known clients that can install the agent, at least partly (the "Works in"
+    /// filter's values), by id; empty and left out when no client data was given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) works_in: Vec<String>,
+    /// Their names, for the filter's labels (not in the search index: the form has them).
+    #[serde(skip)]
+    pub(crate) works_in_names: Vec<(String, String)>,
 }
 
 /// The agent's verification state when it is one the site knows (it names a CSS class).
@@ -172,11 +181,21 @@ pub(crate) fn card(agent: &SiteAgent, icon_class: &str) -> Card {
             .collect(),
         verified_label: verification_state(agent)
             .map(|state| label(&VERIFICATION_LABELS, state).to_string()),
+        deprecated: agent.retirement.is_some(),
+        works_in: works_in(agent).map(|c| c.id.clone()).collect(),
+        works_in_names: works_in(agent)
+            .map(|c| (c.id.clone(), c.name.clone()))
+            .collect(),
         preview: agent
             .preview
             .as_ref()
             .and_then(|p| string_field(p, "version")),
     }
+}
+
+/// The clients that can install `agent`, at least partly.
+fn works_in(agent: &SiteAgent) -> impl Iterator<Item = &super::input::SiteClient> {
+    agent.clients.iter().filter(|c| c.installs != "no")
 }
 
 /// One value of a filter, with the number of agents that have it.
@@ -200,6 +219,8 @@ pub(crate) struct Facets {
     pub(crate) tag: Vec<FacetValue>,
     /// Offered only for the states some agent is in.
     pub(crate) verified: Vec<FacetValue>,
+    /// "Works in": the known clients, labelled by name, in id order.
+    pub(crate) works: Vec<FacetValue>,
 }
 
 /// Most values a facet lists in the form.
@@ -271,7 +292,19 @@ pub(crate) fn facets(cards: &[Card]) -> Facets {
             &VERIFICATION_LABELS,
             true,
         ),
+        works: works_facet(cards),
     }
+}
+
+/// The "Works in" choices: every client some agent works in, labelled by its name.
+fn works_facet(cards: &[Card]) -> Vec<FacetValue> {
+    let names: BTreeMap<&str, &str> = cards
+        .iter()
+        .flat_map(|c| c.works_in_names.iter())
+        .map(|(id, name)| (id.as_str(), name.as_str()))
+        .collect();
+    let labels: Vec<(&str, &str)> = names.into_iter().collect();
+    facet(cards.iter().flat_map(|c| c.works_in.iter()), &labels, true)
 }
 
 /// Links of the static pager; `gap` stands for skipped page numbers.
@@ -419,6 +452,10 @@ pub(crate) struct Channel {
 pub(crate) struct Page {
     pub(crate) card: Card,
     pub(crate) quarantine: Option<String>,
+    /// The deprecation notice, with the successor.
+    pub(crate) retirement: Option<super::input::SiteRetirement>,
+    /// Every known client's verdict.
+    pub(crate) clients: Vec<super::input::SiteClient>,
     pub(crate) authors: Vec<String>,
     pub(crate) repository: Option<Link>,
     pub(crate) website: Option<Link>,
@@ -554,6 +591,8 @@ pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
     Page {
         card: card.clone(),
         quarantine: agent.quarantine.clone(),
+        retirement: agent.retirement.clone(),
+        clients: agent.clients.clone(),
         authors: string_list(a, "authors"),
         repository: link(a, "repository"),
         website,

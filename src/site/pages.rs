@@ -350,6 +350,8 @@ struct SiteContext {
     root: String,
     /// The registry.json link, when it is an absolute http(s) URL (re-serialised).
     registry_json: Option<String>,
+    /// The lifecycle.json link, under the same rule.
+    lifecycle_json: Option<String>,
     /// Whether the site has skills (a "Skills" link in the navigation).
     skills: bool,
 }
@@ -363,6 +365,10 @@ impl SiteContext {
             skills,
             registry_json: options
                 .registry_json_url
+                .as_deref()
+                .and_then(urls::safe_url),
+            lifecycle_json: options
+                .lifecycle_json_url
                 .as_deref()
                 .and_then(urls::safe_url),
         }

@@ -15,7 +15,8 @@
 //! and marketplace `build` writes), `skill_clients` (the `skills` CLI, Claude Code and the
 //! reference validator on what `build` publishes), `skill_check` (`skill check` on hostile and
 //! good skills indexes and marketplaces), `skill_install` (`skill install` from sites,
-//! marketplaces and registries). Helpers that need the registry's types live in
+//! marketplaces and registries); issue 32: `lifecycle` (`deprecations.json`,
+//! `lifecycle.json`). Helpers that need the registry's types live in
 //! `common/`.
 
 mod common;
@@ -32,6 +33,7 @@ mod fmt;
 mod golden;
 mod integrations;
 mod layering;
+mod lifecycle;
 mod pack;
 mod pack_skill;
 mod pack_verify;

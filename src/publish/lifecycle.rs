@@ -1,0 +1,283 @@
+//! `lifecycle.json`: what the registry knows about each entry beyond `registry.json`, for
+//! clients (docs/format.md, "Lifecycle document"): its status from `deprecations.json`, the
+//! publish time of each distribution's pinned version and a short history from `releases.json`
+//! (what `update` recorded, so the build stays offline), and which known clients can install
+//! it.
+//!
+//! Every entry is listed, disabled ones too (that is how a client learns why an id went away),
+//! sorted by id, with fixed key order. `--as-of` (or `SOURCE_DATE_EPOCH`) is written as `as_of`
+//! and judges what was known then: a retirement decided later, and releases published later,
+//! are left out; without it nothing is filtered and no time is written, so the document is a
+//! function of the committed files alone.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::manifest::distribution::Distribution;
+use crate::registry::Checked;
+use crate::rules::{package_name_and_pin, EntryReport, Status};
+use acp_registry_core::time::format_utc;
+
+/// The file, beside `registry.json`.
+pub(crate) const LIFECYCLE_FILE: &str = "lifecycle.json";
+/// Its schema's file name, beside it.
+pub(crate) const LIFECYCLE_SCHEMA_FILE: &str = "lifecycle.schema.json";
+/// The schema, as published.
+pub(crate) const LIFECYCLE_SCHEMA: &str = include_str!("../../schemas/lifecycle.schema.json");
+/// `version` of the document's format.
+const FORMAT_VERSION: &str = "1.0.0";
+
+/// The document.
+#[derive(Debug, Serialize)]
+struct Document<'a> {
+    version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    as_of: Option<String>,
+    registry: &'a str,
+    clients: Vec<ClientRef>,
+    agents: Vec<Agent<'a>>,
+}
+
+/// A known client, as the compatibility members name it.
+#[derive(Debug, Serialize)]
+struct ClientRef {
+    id: String,
+    name: String,
+}
+
+/// One entry.
+#[derive(Debug, Serialize)]
+struct Agent<'a> {
+    id: &'a str,
+    version: String,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    since: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replacement: Option<&'a str>,
+    in_registry: bool,
+    compatibility: BTreeMap<String, Compat>,
+    distributions: BTreeMap<&'static str, Dist>,
+}
+
+/// Whether one client can install the entry.
+#[derive(Debug, Serialize)]
+struct Compat {
+    installs: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    why: Vec<String>,
+}
+
+/// One distribution kind of the entry.
+#[derive(Debug, Serialize)]
+struct Dist {
+    source: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    package: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repository: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    published: Option<String>,
+    history: Vec<HistoryItem>,
+}
+
+/// One release of a source's history.
+#[derive(Debug, Clone, Serialize)]
+struct HistoryItem {
+    version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    published: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    digest: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    yanked: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deprecated: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    preview: bool,
+}
+
+/// The document for `checked`, as of `as_of` (seconds since the epoch) when given; `listed`
+/// says whether `registry.json` lists an id.
+pub(crate) fn document(
+    checked: &Checked,
+    as_of: Option<i64>,
+    listed: &dyn Fn(&str) -> bool,
+) -> String {
+    let mut entries: Vec<&EntryReport> = checked
+        .entries
+        .iter()
+        .filter(|e| e.manifest.is_some())
+        .collect();
+    entries.sort_by(|a, b| a.id().cmp(b.id()));
+    entries.dedup_by(|a, b| a.id() == b.id());
+    let doc = Document {
+        version: FORMAT_VERSION,
+        as_of: as_of.map(format_utc),
+        registry: registry_file(checked),
+        clients: clients(),
+        agents: entries
+            .iter()
+            .map(|entry| agent(checked, entry, as_of, listed(entry.id())))
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&doc).expect("plain data serializes");
+    text.push('\n');
+    text
+}
+
+/// The registry file the document describes: the first configured output.
+fn registry_file(checked: &Checked) -> &str {
+    checked
+        .config
+        .outputs
+        .first()
+        .map_or("registry.json", |o| o.file.as_str())
+}
+
+fn agent<'a>(
+    checked: &'a Checked,
+    entry: &'a EntryReport,
+    as_of: Option<i64>,
+    in_registry: bool,
+) -> Agent<'a> {
+    let id = entry.id();
+    let retirement = checked
+        .deprecations
+        .ids
+        .get(id)
+        .filter(|r| as_of.is_none_or(|at| r.since_secs() <= at));
+    let doc = entry.manifest_doc();
+    let version = doc
+        .as_ref()
+        .and_then(|d| d.root.get_str("version").map(str::to_string))
+        .unwrap_or_default();
+    Agent {
+        id,
+        version: version.clone(),
+        status: retirement.map_or(Status::Active, |r| r.status).as_str(),
+        reason: retirement.map(|r| r.reason.as_str()),
+        since: retirement.map(|r| r.since.as_str()),
+        replacement: retirement.and_then(|r| r.replacement.as_deref()),
+        in_registry,
+        compatibility: compatibility(checked, entry),
+        distributions: doc
+            .as_ref()
+            .map(|d| distributions(checked, id, &d.root, &version, as_of))
+            .unwrap_or_default(),
+    }
+}
+
+/// One member per kind the manifest offers, with the pinned version's time and the history.
+fn distributions(
+    checked: &Checked,
+    id: &str,
+    root: &crate::manifest::jsonc::Node,
+    version: &str,
+    as_of: Option<i64>,
+) -> BTreeMap<&'static str, Dist> {
+    let Some((node, _)) = root.pointer("/distribution") else {
+        return BTreeMap::new();
+    };
+    let dist = Distribution::from_node(node, "/distribution");
+    let mut out = BTreeMap::new();
+    for (kind, source, package) in [("npx", "npm", &dist.npx), ("uvx", "pypi", &dist.uvx)] {
+        let Some(spec) = package.as_ref().and_then(|p| p.spec.as_deref()) else {
+            continue;
+        };
+        let (name, pin) = package_name_and_pin(spec, kind == "npx");
+        let name = name.split_once('[').map_or(name, |(n, _)| n);
+        let history = history(checked, id, source, as_of);
+        out.insert(
+            kind,
+            Dist::new(source, pin.map(str::to_string), history).package(name),
+        );
+    }
+    if !dist.binary.is_empty() {
+        let history = history(checked, id, "github", as_of);
+        let repository = recorded_name(checked, id, "github")
+            .or_else(|| github_repository(root.get_str("repository")?));
+        let mut binary = Dist::new("github", Some(version.to_string()), history);
+        binary.repository = repository;
+        out.insert("binary", binary);
+    }
+    out
+}
+
+impl Dist {
+    /// A distribution pinned at `version`, its time looked up in `history`.
+    fn new(source: &'static str, version: Option<String>, history: Vec<HistoryItem>) -> Dist {
+        let published = version.as_ref().and_then(|v| {
+            history
+                .iter()
+                .find(|h| h.version == *v)
+                .and_then(|h| h.published.clone())
+        });
+        Dist {
+            source,
+            package: None,
+            repository: None,
+            version,
+            published,
+            history,
+        }
+    }
+
+    fn package(mut self, name: &str) -> Dist {
+        self.package = Some(name.to_string());
+        self
+    }
+}
+
+/// `owner/repo` of a `https://github.com/owner/repo` URL.
+fn github_repository(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("https://github.com/")?;
+    let mut parts = rest
+        .trim_end_matches('/')
+        .trim_end_matches(".git")
+        .split('/');
+    let (owner, repo) = (parts.next()?, parts.next()?);
+    (!owner.is_empty() && !repo.is_empty() && parts.next().is_none())
+        .then(|| format!("{owner}/{repo}"))
+}
+
+/// One known client's verdict on an entry: the `compatibility` member and the site's
+/// "Clients" line and "Works in" filter.
+pub(crate) struct Verdict {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    /// `yes`, `partly` or `no`.
+    pub(crate) installs: &'static str,
+    pub(crate) why: Vec<String>,
+}
+
+// MERGE: replaced by releases.json (releases branch) and compat (compat branch).
+fn history(_checked: &Checked, _id: &str, _source: &str, _as_of: Option<i64>) -> Vec<HistoryItem> {
+    Vec::new()
+}
+fn recorded_name(_checked: &Checked, _id: &str, _source: &str) -> Option<String> {
+    None
+}
+fn compatibility(checked: &Checked, entry: &EntryReport) -> BTreeMap<String, Compat> {
+    client_verdicts(checked, entry)
+        .into_iter()
+        .map(|v| {
+            let compat = Compat {
+                installs: v.installs,
+                why: v.why,
+            };
+            (v.id, compat)
+        })
+        .collect()
+}
+pub(crate) fn client_verdicts(_checked: &Checked, _entry: &EntryReport) -> Vec<Verdict> {
+    Vec::new()
+}
+fn clients() -> Vec<ClientRef> {
+    Vec::new()
+}
