@@ -4,6 +4,7 @@
 //! exemptions) as findings are made, so a rule never needs to know about configuration.
 
 mod changes;
+mod compat;
 mod distribution;
 mod entry;
 mod files;
@@ -24,6 +25,13 @@ mod versions;
 /// The catalogue lives with `Diagnostic` (the ground layer); rules name codes from here too.
 pub(crate) use crate::diagnostics::{did_you_mean, Code};
 pub(crate) use changes::{check_changes, ChangeBase};
+pub(crate) use compat::check as check_client_compat;
+#[cfg(test)]
+pub(crate) use compat::CLIENTS_FILE;
+// The lifecycle document's writer and the site filter (`publish`) call these; until they land
+// only the tests do.
+#[allow(unused_imports)]
+pub(crate) use compat::{client_list, compatibility, ClientCompat, Installs};
 #[cfg(test)]
 pub(crate) use distribution::take_normalized_count;
 pub(crate) use distribution::{normalized_json, reserved_env, url_versions};
