@@ -51,12 +51,11 @@ struct Reasons(Vec<(String, Vec<String>)>);
 
 impl Reasons {
     fn add(&mut self, text: String, platform: Option<&str>) {
-        let at = match self.0.iter().position(|(t, _)| *t == text) {
-            Some(at) => at,
-            None => {
-                self.0.push((text, Vec::new()));
-                self.0.len() - 1
-            }
+        let at = if let Some(at) = self.0.iter().position(|(t, _)| *t == text) {
+            at
+        } else {
+            self.0.push((text, Vec::new()));
+            self.0.len() - 1
         };
         if let Some(p) = platform {
             self.0[at].1.push(p.to_string());
@@ -173,12 +172,11 @@ pub(crate) fn judge(
         }
     }
     if ok.is_empty() {
-        let why = match failed {
-            0 => vec![format!("the entry offers nothing {} runs", client.name)],
-            _ => {
-                let kinds_only = reasons.0.iter().all(|(_, platforms)| platforms.is_empty());
-                nothing_else(reasons.sentences(), kinds_only, dist)
-            }
+        let why = if failed == 0 {
+            vec![format!("the entry offers nothing {} runs", client.name)]
+        } else {
+            let kinds_only = reasons.0.iter().all(|(_, platforms)| platforms.is_empty());
+            nothing_else(reasons.sentences(), kinds_only, dist)
         };
         return verdict(Installs::No, why);
     }

@@ -1,4 +1,4 @@
-//! Client compatibility: which known clients (Zed, acpr, JetBrains IDEs) can install an entry,
+//! Client compatibility: which known clients (Zed, acpr, `JetBrains` IDEs) can install an entry,
 //! judged from facts about each client kept as data in `clients.jsonc`.
 //!
 //! The facts are data, not code, because they change when clients do and each one must carry

@@ -30,11 +30,11 @@ fn client(name: &str, overrides: &[(&str, Value)]) -> Client {
     parse_clients(&text.to_string()).unwrap().remove(0)
 }
 
-fn view(agent: Value) -> AgentView {
+fn view(agent: &Value) -> AgentView {
     AgentView::from_json(agent.as_object().unwrap())
 }
 
-fn one(c: &Client, agent: Value, listings: &BTreeMap<String, bool>) -> ClientCompat {
+fn one(c: &Client, agent: &Value, listings: &BTreeMap<String, bool>) -> ClientCompat {
     compatibility_with(std::slice::from_ref(c), &view(agent), listings).remove(0)
 }
 
@@ -47,7 +47,7 @@ fn a_client_that_refuses_the_only_kind_installs_nothing() {
     let zed = client("Zed", &[("kind.uvx", json!(false))]);
     let got = one(
         &zed,
-        json!({"distribution": {"uvx": {"package": "a==1.0.0"}}}),
+        &json!({"distribution": {"uvx": {"package": "a==1.0.0"}}}),
         &BTreeMap::new(),
     );
     assert_eq!(got.installs, Installs::No);
@@ -57,7 +57,7 @@ fn a_client_that_refuses_the_only_kind_installs_nothing() {
     );
     let both = one(
         &zed,
-        json!({"distribution": {"uvx": {"package": "a==1.0.0"}, "npx": {"package": "a@1.0.0"}}}),
+        &json!({"distribution": {"uvx": {"package": "a==1.0.0"}, "npx": {"package": "a@1.0.0"}}}),
         &BTreeMap::new(),
     );
     assert_eq!((both.installs, both.why.len()), (Installs::Yes, 0));
@@ -70,7 +70,7 @@ fn an_archive_format_a_client_cannot_unpack_fails_on_its_platforms_only() {
         "linux-x86_64": target("https://x/a.tar.bz2"),
         "darwin-aarch64": target("https://x/a.zip"),
     }}});
-    let got = one(&acpr, agent, &BTreeMap::new());
+    let got = one(&acpr, &agent, &BTreeMap::new());
     assert_eq!(got.installs, Installs::Partly);
     assert_eq!(got.why, ["acpr cannot unpack .tar.bz2 (linux-x86_64)"]);
 }
@@ -80,7 +80,7 @@ fn a_raw_download_a_client_does_not_run_is_named() {
     let c = client("C", &[("archive.raw", json!(false))]);
     let got = one(
         &c,
-        json!({"distribution": {"binary": {"linux-x86_64": target("https://x/a")}}}),
+        &json!({"distribution": {"binary": {"linux-x86_64": target("https://x/a")}}}),
         &BTreeMap::new(),
     );
     assert_eq!(got.installs, Installs::No);
@@ -102,7 +102,7 @@ fn a_client_with_an_order_never_falls_back() {
     );
     let agent = json!({"distribution": {"npx": {"package": "a@1.0.0"},
         "binary": {"linux-x86_64": target("https://x/a.zip")}}});
-    let got = one(&c, agent, &BTreeMap::new());
+    let got = one(&c, &agent, &BTreeMap::new());
     assert_eq!(got.installs, Installs::No);
     assert_eq!(got.why, ["C does not install npx packages"]);
 }
@@ -111,12 +111,12 @@ fn a_client_with_an_order_never_falls_back() {
 fn dropped_env_makes_an_install_partial() {
     let acpr = client("acpr", &[("env", json!(false))]);
     let agent = json!({"distribution": {"npx": {"package": "a@1.0.0", "env": {"A": "1"}}}});
-    let got = one(&acpr, agent, &BTreeMap::new());
+    let got = one(&acpr, &agent, &BTreeMap::new());
     assert_eq!(got.installs, Installs::Partly);
     assert_eq!(got.why, ["acpr does not apply `env` (npx)"]);
     let binary = json!({"distribution": {"binary": {"linux-x86_64":
         {"archive": "https://x/a.zip", "cmd": "./a", "env": {"A": "1"}}}}});
-    let got = one(&acpr, binary, &BTreeMap::new());
+    let got = one(&acpr, &binary, &BTreeMap::new());
     assert_eq!(
         got.why,
         ["acpr does not apply `env` of binary targets (linux-x86_64)"]
@@ -128,7 +128,7 @@ fn a_missing_auth_type_makes_an_install_partial() {
     let c = client("C", &[("auth.terminal", json!(false))]);
     let agent = json!({"auth": [{"id": "t", "type": "terminal"}],
         "distribution": {"npx": {"package": "a@1.0.0"}}});
-    let got = one(&c, agent, &BTreeMap::new());
+    let got = one(&c, &agent, &BTreeMap::new());
     assert_eq!(got.installs, Installs::Partly);
     assert_eq!(got.why, ["C does not offer `terminal` auth"]);
 }
@@ -144,7 +144,7 @@ fn an_output_that_leaves_the_entry_out_means_no() {
         ("registry.json".to_string(), true),
         ("registry-for-jetbrains.json".to_string(), false),
     ]);
-    let got = one(&jb, agent.clone(), &listings);
+    let got = one(&jb, &agent, &listings);
     assert_eq!(got.installs, Installs::No);
     assert_eq!(
         got.why,
@@ -152,7 +152,7 @@ fn an_output_that_leaves_the_entry_out_means_no() {
     );
     // A build that writes none of the files a client reads says nothing about it.
     let only_main = BTreeMap::from([("registry.json".to_string(), true)]);
-    assert_eq!(one(&jb, agent, &only_main).installs, Installs::Yes);
+    assert_eq!(one(&jb, &agent, &only_main).installs, Installs::Yes);
 }
 
 #[test]
@@ -160,7 +160,7 @@ fn platforms_a_client_does_not_run_on_are_not_counted() {
     let c = client("C", &[("platforms", json!(["linux-x86_64"]))]);
     let elsewhere =
         json!({"distribution": {"binary": {"windows-x86_64": target("https://x/a.zip")}}});
-    let got = one(&c, elsewhere, &BTreeMap::new());
+    let got = one(&c, &elsewhere, &BTreeMap::new());
     assert_eq!(got.installs, Installs::No);
     assert_eq!(got.why, ["the entry offers nothing C runs"]);
 }
@@ -176,7 +176,7 @@ fn unknown_facts_are_never_reasons() {
     let agent = json!({"auth": [{"id": "t", "type": "terminal"}], "distribution": {
         "uvx": {"package": "a==1.0.0", "env": {"A": "1"}},
         "binary": {"linux-x86_64": target("https://x/a.tar.xz")}}});
-    assert_eq!(one(&c, agent, &BTreeMap::new()).installs, Installs::Yes);
+    assert_eq!(one(&c, &agent, &BTreeMap::new()).installs, Installs::Yes);
 }
 
 #[test]
