@@ -208,6 +208,9 @@ catalogue! {
     CmdPath = "cmd-path", Distribution, Error,
         "A binary cmd is not a safe relative path inside the archive.",
         "`cmd` is the path of the executable inside the extracted archive: relative (`./agent`, `bin/agent`), no `..`, no absolute or drive paths. Backslashes are accepted for Windows targets.";
+    CmdWindowsSuffix = "cmd-windows-suffix", Distribution, Error,
+        "A Windows target's cmd does not end in .exe, .cmd or .bat.",
+        "Clients look for the file `cmd` names inside the unpacked archive, and a Windows executable's file name carries its suffix: a `cmd` such as `./opencode` in a `windows-*` target names a file that is not there (the archive holds `opencode.exe`), so clients fail to launch it (the public registry fixed such entries in its pull request #379; one had shipped `./opencode` for windows-aarch64). Write the file's full name as it is inside the archive, e.g. `./opencode.exe` or `.\\bin\\agent.cmd`; the suffix is compared ignoring case.";
     Sha256Missing = "sha256-missing", Distribution, Warning,
         "A binary target does not pin a sha256 checksum.",
         "Pinning `sha256` lets clients verify downloads, and editors and gateways refuse binaries without one. `require_sha256` in `acp-registry.jsonc` sets how strict this is: `changed` (the default) makes it an error in entries changed since `--changed-since` and a warning elsewhere and in runs without `--changed-since` (so `build` and whole-registry runs keep working while every pull request that touches an entry adds its digests); `all` makes it an error everywhere; `off` silences it. A `severity` override of this code wins over that choice, everywhere; exemptions per id apply as usual. `acp-registry validate --fix --verify-archives` pins each missing digest (GitHub's published asset digest when the release API has one, else the sha256 of the download); by hand, `sha256sum <archive>` (or `shasum -a 256` on macOS) on the exact file the URL serves.";
@@ -232,6 +235,9 @@ catalogue! {
     DistributionLegacy = "distribution-legacy", Distribution, Warning,
         "Platform keys sit directly under distribution (the RFD's early form).",
         "The RFD's first draft put platform targets directly under `distribution`. They are accepted and normalised into `distribution.binary` in every output; move them under `binary` to silence this warning.";
+    ClientIncompatible = "client-incompatible", Distribution, Note,
+        "A known client installs this entry only partly or not at all.",
+        "The registry keeps facts about what each known client can install (Zed, acpr, JetBrains IDEs: distribution kinds, archive formats, `env`, auth types, platforms and which registry file it reads), each with its public source, in `src/rules/compat/clients.jsonc`. An entry that some client cannot install, or installs only on some platforms or without a feature it uses, gets one note naming those clients (`no` or `partly`) and every reason, for example \"Zed does not install uvx packages, and the entry offers nothing else\" or \"acpr cannot unpack .tar.bz2 (linux-x86_64)\". Facts nobody could establish are never reasons. Nothing is wrong with the entry: offer another kind or archive format those clients read if they matter to you, or lower this rule in the configuration. The same verdicts are published in `lifecycle.json` (docs/format.md, \"Client compatibility\").";
     PreviewVersion = "preview-version", Preview, Error,
         "The preview version is not X.Y.Z or X.Y.Z-preview.N.",
         "`preview.version` is `X.Y.Z-preview.N` (N >= 1, no leading zero) or plain `X.Y.Z`. Preview pins must match `preview.version`. No ordering against the stable version is required: a preview older than stable is simply not served (the stable entry is).";

@@ -16,7 +16,9 @@ use serde::Serialize;
 
 use crate::manifest::distribution::Distribution;
 use crate::registry::Checked;
-use crate::rules::{package_name_and_pin, EntryReport, Status};
+use crate::manifest::agent::AgentView;
+use crate::published::listings;
+use crate::rules::{client_list, compatibility, package_name_and_pin, EntryReport, Status};
 use acp_registry_core::time::format_utc;
 
 /// The file, beside `registry.json`.
@@ -165,7 +167,7 @@ fn agent<'a>(
         since: retirement.map(|r| r.since.as_str()),
         replacement: retirement.and_then(|r| r.replacement.as_deref()),
         in_registry,
-        compatibility: compatibility(checked, entry),
+        compatibility: compatibility_members(checked, entry),
         distributions: doc
             .as_ref()
             .map(|d| distributions(checked, id, &d.root, &version, as_of))
@@ -256,14 +258,27 @@ pub(crate) struct Verdict {
     pub(crate) why: Vec<String>,
 }
 
-// MERGE: replaced by releases.json (releases branch) and compat (compat branch).
-fn history(_checked: &Checked, _id: &str, _source: &str, _as_of: Option<i64>) -> Vec<HistoryItem> {
-    Vec::new()
+/// Each known client's verdict on `entry`, judged as `validate`'s `client-incompatible` note
+/// judges it (the stable distribution, the configured outputs).
+pub(crate) fn client_verdicts(checked: &Checked, entry: &EntryReport) -> Vec<Verdict> {
+    let Some(doc) = entry.manifest_doc() else {
+        return Vec::new();
+    };
+    let names: BTreeMap<&str, &str> = client_list().into_iter().collect();
+    let view = AgentView::from_node(&doc.root);
+    let listed = listings(&checked.config.outputs, entry.id());
+    compatibility(&view, &listed)
+        .into_iter()
+        .map(|c| Verdict {
+            id: c.client.to_string(),
+            name: names.get(c.client.as_str()).copied().unwrap_or_default().to_string(),
+            installs: c.installs.as_str(),
+            why: c.why,
+        })
+        .collect()
 }
-fn recorded_name(_checked: &Checked, _id: &str, _source: &str) -> Option<String> {
-    None
-}
-fn compatibility(checked: &Checked, entry: &EntryReport) -> BTreeMap<String, Compat> {
+
+fn compatibility_members(checked: &Checked, entry: &EntryReport) -> BTreeMap<String, Compat> {
     client_verdicts(checked, entry)
         .into_iter()
         .map(|v| {
@@ -275,9 +290,13 @@ fn compatibility(checked: &Checked, entry: &EntryReport) -> BTreeMap<String, Com
         })
         .collect()
 }
-pub(crate) fn client_verdicts(_checked: &Checked, _entry: &EntryReport) -> Vec<Verdict> {
-    Vec::new()
-}
+
 fn clients() -> Vec<ClientRef> {
-    Vec::new()
+    client_list()
+        .into_iter()
+        .map(|(id, name)| ClientRef {
+            id: id.to_string(),
+            name: name.to_string(),
+        })
+        .collect()
 }

@@ -21,7 +21,7 @@ mod patch;
 
 pub(crate) use form::{preview_wins, Form};
 pub(crate) use order::indented;
-pub(crate) use output::{Channel, Output, Patch};
+pub(crate) use output::{listings, Channel, Output, Patch};
 pub(crate) use output::{VERIFICATION_FILE, VERIFICATION_SCHEMA_FILE};
 #[cfg(test)]
 pub(crate) use patch::apply_patch;

@@ -64,3 +64,13 @@ impl Output {
         self.include.as_ref().is_none_or(|ids| ids.contains(id)) && !self.exclude.contains(id)
     }
 }
+
+/// Each output's file and whether it lists the agent `id`: what `rules::compatibility` needs
+/// to know of the configuration (a client reading a file that leaves the agent out cannot
+/// install it).
+pub(crate) fn listings(outputs: &[Output], id: &str) -> BTreeMap<String, bool> {
+    outputs
+        .iter()
+        .map(|o| (o.file.clone(), o.publishes(id)))
+        .collect()
+}

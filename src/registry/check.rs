@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::config::Config;
 use super::discover::{discover, RegistryError};
 use crate::diagnostics::{Diagnostic, Report, Severity};
-use crate::published::{indented, preview_wins, Channel, Form, Patch};
+use crate::published::{indented, listings, preview_wins, Channel, Form, Patch};
 use crate::rules::{
     self, check_entry_as_read, published_agent_validator, violations, Code, Deprecations, EntryDir,
     EntryReport, ManifestDoc, Owned, Quarantine, Sink, SkillReport, Violation, SKILLS_DIR,
@@ -181,6 +181,7 @@ fn check_entries(
         .map(|dir| {
             let (mut report, as_read) = check_entry_as_read(dir, &config.policy);
             let published = check_published(&mut report, as_read, config, keep_published);
+            check_compat(&mut report, config);
             // The per-entry rules are done: what follows parses again the few it needs.
             if let Some(manifest) = &mut report.manifest {
                 manifest.release_tree();
@@ -202,6 +203,19 @@ fn check_entries(
         .map(|(entry, texts)| (entry.entry.name.clone(), texts))
         .collect();
     (entries, published)
+}
+
+/// `client-incompatible`: the entry judged against the known clients, here because it needs
+/// the configured outputs (a client whose file leaves the entry out cannot install it).
+fn check_compat(report: &mut EntryReport, config: &Config) {
+    let Some(doc) = report.manifest_doc() else {
+        return;
+    };
+    let mut sink = Sink::new(&config.policy, Some(report.entry.name.clone()));
+    let listed = listings(&config.outputs, report.id());
+    rules::check_client_compat(&doc, &listed, &mut sink);
+    drop(doc);
+    report.diagnostics.extend(sink.diagnostics);
 }
 
 /// The stand-alone skills of `skills/` (each folder's findings kept when `only` selects it:

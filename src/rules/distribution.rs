@@ -182,6 +182,9 @@ fn check_binary_target(
     }
     if let Some(cmd) = target.get_str("cmd") {
         check_cmd(doc, &format!("{pointer}/cmd"), cmd, sink);
+        if key.starts_with("windows-") {
+            check_windows_suffix(doc, &format!("{pointer}/cmd"), cmd, sink);
+        }
     }
     if target.as_object().is_some() && target.get("sha256").is_none() {
         check_sha256_missing(doc, pointer, key, sink);
@@ -345,6 +348,28 @@ fn check_cmd(doc: &ManifestDoc, pointer: &str, cmd: &str, sink: &mut Sink) {
                 )),
         );
     }
+}
+
+/// The suffixes Windows clients can launch.
+const WINDOWS_SUFFIXES: [&str; 3] = [".exe", ".cmd", ".bat"];
+
+/// `cmd-windows-suffix`: a Windows target names its executable by its full file name.
+fn check_windows_suffix(doc: &ManifestDoc, pointer: &str, cmd: &str, sink: &mut Sink) {
+    let lower = cmd.trim().to_ascii_lowercase();
+    if lower.is_empty() || WINDOWS_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
+        return; // an empty cmd is `cmd-path`'s
+    }
+    sink.push(
+        doc.at(
+            Code::CmdWindowsSuffix,
+            pointer,
+            format!("Windows cmd `{cmd}` does not end in .exe, .cmd or .bat"),
+        )
+        .help(format!(
+            "write the executable's file name as the archive holds it, e.g. `{}.exe`",
+            cmd.trim()
+        )),
+    );
 }
 
 fn check_package(

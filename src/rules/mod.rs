@@ -4,6 +4,7 @@
 //! exemptions) as findings are made, so a rule never needs to know about configuration.
 
 mod changes;
+mod compat;
 mod deprecations;
 mod distribution;
 mod entry;
@@ -25,6 +26,10 @@ mod versions;
 /// The catalogue lives with `Diagnostic` (the ground layer); rules name codes from here too.
 pub(crate) use crate::diagnostics::{did_you_mean, Code};
 pub(crate) use changes::{check_changes, ChangeBase};
+pub(crate) use compat::check as check_client_compat;
+#[cfg(test)]
+pub(crate) use compat::CLIENTS_FILE;
+pub(crate) use compat::{client_list, compatibility, ClientCompat, Installs};
 pub(crate) use deprecations::{check_changed_retired, check_deprecations};
 pub(crate) use deprecations::{Deprecations, Status};
 #[cfg(test)]
