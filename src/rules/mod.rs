@@ -35,7 +35,7 @@ pub(crate) use package_spec::package_name_and_pin;
 pub(crate) use placeholder::{PLACEHOLDERS, SCAFFOLD_ICON};
 pub use policy::Policy;
 pub(crate) use policy::{is_enforced, Level, RequireSha256, DEFAULT_REQUIRED_OS};
-pub(crate) use read::{read_failure, refused};
+pub(crate) use read::{read_failure, read_text, refused};
 pub(crate) use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::registry_validator;
 pub(crate) use schema::{
