@@ -209,6 +209,9 @@ fn text(outcome: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
         let ids: Vec<String> = outcome.up_to_date.iter().map(|i| t(i)).collect();
         writeln!(out, "up to date: {}", ids.join(", "))?;
     }
+    if outcome.releases_changed {
+        writeln!(out, "recorded: releases.json")?;
+    }
     let pending = outcome.updates.iter().filter(|u| !u.applied).count();
     write!(
         out,

@@ -120,7 +120,7 @@ catalogue! {
         "Only regular files are read. A FIFO (named pipe), socket or device node in a registry is refused by its file type and never read; opening never blocks, so the tool neither hangs on a FIFO nor reads a device like `/dev/zero` forever. Replace it with a regular file, or remove it.";
     FileTooLarge = "file-too-large", Files, Error,
         "A file is larger than its limit.",
-        "Limits protect clients and the build: `agent.json` at most 64 KiB, each icon at most 32 KiB, `README.md` at most 64 KiB. Files over the limit are not parsed. Shrink the file: optimise the SVG (remove metadata, round coordinates), shorten the README.";
+        "Limits protect clients and the build: `agent.json` at most 64 KiB, each icon at most 32 KiB, `README.md` at most 64 KiB, `releases.json` at most 4 MiB. Files over the limit are not parsed. Shrink the file: optimise the SVG (remove metadata, round coordinates), shorten the README.";
     Schema = "schema", Files, Error,
         "The manifest violates the JSON Schema.",
         "Every manifest is validated against `schemas/agent.schema.json` (JSON Schema draft-07, `format` checked). Each violation is reported once, at the offending value, or at the object missing a required field. Violations that a more specific rule already reports at the same place are not repeated. Unknown top-level fields are `unknown-field` warnings. The agent as `build` publishes it in each output (preview resolved, patches applied, `icon` set) is also checked against `schemas/registry.schema.json`, so that whatever validates also builds; those findings name the output.";
@@ -322,6 +322,9 @@ catalogue! {
     EntryDeprecated = "entry-deprecated", Registry, Warning,
         "A changed entry is deprecated or disabled.",
         "With `--changed-since`, a pull request that changes an entry `deprecations.json` retires is updating an agent users are told to leave. Either the change is welcome (a last fix) or the entry is back in service: then remove its member from `deprecations.json`.";
+    ReleasesFormat = "releases-format", Registry, Error,
+        "releases.json is not the release history update --apply writes.",
+        "`releases.json` at the root is written by `acp-registry update --apply`: `{\"version\": 1, \"agents\": {\"<id>\": {\"npm\" | \"pypi\": {\"package\", \"versions\"}, \"github\": {\"repository\", \"versions\"}}}}`, each release `{\"version\"` (`X.Y.Z` or `X.Y.Z-preview.N`), optional `\"published\"` (UTC `YYYY-MM-DDTHH:MM:SSZ`), `\"digest\"`, `\"yanked\": true`, `\"deprecated\"` (a message) and `\"preview\": true` (exactly for a `-preview.N` version)`}`; strings at most 1024 bytes, at most 64 releases a source, at most 4 MiB and 500,000 JSON values in all. People do not edit it: the finding points at the first value that is not this shape. Restore the file from git, or delete it and run `acp-registry update --apply` to record it again. `update --apply` refuses to run while the file is malformed, so a file it cannot read is never overwritten.";
     ConfigSyntax = "config-syntax", Registry, Error,
         "acp-registry.jsonc is not valid JSONC.",
         "The configuration file is JSONC (comments and trailing commas allowed). Fix the reported token.";

@@ -17,6 +17,7 @@ use crate::net::json::{
     deserialize_leniently, Flag, Lenient, Message, Obj, Text, Versions, MAX_VERSION_LEN,
 };
 use crate::rules::Version;
+use acp_registry_core::fs::digest::{is_sha256_hex, HexCase};
 
 /// The verdict on one package spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,11 +61,33 @@ struct NpmDistTags {
     latest: Text<MAX_VERSION_LEN>,
 }
 
-/// One version of an npm package: only its `deprecated` message.
+/// One version of an npm package: its `deprecated` message and `dist.integrity`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct NpmVersion {
     deprecated: Message,
+    dist: Obj<NpmDist>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct NpmDist {
+    integrity: Text<MAX_DIGEST_LEN>,
+}
+
+/// The longest digest kept (an npm `sha512-` integrity is 95 bytes; several space-separated
+/// hashes a few hundred).
+const MAX_DIGEST_LEN: usize = 512;
+
+/// What the release history records of one npm version (its key as listed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NpmHistory<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) published: Option<i64>,
+    /// `dist.integrity`, as npm writes it (`sha512-<base64>`).
+    pub(crate) integrity: Option<&'a str>,
+    /// The `deprecated` message, when not blank.
+    pub(crate) deprecated: Option<&'a str>,
 }
 
 impl NpmDocument {
@@ -85,6 +108,23 @@ impl NpmDocument {
         let time = self.time.0.as_ref()?.get(key)?.0.as_deref()?;
         acp_registry_core::time::parse_iso_utc_seconds(time)
     }
+
+    /// Every version key with what the release history records of it, deprecated ones
+    /// included; `None` when `versions` is not an object.
+    pub(crate) fn history(&self) -> Option<impl Iterator<Item = NpmHistory<'_>>> {
+        let versions = self.versions.0.as_ref()?;
+        Some(versions.iter().map(|(key, meta)| {
+            NpmHistory {
+                key,
+                published: self.published(key),
+                integrity: meta
+                    .0
+                    .as_ref()
+                    .and_then(|m| m.dist.0.as_ref()?.integrity.0.as_deref()),
+                deprecated: npm_deprecation(meta),
+            }
+        }))
+    }
 }
 
 /// What `update` and the online rules read of a `PyPI` project document.
@@ -103,13 +143,28 @@ struct PypiInfo {
 
 /// A release's list of files, counted as it is read: how many, whether one is not yanked,
 /// the first non-blank `yanked_reason`, and the newest upload time of the files not yanked
-/// (`None` when one of them has none). A value that is not a list has no files.
+/// (`None` when one of them has none); for the release history, the earliest upload time of
+/// any file and the first file's `digests.sha256`. A value that is not a list has no files.
 #[derive(Debug, Default)]
 pub(crate) struct PypiRelease {
     files: usize,
     installable: bool,
     reason: Option<String>,
     uploaded: Uploaded,
+    earliest: Option<i64>,
+    first_sha256: Option<String>,
+}
+
+/// What the release history records of one `PyPI` release (its key as listed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PypiHistory<'a> {
+    pub(crate) key: &'a str,
+    /// The earliest `upload_time_iso_8601` of its files: when the release appeared.
+    pub(crate) published: Option<i64>,
+    /// Every file is yanked.
+    pub(crate) yanked: bool,
+    /// Lowercase hex `sha256` of the release's only file; `None` with several files.
+    pub(crate) sha256: Option<&'a str>,
 }
 
 /// The newest upload time among files, or that one of them had none.
@@ -137,6 +192,13 @@ struct PypiFile {
     yanked: Flag,
     yanked_reason: Message,
     upload_time_iso_8601: Text<MAX_TIME_LEN>,
+    digests: Obj<PypiDigests>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PypiDigests {
+    sha256: Text<64>,
 }
 
 impl Lenient for PypiRelease {
@@ -144,6 +206,7 @@ impl Lenient for PypiRelease {
         let mut release = PypiRelease::default();
         while let Some(Obj(file)) = seq.next_element::<Obj<PypiFile>>()? {
             release.files += 1;
+            release.record(file.as_ref());
             // As `file["yanked"] != true` reads: a file that is not an object is not yanked.
             let installable = file.as_ref().and_then(|f| f.yanked.0) != Some(true);
             release.installable |= installable;
@@ -163,6 +226,23 @@ impl Lenient for PypiRelease {
     }
 }
 
+impl PypiRelease {
+    /// Keep what the release history needs of one more file: its upload time, if earliest,
+    /// and the first file's digest (only a release of one file is given one).
+    fn record(&mut self, file: Option<&PypiFile>) {
+        let time = file.and_then(|f| f.upload_time_iso_8601.0.as_deref());
+        if let Some(time) = time.and_then(acp_registry_core::time::parse_iso_utc_seconds) {
+            self.earliest = Some(self.earliest.map_or(time, |t| t.min(time)));
+        }
+        if self.files == 1 {
+            let sha256 = file.and_then(|f| f.digests.0.as_ref()?.sha256.0.as_deref());
+            self.first_sha256 = sha256
+                .filter(|h| is_sha256_hex(h, HexCase::Any))
+                .map(str::to_ascii_lowercase);
+        }
+    }
+}
+
 deserialize_leniently!(PypiRelease);
 
 impl PypiDocument {
@@ -175,6 +255,24 @@ impl PypiDocument {
                 .iter()
                 .map(|(key, release)| (key.as_str(), release.installable)),
         )
+    }
+
+    /// Every release key with files, with what the release history records of it, yanked
+    /// ones included; `None` when `releases` is not an object.
+    pub(crate) fn history(&self) -> Option<impl Iterator<Item = PypiHistory<'_>>> {
+        let releases = self.releases.0.as_ref()?;
+        let with_files = releases.iter().filter(|(_, r)| r.files > 0);
+        Some(with_files.map(|(key, release)| {
+            PypiHistory {
+                key,
+                published: release.earliest,
+                yanked: !release.installable,
+                sha256: release
+                    .first_sha256
+                    .as_deref()
+                    .filter(|_| release.files == 1),
+            }
+        }))
     }
 
     /// When the release `key` was published: the newest upload time of its files not yanked

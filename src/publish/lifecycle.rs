@@ -19,7 +19,8 @@ use crate::registry::Checked;
 use crate::manifest::agent::AgentView;
 use crate::published::listings;
 use crate::rules::{client_list, compatibility, package_name_and_pin, EntryReport, Status};
-use acp_registry_core::time::format_utc;
+use crate::registry::releases::{Release, SourceKind, SourceReleases};
+use acp_registry_core::time::{format_utc, parse_iso_utc_seconds};
 
 /// The file, beside `registry.json`.
 pub(crate) const LIFECYCLE_FILE: &str = "lifecycle.json";
@@ -85,23 +86,7 @@ struct Dist {
     version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     published: Option<String>,
-    history: Vec<HistoryItem>,
-}
-
-/// One release of a source's history.
-#[derive(Debug, Clone, Serialize)]
-struct HistoryItem {
-    version: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    published: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    digest: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    yanked: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    deprecated: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    preview: bool,
+    history: Vec<Release>,
 }
 
 /// The document for `checked`, as of `as_of` (seconds since the epoch) when given; `listed`
@@ -188,21 +173,21 @@ fn distributions(
     };
     let dist = Distribution::from_node(node, "/distribution");
     let mut out = BTreeMap::new();
-    for (kind, source, package) in [("npx", "npm", &dist.npx), ("uvx", "pypi", &dist.uvx)] {
+    let npm = (SourceKind::Npm, &dist.npx);
+    for (kind, (source, package)) in [("npx", npm), ("uvx", (SourceKind::Pypi, &dist.uvx))] {
         let Some(spec) = package.as_ref().and_then(|p| p.spec.as_deref()) else {
             continue;
         };
         let (name, pin) = package_name_and_pin(spec, kind == "npx");
         let name = name.split_once('[').map_or(name, |(n, _)| n);
         let history = history(checked, id, source, as_of);
-        out.insert(
-            kind,
-            Dist::new(source, pin.map(str::to_string), history).package(name),
-        );
+        let dist = Dist::new(source.key(), pin.map(str::to_string), history);
+        out.insert(kind, dist.package(name));
     }
     if !dist.binary.is_empty() {
-        let history = history(checked, id, "github", as_of);
-        let repository = recorded_name(checked, id, "github")
+        let history = history(checked, id, SourceKind::GitHub, as_of);
+        let repository = recorded(checked, id, SourceKind::GitHub)
+            .map(|s| s.name.clone())
             .or_else(|| github_repository(root.get_str("repository")?));
         let mut binary = Dist::new("github", Some(version.to_string()), history);
         binary.repository = repository;
@@ -213,7 +198,7 @@ fn distributions(
 
 impl Dist {
     /// A distribution pinned at `version`, its time looked up in `history`.
-    fn new(source: &'static str, version: Option<String>, history: Vec<HistoryItem>) -> Dist {
+    fn new(source: &'static str, version: Option<String>, history: Vec<Release>) -> Dist {
         let published = version.as_ref().and_then(|v| {
             history
                 .iter()
@@ -234,6 +219,24 @@ impl Dist {
         self.package = Some(name.to_string());
         self
     }
+}
+
+/// What `update` recorded of `id`'s `source`.
+fn recorded<'c>(checked: &'c Checked, id: &str, source: SourceKind) -> Option<&'c SourceReleases> {
+    checked.releases.agents.get(id)?.get(source)
+}
+
+/// The recorded releases of `id`'s `source`, highest first; under `as_of`, those published by
+/// then (a release of unknown time is kept: nothing says it came later).
+fn history(checked: &Checked, id: &str, source: SourceKind, as_of: Option<i64>) -> Vec<Release> {
+    let Some(recorded) = recorded(checked, id, source) else {
+        return Vec::new();
+    };
+    let published_by = |release: &&Release| match (as_of, release.published.as_deref()) {
+        (Some(at), Some(time)) => parse_iso_utc_seconds(time).is_none_or(|t| t <= at),
+        _ => true,
+    };
+    recorded.versions.iter().filter(published_by).cloned().collect()
 }
 
 /// `owner/repo` of a `https://github.com/owner/repo` URL.

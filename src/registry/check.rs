@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::config::Config;
 use super::discover::{discover, RegistryError};
+use super::releases::Releases;
 use crate::diagnostics::{Diagnostic, Report, Severity};
 use crate::published::{indented, listings, preview_wins, Channel, Form, Patch};
 use crate::rules::{
@@ -32,6 +33,9 @@ pub struct Checked {
     pub quarantine: Quarantine,
     /// The retired entries of `deprecations.json`.
     pub(crate) deprecations: Deprecations,
+    /// The release history of `releases.json` (empty without one): what `update --apply`
+    /// recorded of each entry's sources.
+    pub(crate) releases: Releases,
     /// Every entry folder's findings and parsed manifest, in folder order.
     pub entries: Vec<EntryReport>,
     /// Every stand-alone skill folder (`skills/<name>/`), in folder order.
@@ -106,6 +110,9 @@ fn check(
     rules::check_quarantine(&quarantine, &ids, &mut quarantine_sink);
     report.diagnostics.extend(quarantine_sink.diagnostics);
     let deprecations = check_deprecations(root, &config, &entries, &mut report);
+    let mut releases_sink = Sink::new(&config.policy, None);
+    let releases = Releases::load(root, &mut releases_sink);
+    report.diagnostics.extend(releases_sink.diagnostics);
     // With --changed-since, a duplicate id is reported on the changed entry only (its message
     // names the other one).
     let reported_manifests: Option<BTreeSet<&str>> = only.map(|set| {
@@ -130,6 +137,10 @@ fn check(
     if let Some(source) = &deprecations.source {
         report.sources.insert(source.path.clone(), source.clone());
     }
+    if let Some(source) = releases.source.as_ref().filter(|_| releases.malformed) {
+        // Only a file with findings needs its text in the report (for their excerpts).
+        report.sources.insert(source.path.clone(), source.clone());
+    }
     if let Some(source) = &config.source {
         report.sources.insert(source.path.clone(), source.clone());
     }
@@ -140,6 +151,7 @@ fn check(
         config,
         quarantine,
         deprecations,
+        releases,
         entries,
         skills,
         report,

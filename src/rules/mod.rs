@@ -29,7 +29,7 @@ pub(crate) use changes::{check_changes, ChangeBase};
 pub(crate) use compat::check as check_client_compat;
 #[cfg(test)]
 pub(crate) use compat::CLIENTS_FILE;
-pub(crate) use compat::{client_list, compatibility, ClientCompat, Installs};
+pub(crate) use compat::{client_list, compatibility};
 pub(crate) use deprecations::{check_changed_retired, check_deprecations};
 pub(crate) use deprecations::{Deprecations, Status};
 #[cfg(test)]
@@ -43,7 +43,7 @@ pub(crate) use package_spec::package_name_and_pin;
 pub(crate) use placeholder::{PLACEHOLDERS, SCAFFOLD_ICON};
 pub use policy::Policy;
 pub(crate) use policy::{is_enforced, Level, RequireSha256, DEFAULT_REQUIRED_OS};
-pub(crate) use read::{read_failure, refused};
+pub(crate) use read::{read_failure, read_text, refused};
 pub(crate) use registry_wide::{check_duplicate_ids, check_quarantine, Quarantine};
 pub use schema::registry_validator;
 pub(crate) use schema::{

@@ -8,6 +8,12 @@
 //! is reported with the time it becomes eligible), then with `apply` the edits ([`apply`]):
 //! only the strings that must change, `sha256` written for every binary target, the entry
 //! re-validated and the file restored on any failure. All HTTP goes through [`crate::net`].
+//!
+//! With `apply`, the run ends by recording what the sources said in `releases.json`
+//! (`registry::releases`): each entry whose sources all answered gets its highest releases
+//! and its pins, the others keep what the file had, and ids no entry declares are dropped.
+//! A file the registry could not read stops the run before anything is edited: overwriting
+//! it would lose the members it could not read.
 
 mod apply;
 mod context;
@@ -24,7 +30,8 @@ use crate::diagnostics::Severity;
 use crate::manifest::distribution::Distribution;
 use crate::net::{Client, NetError};
 use crate::online::Endpoints;
-use crate::registry::{check_registry, Checked, RegistryError};
+use crate::registry::releases::{ReleasesError, SourceReleases};
+use crate::registry::{check_registry, Checked, RegistryError, Releases};
 use crate::rules::{display_path, package_name_and_pin, EntryReport, PreviewVersion};
 use acp_registry_core::time::format_utc;
 use context::{Candidate, Context};
@@ -82,6 +89,8 @@ pub struct Outcome {
     pub(crate) warnings: Vec<Note>,
     pub(crate) up_to_date: Vec<String>,
     pub(crate) skipped: Vec<Note>,
+    /// With `--apply`: whether `releases.json` was written (its text changed).
+    pub(crate) releases_changed: bool,
 }
 
 /// Why a run could not take place (per-entry problems are [`Outcome::errors`]).
@@ -96,6 +105,10 @@ pub enum UpdateError {
     /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client: {0}")]
     Client(#[from] NetError),
+    /// `releases.json` cannot be written: malformed (so never overwritten), or the write
+    /// failed. A malformed file stops an `--apply` run before anything is asked or edited.
+    #[error(transparent)]
+    Releases(#[from] ReleasesError),
     /// `--agent` names ids no entry has (a usage error, as for `verify`).
     #[error("--agent {ids}: no entry of {} has this id", registry.display())]
     UnknownAgents {
@@ -116,6 +129,10 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
             ids: unknown.join(","),
             registry: root.to_path_buf(),
         });
+    }
+    if options.apply && checked.releases.malformed {
+        // Refused before any edit: the run would end by overwriting what it could not read.
+        return Err(ReleasesError::Malformed.into());
     }
     let endpoints = options
         .endpoints
@@ -142,6 +159,7 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
         as_of: (context.cooldown.min_age_days > 0).then(|| format_utc(options.now)),
         ..Outcome::default()
     };
+    let mut history = checked.releases.clone();
     for report in &checked.entries {
         if !options.agents.is_empty()
             && !options
@@ -154,12 +172,50 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
         match candidate(&checked, report, &context) {
             Err(reason) => outcome.skipped.push(note(report, reason)),
             Ok(candidate) => {
-                runtime.block_on(update_entry(root, &context, &candidate, &mut outcome));
+                let asked =
+                    runtime.block_on(update_entry(root, &context, &candidate, &mut outcome));
+                if let Some((offers, applied)) = asked {
+                    record(&mut history, &candidate, &offers, applied);
+                }
             }
         }
     }
     outcome.errors.sort_by(|a, b| a.id.cmp(&b.id));
+    if options.apply {
+        let ids: BTreeSet<&str> = checked.entries.iter().map(EntryReport::id).collect();
+        history.retain_ids(&ids);
+        outcome.releases_changed = history.write(root)?;
+    }
     Ok(outcome)
+}
+
+/// Record what the entry's sources said in `history` (each source asked replaces its
+/// member; the entry's other sources keep theirs): the highest releases, plus the entry's
+/// stable and preview pins, with `applied` in place of the channel's when the update moved it.
+fn record(
+    history: &mut Releases,
+    candidate: &Candidate<'_>,
+    offers: &[Offer],
+    applied: Option<PreviewVersion>,
+) {
+    let report = candidate.report;
+    let pin = |pointer: &str| -> Option<PreviewVersion> {
+        if pointer == format!("{}/version", candidate.base) && applied.is_some() {
+            return applied;
+        }
+        let doc = report.manifest_doc()?;
+        let (node, _) = doc.root.pointer(pointer)?;
+        PreviewVersion::parse(node.as_str()?)
+    };
+    let pins: Vec<PreviewVersion> = ["/version", "/preview/version"]
+        .into_iter()
+        .filter_map(pin)
+        .collect();
+    for offer in offers {
+        let releases =
+            SourceReleases::recorded(offer.package.clone(), offer.history.clone(), &pins);
+        history.set(report.id(), offer.kind, releases);
+    }
 }
 
 fn unknown_agents(checked: &Checked, agents: &[String]) -> Vec<String> {
@@ -272,24 +328,38 @@ async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offe
     Ok(offers)
 }
 
+/// Ask the entry's sources, report what they offer and, with `--apply`, apply the update.
+/// The sources' answers and the version applied, when every source answered (`None`: a
+/// source failed, and nothing may be recorded of the entry).
 async fn update_entry(
     root: &Path,
     context: &Context,
     candidate: &Candidate<'_>,
     outcome: &mut Outcome,
-) {
+) -> Option<(Vec<Offer>, Option<PreviewVersion>)> {
     let report = candidate.report;
     let offers = match offers(context, candidate).await {
         Ok(offers) => offers,
-        Err(error) => return outcome.errors.push(note(report, error.to_string())),
+        Err(error) => {
+            outcome.errors.push(note(report, error.to_string()));
+            return None;
+        }
     };
+    let applied = decide(root, context, candidate, &offers, outcome).await;
+    Some((offers, applied))
+}
+
+/// Report the entry's selection and apply it with `--apply`; the version applied.
+async fn decide(
+    root: &Path,
+    context: &Context,
+    candidate: &Candidate<'_>,
+    offers: &[Offer],
+    outcome: &mut Outcome,
+) -> Option<PreviewVersion> {
+    let report = candidate.report;
     let cooldown = context.cooldown;
-    let selection = select::select(
-        candidate.current,
-        &offers,
-        context.options.channel,
-        cooldown,
-    );
+    let selection = select::select(candidate.current, offers, context.options.channel, cooldown);
     if let Some(mismatch) = selection.mismatch {
         outcome.warnings.push(note(report, mismatch));
     }
@@ -303,19 +373,23 @@ async fn update_entry(
             .push(held_note(report, held, cooldown, &instead));
     }
     let to = match selection.decision {
-        Decision::UpToDate => return outcome.up_to_date.push(report.id().to_string()),
-        Decision::Waiting => return,
+        Decision::UpToDate => {
+            outcome.up_to_date.push(report.id().to_string());
+            return None;
+        }
+        Decision::Waiting => return None,
         Decision::NoCommon => {
-            return outcome
-                .errors
-                .push(note(report, "no version is offered by every source"))
+            let message = "no version is offered by every source";
+            outcome.errors.push(note(report, message));
+            return None;
         }
         Decision::Downgrade(best) => {
             let message = format!(
                 "the newest version every source offers, {best}, is lower than {}; not applied",
                 candidate.current
             );
-            return outcome.warnings.push(note(report, message));
+            outcome.warnings.push(note(report, message));
+            return None;
         }
         Decision::Update(to) => to,
     };
@@ -324,16 +398,18 @@ async fn update_entry(
         file: display_path(&report.entry, "agent.json"),
         from: candidate.current.to_string(),
         to: to.to_string(),
-        published: select::published(&offers, to).map(format_utc),
+        published: select::published(offers, to).map(format_utc),
         applied: false,
     };
     if context.options.apply {
-        match apply::apply(root, context, candidate, to, &offers).await {
+        match apply::apply(root, context, candidate, to, offers).await {
             Ok(()) => update.applied = true,
             Err(message) => outcome.errors.push(note(report, message)),
         }
     }
+    let applied = update.applied.then_some(to);
     outcome.updates.push(update);
+    applied
 }
 
 /// The report of a release the cooldown holds back; `instead` says what the entry does.

@@ -171,6 +171,9 @@ mod tests {
             versions.iter().map(|(text, t)| (v(text), *t)).collect();
         Offer {
             name: name.into(),
+            kind: crate::registry::releases::SourceKind::Npm,
+            package: name.into(),
+            history: Vec::new(),
             versions: published.keys().copied().collect(),
             published,
             release: None,

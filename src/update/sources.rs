@@ -4,9 +4,13 @@
 //!
 //! - npm `GET <npm>/<name>`: every key of `versions` whose entry is not `deprecated`;
 //!   prereleases other than `-preview.N` do not parse and are left out. Published: `time`.
+//!   Recorded in `releases.json` (deprecated versions too): `time`, `dist.integrity`, the
+//!   `deprecated` message.
 //! - `PyPI` `GET <pypi>/pypi/<name>/json`: every key of `releases` with at least one file not
 //!   yanked; `X.Y.ZrcN` (PEP 440's spelling of `X.Y.Z-preview.N`) is a preview. Published: the
-//!   newest `upload_time_iso_8601` of those files.
+//!   newest `upload_time_iso_8601` of those files. Recorded (every release with a file): the
+//!   earliest upload time of its files (when it appeared), yanked when every file is, the
+//!   only file's `digests.sha256`.
 //! - GitHub `GET <api>/repos/<owner>/<repo>/releases?per_page=100&page=N`, every page (the
 //!   `Link: rel="next"` header, followed only on the API's origin): non-draft releases, tag
 //!   `v` stripped, `X.Y` read as `X.Y.0`; a release marked `prerelease` counts only as a
@@ -27,9 +31,11 @@ use url::Url;
 
 use crate::net::json::Obj;
 use crate::net::{read_json_with, retry_after, Bearer, Client, Headers, NetError};
-use crate::online::packages::{npm_url, pypi_url, NpmAnswer, PypiAnswer};
+use crate::online::packages::{npm_url, pypi_url, NpmAnswer, NpmHistory, PypiAnswer, PypiHistory};
 use crate::online::release::{Asset, ReleaseDoc, GITHUB_ACCEPT};
+use crate::registry::releases::{Release as Recorded, SourceKind};
 use crate::rules::PreviewVersion;
+use acp_registry_core::time::format_utc;
 
 /// Pages of releases read at most (10,000 releases).
 const MAX_PAGES: usize = 100;
@@ -89,6 +95,12 @@ pub(crate) struct Release {
 pub(crate) struct Offer {
     /// How findings name the source: ``npm `name` ``, ``PyPI `name` ``, `GitHub releases of o/r`.
     pub(crate) name: String,
+    /// Which source it is, and its package (or `owner/repo`), as `releases.json` names it.
+    pub(crate) kind: SourceKind,
+    pub(crate) package: String,
+    /// Every release the source lists with what `releases.json` records of it, in no order:
+    /// deprecated and yanked ones too, which `versions` leaves out.
+    pub(crate) history: Vec<Recorded>,
     /// Sorted, without duplicates.
     pub(crate) versions: Vec<PreviewVersion>,
     /// When each version was published (seconds since the epoch), `None` when the source
@@ -115,7 +127,19 @@ pub(crate) async fn npm(client: &Client, base: &str, package: &str) -> Result<Of
         let published = doc.and_then(|d| d.published(key));
         Some((PreviewVersion::parse(key)?, published))
     });
-    Ok(offer(name, timed.collect()))
+    let mut offer = offer(name, timed.collect(), SourceKind::Npm, package);
+    let history = doc.and_then(|d| d.history()).into_iter().flatten();
+    offer.history = history.filter_map(npm_recorded).collect();
+    Ok(offer)
+}
+
+/// The history of one npm version whose key is a version of the registry's order.
+fn npm_recorded(item: NpmHistory<'_>) -> Option<Recorded> {
+    let mut recorded = Recorded::new(PreviewVersion::parse(item.key)?);
+    recorded.published = item.published.map(format_utc);
+    recorded.digest = item.integrity.map(str::to_string);
+    recorded.deprecated = item.deprecated.map(str::to_string);
+    Some(recorded)
 }
 
 pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<Offer, SourceError> {
@@ -129,7 +153,19 @@ pub(crate) async fn pypi(client: &Client, base: &str, package: &str) -> Result<O
         let published = doc.and_then(|d| d.published(key));
         Some((pypi_version(key)?, published))
     });
-    Ok(offer(name, timed.collect()))
+    let mut offer = offer(name, timed.collect(), SourceKind::Pypi, package);
+    let history = doc.and_then(|d| d.history()).into_iter().flatten();
+    offer.history = history.filter_map(pypi_recorded).collect();
+    Ok(offer)
+}
+
+/// The history of one `PyPI` release whose key reads as a version of the registry's order.
+fn pypi_recorded(item: PypiHistory<'_>) -> Option<Recorded> {
+    let mut recorded = Recorded::new(pypi_version(item.key)?);
+    recorded.published = item.published.map(format_utc);
+    recorded.yanked = item.yanked;
+    recorded.digest = item.sha256.map(|hex| format!("sha256:{hex}"));
+    Some(recorded)
 }
 
 /// `X.Y.Z`, `X.Y.Z-preview.N`, or `PyPI`'s normalised `X.Y.ZrcN`.
@@ -161,7 +197,12 @@ where
 
 /// An offer of `(version, publish time)` pairs. Two keys naming one version (`1.0.0` and
 /// `1.00.0`) count as published when the later one was, and as unknown when one is.
-fn offer(name: String, timed: Vec<(PreviewVersion, Option<i64>)>) -> Offer {
+fn offer(
+    name: String,
+    timed: Vec<(PreviewVersion, Option<i64>)>,
+    kind: SourceKind,
+    package: &str,
+) -> Offer {
     let mut published: BTreeMap<PreviewVersion, Option<i64>> = BTreeMap::new();
     for (version, time) in timed {
         published
@@ -171,6 +212,9 @@ fn offer(name: String, timed: Vec<(PreviewVersion, Option<i64>)>) -> Offer {
     }
     Offer {
         name,
+        kind,
+        package: package.to_string(),
+        history: Vec::new(),
         versions: published.keys().copied().collect(),
         published,
         release: None,
@@ -232,6 +276,9 @@ pub(crate) async fn github(
             None => {
                 return Ok(Offer {
                     name,
+                    kind: SourceKind::GitHub,
+                    package: format!("{owner}/{repo}"),
+                    history: github_recorded(&published),
                     versions: published.keys().copied().collect(),
                     published,
                     release: best,
@@ -240,6 +287,17 @@ pub(crate) async fn github(
         }
     }
     Err(SourceError::TooManyPages(name))
+}
+
+/// The history of GitHub releases: each version's `published_at` (the first listed of two
+/// tags naming one version).
+fn github_recorded(published: &BTreeMap<PreviewVersion, Option<i64>>) -> Vec<Recorded> {
+    let recorded = |(version, time): (&PreviewVersion, &Option<i64>)| {
+        let mut recorded = Recorded::new(*version);
+        recorded.published = time.map(format_utc);
+        recorded
+    };
+    published.iter().map(recorded).collect()
 }
 
 /// The next page's URL, only on the API's origin (scheme, host and port, compared parsed)

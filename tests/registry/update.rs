@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use common::update::{
     https, json_run, listener, manifest, npx, read, registry, update, update_env,
 };
-use common::{assert_usage_error, sha256_hex, tree};
+use common::{assert_usage_error, findings, sha256_hex, tree};
 use net_server::{routes, Reply, Request, Server};
 use serde_json::{json, Value};
 
@@ -1308,4 +1308,198 @@ fn a_digest_that_cannot_be_downloaded_is_an_error_for_the_entry_and_nothing_is_w
         .collect();
     assert_eq!(files.len(), 2, "only agent.json and icon.svg remain");
     drop(server);
+}
+
+/// `releases.json` of a registry, parsed.
+fn recorded(root: &Path) -> Value {
+    parsed(&std::fs::read_to_string(root.join("releases.json")).unwrap())
+}
+
+/// A `PyPI` file uploaded at `time`, yanked or not, with its sha256.
+fn pypi_file(time: &str, yanked: bool, sha256: &str) -> Value {
+    let mut file = upload(time);
+    file["yanked"] = json!(yanked);
+    file["digests"] = json!({"md5": "0".repeat(32), "sha256": sha256});
+    file
+}
+
+/// One entry per source kind at 1.0.0 whose sources answer with every history fact:
+/// npm integrity, deprecation and times; `PyPI` files (one or two, yanked or not) with
+/// digests and upload times; GitHub `published_at`.
+fn history_registry() -> (Server, tempfile::TempDir) {
+    let (addr, base) = listener();
+    let asset = "agent-linux.tar.gz";
+    let releases = json!([
+        timed_release(
+            &base,
+            "v1.1.0",
+            FRESH,
+            &[(asset, Some(&sha256_hex(b"new")))]
+        ),
+        timed_release(&base, "v1.0.0", OLD, &[(asset, None)]),
+    ]);
+    let npm = json!({"name": "npm-agent", "dist-tags": {"latest": "1.1.0"},
+        "versions": {
+            "1.0.0": {"dist": {"integrity": "sha512-one", "shasum": "1"}},
+            "1.1.0": {"dist": {"integrity": "sha512-two", "shasum": "2"}},
+            "1.2.0": {"deprecated": "broken build", "dist": {"integrity": "sha512-three"}}},
+        "time": {"created": OLD, "modified": FRESH, "1.0.0": OLD, "1.1.0": FRESH,
+                 "1.2.0": "2026-02-28T08:00:00.000Z"}});
+    let (a, b, c) = ("a".repeat(64), "b".repeat(64), "c".repeat(64));
+    let pypi = json!({"info": {"version": "1.1.0"}, "releases": {
+        "1.0.0": [pypi_file(OLD, false, &a)],
+        "1.1.0": [pypi_file(FRESH, false, &b), pypi_file("2026-02-24T00:00:00.000001Z", false, &c)],
+        "1.2.0rc1": [pypi_file(FRESH, true, &c)],
+        "1.3.0": []
+    }});
+    let download = format!("GET {}", asset_path("v1.1.0", asset));
+    let server = Server::start_with(
+        addr,
+        routes(vec![
+            ("GET /npm/npm-agent", vec![Reply::json(&npm)]),
+            ("GET /pypi-api/pypi/py-agent/json", vec![Reply::json(&pypi)]),
+            (RELEASES, vec![Reply::json(&releases)]),
+            (&download, vec![Reply::body(200, "new")]),
+        ]),
+    );
+    let bin = binary(&base, "v1.0.0", asset, Some(&"0".repeat(64)));
+    let uvx = json!({"uvx": {"package": "py-agent==1.0.0"}});
+    let root = registry(
+        &base,
+        &[
+            ("bin-agent", manifest("bin-agent", "1.0.0", &bin)),
+            (
+                "npm-agent",
+                manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0")),
+            ),
+            ("py-agent", manifest("py-agent", "1.0.0", &uvx)),
+        ],
+    );
+    (server, root)
+}
+
+#[test]
+fn apply_records_each_sources_publish_times_flags_and_digests_and_a_second_run_changes_no_byte() {
+    let (server, root) = history_registry();
+    let (code, doc) = json_run(root.path(), &[]);
+    assert_eq!(
+        (code, &doc["releases_changed"]),
+        (1, &json!(false)),
+        "{doc}"
+    );
+    assert!(
+        !root.path().join("releases.json").exists(),
+        "written without --apply"
+    );
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["releases_changed"], true);
+    let old = "2026-02-01T00:00:00Z";
+    let expected = json!({"version": 1, "agents": {
+        "bin-agent": {"github": {"repository": "example/agent", "versions": [
+            {"version": "1.1.0", "published": FRESH},
+            {"version": "1.0.0", "published": old}]}},
+        "npm-agent": {"npm": {"package": "npm-agent", "versions": [
+            {"version": "1.2.0", "published": "2026-02-28T08:00:00Z", "digest": "sha512-three",
+             "deprecated": "broken build"},
+            {"version": "1.1.0", "published": FRESH, "digest": "sha512-two"},
+            {"version": "1.0.0", "published": old, "digest": "sha512-one"}]}},
+        "py-agent": {"pypi": {"package": "py-agent", "versions": [
+            {"version": "1.2.0-preview.1", "published": FRESH,
+             "digest": format!("sha256:{}", "c".repeat(64)), "yanked": true, "preview": true},
+            {"version": "1.1.0", "published": "2026-02-24T00:00:00Z"},
+            {"version": "1.0.0", "published": old,
+             "digest": format!("sha256:{}", "a".repeat(64))}]}}
+    }});
+    assert_eq!(recorded(root.path()), expected);
+    let bytes = std::fs::read(root.path().join("releases.json")).unwrap();
+    let (_, found) = findings(root.path());
+    assert!(
+        !found.iter().any(|(_, code, _)| code == "releases-format"),
+        "what update writes validates: {found:?}"
+    );
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(
+        (code, &doc["releases_changed"]),
+        (0, &json!(false)),
+        "{doc}"
+    );
+    assert_eq!(
+        std::fs::read(root.path().join("releases.json")).unwrap(),
+        bytes
+    );
+    drop(server);
+}
+
+#[test]
+fn an_agent_filter_keeps_other_members_and_ids_no_entry_declares_are_dropped() {
+    // `two` stays at 1.0.0 (every newer release is deprecated): its pin is older than the
+    // ten highest and is recorded after them.
+    let mut two = json!({});
+    for minor in 0..=11 {
+        two[format!("1.{minor}.0")] = match minor {
+            0 => json!({}),
+            _ => json!({"deprecated": "no"}),
+        };
+    }
+    let server = Server::start(routes(vec![
+        ("GET /npm/one", vec![npm_doc(json!({"1.1.0": {}}))]),
+        ("GET /npm/two", vec![npm_doc(two)]),
+    ]));
+    let base = server.url("").replacen("http://", "https://", 1);
+    let root = registry(
+        &base,
+        &[
+            ("one", manifest("one", "1.0.0", &npx("one@1.0.0"))),
+            ("two", manifest("two", "1.0.0", &npx("two@1.0.0"))),
+        ],
+    );
+    let one = json!({"npm": {"package": "one", "versions": [{"version": "0.9.0"}]}});
+    let before = json!({"version": 1, "agents": {
+        "gone": {"github": {"repository": "o/r", "versions": []}}, "one": one}});
+    std::fs::write(root.path().join("releases.json"), before.to_string()).unwrap();
+    let (code, doc) = json_run(root.path(), &["--apply", "--agent", "two"]);
+    assert_eq!((code, &doc["releases_changed"]), (0, &json!(true)), "{doc}");
+    assert_eq!(server.requests(), ["GET /npm/two"]);
+    let history = recorded(root.path());
+    assert_eq!(history["agents"]["one"], one, "not asked: kept as it was");
+    assert!(history["agents"].get("gone").is_none(), "{history}");
+    let versions: Vec<&str> = history["agents"]["two"]["npm"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["version"].as_str().unwrap())
+        .collect();
+    let mut expected: Vec<String> = (2..=11).rev().map(|m| format!("1.{m}.0")).collect();
+    expected.push("1.0.0".into());
+    assert_eq!(versions, expected);
+}
+
+#[test]
+fn a_malformed_history_is_a_finding_and_update_never_overwrites_it() {
+    let (server, root) = history_registry();
+    let text = "{\"version\": 1, \"agents\": []}\n";
+    std::fs::write(root.path().join("releases.json"), text).unwrap();
+    let (code, found) = findings(root.path());
+    assert_eq!(code, 1);
+    assert!(
+        found.contains(&(
+            "error".into(),
+            "releases-format".into(),
+            "releases.json:1:26".into()
+        )),
+        "{found:?}"
+    );
+    let manifest_before = read(root.path(), "npm-agent");
+    let run = update(root.path(), &["--apply"]);
+    assert_usage_error(
+        &run,
+        &["releases.json is malformed, and update never overwrites a file it cannot read"],
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    assert_eq!(read(root.path(), "npm-agent"), manifest_before);
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("releases.json")).unwrap(),
+        text
+    );
 }
