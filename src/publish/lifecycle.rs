@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::manifest::distribution::Distribution;
-use crate::registry::Checked;
 use crate::manifest::agent::AgentView;
+use crate::manifest::distribution::Distribution;
 use crate::published::listings;
-use crate::rules::{client_list, compatibility, package_name_and_pin, EntryReport, Status};
 use crate::registry::releases::{Release, SourceKind, SourceReleases};
+use crate::registry::Checked;
+use crate::rules::{client_list, compatibility, package_name_and_pin, EntryReport, Status};
 use acp_registry_core::time::{format_utc, parse_iso_utc_seconds};
 
 /// The file, beside `registry.json`.
@@ -236,7 +236,12 @@ fn history(checked: &Checked, id: &str, source: SourceKind, as_of: Option<i64>) 
         (Some(at), Some(time)) => parse_iso_utc_seconds(time).is_none_or(|t| t <= at),
         _ => true,
     };
-    recorded.versions.iter().filter(published_by).cloned().collect()
+    recorded
+        .versions
+        .iter()
+        .filter(published_by)
+        .cloned()
+        .collect()
 }
 
 /// `owner/repo` of a `https://github.com/owner/repo` URL.
@@ -274,7 +279,11 @@ pub(crate) fn client_verdicts(checked: &Checked, entry: &EntryReport) -> Vec<Ver
         .into_iter()
         .map(|c| Verdict {
             id: c.client.to_string(),
-            name: names.get(c.client.as_str()).copied().unwrap_or_default().to_string(),
+            name: names
+                .get(c.client.as_str())
+                .copied()
+                .unwrap_or_default()
+                .to_string(),
             installs: c.installs.as_str(),
             why: c.why,
         })

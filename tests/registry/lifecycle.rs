@@ -208,3 +208,37 @@ fn lifecycle_json_follows_the_schema_published_beside_it() {
     let sums = std::fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
     assert!(sums.contains("  lifecycle.json\n") && sums.contains("  lifecycle.schema.json\n"));
 }
+
+#[test]
+fn the_works_in_filter_offers_each_client_and_leaves_out_agents_it_cannot_install() {
+    let registry = registry_with("{}");
+    let out = tempfile::tempdir().unwrap();
+    let dist = out.path().join("dist");
+    let run = build(registry.path(), &dist, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let index = std::fs::read_to_string(dist.join("site/index.html")).unwrap();
+    assert!(index.contains(r#"<fieldset data-facet="works">"#));
+    assert!(index.contains(r#"name="works" value="zed"><label for="f-works-3">Zed</label>"#));
+    let script = std::fs::read_to_string(dist.join("site/assets/search-index.js")).unwrap();
+    let json = script
+        .trim_start_matches("window.acpSiteIndex = ")
+        .trim_end()
+        .trim_end_matches(';');
+    let index: Value = serde_json::from_str(json).unwrap();
+    let works = |id: &str| -> Vec<String> {
+        let card = index["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == id);
+        serde_json::from_value(card.unwrap()["works_in"].clone()).unwrap()
+    };
+    // fast-agent offers only uvx, which Zed does not install; lifecycle.json says the same.
+    assert_eq!(works("fast-agent"), ["acpr", "jetbrains"]);
+    assert_eq!(works("claude-acp"), ["acpr", "jetbrains", "zed"]);
+    let lifecycle = self::json(&dist.join("lifecycle.json"));
+    let zed = &agent(&lifecycle, "fast-agent")["compatibility"]["zed"];
+    assert_eq!(zed["installs"], "no");
+    let page = std::fs::read_to_string(dist.join("site/agents/fast-agent/index.html")).unwrap();
+    assert!(page.contains("<strong>Zed</strong>: cannot install it (Zed does not install uvx"));
+}

@@ -1431,6 +1431,58 @@ fn apply_records_each_sources_publish_times_flags_and_digests_and_a_second_run_c
     drop(server);
 }
 
+/// `build`'s `lifecycle.json` of `root`, parsed: the agent `id`'s distribution `kind`.
+fn lifecycle_dist(root: &Path, extra: &[&str], id: &str, kind: &str) -> Value {
+    let out = tempfile::tempdir().unwrap();
+    let dist = out.path().join("dist");
+    let args = [&["--no-site"], extra].concat();
+    let run = common::build_registry(root, &dist, &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = parsed(&std::fs::read_to_string(dist.join("lifecycle.json")).unwrap());
+    let agent = doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id);
+    agent.unwrap()["distributions"][kind].clone()
+}
+
+#[test]
+fn lifecycle_json_gives_each_pin_the_publish_time_its_source_answered() {
+    let (server, root) = history_registry();
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0, "{doc}");
+    let history = recorded(root.path());
+    let old = "2026-02-01T00:00:00Z";
+    // Every entry moved to 1.1.0; its time is what npm's `time`, PyPI's earliest upload and
+    // GitHub's `published_at` said of 1.1.0, and the history is what update recorded.
+    for (id, kind, source, time) in [
+        ("npm-agent", "npx", "npm", FRESH),
+        ("py-agent", "uvx", "pypi", "2026-02-24T00:00:00Z"),
+        ("bin-agent", "binary", "github", FRESH),
+    ] {
+        let dist = lifecycle_dist(root.path(), &[], id, kind);
+        assert_eq!(
+            (&dist["source"], &dist["version"], &dist["published"]),
+            (&json!(source), &json!("1.1.0"), &json!(time)),
+            "{id}: {dist}"
+        );
+        assert_eq!(
+            dist["history"], history["agents"][id][source]["versions"],
+            "{id}"
+        );
+    }
+    // As of a day before 1.1.0 was published anywhere, only 1.0.0 is listed, and the pin's time
+    // is unknown then.
+    let dist = lifecycle_dist(root.path(), &["--as-of", "2026-02-02"], "npm-agent", "npx");
+    assert_eq!(
+        dist["history"],
+        json!([{"version": "1.0.0", "published": old, "digest": "sha512-one"}])
+    );
+    assert!(dist.get("published").is_none(), "{dist}");
+    drop(server);
+}
+
 #[test]
 fn an_agent_filter_keeps_other_members_and_ids_no_entry_declares_are_dropped() {
     // `two` stays at 1.0.0 (every newer release is deprecated): its pin is older than the
