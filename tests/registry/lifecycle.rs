@@ -220,10 +220,8 @@ fn the_works_in_filter_offers_each_client_and_leaves_out_agents_it_cannot_instal
     assert!(index.contains(r#"<fieldset data-facet="works">"#));
     assert!(index.contains(r#"name="works" value="zed"><label for="f-works-3">Zed</label>"#));
     let script = std::fs::read_to_string(dist.join("site/assets/search-index.js")).unwrap();
-    let json = script
-        .trim_start_matches("window.acpSiteIndex = ")
-        .trim_end()
-        .trim_end_matches(';');
+    let start = script.find("window.acpSiteIndex = ").unwrap() + "window.acpSiteIndex = ".len();
+    let json = script[start..].trim_end().trim_end_matches(';');
     let index: Value = serde_json::from_str(json).unwrap();
     let works = |id: &str| -> Vec<String> {
         let card = index["agents"]
