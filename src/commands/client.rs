@@ -109,8 +109,9 @@ pub struct ClientFlags {
     #[arg(long, value_name = "V")]
     pub version: Option<String>,
     /// Skip releases published less than DAYS days ago (where the publish time is known:
-    /// npm, PyPI): the newest installed version old enough is used instead, else the command
-    /// refuses and says when the release becomes eligible.
+    /// the registry's lifecycle.json, npm, PyPI): an older npx or uvx release its history
+    /// allows is installed instead, else the newest installed version old enough, else the
+    /// command refuses and says when the release becomes eligible.
     #[arg(long, value_name = "DAYS")]
     pub min_age: Option<u32>,
     /// Refuse binaries the registry pins no sha256 for (default: install them with a
