@@ -645,7 +645,7 @@ fn days_ago(days: u64) -> String {
 }
 
 /// A lifecycle document listing `agents` (the build's shape; only what the client reads).
-fn lifecycle(agents: Value) -> Reply {
+fn lifecycle(agents: &Value) -> Reply {
     Reply::json(
         &json!({"version": "1.0.0", "registry": "registry.json", "clients": [],
         "agents": agents}),
@@ -657,7 +657,7 @@ fn a_disabled_id_is_refused_with_its_reason_and_replacement() {
     let fixture = Fixture::new(good_archive());
     fixture.route(
         "/lifecycle.json",
-        lifecycle(json!([{"id": "old-agent", "status": "disabled",
+        lifecycle(&json!([{"id": "old-agent", "status": "disabled",
             "reason": "renamed to test-agent\u{1b}[31m", "since": "2026-11-01",
             "replacement": ID, "in_registry": false, "distributions": {}}])),
     );
@@ -686,7 +686,7 @@ fn a_deprecated_entry_installs_and_runs_with_a_warning_naming_reason_date_and_re
     fixture.route(
         "/lifecycle.json",
         lifecycle(
-            json!([{"id": ID, "status": "deprecated", "reason": "use the new one",
+            &json!([{"id": ID, "status": "deprecated", "reason": "use the new one",
             "since": "2026-11-01", "replacement": "new-agent", "in_registry": true}]),
         ),
     );
@@ -798,7 +798,7 @@ fn a_cooldown_installs_and_runs_the_older_npm_release_the_lifecycle_history_allo
     fixture.route(
         "/lifecycle.json",
         lifecycle(
-            json!([{"id": ID, "version": "1.1.0", "status": "active", "in_registry": true,
+            &json!([{"id": ID, "version": "1.1.0", "status": "active", "in_registry": true,
             "distributions": {"npx": {"source": "npm", "package": "acp-test-agent",
                 "version": "1.1.0", "published": days_ago(1),
                 "history": [
