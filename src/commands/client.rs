@@ -1,6 +1,8 @@
 //! What the client commands (`install`, `run`, `list`, `which`, `uninstall`, `cache gc`)
 //! share: their flags ([`ClientFlags`], [`CacheFlags`]) and the library set up from them
-//! ([`Session`]): the install cache, the registry, the choice of a version (`--version`,
+//! ([`Session`]): the install cache, the registry, the registry's lifecycle document (a
+//! disabled id refused with its replacement, a deprecated one warned about, `--min-age`
+//! answered from its release history where it has one), the choice of a version (`--version`,
 //! `--min-age`), installing with a progress bar. The network (a tokio runtime and the HTTP
 //! client) is built once, on first use, and sends nothing while the cached registry is fresh
 //! and the agent installed: `run` then reads the registry copy and the receipts, and execs.
@@ -13,11 +15,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use acp_registry_client::archive::DEFAULT_UNPACK_CAP_MIB;
+use acp_registry_client::lifecycle::{self, AgentLifecycle, Cooldown, Lifecycle, Status};
 use acp_registry_client::platform::{Kind, PLATFORMS};
 use acp_registry_client::registry::{
     Freshness, Origin, Registry, RegistryOptions, Source, DEFAULT_REGISTRY_URL,
 };
-use acp_registry_client::resolve::{Resolution, ResolveOptions};
+use acp_registry_client::resolve::{Resolution, ResolveError, ResolveOptions};
 use acp_registry_client::store::Store;
 use acp_registry_client::{age, install};
 
@@ -106,8 +109,9 @@ pub struct ClientFlags {
     #[arg(long, value_name = "V")]
     pub version: Option<String>,
     /// Skip releases published less than DAYS days ago (where the publish time is known:
-    /// npm, PyPI): the newest installed version old enough is used instead, else the command
-    /// refuses and says when the release becomes eligible.
+    /// the registry's lifecycle.json, npm, PyPI): an older npx or uvx release its history
+    /// allows is installed instead, else the newest installed version old enough, else the
+    /// command refuses and says when the release becomes eligible.
     #[arg(long, value_name = "DAYS")]
     pub min_age: Option<u32>,
     /// Refuse binaries the registry pins no sha256 for (default: install them with a
@@ -175,6 +179,8 @@ pub struct Session<'a> {
     /// The install cache.
     pub store: Store,
     net: OnceCell<(tokio::runtime::Runtime, Client)>,
+    /// The lifecycle document, loaded on first use (`None` inside: the registry has none).
+    lifecycle: OnceCell<Option<Lifecycle>>,
 }
 
 /// What a command will use for an agent: the registry's resolution and, when installed, the
@@ -196,6 +202,7 @@ impl<'a> Session<'a> {
             flags,
             store: flags.cache.open()?,
             net: OnceCell::new(),
+            lifecycle: OnceCell::new(),
         })
     }
 
@@ -286,9 +293,11 @@ impl<'a> Session<'a> {
         id: &str,
         err: &mut dyn Write,
     ) -> Result<Choice, CommandError> {
-        let resolution = registry.resolve(id, &self.resolve_options()).map_err(|e| {
-            CommandError::Usage(format!("{e} (registry: {})", t(&self.flags.registry)))
-        })?;
+        let resolution = self.resolve(registry, id, err)?;
+        let agent = self.lifecycle(registry, err)?.and_then(|l| l.get(id));
+        if let Some(agent) = agent {
+            check_status(agent, err)?;
+        }
         let installed = self.installed_versions(&resolution)?;
         if let Some(version) = &self.flags.version {
             if *version != resolution.entry.version {
@@ -307,11 +316,9 @@ impl<'a> Session<'a> {
             }
         }
         if let Some(days) = self.flags.min_age {
-            if let Some(older) = self.min_age(&resolution, installed, days, err)? {
-                return Ok(Choice {
-                    resolution,
-                    installed: Some(older),
-                });
+            let history = agent.and_then(|a| a.distributions.get(&resolution.kind));
+            if let Some(choice) = self.min_age(&resolution, installed, days, history, err)? {
+                return Ok(choice);
             }
         }
         let installed = self.store.find(&resolution);
@@ -319,6 +326,54 @@ impl<'a> Session<'a> {
             resolution,
             installed,
         })
+    }
+
+    /// `id` resolved in the registry; an unknown id the lifecycle document lists as disabled
+    /// is refused with its reason and replacement rather than with the nearest ids.
+    ///
+    /// # Errors
+    /// An unknown or disabled id, or an entry with nothing usable here.
+    pub fn resolve(
+        &self,
+        registry: &Registry,
+        id: &str,
+        err: &mut dyn Write,
+    ) -> Result<Resolution, CommandError> {
+        let error = match registry.resolve(id, &self.resolve_options()) {
+            Ok(resolution) => return Ok(resolution),
+            Err(error) => error,
+        };
+        if matches!(error, ResolveError::UnknownId { .. }) {
+            if let Some(agent) = self.lifecycle(registry, err)?.and_then(|l| l.get(id)) {
+                check_status(agent, err)?;
+            }
+        }
+        Err(CommandError::Usage(format!(
+            "{error} (registry: {})",
+            t(&self.flags.registry)
+        )))
+    }
+
+    /// The registry's lifecycle document, loaded (and its warnings written to `err`) on the
+    /// first call only, so commands that never ask for it send no request for it.
+    ///
+    /// # Errors
+    /// When the network cannot be set up.
+    pub fn lifecycle(
+        &self,
+        registry: &Registry,
+        err: &mut dyn Write,
+    ) -> Result<Option<&Lifecycle>, CommandError> {
+        if self.lifecycle.get().is_none() {
+            let (runtime, client) = self.net()?;
+            let options = self.registry_options();
+            let (lifecycle, warnings) = runtime.block_on(registry.lifecycle(client, &options));
+            for warning in &warnings {
+                writeln!(err, "warning: {}", t(warning))?;
+            }
+            let _ = self.lifecycle.set(lifecycle);
+        }
+        Ok(self.lifecycle.get().and_then(Option::as_ref))
     }
 
     /// The complete installs of the resolved agent for its platform and kind, newest
@@ -353,8 +408,101 @@ impl<'a> Session<'a> {
     }
 
     /// `--min-age`: `None` when the registry's release may be used (old enough, or of
-    /// unknown age, with a note), else the newest installed version old enough.
+    /// unknown age, with a note), else what to use instead: from the lifecycle document's
+    /// `history` when it knows when the pin was published, else from npm's or `PyPI`'s time
+    /// and the installed versions.
     fn min_age(
+        &self,
+        resolution: &Resolution,
+        installed: Vec<Installed>,
+        days: u32,
+        history: Option<&lifecycle::Distribution>,
+        err: &mut dyn Write,
+    ) -> Result<Option<Choice>, CommandError> {
+        let window = i64::from(days) * 86_400;
+        let pin = lifecycle::pinned_version(resolution);
+        if let (Some(history), Some(pin)) = (history, pin) {
+            if let Some(cooldown) = history.cooldown(&pin, window, now()) {
+                let cooled = Cooled {
+                    resolution,
+                    history,
+                    pin: &pin,
+                    days,
+                };
+                return self.cooled(&cooled, cooldown, installed, err);
+            }
+        }
+        let older = self.min_age_by_index(resolution, installed, days, err)?;
+        Ok(older.map(|older| Choice {
+            resolution: resolution.clone(),
+            installed: Some(older),
+        }))
+    }
+
+    /// `--min-age` decided by the lifecycle document's history: the pin, an older npx or
+    /// uvx release (installed now unless it is), an older install, or a refusal.
+    fn cooled(
+        &self,
+        cooled: &Cooled<'_>,
+        cooldown: Cooldown,
+        installed: Vec<Installed>,
+        err: &mut dyn Write,
+    ) -> Result<Option<Choice>, CommandError> {
+        let (eligible_at, candidate) = match cooldown {
+            Cooldown::Pin => return Ok(None),
+            Cooldown::Older {
+                version,
+                published,
+                eligible_at,
+            } => (eligible_at, Some((version, published))),
+            Cooldown::NoneEligible { eligible_at } => (eligible_at, None),
+        };
+        if let Some((version, published)) = &candidate {
+            if let Some(older) = lifecycle::at_version(cooled.resolution, version) {
+                writeln!(
+                    err,
+                    "note: {}",
+                    cooled.older_text(eligible_at, version, *published)
+                )?;
+                let installed = self.store.find(&older);
+                return Ok(Some(Choice {
+                    resolution: older,
+                    installed,
+                }));
+            }
+        }
+        let window = i64::from(cooled.days) * 86_400;
+        let now = now();
+        let old_enough = |i: &Installed| {
+            cooled
+                .history
+                .allows(&i.version, window, now)
+                .unwrap_or_else(|| installed_long_ago(i, window, now))
+        };
+        let entry = &cooled.resolution.entry;
+        match fallback(installed, &entry.version, old_enough) {
+            Some(older) => {
+                writeln!(
+                    err,
+                    "note: {} {} was published less than {} days ago (eligible {}); using the installed {}",
+                    t(&entry.id),
+                    t(cooled.pin),
+                    cooled.days,
+                    when(eligible_at),
+                    t(&older.version)
+                )?;
+                Ok(Some(Choice {
+                    resolution: cooled.resolution.clone(),
+                    installed: Some(older),
+                }))
+            }
+            None => Err(cooled.refusal(eligible_at, candidate.as_ref())),
+        }
+    }
+
+    /// `--min-age` decided by npm's or `PyPI`'s publish time of the pin and the installed
+    /// versions (the lifecycle document does not say when the pin was published).
+    fn min_age_by_index(
         &self,
         resolution: &Resolution,
         installed: Vec<Installed>,
@@ -378,7 +526,6 @@ impl<'a> Session<'a> {
             )?;
             return Ok(None);
         };
-        let when = |at: i64| acp_registry_core::time::format_utc(at);
         match min_age_decision(published, days, now(), installed, &entry.version) {
             MinAge::Allowed => Ok(None),
             MinAge::Fallback { older, eligible_at } => {
@@ -496,21 +643,117 @@ fn min_age_decision(
     if eligible_at <= now {
         return MinAge::Allowed;
     }
-    let old_enough = |i: &Installed| {
-        acp_registry_core::time::parse_iso_utc_seconds(&i.installed_at)
-            .is_some_and(|at| at.saturating_add(window) <= now)
-    };
-    match installed
-        .into_iter()
-        .filter(|i| version_order(&i.version, version).is_lt())
-        .find(old_enough)
-    {
+    match fallback(installed, version, |i| installed_long_ago(i, window, now)) {
         Some(older) => MinAge::Fallback {
             older: Box::new(older),
             eligible_at,
         },
         None => MinAge::Refused { eligible_at },
     }
+}
+
+/// The newest of `installed` (newest first) older than `version` that is `old_enough`.
+fn fallback(
+    installed: Vec<Installed>,
+    version: &str,
+    old_enough: impl Fn(&Installed) -> bool,
+) -> Option<Installed> {
+    installed
+        .into_iter()
+        .filter(|i| version_order(&i.version, version).is_lt())
+        .find(|i| old_enough(i))
+}
+
+/// Whether `install` has been in the cache `window` seconds at `now` (so its release was
+/// published at least that long ago).
+fn installed_long_ago(install: &Installed, window: i64, now: i64) -> bool {
+    acp_registry_core::time::parse_iso_utc_seconds(&install.installed_at)
+        .is_some_and(|at| at.saturating_add(window) <= now)
+}
+
+/// A deprecated entry is a warning; a disabled one a refusal naming its reason and
+/// replacement.
+fn check_status(agent: &AgentLifecycle, err: &mut dyn Write) -> Result<(), CommandError> {
+    let notice = agent.notice();
+    let notice = if notice.is_empty() {
+        String::new()
+    } else {
+        format!(" {notice}")
+    };
+    match agent.status {
+        Status::Active => Ok(()),
+        Status::Deprecated => {
+            writeln!(err, "warning: {} is deprecated{}", t(&agent.id), t(&notice))?;
+            Ok(())
+        }
+        Status::Disabled => Err(CommandError::Usage(format!(
+            "{} is disabled{}",
+            t(&agent.id),
+            t(&notice)
+        ))),
+    }
+}
+
+/// A pin too young under `--min-age`, and the lifecycle history that decides instead.
+struct Cooled<'r> {
+    resolution: &'r Resolution,
+    history: &'r lifecycle::Distribution,
+    pin: &'r str,
+    days: u32,
+}
+
+impl Cooled<'_> {
+    /// The note for installing the older `version` instead of the pin.
+    fn older_text(&self, eligible_at: i64, version: &str, published: i64) -> String {
+        format!(
+            "{} {} was published {}, less than --min-age {} days ago (eligible {}); using {} (published {}), the newest older release at least that old that is not yanked, deprecated or a preview",
+            t(&self.resolution.entry.id),
+            t(self.pin),
+            self.published_text(),
+            self.days,
+            when(eligible_at),
+            t(version),
+            when(published)
+        )
+    }
+
+    fn published_text(&self) -> String {
+        self.history
+            .published_of(self.pin)
+            .map_or_else(|| "recently".to_string(), when)
+    }
+
+    /// Why nothing can be used: the eligible release (a binary's, which cannot be installed
+    /// at another version) or none.
+    fn refusal(&self, eligible_at: i64, candidate: Option<&(String, i64)>) -> CommandError {
+        let entry = &self.resolution.entry;
+        let days = self.days;
+        let head = format!(
+            "{} {} was published {}, less than --min-age {days} days ago (eligible {})",
+            t(&entry.id),
+            t(self.pin),
+            self.published_text(),
+            when(eligible_at)
+        );
+        CommandError::Usage(match candidate {
+            Some((version, published)) => format!(
+                "{head}; {} (published {}) is old enough, but a {} is installed only at the registry's version (its archives are pinned for {} alone) and {} is not installed; wait, or lower --min-age",
+                t(version),
+                when(*published),
+                self.resolution.kind,
+                t(&entry.version),
+                t(version)
+            ),
+            None => format!(
+                "{head}; no older release in the registry's history is old enough and not yanked or deprecated, and no older installed version is; wait, or lower --min-age"
+            ),
+        })
+    }
+}
+
+/// A UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+fn when(at: i64) -> String {
+    acp_registry_core::time::format_utc(at)
 }
 
 /// The error for a `--version` nobody has.

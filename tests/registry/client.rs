@@ -634,3 +634,206 @@ fn registry_text_reaching_the_terminal_is_escaped() {
         which.explain()
     );
 }
+
+/// A UTC time `days` days before now, as the lifecycle document writes it.
+fn days_ago(days: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    acp_registry_core::time::format_utc(i64::try_from(now - days * 86_400).unwrap())
+}
+
+/// A lifecycle document listing `agents` (the build's shape; only what the client reads).
+fn lifecycle(agents: &Value) -> Reply {
+    Reply::json(
+        &json!({"version": "1.0.0", "registry": "registry.json", "clients": [],
+        "agents": agents}),
+    )
+}
+
+#[test]
+fn a_disabled_id_is_refused_with_its_reason_and_replacement() {
+    let fixture = Fixture::new(good_archive());
+    fixture.route(
+        "/lifecycle.json",
+        lifecycle(&json!([{"id": "old-agent", "status": "disabled",
+            "reason": "renamed to test-agent\u{1b}[31m", "since": "2026-11-01",
+            "replacement": ID, "in_registry": false, "distributions": {}}])),
+    );
+    for command in ["install", "run", "which"] {
+        let refused = fixture.run(&[command, "old-agent"]);
+        refused.assert_code(2);
+        assert!(
+            refused.stderr.contains(
+                "old-agent is disabled since 2026-11-01: renamed to test-agent\\u{1b}[31m; use test-agent instead (`acp-registry install test-agent`)"
+            ),
+            "{}",
+            refused.explain()
+        );
+        assert!(
+            !refused.stderr.contains("did you mean"),
+            "{}",
+            refused.explain()
+        );
+    }
+    assert_nothing_installed(fixture.cache(), &fixture.run(&["list"]));
+}
+
+#[test]
+fn a_deprecated_entry_installs_and_runs_with_a_warning_naming_reason_date_and_replacement() {
+    let fixture = Fixture::new(good_archive());
+    fixture.route(
+        "/lifecycle.json",
+        lifecycle(
+            &json!([{"id": ID, "status": "deprecated", "reason": "use the new one",
+            "since": "2026-11-01", "replacement": "new-agent", "in_registry": true}]),
+        ),
+    );
+    let install = fixture.run(&["install", ID]);
+    install.assert_code(0);
+    assert!(
+        install.stderr.contains(
+            "warning: test-agent is deprecated since 2026-11-01: use the new one; use new-agent instead (`acp-registry install new-agent`)"
+        ),
+        "{}",
+        install.explain()
+    );
+    let result = initialize(&fixture, &["run", ID]);
+    assert_eq!(result["agentInfo"]["name"], "test-agent", "{result}");
+}
+
+#[test]
+fn without_a_lifecycle_document_nothing_changes_and_its_404_is_asked_once_while_fresh() {
+    let fixture = Fixture::new(good_archive());
+    let list = fixture.run(&["list"]);
+    list.assert_code(0);
+    assert_eq!(fixture.asked("/lifecycle.json"), 0, "list does not need it");
+    let install = fixture.run(&["install", ID]);
+    install.assert_code(0);
+    assert!(
+        !install.stderr.contains("lifecycle"),
+        "{}",
+        install.explain()
+    );
+    assert_eq!(fixture.asked("/lifecycle.json"), 1);
+    fixture.run(&["install", ID]).assert_code(0);
+    assert_eq!(
+        fixture.asked("/lifecycle.json"),
+        1,
+        "the 404 is cached while fresh"
+    );
+    fixture.run(&["install", ID, "--refresh"]).assert_code(0);
+    assert_eq!(fixture.asked("/lifecycle.json"), 2, "--refresh asks again");
+}
+
+#[test]
+fn a_lifecycle_document_that_does_not_parse_is_a_warning_and_the_install_goes_on() {
+    let fixture = Fixture::new(good_archive());
+    fixture.route("/lifecycle.json", Reply::body(200, "<html>oops</html>"));
+    let install = fixture.run(&["install", ID]);
+    install.assert_code(0);
+    assert!(
+        install
+            .stderr
+            .contains("carrying on without the lifecycle document"),
+        "{}",
+        install.explain()
+    );
+}
+
+/// Whether `program --version` runs here (npm is not on every machine that runs the tests).
+fn available(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// An npm package tarball of `acp-test-agent` at `version`, whose program prints its version.
+fn npm_tarball(version: &str) -> Vec<u8> {
+    let manifest = json!({"name": "acp-test-agent", "version": version,
+        "bin": {"acp-test-agent": "cli.js"}})
+    .to_string();
+    let cli = format!("#!/usr/bin/env node\nconsole.log('agent {version}')\n");
+    tar_gz(&[
+        Entry::Mode("package/package.json", manifest.as_bytes(), 0o644),
+        Entry::Mode("package/cli.js", cli.as_bytes(), 0o755),
+    ])
+}
+
+#[test]
+fn a_cooldown_installs_and_runs_the_older_npm_release_the_lifecycle_history_allows() {
+    if !available("npm") {
+        eprintln!("npm is not installed: skipped");
+        return;
+    }
+    let fixture = Fixture::new(good_archive());
+    let mut versions = serde_json::Map::new();
+    for version in ["1.0.0", "1.1.0"] {
+        let tarball = format!("/npm/-/acp-test-agent-{version}.tgz");
+        fixture.route(&tarball, Reply::body(200, npm_tarball(version)));
+        versions.insert(
+            version.into(),
+            json!({"name": "acp-test-agent", "version": version,
+                "bin": {"acp-test-agent": "cli.js"},
+                "dist": {"tarball": fixture.server.url(&tarball)}}),
+        );
+    }
+    fixture.route(
+        "/npm/acp-test-agent",
+        Reply::json(
+            &json!({"name": "acp-test-agent", "dist-tags": {"latest": "1.1.0"},
+            "versions": versions}),
+        ),
+    );
+    fixture.route(
+        "/registry.json",
+        Reply::json(
+            &json!({"version": "1.0.0", "agents": [{"id": ID, "name": "Test Agent",
+            "version": "1.1.0", "description": "An npm agent.",
+            "distribution": {"npx": {"package": "acp-test-agent@1.1.0"}}}]}),
+        ),
+    );
+    fixture.route(
+        "/lifecycle.json",
+        lifecycle(
+            &json!([{"id": ID, "version": "1.1.0", "status": "active", "in_registry": true,
+            "distributions": {"npx": {"source": "npm", "package": "acp-test-agent",
+                "version": "1.1.0", "published": days_ago(1),
+                "history": [
+                    {"version": "1.1.0", "published": days_ago(1)},
+                    {"version": "1.0.1", "published": days_ago(20), "deprecated": "broken"},
+                    {"version": "1.0.0", "published": days_ago(30)}
+                ]}}}]),
+        ),
+    );
+    let npm_registry = fixture.server.url("/npm/");
+    let with_npm = |args: &[&str]| {
+        let mut command = fixture.command(args);
+        command.env("npm_config_registry", &npm_registry);
+        command
+    };
+    let install = Run::of(&mut with_npm(&["install", ID, "--min-age", "7"]));
+    install.assert_code(0);
+    assert!(
+        install
+            .stdout
+            .starts_with("installed test-agent 1.0.0 (npx, "),
+        "{}",
+        install.explain()
+    );
+    assert!(
+        install.stderr.contains("using 1.0.0 (published ")
+            && install.stderr.contains("less than --min-age 7 days ago"),
+        "{}",
+        install.explain()
+    );
+    assert_eq!(fixture.asked("/npm/-/acp-test-agent-1.1.0.tgz"), 0);
+    let run = Run::of(&mut with_npm(&["run", ID, "--min-age", "7"]));
+    run.assert_code(0);
+    assert_eq!(run.stdout, "agent 1.0.0\n", "{}", run.explain());
+    // Without the cooldown the pin itself is installed.
+    let run = Run::of(&mut with_npm(&["run", ID]));
+    assert_eq!(run.stdout, "agent 1.1.0\n", "{}", run.explain());
+}

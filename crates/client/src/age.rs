@@ -126,6 +126,22 @@ pub async fn publish_time_from(
     Ok(time)
 }
 
+/// The exact version a package spec of `kind` pins, and the spec before it (`name@`,
+/// `name[x]==`): the same reading as the publish-time lookups, so `--min-age` can swap the
+/// version for an older one. `None` for a binary, an unpinned spec, a tag or a range.
+pub(crate) fn split_pin(kind: Kind, spec: &str) -> Option<(&str, &str)> {
+    let spec = spec.trim();
+    let version = match kind {
+        Kind::Binary => return None,
+        Kind::Npx => npm_pinned(spec)?.1,
+        Kind::Uvx => pypi_pinned(spec)?.1,
+    };
+    // Both readings end the spec with the version (`pypi_pinned` trims only whitespace,
+    // already gone).
+    let prefix = spec.strip_suffix(version)?;
+    Some((prefix, version))
+}
+
 /// `name@1.2.3` or `@scope/name@1.2.3` with an exact version; tags and ranges are not pins.
 fn npm_pinned(spec: &str) -> Option<(&str, &str)> {
     let at = spec.get(1..)?.find('@')? + 1;

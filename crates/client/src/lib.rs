@@ -24,7 +24,9 @@
 //! and verifies skills from a site or a marketplace.
 //!
 //! [`age`] tells when a pinned npm or `PyPI` version was published (for release-age
-//! cooldowns); [`platform`] holds the format's vocabulary (platform keys, kinds, archive
+//! cooldowns); [`lifecycle`] reads the registry's `lifecycle.json` (deprecated and disabled
+//! entries, publish times and release histories, loaded by [`registry::Registry::lifecycle`])
+//! and picks the version a cooldown allows; [`platform`] holds the format's vocabulary (platform keys, kinds, archive
 //! formats). The HTTP client ([`Client`], configured by [`NetConfig`]) refuses plain http and
 //! non-public addresses (a mirror on a private network is named in
 //! [`NetConfig::private_hosts`]).
@@ -73,6 +75,7 @@ pub mod archive;
 pub mod document;
 pub mod install;
 pub mod launch;
+pub mod lifecycle;
 // The HTTP client is shared with the `acp-registry` tool, which uses more of it than a client
 // needs; clients use the three items re-exported below.
 #[doc(hidden)]

@@ -14,8 +14,12 @@
 //!   ([`Origin::Network`]); a failed request or an answer that is not a document falls back to
 //!   the cached copy ([`Origin::StaleCache`]), else the snapshot ([`Origin::Snapshot`]), each
 //!   with a warning saying why and how old, else an error.
+//!
+//! [`Registry::lifecycle`] loads the lifecycle document beside it by the same rules, on
+//! request only (`sibling`).
 
 mod cache;
+mod sibling;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
