@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use acp_registry::site::{self, SiteAgent, SiteOptions};
+use acp_registry::site::{self, SiteAgent, SiteClient, SiteOptions, SiteRetirement};
 use serde_json::{json, Map, Value};
 
 const ICON: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><path d="M2 8a6 6 0 1 0 12 0A6 6 0 0 0 2 8z" fill="none" stroke="currentColor" stroke-width="1.5"/><path d="M5 8h6" stroke="currentColor" stroke-width="1.5" stroke-linecap="round"/></svg>"#;
@@ -201,9 +201,53 @@ fn agents(count: usize) -> Vec<SiteAgent> {
                 agent,
                 preview,
                 verification: None,
+                retirement: i.is_multiple_of(89).then(|| SiteRetirement {
+                    status: "deprecated".into(),
+                    reason: "Renamed; the new entry ships the same agent.".into(),
+                    since: "2026-11-01".into(),
+                    replacement: Some(format!("agent-{:05}", i + 1)),
+                    replacement_on_site: true,
+                }),
+                clients: clients(i, kind),
             }
         })
         .collect()
+}
+
+/// Verdicts of three clients, as a build of such an agent would give them: uvx-only agents do
+/// not install in the first client, every 11th agent only partly in the second.
+fn clients(i: usize, kind: usize) -> Vec<SiteClient> {
+    let verdict = |id: &str, name: &str, installs: &str, why: &[&str]| SiteClient {
+        id: id.into(),
+        name: name.into(),
+        installs: installs.into(),
+        why: why.iter().map(|w| (*w).to_string()).collect(),
+    };
+    let acpr = if i.is_multiple_of(11) {
+        verdict(
+            "acpr",
+            "acpr",
+            "partly",
+            &["acpr cannot unpack .tar.bz2 (linux-x86_64)"],
+        )
+    } else {
+        verdict("acpr", "acpr", "yes", &[])
+    };
+    let zed = if kind == 1 {
+        verdict(
+            "zed",
+            "Zed",
+            "no",
+            &["Zed does not install uvx packages, and the entry offers nothing else"],
+        )
+    } else {
+        verdict("zed", "Zed", "yes", &[])
+    };
+    vec![
+        acpr,
+        verdict("jetbrains", "JetBrains IDEs", "yes", &[]),
+        zed,
+    ]
 }
 
 fn ms(d: Duration) -> f64 {
@@ -244,6 +288,7 @@ fn main() {
     let options = SiteOptions {
         title: "ACP Agent Registry".into(),
         registry_json_url: Some("https://cdn.example/registry/v1/latest/registry.json".into()),
+        lifecycle_json_url: Some("https://cdn.example/registry/v1/latest/lifecycle.json".into()),
         site_url: None,
     };
     let mut times = Vec::new();

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use acp_registry::site::{self, SiteAgent, SiteOptions};
+use acp_registry::site::{self, SiteAgent, SiteClient, SiteOptions, SiteRetirement};
 use serde_json::{json, Map, Value};
 
 pub(crate) fn repo() -> PathBuf {
@@ -18,6 +18,7 @@ pub(crate) fn options() -> SiteOptions {
     SiteOptions {
         title: "ACP Agent Registry".to_string(),
         registry_json_url: Some(REGISTRY_JSON.to_string()),
+        lifecycle_json_url: Some(REGISTRY_JSON.replace("registry.json", "lifecycle.json")),
         site_url: None,
     }
 }
@@ -128,6 +129,31 @@ pub(crate) fn simple_agent(id: &str, name: &str) -> SiteAgent {
 
 /// An entry whose every string tries to break out: markup, attribute injection, `javascript:`
 /// and `data:` URLs, shell metacharacters, a scripted icon and a hostile README.
+/// A README whose HTML and links attack the page.
+const HOSTILE_README: &str = r#"# Evil <script>alert('readme heading')</script>
+
+<script>alert('readme script')</script>
+<img src="x" onerror="alert('readme img')">
+<iframe src="https://evil.example/"></iframe>
+<svg onload="alert('readme svg')"><circle r="5"/></svg>
+<style>body { display: none }</style>
+<form action="https://evil.example/"><input name="q"><button>go</button></form>
+<a href="javascript:alert('readme raw link')" onclick="alert('readme click')">raw link</a>
+<div style="position:fixed;inset:0" class="x" id="main">styled</div>
+
+[markdown js link](javascript:alert(document.domain))
+[data link](data:text/html,<script>alert(1)</script>)
+[vbscript](vbscript:msgbox(1))
+[good link](https://example.com/docs)
+[relative](docs/setup.md)
+![image](https://evil.example/track.png)
+<https://example.com/auto>
+
+| a | b |
+|:--|--:|
+| 1 | 2 |
+"#;
+
 pub(crate) fn hostile_agent() -> SiteAgent {
     let name = "<script>alert('name')</script>Evil";
     let mut agent = object(json!({
@@ -177,40 +203,19 @@ pub(crate) fn hostile_agent() -> SiteAgent {
         "<img src=x onerror=alert('key')>": "<script>alert('unknown value')</script>"
     }));
     agent.insert("icon".into(), json!("javascript:alert('icon')"));
-    let readme = r#"# Evil <script>alert('readme heading')</script>
-
-<script>alert('readme script')</script>
-<img src="x" onerror="alert('readme img')">
-<iframe src="https://evil.example/"></iframe>
-<svg onload="alert('readme svg')"><circle r="5"/></svg>
-<style>body { display: none }</style>
-<form action="https://evil.example/"><input name="q"><button>go</button></form>
-<a href="javascript:alert('readme raw link')" onclick="alert('readme click')">raw link</a>
-<div style="position:fixed;inset:0" class="x" id="main">styled</div>
-
-[markdown js link](javascript:alert(document.domain))
-[data link](data:text/html,<script>alert(1)</script>)
-[vbscript](vbscript:msgbox(1))
-[good link](https://example.com/docs)
-[relative](docs/setup.md)
-![image](https://evil.example/track.png)
-<https://example.com/auto>
-
-| a | b |
-|:--|--:|
-| 1 | 2 |
-"#;
     SiteAgent {
         id: "evil".to_string(),
         agent,
         preview: None,
-        readme: Some(readme.to_string()),
+        readme: Some(HOSTILE_README.to_string()),
         icons: BTreeMap::from([(
             "icon.svg".to_string(),
             br#"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16" onload="alert('icon')"><script>alert('icon script')</script><a href="javascript:alert(1)"><path d="M0 0h16v16z" fill="currentColor"/></a><path d="M1 1h14" stroke="currentColor" style="stroke:url(https://evil.example/x)"/></svg>"#.to_vec(),
         )]),
         quarantine: Some("<script>alert('quarantine')</script>".to_string()),
         verification: None,
+        retirement: Some(hostile_retirement()),
+        clients: hostile_clients(),
     }
 }
 
@@ -332,4 +337,25 @@ pub(crate) fn all_icon_masks(files: &BTreeMap<String, Vec<u8>>) -> Vec<(String, 
                 .map(|mask| (path.clone(), mask))
         })
         .collect()
+}
+
+/// A deprecation notice whose every string attacks the page.
+fn hostile_retirement() -> SiteRetirement {
+    SiteRetirement {
+        status: "deprecated".to_string(),
+        reason: "<script>alert('reason')</script>".to_string(),
+        since: "<b>2026</b>".to_string(),
+        replacement: Some("\"><script>alert('successor')</script>".to_string()),
+        replacement_on_site: true,
+    }
+}
+
+/// A client verdict whose every string attacks the page and the filter form.
+fn hostile_clients() -> Vec<SiteClient> {
+    vec![SiteClient {
+        id: "\" onfocus=\"alert('client')".to_string(),
+        name: "<script>alert('client name')</script>".to_string(),
+        installs: "partly".to_string(),
+        why: vec!["<script>alert('why')</script>".to_string()],
+    }]
 }
