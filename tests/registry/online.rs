@@ -138,7 +138,7 @@ fn codes(run: &Validated) -> Vec<&str> {
     run.findings
         .iter()
         .map(|f| f.1.as_str())
-        .filter(|c| !c.contains("sha256-missing"))
+        .filter(|c| !c.contains("sha256-missing") && *c != "client-incompatible")
         .collect()
 }
 

@@ -45,7 +45,9 @@ fn validate(root: &Path) -> (Run, Vec<Finding>) {
         &["validate", "--registry", "registry", "--format", "json"],
         root,
     );
-    let findings = run.findings().findings;
+    // uvx-only entries draw the note that Zed installs no uvx packages: not a parity matter.
+    let mut findings = run.findings().findings;
+    findings.retain(|f| f.code != "client-incompatible");
     (run, findings)
 }
 

@@ -31,6 +31,7 @@ fn one_entry_broken_ten_ways_reports_every_finding_in_one_run() {
         "warning capability-unknown broken-agent/agent.json:10:20",
         "error tags-format broken-agent/agent.json:11:12",
         "error duplicate-key broken-agent/agent.json:12:3",
+        "note client-incompatible broken-agent/agent.json:13:3",
         "error archive-format broken-agent/agent.json:16:20",
         "error platform-unknown broken-agent/agent.json:20:7",
         "error cmd-path broken-agent/agent.json:22:16",
@@ -362,7 +363,7 @@ fn sarif_output_parses_as_sarif_2_1_0() {
     let run0 = &sarif.runs[0];
     let rules = run0.tool.driver.rules.as_ref().unwrap();
     let results = run0.results.as_ref().unwrap();
-    assert_eq!(results.len(), 11);
+    assert_eq!(results.len(), 12);
     for result in results {
         let index = result.rule_index.unwrap() as usize;
         assert_eq!(rules[index].id, result.rule_id.clone().unwrap());
