@@ -5,7 +5,9 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{acp_registry, build_registry, copy_dir, repo_root, sha256_hex, tree, Run};
+use common::{
+    acp_registry, agent, build_registry, copy_dir, ids, json, repo_root, sha256_hex, tree, Run,
+};
 use serde_json::Value;
 
 const BASE: &str = "https://cdn.example.com/registry/v1/latest";
@@ -27,28 +29,6 @@ fn assert_stopped(run: &Run, out: &Path, said: &[&str]) {
         assert!(run.stderr.contains(text), "{text}: {}", run.stderr);
     }
     assert!(!out.exists());
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn ids(doc: &Value) -> Vec<String> {
-    doc["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn agent<'a>(doc: &'a Value, id: &str) -> &'a Value {
-    doc["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == id)
-        .unwrap()
 }
 
 fn bundled_dist() -> (tempfile::TempDir, PathBuf) {

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{build_registry, copy_dir, repo_root, Run};
+use common::{agent, build_registry, copy_dir, ids, json, repo_root, Run};
 use serde_json::Value;
 
 const BASE: &str = "https://cdn.example.com/registry/v1/latest";
@@ -23,28 +23,6 @@ fn registry_with(deprecations: &str) -> tempfile::TempDir {
 fn build(registry: &Path, out: &Path, extra: &[&str]) -> Run {
     let args = [&["--base-url", BASE], extra].concat();
     build_registry(registry, out, &args, &[])
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn ids(doc: &Value) -> Vec<&str> {
-    doc["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["id"].as_str().unwrap())
-        .collect()
-}
-
-fn agent<'a>(doc: &'a Value, id: &str) -> &'a Value {
-    doc["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == id)
-        .unwrap_or_else(|| panic!("{id} is not listed"))
 }
 
 const RETIRED: &str = r#"{
@@ -66,8 +44,8 @@ fn a_disabled_entry_is_left_out_of_every_registry_file_and_kept_in_lifecycle_jso
         "registry-for-jetbrains-preview.json",
     ] {
         let doc = json(&dist.join(file));
-        assert!(!ids(&doc).contains(&"auggie"), "{file} lists auggie");
-        assert!(ids(&doc).contains(&"goose"), "{file} lost goose");
+        assert!(!ids(&doc).contains(&"auggie".into()), "{file} lists auggie");
+        assert!(ids(&doc).contains(&"goose".into()), "{file} lost goose");
     }
     assert!(!dist.join("site/agents/auggie").exists());
     assert!(!dist.join("auggie.svg").exists());
@@ -221,8 +199,8 @@ fn the_works_in_filter_offers_each_client_and_leaves_out_agents_it_cannot_instal
     assert!(index.contains(r#"name="works" value="zed"><label for="f-works-3">Zed</label>"#));
     let script = std::fs::read_to_string(dist.join("site/assets/search-index.js")).unwrap();
     let start = script.find("window.acpSiteIndex = ").unwrap() + "window.acpSiteIndex = ".len();
-    let json = script[start..].trim_end().trim_end_matches(';');
-    let index: Value = serde_json::from_str(json).unwrap();
+    let text = script[start..].trim_end().trim_end_matches(';');
+    let index: Value = serde_json::from_str(text).unwrap();
     let works = |id: &str| -> Vec<String> {
         let card = index["agents"]
             .as_array()
@@ -234,7 +212,7 @@ fn the_works_in_filter_offers_each_client_and_leaves_out_agents_it_cannot_instal
     // fast-agent offers only uvx, which Zed does not install; lifecycle.json says the same.
     assert_eq!(works("fast-agent"), ["acpr", "jetbrains"]);
     assert_eq!(works("claude-acp"), ["acpr", "jetbrains", "zed"]);
-    let lifecycle = self::json(&dist.join("lifecycle.json"));
+    let lifecycle = json(&dist.join("lifecycle.json"));
     let zed = &agent(&lifecycle, "fast-agent")["compatibility"]["zed"];
     assert_eq!(zed["installs"], "no");
     let page = std::fs::read_to_string(dist.join("site/agents/fast-agent/index.html")).unwrap();

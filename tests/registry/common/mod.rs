@@ -1,6 +1,7 @@
 //! Helpers of the registry group that need the library's types or the registry's fixtures;
 //! what does not lives in `acp_test_kit`.
 
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -100,4 +101,29 @@ pub(crate) fn findings(registry: &Path) -> (i32, Vec<(String, String, String)>) 
         registry,
     );
     (run.code, run.findings().triples())
+}
+
+/// A JSON file, parsed.
+pub(crate) fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The ids of a registry file's (or `lifecycle.json`'s) `agents`, in order.
+pub(crate) fn ids(doc: &Value) -> Vec<String> {
+    doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The agent `id` of a document's `agents`.
+pub(crate) fn agent<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id)
+        .unwrap_or_else(|| panic!("{id} is not listed"))
 }
