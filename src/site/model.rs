@@ -13,6 +13,7 @@ use super::snippets::{self, Install};
 use super::urls::safe_url;
 use crate::diagnostics::escape;
 use crate::manifest::agent::AgentView;
+use crate::manifest::names::is_valid_id;
 use crate::manifest::{FIELD_ORDER, PLATFORMS};
 
 /// Text of a JSON value: strings as they are, anything else as compact JSON.
@@ -591,7 +592,11 @@ pub(crate) fn page(agent: &SiteAgent, card: &Card) -> Page {
     Page {
         card: card.clone(),
         quarantine: agent.quarantine.clone(),
-        retirement: agent.retirement.clone(),
+        retirement: agent.retirement.clone().map(|mut r| {
+            // A link only to a page this site can have: the caller's word and a valid id.
+            r.replacement_on_site &= r.replacement.as_deref().is_some_and(is_valid_id);
+            r
+        }),
         clients: agent.clients.clone(),
         authors: string_list(a, "authors"),
         repository: link(a, "repository"),
