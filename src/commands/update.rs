@@ -63,6 +63,10 @@ pub struct Options {
     /// on failure.
     #[arg(long)]
     pub apply: bool,
+    /// Record what the sources say in releases.json (the release history `build` publishes in
+    /// lifecycle.json) without editing any manifest; --apply records too.
+    #[arg(long, conflicts_with = "apply")]
+    pub record: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: UpdateFormat,
@@ -131,6 +135,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
             channel: options.channel,
             agents: options.agent.clone(),
             apply: options.apply,
+            record: options.record,
             net: NetConfig {
                 allow_loopback: options.endpoints.loopback.allow_loopback_for_tests,
                 ..NetConfig::default()

@@ -9,7 +9,8 @@
 //! only the strings that must change, `sha256` written for every binary target, the entry
 //! re-validated and the file restored on any failure. All HTTP goes through [`crate::net`].
 //!
-//! With `apply`, the run ends by recording what the sources said in `releases.json`
+//! With `apply` (or `record`, which edits no manifest), the run ends by recording what the
+//! sources said in `releases.json`
 //! (`registry::releases`): each entry whose sources all answered gets its highest releases
 //! and its pins, the others keep what the file had, and ids no entry declares are dropped.
 //! A file the registry could not read stops the run before anything is edited: overwriting
@@ -89,7 +90,7 @@ pub struct Outcome {
     pub(crate) warnings: Vec<Note>,
     pub(crate) up_to_date: Vec<String>,
     pub(crate) skipped: Vec<Note>,
-    /// With `--apply`: whether `releases.json` was written (its text changed).
+    /// With `--apply` or `--record`: whether `releases.json` was written (its text changed).
     pub(crate) releases_changed: bool,
 }
 
@@ -130,7 +131,8 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
             registry: root.to_path_buf(),
         });
     }
-    if options.apply && checked.releases.malformed {
+    let records = options.apply || options.record;
+    if records && checked.releases.malformed {
         // Refused before any edit: the run would end by overwriting what it could not read.
         return Err(ReleasesError::Malformed.into());
     }
@@ -181,7 +183,7 @@ pub fn run(root: &Path, options: &Options) -> Result<Outcome, UpdateError> {
         }
     }
     outcome.errors.sort_by(|a, b| a.id.cmp(&b.id));
-    if options.apply {
+    if records {
         let ids: BTreeSet<&str> = checked.entries.iter().map(EntryReport::id).collect();
         history.retain_ids(&ids);
         outcome.releases_changed = history.write(root)?;

@@ -26,6 +26,8 @@ pub struct Options {
     pub agents: Vec<String>,
     /// Edit the manifests (`--apply`); otherwise only report.
     pub apply: bool,
+    /// Write `releases.json` without editing a manifest (`--record`; `apply` records too).
+    pub record: bool,
     /// Timeouts, retries and limits of the HTTP client.
     pub net: NetConfig,
     /// Flags over the configuration's `online` object over the defaults.

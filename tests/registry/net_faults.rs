@@ -465,6 +465,7 @@ fn apply_options(agents: Vec<String>, net: NetConfig) -> acp_registry::update::O
         channel: acp_registry::update::Channel::Stable,
         agents,
         apply: true,
+        record: false,
         net,
         endpoints: acp_registry::online::EndpointOverrides::default(),
         github_token: acp_registry::online::GitHubToken::default(),

@@ -1484,6 +1484,35 @@ fn lifecycle_json_gives_each_pin_the_publish_time_its_source_answered() {
 }
 
 #[test]
+fn record_refreshes_the_history_and_edits_no_manifest() {
+    let (server, root) = history_registry();
+    let before = tree(root.path());
+    let (code, doc) = json_run(root.path(), &["--record"]);
+    // The updates are reported, not applied (exit 1), and only releases.json is new.
+    assert_eq!((code, &doc["releases_changed"]), (1, &json!(true)), "{doc}");
+    let mut after = tree(root.path());
+    let recorded_bytes = after
+        .remove("releases.json")
+        .expect("releases.json written");
+    assert_eq!(after, before, "a manifest changed");
+    let versions = &recorded(root.path())["agents"]["npm-agent"]["npm"]["versions"];
+    assert_eq!(versions.as_array().unwrap().len(), 3, "{versions}");
+    // The pin stays 1.0.0, and lifecycle.json gives it the time npm answered.
+    let dist = lifecycle_dist(root.path(), &[], "npm-agent", "npx");
+    assert_eq!(
+        (&dist["version"], &dist["published"]),
+        (&json!("1.0.0"), &json!("2026-02-01T00:00:00Z"))
+    );
+    let (code, _) = json_run(root.path(), &["--record"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        std::fs::read(root.path().join("releases.json")).unwrap(),
+        recorded_bytes
+    );
+    drop(server);
+}
+
+#[test]
 fn an_agent_filter_keeps_other_members_and_ids_no_entry_declares_are_dropped() {
     // `two` stays at 1.0.0 (every newer release is deprecated): its pin is older than the
     // ten highest and is recorded after them.
