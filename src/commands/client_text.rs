@@ -55,13 +55,9 @@ pub(crate) fn shell_line<'w>(words: impl IntoIterator<Item = &'w str>) -> String
         .join(" ")
 }
 
-/// Versions compared as semantic versions where both are, else as text.
-pub(crate) fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
-    match (semver::Version::parse(a), semver::Version::parse(b)) {
-        (Ok(a), Ok(b)) => a.cmp(&b),
-        _ => a.cmp(b),
-    }
-}
+/// Versions in the client library's order (numeric parts, a pre-release below its release):
+/// one order for lists, `--version` and the lifecycle history.
+pub(crate) use acp_registry_client::lifecycle::version_order;
 
 /// A download progress bar on stderr when it is a terminal; nothing otherwise.
 pub(crate) fn progress_bar() -> Option<Arc<install::ProgressFn>> {
@@ -95,7 +91,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions_are_ordered_as_semver_where_they_parse() {
+    fn versions_are_ordered_numerically_with_prereleases_below_their_release() {
         assert!(version_order("1.10.0", "1.9.0").is_gt());
         assert!(version_order("1.0.0-rc.1", "1.0.0").is_lt());
         assert!(version_order("b", "a").is_gt());
