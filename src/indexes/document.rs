@@ -3,7 +3,7 @@
 //! span-carrying tree (`manifest::jsonc`) is built, so every finding has a line and column.
 
 use acp_registry_core::fs::ValueBudget;
-use acp_registry_core::source::{SourceFile, Span};
+use acp_registry_core::source::{offset_of, SourceFile, Span};
 
 use super::context::Ctx;
 use super::limits::{MAX_INDEX_BYTES, MAX_INDEX_VALUES};
@@ -54,7 +54,7 @@ pub(crate) fn read(ctx: &mut Ctx, place: &Place, code: Code) -> Option<Doc> {
     };
     let source = SourceFile::new(shown, text);
     if let Err(e) = ValueBudget::new(MAX_INDEX_VALUES).spend(&source.text) {
-        let at = offset(&source.text, e.line(), e.column());
+        let at = offset_of(&source.text, e.line(), e.column());
         let finding = Diagnostic::new(code, format!("not strict JSON as clients read it: {e}"))
             .at(&source, Span::new(at, at))
             .help(format!(
@@ -68,21 +68,6 @@ pub(crate) fn read(ctx: &mut Ctx, place: &Place, code: Code) -> Option<Doc> {
     let root = jsonc::parse(&source.text).ok()?;
     ctx.keep(source.clone());
     Some(Doc { source, root })
-}
-
-/// The byte offset of serde's 1-based line and column (0 column: the line's start).
-fn offset(text: &str, line: usize, column: usize) -> usize {
-    let start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    let rest = &text[start.min(text.len())..];
-    let within = rest
-        .char_indices()
-        .nth(column.saturating_sub(1))
-        .map_or(rest.len(), |(i, _)| i);
-    (start + within).min(text.len())
 }
 
 /// The members of `node` read through [`Keys`]: each of `known` asked for, every other key a
@@ -118,17 +103,5 @@ pub(crate) fn string<'n>(object: &'n Node, key: &str) -> Result<(&'n str, Span),
     match object.get(key) {
         None => Err(object.span),
         Some(node) => node.as_str().map(|s| (s, node.span)).ok_or(node.span),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn serde_positions_become_byte_offsets() {
-        let text = "{\n  \"a\": é,\n}";
-        assert_eq!(offset(text, 2, 8), text.find('é').unwrap());
-        assert_eq!(offset(text, 9, 1), text.len());
     }
 }

@@ -25,7 +25,7 @@ use crate::manifest::fields::{Fields, Keys};
 use crate::manifest::jsonc::{self, Member, Node, NodeValue};
 use crate::rules::{read_text, PreviewVersion, Sink};
 use acp_registry_core::fs::{self, ReadError, ValueBudget};
-use acp_registry_core::source::{SourceFile, Span};
+use acp_registry_core::source::{offset_of, SourceFile, Span};
 use acp_registry_core::time::{format_utc, parse_iso_utc_seconds};
 
 /// The file, at the registry root.
@@ -381,7 +381,7 @@ fn tree(source: &SourceFile, fields: &mut Fields) -> Option<Node> {
     let help = "releases.json is JSON written by `acp-registry update --apply`; restore it from \
                 git, or delete it and run `update --apply` again";
     if let Err(e) = ValueBudget::new(MAX_VALUES).spend(text) {
-        let at = offset(text, e.line(), e.column());
+        let at = offset_of(text, e.line(), e.column());
         let message = e.to_string();
         let message = message
             .rsplit_once(" at line ")
@@ -401,20 +401,6 @@ fn tree(source: &SourceFile, fields: &mut Fields) -> Option<Node> {
             None
         }
     }
-}
-
-/// The byte offset of `serde_json`'s 1-based line and column (a column of bytes).
-fn offset(text: &str, line: usize, column: usize) -> usize {
-    let start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    let mut at = (start + column.saturating_sub(1)).min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 fn read_agents(node: &Node, fields: &mut Fields, agents: &mut BTreeMap<String, AgentReleases>) {

@@ -132,6 +132,22 @@ impl SourceFile {
     }
 }
 
+/// The byte offset of a 1-based line and column as `serde_json`'s errors give them (the
+/// column counts bytes; 0 is the line's start), kept inside the text and on a character
+/// boundary: where a finding about a JSON document that failed to parse points.
+pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let mut at = (start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +163,15 @@ mod tests {
         assert_eq!(idx.position(text, 8), Position { line: 3, column: 1 });
         assert_eq!(idx.line(text, 2), "\u{e9}x");
         assert_eq!(idx.position(text, 999), Position { line: 3, column: 2 });
+    }
+
+    #[test]
+    fn serde_positions_become_byte_offsets_on_character_boundaries() {
+        let text = "{\n  \"a\": \u{e9}\u{e9},\n}";
+        assert_eq!(offset_of(text, 2, 8), text.find('\u{e9}').unwrap());
+        // A column inside a character falls back to its start.
+        assert_eq!(offset_of(text, 2, 10), text.find('\u{e9}').unwrap() + 2);
+        assert_eq!(offset_of(text, 2, 9), text.find('\u{e9}').unwrap());
+        assert_eq!(offset_of(text, 9, 1), text.len());
     }
 }
