@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::manifest::agent::AgentView;
 use crate::manifest::distribution::Distribution;
+use crate::manifest::jsonc::Node;
 use crate::published::listings;
 use crate::registry::releases::{Release, SourceKind, SourceReleases};
 use crate::registry::Checked;
@@ -152,7 +153,10 @@ fn agent<'a>(
         since: retirement.map(|r| r.since.as_str()),
         replacement: retirement.and_then(|r| r.replacement.as_deref()),
         in_registry,
-        compatibility: compatibility_members(checked, entry),
+        compatibility: doc
+            .as_ref()
+            .map(|d| compatibility_members(checked, id, &d.root))
+            .unwrap_or_default(),
         distributions: doc
             .as_ref()
             .map(|d| distributions(checked, id, &d.root, &version, as_of))
@@ -164,7 +168,7 @@ fn agent<'a>(
 fn distributions(
     checked: &Checked,
     id: &str,
-    root: &crate::manifest::jsonc::Node,
+    root: &Node,
     version: &str,
     as_of: Option<i64>,
 ) -> BTreeMap<&'static str, Dist> {
@@ -269,12 +273,17 @@ pub(crate) struct Verdict {
 /// Each known client's verdict on `entry`, judged as `validate`'s `client-incompatible` note
 /// judges it (the stable distribution, the configured outputs).
 pub(crate) fn client_verdicts(checked: &Checked, entry: &EntryReport) -> Vec<Verdict> {
-    let Some(doc) = entry.manifest_doc() else {
-        return Vec::new();
-    };
+    entry
+        .manifest_doc()
+        .map(|doc| verdicts(checked, entry.id(), &doc.root))
+        .unwrap_or_default()
+}
+
+/// [`client_verdicts`] of the manifest tree `root` of the entry `id`.
+fn verdicts(checked: &Checked, id: &str, root: &Node) -> Vec<Verdict> {
     let names: BTreeMap<&str, &str> = client_list().into_iter().collect();
-    let view = AgentView::from_node(&doc.root);
-    let listed = listings(&checked.config.outputs, entry.id());
+    let view = AgentView::from_node(root);
+    let listed = listings(&checked.config.outputs, id);
     compatibility(&view, &listed)
         .into_iter()
         .map(|c| Verdict {
@@ -290,8 +299,8 @@ pub(crate) fn client_verdicts(checked: &Checked, entry: &EntryReport) -> Vec<Ver
         .collect()
 }
 
-fn compatibility_members(checked: &Checked, entry: &EntryReport) -> BTreeMap<String, Compat> {
-    client_verdicts(checked, entry)
+fn compatibility_members(checked: &Checked, id: &str, root: &Node) -> BTreeMap<String, Compat> {
+    verdicts(checked, id, root)
         .into_iter()
         .map(|v| {
             let compat = Compat {
