@@ -149,8 +149,7 @@ fn as_of(flag: Option<i64>) -> Result<i64, CommandError> {
     if let Some(at) = given_as_of(flag)? {
         return Ok(at);
     }
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    Ok(since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)))
+    Ok(acp_registry_core::time::now_secs())
 }
 
 /// The time the build was given: `--as-of`, else `SOURCE_DATE_EPOCH`, else none (what

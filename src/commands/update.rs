@@ -101,12 +101,6 @@ impl Default for Options {
     }
 }
 
-/// The clock in seconds since the Unix epoch.
-fn now() -> i64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
 /// The `--format json` document.
 #[derive(Serialize)]
 struct Document<'a> {
@@ -145,7 +139,9 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
             rate_limit_wait: options.rate_limit_wait,
             archive_cap: options.archive_cap.bytes(),
             min_age_days: options.min_age,
-            now: options.as_of.unwrap_or_else(now),
+            now: options
+                .as_of
+                .unwrap_or_else(acp_registry_core::time::now_secs),
         },
     )?;
     let root = display_root(&options.registry.root);

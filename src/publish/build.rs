@@ -390,8 +390,9 @@ impl Files<'_> {
             .held
             .and_then(|h| h.objects_of(0))
             .is_some_and(|objects| objects.contains_key(id));
-        held || (first.is_some_and(|o| o.publishes(id))
-            && self.entries.iter().any(|e| e.id() == id))
+        // `entries` is sorted by id (`publishable`).
+        let published = || self.entries.binary_search_by(|e| e.id().cmp(id)).is_ok();
+        held || (first.is_some_and(|o| o.publishes(id)) && published())
     }
 
     fn produce_icons(&self, files: &Recorder<'_>) -> Result<(), BuildError> {

@@ -79,14 +79,17 @@ impl<'a> SiteSource<'a> {
     }
 }
 
-impl SiteSource<'_> {
+impl<'a> SiteSource<'a> {
     /// The deprecation notice of `id`, its successor linked when it has a page here.
     fn retirement(&self, id: &str) -> Option<SiteRetirement> {
         let retirement = self.checked.deprecations.ids.get(id)?;
         let replacement = retirement.replacement.clone();
-        let replacement_on_site = replacement
-            .as_deref()
-            .is_some_and(|r| (0..self.items.len()).any(|i| self.item_id(i) == r));
+        // `items` is sorted by id (`new`).
+        let replacement_on_site = replacement.as_deref().is_some_and(|r| {
+            self.items
+                .binary_search_by(|item| self.item_id(item).cmp(r))
+                .is_ok()
+        });
         Some(SiteRetirement {
             status: retirement.status.as_str().to_string(),
             reason: retirement.reason.clone(),
@@ -96,8 +99,8 @@ impl SiteSource<'_> {
         })
     }
 
-    fn item_id(&self, index: usize) -> &str {
-        match self.items[index] {
+    fn item_id<'s>(&'s self, item: &'s SiteItem<'a>) -> &'s str {
+        match *item {
             SiteItem::Entry(entry) => entry.id(),
             SiteItem::Previous(i) => self.held.map_or("", |h| h.site[i].id.as_str()),
         }

@@ -7,10 +7,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The current UTC time truncated to whole seconds, `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn utc_now() -> String {
-    let secs = SystemTime::now()
+    format_utc(now_secs())
+}
+
+/// The clock in whole seconds since the Unix epoch (0 before it).
+pub fn now_secs() -> i64 {
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    format_utc(secs)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// Formats seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
