@@ -361,7 +361,7 @@ impl Files<'_> {
                     files.file(&output.file, &mut |out| {
                         let agents = output_agents(self.checked, &self.entries, &self.base, i);
                         let previous = self.held.and_then(|h| h.objects_of(i));
-                        write_document(out, merged(agents, previous))
+                        write_document(out, merged(agents, previous), output.omit_extensions)
                     })
                 })
             },

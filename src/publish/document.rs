@@ -25,12 +25,14 @@ pub(super) enum Published<'a> {
     Previous(&'a str),
 }
 
-/// `{"version": …, "agents": [...], "extensions": []}` exactly as `to_string_pretty` would
-/// print it, written one agent at a time. A previous object is written at the same place,
-/// its bytes unchanged (a previous build wrote them at this depth, so they read as the rest).
+/// `{"version": …, "agents": [...], "extensions": []}` (without `extensions` when
+/// `omit_extensions`) exactly as `to_string_pretty` would print it, written one agent at a
+/// time. A previous object is written at the same place, its bytes unchanged (a previous build
+/// wrote them at this depth, so they read as the rest).
 pub(super) fn write_document<'a>(
     out: &mut dyn Write,
     agents: impl Iterator<Item = Published<'a>>,
+    omit_extensions: bool,
 ) -> io::Result<()> {
     write!(
         out,
@@ -49,6 +51,9 @@ pub(super) fn write_document<'a>(
         empty = false;
     }
     out.write_all(if empty { b"[]" } else { b"\n  ]" })?;
+    if omit_extensions {
+        return out.write_all(b"\n}\n");
+    }
     out.write_all(b",\n  \"extensions\": []\n}\n")
 }
 
@@ -111,25 +116,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn assembled_document_equals_pretty_printing_the_whole_value() {
+    fn assembled_document_equals_pretty_printing_the_whole_value_with_or_without_extensions() {
         let agents = [
             serde_json::json!({"id": "a", "args": [], "env": {}, "nested": {"x": [1, {"y": "é"}]}}),
             serde_json::json!({"id": "b"}),
         ];
-        for count in 0..=agents.len() {
-            let expected = serde_json::json!({
-                "version": REGISTRY_FORMAT_VERSION,
-                "agents": agents[..count],
-                "extensions": [],
-            });
-            let mut expected = serde_json::to_string_pretty(&expected).unwrap();
-            expected.push('\n');
-            let mut written = Vec::new();
-            let composed = agents[..count]
-                .iter()
-                .map(|agent| Published::Composed(Cow::Owned(indented(agent))));
-            write_document(&mut written, composed).unwrap();
-            assert_eq!(String::from_utf8(written).unwrap(), expected);
+        for omit_extensions in [false, true] {
+            for count in 0..=agents.len() {
+                let mut expected = serde_json::json!({
+                    "version": REGISTRY_FORMAT_VERSION,
+                    "agents": agents[..count],
+                });
+                if !omit_extensions {
+                    expected["extensions"] = serde_json::json!([]);
+                }
+                let mut expected = serde_json::to_string_pretty(&expected).unwrap();
+                expected.push('\n');
+                let mut written = Vec::new();
+                let composed = agents[..count]
+                    .iter()
+                    .map(|agent| Published::Composed(Cow::Owned(indented(agent))));
+                write_document(&mut written, composed, omit_extensions).unwrap();
+                assert_eq!(String::from_utf8(written).unwrap(), expected);
+            }
         }
     }
 }

@@ -40,7 +40,7 @@ fn bundled_dist() -> (tempfile::TempDir, PathBuf) {
 }
 
 #[test]
-fn bundled_registry_builds_the_three_public_files() {
+fn bundled_registry_builds_the_three_public_files_with_the_public_policy() {
     let (_dir, out) = bundled_dist();
     let all: Vec<String> = std::fs::read_dir(repo_root().join("registry"))
         .unwrap()
@@ -54,21 +54,26 @@ fn bundled_registry_builds_the_three_public_files() {
         v
     };
     let main = json(&out.join("registry.json"));
-    assert_eq!(ids(&main), without("junie"));
+    assert_eq!(ids(&main), without("github-copilot"));
     assert_eq!(main["version"], "1.0.0");
     assert_eq!(main["extensions"], serde_json::json!([]));
     let jetbrains = json(&out.join("registry-for-jetbrains.json"));
     assert_eq!(ids(&jetbrains), without("github-copilot-cli"));
+    assert!(
+        jetbrains.get("extensions").is_none(),
+        "the JetBrains files carry no extensions list"
+    );
     let claude = agent(&jetbrains, "claude-acp");
     assert_eq!(claude["bundled"], true);
     let args = claude["distribution"]["npx"]["args"].as_array().unwrap();
-    assert_eq!(args.last().unwrap(), "--client=jetbrains");
+    assert_eq!(args.last().unwrap(), "--hide-claude-auth");
     assert!(
         agent(&main, "claude-acp").get("bundled").is_none(),
         "patches stay in their output"
     );
     let preview = json(&out.join("registry-for-jetbrains-preview.json"));
     assert_eq!(ids(&preview), ids(&jetbrains));
+    assert!(preview.get("extensions").is_none());
     assert_eq!(agent(&preview, "gemini")["version"], "0.52.0-preview.1");
     assert_eq!(
         agent(&preview, "gemini")["distribution"]["npx"]["package"],

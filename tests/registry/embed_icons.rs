@@ -15,8 +15,8 @@ fn registry_embedding_icons(value: &str) -> tempfile::TempDir {
     let config = dir.path().join("acp-registry.jsonc");
     let text = std::fs::read_to_string(&config).unwrap();
     let text = text.replace(
-        r#"{ "file": "registry.json", "exclude": ["junie"] }"#,
-        &format!(r#"{{ "file": "registry.json", "exclude": ["junie"], "embed_icons": {value} }}"#),
+        r#"{ "file": "registry.json", "exclude": ["github-copilot"] }"#,
+        &format!(r#"{{ "file": "registry.json", "exclude": ["github-copilot"], "embed_icons": {value} }}"#),
     );
     std::fs::write(&config, text).unwrap();
     dir

@@ -128,6 +128,13 @@ fn read_output(fields: &mut Fields, item: &Node, ids: &mut Vec<(String, Span)>) 
             output.embed_icons = embed;
         }
     }
+    for m in keys.get("extensions") {
+        let message = "extensions must be true or false";
+        let help = "write `\"extensions\": false` to leave the empty `extensions` list out of this file";
+        if let Some(write) = fields.bool(&m.value, message, help) {
+            output.omit_extensions = !write;
+        }
+    }
     keys.finish(fields);
     if output.file.is_empty() {
         // An unusable `file` is already reported; only a missing one is reported here.
