@@ -67,6 +67,11 @@ pub(crate) enum SourceError {
         wait: u64,
         bound: u64,
     },
+    #[error("{source_name}: {problem}")]
+    Feed {
+        source_name: String,
+        problem: String,
+    },
     #[error("{0}: more than {MAX_PAGES} pages of releases")]
     TooManyPages(String),
     #[error(
@@ -80,6 +85,21 @@ pub(crate) enum SourceError {
     },
 }
 
+impl SourceError {
+    /// The source that failed, as reports name it.
+    pub(crate) fn source_name(&self) -> &str {
+        match self {
+            SourceError::Net { source_name, .. }
+            | SourceError::RateLimited { source_name, .. }
+            | SourceError::ForeignPage { source_name, .. }
+            | SourceError::Feed { source_name, .. } => source_name,
+            SourceError::NotFound(name)
+            | SourceError::Shape(name)
+            | SourceError::TooManyPages(name) => name,
+        }
+    }
+}
+
 /// A GitHub release: its version, tag, publish time and assets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Release {
@@ -90,7 +110,8 @@ pub(crate) struct Release {
     pub(crate) assets: Vec<Asset>,
 }
 
-/// What one source serves. `release` is GitHub's only: the highest eligible release.
+/// What one source serves. `release` is GitHub's only and `feed` a feed's: the highest
+/// eligible release, with its assets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Offer {
     /// How findings name the source: ``npm `name` ``, ``PyPI `name` ``, `GitHub releases of o/r`.
@@ -107,6 +128,7 @@ pub(crate) struct Offer {
     /// does not say.
     pub(crate) published: BTreeMap<PreviewVersion, Option<i64>>,
     pub(crate) release: Option<Release>,
+    pub(crate) feed: Option<super::feed::FeedRelease>,
 }
 
 impl Offer {
@@ -218,6 +240,7 @@ fn offer(
         versions: published.keys().copied().collect(),
         published,
         release: None,
+        feed: None,
     }
 }
 
@@ -282,6 +305,7 @@ pub(crate) async fn github(
                     versions: published.keys().copied().collect(),
                     published,
                     release: best,
+                    feed: None,
                 });
             }
         }
