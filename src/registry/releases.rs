@@ -423,7 +423,8 @@ fn tree(source: &SourceFile, fields: &mut Fields) -> Option<Node> {
 }
 
 fn read_agents(node: &Node, fields: &mut Fields, agents: &mut BTreeMap<String, AgentReleases>) {
-    let help = "write `\"agents\": {\"<id>\": {\"npm\": …, \"pypi\": …, \"github\": …, \"feed\": …}}`";
+    let help =
+        "write `\"agents\": {\"<id>\": {\"npm\": …, \"pypi\": …, \"github\": …, \"feed\": …}}`";
     let Some(members) = fields.object(node, "`agents` must be an object of id to sources", help)
     else {
         return;

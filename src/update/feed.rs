@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::context::{Candidate, Context};
-use super::sources::{tag_version, Offer, SourceError};
+use super::sources::{tag_version, FeedAsset, FeedDigest, FeedRelease, Offer, SourceError};
 use crate::manifest::distribution::BinaryTarget;
 use crate::net::Client;
 use crate::online::release::MAX_URL_LEN;
@@ -41,35 +41,6 @@ pub(crate) const MAX_LINES: usize = 10_000;
 pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
 /// The longest version or time text read from a release.
 const MAX_FIELD: usize = 256;
-
-/// What a feed says about a target's archive in one release.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FeedAsset {
-    /// The text at the `url` pointer, when it is a string of at most [`MAX_URL_LEN`] bytes.
-    pub(crate) url: Option<String>,
-    pub(crate) sha256: FeedDigest,
-}
-
-/// The sha256 a feed gives for an archive.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FeedDigest {
-    /// The declaration has no `sha256` pointer.
-    Undeclared,
-    /// Lowercase hex.
-    Given(String),
-    /// The pointer finds nothing, or not 64 hex digits (optionally `sha256:`-prefixed).
-    Unreadable,
-}
-
-/// One release of a feed, with the assets of the declared targets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FeedRelease {
-    pub(crate) version: PreviewVersion,
-    /// Seconds since the epoch, when the feed gives a readable time.
-    pub(crate) published: Option<i64>,
-    /// By platform target.
-    pub(crate) assets: BTreeMap<String, FeedAsset>,
-}
 
 /// How messages name the feed.
 pub(crate) fn feed_name(feed: &FeedConfig) -> String {
@@ -313,7 +284,7 @@ pub(super) async fn archive_edits(
                 pointer.url
             ))
         })?;
-        let url = checked_feed_url(feed, target, raw).map_err(|e| refuse(e))?;
+        let url = checked_feed_url(feed, target, raw).map_err(&refuse)?;
         let given = match &asset.sha256 {
             FeedDigest::Unreadable => {
                 return Err(refuse(format!(
@@ -381,7 +352,10 @@ mod tests {
         assert_eq!(asset.url.as_deref(), Some("https://cdn.example/a"));
         assert_eq!(asset.sha256, FeedDigest::Given("ab".repeat(32)));
         let bare = &releases[1].assets["linux-x86_64"];
-        assert_eq!((bare.url.as_ref(), &bare.sha256), (None, &FeedDigest::Unreadable));
+        assert_eq!(
+            (bare.url.as_ref(), &bare.sha256),
+            (None, &FeedDigest::Unreadable)
+        );
     }
 
     #[test]
@@ -402,7 +376,9 @@ mod tests {
             .unwrap_err()
             .starts_with("line 2 is not JSON"));
         let json = config(FeedFormat::Json);
-        assert!(read_releases(&json, "[0,").unwrap_err().starts_with("the feed is not JSON"));
+        assert!(read_releases(&json, "[0,")
+            .unwrap_err()
+            .starts_with("the feed is not JSON"));
     }
 
     #[test]

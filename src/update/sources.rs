@@ -18,6 +18,9 @@
 //!   update could move to (the highest version the caller finds eligible, given its publish
 //!   time) keeps its assets.
 //!
+//! A release feed of the configuration is read by `update::feed`; its offer carries the
+//! highest eligible release's assets in [`Offer::feed`] ([`FeedRelease`]).
+//!
 //! GitHub's pages are read through a deserializer that hands each release to a callback as it is
 //! parsed, so no page is held as a parsed whole and only the release `select` could choose keeps
 //! its assets. A next page off the API's origin, or carrying credentials, is refused rather than
@@ -128,7 +131,37 @@ pub(crate) struct Offer {
     /// does not say.
     pub(crate) published: BTreeMap<PreviewVersion, Option<i64>>,
     pub(crate) release: Option<Release>,
-    pub(crate) feed: Option<super::feed::FeedRelease>,
+    pub(crate) feed: Option<FeedRelease>,
+}
+
+/// What a feed says about a target's archive in one release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FeedAsset {
+    /// The text at the `url` pointer, when it is a string of at most
+    /// [`MAX_URL_LEN`](crate::online::release::MAX_URL_LEN) bytes.
+    pub(crate) url: Option<String>,
+    pub(crate) sha256: FeedDigest,
+}
+
+/// The sha256 a feed gives for an archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FeedDigest {
+    /// The declaration has no `sha256` pointer.
+    Undeclared,
+    /// Lowercase hex.
+    Given(String),
+    /// The pointer finds nothing, or not 64 hex digits (optionally `sha256:`-prefixed).
+    Unreadable,
+}
+
+/// One release of a feed (`update::feed`), with the assets of the declared targets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FeedRelease {
+    pub(crate) version: PreviewVersion,
+    /// Seconds since the epoch, when the feed gives a readable time.
+    pub(crate) published: Option<i64>,
+    /// By platform target.
+    pub(crate) assets: BTreeMap<String, FeedAsset>,
 }
 
 impl Offer {

@@ -76,9 +76,16 @@ fn a_json_feed_moves_the_entry_to_its_release_with_the_new_url_and_the_verified_
         routes(vec![
             (
                 FEED_ROUTE,
-                vec![Reply::json(&json_release(&base, "v1.1.0", &sha.to_uppercase()))],
+                vec![Reply::json(&json_release(
+                    &base,
+                    "v1.1.0",
+                    &sha.to_uppercase(),
+                ))],
             ),
-            ("GET /dl/agent-1.1.0-linux.tar.gz", vec![Reply::body(200, bytes)]),
+            (
+                "GET /dl/agent-1.1.0-linux.tar.gz",
+                vec![Reply::body(200, bytes)],
+            ),
         ]),
     );
     let entries = [("feed-agent", binary_entry(&base, "feed-agent", "1.0.0"))];
@@ -90,10 +97,20 @@ fn a_json_feed_moves_the_entry_to_its_release_with_the_new_url_and_the_verified_
     let written = value(root.path(), "feed-agent");
     let target = &written["distribution"]["binary"]["linux-x86_64"];
     assert_eq!(written["version"], "1.1.0");
-    assert_eq!(target["archive"], https(&base, "/dl/agent-1.1.0-linux.tar.gz"));
-    assert_eq!(target["sha256"], json!(sha), "the verified download's digest");
+    assert_eq!(
+        target["archive"],
+        https(&base, "/dl/agent-1.1.0-linux.tar.gz")
+    );
+    assert_eq!(
+        target["sha256"],
+        json!(sha),
+        "the verified download's digest"
+    );
     // The GitHub API is never asked for an entry with a feed.
-    assert!(server.requests().iter().all(|r| !r.starts_with("GET /api/")));
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| !r.starts_with("GET /api/")));
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(root.path().join("releases.json")).unwrap())
             .unwrap();
@@ -134,7 +151,10 @@ fn a_jsonl_feed_moves_the_entry_to_its_highest_stable_line_hashing_the_download(
         addr,
         routes(vec![
             (FEED_ROUTE, vec![Reply::body(200, lines.join("\n"))]),
-            ("GET /dl/agent-1.2.0-linux.tar.gz", vec![Reply::body(200, bytes.clone())]),
+            (
+                "GET /dl/agent-1.2.0-linux.tar.gz",
+                vec![Reply::body(200, bytes.clone())],
+            ),
         ]),
     );
     let entries = [("junie", binary_entry(&base, "junie", "1.0.0"))];
@@ -144,7 +164,10 @@ fn a_jsonl_feed_moves_the_entry_to_its_highest_stable_line_hashing_the_download(
     let written = value(root.path(), "junie");
     let target = &written["distribution"]["binary"]["linux-x86_64"];
     assert_eq!(written["version"], "1.2.0");
-    assert_eq!(target["archive"], https(&base, "/dl/agent-1.2.0-linux.tar.gz"));
+    assert_eq!(
+        target["archive"],
+        https(&base, "/dl/agent-1.2.0-linux.tar.gz")
+    );
     assert_eq!(target["sha256"], json!(sha256_hex(&bytes)));
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(root.path().join("releases.json")).unwrap())
@@ -167,19 +190,31 @@ fn a_digest_mismatch_refuses_its_entry_and_apply_writes_the_others_exiting_3() {
     let _server = Server::start_with(
         addr,
         routes(vec![
-            (FEED_ROUTE, vec![Reply::json(&json_release(&base, "1.1.0", &wrong))]),
-            ("GET /dl/agent-1.1.0-linux.tar.gz", vec![Reply::body(200, "other bytes")]),
+            (
+                FEED_ROUTE,
+                vec![Reply::json(&json_release(&base, "1.1.0", &wrong))],
+            ),
+            (
+                "GET /dl/agent-1.1.0-linux.tar.gz",
+                vec![Reply::body(200, "other bytes")],
+            ),
             ("GET /npm/npm-agent", vec![Reply::json(&npm)]),
         ]),
     );
     let original = binary_entry(&base, "feed-agent", "1.0.0");
     let entries = [
         ("feed-agent", original.clone()),
-        ("npm-agent", manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0"))),
+        (
+            "npm-agent",
+            manifest("npm-agent", "1.0.0", &npx("npm-agent@1.0.0")),
+        ),
     ];
     let root = with_feeds(&base, &entries, &json!({"feed-agent": json_feed(&base)}));
     let (code, doc) = json_run(root.path(), &["--apply"]);
-    assert_eq!(code, 3, "some entries failed, the others were applied: {doc:#}");
+    assert_eq!(
+        code, 3,
+        "some entries failed, the others were applied: {doc:#}"
+    );
     assert_eq!(read(root.path(), "feed-agent"), original, "untouched");
     assert!(read(root.path(), "npm-agent").contains("\"npm-agent@1.1.0\""));
     let url = https(&base, "/dl/agent-1.1.0-linux.tar.gz");
@@ -201,7 +236,9 @@ fn a_digest_mismatch_refuses_its_entry_and_apply_writes_the_others_exiting_3() {
     let run = update(root.path(), &["--apply"]);
     assert_eq!(run.code, 3);
     assert!(
-        run.stdout.contains(&format!("error: feed-agent: {feed} 1.1.0 for linux-x86_64: ")),
+        run.stdout.contains(&format!(
+            "error: feed-agent: {feed} 1.1.0 for linux-x86_64: "
+        )),
         "{}",
         run.stdout
     );
@@ -223,8 +260,14 @@ fn the_cooldown_holds_a_young_feed_release_and_a_feed_without_times_moves_only_w
         addr,
         routes(vec![
             (FEED_ROUTE, vec![Reply::body(200, lines.join("\n"))]),
-            ("GET /dl/agent-1.1.0-linux.tar.gz", vec![Reply::body(200, "a")]),
-            ("GET /dl/agent-1.2.0-linux.tar.gz", vec![Reply::body(200, "b")]),
+            (
+                "GET /dl/agent-1.1.0-linux.tar.gz",
+                vec![Reply::body(200, "a")],
+            ),
+            (
+                "GET /dl/agent-1.2.0-linux.tar.gz",
+                vec![Reply::body(200, "b")],
+            ),
         ]),
     );
     let entries = [("junie", binary_entry(&base, "junie", "1.0.0"))];
@@ -245,7 +288,10 @@ fn the_cooldown_holds_a_young_feed_release_and_a_feed_without_times_moves_only_w
     let (code, doc) = json_run(root.path(), &[&as_of[..], &["--apply"]].concat());
     assert_eq!((code, doc["updates"].clone()), (0, json!([])), "{doc:#}");
     let message = doc["held"][0]["message"].as_str().unwrap();
-    assert!(message.contains("has no publish time at feed `"), "{message}");
+    assert!(
+        message.contains("has no publish time at feed `"),
+        "{message}"
+    );
     let (code, doc) = json_run(root.path(), &["--min-age", "0", "--apply"]);
     assert_eq!((code, doc["updates"][0]["to"].clone()), (0, json!("1.2.0")));
 }
@@ -282,17 +328,24 @@ fn a_bad_feed_declaration_is_a_finding_at_its_line_and_column() {
         ("config-invalid", "acp-registry.jsonc:8:18"),
         ("config-invalid", "acp-registry.jsonc:9:18"),
     ];
-    let expected: Vec<(String, String)> =
-        expected.iter().map(|(c, p)| (c.to_string(), p.to_string())).collect();
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(c, p)| (c.to_string(), p.to_string()))
+        .collect();
     let mut config = config;
     config.sort_by(|a, b| a.1.cmp(&b.1));
     assert_eq!(config, expected);
 }
 
-#[test]
-fn hostile_feeds_are_refused_and_nothing_is_written_or_downloaded() {
+/// The hostile feeds' ids.
+const HOSTILE: [&str; 3] = ["long-line", "foreign-host", "plain-http"];
+
+/// A server of three hostile feeds (a JSONL line over the limit, an asset on a foreign host,
+/// an asset over plain http) and a registry with an entry on each.
+fn hostile_registry() -> (Server, tempfile::TempDir, String) {
     let (addr, base) = listener();
     let long = format!("{{\"v\": \"1.1.0\", \"pad\": \"{}\"}}", "x".repeat(70_000));
+    let first = jsonl_line(&base, "1.0.0", "2025-01-01T00:00:00Z");
     let foreign = json_release(&base, "1.1.0", &"0".repeat(64));
     let mut foreign_host = foreign.clone();
     foreign_host["files"]["linux-x64"]["url"] = json!("https://evil.example/agent.tar.gz");
@@ -302,14 +355,18 @@ fn hostile_feeds_are_refused_and_nothing_is_written_or_downloaded() {
     let server = Server::start_with(
         addr,
         routes(vec![
-            ("GET /long", vec![Reply::body(200, format!("{}\n{long}\n", jsonl_line(&base, "1.0.0", "2025-01-01T00:00:00Z")))]),
+            (
+                "GET /long",
+                vec![Reply::body(200, format!("{first}\n{long}\n"))],
+            ),
             ("GET /foreign", vec![Reply::json(&foreign_host)]),
             ("GET /http", vec![Reply::json(&plain_http)]),
         ]),
     );
-    let ids = ["long-line", "foreign-host", "plain-http"];
-    let entries: Vec<(&str, String)> =
-        ids.iter().map(|id| (*id, binary_entry(&base, id, "1.0.0"))).collect();
+    let entries: Vec<(&str, String)> = HOSTILE
+        .iter()
+        .map(|id| (*id, binary_entry(&base, id, "1.0.0")))
+        .collect();
     let feed = |path: &str, template: Value| {
         let mut feed = template;
         feed["url"] = json!(https(&base, path));
@@ -321,27 +378,46 @@ fn hostile_feeds_are_refused_and_nothing_is_written_or_downloaded() {
         "plain-http": feed("/http", json_feed(&base)),
     });
     let root = with_feeds(&base, &entries, &feeds);
+    (server, root, base)
+}
+
+#[test]
+fn hostile_feeds_are_refused_and_nothing_is_written_or_downloaded() {
+    let (server, root, base) = hostile_registry();
     let (code, doc) = json_run(root.path(), &["--apply"]);
     assert_eq!(code, 3, "{doc:#}");
-    let messages: Vec<String> = errors(&doc).into_iter().map(|(id, _, m)| format!("{id}: {m}")).collect();
+    let messages: Vec<String> = errors(&doc)
+        .into_iter()
+        .map(|(id, _, m)| format!("{id}: {m}"))
+        .collect();
     let head = |id: &str, path: &str| format!("{id}: feed `{}`", https(&base, path));
     assert_eq!(messages.len(), 3, "{messages:#?}");
-    assert!(messages[0].starts_with(&head("foreign-host", "/foreign")), "{}", messages[0]);
     assert!(
-        messages[0].contains("`https://evil.example/agent.tar.gz` is on `evil.example`, not on a host the feed may name"),
+        messages[0].starts_with(&head("foreign-host", "/foreign"))
+            && messages[0].contains(
+                "`https://evil.example/agent.tar.gz` is on `evil.example`, not on a host the \
+                 feed may name"
+            ),
         "{}",
         messages[0]
     );
+    let long_line = head("long-line", "/long");
     assert_eq!(
         messages[1],
-        format!("{}: line 2 is longer than 65536 bytes", head("long-line", "/long"))
+        format!("{long_line}: line 2 is longer than 65536 bytes")
     );
-    assert!(messages[2].starts_with(&head("plain-http", "/http")), "{}", messages[2]);
-    assert!(messages[2].contains("is not an https URL; nothing written"), "{}", messages[2]);
-    for id in ids {
-        assert_eq!(read(root.path(), id), binary_entry(&base, id, "1.0.0"), "{id}");
+    assert!(
+        messages[2].starts_with(&head("plain-http", "/http"))
+            && messages[2].contains("is not an https URL; nothing written"),
+        "{}",
+        messages[2]
+    );
+    for id in HOSTILE {
+        let original = binary_entry(&base, id, "1.0.0");
+        assert_eq!(read(root.path(), id), original, "{id}");
     }
     let mut asked = server.requests();
     asked.sort();
-    assert_eq!(asked, ["GET /foreign", "GET /http", "GET /long"], "no archive is downloaded");
+    let feeds_only = ["GET /foreign", "GET /http", "GET /long"];
+    assert_eq!(asked, feeds_only, "no archive is downloaded");
 }

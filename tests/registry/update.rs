@@ -829,7 +829,8 @@ fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source(
     assert_eq!(
         messages(&doc, "skipped"),
         [
-            "elsewhere: no update source: the binaries are not releases of `repository` on GitHub",
+            "elsewhere: no update source: the binaries are not releases of `repository` on GitHub, \
+             and the configuration declares no feed for the entry (`feeds`)",
             "npm-agent: quarantined: broken upstream"
         ]
     );

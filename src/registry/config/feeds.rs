@@ -97,17 +97,33 @@ pub(super) fn read_feeds(
 /// One id's feed; `None` after any problem (a half-read feed is never used).
 fn read_feed(fields: &mut Fields, member: &Member) -> Option<FeedConfig> {
     let id = &member.key;
-    let members = fields.object(&member.value, format!("the feed of `{id}` must be an object"), HELP)?;
+    let members = fields.object(
+        &member.value,
+        format!("the feed of `{id}` must be an object"),
+        HELP,
+    )?;
     let before = fields.findings.len();
     let mut keys = Keys::new(members);
-    let url = keys.get("url").next().and_then(|m| feed_url(fields, &m.value));
-    let format = keys.get("format").next().and_then(|m| format(fields, &m.value));
-    let version = keys.get("version").next().and_then(|m| pointer(fields, &m.value, "version"));
+    let url = keys
+        .get("url")
+        .next()
+        .and_then(|m| feed_url(fields, &m.value));
+    let format = keys
+        .get("format")
+        .next()
+        .and_then(|m| format(fields, &m.value));
+    let version = keys
+        .get("version")
+        .next()
+        .and_then(|m| pointer(fields, &m.value, "version"));
     let published = keys
         .get("published")
         .next()
         .and_then(|m| pointer(fields, &m.value, "published"));
-    let assets = keys.get("assets").next().map(|m| read_assets(fields, &m.value));
+    let assets = keys
+        .get("assets")
+        .next()
+        .map(|m| read_assets(fields, &m.value));
     let asset_hosts = keys
         .get("asset_hosts")
         .next()
@@ -223,8 +239,14 @@ fn read_assets(fields: &mut Fields, node: &Node) -> BTreeMap<String, AssetPointe
             continue;
         };
         let mut keys = Keys::new(pointers);
-        let url = keys.get("url").next().map(|m| pointer(fields, &m.value, "url"));
-        let sha256 = keys.get("sha256").next().map(|m| pointer(fields, &m.value, "sha256"));
+        let url = keys
+            .get("url")
+            .next()
+            .map(|m| pointer(fields, &m.value, "url"));
+        let sha256 = keys
+            .get("sha256")
+            .next()
+            .map(|m| pointer(fields, &m.value, "sha256"));
         keys.finish(fields);
         match (url, sha256) {
             (Some(Some(url)), Some(Some(sha256))) => {
@@ -247,13 +269,16 @@ fn read_assets(fields: &mut Fields, node: &Node) -> BTreeMap<String, AssetPointe
 /// `"asset_hosts": ["downloads.example.com"]`: bare host names, lowercase.
 fn read_hosts(fields: &mut Fields, node: &Node) -> Vec<String> {
     let help = "write host names asset URLs may be on, e.g. `[\"downloads.example.com\"]`";
-    let Some(items) = fields.array(node, "`asset_hosts` must be a list of host names", help)
-    else {
+    let Some(items) = fields.array(node, "`asset_hosts` must be a list of host names", help) else {
         return Vec::new();
     };
     if items.len() > MAX_ASSET_HOSTS {
         let message = format!("more than {MAX_ASSET_HOSTS} asset hosts");
-        fields.problem(node.span, message, "list the hosts the feed's archives are on");
+        fields.problem(
+            node.span,
+            message,
+            "list the hosts the feed's archives are on",
+        );
         return Vec::new();
     }
     let mut hosts = Vec::new();
@@ -261,12 +286,11 @@ fn read_hosts(fields: &mut Fields, node: &Node) -> Vec<String> {
         let host = url::Host::parse(text).ok().filter(|_| {
             !text.is_empty() && !text.contains(['/', ':', '@', '*']) && text.len() <= 253
         });
-        match host {
-            Some(_) => hosts.push(text.to_ascii_lowercase()),
-            None => {
-                let message = format!("`{}` is not a host name", text.escape_debug());
-                fields.problem(span, message, help);
-            }
+        if host.is_some() {
+            hosts.push(text.to_ascii_lowercase());
+        } else {
+            let message = format!("`{}` is not a host name", text.escape_debug());
+            fields.problem(span, message, help);
         }
     }
     hosts
@@ -274,22 +298,32 @@ fn read_hosts(fields: &mut Fields, node: &Node) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Config, CONFIG_FILE};
     use super::*;
+    use crate::diagnostics::Code;
+    use crate::manifest::jsonc;
     use acp_registry_core::source::SourceFile;
 
-    fn parse(text: &str) -> (Config, Vec<(String, usize, usize)>) {
-        let (config, diags) = Config::parse(SourceFile::new(CONFIG_FILE, text.to_string()));
-        let found = diags
+    type Found = Vec<(String, usize, usize)>;
+
+    /// The feeds of `{"feeds": …}` in `text`, the ids named, and each finding with its line
+    /// and column.
+    fn parse(text: &str) -> (BTreeMap<String, FeedConfig>, Vec<String>, Found) {
+        let source = SourceFile::new("acp-registry.jsonc", text.to_string());
+        let root = jsonc::parse(text).unwrap();
+        let mut fields = Fields::new(&source, Code::ConfigInvalid);
+        let mut ids = Vec::new();
+        let feeds = read_feeds(&mut fields, root.get("feeds").unwrap(), &mut ids);
+        let found = fields
+            .findings
             .iter()
             .map(|d| (d.message.clone(), d.line(), d.column()))
             .collect();
-        (config, found)
+        (feeds, ids.into_iter().map(|(id, _)| id).collect(), found)
     }
 
     #[test]
     fn a_json_and_a_jsonl_feed_are_read_with_their_pointers_targets_and_hosts() {
-        let (config, diags) = parse(
+        let (feeds, ids, diags) = parse(
             r#"{"feeds": {
                 "opencode": {"url": "https://opencode.ai/update/api/latest/cli/opencode",
                   "format": "json", "version": "/version", "published": "/released_at",
@@ -301,24 +335,26 @@ mod tests {
             }}"#,
         );
         assert!(diags.is_empty(), "{diags:?}");
-        let opencode = &config.feeds["opencode"];
+        let opencode = &feeds["opencode"];
         assert_eq!(opencode.format, FeedFormat::Json);
         assert_eq!(opencode.published.as_deref(), Some("/released_at"));
         assert_eq!(
             opencode.assets["linux-x86_64"].sha256.as_deref(),
             Some("/files/linux-x64/sha256")
         );
-        let junie = &config.feeds["junie"];
-        assert_eq!((junie.format, junie.published.as_ref()), (FeedFormat::Jsonl, None));
+        let junie = &feeds["junie"];
+        assert_eq!(
+            (junie.format, junie.published.as_ref()),
+            (FeedFormat::Jsonl, None)
+        );
         assert_eq!(junie.assets["darwin-aarch64"].sha256, None);
         assert_eq!(junie.asset_hosts, ["cdn.example.com"]);
-        let ids: Vec<&str> = config.named_ids.iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(ids, ["opencode", "junie"]);
     }
 
     #[test]
     fn each_bad_declaration_is_a_finding_at_its_value_and_the_feed_is_not_used() {
-        let (config, diags) = parse(
+        let (feeds, _, diags) = parse(
             "{\"feeds\": {\"x\": {\n  \"url\": \"http://example.com/f.json\",\n  \"format\": \"xml\",\n  \
              \"version\": \"version\",\n  \"published\": \"/a~2\",\n  \"assets\": {\"linux-x64\": {\"url\": \"/u\"},\n  \
              \"darwin-aarch64\": {\"sha256\": \"/s\"}},\n  \"asset_hosts\": [\"https://cdn.example.com/\"],\n  \"extra\": 1}}}",
@@ -327,7 +363,10 @@ mod tests {
         assert_eq!(
             messages,
             [
-                ("feed URL `http://example.com/f.json` is not an https URL", 2),
+                (
+                    "feed URL `http://example.com/f.json` is not an https URL",
+                    2
+                ),
                 ("unknown feed format `xml`", 3),
                 ("`version` is not a JSON Pointer", 4),
                 ("`/a~2` is not a JSON Pointer", 5),
@@ -337,12 +376,15 @@ mod tests {
                 ("unknown key `extra`", 9),
             ]
         );
-        assert!(config.feeds.is_empty());
-        let (_, diags) = parse(r#"{"feeds": {"x": {"format": "json"}}}"#);
+        assert!(feeds.is_empty());
+        let (_, _, diags) = parse(r#"{"feeds": {"x": {"format": "json"}}}"#);
         let messages: Vec<&str> = diags.iter().map(|(m, _, _)| m.as_str()).collect();
         assert_eq!(
             messages,
-            ["the feed of `x` has no `url`", "the feed of `x` has no `version`"]
+            [
+                "the feed of `x` has no `url`",
+                "the feed of `x` has no `version`"
+            ]
         );
     }
 
