@@ -120,6 +120,11 @@ fn a_json_feed_moves_the_entry_to_its_release_with_the_new_url_and_the_verified_
             {"version": "1.1.0", "published": "2026-01-01T00:00:00Z"}
         ]})
     );
+    // The history reads back: a second run is up to date and changes no byte of it.
+    let (code, doc) = json_run(root.path(), &["--apply"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["up_to_date"], json!(["feed-agent"]));
+    assert_eq!(doc["releases_changed"], json!(false));
 }
 
 /// A Junie-shaped declaration: one release a line, no digest, a preview among them.
