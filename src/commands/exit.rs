@@ -13,3 +13,7 @@ pub const FAILURE: Exit = 2;
 /// `build --last-good`: published, with failing entries held back in their previous form
 /// or left out (the findings say which).
 pub const HELD_BACK: Exit = 3;
+/// `update --apply`: every entry that could be updated was written, and some entries failed
+/// (the report names each with its source); the same code as [`HELD_BACK`], the same meaning:
+/// the job did what it could, open the pull request and raise the alarm.
+pub const PARTIAL: Exit = HELD_BACK;

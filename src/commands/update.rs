@@ -1,6 +1,7 @@
 //! `acp-registry update`: run [`crate::update`] and print what it found, as text or JSON.
 //! Exit codes: 0 nothing to do (or everything applied; releases held by the cooldown are
-//! not "to do"), 1 updates available but not applied or an entry failed, 2 the run failed.
+//! not "to do"), 1 updates available but not applied or an entry failed, 2 the run failed,
+//! 3 `--apply` wrote every entry it could and some entries failed.
 
 use std::io::Write;
 use std::time::Duration;
@@ -43,7 +44,8 @@ flags::bare_value_enum!(UpdateFormat {
 #[derive(Debug, Clone, clap::Args)]
 #[command(
     after_help = "Exit codes: 0 nothing to do (or every update applied), 1 updates available but not \
-applied, or an entry failed (the report names the entry and the source), 2 usage or I/O failure.",
+applied, or an entry failed (the report names the entry and the source), 2 usage or I/O failure, \
+3 with --apply: every other entry was applied and some entries failed (each named with its source).",
     mut_arg("allow_loopback_for_tests", |arg| arg.help(
         "TEST ONLY: allow loopback addresses, over plain http too (see `validate`)"
     ))
@@ -113,7 +115,8 @@ struct Document<'a> {
 }
 
 /// Runs `update`: exit 0 nothing left to do, 1 updates not applied or an entry failed (the
-/// report says which); a failure of the run itself (a missing registry, say) is an error
+/// report says which), 3 with `--apply` when entries failed and the others were applied; a
+/// failure of the run itself (a missing registry, say) is an error
 /// (exit 2), as for every command.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     // The API `update::run` asks, to decide once whether the token goes there.
@@ -150,7 +153,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
             update.file = format!("{root}/{}", update.file);
         }
     }
-    let code = exit_code(&outcome);
+    let code = exit_code(&outcome, options.apply);
     match options.format {
         UpdateFormat::Json => {
             let document = Document {
@@ -168,12 +171,14 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
     Ok(code)
 }
 
-fn exit_code(outcome: &Outcome) -> Exit {
+/// 0 nothing left to do; with `--apply`, 3 when an entry failed (every other entry was
+/// applied: a failed apply leaves only its own entry unwritten); 1 otherwise.
+fn exit_code(outcome: &Outcome, apply: bool) -> Exit {
     let pending = outcome.updates.iter().any(|u| !u.applied);
-    if outcome.errors.is_empty() && !pending {
-        exit::OK
-    } else {
-        exit::FINDINGS
+    match (outcome.errors.is_empty(), pending) {
+        (true, false) => exit::OK,
+        (false, _) if apply => exit::PARTIAL,
+        _ => exit::FINDINGS,
     }
 }
 
@@ -204,7 +209,16 @@ fn text(outcome: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
         Ok(())
     };
     lines("warning", &outcome.warnings, out)?;
-    lines("error", &outcome.errors, out)?;
+    for n in &outcome.errors {
+        // The source, unless the message already starts with it.
+        let source = n
+            .source
+            .as_deref()
+            .filter(|s| !n.message.starts_with(s))
+            .map(|s| format!("{}: ", t(s)))
+            .unwrap_or_default();
+        writeln!(out, "error: {}: {source}{}", t(&n.id), t(&n.message))?;
+    }
     lines("skipped", &outcome.skipped, out)?;
     if !outcome.up_to_date.is_empty() {
         let ids: Vec<String> = outcome.up_to_date.iter().map(|i| t(i)).collect();

@@ -65,12 +65,14 @@ pub(crate) struct AgentReleases {
     pub(crate) npm: Option<SourceReleases>,
     pub(crate) pypi: Option<SourceReleases>,
     pub(crate) github: Option<SourceReleases>,
+    /// A release feed declared in the configuration (`feeds`).
+    pub(crate) feed: Option<SourceReleases>,
 }
 
 /// One source's releases.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SourceReleases {
-    /// The npm or `PyPI` package, or `owner/repo` for GitHub.
+    /// The npm or `PyPI` package, `owner/repo` for GitHub, the feed's URL for a feed.
     pub(crate) name: String,
     /// Highest first, one per version.
     pub(crate) versions: Vec<Release>,
@@ -109,10 +111,17 @@ pub(crate) enum SourceKind {
     Npm,
     Pypi,
     GitHub,
+    /// A release feed of the configuration's `feeds`.
+    Feed,
 }
 
 impl SourceKind {
-    const ALL: [SourceKind; 3] = [SourceKind::Npm, SourceKind::Pypi, SourceKind::GitHub];
+    const ALL: [SourceKind; 4] = [
+        SourceKind::Npm,
+        SourceKind::Pypi,
+        SourceKind::GitHub,
+        SourceKind::Feed,
+    ];
 
     /// The member of an entry's object.
     pub(crate) fn key(self) -> &'static str {
@@ -120,6 +129,7 @@ impl SourceKind {
             SourceKind::Npm => "npm",
             SourceKind::Pypi => "pypi",
             SourceKind::GitHub => "github",
+            SourceKind::Feed => "feed",
         }
     }
 
@@ -127,6 +137,7 @@ impl SourceKind {
     fn name_key(self) -> &'static str {
         match self {
             SourceKind::GitHub => "repository",
+            SourceKind::Feed => "url",
             SourceKind::Npm | SourceKind::Pypi => "package",
         }
     }
@@ -201,6 +212,7 @@ impl AgentReleases {
             SourceKind::Npm => self.npm.as_ref(),
             SourceKind::Pypi => self.pypi.as_ref(),
             SourceKind::GitHub => self.github.as_ref(),
+            SourceKind::Feed => self.feed.as_ref(),
         }
     }
 
@@ -209,6 +221,7 @@ impl AgentReleases {
             SourceKind::Npm => &mut self.npm,
             SourceKind::Pypi => &mut self.pypi,
             SourceKind::GitHub => &mut self.github,
+            SourceKind::Feed => &mut self.feed,
         }
     }
 
@@ -310,6 +323,8 @@ struct AgentOut<'a> {
     pypi: Option<SourceOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     github: Option<SourceOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    feed: Option<SourceOut<'a>>,
 }
 
 #[derive(Serialize)]
@@ -318,6 +333,8 @@ struct SourceOut<'a> {
     package: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     repository: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<&'a str>,
     versions: Vec<&'a Release>,
 }
 
@@ -328,6 +345,7 @@ impl<'a> AgentOut<'a> {
             npm: source(SourceKind::Npm),
             pypi: source(SourceKind::Pypi),
             github: source(SourceKind::GitHub),
+            feed: source(SourceKind::Feed),
         }
     }
 }
@@ -338,8 +356,9 @@ impl<'a> SourceOut<'a> {
         versions.sort_by_key(|r| std::cmp::Reverse(r.order()));
         let name = Some(source.name.as_str());
         SourceOut {
-            package: name.filter(|_| kind != SourceKind::GitHub),
+            package: name.filter(|_| matches!(kind, SourceKind::Npm | SourceKind::Pypi)),
             repository: name.filter(|_| kind == SourceKind::GitHub),
+            url: name.filter(|_| kind == SourceKind::Feed),
             versions,
         }
     }
@@ -404,7 +423,8 @@ fn tree(source: &SourceFile, fields: &mut Fields) -> Option<Node> {
 }
 
 fn read_agents(node: &Node, fields: &mut Fields, agents: &mut BTreeMap<String, AgentReleases>) {
-    let help = "write `\"agents\": {\"<id>\": {\"npm\": …, \"pypi\": …, \"github\": …}}`";
+    let help =
+        "write `\"agents\": {\"<id>\": {\"npm\": …, \"pypi\": …, \"github\": …, \"feed\": …}}`";
     let Some(members) = fields.object(node, "`agents` must be an object of id to sources", help)
     else {
         return;
@@ -428,7 +448,7 @@ fn read_agent(member: &Member, fields: &mut Fields) -> Option<AgentReleases> {
         return None;
     }
     let message = format!("the sources of `{id}` must be an object");
-    let help = "write `{\"npm\": …, \"pypi\": …, \"github\": …}` (each optional)";
+    let help = "write `{\"npm\": …, \"pypi\": …, \"github\": …, \"feed\": …}` (each optional)";
     let members = fields.object(&member.value, message, help)?;
     let mut keys = Keys::new(members);
     let mut agent = AgentReleases::default();

@@ -187,6 +187,10 @@ async fn edits(
     if candidate.dist.binary.is_empty() {
         return Ok(edits);
     }
+    if let Some(feed) = &candidate.feed {
+        edits.extend(super::feed::archive_edits(context, candidate, feed, offers, to).await?);
+        return Ok(edits);
+    }
     let release = offers
         .iter()
         .find_map(|o| o.release.as_ref())

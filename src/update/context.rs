@@ -7,6 +7,7 @@ use super::sources::GitHub;
 use crate::manifest::distribution::Distribution;
 use crate::net::Client;
 use crate::online::Endpoints;
+use crate::registry::config::FeedConfig;
 use crate::rules::{EntryReport, PreviewVersion};
 
 /// Everything an entry's update needs from the run.
@@ -26,4 +27,7 @@ pub(super) struct Candidate<'a> {
     pub(super) current: PreviewVersion,
     pub(super) dist: Distribution,
     pub(super) github: Option<(String, String)>,
+    /// The entry's release feed (`feeds` in the configuration): its binary targets' source
+    /// in place of GitHub releases.
+    pub(super) feed: Option<FeedConfig>,
 }

@@ -18,6 +18,7 @@
 
 mod apply;
 mod context;
+mod feed;
 mod options;
 pub(crate) mod select;
 pub(crate) mod sources;
@@ -71,6 +72,10 @@ pub(crate) struct Held {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Note {
     pub(crate) id: String,
+    /// Errors: the source the failure concerns (``npm `x` ``, `GitHub releases of o/r`,
+    /// ``feed `https://…` ``; the entry's sources, comma-separated, when it is not one's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) source: Option<String>,
     pub(crate) message: String,
 }
 
@@ -237,8 +242,23 @@ fn unknown_agents(checked: &Checked, agents: &[String]) -> Vec<String> {
 fn note(report: &EntryReport, message: impl Into<String>) -> Note {
     Note {
         id: report.id().to_string(),
+        source: None,
         message: message.into(),
     }
+}
+
+/// An error of the entry concerning `source`.
+fn error_note(report: &EntryReport, source: String, message: impl Into<String>) -> Note {
+    Note {
+        source: Some(source),
+        ..note(report, message)
+    }
+}
+
+/// How an error that is no single source's names the entry's sources.
+fn all_sources(offers: &[Offer]) -> String {
+    let names: Vec<&str> = offers.iter().map(|o| o.name.as_str()).collect();
+    names.join(", ")
 }
 
 /// The entry's channel and sources, or why it is skipped.
@@ -273,15 +293,17 @@ fn candidate<'a>(
         .pointer(&format!("{base}/distribution"))
         .map(|(n, _)| Distribution::from_node(n, &format!("{base}/distribution")))
         .unwrap_or_default();
-    let github = match dist.binary.is_empty() {
+    let feed = checked.config.feeds.get(report.id()).cloned();
+    let github = match dist.binary.is_empty() || feed.is_some() {
         true => None,
         false => Some(
             apply::github_repository(&doc, &dist, &context.endpoints.github_api).ok_or(
-                "no update source: the binaries are not releases of `repository` on GitHub",
+                "no update source: the binaries are not releases of `repository` on GitHub, \
+                 and the configuration declares no feed for the entry (`feeds`)",
             )?,
         ),
     };
-    if github.is_none() && dist.npx.is_none() && dist.uvx.is_none() {
+    if github.is_none() && feed.is_none() && dist.npx.is_none() && dist.uvx.is_none() {
         return Err("no update source".into());
     }
     Ok(Candidate {
@@ -290,10 +312,11 @@ fn candidate<'a>(
         current: version,
         dist,
         github,
+        feed,
     })
 }
 
-/// Ask every source of the entry, in a fixed order (npm, `PyPI`, GitHub).
+/// Ask every source of the entry, in a fixed order (npm, `PyPI`, then the feed or GitHub).
 async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offer>, SourceError> {
     let client = &context.client;
     let mut offers = Vec::new();
@@ -306,27 +329,32 @@ async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offe
         let name = name.split_once('[').map_or(name, |(n, _)| n);
         offers.push(sources::pypi(client, &context.endpoints.pypi, name).await?);
     }
-    if let Some((owner, repo)) = &candidate.github {
-        // Only the release `select` can choose keeps its assets: on the channel, offered
-        // by every other source (their version lists are sorted), and old enough at each.
-        let (channel, cooldown) = (context.options.channel, context.cooldown);
-        let others = &offers;
-        let eligible = |v, time: Option<i64>| {
-            let published = match others.is_empty() {
-                true => time,
-                false => time
-                    .zip(select::published(others, v))
-                    .map(|(a, b)| a.max(b)),
-            };
-            select::follows(channel, v)
-                && others
-                    .iter()
-                    .all(|o: &Offer| o.versions.binary_search(&v).is_ok())
-                && cooldown.allows(published)
+    // Only the release `select` can choose keeps its assets: on the channel, offered by
+    // every other source (their version lists are sorted), and old enough at each.
+    let (channel, cooldown) = (context.options.channel, context.cooldown);
+    let others = &offers;
+    let eligible = |v, time: Option<i64>| {
+        let published = match others.is_empty() {
+            true => time,
+            false => time
+                .zip(select::published(others, v))
+                .map(|(a, b)| a.max(b)),
         };
-        let github = sources::github(client, &context.github, owner, repo, &eligible).await?;
-        offers.push(github);
-    }
+        select::follows(channel, v)
+            && others
+                .iter()
+                .all(|o: &Offer| o.versions.binary_search(&v).is_ok())
+            && cooldown.allows(published)
+    };
+    let last = if let Some(declared) = &candidate.feed {
+        let cap = context.options.net.document_cap;
+        Some(feed::feed(client, declared, cap, &eligible).await?)
+    } else if let Some((owner, repo)) = &candidate.github {
+        Some(sources::github(client, &context.github, owner, repo, &eligible).await?)
+    } else {
+        None
+    };
+    offers.extend(last);
     Ok(offers)
 }
 
@@ -343,7 +371,10 @@ async fn update_entry(
     let offers = match offers(context, candidate).await {
         Ok(offers) => offers,
         Err(error) => {
-            outcome.errors.push(note(report, error.to_string()));
+            let source = error.source_name().to_string();
+            outcome
+                .errors
+                .push(error_note(report, source, error.to_string()));
             return None;
         }
     };
@@ -382,7 +413,8 @@ async fn decide(
         Decision::Waiting => return None,
         Decision::NoCommon => {
             let message = "no version is offered by every source";
-            outcome.errors.push(note(report, message));
+            let source = all_sources(offers);
+            outcome.errors.push(error_note(report, source, message));
             return None;
         }
         Decision::Downgrade(best) => {
@@ -406,7 +438,14 @@ async fn decide(
     if context.options.apply {
         match apply::apply(root, context, candidate, to, offers).await {
             Ok(()) => update.applied = true,
-            Err(message) => outcome.errors.push(note(report, message)),
+            Err(message) => {
+                // The archives' source when there are binaries (the last asked), else all.
+                let source = match (candidate.dist.binary.is_empty(), offers.last()) {
+                    (false, Some(last)) => last.name.clone(),
+                    _ => all_sources(offers),
+                };
+                outcome.errors.push(error_note(report, source, message));
+            }
         }
     }
     let applied = update.applied.then_some(to);

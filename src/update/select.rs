@@ -177,6 +177,7 @@ mod tests {
             versions: published.keys().copied().collect(),
             published,
             release: None,
+            feed: None,
         }
     }
 

@@ -18,6 +18,9 @@
 //!   update could move to (the highest version the caller finds eligible, given its publish
 //!   time) keeps its assets.
 //!
+//! A release feed of the configuration is read by `update::feed`; its offer carries the
+//! highest eligible release's assets in [`Offer::feed`] ([`FeedRelease`]).
+//!
 //! GitHub's pages are read through a deserializer that hands each release to a callback as it is
 //! parsed, so no page is held as a parsed whole and only the release `select` could choose keeps
 //! its assets. A next page off the API's origin, or carrying credentials, is refused rather than
@@ -67,6 +70,11 @@ pub(crate) enum SourceError {
         wait: u64,
         bound: u64,
     },
+    #[error("{source_name}: {problem}")]
+    Feed {
+        source_name: String,
+        problem: String,
+    },
     #[error("{0}: more than {MAX_PAGES} pages of releases")]
     TooManyPages(String),
     #[error(
@@ -80,6 +88,21 @@ pub(crate) enum SourceError {
     },
 }
 
+impl SourceError {
+    /// The source that failed, as reports name it.
+    pub(crate) fn source_name(&self) -> &str {
+        match self {
+            SourceError::Net { source_name, .. }
+            | SourceError::RateLimited { source_name, .. }
+            | SourceError::ForeignPage { source_name, .. }
+            | SourceError::Feed { source_name, .. } => source_name,
+            SourceError::NotFound(name)
+            | SourceError::Shape(name)
+            | SourceError::TooManyPages(name) => name,
+        }
+    }
+}
+
 /// A GitHub release: its version, tag, publish time and assets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Release {
@@ -90,7 +113,8 @@ pub(crate) struct Release {
     pub(crate) assets: Vec<Asset>,
 }
 
-/// What one source serves. `release` is GitHub's only: the highest eligible release.
+/// What one source serves. `release` is GitHub's only and `feed` a feed's: the highest
+/// eligible release, with its assets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Offer {
     /// How findings name the source: ``npm `name` ``, ``PyPI `name` ``, `GitHub releases of o/r`.
@@ -107,6 +131,37 @@ pub(crate) struct Offer {
     /// does not say.
     pub(crate) published: BTreeMap<PreviewVersion, Option<i64>>,
     pub(crate) release: Option<Release>,
+    pub(crate) feed: Option<FeedRelease>,
+}
+
+/// What a feed says about a target's archive in one release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FeedAsset {
+    /// The text at the `url` pointer, when it is a string of at most
+    /// [`MAX_URL_LEN`](crate::online::release::MAX_URL_LEN) bytes.
+    pub(crate) url: Option<String>,
+    pub(crate) sha256: FeedDigest,
+}
+
+/// The sha256 a feed gives for an archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FeedDigest {
+    /// The declaration has no `sha256` pointer.
+    Undeclared,
+    /// Lowercase hex.
+    Given(String),
+    /// The pointer finds nothing, or not 64 hex digits (optionally `sha256:`-prefixed).
+    Unreadable,
+}
+
+/// One release of a feed (`update::feed`), with the assets of the declared targets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FeedRelease {
+    pub(crate) version: PreviewVersion,
+    /// Seconds since the epoch, when the feed gives a readable time.
+    pub(crate) published: Option<i64>,
+    /// By platform target.
+    pub(crate) assets: BTreeMap<String, FeedAsset>,
 }
 
 impl Offer {
@@ -218,6 +273,7 @@ fn offer(
         versions: published.keys().copied().collect(),
         published,
         release: None,
+        feed: None,
     }
 }
 
@@ -282,6 +338,7 @@ pub(crate) async fn github(
                     versions: published.keys().copied().collect(),
                     published,
                     release: best,
+                    feed: None,
                 });
             }
         }

@@ -3,7 +3,8 @@
 //! linked once for all of them; each module is one area (`cargo test --test registry AREA::`).
 //!
 //! Areas: `build`, `embed_icons`, `validate_cli`, `fmt`, `fix`, `edit`, `scaffold`, `update`,
-//! `pack*`, `verify*`, `schema_docs`, `snapshots` (every renderer and `--help`), `golden`
+//! `feeds` (`update` from release feeds), `pack*`, `verify*`, `schema_docs`, `snapshots`
+//! (every renderer and `--help`), `golden`
 //! (every published byte), `properties`, `parity`, `docs`, `integrations` (release script,
 //! action, workflows, `cargo package`, `cargo tree`), `layering` (ARCHITECTURE.md's import
 //! tables); the network (`online`, `online_net`, `net_faults`) and the hostile corpora
@@ -28,6 +29,7 @@ mod docs;
 mod edit;
 mod embed_icons;
 mod evidence;
+mod feeds;
 mod fix;
 mod fmt;
 mod golden;

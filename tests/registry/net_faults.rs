@@ -401,7 +401,7 @@ fn update_reports_each_broken_source_at_its_agent_and_leaves_every_manifest_unto
     let (root, entries) = update_registry(&base, &npm);
     let before = snapshot(root.path(), &entries);
     let (code, doc) = common::update::json_run(root.path(), &["--apply"]);
-    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(code, 3, "entries failed under --apply: {doc:#}");
     let errors = update_errors(&doc["errors"]);
     assert_every_source_named(&errors, &base, &npm);
     assert!(

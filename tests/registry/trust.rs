@@ -202,7 +202,7 @@ fn update_refuses_a_published_digest_the_downloaded_bytes_do_not_have() {
         let root = registry(&base, &[("bin-agent", original.clone())]);
         let run = update_env(root.path(), &["--apply", "--format", "json"], &[]);
         let doc: Value = serde_json::from_str(&run.stdout).unwrap();
-        assert_eq!(run.code, 1, "{doc:#}");
+        assert_eq!(run.code, 3, "an entry failed under --apply: {doc:#}");
         let error = doc["errors"][0]["message"].as_str().unwrap();
         assert!(
             error.contains(&format!("`{ASSET}`"))

@@ -398,7 +398,7 @@ fn a_failed_revalidation_restores_the_file_byte_for_byte() {
     let original = repo_entry(&base, "bin-agent", repo, "v1.0.0");
     let root = registry(&base, &[("bin-agent", original.clone())]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
-    assert_eq!(code, 1, "{doc}");
+    assert_eq!(code, 3, "{doc}");
     let errors = messages(&doc, "errors");
     assert_eq!(errors.len(), 1);
     assert!(
@@ -465,7 +465,7 @@ fn an_asset_url_elsewhere_is_refused_naming_the_asset_and_nothing_is_written_or_
         .collect();
     let root = registry(&base, &entries);
     let (code, doc) = json_run(root.path(), &["--apply"]);
-    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(code, 3, "{doc:#}");
     let errors = messages(&doc, "errors");
     for (id, url) in &cases {
         let expected = format!("{id}: release `v1.1.0` asset `{file}`: ");
@@ -829,7 +829,8 @@ fn quarantined_entries_are_skipped_and_binaries_elsewhere_have_no_update_source(
     assert_eq!(
         messages(&doc, "skipped"),
         [
-            "elsewhere: no update source: the binaries are not releases of `repository` on GitHub",
+            "elsewhere: no update source: the binaries are not releases of `repository` on GitHub, \
+             and the configuration declares no feed for the entry (`feeds`)",
             "npm-agent: quarantined: broken upstream"
         ]
     );
@@ -1292,7 +1293,7 @@ fn a_digest_that_cannot_be_downloaded_is_an_error_for_the_entry_and_nothing_is_w
     );
     let root = registry(&base, &[("bin-agent", original.clone())]);
     let (code, doc) = json_run(root.path(), &["--apply"]);
-    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(code, 3, "{doc:#}");
     let url = https(&base, &asset_path("v1.1.0", "agent-linux.tar.gz"));
     assert_eq!(
         messages(&doc, "errors"),

@@ -10,6 +10,7 @@
 //!   "publish_quarantined": true,
 //!   "online": { "npm_registry": "https://registry.npmjs.org", "pypi": "https://pypi.org" },
 //!   "update": { "min_age_days": 7 },
+//!   "feeds": { "opencode": { "url": "https://…", "format": "json", "version": "/version", "assets": {…} } },
 //!   "provenance": { "release_repositories": { "closed-agent": ["acme/closed-agent-releases"] } },
 //!   "outputs": [
 //!     { "file": "registry.json", "exclude": ["internal-agent"], "embed_icons": true },
@@ -25,11 +26,12 @@
 //! This file holds [`Config`] and the top level (which key goes to which reader); each
 //! section has its own file: `policy` (`severity`, `exemptions`, `required_os`,
 //! `require_sha256`), `outputs` (`base_url`, `outputs` and their patches), `online`
-//! (`online`, `provenance`), `verify` (`verify`, `update`) and `skills` (the skills indexes
-//! and marketplace); `limits` bounds what the file
+//! (`online`, `provenance`), `verify` (`verify`, `update`), `feeds` (release feeds of `update`)
+//! and `skills` (the skills indexes and marketplace); `limits` bounds what the file
 //! can make `build` write (URL lengths, outputs, bytes added per agent). A section's reader takes the
 //! fields it fills, never the whole [`Config`].
 
+mod feeds;
 mod limits;
 mod online;
 mod outputs;
@@ -47,6 +49,9 @@ use crate::online::{EndpointOverrides, ProvenanceConfig};
 use crate::published::Output;
 use crate::rules::{did_you_mean, read_failure, Code, Policy};
 use acp_registry_core::source::{SourceFile, Span};
+#[cfg(test)]
+pub(crate) use feeds::AssetPointers;
+pub(crate) use feeds::{FeedConfig, FeedFormat};
 use online::{read_online, read_provenance};
 pub(crate) use outputs::base_url_problem;
 use outputs::{read_base_url, read_outputs};
@@ -86,6 +91,8 @@ pub struct Config {
     pub verify_max_age_days: u32,
     /// `update.min_age_days`: the release-age cooldown of `update` (`--min-age` wins).
     pub update_min_age_days: u32,
+    /// `feeds`: the release feed `update` reads for an entry, by entry id.
+    pub(crate) feeds: std::collections::BTreeMap<String, FeedConfig>,
     /// `provenance`: repositories accepted besides each manifest's `repository`.
     pub provenance: ProvenanceConfig,
     /// `skills`: the skills indexes and marketplace `build` publishes.
@@ -105,6 +112,7 @@ impl Default for Config {
             verify_auth_types: None,
             verify_max_age_days: DEFAULT_MAX_AGE_DAYS,
             update_min_age_days: 0,
+            feeds: std::collections::BTreeMap::new(),
             provenance: ProvenanceConfig::default(),
             skills: SkillsConfig::default(),
         }
@@ -213,6 +221,9 @@ impl Config {
         }
         for m in keys.get("update") {
             read_update(fields, &m.value, &mut self.update_min_age_days);
+        }
+        for m in keys.get("feeds") {
+            self.feeds = feeds::read_feeds(fields, &m.value, &mut self.named_ids);
         }
         for m in keys.get("base_url") {
             read_base_url(fields, &m.value, &mut self.base_url);
