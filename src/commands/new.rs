@@ -546,6 +546,23 @@ mod tests {
     }
 
     #[test]
+    fn the_binary_scaffold_names_the_pin_command_the_sha256_missing_help_names() {
+        let files = scaffold("my-agent", &Launch::Binary(Vec::new())).unwrap();
+        assert!(
+            files[0].1.contains(&format!("`{PIN_DIGESTS_COMMAND}`")),
+            "{}",
+            files[0].1
+        );
+        assert!(Code::Sha256Missing
+            .explanation()
+            .contains(PIN_DIGESTS_COMMAND));
+        assert_eq!(
+            next_command(PIN_DIGESTS_COMMAND, "registry", "registry/my-agent"),
+            "acp-registry validate --fix --verify-archives registry/my-agent"
+        );
+    }
+
+    #[test]
     fn the_next_command_names_the_registry_only_when_it_is_not_the_default() {
         assert_eq!(
             next_command(VALIDATE, "registry", "registry/my-agent"),

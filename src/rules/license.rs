@@ -111,10 +111,12 @@ fn closest(license: &str) -> Option<Vec<String>> {
     let lax = spdx::Expression::parse_mode(license, spdx::ParseMode::LAX)
         .ok()
         .map(|e| e.to_string());
-    // A known misspelling of the whole text only: `MIT OR Foo` is not `MIT`.
+    // A known misspelling of one license (`Apache 2`), never the first term of an
+    // expression: `MIT OR Foo` is not `MIT`.
     let imprecise = || {
-        spdx::imprecise_license_id(license.trim())
-            .filter(|(_, matched)| *matched == license.trim().len())
+        let text = license.trim();
+        spdx::imprecise_license_id(text)
+            .filter(|(_, matched)| !has_operator(&text[*matched..]))
             .map(|(id, _)| id.name.to_string())
     };
     let guess = lax.filter(|s| s != license).or_else(imprecise)?;
@@ -328,6 +330,15 @@ fn words(license: &str) -> impl Iterator<Item = (usize, &str)> {
     }
     out.into_iter()
         .filter(|(_, w)| !["AND", "OR", "WITH"].contains(&w.to_ascii_uppercase().as_str()))
+}
+
+/// Whether `text` holds an `AND`, `OR` or `WITH` operator (or `/`, read as `OR` by lax
+/// parsers) between its words.
+fn has_operator(text: &str) -> bool {
+    text.contains('/')
+        || text
+            .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+            .any(|w| ["AND", "OR", "WITH"].contains(&w.to_ascii_uppercase().as_str()))
 }
 
 /// `word` at `start`, when it is a deprecated license or exception identifier (compared
@@ -586,6 +597,8 @@ mod tests {
             d.help.as_deref(),
             Some("did you mean `AGPL-3.0-only` or `AGPL-3.0-or-later`?")
         );
+        let d = finding("Apache 2");
+        assert_eq!(d.help.as_deref(), Some("did you mean `Apache-2.0`?"));
         let d = finding("Apache 2.0");
         assert_eq!(
             d.message,
