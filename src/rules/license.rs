@@ -368,7 +368,8 @@ fn deprecated_term(start: usize, word: &str) -> Option<Term> {
         .iter()
         .find(|e| e.name.eq_ignore_ascii_case(word))
     {
-        let deprecated = spdx::exception_id(exception.name).is_some_and(|e| e.is_deprecated());
+        let deprecated =
+            spdx::exception_id(exception.name).is_some_and(spdx::ExceptionId::is_deprecated);
         return deprecated.then(|| Term {
             range,
             id: exception.name.to_string(),
