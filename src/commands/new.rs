@@ -12,7 +12,7 @@ use super::error::CommandError;
 use super::exit::{self, Exit};
 use super::online::{self, EndpointFlags, OnlineFlags};
 use super::template::fill;
-use crate::diagnostics::{escape, render, ReportFormat};
+use crate::diagnostics::{escape, render, Code, ReportFormat, PIN_DIGESTS_COMMAND};
 use crate::flags::{ByteSize, Loopback, Registry};
 use crate::manifest::names::is_valid_id;
 use crate::manifest::PLATFORMS;
@@ -224,6 +224,7 @@ fn filled(id: &str, launch: &Launch) -> Result<Vec<(&'static str, String)>, NewE
             "version" => version.clone(),
             "schema_url" => SCHEMA_URL.to_string(),
             "package" => package.clone(),
+            "pin_digests" => PIN_DIGESTS_COMMAND.to_string(),
             _ => placeholder?.text.to_string(),
         })
     };
@@ -419,23 +420,32 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
     writeln!(
         out,
         "{todo}\n  {}",
-        escape::terminal(&next_command(&root, &entry))
+        escape::terminal(&next_command(VALIDATE, &root, &entry))
     )?;
+    if report
+        .diagnostics
+        .iter()
+        .any(|d| d.code == Code::Sha256Missing)
+    {
+        writeln!(
+            out,
+            "once the release is published, pin the archives' digests with\n  {}",
+            escape::terminal(&next_command(PIN_DIGESTS_COMMAND, &root, &entry))
+        )?;
+    }
     Ok(exit::OK)
 }
 
-/// `acp-registry validate <entry>`, with `--registry` when the registry is not the default
-/// one every command assumes.
-fn next_command(root: &str, entry: &str) -> String {
+const VALIDATE: &str = "acp-registry validate";
+
+/// `command <entry>` (`command` a `validate` command line), with `--registry` when the
+/// registry is not the default one every command assumes.
+fn next_command(command: &str, root: &str, entry: &str) -> String {
     let quote = crate::site::shell_quote;
     match root {
-        crate::flags::DEFAULT_REGISTRY => format!("acp-registry validate {}", quote(entry)),
-        "" => format!("acp-registry validate --registry . {}", quote(entry)),
-        _ => format!(
-            "acp-registry validate --registry {} {}",
-            quote(root),
-            quote(entry)
-        ),
+        crate::flags::DEFAULT_REGISTRY => format!("{command} {}", quote(entry)),
+        "" => format!("{command} --registry . {}", quote(entry)),
+        _ => format!("{command} --registry {} {}", quote(root), quote(entry)),
     }
 }
 
@@ -536,17 +546,34 @@ mod tests {
     }
 
     #[test]
+    fn the_binary_scaffold_names_the_pin_command_the_sha256_missing_help_names() {
+        let files = scaffold("my-agent", &Launch::Binary(Vec::new())).unwrap();
+        assert!(
+            files[0].1.contains(&format!("`{PIN_DIGESTS_COMMAND}`")),
+            "{}",
+            files[0].1
+        );
+        assert!(Code::Sha256Missing
+            .explanation()
+            .contains(PIN_DIGESTS_COMMAND));
+        assert_eq!(
+            next_command(PIN_DIGESTS_COMMAND, "registry", "registry/my-agent"),
+            "acp-registry validate --fix --verify-archives registry/my-agent"
+        );
+    }
+
+    #[test]
     fn the_next_command_names_the_registry_only_when_it_is_not_the_default() {
         assert_eq!(
-            next_command("registry", "registry/my-agent"),
+            next_command(VALIDATE, "registry", "registry/my-agent"),
             "acp-registry validate registry/my-agent"
         );
         assert_eq!(
-            next_command("", "my-agent"),
+            next_command(VALIDATE, "", "my-agent"),
             "acp-registry validate --registry . my-agent"
         );
         assert_eq!(
-            next_command("my registry", "my registry/a"),
+            next_command(VALIDATE, "my registry", "my registry/a"),
             "acp-registry validate --registry 'my registry' 'my registry/a'"
         );
     }

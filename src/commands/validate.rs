@@ -41,8 +41,9 @@ pub struct Options {
     #[arg(long, value_name = "REV")]
     pub changed_since: Option<String>,
     /// Apply the fixes that are certain (platform key spellings, http to https, `api_key` to
-    /// `env_var`, the ignored `icon` field, digests found by --verify-archives), comments
-    /// kept; then report what still needs a person.
+    /// `env_var`, the ignored `icon` field, `proprietary` and `GPL-2.0+`-style license
+    /// spellings, digests found by --verify-archives), comments kept; then report what still
+    /// needs a person.
     #[arg(long)]
     pub fix: bool,
     /// `--online` and its flags; without `--online` or `--verify-archives` the offline rules

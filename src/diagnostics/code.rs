@@ -11,8 +11,22 @@ use std::str::FromStr;
 
 use super::severity::Severity;
 
+/// The command that pins the missing `sha256` of binary archives, as a literal so the
+/// catalogue can `concat!` it: the `sha256-missing` help and explanation, the placeholder help
+/// and the comment of `new`'s binary scaffold all name this one command.
+macro_rules! pin_digests_command {
+    () => {
+        "acp-registry validate --fix --verify-archives"
+    };
+}
+pub(crate) use pin_digests_command;
+
+/// [`pin_digests_command!`]: downloads each archive without a pin (all of the registry, or the
+/// entries named after it) and writes its digest into the manifest.
+pub(crate) const PIN_DIGESTS_COMMAND: &str = pin_digests_command!();
+
 macro_rules! catalogue {
-    ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:literal; )*) => {
+    ($( $variant:ident = $name:literal, $family:ident, $severity:ident, $summary:literal, $explanation:expr; )*) => {
         /// A stable rule code. The kebab-case name is the public identifier: never rename one
         /// once released.
         // Each variant's doc is its summary: plain text shown by `explain`, not rustdoc Markdown.
@@ -162,7 +176,7 @@ catalogue! {
         "`license_url` (an absolute https URL to the license text) lets users read the terms before installing. Missing is a warning by default; a registry can raise it to an error in `acp-registry.jsonc` and exempt grandfathered ids.";
     LicenseUnknown = "license-unknown", Metadata, Warning,
         "The license is not a known SPDX expression.",
-        "`license` should be an SPDX license expression (`MIT`, `Apache-2.0`, `MIT OR Apache-2.0`, `GPL-3.0-or-later WITH Classpath-exception-2.0`) or `proprietary`. Unknown identifiers are reported with the closest known one.";
+        "`license` should be an SPDX license expression (`MIT`, `Apache-2.0`, `MIT OR Apache-2.0`, `GPL-3.0-or-later WITH Classpath-exception-2.0`) or `proprietary` (lowercase). Unknown identifiers are reported with the closest known one. Identifiers the SPDX list deprecates are reported with their replacements: a bare GNU identifier (`AGPL-3.0`, `GPL-2.0`, `GPL-3.0`, `LGPL-2.1`, `GFDL-1.3`, `GPL-2.0-with-classpath-exception`) names both `-only` and `-or-later` (as whole expressions for `MIT OR GPL-3.0`), which grant different rights: only the project's license says which applies, so `--fix` never picks one. `--fix` does write what is certain: `GPL-2.0+` (or `AGPL-3.0+`) becomes `GPL-2.0-or-later`, which means the same, and `Proprietary`, `PROPRIETARY` or `Proprietary License` becomes `proprietary`. Other deprecated identifiers link to the SPDX list's page, which names their replacement.";
     UrlFormat = "url-format", Metadata, Error,
         "A URL field is not an absolute https URL.",
         "`repository`, `website`, `homepage`, `license_url` and binary `archive` URLs must be absolute `https://` URLs with a host and without credentials (`user:pass@`). Plain http can be tampered with in transit.";
@@ -213,7 +227,7 @@ catalogue! {
         "Clients look for the file `cmd` names inside the unpacked archive, and a Windows executable's file name carries its suffix: a `cmd` such as `./opencode` in a `windows-*` target names a file that is not there (the archive holds `opencode.exe`), so clients fail to launch it (the public registry fixed such entries in its pull request #379; one had shipped `./opencode` for windows-aarch64). Write the file's full name as it is inside the archive, e.g. `./opencode.exe` or `.\\bin\\agent.cmd`; the suffix is compared ignoring case.";
     Sha256Missing = "sha256-missing", Distribution, Warning,
         "A binary target does not pin a sha256 checksum.",
-        "Pinning `sha256` lets clients verify downloads, and editors and gateways refuse binaries without one. `require_sha256` in `acp-registry.jsonc` sets how strict this is: `changed` (the default) makes it an error in entries changed since `--changed-since` and a warning elsewhere and in runs without `--changed-since` (so `build` and whole-registry runs keep working while every pull request that touches an entry adds its digests); `all` makes it an error everywhere; `off` silences it. A `severity` override of this code wins over that choice, everywhere; exemptions per id apply as usual. `acp-registry validate --fix --verify-archives` pins each missing digest (GitHub's published asset digest when the release API has one, else the sha256 of the download); by hand, `sha256sum <archive>` (or `shasum -a 256` on macOS) on the exact file the URL serves.";
+        concat!("Pinning `sha256` lets clients verify downloads, and editors and gateways refuse binaries without one. `require_sha256` in `acp-registry.jsonc` sets how strict this is: `changed` (the default) makes it an error in entries changed since `--changed-since` and a warning elsewhere and in runs without `--changed-since` (so `build` and whole-registry runs keep working while every pull request that touches an entry adds its digests); `all` makes it an error everywhere; `off` silences it. A `severity` override of this code wins over that choice, everywhere; exemptions per id apply as usual. `", pin_digests_command!(), "` pins each missing digest (GitHub's published asset digest when the release API has one, else the sha256 of the download); name entry folders after it (`", pin_digests_command!(), " registry/my-agent`) to download only their archives. By hand, `sha256sum <archive>` (or `shasum -a 256` on macOS) on the exact file the URL serves.");
     VersionMismatch = "version-mismatch", Distribution, Error,
         "A distribution pins a different version than the manifest.",
         "The version in binary archive URLs (`/download/vX.Y.Z/`, `/releases/...`, npm tarball names), the npx pin (`pkg@X.Y.Z`, scope-aware) and the uvx pin (`pkg==X.Y.Z` or `pkg@X.Y.Z`, extras such as `pkg[acp]==X.Y.Z` included) must equal `version` (in the `preview` block: `preview.version`). Versions are compared as versions, so `2026.07.20` equals `2026.7.20`.";

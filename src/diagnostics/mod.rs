@@ -23,7 +23,9 @@ mod report;
 mod sarif;
 mod severity;
 
-pub(crate) use code::{did_you_mean, explain, nearest, UnknownCode};
+pub(crate) use code::{
+    did_you_mean, explain, nearest, pin_digests_command, UnknownCode, PIN_DIGESTS_COMMAND,
+};
 pub use code::{rules_markdown, Code};
 pub(crate) use diagnostic::{Diagnostic, Fix, FixEdit};
 pub(crate) use format::{append_step_summary, write_report};

@@ -10,7 +10,7 @@ use super::entry::ManifestDoc;
 use super::package_spec::{package_basename, Ecosystem, Package};
 use super::sink::Sink;
 use super::versions::PreviewVersion;
-use crate::diagnostics::{Code, Fix, FixEdit};
+use crate::diagnostics::{Code, Fix, FixEdit, PIN_DIGESTS_COMMAND};
 use crate::manifest::distribution::{
     is_legacy_platform_key, platform_suggestion, ArchiveFormat, Written,
 };
@@ -203,9 +203,9 @@ fn check_sha256_missing(doc: &ManifestDoc, pointer: &str, key: &str, sink: &mut 
             pointer,
             format!("`{key}` does not pin a sha256 checksum"),
         )
-        .help(
-            "run `acp-registry validate --fix --verify-archives` to pin it, or add `\"sha256\": \"<64 hex digits>\"` (`sha256sum` of the archive)",
-        );
+        .help(format!(
+            "run `{PIN_DIGESTS_COMMAND}` to pin it, or add `\"sha256\": \"<64 hex digits>\"` (`sha256sum` of the archive)"
+        ));
     finding.severity = severity;
     sink.push(finding);
 }

@@ -21,7 +21,7 @@ pub(crate) const LATEST_PROTOCOL_VERSION: u64 = 1;
 pub(crate) const URL_FIELDS: [&str; 4] = ["repository", "website", "homepage", "license_url"];
 
 pub(crate) fn check(doc: &ManifestDoc, view: &AgentView, sink: &mut Sink) {
-    check_license(doc, sink);
+    super::license::check(doc, sink);
     for field in URL_FIELDS {
         if let Some(url) = doc.root.get_str(field) {
             check_url(doc, &format!("/{field}"), url, sink);
@@ -56,43 +56,6 @@ pub(crate) fn check(doc: &ManifestDoc, view: &AgentView, sink: &mut Sink) {
     check_auth(doc, view, sink);
     check_tags(doc, sink);
     check_protocol_version(doc, view, sink);
-}
-
-fn check_license(doc: &ManifestDoc, sink: &mut Sink) {
-    if doc.root.get("license_url").is_none() {
-        let message = "the manifest has no `license_url`";
-        // Next to `license` when there is one, else at the whole manifest.
-        let d = match doc.root.member("license") {
-            Some(_) => doc.at_key(Code::LicenseUrlMissing, "/license", message),
-            None => doc.at(Code::LicenseUrlMissing, "", message),
-        };
-        sink.push(
-            d.help("add `\"license_url\": \"https://…/LICENSE\"` pointing at the license text"),
-        );
-    }
-    let Some(license) = doc.root.get_str("license") else {
-        return;
-    };
-    if license == "proprietary" || license.is_empty() {
-        return;
-    }
-    if spdx::Expression::parse(license).is_err() {
-        let mut d = doc.at(
-            Code::LicenseUnknown,
-            "/license",
-            format!("`{license}` is not a known SPDX license expression"),
-        );
-        let suggestion = spdx::Expression::parse_mode(license, spdx::ParseMode::LAX)
-            .ok()
-            .map(|e| e.to_string())
-            .filter(|s| s != license)
-            .or_else(|| spdx::imprecise_license_id(license).map(|(id, _)| id.name.to_string()));
-        d = match suggestion {
-            Some(s) => d.help(format!("did you mean `{s}`?")),
-            None => d.help("use an SPDX identifier (https://spdx.org/licenses/) or `proprietary`"),
-        };
-        sink.push(d);
-    }
 }
 
 /// Why `url` is not an acceptable registry URL, if it is not.

@@ -11,6 +11,7 @@ mod entry;
 mod files;
 mod icons;
 mod identity;
+mod license;
 mod metadata;
 mod package_spec;
 mod placeholder;

@@ -4,7 +4,7 @@
 
 use super::entry::{display_path, EntryDir, ManifestDoc};
 use super::sink::Sink;
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{pin_digests_command, Code, Diagnostic};
 use crate::manifest::{escape_pointer, Node, NodeValue};
 use acp_registry_core::source::{SourceFile, Span};
 
@@ -70,7 +70,11 @@ pub(crate) const PLACEHOLDERS: [Placeholder; 5] = [
 pub(crate) const SCAFFOLD_ICON: &str = include_str!("../../templates/new/icon.svg");
 
 /// Help for a placeholder inside a binary archive URL, which is replaced as a whole.
-const ARCHIVE_HELP: &str = "write the URL your release serves this platform's archive at, then its `sha256` (`acp-registry validate --verify-archives` prints it)";
+const ARCHIVE_HELP: &str = concat!(
+    "write the URL your release serves this platform's archive at, then pin its `sha256` (`",
+    pin_digests_command!(),
+    "` downloads it and writes it)"
+);
 
 /// Report every placeholder of the manifest, `README.md` and the icons of one entry. `files`
 /// are the entry's files the other rules read (icons, README).

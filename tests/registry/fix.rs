@@ -351,3 +351,134 @@ fn without_a_published_digest_the_downloaded_bytes_are_pinned() {
         "{requests:?}"
     );
 }
+
+#[test]
+fn a_spelling_of_proprietary_becomes_proprietary_and_its_comment_stays() {
+    let (dir, clean, _, run) = fixed(|text| {
+        text.replace(
+            "\"license\": \"Apache-2.0\",",
+            "\"license\": \"Proprietary License\", // closed source",
+        )
+    });
+    assert!(
+        run.stderr.contains(
+            "fixed goose/agent.json: set `/license` to `proprietary` (license-unknown)\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_manifest(
+        &run,
+        dir.path(),
+        0,
+        &clean.replace(
+            "\"license\": \"Apache-2.0\",",
+            "\"license\": \"proprietary\", // closed source",
+        ),
+    );
+    assert!(!run.stdout.contains("license-unknown"), "{}", run.stdout);
+}
+
+#[test]
+fn a_plus_gnu_id_becomes_its_or_later_form() {
+    let (dir, clean, _, run) = fixed(|text| {
+        text.replace(
+            "\"license\": \"Apache-2.0\",",
+            "\"license\": \"MIT OR GPL-2.0+\",",
+        )
+    });
+    assert!(
+        run.stderr
+            .contains("set `/license` to `MIT OR GPL-2.0-or-later` (license-unknown)"),
+        "{}",
+        run.stderr
+    );
+    assert_manifest(
+        &run,
+        dir.path(),
+        0,
+        &clean.replace(
+            "\"license\": \"Apache-2.0\",",
+            "\"license\": \"MIT OR GPL-2.0-or-later\",",
+        ),
+    );
+}
+
+#[test]
+fn a_bare_deprecated_gnu_id_is_left_for_a_person_with_both_replacements() {
+    let (dir, _, broken, run) =
+        fixed(|text| text.replace("\"license\": \"Apache-2.0\",", "\"license\": \"AGPL-3.0\","));
+    // goose's acpr note and this warning: exit 0, the file as it was.
+    assert_manifest(&run, dir.path(), 0, &broken);
+    assert!(!run.stderr.contains("/license"), "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "warning[license-unknown]: `AGPL-3.0` is a deprecated SPDX license identifier"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "help: write `AGPL-3.0-only` or `AGPL-3.0-or-later`: the project's license says whether later versions of the GNU license apply (`--fix` leaves this choice to you)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("did you mean"), "{}", run.stdout);
+}
+
+#[test]
+fn the_pin_command_with_an_entry_folder_downloads_and_pins_only_that_entry() {
+    let release = serde_json::json!({
+        "tag_name": "v1.0.0",
+        "assets": [{"name": "agent-linux-x86_64.tar.gz", "digest": null}]
+    });
+    let server = release_server(&release);
+    let (dir, text) = unpinned_entry(&server.url(RELEASE_ASSET));
+    // A second unpinned entry, not named: its archive is never asked for.
+    let other = text
+        .replace("\"example-agent\"", "\"other-agent\"")
+        .replace("agent-linux-x86_64", "other-linux-x86_64");
+    copy_dir(
+        &dir.path().join("example-agent"),
+        &dir.path().join("other-agent"),
+    );
+    std::fs::write(dir.path().join("other-agent/agent.json"), &other).unwrap();
+    let api = server.url("/api").replacen("http://", "https://", 1);
+    // The command the `sha256-missing` help and `new`'s binary scaffold name.
+    let mut args: Vec<&str> = "validate --fix --verify-archives".split(' ').collect();
+    args.extend([
+        "--no-cache",
+        "--github-api",
+        &api,
+        "--registry",
+        ".",
+        "example-agent",
+    ]);
+    let output = std::process::Command::new(crate::REGISTRY)
+        .args(&args)
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env("ACP_REGISTRY_TEST_ALLOW_LOOPBACK", "1")
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "fixed example-agent/agent.json: set `/distribution/binary/linux-x86_64/sha256` to `{BYTES_DIGEST}` (archive-digest)"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("other-agent/agent.json")).unwrap(),
+        other
+    );
+    let requests = server.requests();
+    assert!(
+        requests.iter().all(|r| !r.contains("other-linux")),
+        "{requests:?}"
+    );
+}
