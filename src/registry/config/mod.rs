@@ -3,6 +3,7 @@
 //! ```jsonc
 //! {
 //!   "base_url": "https://cdn.example.com/registry/v1/latest",
+//!   "registry": { "name": "Acme Agent Registry", "home": "https://acme.example", "logo": "logo.svg" },
 //!   "severity": { "license-url-missing": "error", "sha256-missing": "off" },
 //!   "exemptions": { "old-agent": ["license-url-missing"] },
 //!   "required_os": ["darwin", "linux", "windows"],
@@ -26,10 +27,12 @@
 //! section has its own file: `policy` (`severity`, `exemptions`, `required_os`,
 //! `require_sha256`), `outputs` (`base_url`, `outputs` and their patches), `online`
 //! (`online`, `provenance`), `verify` (`verify`, `update`) and `skills` (the skills indexes
-//! and marketplace); `limits` bounds what the file
+//! and marketplace), `identity` (`registry`: name, description, home, logo, footer, and the
+//! `base-url-public` warning); `limits` bounds what the file
 //! can make `build` write (URL lengths, outputs, bytes added per agent). A section's reader takes the
 //! fields it fills, never the whole [`Config`].
 
+mod identity;
 mod limits;
 mod online;
 mod outputs;
@@ -47,6 +50,8 @@ use crate::online::{EndpointOverrides, ProvenanceConfig};
 use crate::published::Output;
 use crate::rules::{did_you_mean, read_failure, Code, Policy};
 use acp_registry_core::source::{SourceFile, Span};
+pub(crate) use identity::Identity;
+pub(crate) use identity::{is_public_url, name_problem, MAX_NAME_CHARS};
 use online::{read_online, read_provenance};
 pub(crate) use outputs::base_url_problem;
 use outputs::{read_base_url, read_outputs};
@@ -90,6 +95,8 @@ pub struct Config {
     pub provenance: ProvenanceConfig,
     /// `skills`: the skills indexes and marketplace `build` publishes.
     pub(crate) skills: SkillsConfig,
+    /// `registry`: the registry's name, description, home link, logo and footer.
+    pub identity: Identity,
 }
 
 impl Default for Config {
@@ -107,6 +114,7 @@ impl Default for Config {
             update_min_age_days: 0,
             provenance: ProvenanceConfig::default(),
             skills: SkillsConfig::default(),
+            identity: Identity::default(),
         }
     }
 }
@@ -135,7 +143,17 @@ impl Config {
             }
             Err(e) => return (Config::default(), vec![read_failure(&e, CONFIG_FILE)]),
         };
-        Self::parse(SourceFile::new(CONFIG_FILE, text))
+        let (mut config, mut findings) = Self::parse(SourceFile::new(CONFIG_FILE, text));
+        findings.extend(identity::load_logo(root, &mut config.identity));
+        if let Some(source) = &config.source {
+            let identity = &config.identity;
+            findings.extend(identity::public_base_url_finding(
+                source,
+                &config.base_url,
+                identity,
+            ));
+        }
+        (config, findings)
     }
 
     /// Read the configuration in `source`: every readable key, and a finding per problem.
@@ -217,6 +235,9 @@ impl Config {
         for m in keys.get("base_url") {
             read_base_url(fields, &m.value, &mut self.base_url);
         }
+        for m in keys.get("registry") {
+            identity::read_identity(fields, &m.value, &mut self.identity);
+        }
         for m in keys.get("severity") {
             read_severity(fields, &m.value, &mut self.policy);
         }
@@ -244,6 +265,7 @@ impl Config {
             self.named_ids.extend(ids);
             limits::check_added(fields, m, &self.base_url, &mut self.outputs);
         }
+        identity::name_marketplace(&self.identity, &mut self.skills);
         let known = keys.known().to_vec();
         keys.finish(fields);
         known
