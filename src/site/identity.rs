@@ -34,8 +34,8 @@ pub(crate) fn home(options: &SiteOptions) -> Option<Link> {
     Some(Link { href, text })
 }
 
-/// The footer line in runs: each whitespace-separated word that is an `https://` URL (without
-/// the sentence punctuation that may follow it) becomes a link, the rest stays text.
+/// The footer line in runs: each space-separated word that is an `https://` URL (without the
+/// brackets, quotes and sentence punctuation around it) becomes a link, the rest stays text.
 pub(crate) fn footer(text: &str) -> Vec<FooterPart> {
     let mut parts: Vec<FooterPart> = Vec::new();
     let mut plain = String::new();
@@ -43,7 +43,8 @@ pub(crate) fn footer(text: &str) -> Vec<FooterPart> {
         if i > 0 {
             plain.push(' ');
         }
-        let url = word.trim_end_matches(['.', ',', ';', ':', ')', '!', '?']);
+        let lead = word.len() - word.trim_start_matches(['(', '"', '\'']).len();
+        let url = word[lead..].trim_end_matches(['.', ',', ';', ':', ')', '!', '?', '"', '\'']);
         let link = url
             .get(..8)
             .is_some_and(|head| head.eq_ignore_ascii_case("https://"))
@@ -51,6 +52,7 @@ pub(crate) fn footer(text: &str) -> Vec<FooterPart> {
             .flatten();
         match link {
             Some(href) => {
+                plain.push_str(&word[..lead]);
                 if !plain.is_empty() {
                     parts.push(FooterPart {
                         text: std::mem::take(&mut plain),
@@ -61,7 +63,7 @@ pub(crate) fn footer(text: &str) -> Vec<FooterPart> {
                     text: url.to_string(),
                     href: Some(href),
                 });
-                plain.push_str(&word[url.len()..]);
+                plain.push_str(&word[lead + url.len()..]);
             }
             None => plain.push_str(word),
         }

@@ -201,7 +201,7 @@ pub(super) fn load_logo(root: &Path, identity: &mut Identity) -> Vec<Diagnostic>
         Ok(bytes) => bytes,
         Err(e) => {
             let finding = read_failure(&e, &path);
-            let help = format!("`registry.logo` in {}: {path}", super::CONFIG_FILE);
+            let help = format!("`registry.logo` in acp-registry.jsonc names {path}");
             let help = finding.help.clone().unwrap_or(help);
             return vec![finding.help(help)];
         }
@@ -256,12 +256,36 @@ pub(super) fn public_base_url_finding(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Config, CONFIG_FILE};
     use super::*;
-    use acp_registry_core::source::SourceFile;
 
-    fn parse(text: &str) -> (Config, Vec<Diagnostic>) {
-        Config::parse(SourceFile::new(CONFIG_FILE, text.to_string()))
+    /// What [`read_identity`] and the top level make of a configuration: the identity, the
+    /// `base_url` it sets (else the default) and the findings.
+    struct Parsed {
+        identity: Identity,
+        base_url: String,
+        source: SourceFile,
+    }
+
+    fn parse(text: &str) -> (Parsed, Vec<Diagnostic>) {
+        let source = SourceFile::new("acp-registry.jsonc", text.to_string());
+        let root = jsonc::parse(&source.text).unwrap();
+        let mut fields = Fields::new(&source, Code::ConfigInvalid);
+        let mut identity = Identity::default();
+        let mut base_url = "https://cdn.agentclientprotocol.com/registry/v1/latest".to_string();
+        for member in root.as_object().unwrap() {
+            match member.key.as_str() {
+                "registry" => read_identity(&mut fields, &member.value, &mut identity),
+                "base_url" => base_url = member.value.as_str().unwrap().to_string(),
+                _ => {}
+            }
+        }
+        let findings = fields.findings;
+        let parsed = Parsed {
+            identity,
+            base_url,
+            source,
+        };
+        (parsed, findings)
     }
 
     #[test]
@@ -280,7 +304,7 @@ mod tests {
         assert_eq!(identity.logo.as_deref(), Some("assets/logo.svg"));
         assert!(identity.footer.as_deref().unwrap().starts_with("Run by"));
         assert!(!identity.public);
-        assert_eq!(Config::default().identity.name(), DEFAULT_NAME);
+        assert_eq!(Identity::default().name(), DEFAULT_NAME);
     }
 
     #[test]
@@ -319,8 +343,7 @@ mod tests {
         let finding = |text: &str| {
             let (config, findings) = parse(text);
             assert!(findings.is_empty(), "{findings:?}");
-            let source = config.source.as_ref().unwrap();
-            public_base_url_finding(source, &config.base_url, &config.identity)
+            public_base_url_finding(&config.source, &config.base_url, &config.identity)
         };
         let codes = |text: &str| -> Vec<(String, usize, usize)> {
             finding(text)
