@@ -289,7 +289,7 @@ fn main() {
         title: "ACP Agent Registry".into(),
         registry_json_url: Some("https://cdn.example/registry/v1/latest/registry.json".into()),
         lifecycle_json_url: Some("https://cdn.example/registry/v1/latest/lifecycle.json".into()),
-        site_url: None,
+        ..SiteOptions::default()
     };
     let mut times = Vec::new();
     let mut cpu = Vec::new();

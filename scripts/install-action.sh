@@ -42,6 +42,18 @@ set_tag() {
     || error "version: $tag is not a release tag (v0.1.0), latest or source"
 }
 
+# The download-url input, when set, must be an https:// or file:// URL: said here, naming the
+# input, rather than in curl's words.
+check_download_url() {
+  [ -n "$INPUT_DOWNLOAD_URL" ] || return 0
+  local lower
+  lower="$(printf '%s' "$INPUT_DOWNLOAD_URL" | tr '[:upper:]' '[:lower:]')"
+  case "$lower" in
+    https://?*|file://?*) ;;
+    *) error "download-url: $INPUT_DOWNLOAD_URL is not an https:// or file:// URL (the only schemes the action downloads from); give the https URL of a folder holding the release assets (a mirror), or file:///path of a local folder" ;;
+  esac
+}
+
 # Where the release assets of tag $1 are.
 assets_url() {
   if [ -n "$INPUT_DOWNLOAD_URL" ]; then
@@ -105,6 +117,7 @@ install_release() {
   rm -rf "$unpacked"
 }
 
+check_download_url
 set_target
 set_tag
 exe=acp-registry

@@ -4,6 +4,8 @@
 //! this repository's own `.github/workflows/registry.yml` ([`workflow`]), so the two cannot
 //! drift.
 
+mod identity;
+
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
@@ -51,6 +53,16 @@ pub struct Options {
     /// The branch the workflow publishes [default: the branch DIR/.git/HEAD names, else main].
     #[arg(long, value_name = "BRANCH")]
     pub default_branch: Option<String>,
+    /// The registry's name: the site's title, header and <h1> (`registry.name`) [default:
+    /// asked on a terminal, else a placeholder to fill in].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The https URL the registry's files are served under (`base_url`): the public URL of
+    /// the bucket folder the workflow publishes to, e.g.
+    /// https://agents.example.com/registry/v1/latest [default: asked on a terminal, else a
+    /// placeholder to fill in].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
 }
 
 /// How the workflow installs acp-registry.
@@ -83,6 +95,12 @@ pub enum InitError {
     #[error("--default-branch `{0}` is not a plain branch name (letters, digits, `.`, `_`, `-`, `/`), e.g. `main`")]
     /// The branch name could not be written into the workflow safely.
     Branch(String),
+    #[error("--name: {0}")]
+    /// `--name` (or the answer) cannot name a registry.
+    Name(String),
+    #[error("--base-url: {0}")]
+    /// `--base-url` (or the answer) is not an https URL the registry can be served under.
+    BaseUrl(String),
     #[error("init wrote nothing, because these exist already (it never overwrites):\n{}\nmove them away, or run init in an empty folder and merge its files by hand", .0.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
     /// Files (or folders in their place) that exist, as shown.
     Exists(Vec<String>),
@@ -202,10 +220,59 @@ fn registry_flag(registry_dir: &str) -> String {
     }
 }
 
+/// The registry's name and base URL, when given or answered (checked).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Identity {
+    name: Option<String>,
+    base_url: Option<String>,
+}
+
+/// `--name` and `--base-url`, checked; each one missing is asked for when standard input and
+/// standard error are terminals, and left to a placeholder otherwise.
+fn identity(options: &Options) -> Result<Identity, CommandError> {
+    use std::io::IsTerminal;
+    let mut out = Identity {
+        name: options
+            .name
+            .as_deref()
+            .map(identity::check_name)
+            .transpose()
+            .map_err(InitError::Name)?,
+        base_url: options
+            .base_url
+            .as_deref()
+            .map(identity::check_base_url)
+            .transpose()
+            .map_err(InitError::BaseUrl)?,
+    };
+    let asking = (out.name.is_none() || out.base_url.is_none())
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
+    if asking {
+        let (stdin, mut stderr) = (std::io::stdin(), std::io::stderr());
+        let mut input = stdin.lock();
+        writeln!(
+            stderr,
+            "Press Enter to leave a value to fill in later in {CONFIG_FILE}."
+        )?;
+        if out.name.is_none() {
+            let question = "Registry name (the site's title, e.g. Acme Agent Registry)";
+            out.name = identity::ask(question, identity::check_name, &mut input, &mut stderr)?;
+        }
+        if out.base_url.is_none() {
+            let question = "Base URL the registry's files are served under (https://…)";
+            out.base_url =
+                identity::ask(question, identity::check_base_url, &mut input, &mut stderr)?;
+        }
+    }
+    Ok(out)
+}
+
 /// The files `init` writes, by path inside DIR, sorted.
 pub(crate) fn files(
     registry_dir: &str,
     default_branch: &str,
+    id: &Identity,
 ) -> Result<Vec<(String, String)>, InitError> {
     let flag = registry_flag(registry_dir);
     let validate_args = if flag.is_empty() {
@@ -220,6 +287,8 @@ pub(crate) fn files(
         "validate_args" => Some(validate_args.clone()),
         "repository_url" => Some(REPOSITORY_URL.to_string()),
         "version" => Some(VERSION.to_string()),
+        "registry" => Some(identity::registry_member(id.name.as_deref())),
+        "base_url" => Some(identity::base_url_member(id.base_url.as_deref())),
         _ => None,
     };
     let workflow = workflow(&Workflow {
@@ -255,7 +324,8 @@ fn root(registry_dir: &str) -> &str {
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
     let registry = registry_dir(&options.registry)?;
     let branch = default_branch(options)?;
-    let files = files(&registry, &branch)?;
+    let id = identity(options)?;
+    let files = files(&registry, &branch, &id)?;
     let shown_dir = display_root(&options.dir);
     // DIR is the user's choice: a link to a folder is fine.
     if options.dir.exists() && !options.dir.is_dir() {
@@ -280,7 +350,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
     for (rel, _) in &files {
         writeln!(out, "created {}", escape::terminal(&shown(rel)))?;
     }
-    let text = checklist(&shown_dir, &registry, &branch);
+    let text = checklist(&shown_dir, &registry, &branch, &id);
     out.write_all(escape::terminal(&text).as_bytes())?;
     Ok(exit::OK)
 }
@@ -349,7 +419,7 @@ fn create(
 }
 
 /// What to set up on GitHub, and the command to run next.
-fn checklist(dir: &str, registry: &str, branch: &str) -> String {
+fn checklist(dir: &str, registry: &str, branch: &str, id: &Identity) -> String {
     let config = join_display(dir, &join_display(root(registry), CONFIG_FILE));
     let flag = registry_flag(registry);
     let cd = if dir.is_empty() {
@@ -357,10 +427,25 @@ fn checklist(dir: &str, registry: &str, branch: &str) -> String {
     } else {
         format!("cd {} && ", crate::site::shell_quote(dir))
     };
+    let base_url = match &id.base_url {
+        Some(url) => format!(
+            "`base_url` in {config}:\n     {url}\n     (serve that bucket's <prefix>/latest folder there)."
+        ),
+        None => format!(
+            "`base_url` in {config}: the public URL of that bucket's\n     <prefix>/latest folder (a TODO until then; `validate` warns base-url-public)."
+        ),
+    };
+    let name = if id.name.is_some() {
+        String::new()
+    } else {
+        format!(
+            "\nThe registry has no name yet: set `registry.name` in {config} (the site's title)."
+        )
+    };
     format!(
         "\
 The registry is `{registry}`; with no agents yet `acp-registry validate{flag}` and `build{flag}` pass.
-The workflow checks pull requests and publishes pushes to `{branch}` (--default-branch names another).
+The workflow checks pull requests and publishes pushes to `{branch}` (--default-branch names another).{name}
 
 Set up on GitHub, in the repository's Settings:
   1. Pages: Source \"GitHub Actions\" (the publish job deploys the site).
@@ -369,12 +454,20 @@ Set up on GitHub, in the repository's Settings:
      the registry files are published to (without them only the site is deployed); the
      variables REGISTRY_S3_REGION (default `auto`) and REGISTRY_S3_PREFIX (default
      `registry/v1`) when yours differ.
-  3. `base_url` in {config}: the public URL of that bucket's
-     <prefix>/latest folder.
+  3. {base_url}
   4. The secret REGISTRY_UPDATE_TOKEN (a GitHub App token, or a fine-grained token with
      contents and pull-requests write), so the nightly update pull requests run the checks.
+     Without it the update and quarantine jobs open their pull requests with the workflow's
+     own token, which needs Actions > General > Workflow permissions: \"Allow GitHub Actions
+     to create and approve pull requests\" (and the checks do not run on those pull requests).
   5. Branches: protect `{branch}`, requiring the checks \"Validate the changed entries\" and
      \"Archives, packages and launches of the changed entries\".
+  6. A public repository, or paid features on a private one: the pull request check uploads
+     its findings to code scanning (GitHub Advanced Security on a private repository), the
+     publish job attests every published file (artifact attestations: GitHub Enterprise Cloud
+     on a private repository) and Pages needs a paid plan there; on a private repository
+     without them remove the steps \"Upload to code scanning\" and \"Attest every published
+     file\" from the workflow.
 
 next: add the first agent
   {cd}acp-registry new <id> --npx PKG{flag}
@@ -406,7 +499,7 @@ mod tests {
 
     #[test]
     fn the_configuration_states_the_defaults_and_every_key() {
-        let (_, text) = files("registry", "main")
+        let (_, text) = files("registry", "main", &Identity::default())
             .unwrap()
             .into_iter()
             .find(|(rel, _)| rel.ends_with(CONFIG_FILE))
@@ -441,7 +534,7 @@ mod tests {
     #[test]
     fn pre_commit_passes_the_registry_only_when_it_is_not_the_default() {
         let hooks = |registry: &str| {
-            files(registry, "main")
+            files(registry, "main", &Identity::default())
                 .unwrap()
                 .into_iter()
                 .find(|(rel, _)| rel == ".pre-commit-config.yaml")

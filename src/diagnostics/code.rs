@@ -348,6 +348,9 @@ catalogue! {
     ConfigUnknownCode = "config-unknown-code", Registry, Error,
         "acp-registry.jsonc names a rule code that does not exist.",
         "Severity overrides and exemptions name rule codes; `acp-registry explain --list` prints them all. The nearest code is suggested.";
+    BaseUrlPublic = "base-url-public", Registry, Warning,
+        "acp-registry.jsonc publishes under the public ACP registry's URL.",
+        "`base_url` is where the files `build` writes are served: every icon URL in `registry.json` and the site's links to `registry.json` and `lifecycle.json` start with it. When it is absent it defaults to the public ACP registry's (`https://cdn.agentclientprotocol.com/registry/v1/latest`), where another registry's files are never published, so its clients would fetch the public registry's icons, or none. Reported, at the `base_url` value or at the start of `acp-registry.jsonc` when the key is absent, when `base_url` is any URL on the host `cdn.agentclientprotocol.com` (any case) and the configuration does not say `\"registry\": {\"public\": true}`, which only the public ACP registry itself sets (the bundled `registry/` is a copy of it). Set `\"base_url\": \"https://<your host>/registry/v1/latest\"`, the public URL of the folder `dist/` is published to, or pass `acp-registry init --base-url URL` when creating a registry. A registry without `acp-registry.jsonc` is not checked.";
     ConfigUnknownId = "config-unknown-id", Registry, Warning,
         "acp-registry.jsonc names an id that is not in the registry.",
         "Exemptions and outputs name entry ids; an unknown id is usually a typo or a removed agent.";

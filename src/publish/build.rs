@@ -31,7 +31,7 @@ use super::output::{write_ownership_manifest, FileSink, Tree, OWNERSHIP_FILE};
 use super::site_source::{site_options, SiteSource};
 use super::skills::{self, OutputFile};
 use crate::published::{Form, Output};
-use crate::registry::config::base_url_problem;
+use crate::registry::config::{base_url_problem, DEFAULT_BASE_URL};
 use crate::registry::Checked;
 use crate::rules::{published_agent_validator, EntryReport, Status, AGENT_SCHEMA, REGISTRY_SCHEMA};
 use crate::site::{Site, SiteSkill};
@@ -285,6 +285,17 @@ const SCHEMAS: [(&str, &str); 3] = [
     (LIFECYCLE_SCHEMA_FILE, LIFECYCLE_SCHEMA),
     ("registry.schema.json", REGISTRY_SCHEMA),
 ];
+/// A published schema whose `$id` (and example `$schema`) name where it is served: the
+/// public registry's URL in the source, `base` (JSON-escaped) in the copy `build` writes.
+fn schema_under<'t>(text: &'t str, base: &str) -> std::borrow::Cow<'t, str> {
+    let public = format!("{DEFAULT_BASE_URL}/");
+    if base == DEFAULT_BASE_URL {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let quoted = serde_json::Value::String(format!("{base}/")).to_string();
+    std::borrow::Cow::Owned(text.replace(&public, &quoted[1..quoted.len() - 1]))
+}
+
 /// Where the site goes in a full build.
 const SITE: &str = "site/";
 /// The `sha256sum` listing of the published files.
@@ -370,7 +381,7 @@ impl Files<'_> {
         registry?;
         icons?;
         for (name, text) in SCHEMAS {
-            files.bytes(name, text.as_bytes())?;
+            files.bytes(name, schema_under(text, &self.base).as_bytes())?;
         }
         files.file(LIFECYCLE_FILE, &mut |out| {
             let listed = |id: &str| self.listed(id);
@@ -378,7 +389,8 @@ impl Files<'_> {
         })?;
         if let Some(verification) = &self.verification {
             files.bytes(VERIFICATION_FILE, verification.as_bytes())?;
-            files.bytes(VERIFICATION_SCHEMA_FILE, VERIFICATION_SCHEMA.as_bytes())?;
+            let schema = schema_under(VERIFICATION_SCHEMA, &self.base);
+            files.bytes(VERIFICATION_SCHEMA_FILE, schema.as_bytes())?;
         }
         Ok(())
     }

@@ -15,19 +15,25 @@ use crate::registry::Checked;
 use crate::rules::{EntryReport, Manifest};
 use crate::site::{self, AgentSource, SiteAgent, SiteClient, SiteOptions, SiteRetirement};
 
-/// The site's title and its link to the first output, absolute under `base_url`: the site
-/// folder may be served alone (GitHub Pages) or opened from disk, where `../` leads nowhere.
+/// The site's identity (the configuration's `registry`: name, description, home link, logo,
+/// footer) and its link to the first output, absolute under `base_url`: the site folder may
+/// be served alone (GitHub Pages) or opened from disk, where `../` leads nowhere.
 pub(super) fn site_options(checked: &Checked, base_url: &str) -> SiteOptions {
     let registry_json = checked
         .config
         .outputs
         .first()
         .map_or("registry.json", |o| o.file.as_str());
+    let identity = &checked.config.identity;
     SiteOptions {
-        title: "ACP Agent Registry".into(),
+        title: identity.name().to_string(),
         registry_json_url: Some(format!("{base_url}/{registry_json}")),
         lifecycle_json_url: Some(format!("{base_url}/{LIFECYCLE_FILE}")),
         site_url: checked.config.skills.site_url.clone(),
+        description: identity.description.clone(),
+        home_url: identity.home.clone(),
+        logo_svg: identity.logo_svg.clone(),
+        footer: identity.footer.clone(),
     }
 }
 

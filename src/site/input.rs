@@ -171,6 +171,18 @@ pub struct SiteOptions {
     /// skills' install commands (`npx skills add <site_url>`); `None`: the commands name
     /// `<site URL>` for the reader to fill in.
     pub site_url: Option<String>,
+    /// The registry's description: the index's lead paragraph and every page's meta
+    /// description (`None`: the lead of the public registry, and no meta description).
+    pub description: Option<String>,
+    /// A link to the organisation running the registry (kept under [`SiteOptions::registry_json_url`]'s
+    /// rule), in the navigation, named by its host.
+    pub home_url: Option<String>,
+    /// The registry's logo, an SVG: re-serialised like the agents' icons (dropped when that
+    /// fails) and shown before the title, painted with the text colour.
+    pub logo_svg: Option<Vec<u8>>,
+    /// One line of plain text for every page's footer; `https://` words in it become links
+    /// (`None`: the public registry's footer).
+    pub footer: Option<String>,
 }
 
 impl Default for SiteOptions {
@@ -180,6 +192,10 @@ impl Default for SiteOptions {
             registry_json_url: None,
             lifecycle_json_url: None,
             site_url: None,
+            description: None,
+            home_url: None,
+            logo_svg: None,
+            footer: None,
         }
     }
 }

@@ -41,6 +41,7 @@
 
 mod error;
 mod icons;
+mod identity;
 mod input;
 mod labels;
 mod markdown;

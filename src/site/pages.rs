@@ -25,6 +25,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::error::SiteError;
+use super::identity::{self, FooterPart, Link, LOGO_CSS};
 use super::input::{AgentSource, SiteAgent, SiteOptions, SiteSkill};
 use super::skills::{self, AgentSkills, SkillCard};
 use super::{icons, model, urls};
@@ -82,6 +83,8 @@ pub(crate) struct Site {
     agent_skills: AgentSkills,
     /// [`SiteOptions::site_url`], for the skills' install commands.
     site_url: Option<String>,
+    /// `assets/logo.css`, when the registry has a logo.
+    logo_css: Option<String>,
 }
 
 /// What the first pass learns of one agent.
@@ -133,9 +136,10 @@ impl Site {
         }
         let agent_ids = cards.iter().map(|card| card.id.as_str()).collect();
         let (skill_cards, skill_order, agent_skills) = skills::cards(skills, &agent_ids)?;
+        let logo_css = identity::logo_css(options);
         Ok(Site {
             env: environment()?,
-            context: SiteContext::new(options, !skill_cards.is_empty()),
+            context: SiteContext::new(options, !skill_cards.is_empty(), logo_css.is_some()),
             cards,
             agents: order,
             icon_chunks,
@@ -143,6 +147,7 @@ impl Site {
             skill_order,
             agent_skills,
             site_url: options.site_url.clone(),
+            logo_css,
         })
     }
 
@@ -170,6 +175,9 @@ impl Site {
         paths.extend(self.skills.iter().map(|card| card.href.clone()));
         paths.insert(SEARCH_INDEX.to_string());
         paths.extend(ASSETS.iter().map(|(path, _)| (*path).to_string()));
+        if self.logo_css.is_some() {
+            paths.insert(LOGO_CSS.to_string());
+        }
         paths
     }
 
@@ -202,6 +210,9 @@ impl Site {
         }
         for (path, text) in ASSETS {
             sink(path, text.as_bytes())?;
+        }
+        if let Some(css) = &self.logo_css {
+            sink(LOGO_CSS, css.as_bytes())?;
         }
         Ok(())
     }
@@ -354,11 +365,23 @@ struct SiteContext {
     lifecycle_json: Option<String>,
     /// Whether the site has skills (a "Skills" link in the navigation).
     skills: bool,
+    /// The registry's description (the index's lead and the meta description).
+    description: Option<String>,
+    /// The link to the organisation running the registry.
+    home: Option<Link>,
+    /// Whether `assets/logo.css` exists (the logo before the title).
+    logo: bool,
+    /// The footer line in runs of text and links (`None`: the default footer).
+    footer: Option<Vec<FooterPart>>,
 }
 
 impl SiteContext {
-    fn new(options: &SiteOptions, skills: bool) -> Self {
+    fn new(options: &SiteOptions, skills: bool, logo: bool) -> Self {
         SiteContext {
+            description: options.description.clone(),
+            home: identity::home(options),
+            logo,
+            footer: options.footer.as_deref().map(identity::footer),
             title: options.title.clone(),
             csp: CSP,
             root: String::new(),

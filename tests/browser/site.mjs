@@ -338,6 +338,32 @@ try {
     await context.close();
   });
 
+  // ---- 390 px: an agent page's Downloads table scrolls inside its wrapper, and says so ----
+  await section('narrow downloads table', async () => {
+    const problems = [];
+    const context = await browser.newContext({ colorScheme: 'light', viewport: { width: 390, height: 844 } });
+    const page = await openPage(context, problems);
+    let measured = null;
+    for (const agent of all.slice(0, 60)) {
+      await page.goto(url(agent.href));
+      if ((await page.locator('#downloads .table-wrap').count()) === 0) continue;
+      measured = await page.$eval('#downloads .table-wrap', (el) => ({
+        overflowX: getComputedStyle(el).overflowX,
+        scrollWidth: el.scrollWidth,
+        clientWidth: el.clientWidth,
+      }));
+      measured.hint = await page.isVisible('#downloads .scroll-hint');
+      break;
+    }
+    check('390 px: an agent page has a Downloads table', measured !== null);
+    if (measured) {
+      check('390 px: the Downloads table scrolls inside its wrapper', measured.overflowX === 'auto' && measured.scrollWidth > measured.clientWidth, JSON.stringify(measured));
+      check('390 px: the Downloads table says it scrolls', measured.hint, JSON.stringify(measured));
+    }
+    check('390 px: no console errors or failed requests', problems.length === 0, problems.join('\n     '));
+    await context.close();
+  });
+
   // ---- Both colour schemes: icons under the site's CSP, then axe and screenshots ----
   // An agent with light/dark icon variants when there is one, else any agent with an icon.
   const firstSheet = await load(url('assets/icons/1.css'));

@@ -498,6 +498,31 @@ fn composite_action_downloads_the_release_of_its_own_version_by_default_else_lat
     }
 }
 
+#[test]
+fn composite_action_names_download_url_and_its_schemes_before_curl_runs() {
+    for url in [
+        "http://mirror.example/acp",
+        "ftp://mirror.example/acp",
+        "/srv/releases",
+        "https://",
+    ] {
+        let temp = tempfile::tempdir().unwrap();
+        let log = temp.path().join("curl.log");
+        let fake = curl_answering_404(temp.path(), &log);
+        let with = [("download-url".to_string(), url.to_string())];
+        let run = run_action(&with, &runner_temp(temp.path()), &[&fake]);
+        let (_, code, output) = &run.steps[0];
+        assert_ne!(*code, 0, "{output}");
+        assert!(
+            output.contains(&format!(
+                "::error::download-url: {url} is not an https:// or file:// URL"
+            )),
+            "{url}: {output}"
+        );
+        assert!(!log.exists(), "{url}: curl ran");
+    }
+}
+
 /// `key = "value"` lines of the table `[header]` of Cargo.toml, if it has one.
 fn cargo_toml_table(header: &str) -> Option<BTreeMap<String, String>> {
     let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();

@@ -172,9 +172,16 @@ fn lifecycle_json_follows_the_schema_published_beside_it() {
     let run = build(registry.path(), &dist, &["--as-of", "2026-12-01T00:00:00Z"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let schema = json(&dist.join("lifecycle.schema.json"));
+    // The source schema, its `$id` under the base URL the build published it at.
+    let source = std::fs::read_to_string(repo_root().join("schemas/lifecycle.schema.json"))
+        .unwrap()
+        .replace(
+            "https://cdn.agentclientprotocol.com/registry/v1/latest/",
+            &format!("{BASE}/"),
+        );
     assert_eq!(
-        std::fs::read(dist.join("lifecycle.schema.json")).unwrap(),
-        std::fs::read(repo_root().join("schemas/lifecycle.schema.json")).unwrap()
+        std::fs::read_to_string(dist.join("lifecycle.schema.json")).unwrap(),
+        source
     );
     let validator = jsonschema::validator_for(&schema).unwrap();
     let doc = json(&dist.join("lifecycle.json"));

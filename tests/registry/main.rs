@@ -17,7 +17,8 @@
 //! reference validator on what `build` publishes), `skill_check` (`skill check` on hostile and
 //! good skills indexes and marketplaces), `skill_install` (`skill install` from sites,
 //! marketplaces and registries); issue 32: `lifecycle` (`deprecations.json`,
-//! `lifecycle.json`). Helpers that need the registry's types live in
+//! `lifecycle.json`); issue 33: `identity` (a registry's own name, URLs, logo and footer on
+//! the site and in every output; `base-url-public`). Helpers that need the registry's types live in
 //! `common/`.
 
 mod common;
@@ -33,6 +34,7 @@ mod feeds;
 mod fix;
 mod fmt;
 mod golden;
+mod identity;
 mod integrations;
 mod layering;
 mod lifecycle;

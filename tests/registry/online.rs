@@ -19,6 +19,8 @@ const NPM_DOC_PATH: &str = "/npm/@example%2fagent";
 /// One platform is enough for these entries.
 fn config(server: &str) -> String {
     json!({
+        // A registry of its own (no base-url-public warning among the findings compared).
+        "base_url": "https://agents.example.com/registry/v1/latest",
         "severity": {"platform-coverage": "off"},
         "online": {"npm_registry": format!("{server}/npm"), "pypi": format!("{server}/pypi-api")}
     })

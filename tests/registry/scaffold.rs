@@ -153,7 +153,14 @@ fn write_the_real_entry(entry: &Path) {
 fn init_then_new_then_edits_validate_format_check_and_build_for_every_kind() {
     for kind in KINDS {
         let dir = tempfile::tempdir().unwrap();
-        let init = acp_registry(&["init"], dir.path());
+        let init = acp_registry(
+            &[
+                "init",
+                "--base-url",
+                "https://agents.example.com/registry/v1/latest",
+            ],
+            dir.path(),
+        );
         assert_eq!(init.code, 0, "{}", init.stderr);
         let new = acp_registry(&[&["new", "my-agent"][..], kind].concat(), dir.path());
         assert_eq!(new.code, 0, "{kind:?}: {}", new.stderr);
@@ -192,7 +199,14 @@ fn init_then_new_then_edits_validate_format_check_and_build_for_every_kind() {
 #[test]
 fn init_writes_a_registry_that_validates_and_builds_with_no_agents() {
     let dir = tempfile::tempdir().unwrap();
-    let init = acp_registry(&["init"], dir.path());
+    let init = acp_registry(
+        &[
+            "init",
+            "--base-url",
+            "https://agents.example.com/registry/v1/latest",
+        ],
+        dir.path(),
+    );
     assert_eq!(init.code, 0, "{}", init.stderr);
     let validate = acp_registry(&["validate", "--format", "json"], dir.path());
     assert_eq!(validate.code, 0, "{}{}", validate.stdout, validate.stderr);

@@ -19,7 +19,7 @@ pub(crate) fn options() -> SiteOptions {
         title: "ACP Agent Registry".to_string(),
         registry_json_url: Some(REGISTRY_JSON.to_string()),
         lifecycle_json_url: Some(REGISTRY_JSON.replace("registry.json", "lifecycle.json")),
-        site_url: None,
+        ..SiteOptions::default()
     }
 }
 

@@ -381,7 +381,7 @@ fn the_registry_json_link_is_absolute_or_absent() {
                 title: "T".into(),
                 registry_json_url: url.map(str::to_string),
                 lifecycle_json_url: None,
-                site_url: None,
+                ..SiteOptions::default()
             },
         )
         .unwrap();

@@ -3,6 +3,7 @@
 //! ```jsonc
 //! {
 //!   "base_url": "https://cdn.example.com/registry/v1/latest",
+//!   "registry": { "name": "Acme Agent Registry", "home": "https://acme.example", "logo": "logo.svg" },
 //!   "severity": { "license-url-missing": "error", "sha256-missing": "off" },
 //!   "exemptions": { "old-agent": ["license-url-missing"] },
 //!   "required_os": ["darwin", "linux", "windows"],
@@ -26,12 +27,14 @@
 //! This file holds [`Config`] and the top level (which key goes to which reader); each
 //! section has its own file: `policy` (`severity`, `exemptions`, `required_os`,
 //! `require_sha256`), `outputs` (`base_url`, `outputs` and their patches), `online`
-//! (`online`, `provenance`), `verify` (`verify`, `update`), `feeds` (release feeds of `update`)
-//! and `skills` (the skills indexes and marketplace); `limits` bounds what the file
+//! (`online`, `provenance`), `verify` (`verify`, `update`), `feeds` (release feeds of `update`),
+//! `skills` (the skills indexes and marketplace) and `identity` (`registry`: name, description,
+//! home, logo, footer, and the `base-url-public` warning); `limits` bounds what the file
 //! can make `build` write (URL lengths, outputs, bytes added per agent). A section's reader takes the
 //! fields it fills, never the whole [`Config`].
 
 mod feeds;
+mod identity;
 mod limits;
 mod online;
 mod outputs;
@@ -52,6 +55,8 @@ use acp_registry_core::source::{SourceFile, Span};
 #[cfg(test)]
 pub(crate) use feeds::AssetPointers;
 pub(crate) use feeds::{FeedConfig, FeedFormat};
+pub(crate) use identity::Identity;
+pub(crate) use identity::{is_public_url, name_problem, MAX_NAME_CHARS};
 use online::{read_online, read_provenance};
 pub(crate) use outputs::base_url_problem;
 use outputs::{read_base_url, read_outputs};
@@ -97,6 +102,8 @@ pub struct Config {
     pub provenance: ProvenanceConfig,
     /// `skills`: the skills indexes and marketplace `build` publishes.
     pub(crate) skills: SkillsConfig,
+    /// `registry`: the registry's name, description, home link, logo and footer.
+    pub identity: Identity,
 }
 
 impl Default for Config {
@@ -115,6 +122,7 @@ impl Default for Config {
             feeds: std::collections::BTreeMap::new(),
             provenance: ProvenanceConfig::default(),
             skills: SkillsConfig::default(),
+            identity: Identity::default(),
         }
     }
 }
@@ -143,7 +151,17 @@ impl Config {
             }
             Err(e) => return (Config::default(), vec![read_failure(&e, CONFIG_FILE)]),
         };
-        Self::parse(SourceFile::new(CONFIG_FILE, text))
+        let (mut config, mut findings) = Self::parse(SourceFile::new(CONFIG_FILE, text));
+        findings.extend(identity::load_logo(root, &mut config.identity));
+        if let Some(source) = &config.source {
+            let identity = &config.identity;
+            findings.extend(identity::public_base_url_finding(
+                source,
+                &config.base_url,
+                identity,
+            ));
+        }
+        (config, findings)
     }
 
     /// Read the configuration in `source`: every readable key, and a finding per problem.
@@ -228,6 +246,9 @@ impl Config {
         for m in keys.get("base_url") {
             read_base_url(fields, &m.value, &mut self.base_url);
         }
+        for m in keys.get("registry") {
+            identity::read_identity(fields, &m.value, &mut self.identity);
+        }
         for m in keys.get("severity") {
             read_severity(fields, &m.value, &mut self.policy);
         }
@@ -255,6 +276,7 @@ impl Config {
             self.named_ids.extend(ids);
             limits::check_added(fields, m, &self.base_url, &mut self.outputs);
         }
+        identity::name_marketplace(&self.identity, &mut self.skills);
         let known = keys.known().to_vec();
         keys.finish(fields);
         known
