@@ -25,12 +25,13 @@
 //! This file holds [`Config`] and the top level (which key goes to which reader); each
 //! section has its own file: `policy` (`severity`, `exemptions`, `required_os`,
 //! `require_sha256`), `outputs` (`base_url`, `outputs` and their patches), `online`
-//! (`online`, `provenance`), `verify` (`verify`, `update`) and `skills` (the skills indexes
+//! (`online`, `provenance`), `network` (`network`), `verify` (`verify`, `update`) and `skills` (the skills indexes
 //! and marketplace); `limits` bounds what the file
 //! can make `build` write (URL lengths, outputs, bytes added per agent). A section's reader takes the
 //! fields it fills, never the whole [`Config`].
 
 mod limits;
+mod network;
 mod online;
 mod outputs;
 mod policy;
@@ -47,6 +48,7 @@ use crate::online::{EndpointOverrides, ProvenanceConfig};
 use crate::published::Output;
 use crate::rules::{did_you_mean, read_failure, Code, Policy};
 use acp_registry_core::source::{SourceFile, Span};
+pub(crate) use network::NetworkConfig;
 use online::{read_online, read_provenance};
 pub(crate) use outputs::base_url_problem;
 use outputs::{read_base_url, read_outputs};
@@ -90,6 +92,8 @@ pub struct Config {
     pub provenance: ProvenanceConfig,
     /// `skills`: the skills indexes and marketplace `build` publishes.
     pub(crate) skills: SkillsConfig,
+    /// `network`: private hosts and the proxy switch (flags add to them).
+    pub(crate) network: NetworkConfig,
 }
 
 impl Default for Config {
@@ -107,6 +111,7 @@ impl Default for Config {
             update_min_age_days: 0,
             provenance: ProvenanceConfig::default(),
             skills: SkillsConfig::default(),
+            network: NetworkConfig::default(),
         }
     }
 }
@@ -202,6 +207,9 @@ impl Config {
         keys.skip("$schema");
         for m in keys.get("online") {
             self.online = read_online(fields, &m.value);
+        }
+        for m in keys.get("network") {
+            self.network = network::read_network(fields, &m.value);
         }
         for m in keys.get("provenance") {
             self.provenance = read_provenance(fields, &m.value, &mut self.named_ids);

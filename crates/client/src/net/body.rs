@@ -19,6 +19,31 @@ pub(super) fn validator(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What identifies the bytes a URL serves, as far as its server says: its strong `ETag`, its
+/// `Last-Modified`, the body's length (`length`: the `Content-Length` of a probe, the bytes
+/// read of a download) and the URL that answered after redirects, its query left out (signed
+/// download URLs change at every request; the path names the asset). `None` without a strong
+/// `ETag` or a length: a weak `ETag` (`W/"…"`) promises equivalent content, not the same
+/// bytes, and a date alone is one second fine, so nothing short of the bytes identifies them.
+pub(super) fn identity(
+    headers: &HeaderMap,
+    answered: &url::Url,
+    length: Option<u64>,
+) -> Option<String> {
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
+    };
+    let etag = text(ETAG).filter(|e| e.starts_with('"'))?;
+    let length = length?;
+    let modified = text(LAST_MODIFIED).unwrap_or("-");
+    let mut place = answered.clone();
+    place.set_query(None);
+    place.set_fragment(None);
+    Some(format!("{etag} | {modified} | {length} | {place}"))
+}
+
 /// The minimum rate of a download body: at least `bytes_per_second` averaged over every
 /// `window`.
 #[derive(Debug, Clone, Copy)]
