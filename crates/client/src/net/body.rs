@@ -215,4 +215,43 @@ mod tests {
         assert_eq!(fast.check(1_000), Ok(()));
         assert_eq!(fast.bytes, 0, "the next window starts empty");
     }
+
+    #[test]
+    fn only_a_strong_etag_with_a_length_identifies_bytes_and_every_part_counts() {
+        use reqwest::header::HeaderValue;
+        let headers = |etag: &str, modified: Option<&str>| {
+            let mut map = HeaderMap::new();
+            map.insert(ETAG, HeaderValue::from_str(etag).unwrap());
+            if let Some(date) = modified {
+                map.insert(LAST_MODIFIED, HeaderValue::from_str(date).unwrap());
+            }
+            map
+        };
+        let url = |u: &str| url::Url::parse(u).unwrap();
+        let at = url("https://cdn.example/a.tar.gz?sig=1");
+        let strong = identity(&headers("\"v1\"", Some("d1")), &at, Some(4));
+        assert!(strong.is_some());
+        assert_eq!(
+            identity(&headers("W/\"v1\"", Some("d1")), &at, Some(4)),
+            None
+        );
+        assert_eq!(identity(&headers("\"v1\"", Some("d1")), &at, None), None);
+        let resigned = url("https://cdn.example/a.tar.gz?sig=2");
+        assert_eq!(
+            identity(&headers("\"v1\"", Some("d1")), &resigned, Some(4)),
+            strong
+        );
+        for other in [
+            identity(&headers("\"v1\"", Some("d2")), &at, Some(4)),
+            identity(&headers("\"v1\"", None), &at, Some(4)),
+            identity(&headers("\"v1\"", Some("d1")), &at, Some(5)),
+            identity(
+                &headers("\"v1\"", Some("d1")),
+                &url("https://cdn.example/b.tar.gz"),
+                Some(4),
+            ),
+        ] {
+            assert_ne!(other, strong);
+        }
+    }
 }
