@@ -63,6 +63,76 @@ pub struct Loopback {
     pub allow_loopback_for_tests: bool,
 }
 
+/// The network settings of the commands that fetch for a registry (`validate --online`,
+/// `update`, `verify`, `matrix`): `--allow-private-host HOST|CIDR` (repeatable) and
+/// `--proxy-from-env`, each joined with the configuration's `network` section, and
+/// `--ca-file FILE` (command line only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
+pub struct NetworkFlags {
+    /// A host name, IP address or CIDR range (`10.20.0.0/16`) allowed to resolve to a private
+    /// or reserved address: a mirror on the company network; repeat for more (added to
+    /// `network.private_hosts`). Still https only; loopback, link-local and unspecified
+    /// addresses stay refused.
+    #[arg(long = "allow-private-host", value_name = "HOST|CIDR", value_parser = private_host)]
+    pub allow_private_host: Vec<String>,
+    /// Send https requests through the proxy HTTPS_PROXY (else ALL_PROXY) names, except to
+    /// the hosts of NO_PROXY (also `network.proxy_from_env`). The proxy resolves the names it
+    /// connects to, so their addresses are not checked here.
+    #[arg(long)]
+    pub proxy_from_env: bool,
+    /// A PEM file of certificate authorities to trust besides the built-in roots (a company
+    /// mirror's, or a TLS-inspecting proxy's); repeat for more. Command line only: never
+    /// from the configuration, which a pull request can change.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Vec<std::path::PathBuf>,
+}
+
+impl NetworkFlags {
+    /// Set the private hosts (these flags' and `configured`, the configuration's) and, when
+    /// these flags or `proxy_from_env` (the configuration's) ask for it, the proxy of the
+    /// environment on `net`.
+    ///
+    /// # Errors
+    /// A proxy variable that names no usable proxy (`socks5://`, not a URL), naming it.
+    pub fn apply(
+        &self,
+        net: &mut crate::net::NetConfig,
+        configured: &[String],
+        proxy_from_env: bool,
+    ) -> Result<(), String> {
+        net.private_hosts = self
+            .allow_private_host
+            .iter()
+            .chain(configured)
+            .cloned()
+            .collect();
+        for path in &self.ca_file {
+            let read = acp_registry_core::fs::open_path(path)
+                .and_then(|file| acp_registry_core::fs::read_limited(file, MAX_CA_FILE_BYTES));
+            let bytes = read.map_err(|e| format!("--ca-file {}: {e}", path.display()))?;
+            net.extra_roots.push(bytes);
+        }
+        if self.proxy_from_env || proxy_from_env {
+            net.proxy = crate::net::ProxySettings::from_env().map_err(|e| {
+                format!("{e}; set it to an http:// or https:// proxy, or drop --proxy-from-env (network.proxy_from_env)")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The largest `--ca-file` read (a system bundle of every public root is about 220 KiB).
+const MAX_CA_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// One `--allow-private-host` value, checked and written canonically (`Mirror.Example.` is
+/// `mirror.example`); a bad one is refused naming the forms expected.
+pub fn private_host(text: &str) -> Result<String, String> {
+    text.parse::<crate::net::PrivateHost>()
+        .map(|host| host.to_string())
+        .map_err(|e| e.to_string())
+}
+
 /// `--type`'s values (`binary`, `npx`, `uvx`), listed bare as they always were (`Kind` is the
 /// client library's, so it cannot implement clap's `ValueEnum` here).
 pub fn kind_parser() -> impl clap::builder::TypedValueParser<Value = Kind> {

@@ -167,7 +167,7 @@ mod tests {
             assert!(flags.loopback.allow_loopback_for_tests);
         }
         let config = crate::registry::Config::default();
-        let online = online::options(&validate.online, &config);
+        let online = online::options(&validate.online, &config).unwrap();
         assert_eq!(online.endpoints.github_api, "http://g");
         assert!(online.net.allow_loopback);
     }

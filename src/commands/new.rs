@@ -184,6 +184,9 @@ pub enum NewError {
     #[error(transparent)]
     /// The network could not be set up.
     Online(#[from] crate::online::OnlineError),
+    #[error("{0}")]
+    /// The network settings (the configuration's `network` section) are unusable.
+    Network(String),
     #[error("the scaffold does not fill or format ({0}); this is a bug of acp-registry, please report it")]
     /// A template of `templates/new/` is broken.
     Template(String),
@@ -324,7 +327,7 @@ fn pin_archives(options: &Options) -> Result<Launch, NewError> {
         },
         ..OnlineFlags::default()
     };
-    let online = online::options(&flags, &config);
+    let online = online::options(&flags, &config).map_err(|e| NewError::Network(e.to_string()))?;
     let urls: Vec<String> = archives.iter().map(|a| a.url.clone()).collect();
     let digests = crate::online::digest::pin_digests(&urls, &online)?;
     let mut pinned = Vec::new();

@@ -15,7 +15,7 @@ use super::display::{display_root, join_display};
 use super::error::CommandError;
 use super::stream::Stream;
 use crate::diagnostics::escape;
-use crate::flags::{self, ByteSize, Loopback};
+use crate::flags::{self, ByteSize, Loopback, NetworkFlags};
 use crate::net::NetConfig;
 use crate::online::{self, EndpointOverrides, Endpoints, GitHubToken, Progress};
 use crate::registry::quarantine::{self, Quarantined};
@@ -68,7 +68,8 @@ impl OnlineFlags {
     }
 }
 
-/// The endpoint overrides and the loopback switch of `validate --online` and `update`.
+/// The endpoint overrides, the network flags and the loopback switch of `validate --online`
+/// and `update`.
 #[derive(Debug, Clone, Default, clap::Args)]
 #[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
 pub struct EndpointFlags {
@@ -81,12 +82,29 @@ pub struct EndpointFlags {
     /// GitHub API base URL (overrides `online.github_api`).
     #[arg(long, value_name = "URL")]
     pub github_api: Option<String>,
+    /// `--allow-private-host` and `--proxy-from-env`.
+    #[command(flatten)]
+    pub network: NetworkFlags,
     /// The test-only loopback switch.
     #[command(flatten)]
     pub loopback: Loopback,
 }
 
 impl EndpointFlags {
+    /// The network settings of a run: the loopback switch, the private hosts of these flags
+    /// and of the configuration's `network` section, and the proxy when either asks for it.
+    pub(crate) fn net(&self, config: &Config) -> Result<NetConfig, CommandError> {
+        let mut net = NetConfig {
+            allow_loopback: self.loopback.allow_loopback_for_tests,
+            ..NetConfig::default()
+        };
+        let network = &config.network;
+        self.network
+            .apply(&mut net, &network.private_hosts, network.proxy_from_env)
+            .map_err(CommandError::Usage)?;
+        Ok(net)
+    }
+
     /// The endpoints these flags override (over the configuration's).
     pub fn overrides(&self) -> EndpointOverrides {
         EndpointOverrides {
@@ -98,16 +116,16 @@ impl EndpointFlags {
 }
 
 /// The options of one run: flags over `acp-registry.jsonc` over the defaults.
-pub(crate) fn options(flags: &OnlineFlags, config: &Config) -> online::Options {
+pub(crate) fn options(
+    flags: &OnlineFlags,
+    config: &Config,
+) -> Result<online::Options, CommandError> {
     let endpoints = flags
         .endpoints
         .overrides()
         .apply(config.online.apply(Endpoints::default()));
-    online::Options {
-        net: NetConfig {
-            allow_loopback: flags.endpoints.loopback.allow_loopback_for_tests,
-            ..NetConfig::default()
-        },
+    Ok(online::Options {
+        net: flags.endpoints.net(config)?,
         github_token: github_token(flags.endpoints.github_api.as_deref(), &endpoints.github_api),
         endpoints,
         verify_archives: flags.verify_archives,
@@ -120,7 +138,7 @@ pub(crate) fn options(flags: &OnlineFlags, config: &Config) -> online::Options {
         max_age: flags.cache_max_age,
         provenance: config.provenance.clone(),
         baseline: None,
-    }
+    })
 }
 
 /// `GITHUB_TOKEN` (when set and not empty) and the APIs trusted with it besides the default:
@@ -153,7 +171,7 @@ pub(crate) fn extend(
     changed_since: Option<&str>,
     flags: &OnlineFlags,
 ) -> Result<(), CommandError> {
-    let mut options = options(flags, &checked.config);
+    let mut options = options(flags, &checked.config)?;
     if flags.verify_archives {
         let baseline = git::Baseline::at(root, changed_since.unwrap_or("HEAD"));
         options.baseline = baseline.map(|b| Arc::new(b) as Arc<dyn online::Baseline>);

@@ -14,7 +14,6 @@ use super::exit::{self, Exit};
 use super::online::{github_token, EndpointFlags};
 use crate::diagnostics::escape;
 use crate::flags::{self, ByteSize, Registry};
-use crate::net::NetConfig;
 use crate::online::Endpoints;
 use crate::registry::config::MAX_MIN_AGE_DAYS;
 pub use crate::update::Channel;
@@ -133,10 +132,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
             agents: options.agent.clone(),
             apply: options.apply,
             record: options.record,
-            net: NetConfig {
-                allow_loopback: options.endpoints.loopback.allow_loopback_for_tests,
-                ..NetConfig::default()
-            },
+            net: options.endpoints.net(&config)?,
             endpoints: options.endpoints.overrides(),
             github_token: github_token(options.endpoints.github_api.as_deref(), &api),
             rate_limit_wait: options.rate_limit_wait,

@@ -1,8 +1,9 @@
 //! The cache of online successes: one JSON file, `online-cache.json`, in the user's cache
 //! folder (or `--cache DIR`). Only successes are stored, each with the time it was seen and
 //! dropped after the maximum age; failures are always asked again. Archive digests are
-//! stored with the `ETag`/`Last-Modified` they were downloaded under and reused only while
-//! the server still announces the same one.
+//! stored with the identity of the download they hash (strong `ETag`, `Last-Modified`, length
+//! and the URL that answered, in `validator`) and reused only while a probe announces the
+//! same; a server that identifies nothing (weak or no `ETag`) is downloaded every run.
 //!
 //! The file carries a format marker: a file that is not ours (or of another format) is never
 //! overwritten; the run goes uncached and says so. The provenance facts of a pinned version are

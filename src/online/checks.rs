@@ -220,8 +220,11 @@ async fn unpinned_digest(
     digest::checked_pin(&digest::asset_name(url), published.as_deref(), downloaded)
 }
 
-/// The sha256 of the archive as served: from the cache while the server still announces the
-/// validator it had, else downloaded (under the cap) and remembered.
+/// The sha256 of the archive as served: from the cache while the server still identifies
+/// the same bytes ([`Probed::identity`]: strong `ETag`, `Last-Modified`, length and the URL
+/// that answered all unchanged), else downloaded (under the cap) and remembered with the
+/// download's identity. A server that identifies nothing (a weak `ETag`, no `ETag`, no length)
+/// is downloaded every run.
 async fn downloaded_digest(
     context: &Context,
     url: &str,
@@ -230,7 +233,7 @@ async fn downloaded_digest(
     let digest_key = format!("sha256 {url}");
     let cached = context
         .cached(&digest_key)
-        .filter(|e| e.validator.is_some() && e.validator == probed.validator)
+        .filter(|e| e.validator.is_some() && e.validator == probed.identity)
         .and_then(|e| e.sha256);
     if let Some(digest) = cached {
         return Ok(digest);
@@ -239,12 +242,8 @@ async fn downloaded_digest(
         .client
         .download(url, context.options.archive_cap)
         .await?;
-    if download.validator.is_some() {
-        context.remember(
-            digest_key,
-            Some(download.sha256.clone()),
-            download.validator,
-        );
+    if download.identity.is_some() {
+        context.remember(digest_key, Some(download.sha256.clone()), download.identity);
     }
     Ok(download.sha256)
 }

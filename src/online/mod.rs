@@ -35,6 +35,9 @@ pub use options::{
 };
 use target::{collect, retag_reason};
 
+/// An entry of the private-host list, for the configuration's `network` section to check.
+pub(crate) use crate::net::PrivateHost;
+
 /// Run the online rules on `entries` (only those in `only`, when given).
 pub fn check(
     entries: &[EntryReport],

@@ -11,7 +11,7 @@ use super::error::VerifyError;
 use super::matrix::Row;
 use super::shard::Shard;
 use crate::diagnostics::ReportFormat;
-use crate::flags::{self, ByteSize, Loopback, Registry};
+use crate::flags::{self, ByteSize, Loopback, NetworkFlags, Registry};
 use crate::manifest::distribution::Kind;
 use crate::net::NetConfig;
 use crate::registry::{check_registry, git, Checked};
@@ -90,6 +90,9 @@ pub struct Options {
     /// Most bytes one archive may unpack to, in MiB (per agent; hard links count as copies).
     #[arg(long, value_name = "MIB", default_value_t = ByteSize::mib(crate::fs::archive::DEFAULT_UNPACK_CAP_MIB))]
     pub unpack_cap: ByteSize,
+    /// `--allow-private-host` and `--proxy-from-env`, for the archive downloads.
+    #[command(flatten)]
+    pub network: NetworkFlags,
     /// The test-only loopback switch.
     #[command(flatten)]
     pub loopback: Loopback,
@@ -149,7 +152,8 @@ impl Default for Options {
 
 /// The checked registry a command-line run works on, and `options` with what the flags leave
 /// to the run resolved: the folders changed since `--changed-since`, the cache folder, the
-/// loopback switch, the policy's auth types and the test-only uv index.
+/// loopback switch, the network settings (flags and configuration), the policy's auth types and
+/// the test-only uv index.
 pub(crate) fn prepare(options: &Options) -> Result<(Checked, Options), VerifyError> {
     let registry = &options.registry.root;
     let changed = match &options.changed_since {
@@ -170,6 +174,11 @@ pub(crate) fn prepare(options: &Options) -> Result<(Checked, Options), VerifyErr
     run.changed = changed;
     run.jobs = options.jobs.max(1);
     run.net.allow_loopback = options.loopback.allow_loopback_for_tests;
+    let network = &checked.config.network;
+    options
+        .network
+        .apply(&mut run.net, &network.private_hosts, network.proxy_from_env)
+        .map_err(VerifyError::Usage)?;
     run.cache_dir = match (&options.cache, options.no_cache) {
         (_, true) => None,
         (Some(dir), false) => Some(dir.clone()),

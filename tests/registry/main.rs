@@ -62,6 +62,7 @@ mod verify_real_agents;
 mod net_faults;
 mod online;
 mod online_net;
+mod private_hosts;
 
 // Hostile input and killed writers.
 mod faults;

@@ -303,6 +303,98 @@ fn a_cached_digest_is_reused_while_the_etag_holds() {
     assert_eq!(server.requests().last().unwrap(), &format!("GET {ARCHIVE}"));
 }
 
+/// What a re-uploaded archive's server says with the new bytes: the `ETag` kept, and which of
+/// `Last-Modified` and the length changed.
+struct Retag {
+    etag: &'static str,
+    modified: [&'static str; 2],
+    bytes: [&'static str; 2],
+}
+
+#[test]
+fn a_retag_that_keeps_its_etag_is_downloaded_again_with_a_warm_cache() {
+    let (d1, d2) = (
+        "Tue, 01 Dec 2026 07:28:00 GMT",
+        "Wed, 02 Dec 2026 07:28:00 GMT",
+    );
+    let cases = [
+        // A weak ETag promises equivalent content, not the same bytes.
+        (
+            "weak etag",
+            Retag {
+                etag: "W/\"v1\"",
+                modified: ["", ""],
+                bytes: [RELEASED, RE_UPLOADED],
+            },
+        ),
+        // The same strong ETag but a new date (an ETag of the path, a CDN that keeps it).
+        (
+            "new date",
+            Retag {
+                etag: "\"v1\"",
+                modified: [d1, d2],
+                bytes: ["released: 1\n", "released: 2\n"],
+            },
+        ),
+        // The same strong ETag and no date, but another length.
+        (
+            "new length",
+            Retag {
+                etag: "\"v1\"",
+                modified: ["", ""],
+                bytes: [RELEASED, RE_UPLOADED],
+            },
+        ),
+    ];
+    for (name, retag) in cases {
+        let round = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let now = round.clone();
+        let (etag, modified, bytes) = (retag.etag, retag.modified.map(str::to_string), retag.bytes);
+        let server = Server::start(move |_: &net_server::Request, _| {
+            let i = now.load(std::sync::atomic::Ordering::SeqCst);
+            let reply = Reply::body(200, bytes[i]).header("etag", etag);
+            match modified[i].as_str() {
+                "" => reply,
+                date => reply.header("last-modified", date),
+            }
+        });
+        let pin = sha256_hex(bytes[0].as_bytes());
+        let root = registry(
+            &server.url(""),
+            &[manifest(
+                "pinned-agent",
+                binary(&server.url(ARCHIVE), Some(&pin)),
+            )],
+        );
+        let cache = tempfile::tempdir().unwrap();
+        let args = [
+            "--verify-archives",
+            "--cache",
+            cache.path().to_str().unwrap(),
+        ];
+        let first = validate(root.path(), &args);
+        assert_eq!(
+            codes(&first),
+            Vec::<&str>::new(),
+            "{name}: {:?}",
+            first.findings
+        );
+        round.store(1, std::sync::atomic::Ordering::SeqCst);
+        let second = validate(root.path(), &args);
+        assert_eq!(
+            codes(&second),
+            ["sha256-mismatch"],
+            "{name}: {:?}",
+            second.findings
+        );
+        assert_eq!(
+            server.requests().last().unwrap(),
+            &format!("GET {ARCHIVE}"),
+            "{name}: downloaded again"
+        );
+    }
+}
+
 #[test]
 fn duplicate_archive_urls_are_requested_once_per_run() {
     let server = Server::start(routes(vec![(

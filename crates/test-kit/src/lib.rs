@@ -19,6 +19,7 @@ pub mod files;
 pub mod findings;
 pub mod git;
 pub mod program;
+pub mod proxy;
 #[cfg(unix)]
 pub mod rss;
 pub mod run;

@@ -397,3 +397,29 @@ async fn write_reply(stream: &mut TcpStream, request: &Request, reply: &Reply) -
     }
     stream.write_all(&bytes).await.is_ok() && honest
 }
+
+/// An address of this machine that is neither loopback nor public (`192.0.2.2`, `10.1.0.4`,
+/// …): the one the machine would send from towards a documentation address, found by
+/// connecting a UDP socket, which sends nothing. Tests of hosts allowed private addresses
+/// serve from it, so nothing leaves the machine. `None` when the machine has no such address.
+#[must_use]
+pub fn local_private_address() -> Option<IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("198.51.100.1:9").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    let private = match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            a == 10
+                || (a == 172 && (16..32).contains(&b))
+                || (a == 192 && b == 168)
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 192 && b == 0 && c == 2)
+                || (a == 198 && (b == 18 || b == 19))
+                || (a == 198 && b == 51 && c == 100)
+                || (a == 203 && b == 0 && c == 113)
+        }
+        IpAddr::V6(_) => false,
+    };
+    private.then_some(ip)
+}

@@ -27,15 +27,17 @@
 //! This file holds [`Config`] and the top level (which key goes to which reader); each
 //! section has its own file: `policy` (`severity`, `exemptions`, `required_os`,
 //! `require_sha256`), `outputs` (`base_url`, `outputs` and their patches), `online`
-//! (`online`, `provenance`), `verify` (`verify`, `update`), `feeds` (release feeds of `update`),
-//! `skills` (the skills indexes and marketplace) and `identity` (`registry`: name, description,
-//! home, logo, footer, and the `base-url-public` warning); `limits` bounds what the file
+//! (`online`, `provenance`), `network` (`network`), `verify` (`verify`, `update`), `feeds`
+//! (release feeds of `update`), `skills` (the skills indexes and marketplace) and `identity`
+//! (`registry`: name, description, home, logo, footer, and the `base-url-public` warning);
+//! `limits` bounds what the file
 //! can make `build` write (URL lengths, outputs, bytes added per agent). A section's reader takes the
 //! fields it fills, never the whole [`Config`].
 
 mod feeds;
 mod identity;
 mod limits;
+mod network;
 mod online;
 mod outputs;
 mod policy;
@@ -57,6 +59,7 @@ pub(crate) use feeds::AssetPointers;
 pub(crate) use feeds::{FeedConfig, FeedFormat};
 pub(crate) use identity::Identity;
 pub(crate) use identity::{is_public_url, name_problem, MAX_NAME_CHARS};
+pub(crate) use network::NetworkConfig;
 use online::{read_online, read_provenance};
 pub(crate) use outputs::base_url_problem;
 use outputs::{read_base_url, read_outputs};
@@ -104,6 +107,8 @@ pub struct Config {
     pub(crate) skills: SkillsConfig,
     /// `registry`: the registry's name, description, home link, logo and footer.
     pub identity: Identity,
+    /// `network`: private hosts and the proxy switch (flags add to them).
+    pub(crate) network: NetworkConfig,
 }
 
 impl Default for Config {
@@ -123,6 +128,7 @@ impl Default for Config {
             provenance: ProvenanceConfig::default(),
             skills: SkillsConfig::default(),
             identity: Identity::default(),
+            network: NetworkConfig::default(),
         }
     }
 }
@@ -228,6 +234,9 @@ impl Config {
         keys.skip("$schema");
         for m in keys.get("online") {
             self.online = read_online(fields, &m.value);
+        }
+        for m in keys.get("network") {
+            self.network = network::read_network(fields, &m.value);
         }
         for m in keys.get("provenance") {
             self.provenance = read_provenance(fields, &m.value, &mut self.named_ids);

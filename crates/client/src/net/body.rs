@@ -19,6 +19,31 @@ pub(super) fn validator(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What identifies the bytes a URL serves, as far as its server says: its strong `ETag`, its
+/// `Last-Modified`, the body's length (`length`: the `Content-Length` of a probe, the bytes
+/// read of a download) and the URL that answered after redirects, its query left out (signed
+/// download URLs change at every request; the path names the asset). `None` without a strong
+/// `ETag` or a length: a weak `ETag` (`W/"…"`) promises equivalent content, not the same
+/// bytes, and a date alone is one second fine, so nothing short of the bytes identifies them.
+pub(super) fn identity(
+    headers: &HeaderMap,
+    answered: &url::Url,
+    length: Option<u64>,
+) -> Option<String> {
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
+    };
+    let etag = text(ETAG).filter(|e| e.starts_with('"'))?;
+    let length = length?;
+    let modified = text(LAST_MODIFIED).unwrap_or("-");
+    let mut place = answered.clone();
+    place.set_query(None);
+    place.set_fragment(None);
+    Some(format!("{etag} | {modified} | {length} | {place}"))
+}
+
 /// The minimum rate of a download body: at least `bytes_per_second` averaged over every
 /// `window`.
 #[derive(Debug, Clone, Copy)]
@@ -189,5 +214,44 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(fast.check(1_000), Ok(()));
         assert_eq!(fast.bytes, 0, "the next window starts empty");
+    }
+
+    #[test]
+    fn only_a_strong_etag_with_a_length_identifies_bytes_and_every_part_counts() {
+        use reqwest::header::HeaderValue;
+        let headers = |etag: &str, modified: Option<&str>| {
+            let mut map = HeaderMap::new();
+            map.insert(ETAG, HeaderValue::from_str(etag).unwrap());
+            if let Some(date) = modified {
+                map.insert(LAST_MODIFIED, HeaderValue::from_str(date).unwrap());
+            }
+            map
+        };
+        let url = |u: &str| url::Url::parse(u).unwrap();
+        let at = url("https://cdn.example/a.tar.gz?sig=1");
+        let strong = identity(&headers("\"v1\"", Some("d1")), &at, Some(4));
+        assert!(strong.is_some());
+        assert_eq!(
+            identity(&headers("W/\"v1\"", Some("d1")), &at, Some(4)),
+            None
+        );
+        assert_eq!(identity(&headers("\"v1\"", Some("d1")), &at, None), None);
+        let resigned = url("https://cdn.example/a.tar.gz?sig=2");
+        assert_eq!(
+            identity(&headers("\"v1\"", Some("d1")), &resigned, Some(4)),
+            strong
+        );
+        for other in [
+            identity(&headers("\"v1\"", Some("d2")), &at, Some(4)),
+            identity(&headers("\"v1\"", None), &at, Some(4)),
+            identity(&headers("\"v1\"", Some("d1")), &at, Some(5)),
+            identity(
+                &headers("\"v1\"", Some("d1")),
+                &url("https://cdn.example/b.tar.gz"),
+                Some(4),
+            ),
+        ] {
+            assert_ne!(other, strong);
+        }
     }
 }

@@ -15,13 +15,14 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
 
-use super::body::{read_body, read_json, validator, Pace};
+use super::body::{identity, read_body, read_json, validator, Pace};
 use super::config::NetConfig;
 use super::error::{classify, innermost, NetError};
 use super::guard::{self, check_url, GuardedResolver, Reach};
 use super::headers::Headers;
 use super::hop::{self, Bearer};
 use super::memo::Memo;
+use super::proxy::ProxySettings;
 use super::retry::{self, backoff, retry_after};
 
 /// npm's abbreviated metadata (versions with their `deprecated`, a fraction of the full
@@ -35,6 +36,10 @@ pub struct Probed {
     pub final_url: String,
     /// `ETag`, else `Last-Modified`: what identifies this version of the resource.
     pub validator: Option<String>,
+    /// What identifies the bytes served, when the server says enough to (a strong `ETag`
+    /// and a `Content-Length`): the `ETag`, `Last-Modified`, length and the URL that answered
+    /// (query left out). Equal to a [`Download::identity`] only for the same answer.
+    pub identity: Option<String>,
 }
 
 /// A downloaded archive: its sha256 (lowercase hex), size and validator.
@@ -46,6 +51,8 @@ pub struct Download {
     pub size: u64,
     /// `ETag`, else `Last-Modified`.
     pub validator: Option<String>,
+    /// As [`Probed::identity`], with the bytes read as the length.
+    pub identity: Option<String>,
 }
 
 /// One answer of [`Client::api_page`]: the body (at most the document cap) only when the
@@ -97,14 +104,28 @@ pub struct Client {
 impl Client {
     /// A client with these limits (no request is sent yet).
     pub fn new(config: NetConfig) -> Result<Client, NetError> {
-        let reach = Reach::new(config.allow_loopback, &config.private_hosts);
+        let reach = Reach::new(config.allow_loopback, &config.private_hosts)
+            .map_err(NetError::PrivateHost)?;
         let resolver = GuardedResolver {
             reach: reach.clone(),
             hosts: Arc::new(config.hosts.clone()),
         };
-        let http = reqwest::Client::builder()
+        let builder = reqwest::Client::builder().no_proxy();
+        let mut builder = match &config.proxy {
+            None => builder,
+            Some(proxy) => builder.proxy(routed(proxy, &reach)?),
+        };
+        for bundle in &config.extra_roots {
+            let roots = reqwest::Certificate::from_pem_bundle(bundle)
+                .ok()
+                .filter(|roots| !roots.is_empty())
+                .ok_or_else(|| NetError::Connect("a CA file holds no PEM certificate".into()))?;
+            for root in roots {
+                builder = builder.add_root_certificate(root);
+            }
+        }
+        let http = builder
             .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
             .dns_resolver(Arc::new(resolver))
             .connect_timeout(config.connect_timeout)
             .read_timeout(config.timeout)
@@ -145,6 +166,16 @@ impl Client {
             200 => Ok(Probed {
                 final_url: last.to_string(),
                 validator: validator(held.response.headers()),
+                // The header, not `content_length()`: a HEAD answer's body is empty.
+                identity: identity(
+                    held.response.headers(),
+                    &last,
+                    held.response
+                        .headers()
+                        .get(reqwest::header::CONTENT_LENGTH)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.parse().ok()),
+                ),
             }),
             status => Err(NetError::Status(status)),
         }
@@ -313,12 +344,13 @@ impl Client {
     ) -> Result<Download, NetError> {
         // The overall deadline (`within_deadline`) ends the attempt; this is only reqwest's.
         let timeout = self.config.download_deadline;
-        let (held, _) = self.send(Method::GET, url, None, timeout).await?;
+        let (held, answered) = self.send(Method::GET, url, None, timeout).await?;
         let status = held.response.status().as_u16();
         if status != 200 {
             return Err(NetError::Status(status));
         }
         let validator = validator(held.response.headers());
+        let headers = held.response.headers().clone();
         let total = held.response.content_length();
         let pace = Pace {
             bytes_per_second: self.config.min_download_rate,
@@ -334,6 +366,7 @@ impl Client {
             sha256: acp_registry_core::fs::digest::hex(&hasher.finalize()),
             size,
             validator,
+            identity: identity(&headers, &answered, Some(size)),
         })
     }
 
@@ -453,7 +486,7 @@ impl Client {
         let mut seen = vec![current.clone()];
         for _ in 0..=self.config.max_redirects {
             check_url(&current, &self.reach)?;
-            let wire = guard::wire_url(&current, self.config.allow_loopback);
+            let wire = guard::wire_url(&current, &self.reach, &self.config.hosts);
             let hop = Hop {
                 accept,
                 bearer: api
@@ -538,19 +571,18 @@ impl Client {
     }
 
     /// The address the response came from must be permitted too (belt and braces: the
-    /// resolver and the literal check already ran).
+    /// resolver and the literal check already ran): the target's, or through a proxy the
+    /// proxy's, judged as the proxy's host.
     fn check_peer(&self, url: &Url, response: &Response) -> Result<(), NetError> {
+        let host = match &self.config.proxy {
+            Some(proxy) if proxy.routes(url) => proxy.host(),
+            _ => url.host_str().unwrap_or_default(),
+        };
         match response.remote_addr() {
-            Some(addr)
-                if !self
-                    .reach
-                    .permits(url.host_str().unwrap_or_default(), addr.ip()) =>
-            {
-                Err(NetError::Refused {
-                    url: url.to_string(),
-                    addr: addr.ip(),
-                })
-            }
+            Some(addr) if !self.reach.permits(host, addr.ip()) => Err(NetError::Refused {
+                url: url.to_string(),
+                addr: addr.ip(),
+            }),
             _ => Ok(()),
         }
     }
@@ -575,6 +607,23 @@ impl Client {
             .expect("never closed");
         (host, global)
     }
+}
+
+/// reqwest's proxy for `proxy`: the https URLs [`ProxySettings::routes`] sends through it. An
+/// IP-literal proxy must be a permitted address (a named one is checked by the resolver).
+fn routed(proxy: &ProxySettings, reach: &Reach) -> Result<reqwest::Proxy, NetError> {
+    if let Some(addr) = proxy.literal() {
+        if !reach.permits(proxy.host(), addr) {
+            return Err(NetError::ProxyRefused {
+                proxy: proxy.to_string(),
+                addr,
+            });
+        }
+    }
+    let (chooser, url) = (proxy.clone(), proxy.url().clone());
+    Ok(reqwest::Proxy::custom(move |target| {
+        chooser.routes(target).then(|| url.clone())
+    }))
 }
 
 fn parse(url: &str) -> Result<Url, NetError> {

@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::time::Duration;
 
+use super::proxy::ProxySettings;
+
 /// The environment variable behind the test-only loopback switch (`=1` turns it on).
 pub const TEST_ALLOW_LOOPBACK_ENV: &str = "ACP_REGISTRY_TEST_ALLOW_LOOPBACK";
 
@@ -41,11 +43,22 @@ pub struct NetConfig {
     /// Names answered without DNS (tests use it to simulate what a name resolves to). Its
     /// addresses are checked like any other.
     pub hosts: BTreeMap<String, Vec<IpAddr>>,
-    /// Host names (any case) that may resolve to non-public addresses: a company's mirror of
-    /// the registry, or package registries this machine reaches at a reserved address. Still
-    /// https only; loopback, unspecified, link-local (cloud metadata), multicast and broadcast
-    /// addresses stay refused for them (loopback is [`NetConfig::allow_loopback`]'s alone).
+    /// Hosts that may resolve to non-public addresses: a company's mirror of the registry, or
+    /// package registries this machine reaches at a reserved address. Each entry is a host
+    /// name (any case), an IP address or a CIDR range admitting any host whose address is in
+    /// it (see [`PrivateHost`](super::PrivateHost)); a bad entry makes [`Client::new`](super::Client::new)
+    /// fail naming it. Still https only; loopback, unspecified, link-local (cloud metadata),
+    /// multicast and broadcast addresses stay refused for them (loopback is
+    /// [`NetConfig::allow_loopback`]'s alone).
     pub private_hosts: BTreeSet<String>,
+    /// The proxy https requests are tunnelled through (`CONNECT`), and the hosts reached
+    /// directly; `None` (the default): no proxy, whatever the environment says. Callers opt in
+    /// with [`ProxySettings::from_env`]. The proxy's own address is checked like a host's.
+    pub proxy: Option<ProxySettings>,
+    /// PEM bundles of certificate authorities trusted besides the built-in (Mozilla) roots: a
+    /// company mirror's, or a TLS-inspecting proxy's. Empty by default; a bundle without a
+    /// certificate makes [`Client::new`](super::Client::new) fail.
+    pub extra_roots: Vec<Vec<u8>>,
 }
 
 impl Default for NetConfig {
@@ -66,6 +79,8 @@ impl Default for NetConfig {
             allow_loopback: false,
             hosts: BTreeMap::new(),
             private_hosts: BTreeSet::new(),
+            proxy: None,
+            extra_roots: Vec::new(),
         }
     }
 }

@@ -68,6 +68,20 @@ pub enum NetError {
         /// The window it is averaged over.
         window: Duration,
     },
+    /// An entry of [`NetConfig::private_hosts`](super::NetConfig::private_hosts) that is
+    /// neither a host name, an IP address nor a CIDR range.
+    #[error("{0}")]
+    PrivateHost(#[from] super::allow::PrivateHostError),
+    /// The proxy is at an address the client may not reach: a private one not listed in
+    /// [`NetConfig::private_hosts`](super::NetConfig::private_hosts), or loopback without the
+    /// test switch.
+    #[error("the proxy `{proxy}` is at the non-public address {addr}; allow it like a mirror (--allow-private-host {addr})")]
+    ProxyRefused {
+        /// The proxy's URL, without credentials.
+        proxy: String,
+        /// Its address.
+        addr: IpAddr,
+    },
     /// A download not complete within its overall deadline.
     #[error("not complete within the {0:?} download deadline")]
     Deadline(Duration),

@@ -1,5 +1,6 @@
 //! Which URLs and addresses the client may reach: https only, public addresses only, except
-//! for the host names [`NetConfig::private_hosts`](super::NetConfig::private_hosts) lists.
+//! for the hosts and ranges [`NetConfig::private_hosts`](super::NetConfig::private_hosts) lists
+//! (see [`PrivateHost`]).
 //!
 //! Names are resolved by [`GuardedResolver`], which refuses a name as soon as one of its
 //! addresses is not public, so the address checked is the address connected to (a second,
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
+use super::allow::{canonical, private_allowed, PrivateHost, PrivateHostError};
 use super::error::{Blocked, NetError};
 
 /// Whether the client may connect to `ip`. `allow_loopback` is the test-only switch.
@@ -21,60 +23,35 @@ pub(crate) fn permitted(ip: IpAddr, allow_loopback: bool) -> bool {
 }
 
 /// What the client may reach, from its [`NetConfig`](super::NetConfig): the test-only loopback
-/// switch and the host names allowed non-public addresses (lower case, no final dot).
+/// switch and the hosts allowed non-public addresses ([`PrivateHost`]: names and ranges).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Reach {
     pub allow_loopback: bool,
-    pub private_hosts: Arc<BTreeSet<String>>,
+    pub private_hosts: Arc<Vec<PrivateHost>>,
 }
 
 impl Reach {
-    pub(crate) fn new(allow_loopback: bool, private_hosts: &BTreeSet<String>) -> Reach {
-        let private_hosts = private_hosts.iter().map(|h| host_key(h)).collect();
-        Reach {
+    /// The reach of a configuration; an entry of `private_hosts` that is neither a host name,
+    /// an IP address nor a CIDR range is refused, naming it.
+    pub(crate) fn new(
+        allow_loopback: bool,
+        private_hosts: &BTreeSet<String>,
+    ) -> Result<Reach, PrivateHostError> {
+        let private_hosts = private_hosts
+            .iter()
+            .map(|h| h.parse::<PrivateHost>())
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Reach {
             allow_loopback,
             private_hosts: Arc::new(private_hosts),
-        }
+        })
     }
 
     /// Whether the client may connect to `ip` for `host` (a name, or an IP literal as the URL
-    /// writes it): a permitted address, or a private one for a listed host.
+    /// writes it): a permitted address, or a private one a listed entry admits.
     pub(crate) fn permits(&self, host: &str, ip: IpAddr) -> bool {
         permitted(ip, self.allow_loopback)
-            || (self.private_hosts.contains(&host_key(host)) && private_allowed(ip))
-    }
-}
-
-/// Host names compare in any case, with or without the final dot of a fully qualified name.
-fn host_key(host: &str) -> String {
-    host.trim_end_matches('.').to_ascii_lowercase()
-}
-
-/// What a listed private host may resolve to: private and reserved ranges, but never loopback
-/// (the test switch's alone), unspecified (`0.0.0.0` reaches this machine), link-local (cloud
-/// metadata services live there), multicast or broadcast.
-fn private_allowed(ip: IpAddr) -> bool {
-    match canonical(ip) {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(a == 0 || a == 127 || (a == 169 && b == 254) || a >= 224)
-        }
-        IpAddr::V6(v6) => {
-            let s = v6.segments();
-            !(v6.is_unspecified()
-                || v6.is_loopback()
-                || s[0..6] == [0, 0, 0, 0, 0, 0]
-                || (s[0] & 0xff00) == 0xff00
-                || (s[0] & 0xffc0) == 0xfe80)
-        }
-    }
-}
-
-/// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
-fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
+            || (private_allowed(ip) && self.private_hosts.iter().any(|h| h.admits(host, ip)))
     }
 }
 
@@ -151,16 +128,24 @@ pub(crate) fn check_url(url: &Url, reach: &Reach) -> Result<(), NetError> {
     }
 }
 
-/// The URL actually requested: under the test-only switch an `https` URL of a loopback IP
-/// literal goes to the local test server over plain http; every other URL is unchanged.
-pub(crate) fn wire_url(url: &Url, allow_loopback: bool) -> Url {
-    let loopback_literal = match url.host() {
-        Some(Host::Ipv4(v4)) => canonical(IpAddr::V4(v4)).is_loopback(),
-        Some(Host::Ipv6(v6)) => canonical(IpAddr::V6(v6)).is_loopback(),
-        _ => false,
+/// The URL actually requested: under the test-only switch an `https` URL goes to a local
+/// test server over plain http when the address it leads to is one the test serves from, a
+/// non-public address the run admits: a loopback or listed private IP literal, or a name the
+/// test's hosts override (`hosts`) answers with such addresses only. Every other URL, and every
+/// URL without the switch, is unchanged.
+pub(crate) fn wire_url(url: &Url, reach: &Reach, hosts: &BTreeMap<String, Vec<IpAddr>>) -> Url {
+    let local = |host: &str, ip: IpAddr| !is_public(ip) && reach.permits(host, ip);
+    let host = url.host_str().unwrap_or_default();
+    let test_served = match url.host() {
+        Some(Host::Ipv4(v4)) => local(host, IpAddr::V4(v4)),
+        Some(Host::Ipv6(v6)) => local(host, IpAddr::V6(v6)),
+        Some(Host::Domain(name)) => hosts
+            .get(&name.to_ascii_lowercase())
+            .is_some_and(|addrs| !addrs.is_empty() && addrs.iter().all(|ip| local(name, *ip))),
+        None => false,
     };
     let mut wire = url.clone();
-    if allow_loopback && loopback_literal && url.scheme() == "https" {
+    if reach.allow_loopback && test_served && url.scheme() == "https" {
         // An explicit port stays; the default https port is kept as written.
         let port = url.port_or_known_default();
         if wire.set_scheme("http").is_ok() {
@@ -294,7 +279,7 @@ mod private_tests {
 
     fn reach(private: &[&str]) -> Reach {
         let hosts: BTreeSet<String> = private.iter().map(|h| (*h).to_string()).collect();
-        Reach::new(false, &hosts)
+        Reach::new(false, &hosts).unwrap()
     }
 
     /// What the guarded resolver answers for `name` when the hosts map says it is `addr`
@@ -361,14 +346,47 @@ mod private_tests {
 mod wire_tests {
     use super::*;
 
+    fn reach(allow_loopback: bool, private: &[&str]) -> Reach {
+        let private = private.iter().map(|h| (*h).to_string()).collect();
+        Reach::new(allow_loopback, &private).unwrap()
+    }
+
     #[test]
     fn only_loopback_https_under_the_test_switch_goes_over_http() {
+        let none = BTreeMap::new();
         let local = Url::parse("https://127.0.0.1:8443/a?b").unwrap();
-        assert_eq!(wire_url(&local, true).as_str(), "http://127.0.0.1:8443/a?b");
-        assert_eq!(wire_url(&local, false), local);
+        let wire = |url: &Url, allow| wire_url(url, &reach(allow, &[]), &none);
+        assert_eq!(wire(&local, true).as_str(), "http://127.0.0.1:8443/a?b");
+        assert_eq!(wire(&local, false), local);
         let public = Url::parse("https://example.com/a").unwrap();
-        assert_eq!(wire_url(&public, true), public);
+        assert_eq!(wire(&public, true), public);
         let default_port = Url::parse("https://[::1]/x").unwrap();
-        assert_eq!(wire_url(&default_port, true).as_str(), "http://[::1]:443/x");
+        assert_eq!(wire(&default_port, true).as_str(), "http://[::1]:443/x");
+    }
+
+    #[test]
+    fn under_the_switch_an_admitted_private_address_is_served_over_http_too() {
+        let mirror = Url::parse("https://mirror.test:8443/npm").unwrap();
+        let hosts = BTreeMap::from([(
+            "mirror.test".to_string(),
+            vec!["192.0.2.2".parse().unwrap()],
+        )]);
+        let listed = reach(true, &["mirror.test"]);
+        assert_eq!(wire_url(&mirror, &listed, &hosts).scheme(), "http");
+        assert_eq!(
+            wire_url(&mirror, &reach(true, &[]), &hosts),
+            mirror,
+            "not admitted"
+        );
+        let strict = reach(false, &["mirror.test"]);
+        assert_eq!(wire_url(&mirror, &strict, &hosts), mirror, "no switch");
+        let literal = Url::parse("https://192.0.2.2:8443/npm").unwrap();
+        let range = reach(true, &["192.0.2.0/24"]);
+        assert_eq!(wire_url(&literal, &range, &hosts).scheme(), "http");
+        assert_eq!(wire_url(&literal, &reach(true, &[]), &hosts), literal);
+        assert_eq!(
+            wire_url(&literal, &reach(false, &["192.0.2.0/24"]), &hosts),
+            literal
+        );
     }
 }

@@ -7,9 +7,11 @@
 //!   `Retry-After` up to a cap. Each URL is fetched once per run per kind of request.
 //! - Safety: https only; redirects followed by hand (at most [`NetConfig::max_redirects`]
 //!   hops, each re-checked); non-public addresses refused by the resolver, for IP-literal
-//!   hosts, and again on the address a response actually came from. A bearer token goes
+//!   hosts, and again on the address a response actually came from, except for the names
+//!   and ranges [`NetConfig::private_hosts`] lists ([`PrivateHost`]). A bearer token goes
 //!   only to hops on the API's origin (scheme, host and port compared as parsed URLs). No
-//!   proxy from the environment (it would bypass the resolver).
+//!   proxy from the environment unless the caller sets [`NetConfig::proxy`]
+//!   ([`ProxySettings::from_env`]; see `proxy` for what the address rules become).
 //! - Bounds: bodies are streamed under a size cap; documents are read into typed views that
 //!   keep only the facts used ([`json`]), never a `Value` of the whole answer; a download has
 //!   an overall deadline (every attempt and retry included) and a minimum rate averaged over
@@ -34,6 +36,7 @@
 //! in memory). Callers see typed answers and [`Headers`], never reqwest's types; every command
 //! that asks the network runs on the one runtime of `runtime`.
 
+mod allow;
 mod body;
 mod client;
 mod conditional;
@@ -44,9 +47,13 @@ mod headers;
 mod hop;
 pub mod json;
 mod memo;
+mod proxy;
+#[cfg(test)]
+mod reach_tests;
 mod retry;
 mod runtime;
 
+pub use allow::{PrivateHost, PrivateHostError};
 pub use body::read_json_with;
 pub use client::Client;
 pub use client::Probed;
@@ -55,5 +62,6 @@ pub use config::{NetConfig, TEST_ALLOW_LOOPBACK_ENV};
 pub use error::NetError;
 pub use headers::Headers;
 pub use hop::Bearer;
+pub use proxy::{ProxyError, ProxySettings};
 pub use retry::retry_after;
 pub use runtime::runtime;
