@@ -363,30 +363,25 @@ pub(crate) fn with_snapshot(readiness: &str, sha: &str) -> String {
         };
         return format!("{readiness}{gap}{SNAPSHOT_HEADING}\n\n{line}\n");
     };
-    let replaced = format!("{line}\n");
-    match section.iter().position(|l| snapshot_value(l).is_some()) {
-        Some(i) => {
-            let newline = if lines[start + i].ends_with('\n') {
-                "\n"
-            } else {
-                ""
-            };
-            splice(&mut lines, start + i, 1, &format!("{line}{newline}"))
-        }
-        None => {
-            // After the section's last non-blank line (the heading at worst).
-            let last = (0..section.len())
-                .rev()
-                .find(|&i| !section[i].trim().is_empty())
-                .unwrap_or(0);
-            let at = start + last + 1;
-            if lines[at - 1].ends_with('\n') {
-                splice(&mut lines, at, 0, &replaced)
-            } else {
-                // The file's last line, without its newline.
-                format!("{readiness}\n{replaced}")
-            }
-        }
+    if let Some(i) = section.iter().position(|l| snapshot_value(l).is_some()) {
+        let newline = if lines[start + i].ends_with('\n') {
+            "\n"
+        } else {
+            ""
+        };
+        return splice(&mut lines, start + i, 1, &format!("{line}{newline}"));
+    }
+    // After the section's last non-blank line (the heading at worst).
+    let last = (0..section.len())
+        .rev()
+        .find(|&i| !section[i].trim().is_empty())
+        .unwrap_or(0);
+    let at = start + last + 1;
+    if lines[at - 1].ends_with('\n') {
+        splice(&mut lines, at, 0, &format!("{line}\n"))
+    } else {
+        // The file's last line, without its newline.
+        format!("{readiness}\n{line}\n")
     }
 }
 
@@ -409,7 +404,7 @@ fn snapshot_section(readiness: &str) -> Option<(Vec<&str>, usize)> {
     Some((lines[start..end].to_vec(), start))
 }
 
-/// The value of a snapshot line (`- SHA-256: `x``), when `line` is one.
+/// The value of a snapshot line (``- SHA-256: `x` ``), when `line` is one.
 fn snapshot_value(line: &str) -> Option<String> {
     let value = line.trim_start().strip_prefix(SNAPSHOT_LABEL)?;
     Some(value.trim().trim_matches('`').trim().to_owned())

@@ -133,9 +133,15 @@ fn a_misspelt_folder_is_named_with_the_closest_collaboration_folder_beside_it() 
         "{}",
         stdout(&out)
     );
+}
 
-    // An existing folder without protocol.json: the published line, then what it is.
-    let plain = parent.join("colab");
+/// A folder without protocol.json keeps the published line and says it is not a collaboration
+/// folder and what to run; a missing folder with nothing near it gets the `init` to run.
+#[test]
+fn a_folder_that_is_no_collaboration_says_so_and_what_to_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().canonicalize().unwrap().join("colab");
+    std::fs::create_dir(&plain).unwrap();
     let out = bin()
         .args([
             "next",

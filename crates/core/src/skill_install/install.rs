@@ -255,9 +255,10 @@ fn shadowing(
 /// it, else (no install of ours wrote it, so `uninstall` leaves it) by hand or this install's.
 fn removal(target: &Target, found: &Found, dir: &Path, name: &str) -> String {
     let this_install = || {
-        super::clients::agent(&target.agent)
-            .map(|agent| uninstall_command(target, agent, target.scope, name))
-            .unwrap_or_else(|_| format!("{} uninstall", target.tool))
+        agent(&target.agent).map_or_else(
+            |_| format!("{} uninstall", target.tool),
+            |agent| uninstall_command(target, agent, target.scope, name),
+        )
     };
     match (found, owner(dir, &target.roots, name)) {
         (Found::Ours { .. }, Some((agent, scope))) => format!(
