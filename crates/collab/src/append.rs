@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use crate::error::{CollabError, FlagProblem};
 use crate::events::{append_line, format_event_line, read_events, AppendLock, Event, EventLog};
 use crate::guide::{self, Invocation};
-use crate::markdown::{conclusion_errors, unchecked_gates, Readiness};
+use crate::markdown::{conclusion_errors, snapshot, unchecked_gates, with_snapshot, Readiness};
 use crate::paths;
 use crate::protocol;
 use crate::pyfmt::{self, as_int};
@@ -70,12 +70,20 @@ pub struct Appended {
     pub seq: i64,
     /// The event appended.
     pub event: String,
+    /// The command the sender runs next (its `next`, `wait` or `validate`), in the form the
+    /// append was run in.
+    pub then: String,
 }
 
 impl Appended {
-    /// The stdout line (last step of docs/collab-protocol.md#append).
+    /// The published stdout line (last step of docs/collab-protocol.md#append).
     pub fn message(&self) -> String {
         format!("appended seq {}: {}", self.seq, self.event)
+    }
+
+    /// What `append` prints: the published line, then `run: «the command to run next»`.
+    pub fn report(&self) -> String {
+        format!("{}\nrun: {}\n", self.message(), self.then)
     }
 }
 
@@ -223,9 +231,12 @@ pub fn append(opts: &AppendOptions) -> Result<Appended, CollabError> {
 /// [`append`], naming the commands of a refusal in the given form.
 pub fn append_with(opts: &AppendOptions, invocation: &Invocation) -> Result<Appended, CollabError> {
     let folder = paths::resolve_folder(&opts.folder);
-    // The lock needs the folder; a missing folder is reported as a missing protocol.json.
+    // The lock needs the folder.
+    if let Some(missing) = protocol::missing_folder(&folder) {
+        return Err(missing);
+    }
     if !folder.is_dir() {
-        return Err(CollabError::NoFolder(folder));
+        return Err(CollabError::NotACollaboration(folder));
     }
     let _lock = AppendLock::acquire(&folder)?;
     protocol::remove_leftover_temps(&folder);
@@ -250,9 +261,10 @@ pub fn append_with(opts: &AppendOptions, invocation: &Invocation) -> Result<Appe
     all.push(payload(opts, seq));
     let state = check_transition(&folder, &protocol, &participants, opts, &all)
         .map_err(|e| with_recovery(e, &folder, &participants, opts, &all, invocation))?;
+    record_snapshot(&folder, opts, &all)?;
     let payload = all.last().expect("payload was pushed");
     append_line(&folder, &format_event_line(payload), missing_final_newline)?;
-    if let Some(phase) = state.phase {
+    if let Some(phase) = &state.phase {
         let map = &mut protocol.map;
         map.insert("currentPhase".into(), json!(phase));
         map.insert("proposalOwner".into(), json!(state.owner));
@@ -263,7 +275,53 @@ pub fn append_with(opts: &AppendOptions, invocation: &Invocation) -> Result<Appe
     Ok(Appended {
         seq,
         event: name.to_owned(),
+        then: guide::turn_command(
+            invocation,
+            &folder,
+            &opts.participant,
+            state.phase.as_deref(),
+            &state.waiting_for,
+        ),
     })
+}
+
+/// Fills the snapshot line of `readiness.md` (docs/collab-protocol.md#append, step 9), before
+/// the event is written: a primary `deliverable_frozen` writes its sha256 there, and
+/// `readiness_passed` and `completed` write the frozen sha256 where the line is empty (an
+/// editor may have saved an older copy over it). A missing `readiness.md` is left to
+/// `validate`.
+fn record_snapshot(folder: &Path, opts: &AppendOptions, all: &[Event]) -> Result<(), CollabError> {
+    let text_of = |e: &Event, key: &str| e.get(key).and_then(Value::as_str).map(str::to_owned);
+    let freeze = opts.event == "deliverable_frozen";
+    if !(freeze && opts.role.as_deref() == Some("primary")
+        || matches!(opts.event.as_str(), "readiness_passed" | "completed"))
+    {
+        return Ok(());
+    }
+    // For a freeze, the event being appended (the last one); else the earlier freeze.
+    let frozen = all.iter().rev().find(|e| {
+        text_of(e, "event").as_deref() == Some("deliverable_frozen")
+            && text_of(e, "role").as_deref() == Some("primary")
+    });
+    let Some(sha) = frozen
+        .and_then(|e| text_of(e, "sha256"))
+        .filter(|s| is_sha256(s))
+    else {
+        return Ok(());
+    };
+    let Some(text) = paths::read_text(folder, READINESS_FILE)? else {
+        return Ok(());
+    };
+    let current = snapshot(&text);
+    let keep = current.as_deref() == Some(sha.as_str())
+        || (!freeze && current.is_some_and(|v| !v.is_empty()));
+    if keep {
+        return Ok(());
+    }
+    paths::check_no_symlink(folder, READINESS_FILE)?;
+    let path = folder.join(READINESS_FILE);
+    acp_registry_core::fs::atomic::write(&path, with_snapshot(&text, &sha).as_bytes())
+        .map_err(|source| CollabError::Write { path, source })
 }
 
 /// The log, refused when it has read errors or ends in an incomplete line.

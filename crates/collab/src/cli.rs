@@ -17,13 +17,13 @@
 //! `anyhow` and the core's `failure_line`.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 
 use crate::append::{append_with, AppendOptions};
 use crate::error::CollabError;
-use crate::guide::Invocation;
+use crate::guide::{self, Invocation};
 use crate::init::{init, InitOptions};
 use crate::next::next_action_with;
 use crate::skill;
@@ -232,6 +232,22 @@ impl Console<'_> {
                 self.note(&format!("error: {message}"))?;
                 self.note(&format!("  {hint}"))
             }
+            CollabError::NoFolder { folder, closest } => {
+                self.note(&format!("error: {e}"))?;
+                let closest = closest
+                    .as_ref()
+                    .map(|s| (s.path.as_path(), s.collaboration));
+                self.note(&format!("  {}", no_folder_hint(folder, closest)))
+            }
+            CollabError::NotACollaboration(folder) => {
+                self.note(&format!("error: {e}"))?;
+                self.note(&format!(
+                    "  {} is not a collaboration folder (init writes protocol.json there): pass \
+                     the folder init created, or make this one with: {}",
+                    folder.display(),
+                    init_command(folder)
+                ))
+            }
             CollabError::Flags(problems) => {
                 self.note(&format!("error: {e}"))?;
                 problems
@@ -241,6 +257,38 @@ impl Console<'_> {
             _ => self.note(&format!("error: {e}")),
         }
     }
+}
+
+/// What to do about a `--folder` that does not exist: the closest folder beside it (and whether
+/// it is a collaboration folder), or how to create it.
+fn no_folder_hint(folder: &Path, closest: Option<(&Path, bool)>) -> String {
+    match closest {
+        Some((path, true)) => format!(
+            "did you mean --folder {}? (the closest collaboration folder beside it)",
+            guide::quote(&path.display().to_string())
+        ),
+        Some((path, false)) => format!(
+            "did you mean --folder {}? (it holds no protocol.json yet); or create the \
+             collaboration with: {}",
+            guide::quote(&path.display().to_string()),
+            init_command(folder)
+        ),
+        None => format!(
+            "no folder beside it has a close name; create the collaboration with: {}",
+            init_command(folder)
+        ),
+    }
+}
+
+/// The `init` that creates a collaboration in `folder`, in the form this process was run in,
+/// its values to fill in.
+fn init_command(folder: &Path) -> String {
+    format!(
+        "{} --folder {} --participant <you> --participant <them> --objective <text> \
+         --completion <gate> --primary-deliverable-type <type>",
+        Invocation::from_env().program("init", "init_collaboration"),
+        guide::quote(&folder.display().to_string())
+    )
 }
 
 /// What a successful command prints on standard output, and its exit code.
@@ -291,10 +339,7 @@ fn execute(command: Command, console: &mut Console) -> Result<Shown, CollabError
         Command::Append {
             options,
             invocation,
-        } => Shown::Text(
-            format!("{}\n", append_with(&options, &invocation)?.message()),
-            0,
-        ),
+        } => Shown::Text(append_with(&options, &invocation)?.report(), 0),
         Command::Next(o) => {
             let next = next_action_with(&o.folder, &o.participant, &o.invocation)?;
             Shown::Text(next.render(), exit_code(next.exit_code))
@@ -404,11 +449,14 @@ impl Write for Escaped<'_> {
     }
 }
 
-/// Where the skill commands act, from their flags.
+/// Where the skill commands act, from their flags (`skill uninstall` takes no skill name: there
+/// is one, the bundled skill).
 fn skill_target(target: &SkillTarget) -> Result<Target, CollabError> {
-    target
+    let mut target = target
         .target(skill::TOOL)
-        .map_err(CollabError::CurrentFolder)
+        .map_err(CollabError::CurrentFolder)?;
+    target.uninstall_names_skill = false;
+    Ok(target)
 }
 
 /// `skill install`: for the user (below `HOME`) unless a project folder is named. Prints

@@ -3,7 +3,7 @@
 //! from here and not from the crate root, which re-exports them: the root names every module,
 //! so a module naming the root would close a cycle.
 //!
-//! There is one kind per way a command can fail (32 of them: `Usage`, `Refused`, `Flags`,
+//! There is one kind per way a command can fail (`Usage`, `Refused`, `Flags`,
 //! `Read`, `ProtocolFile`, …, `Create`, `Write`, `Console`), not just a usage and a protocol
 //! error, but they are all printed in one place and all exit 2: `cli::run` prints `Usage` in
 //! argparse's `usage: …` then `acp-collab «subcommand»: error: «message»` form, `Refused` and
@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use crate::paths::ReadError;
+use crate::paths::{ReadError, Sibling};
 
 /// A command failure; every kind exits 2. [`Usage`](CollabError::Usage) is printed
 /// argparse-style, [`Refused`](CollabError::Refused) and [`Flags`](CollabError::Flags) with
@@ -51,9 +51,19 @@ pub enum CollabError {
         "protocol.json must contain a JSON object; restore it from the collaboration's history"
     )]
     ProtocolNotAnObject,
-    /// `append` on a folder that does not exist.
+    /// A `--folder` that does not exist, and the folder beside it its name most likely meant:
+    /// printed with a hint, that folder or how to create one.
+    #[error("collaboration folder {} does not exist", .folder.display())]
+    NoFolder {
+        /// The folder, resolved.
+        folder: PathBuf,
+        /// The closest sibling folder, if any is close.
+        closest: Option<Sibling>,
+    },
+    /// A `--folder` that exists without `protocol.json` (the published message): printed with
+    /// a hint saying it is not a collaboration folder and what to run.
     #[error("missing protocol.json in {}", .0.display())]
-    NoFolder(PathBuf),
+    NotACollaboration(PathBuf),
     /// `events.jsonl` is missing, a link, or has lines that do not decode (the messages).
     #[error("{}", .0.join("; "))]
     Log(Vec<String>),
@@ -172,7 +182,8 @@ mod tests {
             (ReadError::Io("cannot read c/x: denied".into()).into(), "cannot read c/x: denied"),
             (CollabError::ProtocolFile("invalid protocol.json: eof".into()), "invalid protocol.json: eof"),
             (CollabError::ProtocolNotAnObject, "protocol.json must contain a JSON object; restore it from the collaboration's history"),
-            (CollabError::NoFolder(dir()), "missing protocol.json in c/x"),
+            (CollabError::NoFolder { folder: dir(), closest: None }, "collaboration folder c/x does not exist"),
+            (CollabError::NotACollaboration(dir()), "missing protocol.json in c/x"),
             (CollabError::Log(vec!["line 2: bad".into(), "line 3: bad".into()]), "line 2: bad; line 3: bad"),
             (CollabError::IncompleteLine("{\"seq\"".into()), "events.jsonl ends with an incomplete line ({\"seq\"); remove it or restore the rest of the line"),
             (CollabError::UnknownEvent("hello".into()), "unknown event 'hello'"),

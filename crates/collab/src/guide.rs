@@ -76,6 +76,26 @@ pub(crate) fn next_command(invocation: &Invocation, folder: &Path, participant: 
     )
 }
 
+/// The one command `participant` runs once the collaboration stands at `phase`, awaiting
+/// `waiting` (what `init` and `append` print last): its `next` when it is awaited (its turn:
+/// `next` prints the exact events), `validate` once the collaboration is `completed` or
+/// `blocked`, else its `wait`, which returns when its turn comes.
+pub(crate) fn turn_command(
+    invocation: &Invocation,
+    folder: &Path,
+    participant: &str,
+    phase: Option<&str>,
+    waiting: &[String],
+) -> String {
+    match phase {
+        Some("completed" | "blocked") => validate_command(invocation, folder),
+        _ if waiting.iter().any(|w| w == participant) => {
+            next_command(invocation, folder, participant)
+        }
+        _ => wait_command(invocation, folder, participant),
+    }
+}
+
 /// The `validate` command, in the invocation's form.
 pub(crate) fn validate_command(invocation: &Invocation, folder: &Path) -> String {
     format!(

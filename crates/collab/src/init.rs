@@ -115,21 +115,30 @@ impl InitOutcome {
             .get("proposalOwner")
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned);
+        let phase = protocol.map.get("currentPhase").and_then(Value::as_str);
+        let waiting: Vec<String> = protocol
+            .map
+            .get("waitingFor")
+            .and_then(Value::as_array)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
         let folder = self.folder();
         Ok(protocol
             .participants()
             .iter()
             .map(|p| {
                 let is_owner = owner.as_deref() == Some(p.as_str());
+                let first = guide::turn_command(invocation, folder, p, phase, &waiting);
                 match self {
-                    InitOutcome::Initialized(_) if is_owner => format!(
-                        "{p} (proposal owner) first runs: {}",
-                        guide::next_command(invocation, folder, p)
-                    ),
-                    InitOutcome::Initialized(_) => format!(
-                        "{p} first runs: {}",
-                        guide::wait_command(invocation, folder, p)
-                    ),
+                    InitOutcome::Initialized(_) if is_owner => {
+                        format!("{p} (proposal owner) first runs: {first}")
+                    }
+                    InitOutcome::Initialized(_) => format!("{p} first runs: {first}"),
                     InitOutcome::AlreadyExists(_) => {
                         format!("{p} runs: {}", guide::next_command(invocation, folder, p))
                     }
@@ -471,4 +480,15 @@ fn write_file(base: &Path, rel: &str, text: &str) -> Result<(), CollabError> {
             source: e.into(),
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{spec, templates};
+
+    #[test]
+    fn the_generated_snapshot_gate_is_the_one_append_and_validate_read() {
+        let gates = templates::generated_gates("adr", "deliverables/adr.md");
+        assert_eq!(gates.last().map(String::as_str), Some(spec::SNAPSHOT_GATE));
+    }
 }

@@ -50,6 +50,7 @@ pub use guide::Invocation;
 pub use init::{init, InitOptions, InitOutcome};
 pub use markdown::Readiness;
 pub use next::{next_action, next_action_with, NextAction};
+pub use paths::Sibling;
 pub use protocol::Protocol;
 pub use state::replay;
 pub use status::{log, status, Status};

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::spec::{CONCLUSION_HEADINGS, OUTCOMES};
+use crate::spec::{CONCLUSION_HEADINGS, OUTCOMES, SNAPSHOT_HEADING, SNAPSHOT_LABEL};
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("static regex")
@@ -341,6 +341,75 @@ pub(crate) fn review_headings(text: &str) -> Vec<ReviewHeading> {
     out
 }
 
+/// The `- SHA-256:` line of `readiness.md`'s `## Deliverable Snapshot` section: `None` without
+/// one, else its value, trimmed and without backticks (empty as `init` writes it).
+pub(crate) fn snapshot(readiness: &str) -> Option<String> {
+    let (section, _) = snapshot_section(readiness)?;
+    section.iter().find_map(|line| snapshot_value(line))
+}
+
+/// `readiness.md` with its snapshot line holding `sha`: the line replaced where it is, else
+/// added at the end of the section, else the section added at the end of the file.
+pub(crate) fn with_snapshot(readiness: &str, sha: &str) -> String {
+    let line = format!("{SNAPSHOT_LABEL} `{sha}`");
+    let mut lines: Vec<&str> = readiness.split_inclusive('\n').collect();
+    let Some((section, start)) = snapshot_section(readiness) else {
+        let gap = if readiness.is_empty() || readiness.ends_with("\n\n") {
+            ""
+        } else if readiness.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        return format!("{readiness}{gap}{SNAPSHOT_HEADING}\n\n{line}\n");
+    };
+    if let Some(i) = section.iter().position(|l| snapshot_value(l).is_some()) {
+        let newline = if lines[start + i].ends_with('\n') {
+            "\n"
+        } else {
+            ""
+        };
+        return splice(&mut lines, start + i, 1, &format!("{line}{newline}"));
+    }
+    // After the section's last non-blank line (the heading at worst).
+    let last = (0..section.len())
+        .rev()
+        .find(|&i| !section[i].trim().is_empty())
+        .unwrap_or(0);
+    let at = start + last + 1;
+    if lines[at - 1].ends_with('\n') {
+        splice(&mut lines, at, 0, &format!("{line}\n"))
+    } else {
+        // The file's last line, without its newline.
+        format!("{readiness}\n{line}\n")
+    }
+}
+
+fn splice<'t>(lines: &mut Vec<&'t str>, at: usize, remove: usize, text: &'t str) -> String {
+    lines.splice(at..at + remove, [text]);
+    lines.concat()
+}
+
+/// The lines of the snapshot section, from its heading to the next heading, and the index of
+/// the heading among all the lines.
+fn snapshot_section(readiness: &str) -> Option<(Vec<&str>, usize)> {
+    let lines: Vec<&str> = readiness.split_inclusive('\n').collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim_end() == SNAPSHOT_HEADING)?;
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| l.starts_with('#'))
+        .map_or(lines.len(), |i| start + 1 + i);
+    Some((lines[start..end].to_vec(), start))
+}
+
+/// The value of a snapshot line (``- SHA-256: `x` ``), when `line` is one.
+fn snapshot_value(line: &str) -> Option<String> {
+    let value = line.trim_start().strip_prefix(SNAPSHOT_LABEL)?;
+    Some(value.trim().trim_matches('`').trim().to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,6 +458,33 @@ mod tests {
     fn placeholder_words_are_whole_words() {
         assert!(PLACEHOLDER.is_match("No unresolved items."));
         assert!(!PLACEHOLDER.is_match("TODOs and unresolvedness"));
+    }
+
+    #[test]
+    fn the_snapshot_line_is_read_and_filled_where_it_stands() {
+        let sha = "ab".repeat(32);
+        let template =
+            "# R\n\n## Deliverable Snapshot\n\n- Primary: `d.md`\n- SHA-256:\n\n## Next\n";
+        assert_eq!(snapshot(template).as_deref(), Some(""));
+        let filled = with_snapshot(template, &sha);
+        assert_eq!(
+            filled,
+            format!("# R\n\n## Deliverable Snapshot\n\n- Primary: `d.md`\n- SHA-256: `{sha}`\n\n## Next\n")
+        );
+        assert_eq!(snapshot(&filled), Some(sha.clone()));
+        // A line that was removed comes back at the end of the section; a section too.
+        let without = template.replace("- SHA-256:\n", "");
+        assert_eq!(snapshot(&without), None);
+        assert_eq!(snapshot(&with_snapshot(&without, &sha)), Some(sha.clone()));
+        assert!(with_snapshot(&without, &sha)
+            .contains(&format!("`d.md`\n- SHA-256: `{sha}`\n\n## Next")));
+        let bare = "# R\n- [x] gate";
+        assert_eq!(
+            with_snapshot(bare, &sha),
+            format!("# R\n- [x] gate\n\n## Deliverable Snapshot\n\n- SHA-256: `{sha}`\n")
+        );
+        // A `- SHA-256:` line of another section is not the snapshot.
+        assert_eq!(snapshot("## Other\n- SHA-256: x\n"), None);
     }
 
     #[test]

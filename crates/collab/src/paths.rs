@@ -169,6 +169,48 @@ pub(crate) fn exists_no_follow(base: &Path, rel: &str) -> bool {
     std::fs::symlink_metadata(base.join(rel)).is_ok()
 }
 
+/// A folder beside a `--folder` that does not exist, the one its name most likely meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sibling {
+    /// The folder.
+    pub path: PathBuf,
+    /// It holds a `protocol.json` (a collaboration folder).
+    pub collaboration: bool,
+}
+
+/// The sibling folder whose name is closest (edit distance) to `folder`'s, which does not
+/// exist: among the collaboration folders (holding `protocol.json`) when there are any, else
+/// among the other folders when the name is close (a typo, not another name). Links are not
+/// followed; `None` when the parent cannot be listed or nothing is close.
+pub(crate) fn closest_sibling(folder: &Path) -> Option<Sibling> {
+    let name = folder.file_name()?.to_string_lossy().into_owned();
+    let parent = folder.parent()?;
+    let folders: Vec<(String, bool)> = fs::list_dir(parent)
+        .ok()?
+        .iter()
+        .filter(|c| c.kind == fs::Kind::Dir)
+        .map(|c| {
+            let child = c.name();
+            // `spec::PROTOCOL_FILE`; this module imports nothing of the crate.
+            let holds = fs::kind(&parent.join(&child).join("protocol.json"));
+            let collaboration = matches!(holds, Ok(Some(fs::Kind::File)));
+            (child, collaboration)
+        })
+        .collect();
+    let any_collaboration = folders.iter().any(|(_, c)| *c);
+    let close_enough = (name.chars().count() / 3).max(2);
+    folders
+        .into_iter()
+        .filter(|(_, c)| *c == any_collaboration)
+        .map(|(child, c)| (strsim::levenshtein(&name, &child), child, c))
+        .filter(|(distance, _, c)| *c || *distance <= close_enough)
+        .min()
+        .map(|(_, child, collaboration)| Sibling {
+            path: parent.join(child),
+            collaboration,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +223,30 @@ mod tests {
         for bad in ["a/../b.md", "..", "/abs.md"] {
             assert!(escapes(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_closest_sibling_is_a_collaboration_folder_when_there_is_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path();
+        for dir in ["collab-api", "collab-ui", "notes"] {
+            std::fs::create_dir(base.join(dir)).unwrap();
+        }
+        std::fs::write(base.join("collab-ui/protocol.json"), "{}").unwrap();
+        std::fs::write(base.join("collab-api/protocol.json"), "{}").unwrap();
+        let found = closest_sibling(&base.join("colab-api")).unwrap();
+        assert_eq!(found.path, base.join("collab-api"));
+        assert!(found.collaboration);
+        // Without collaboration folders, only a near name is suggested.
+        let plain = tempfile::tempdir().unwrap();
+        std::fs::create_dir(plain.path().join("reviews")).unwrap();
+        let near = closest_sibling(&plain.path().join("review")).unwrap();
+        assert_eq!(
+            (near.path, near.collaboration),
+            (plain.path().join("reviews"), false)
+        );
+        assert_eq!(closest_sibling(&plain.path().join("something-else")), None);
+        assert_eq!(closest_sibling(&plain.path().join("none/deeper")), None);
     }
 
     #[test]

@@ -58,9 +58,26 @@ pub(crate) fn load(folder: &Path) -> Result<Result<Protocol, String>, CollabErro
     }
 }
 
-/// Loads `protocol.json` for commands that stop at the first problem.
+/// Loads `protocol.json` for commands that stop at the first problem: a folder that does not
+/// exist and one without `protocol.json` are told apart, each with its way forward.
 pub(crate) fn load_or_fail(folder: &Path) -> Result<Protocol, CollabError> {
+    if let Some(missing) = missing_folder(folder) {
+        return Err(missing);
+    }
+    if !paths::exists_no_follow(folder, PROTOCOL_FILE) {
+        return Err(CollabError::NotACollaboration(folder.to_path_buf()));
+    }
     load(folder)?.map_err(CollabError::ProtocolFile)
+}
+
+/// [`CollabError::NoFolder`], with the closest sibling folder, when `folder` does not exist.
+pub(crate) fn missing_folder(folder: &Path) -> Option<CollabError> {
+    let missing =
+        std::fs::symlink_metadata(folder).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    missing.then(|| CollabError::NoFolder {
+        folder: folder.to_path_buf(),
+        closest: paths::closest_sibling(folder),
+    })
 }
 
 /// Where a deliverable reference lives on disk: `base/rel`, with the symlink

@@ -56,6 +56,13 @@ pub(crate) const PROTOCOL_FILE: &str = "protocol.json";
 pub(crate) const EVENTS_FILE: &str = "events.jsonl";
 /// Question classification, gates and the readiness checklist.
 pub(crate) const READINESS_FILE: &str = "readiness.md";
+/// The generated completion gate whose tick says the snapshot line of `readiness.md` holds the
+/// frozen primary deliverable's SHA-256 (`templates::generated_gates` writes the same text).
+pub(crate) const SNAPSHOT_GATE: &str = "Primary deliverable SHA-256 snapshot recorded";
+/// The section of `readiness.md` that holds the snapshot line.
+pub(crate) const SNAPSHOT_HEADING: &str = "## Deliverable Snapshot";
+/// The snapshot line's label, in that section.
+pub(crate) const SNAPSHOT_LABEL: &str = "- SHA-256:";
 /// The final receipt.
 pub(crate) const CONCLUSION_FILE: &str = "conclusion.md";
 /// One structured review per `review_submitted`.

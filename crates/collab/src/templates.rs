@@ -27,6 +27,7 @@ pub(crate) fn generated_gates(kind: &str, primary_ref: &str) -> Vec<String> {
         "Every accepted decision has `Reflected in`".to_owned(),
         "Every accepted decision is reflected in the primary deliverable".to_owned(),
         "Primary deliverable status is `Frozen`".to_owned(),
+        // spec::SNAPSHOT_GATE (templates imports nothing; a test keeps the two equal).
         "Primary deliverable SHA-256 snapshot recorded".to_owned(),
     ]
 }

@@ -33,6 +33,8 @@ pub(super) struct LogFacts {
     seen: u16,
     /// A `deliverable_frozen` with role `primary` occurs.
     pub(super) has_primary_freeze: bool,
+    /// The seq and `sha256` of the first primary `deliverable_frozen` with a string `sha256`.
+    pub(super) primary_freeze_sha: Option<(String, String)>,
     /// The docs of `deliverable_frozen` events with role `supporting`.
     pub(super) frozen_supporting_docs: BTreeSet<String>,
 }
@@ -54,7 +56,15 @@ impl LogFacts {
         }
         if name == "deliverable_frozen" {
             match record.text(Key::Role) {
-                Some("primary") => self.has_primary_freeze = true,
+                Some("primary") => {
+                    self.has_primary_freeze = true;
+                    if self.primary_freeze_sha.is_none() {
+                        if let Some(sha) = record.text(Key::Sha256) {
+                            let seq = shown(record.get(Key::Seq));
+                            self.primary_freeze_sha = Some((seq, sha.to_owned()));
+                        }
+                    }
+                }
                 Some("supporting") => {
                     if let Some(doc) = record.text(Key::Doc) {
                         if !self.frozen_supporting_docs.contains(doc) {
@@ -85,6 +95,7 @@ pub(super) fn check_log(v: &mut Validator, protocol: &Protocol) -> Result<LogFac
             state: State::default(),
             seen: 0,
             has_primary_freeze: false,
+            primary_freeze_sha: None,
             frozen_supporting_docs: BTreeSet::new(),
         },
     };

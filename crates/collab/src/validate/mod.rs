@@ -32,11 +32,13 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::CollabError;
-use crate::markdown::{conclusion_errors, unchecked_gates, Readiness};
+use crate::markdown::{conclusion_errors, snapshot, unchecked_gates, Readiness};
 use crate::paths;
 use crate::protocol::{self, Protocol};
 use crate::pyfmt::{py_repr, py_str, repr_list, repr_str};
-use crate::spec::{CONCLUSION_FILE, FORBIDDEN_FILES, READINESS_FILE, REQUIRED_FILES};
+use crate::spec::{
+    CONCLUSION_FILE, FORBIDDEN_FILES, READINESS_FILE, REQUIRED_FILES, SNAPSHOT_GATE,
+};
 use crate::state::{State, BEFORE_ACCEPTANCE};
 
 mod content;
@@ -109,9 +111,13 @@ pub fn validate(folder: &str) -> Result<Report, CollabError> {
 pub(crate) fn validate_in(folder: &Path) -> Result<Report, CollabError> {
     // One finding, not one per file that a missing folder cannot hold.
     if std::fs::symlink_metadata(folder).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        let meant = match paths::closest_sibling(folder) {
+            Some(s) if s.collaboration => format!(" (did you mean {}?)", s.path.display()),
+            _ => String::new(),
+        };
         return Ok(Report {
             errors: vec![format!(
-                "collaboration folder {} does not exist; pass the folder init created",
+                "collaboration folder {} does not exist; pass the folder init created{meant}",
                 folder.display()
             )],
             warnings: Vec::new(),
@@ -268,5 +274,35 @@ fn check_readiness(
         v.warnings
             .push("deferred_nonblocking readiness items should include a reason".to_owned());
     }
+    check_snapshot(v, protocol, facts, &readiness_text);
     Ok(())
+}
+
+/// The snapshot line of `readiness.md` (docs/collab-protocol.md#readiness): a ticked snapshot
+/// gate over an empty line, or a line that is not the frozen primary deliverable's SHA-256, is
+/// a warning (the line is for people; the freeze event is what validation checks).
+fn check_snapshot(v: &mut Validator, protocol: &Protocol, facts: &log::LogFacts, text: &str) {
+    let gate = [SNAPSHOT_GATE.to_owned()];
+    let ticked = protocol.completion_gate_texts().contains(&gate[0])
+        && unchecked_gates(text, &gate).is_empty();
+    let value = snapshot(text).unwrap_or_default();
+    let frozen = facts.primary_freeze_sha.as_ref();
+    let line = "the snapshot line of readiness.md (`- SHA-256:` under `## Deliverable Snapshot`)";
+    match frozen {
+        _ if value.is_empty() && !ticked => {}
+        None if value.is_empty() => v.warnings.push(format!(
+            "readiness.md ticks '{SNAPSHOT_GATE}' but {line} is empty and the primary \
+             deliverable is not frozen; untick the gate until deliverable_frozen is appended \
+             (the append fills the line)"
+        )),
+        Some((seq, sha)) if value.is_empty() => v.warnings.push(format!(
+            "readiness.md ticks '{SNAPSHOT_GATE}' but {line} is empty; write `{sha}` there, \
+             the sha256 of the primary deliverable_frozen (seq {seq})"
+        )),
+        Some((seq, sha)) if value != *sha => v.warnings.push(format!(
+            "{line} holds {value}, not {sha}, the sha256 of the primary deliverable_frozen \
+             (seq {seq}); write `{sha}` there"
+        )),
+        _ => {}
+    }
 }

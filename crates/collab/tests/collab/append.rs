@@ -69,7 +69,171 @@ fn protocol_json_must_exist_decode_and_be_an_object() {
         ..AppendOptions::default()
     })
     .unwrap_err();
-    assert!(err.to_string().starts_with("missing protocol.json in "));
+    assert_eq!(
+        err.to_string(),
+        format!("collaboration folder {} does not exist", gone.display())
+    );
+}
+
+/// A misspelt `--folder` is "no such folder" with the closest collaboration folder beside it
+/// (not "missing protocol.json"); a folder without protocol.json keeps the published line and
+/// says it is not a collaboration folder and what to run. Every command that loads the
+/// folder says the same.
+#[test]
+fn a_misspelt_folder_is_named_with_the_closest_collaboration_folder_beside_it() {
+    let fx = Fx::new(&["server", "reader"]);
+    let parent = fx.folder.parent().unwrap();
+    // A folder with a closer name that is no collaboration is not what was meant.
+    std::fs::create_dir(parent.join("colab")).unwrap();
+    let typo = parent.join("colab-x");
+    let typo_s = typo.display().to_string();
+    let hint = format!(
+        "error: collaboration folder {typo_s} does not exist
+  did you mean --folder {}? \
+         (the closest collaboration folder beside it)
+",
+        fx.folder_str()
+    );
+    let runs: [&[&str]; 4] = [
+        &[
+            "append",
+            "--participant",
+            "server",
+            "--event",
+            "blocked",
+            "--summary",
+            "s",
+            "--reply-to",
+            "1",
+        ],
+        &["next", "--participant", "server"],
+        &["status"],
+        &["log"],
+    ];
+    for args in runs {
+        let out = bin()
+            .arg(args[0])
+            .args(["--folder", &typo_s])
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&out), hint, "{args:?}");
+    }
+    assert!(!typo.exists(), "nothing is created");
+    let out = bin()
+        .args(["validate", "--folder", &typo_s])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains(&format!(
+            "does not exist; pass the folder init created (did you mean {}?)",
+            fx.folder_str()
+        )),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A folder without protocol.json keeps the published line and says it is not a collaboration
+/// folder and what to run; a missing folder with nothing near it gets the `init` to run.
+#[test]
+fn a_folder_that_is_no_collaboration_says_so_and_what_to_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().canonicalize().unwrap().join("colab");
+    std::fs::create_dir(&plain).unwrap();
+    let out = bin()
+        .args([
+            "next",
+            "--folder",
+            plain.to_str().unwrap(),
+            "--participant",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: missing protocol.json in {p}\n  {p} is not a collaboration folder (init \
+             writes protocol.json there): pass the folder init created, or make this one with: \
+             acp-collab init --folder {p} --participant <you> --participant <them> --objective \
+             <text> --completion <gate> --primary-deliverable-type <type>\n",
+            p = plain.display()
+        )
+    );
+
+    // With no collaboration folder beside it and no near name: how to create one, the path
+    // escaped for the terminal.
+    let empty = tempfile::tempdir().unwrap();
+    let hostile = empty.path().join("new\x1b[31mcollab");
+    let out = bin()
+        .args(["status", "--folder", hostile.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!err.contains('\x1b'), "{err:?}");
+    assert!(
+        err.contains("does not exist\n  no folder beside it has a close name; create the collaboration with: acp-collab init --folder "),
+        "{err}"
+    );
+}
+
+/// After an append, the command the sender runs next: `next` while it is still its turn,
+/// `wait` when it is someone else's, `validate` once the collaboration is over; in the form
+/// `append` was run in (the launchers' when they ran it).
+#[test]
+fn append_prints_the_command_to_run_next() {
+    let fx = Fx::new(&["server", "reader"]);
+    let f = fx.folder_str();
+    let run = |who: &str, event: &str, reply: &str, extra: &[&str]| {
+        let append = fx
+            .append()
+            .participant(who)
+            .kind(event)
+            .summary("s")
+            .reply_to(reply);
+        let append = extra.iter().fold(append, |a, x| a.arg(*x));
+        let out = append.command().output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert_eq!(
+        run("server", "deliverable_drafted", "1", &["--doc", REF, "--role", "primary"]),
+        format!(
+            "appended seq 2: deliverable_drafted\nrun: acp-collab next --folder {f} --participant server\n"
+        )
+    );
+    assert_eq!(
+        run("server", "proposal_submitted", "2", &[]),
+        format!(
+            "appended seq 3: proposal_submitted\nrun: acp-collab wait --folder {f} --participant server\n"
+        )
+    );
+    fx.write_review_heading("reader");
+    let scripts = fx.tmp.path().join("my scripts");
+    let out = fx
+        .append()
+        .participant("reader")
+        .kind("review_submitted")
+        .summary("s")
+        .reply_to("3")
+        .command()
+        .env("ACP_COLLAB_SCRIPTS", &scripts)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "appended seq 4: review_submitted\nrun: python3 '{}/wait_for_turn.py' --folder {f} --participant reader\n",
+            scripts.display()
+        )
+    );
+    assert_eq!(
+        run("reader", "blocked", "4", &[]),
+        format!("appended seq 5: blocked\nrun: acp-collab validate --folder {f}\n")
+    );
 }
 
 #[test]

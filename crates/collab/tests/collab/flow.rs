@@ -65,7 +65,7 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
             "1",
             &["--doc", REF, "--role", "primary"]
         ),
-        "appended seq 2: deliverable_drafted\n"
+        format!("appended seq 2: deliverable_drafted\nrun: acp-collab next --folder {f} --participant server\n")
     );
     ap("server", "proposal_submitted", "2", &[]);
     fx_write("review.md", &|t| {
@@ -96,7 +96,7 @@ fn happy_path_with_two_participants_passes_validation_via_the_binary() {
     });
     assert_eq!(
         ap("server", "completed", "10", &["--doc", "conclusion.md"]),
-        "appended seq 11: completed\n"
+        format!("appended seq 11: completed\nrun: acp-collab validate --folder {f}\n")
     );
     let out = bin()
         .args(["validate_collaboration", "--folder", f])

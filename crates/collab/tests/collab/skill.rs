@@ -427,7 +427,9 @@ fn another_skill_of_the_same_name_in_a_scanned_folder_is_a_warning() {
         stderr(&out),
         format!(
             "warning: Codex, Cursor, Gemini CLI, GitHub Copilot, OpenCode also scan {}, which \
-             holds another skill named {NAME}: one shadows the other; remove one of them\n",
+             holds another skill named {NAME}: one shadows the other; acp-collab skill install \
+             did not write that copy, so rename or remove it yourself, or remove this install \
+             with: acp-collab skill uninstall --agent universal --global\n",
             theirs.display()
         )
     );
@@ -463,6 +465,63 @@ fn another_skill_of_the_same_name_in_a_scanned_folder_is_a_warning() {
     assert_eq!(
         std::fs::read_to_string(theirs.join("SKILL.md")).unwrap(),
         "---\nname: theirs\n---\n"
+    );
+}
+
+/// A shadowing warning ends with the exact `skill uninstall` that removes the other copy (the
+/// agent that wrote only that folder, its scope, the project quoted for a shell), and running
+/// it removes that copy and nothing else; a hand-edited copy needs `--force`.
+#[test]
+fn a_shadowing_warning_names_the_uninstall_that_removes_the_other_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let repo = base.path().join("my repo");
+    std::fs::create_dir(&repo).unwrap();
+    let project = repo.to_str().unwrap();
+    let out = skill(
+        home.path(),
+        &repo,
+        &["install", "--agent", "claude-code", "--project", project],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // For the user, in .agents/skills: Cursor, GitHub Copilot and OpenCode read both folders.
+    let out = skill(home.path(), &repo, &["install", "--agent", "codex"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let theirs = repo.join(".claude/skills").join(NAME);
+    let command = format!("acp-collab skill uninstall --agent claude-code --project '{project}'");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "warning: Cursor, GitHub Copilot, OpenCode also scan {}, which holds an identical \
+             copy of this skill named {NAME}: one shadows the other; remove that copy with: \
+             {command}\n",
+            theirs.display()
+        )
+    );
+    // The command does what the warning says.
+    let words = shlex::split(&command).unwrap();
+    let args: Vec<&str> = words[2..].iter().map(String::as_str).collect();
+    let out = skill(home.path(), &repo, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ours = home.path().join(".agents/skills").join(NAME);
+    assert!(!theirs.exists() && ours.join("SKILL.md").exists());
+
+    // A hand-edited copy: the same command with --force, which keeps its other files.
+    std::fs::write(ours.join("SKILL.md"), "edited\n").unwrap();
+    let out = skill(
+        home.path(),
+        &repo,
+        &["install", "--agent", "claude-code", "--project", project],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).ends_with(
+            "which holds a hand-edited install of this skill named agent-collaboration-protocol: \
+             one shadows the other; remove that copy's installed files (its other files are \
+             kept) with: acp-collab skill uninstall --agent codex --global --force\n"
+        ),
+        "{}",
+        stderr(&out)
     );
 }
 

@@ -1080,3 +1080,71 @@ fn a_line_over_the_acp_line_cap_is_refused_by_every_reader_in_bounded_memory() {
         );
     }
 }
+
+/// The snapshot line of readiness.md holds the frozen primary deliverable's SHA-256: the
+/// freeze writes it, `readiness_passed` and `completed` write it again over an editor's older
+/// copy, and `validate` warns about a ticked snapshot gate over an empty line, or a line that
+/// is not the frozen SHA-256.
+#[test]
+fn the_readiness_snapshot_line_holds_the_frozen_sha256() {
+    const LINE: &str =
+        "the snapshot line of readiness.md (`- SHA-256:` under `## Deliverable Snapshot`)";
+    const GATE: &str = "Primary deliverable SHA-256 snapshot recorded";
+    let fx = Fx::new(&["server", "reader"]);
+    // Ticked before anything is frozen.
+    let template = fx.read("readiness.md");
+    fx.tick_all();
+    let r = fx.validate();
+    assert!(
+        r.warnings.contains(&format!(
+            "readiness.md ticks '{GATE}' but {LINE} is empty and the primary deliverable is not \
+             frozen; untick the gate until deliverable_frozen is appended (the append fills the line)"
+        )),
+        "{}",
+        r.render_text()
+    );
+    fx.write("readiness.md", &template);
+
+    fx.to_readiness_check();
+    let before = fx.read("readiness.md");
+    assert!(before.contains("- SHA-256:\n"), "{before}");
+    fx.freeze();
+    let sha = fx.deliverable_sha();
+    let line = format!("- SHA-256: `{sha}`\n");
+    assert_eq!(
+        fx.read("readiness.md"),
+        before.replace("- SHA-256:\n", &line)
+    );
+    // An editor saves its older copy over it: passing readiness fills the line again.
+    fx.write("readiness.md", &before);
+    fx.pass_readiness();
+    assert!(fx.read("readiness.md").contains(&line));
+    // Emptied again: a warning that names the SHA-256 to write; completing fills it.
+    fx.replace("readiness.md", &line, "- SHA-256:\n");
+    let r = fx.validate();
+    assert_eq!(
+        (r.exit_code(), r.warnings.clone()),
+        (
+            1,
+            vec![format!(
+                "readiness.md ticks '{GATE}' but {LINE} is empty; write `{sha}` there, the \
+                 sha256 of the primary deliverable_frozen (seq 9)"
+            )]
+        ),
+        "{}",
+        r.render_text()
+    );
+    fx.complete();
+    assert!(fx.read("readiness.md").contains(&line));
+    fx.assert_valid();
+    // Another value is a warning too.
+    let other = "0".repeat(64);
+    fx.replace("readiness.md", &sha, &other);
+    assert_eq!(
+        fx.validate().warnings,
+        vec![format!(
+            "{LINE} holds {other}, not {sha}, the sha256 of the primary deliverable_frozen \
+             (seq 9); write `{sha}` there"
+        )]
+    );
+}

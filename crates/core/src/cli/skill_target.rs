@@ -45,6 +45,7 @@ impl SkillTarget {
             force: self.force,
             follow_links: self.follow_links,
             tool,
+            uninstall_names_skill: true,
         })
     }
 }

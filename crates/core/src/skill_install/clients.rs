@@ -259,4 +259,61 @@ pub struct Target {
     pub follow_links: bool,
     /// The command group the messages name, e.g. `acp-collab skill`.
     pub tool: &'static str,
+    /// Whether `«tool» uninstall` takes the skill's name (`acp-registry skill uninstall pdf`)
+    /// or knows it (`acp-collab skill uninstall`, for its one bundled skill): the shadowing
+    /// warnings print the command that removes a copy.
+    pub uninstall_names_skill: bool,
+}
+
+/// The `--agent` and scope whose install writes `dir`, and as few other folders as possible
+/// (`codex` rather than `universal`, whose uninstall would remove a second copy too): the
+/// user's first, as `--global` is the default.
+pub(crate) fn owner(dir: &Path, roots: &Roots, name: &str) -> Option<(&'static Agent, Scope)> {
+    [Scope::User, Scope::Project]
+        .into_iter()
+        .flat_map(|scope| AGENTS.iter().map(move |agent| (agent, scope)))
+        .filter_map(|(agent, scope)| {
+            let dirs = targets(agent, scope, roots, name).ok()?;
+            dirs.iter()
+                .any(|d| d == dir)
+                .then_some((dirs.len(), agent, scope))
+        })
+        .min_by_key(|(count, _, _)| *count)
+        .map(|(_, agent, scope)| (agent, scope))
+}
+
+/// The command that removes the install of `name` that `agent` made in `scope`:
+/// `«tool» uninstall [«name»] --agent «agent» --global | --project «folder»`, each word quoted
+/// for a POSIX shell where it needs it.
+#[must_use]
+pub fn uninstall_command(target: &Target, agent: &Agent, scope: Scope, name: &str) -> String {
+    let mut words = vec![format!("{} uninstall", target.tool)];
+    if target.uninstall_names_skill {
+        words.push(shell_word(name));
+    }
+    words.push(format!("--agent {}", shell_word(agent.name)));
+    match scope {
+        Scope::User => words.push("--global".to_owned()),
+        Scope::Project => words.push(format!(
+            "--project {}",
+            shell_word(&target.roots.project.display().to_string())
+        )),
+    }
+    if target.follow_links {
+        words.push("--follow-links".to_owned());
+    }
+    words.join(" ")
+}
+
+/// `word` as one POSIX shell word: as it is when it is plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:@=+-,".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }

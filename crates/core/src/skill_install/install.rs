@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::clients::{agent, seen_by, targets, Target};
+use super::clients::{agent, owner, seen_by, targets, uninstall_command, Target};
 use super::error::SkillInstallError;
 use super::names::{is_safe_file_path, is_skill_name};
 use super::record::{
@@ -150,7 +150,7 @@ pub fn install(skill: &Skill, target: &Target) -> Result<InstallReport, SkillIns
             outcome,
         })
         .collect();
-    let warnings = shadowing(&scanned, &placed, &skill.name)?;
+    let warnings = shadowing(target, &scanned, &placed, &skill.name)?;
     Ok(InstallReport { placed, warnings })
 }
 
@@ -198,8 +198,10 @@ fn clear(dir: &Path) -> Result<(), SkillInstallError> {
     }
 }
 
-/// A warning for every other folder of the same name that a client seeing `placed` scans.
+/// A warning for every other folder of the same name that a client seeing `placed` scans,
+/// ending with the command that removes it (or, for a folder no install wrote, this install).
 fn shadowing(
+    target: &Target,
     scanned: &BTreeMap<PathBuf, Vec<&'static str>>,
     placed: &[Placed],
     name: &str,
@@ -228,9 +230,10 @@ fn shadowing(
         if affected.is_empty() {
             continue;
         }
-        let what = match inspect(&dir)? {
+        let found = inspect(&dir)?;
+        let what = match &found {
             Found::Absent => continue,
-            found @ Found::Ours { .. } if listed(&found) == ours_listed => {
+            found @ Found::Ours { .. } if listed(found) == ours_listed => {
                 "an identical copy of this skill"
             }
             Found::Ours { .. } => "an older install of this skill",
@@ -238,12 +241,39 @@ fn shadowing(
             Found::Foreign | Found::NotAFolder => "another skill",
         };
         warnings.push(format!(
-            "{} also scan{} {}, which holds {what} named {name}: one shadows the other; \
-             remove one of them",
+            "{} also scan{} {}, which holds {what} named {name}: one shadows the other; {}",
             affected.join(", "),
             if affected.len() == 1 { "s" } else { "" },
             dir.display(),
+            removal(target, &found, &dir, name),
         ));
     }
     Ok(warnings)
+}
+
+/// How to end a shadowing: the `uninstall` that removes the other copy when an install wrote
+/// it, else (no install of ours wrote it, so `uninstall` leaves it) by hand or this install's.
+fn removal(target: &Target, found: &Found, dir: &Path, name: &str) -> String {
+    let this_install = || {
+        agent(&target.agent).map_or_else(
+            |_| format!("{} uninstall", target.tool),
+            |agent| uninstall_command(target, agent, target.scope, name),
+        )
+    };
+    match (found, owner(dir, &target.roots, name)) {
+        (Found::Ours { .. }, Some((agent, scope))) => format!(
+            "remove that copy with: {}",
+            uninstall_command(target, agent, scope, name)
+        ),
+        (Found::Modified, Some((agent, scope))) => format!(
+            "remove that copy's installed files (its other files are kept) with: {} --force",
+            uninstall_command(target, agent, scope, name)
+        ),
+        _ => format!(
+            "{} install did not write that copy, so rename or remove it yourself, or remove \
+             this install with: {}",
+            target.tool,
+            this_install()
+        ),
+    }
 }

@@ -23,8 +23,8 @@ mod record;
 mod uninstall;
 
 pub use clients::{
-    agent, agents_table, seen_by, targets, Agent, Client, Roots, Scope, Target, AGENTS, CLIENTS,
-    UNIVERSAL,
+    agent, agents_table, seen_by, targets, uninstall_command, Agent, Client, Roots, Scope, Target,
+    AGENTS, CLIENTS, UNIVERSAL,
 };
 pub use error::SkillInstallError;
 pub use install::{install, InstallReport, Outcome, Placed, Skill};

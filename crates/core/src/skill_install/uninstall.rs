@@ -187,6 +187,7 @@ mod tests {
             force: false,
             follow_links: false,
             tool: "test skill",
+            uninstall_names_skill: true,
         }
     }
 
