@@ -55,11 +55,17 @@ impl Default for Registry {
 pub struct Global {
     /// Print only findings and errors: no progress bars, summaries or lines saying what was
     /// done (exit codes unchanged)
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, display_order = 900)]
     pub quiet: bool,
     /// When to colour: auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE colours a
     /// pipe too), always, never
-    #[arg(long, value_name = "WHEN", global = true, default_value = "auto")]
+    #[arg(
+        long,
+        value_name = "WHEN",
+        global = true,
+        default_value = "auto",
+        display_order = 901
+    )]
     pub color: ColorChoice,
 }
 

@@ -296,6 +296,32 @@ fn counts_for_quiet(report: &Report, quiet: bool) -> bool {
     !report.diagnostics.is_empty() && (!quiet || findings > 0)
 }
 
+/// What to build beyond the configuration: the flags, and `--matrix`'s evidence read (its
+/// refused rows a warning on `err` each).
+fn build_options(
+    options: &Options,
+    only_site: bool,
+    checked: &Checked,
+    err: &mut dyn Write,
+) -> Result<BuildOptions, CommandError> {
+    Ok(BuildOptions {
+        base_url: options.base_url.clone(),
+        site: !options.no_site || only_site,
+        evidence: match &options.matrix {
+            Some(path) => Some(evidence(
+                path,
+                options
+                    .max_age
+                    .unwrap_or(checked.config.verify_max_age_days),
+                as_of(options.as_of)?,
+                err,
+            )?),
+            None => None,
+        },
+        as_of: given_as_of(options.as_of)?,
+    })
+}
+
 /// Plan the build of `checked`, then write it (or compare it with `--check`) and print the
 /// summary; the exit code and the `build` object of `--format json`.
 fn plan_and_write(
@@ -308,22 +334,7 @@ fn plan_and_write(
 ) -> Result<(Exit, serde_json::Value), CommandError> {
     let plan = plan(
         checked,
-        &BuildOptions {
-            base_url: options.base_url.clone(),
-            site: !options.no_site || only_site,
-            evidence: match &options.matrix {
-                Some(path) => Some(evidence(
-                    path,
-                    options
-                        .max_age
-                        .unwrap_or(checked.config.verify_max_age_days),
-                    as_of(options.as_of)?,
-                    err,
-                )?),
-                None => None,
-            },
-            as_of: given_as_of(options.as_of)?,
-        },
+        &build_options(options, only_site, checked, err)?,
         held,
     )?;
     let plan = if only_site { site_only(plan) } else { plan };

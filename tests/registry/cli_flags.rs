@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use super::REGISTRY;
-use acp_registry::diagnostics::Code;
+use acp_registry::Code;
 
 const SAMPLE: &str = "tests/fixtures/public-registry-sample";
 
@@ -50,7 +50,11 @@ fn completion_offers_rule_codes_after_explain() {
     want.sort();
     assert!(want.len() > 2, "{want:?}");
     assert_eq!(got, want);
-    let all = complete(&["acp-registry", "explain", ""]);
+    // An empty word is offered the flags too (`--list`, …), then every code.
+    let all: Vec<String> = complete(&["acp-registry", "explain", ""])
+        .into_iter()
+        .filter(|word| !word.starts_with('-'))
+        .collect();
     assert_eq!(all.len(), Code::ALL.len());
     assert!(sorted(&all), "{all:?}");
 }
@@ -173,6 +177,34 @@ fn build_format_json_lists_every_file_written_with_its_size_and_digest() {
     assert_eq!(doc["build"]["written"], false);
     assert_eq!(doc["build"]["up_to_date"], true);
     assert_eq!(doc["build"]["files"], build["files"]);
+}
+
+#[test]
+fn color_always_colours_a_pipe_and_never_wins_over_clicolor_force() {
+    let args = ["validate", "--registry", "tests/fixtures/broken"];
+    let always = run(&[&["--color", "always"][..], &args[..]].concat());
+    assert!(
+        always.stdout.windows(2).any(|w| w == b"\x1b["),
+        "{always:?}"
+    );
+    let never = Command::new(REGISTRY)
+        .current_dir(repo())
+        .env("CLICOLOR_FORCE", "1")
+        .args([&args[..], &["--color", "never"][..]].concat())
+        .output()
+        .unwrap();
+    assert!(!never.stdout.contains(&0x1b), "{never:?}");
+    let forced = Command::new(REGISTRY)
+        .current_dir(repo())
+        .env_remove("NO_COLOR")
+        .env("CLICOLOR_FORCE", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        forced.stdout.contains(&0x1b),
+        "auto honours CLICOLOR_FORCE: {forced:?}"
+    );
 }
 
 #[test]
