@@ -52,6 +52,7 @@ impl Default for Registry {
 /// The flags every command takes, before or after its name (`global`): how much to print
 /// and when to colour it. The binary reads them once and hands each command what it needs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
 pub struct Global {
     /// Print only findings and errors: no progress bars, summaries or lines saying what was
     /// done (exit codes unchanged)

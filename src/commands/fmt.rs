@@ -172,7 +172,7 @@ pub(crate) fn unified_diff(display: &str, before: &str, after: &str) -> String {
     for line in text.split_inclusive('\n') {
         let (body, end) = match line.strip_suffix('\n') {
             Some(body) => (body, "\n"),
-            None => (line, "\n"),
+            None => (line, ""),
         };
         out.push_str(&escape::terminal(body));
         out.push_str(end);
