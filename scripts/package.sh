@@ -25,13 +25,32 @@ usage() {
 usage: scripts/package.sh --target TRIPLE --version X.Y.Z --bin-dir DIR --registry DIR
                           --tool PATH --out DIR [--license FILE] [--readme FILE]
                           [--max-collab-bytes N] [--max-registry-bytes N]
+       scripts/package.sh -h | --help
 
+Builds the release archives of one target into a release folder (run once per target into
+the same folder): acp-registry-TRIPLE.tar.gz (.zip for Windows targets) with both
+executables, LICENSE and README.md; acp-collab-TRIPLE.tar.gz (.zip), the archive
+`acp-registry pack` makes for the agent-collaboration-protocol entry (recorded in its
+agent.json under --registry); a .sha256 file beside each archive and SHA256SUMS listing
+them. Each archive's size is printed and checked against its budget.
+
+  --target    the Rust target triple the binaries were built for, e.g. x86_64-unknown-linux-gnu
+  --version   the release version, X.Y.Z (a leading v is dropped)
   --bin-dir   folder holding the built acp-registry[.exe] and acp-collab[.exe] of TRIPLE
   --registry  registry folder: `pack` edits agent-collaboration-protocol/agent.json in it
   --tool      an acp-registry that runs on this machine, to run `pack` with
   --out       the release folder the archives, .sha256 files and SHA256SUMS go to
-Size budgets (bytes; also ACP_PACKAGE_MAX_COLLAB_BYTES, ACP_PACKAGE_MAX_REGISTRY_BYTES):
-acp-collab archive 3000000, acp-registry archive 10000000.
+  --license, --readme   the files put in the acp-registry archive [default: the repository's]
+  --max-collab-bytes, --max-registry-bytes   size budgets in bytes [default: 3000000 and
+              10000000]; raise them only for debug builds
+
+Environment:
+  SOURCE_DATE_EPOCH              the mtime of every archive entry (default 0)
+  ACP_PACKAGE_MAX_COLLAB_BYTES   the acp-collab archive's budget when the flag is not given
+  ACP_PACKAGE_MAX_REGISTRY_BYTES the acp-registry archive's budget when the flag is not given
+
+Needs bash, GNU tar, gzip, python3 (for zip) and sha256sum. Exit status: 0 archives written,
+2 a usage error or a failed step (the message says which).
 EOF
 }
 
@@ -48,7 +67,13 @@ readme="$root/README.md"
 max_collab="${ACP_PACKAGE_MAX_COLLAB_BYTES:-3000000}"
 max_registry="${ACP_PACKAGE_MAX_REGISTRY_BYTES:-10000000}"
 while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || { usage >&2; fail "$1 needs a value"; }
+  case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --target | --version | --bin-dir | --registry | --tool | --out | --license | --readme | \
+      --max-collab-bytes | --max-registry-bytes) ;;
+    *) fail "unknown option $1; see scripts/package.sh --help" ;;
+  esac
+  [ $# -ge 2 ] || fail "$1 needs a value; see scripts/package.sh --help"
   case "$1" in
     --target) target="$2" ;;
     --version) version="${2#v}" ;;
@@ -60,7 +85,6 @@ while [ $# -gt 0 ]; do
     --readme) readme="$2" ;;
     --max-collab-bytes) max_collab="$2" ;;
     --max-registry-bytes) max_registry="$2" ;;
-    *) usage >&2; fail "unknown option $1" ;;
   esac
   shift 2
 done

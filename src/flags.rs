@@ -49,6 +49,101 @@ impl Default for Registry {
     }
 }
 
+/// The flags every command takes, before or after its name (`global`): how much to print
+/// and when to colour it. The binary reads them once and hands each command what it needs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
+#[allow(clippy::doc_markdown)] // The field docs are `--help` text, written for users.
+pub struct Global {
+    /// Print only findings and errors: no progress bars, summaries or lines saying what was
+    /// done (exit codes unchanged)
+    #[arg(short, long, global = true, display_order = 900)]
+    pub quiet: bool,
+    /// When to colour: auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE colours a
+    /// pipe too), always, never
+    #[arg(
+        long,
+        value_name = "WHEN",
+        global = true,
+        default_value = "auto",
+        display_order = 901
+    )]
+    pub color: ColorChoice,
+}
+
+/// `--color`'s values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// Colour on a terminal unless `NO_COLOR` is set; `CLICOLOR_FORCE` forces it.
+    #[default]
+    Auto,
+    /// Colour even when piped or redirected (and whatever `NO_COLOR` says).
+    Always,
+    /// No colour.
+    Never,
+}
+
+/// At most this many entry ids are offered by completion.
+const MAX_COMPLETED_IDS: usize = 10_000;
+
+/// Shell completion of entry ids (`verify --agent`, `update --agent`): the entry folders
+/// (holding `agent.json`, no link followed) of the registry named by a `--registry` earlier on
+/// the command line being completed, else of `registry` in the current folder; sorted, at most
+/// [`MAX_COMPLETED_IDS`], and only names an id can have (ASCII letters, digits, `-`, `.`, `_`),
+/// so nothing the shell prints can be a control sequence.
+#[must_use]
+pub fn entry_ids() -> clap_complete::ArgValueCandidates {
+    clap_complete::ArgValueCandidates::new(|| {
+        let root = registry_on_command_line(std::env::args_os().skip(1))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_REGISTRY));
+        entry_id_candidates(&root)
+            .into_iter()
+            .map(clap_complete::CompletionCandidate::new)
+            .collect()
+    })
+}
+
+/// The last `--registry DIR` (or `--registry=DIR`) of `args`.
+fn registry_on_command_line(args: impl Iterator<Item = std::ffi::OsString>) -> Option<PathBuf> {
+    let mut found = None;
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy();
+        if text == "--registry" {
+            found = args.peek().map(PathBuf::from);
+        } else if let Some(dir) = text.strip_prefix("--registry=") {
+            found = Some(PathBuf::from(dir));
+        }
+    }
+    found.filter(|dir| !dir.as_os_str().is_empty())
+}
+
+/// The entry ids of the registry at `root`, for completion (see [`entry_ids`]).
+fn entry_id_candidates(root: &std::path::Path) -> Vec<String> {
+    use acp_registry_core::fs::{kind, list_dir, Kind};
+    let plain = |name: &str| {
+        !name.starts_with(['.', '_'])
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
+    };
+    let Ok(children) = list_dir(root) else {
+        return Vec::new();
+    };
+    children
+        .into_iter()
+        .filter(|child| child.kind == Kind::Dir)
+        .map(|child| child.name())
+        .filter(|name| plain(name))
+        .filter(|name| {
+            matches!(
+                kind(&root.join(name).join("agent.json")),
+                Ok(Some(Kind::File))
+            )
+        })
+        .take(MAX_COMPLETED_IDS)
+        .collect()
+}
+
 /// The test-only loopback switch; its help is `validate`'s, reworded per command by
 /// `mut_arg("allow_loopback_for_tests", …)` where the command says less.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
@@ -240,6 +335,12 @@ macro_rules! bare_value_enum {
 }
 pub(crate) use bare_value_enum;
 
+bare_value_enum!(ColorChoice {
+    ColorChoice::Auto => "auto",
+    ColorChoice::Always => "always",
+    ColorChoice::Never => "never",
+});
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,6 +367,41 @@ mod tests {
         assert_eq!(ByteSize::mib(u64::MAX).bytes(), u64::MAX);
         let error = parse::<Flags>(&["--cap", "x"]).unwrap_err().to_string();
         assert!(error.contains("invalid digit found in string"), "{error}");
+    }
+
+    #[test]
+    fn entry_ids_are_the_plain_entry_folders_of_the_registry_named_last() {
+        let args = |list: &[&str]| {
+            list.iter()
+                .map(std::ffi::OsString::from)
+                .collect::<Vec<_>>()
+        };
+        let named = |list: &[&str]| registry_on_command_line(args(list).into_iter());
+        assert_eq!(named(&["verify", "--agent", "x"]), None);
+        assert_eq!(
+            named(&["--registry", "a", "verify", "--registry=b", "--agent"]),
+            Some(PathBuf::from("b"))
+        );
+        assert_eq!(named(&["--registry"]), None);
+        let dir = std::env::temp_dir().join(format!("flags-ids-{}", std::process::id()));
+        for (folder, manifest) in [
+            ("beta", true),
+            ("alpha", true),
+            ("empty", false),
+            ("_x", true),
+        ] {
+            std::fs::create_dir_all(dir.join(folder)).unwrap();
+            if manifest {
+                std::fs::write(dir.join(folder).join("agent.json"), "{}").unwrap();
+            }
+        }
+        std::fs::create_dir_all(dir.join("Bad\u{1b}[31m")).unwrap();
+        std::fs::write(dir.join("Bad\u{1b}[31m/agent.json"), "{}").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.join("alpha"), dir.join("linked")).unwrap();
+        assert_eq!(entry_id_candidates(&dir), ["alpha", "beta"]);
+        assert!(entry_id_candidates(&dir.join("missing")).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

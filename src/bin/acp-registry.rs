@@ -16,12 +16,16 @@ use acp_registry::commands::{
     build, cache, exit, explain, failure_line, fmt, init, install, list, manual, matrix, new, pack,
     run, skill, uninstall, update, validate, verify, which, CommandError, Exit, Stream,
 };
+use acp_registry::flags::Global;
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// Validate, build and publish an ACP (Agent Client Protocol) agent registry.
 #[derive(Parser)]
 #[command(name = "acp-registry", version, about, max_term_width = 100)]
 struct Cli {
+    /// `--quiet` and `--color`, taken before or after the command's name.
+    #[command(flatten)]
+    global: Global,
     #[command(subcommand)]
     command: Command,
 }
@@ -91,7 +95,8 @@ const MANUAL: manual::ManualText = manual::ManualText {
         ("any", "run: on Unix the agent replaces acp-registry, so the code is the agent's; elsewhere acp-registry exits with the agent's code."),
     ],
     environment: &[
-        ("NO_COLOR", "Set to anything non-empty: no colour, even on a terminal."),
+        ("NO_COLOR", "Set to anything non-empty: no colour, even on a terminal (--color auto, the default)."),
+        ("CLICOLOR_FORCE", "Set to anything non-empty but 0: colour even when piped, with --color auto (NO_COLOR wins)."),
         ("GITHUB_STEP_SUMMARY", "With --format github, the file the findings table is appended to."),
         ("GITHUB_TOKEN", "validate --online, new --binary, update: sent as a bearer token to the GitHub API only, and only when that API is api.github.com or named by --github-api or GITHUB_API_URL; an API named only by the registry's configuration (online.github_api, which a pull request can change) is asked without it, with a warning."),
         ("GITHUB_API_URL", "A GitHub API the token may be sent to (the Actions runner sets it); it does not choose the API asked."),
@@ -120,23 +125,28 @@ const MANUAL: manual::ManualText = manual::ManualText {
     see_also: &["acp-collab(1)"],
 };
 
-/// Runs one subcommand; its report goes to `out` (stdout) or stderr. Colour and the time
-/// stamp of archive entries are the terminal's and the environment's, so they are filled in
-/// here rather than parsed.
-fn run(command: Command, out: &mut dyn Write) -> Result<Exit, CommandError> {
+/// Runs one subcommand; its report goes to `out` (stdout) or stderr. Colour (from `--color`,
+/// the terminal and the environment), `--quiet` and the time stamp of archive entries are
+/// filled in here rather than parsed by each command.
+fn run(command: Command, global: Global, out: &mut dyn Write) -> Result<Exit, CommandError> {
     let err = &mut std::io::stderr();
-    let (stdout_color, stderr_color) = (Stream::Stdout.use_color(), Stream::Stderr.use_color());
+    let quiet = global.quiet;
+    if quiet {
+        Stream::hide_progress();
+    }
+    let stdout_color = Stream::Stdout.use_color(global.color);
+    let stderr_color = Stream::Stderr.use_color(global.color);
     match command {
         Command::Validate(mut options) => {
-            options.color = stdout_color;
+            (options.color, options.quiet) = (stdout_color, quiet);
             validate::run(&options, out)
         }
         Command::Build(mut options) => {
-            options.color = stderr_color;
+            (options.color, options.quiet) = (stderr_color, quiet);
             build::run(&options, out, err)
         }
         Command::Site(mut options) => {
-            options.color = stderr_color;
+            (options.color, options.quiet) = (stderr_color, quiet);
             build::site(&options, out, err)
         }
         Command::Verify(mut options) => {
@@ -148,14 +158,17 @@ fn run(command: Command, out: &mut dyn Write) -> Result<Exit, CommandError> {
             matrix::run(&options, out, err)
         }
         Command::New(mut options) => {
-            options.color = stdout_color;
+            (options.color, options.quiet) = (stdout_color, quiet);
             new::run(&options, out)
         }
         Command::Pack(mut options) => {
             options.pack.mtime = pack::source_date_epoch();
             pack::run(&options, out)
         }
-        Command::Fmt(options) => fmt::run(&options, out, err),
+        Command::Fmt(mut options) => {
+            options.quiet = quiet;
+            fmt::run(&options, out, err)
+        }
         Command::Install(options) => install::run(&options, out, err),
         Command::Run(options) => run::run(&options, out, err),
         Command::List(options) => list::run(&options, out, err),
@@ -181,10 +194,13 @@ fn run(command: Command, out: &mut dyn Write) -> Result<Exit, CommandError> {
 }
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash acp-registry`: print the shell's registration, or the candidates of the
+    // word being completed (rule codes, entry ids, client names included), and exit.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let cli = Cli::parse();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match run(cli.command, &mut out) {
+    match run(cli.command, cli.global, &mut out) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             let _ = out.flush();

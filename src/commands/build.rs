@@ -5,12 +5,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use super::build_report::{held_text, json_section, summary_text, Recorded};
 use super::display::relocated;
 use super::error::CommandError;
 use super::exit::{self, Exit};
-use crate::diagnostics::{escape, render_human, write_report, Report, ReportFormat};
+use crate::diagnostics::{
+    escape, json_document, json_text, render_human, write_report, Report, ReportFormat, Severity,
+};
 use crate::flags::{self, Registry};
-use crate::publish::build::{plan, site_only, BuildOptions, BuildSummary};
+use crate::publish::build::{plan, site_only, BuildOptions};
 use crate::publish::last_good::{self, HeldBack, LastGood};
 use crate::publish::output::{check_destination, compare, write_atomically};
 use crate::registry::config::MAX_MIN_AGE_DAYS;
@@ -67,6 +70,9 @@ pub struct Options {
     /// Colour in the findings written to stderr (set by the binary for a terminal).
     #[arg(skip)]
     pub color: bool,
+    /// `--quiet` (set by the binary): no summary, no "is up to date".
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 impl Default for Options {
@@ -93,6 +99,9 @@ pub struct SiteOptions {
     /// Colour in the findings written to stderr (set by the binary for a terminal).
     #[arg(skip)]
     pub color: bool,
+    /// `--quiet` (set by the binary): no summary, no "is up to date".
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 impl Default for SiteOptions {
@@ -114,6 +123,7 @@ pub fn site(
         base_url: options.base_url.clone(),
         check: options.check,
         color: options.color,
+        quiet: options.quiet,
         ..Options::default()
     };
     build_output(&build, true, out, err)
@@ -167,48 +177,6 @@ fn given_as_of(flag: Option<i64>) -> Result<Option<i64>, CommandError> {
         }),
         Err(_) => Ok(None),
     }
-}
-
-fn summary_text(summary: &BuildSummary, out: &str, seconds: f64, check: bool) -> String {
-    let mut text = String::new();
-    let verb = if check { "checked" } else { "built" };
-    text.push_str(&format!(
-        "{verb} {out} in {seconds:.2} s: {} files\n",
-        summary.files
-    ));
-    for output in &summary.outputs {
-        let excluded = if output.excluded.is_empty() {
-            String::new()
-        } else {
-            format!(" (excluded: {})", output.excluded.join(", "))
-        };
-        text.push_str(&format!(
-            "  {}: {} agents{excluded}\n",
-            output.file, output.agents
-        ));
-    }
-    if summary.site_pages > 0 {
-        text.push_str(&format!("  site/: {} pages\n", summary.site_pages));
-    }
-    if summary.quarantined.is_empty() {
-        text.push_str("  quarantined: none\n");
-    }
-    for q in &summary.quarantined {
-        let state = if q.published {
-            "published"
-        } else {
-            "not published"
-        };
-        text.push_str(&format!(
-            "  quarantined: {} ({state}): {}\n",
-            q.id, q.reason
-        ));
-    }
-    for (id, reason) in &summary.disabled {
-        text.push_str(&format!("  disabled: {id} (not published): {reason}\n"));
-    }
-    // Ids, exclusions, quarantine and retirement reasons come from the registry.
-    escape::terminal(&text).into_owned()
 }
 
 /// Findings in `--format`: human text on stderr (as `build` always printed them), every
@@ -274,6 +242,8 @@ pub fn run(
 }
 
 /// `build`, or with `only_site` `site`: only the files under `site/`, written to `out`.
+/// With `--format json` the findings document waits for the end, to carry the `build`
+/// object (and is printed without it when the build fails).
 fn build_output(
     options: &Options,
     only_site: bool,
@@ -290,34 +260,82 @@ fn build_output(
     if checked.report.has_errors() && held.is_none() {
         return refuse(options, &checked.report, last_good.is_some(), out, err);
     }
-    if held.is_some() || options.format != ReportFormat::Human {
+    let json = options.format == ReportFormat::Json;
+    if !json && (held.is_some() || options.format != ReportFormat::Human) {
         print_findings(options, &checked.report, out, err)?;
-    } else if !checked.report.diagnostics.is_empty() {
+    } else if !json && counts_for_quiet(&checked.report, options.quiet) {
         writeln!(
             err,
             "{} (`acp-registry validate` shows them)",
             checked.report.summary()
         )?;
     }
-    let plan = plan(
-        &checked,
-        &BuildOptions {
-            base_url: options.base_url.clone(),
-            site: !options.no_site || only_site,
-            evidence: match &options.matrix {
-                Some(path) => Some(evidence(
-                    path,
-                    options
-                        .max_age
-                        .unwrap_or(checked.config.verify_max_age_days),
-                    as_of(options.as_of)?,
-                    err,
-                )?),
-                None => None,
-            },
-            as_of: given_as_of(options.as_of)?,
+    let built = plan_and_write(options, only_site, &checked, held.as_ref(), started, err);
+    let (exit, section) = match built {
+        Ok(done) => done,
+        Err(error) => {
+            if json {
+                print_findings(options, &checked.report, out, err)?;
+            }
+            return Err(error);
+        }
+    };
+    if json {
+        let report = relocated(&checked.report, &options.registry.root);
+        let mut document = json_document(&report);
+        document["build"] = section;
+        out.write_all(json_text(&document).as_bytes())?;
+    }
+    Ok(exit)
+}
+
+/// Whether the findings' count line is printed: always, or under `--quiet` only when it
+/// counts errors or warnings (notes alone are informational).
+fn counts_for_quiet(report: &Report, quiet: bool) -> bool {
+    let findings = report.count(Severity::Error) + report.count(Severity::Warning);
+    !report.diagnostics.is_empty() && (!quiet || findings > 0)
+}
+
+/// What to build beyond the configuration: the flags, and `--matrix`'s evidence read (its
+/// refused rows a warning on `err` each).
+fn build_options(
+    options: &Options,
+    only_site: bool,
+    checked: &Checked,
+    err: &mut dyn Write,
+) -> Result<BuildOptions, CommandError> {
+    Ok(BuildOptions {
+        base_url: options.base_url.clone(),
+        site: !options.no_site || only_site,
+        evidence: match &options.matrix {
+            Some(path) => Some(evidence(
+                path,
+                options
+                    .max_age
+                    .unwrap_or(checked.config.verify_max_age_days),
+                as_of(options.as_of)?,
+                err,
+            )?),
+            None => None,
         },
-        held.as_ref(),
+        as_of: given_as_of(options.as_of)?,
+    })
+}
+
+/// Plan the build of `checked`, then write it (or compare it with `--check`) and print the
+/// summary; the exit code and the `build` object of `--format json`.
+fn plan_and_write(
+    options: &Options,
+    only_site: bool,
+    checked: &Checked,
+    held: Option<&HeldBack>,
+    started: Instant,
+    err: &mut dyn Write,
+) -> Result<(Exit, serde_json::Value), CommandError> {
+    let plan = plan(
+        checked,
+        &build_options(options, only_site, checked, err)?,
+        held,
     )?;
     let plan = if only_site { site_only(plan) } else { plan };
     let out_display = options.out.display().to_string();
@@ -328,63 +346,47 @@ fn build_output(
             started.elapsed().as_secs_f64(),
             check,
         );
-        text.push_str(&held_text(held.as_ref()));
+        text.push_str(&held_text(held));
         text
     };
-    let published = match &held {
+    let published = match held {
         Some(held) if !held.entries.is_empty() => exit::HELD_BACK,
         _ => exit::OK,
     };
+    let files = Recorded::new(&plan.files);
     if options.check {
-        let differences = compare(&options.out, &plan.files)?;
-        err.write_all(summary(true).as_bytes())?;
+        let differences = compare(&options.out, &files)?;
+        let listed: Vec<String> = differences.iter().map(ToString::to_string).collect();
+        let section =
+            |files| json_section(&plan.summary, &out_display, Some(&listed), held, &files);
+        if !options.quiet {
+            err.write_all(summary(true).as_bytes())?;
+        }
         if differences.is_empty() {
-            writeln!(err, "{out_display} is up to date")?;
-            return Ok(published);
+            if !options.quiet {
+                writeln!(err, "{out_display} is up to date")?;
+            }
+            return Ok((published, section(files.into_files())));
         }
         writeln!(
             err,
             "{out_display} differs from a fresh build in {} files:",
             differences.len()
         )?;
-        for difference in &differences {
+        for difference in &listed {
             writeln!(err, "  {difference}")?;
         }
         writeln!(err, "run `acp-registry build` to update it")?;
-        return Ok(exit::FINDINGS);
+        return Ok((exit::FINDINGS, section(files.into_files())));
     }
     let destination = check_destination(&options.out, &options.registry.root)?;
-    write_atomically(&destination, &plan.files)?;
-    err.write_all(summary(false).as_bytes())?;
-    Ok(published)
-}
-
-/// The summary's lines about entries held back by `--last-good`, escaped.
-fn held_text(held: Option<&HeldBack>) -> String {
-    let Some(held) = held else {
-        return String::new();
-    };
-    let failing = held.entries.len();
-    let mut text = format!(
-        "  held back: {failing} failing {}, {} served in their previous form, {} left out\n",
-        if failing == 1 { "entry" } else { "entries" },
-        held.kept(),
-        failing - held.kept()
-    );
-    for entry in &held.entries {
-        let codes: Vec<&str> = entry.codes.iter().map(|c| c.as_str()).collect();
-        let served = if entry.kept_in.is_empty() {
-            "left out".to_string()
-        } else {
-            let version = entry.version.as_deref().unwrap_or("?");
-            format!("previous {version} kept in {}", entry.kept_in.join(", "))
-        };
-        text.push_str(&format!(
-            "  held back: {} ({served}; failing: {})\n",
-            entry.id,
-            codes.join(", ")
-        ));
+    write_atomically(&destination, &files)?;
+    if !options.quiet {
+        err.write_all(summary(false).as_bytes())?;
     }
-    // Ids come from the registry.
-    escape::terminal(&text).into_owned()
+    let files = files.into_files();
+    Ok((
+        published,
+        json_section(&plan.summary, &out_display, None, held, &files),
+    ))
 }

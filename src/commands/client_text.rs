@@ -59,10 +59,11 @@ pub(crate) fn shell_line<'w>(words: impl IntoIterator<Item = &'w str>) -> String
 /// one order for lists, `--version` and the lifecycle history.
 pub(crate) use acp_registry_client::lifecycle::version_order;
 
-/// A download progress bar on stderr when it is a terminal; nothing otherwise.
+/// A download progress bar on stderr when it is a terminal and `--quiet` is not given;
+/// nothing otherwise.
 pub(crate) fn progress_bar() -> Option<Arc<install::ProgressFn>> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    if !Stream::Stderr.is_terminal() {
+    if !Stream::Stderr.shows_progress() {
         return None;
     }
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());

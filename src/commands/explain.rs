@@ -20,6 +20,7 @@ pub struct Options {
     #[arg(long, value_name = "DIR")]
     pub registry: Option<PathBuf>,
     /// The rule code, e.g. `icon-color` (`--list` lists them).
+    #[arg(add = clap_complete::ArgValueCandidates::new(code_candidates))]
     pub code: Option<String>,
     /// List every code with its default severity and summary.
     #[arg(long, conflicts_with = "markdown")]
@@ -27,6 +28,18 @@ pub struct Options {
     /// Print the whole catalogue as Markdown (the source of docs/rules.md).
     #[arg(long)]
     pub markdown: bool,
+}
+
+/// Shell completion of `explain CODE`: every rule code, sorted, with its summary as help.
+fn code_candidates() -> Vec<clap_complete::CompletionCandidate> {
+    let mut codes: Vec<Code> = Code::ALL.to_vec();
+    codes.sort_by_key(|code| code.as_str());
+    codes
+        .into_iter()
+        .map(|code| {
+            clap_complete::CompletionCandidate::new(code.as_str()).help(Some(code.summary().into()))
+        })
+        .collect()
 }
 
 impl Options {

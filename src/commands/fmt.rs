@@ -1,5 +1,6 @@
 //! `acp-registry fmt`: manifests in the canonical layout (docs/format.md#formatting), every
-//! comment kept; `--check` writes nothing and lists what would change.
+//! comment kept; `--check` writes nothing and lists what would change, `--diff` writes
+//! nothing and prints the change as a unified diff.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,9 +24,16 @@ pub struct Options {
     /// Write nothing: list the manifests that would change and exit 1 if any would.
     #[arg(long)]
     pub check: bool,
+    /// Write nothing: print what would change as a unified diff (`--- a/PATH`, `+++ b/PATH`)
+    /// on stdout and exit 1 if anything would.
+    #[arg(long)]
+    pub diff: bool,
     /// Entry folders or agent.json files [default: every entry of --registry].
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// `--quiet` (set by the binary): no "formatted" lines and no count line.
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 /// One manifest: read as `base/rel` (no link followed below `base`), shown as `display`.
@@ -110,14 +118,19 @@ fn target(path: &Path) -> Result<Target, CommandError> {
 pub(crate) enum Outcome {
     /// Already in the canonical layout.
     Unchanged,
-    /// Reformatted (written, or with `--check` would be).
-    Changed,
+    /// Reformatted (written, or without writing would be): the text before and after.
+    Changed {
+        /// The manifest as it was.
+        before: String,
+        /// Its canonical layout.
+        after: String,
+    },
     /// Could not be read or parsed; the message says why and what to do.
     Failed(String),
 }
 
-/// Format one manifest, writing it only when it changes and `check` is off.
-pub(crate) fn format_one(target: &Target, check: bool) -> Outcome {
+/// Format one manifest, writing it only when it changes and `write` is set.
+pub(crate) fn format_one(target: &Target, write: bool) -> Outcome {
     let display = &target.display;
     let bytes = match fs::read_capped(&target.base, &target.rel, MAX_MANIFEST_BYTES) {
         Ok(bytes) => bytes,
@@ -133,34 +146,65 @@ pub(crate) fn format_one(target: &Target, check: bool) -> Outcome {
     if canonical == text {
         return Outcome::Unchanged;
     }
-    if !check {
+    if write {
         if let Err(error) = fs::replace_file(&target.base, &target.rel, canonical.as_bytes()) {
             return Outcome::Failed(format!("cannot write {display}: {error}"));
         }
     }
-    Outcome::Changed
+    Outcome::Changed {
+        before: text,
+        after: canonical,
+    }
 }
 
-/// Exit 0 when nothing needed formatting (or everything was written), 1 with `--check` when
-/// a file would change, 2 when a file could not be read, parsed or written.
+/// The unified diff (3 lines of context) from `before` to `after` of the manifest shown as
+/// `display`, headed `--- a/<display>` and `+++ b/<display>`; every line escaped for the
+/// terminal, since both the path and the text come from the registry. Manifests are capped
+/// at `MAX_MANIFEST_BYTES`, which bounds the diff's work.
+pub(crate) fn unified_diff(display: &str, before: &str, after: &str) -> String {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{display}"), &format!("b/{display}"))
+        .to_string();
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        out.push_str(&escape::terminal(body));
+        out.push_str(end);
+    }
+    out
+}
+
+/// Exit 0 when nothing needed formatting (or everything was written), 1 with `--check` or
+/// `--diff` when a file would change, 2 when a file could not be read, parsed or written.
+/// `--diff` keeps stdout a patch: its count line goes to stderr.
 pub fn run(
     options: &Options,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Exit, CommandError> {
     let targets = targets(options)?;
+    let dry = options.check || options.diff;
     let (mut changed, mut failed) = (0, 0);
     for target in &targets {
         let shown = escape::terminal(&target.display);
-        match format_one(target, options.check) {
+        match format_one(target, !dry) {
             Outcome::Unchanged => {}
-            Outcome::Changed if options.check => {
+            Outcome::Changed { before, after } => {
                 changed += 1;
-                writeln!(out, "would reformat {shown}")?;
-            }
-            Outcome::Changed => {
-                changed += 1;
-                writeln!(out, "formatted {shown}")?;
+                if options.diff {
+                    out.write_all(unified_diff(&target.display, &before, &after).as_bytes())?;
+                }
+                if options.check && !options.diff {
+                    writeln!(out, "would reformat {shown}")?;
+                } else if !dry && !options.quiet {
+                    writeln!(out, "formatted {shown}")?;
+                }
             }
             Outcome::Failed(message) => {
                 failed += 1;
@@ -168,15 +212,18 @@ pub fn run(
             }
         }
     }
-    let verb = if options.check {
+    let verb = if dry {
         "would be reformatted"
     } else {
         "reformatted"
     };
-    writeln!(out, "{changed} of {} manifests {verb}", targets.len())?;
+    if !options.quiet {
+        let count: &mut dyn Write = if options.diff { err } else { out };
+        writeln!(count, "{changed} of {} manifests {verb}", targets.len())?;
+    }
     Ok(if failed > 0 {
         exit::FAILURE
-    } else if options.check && changed > 0 {
+    } else if dry && changed > 0 {
         exit::FINDINGS
     } else {
         exit::OK

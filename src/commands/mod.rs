@@ -23,6 +23,7 @@
 //! exit 2 with a message naming the path or the flag to change.
 
 pub mod build;
+mod build_report;
 pub mod cache;
 mod canonical;
 pub mod client;

@@ -12,7 +12,9 @@ use super::error::CommandError;
 use super::exit::{self, Exit};
 use super::online::{self, EndpointFlags, OnlineFlags};
 use super::template::fill;
-use crate::diagnostics::{escape, render, Code, ReportFormat, PIN_DIGESTS_COMMAND};
+use crate::diagnostics::{
+    escape, render, render_human_findings, Code, ReportFormat, PIN_DIGESTS_COMMAND,
+};
 use crate::flags::{ByteSize, Loopback, Registry};
 use crate::manifest::names::is_valid_id;
 use crate::manifest::PLATFORMS;
@@ -112,6 +114,10 @@ pub struct Options {
     /// Colour the printed next steps (set by the binary for a terminal).
     #[arg(skip)]
     pub color: bool,
+    /// `--quiet` (set by the binary): the scaffold's findings only, no "created" or "next"
+    /// lines.
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 impl Options {
@@ -407,13 +413,17 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
     create(registry, &folder, &files)?;
     let root = display_root(registry);
     let entry = join_display(&root, &options.id);
-    for (name, _) in &files {
+    for (name, _) in files.iter().filter(|_| !options.quiet) {
         let shown = join_display(&entry, name);
         writeln!(out, "created {}", escape::terminal(&shown))?;
     }
     let only = BTreeSet::from([options.id.clone()]);
     let report =
         super::display::relocated(&check_registry(registry, Some(&only))?.report, registry);
+    if options.quiet {
+        out.write_all(render_human_findings(&report, options.color).as_bytes())?;
+        return Ok(exit::OK);
+    }
     out.write_all(render(&report, ReportFormat::Human, options.color).as_bytes())?;
     let todo = if report.diagnostics.is_empty() {
         "next:"

@@ -216,14 +216,14 @@ fn quarantine_retagged(
     Ok(())
 }
 
-/// done/total and the current host, on stderr when it is a terminal; nothing otherwise.
+/// done/total and the current host, on stderr when it is a terminal (and no `--quiet`).
 struct Bar {
     bar: ProgressBar,
 }
 
 impl Bar {
     fn new() -> Bar {
-        let bar = if Stream::Stderr.is_terminal() {
+        let bar = if Stream::Stderr.shows_progress() {
             ProgressBar::new(0)
         } else {
             ProgressBar::hidden()

@@ -55,7 +55,7 @@ pub struct Options {
     #[command(flatten)]
     pub registry: Registry,
     /// Only these entry ids (comma-separated or repeated) [default: every entry].
-    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    #[arg(long, value_name = "IDS", value_delimiter = ',', add = crate::flags::entry_ids())]
     pub agent: Vec<String>,
     /// The version followed: `version` (stable) or the `preview` block.
     #[arg(long, value_enum, default_value = "stable")]

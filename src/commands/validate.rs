@@ -9,7 +9,9 @@ use super::display::{display_root, join_display};
 use super::error::CommandError;
 use super::exit::{self, Exit};
 use super::online::{self, OnlineFlags};
-use crate::diagnostics::{escape, write_report, Report, ReportFormat, Severity};
+use crate::diagnostics::{
+    escape, render_human_findings, write_report, Report, ReportFormat, Severity,
+};
 use crate::flags::Registry;
 use crate::registry::{check_registry_since, fix, git, select};
 use crate::rules::{check_changes, ChangeBase};
@@ -53,6 +55,10 @@ pub struct Options {
     /// Colour the human output (set by the binary for a terminal).
     #[arg(skip)]
     pub color: bool,
+    /// `--quiet` (set by the binary): the human output without its count line, and no
+    /// `--fix` tally.
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 /// The exit code for a finished report.
@@ -126,11 +132,13 @@ fn fix(
         _ => check(&again, only)?,
     };
     let left = report.diagnostics.len();
-    writeln!(
-        err,
-        "{applied} of {} fixes applied; {left} findings left for a person",
-        attempts.len()
-    )?;
+    if !options.quiet {
+        writeln!(
+            err,
+            "{applied} of {} fixes applied; {left} findings left for a person",
+            attempts.len()
+        )?;
+    }
     Ok(report)
 }
 
@@ -147,6 +155,10 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError>
         report = fix(options, only.as_ref(), report)?;
     }
     report.relocate(&display_prefix(registry, options.format));
-    write_report(&report, options.format, options.color, out)?;
+    if options.quiet && options.format == ReportFormat::Human {
+        out.write_all(render_human_findings(&report, options.color).as_bytes())?;
+    } else {
+        write_report(&report, options.format, options.color, out)?;
+    }
     Ok(exit_code(&report, options.deny_warnings))
 }

@@ -15,6 +15,14 @@ use super::severity::Severity;
 
 /// Render every finding followed by the summary line. `color` adds ANSI styles.
 pub(crate) fn render_human(report: &Report, color: bool) -> String {
+    let mut out = render_human_findings(report, color);
+    out.push_str(&report.summary());
+    out.push('\n');
+    out
+}
+
+/// Render every finding, without the summary line (`--quiet`).
+pub(crate) fn render_human_findings(report: &Report, color: bool) -> String {
     let renderer = if color {
         Renderer::styled()
     } else {
@@ -25,8 +33,6 @@ pub(crate) fn render_human(report: &Report, color: bool) -> String {
         out.push_str(&render_one(&renderer, report, diagnostic));
         out.push_str("\n\n");
     }
-    out.push_str(&report.summary());
-    out.push('\n');
     out
 }
 

@@ -31,7 +31,7 @@ pub(crate) use diagnostic::{Diagnostic, Fix, FixEdit};
 pub(crate) use format::{append_step_summary, write_report};
 pub use format::{render, ReportFormat};
 pub use github::render_github_summary;
-pub(crate) use human::render_human;
+pub(crate) use human::{render_human, render_human_findings};
 #[cfg(test)]
 pub(crate) use json::render_json;
 pub(crate) use json::{json_document, json_text};

@@ -57,8 +57,11 @@ pub(crate) struct OutputSummary {
     pub file: String,
     /// How many agents it lists.
     pub agents: usize,
-    /// Ids left out by its include/exclude lists or by quarantine, sorted.
+    /// Ids left out by its include/exclude lists, by quarantine (`publish_quarantined:
+    /// false`) or as disabled, sorted.
     pub excluded: Vec<String>,
+    /// Those of `excluded` its include/exclude lists leave out, sorted.
+    pub by_settings: Vec<String>,
 }
 
 /// One quarantined entry of the registry.
@@ -169,12 +172,14 @@ fn check_output(
         });
     }
     let agents = published.len() + previous;
-    let mut excluded: Vec<String> = entries
+    let mut by_settings: Vec<String> = entries
         .iter()
         .map(|e| e.id())
         .filter(|id| !output.publishes(id))
         .map(str::to_string)
         .collect();
+    by_settings.sort();
+    let mut excluded = by_settings.clone();
     if !checked.config.publish_quarantined {
         let quarantined = checked.quarantine.ids.keys();
         excluded.extend(quarantined.filter(|id| output.publishes(id)).cloned());
@@ -191,6 +196,7 @@ fn check_output(
         file: output.file.clone(),
         agents,
         excluded,
+        by_settings,
     })
 }
 

@@ -37,7 +37,7 @@ pub struct Options {
     #[command(flatten)]
     pub registry: Registry,
     /// Only these agent ids (comma-separated); quarantined ids named here are run.
-    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    #[arg(long, value_name = "ID,...", value_delimiter = ',', add = crate::flags::entry_ids())]
     pub agent: Option<Vec<String>>,
     /// Only these distribution kinds (comma-separated).
     #[arg(

@@ -406,12 +406,14 @@ fn include_exclude_and_quarantine_decide_membership() {
         "{}",
         run.stderr
     );
-    assert!(
-        run.stderr
-            .contains("registry.json: 2 agents (excluded: gamma)"),
-        "{}",
-        run.stderr
-    );
+    // Each output says why it leaves an entry out: its settings, or the quarantine.
+    for line in [
+        "  registry.json: 2 agents (quarantined: gamma)\n",
+        "  only-beta.json: 1 agents (excluded by its settings: alpha)\n",
+        "  no-alpha.json: 1 agents (excluded by its settings: alpha; quarantined: gamma)\n",
+    ] {
+        assert!(run.stderr.contains(line), "{line}{}", run.stderr);
+    }
     assert!(!out.join("gamma.svg").exists());
 }
 

@@ -25,6 +25,7 @@ mod common;
 
 mod bounds;
 mod build;
+mod cli_flags;
 mod client;
 mod docs;
 mod edit;

@@ -130,7 +130,8 @@ fn read_output(fields: &mut Fields, item: &Node, ids: &mut Vec<(String, Span)>) 
     }
     for m in keys.get("extensions") {
         let message = "extensions must be true or false";
-        let help = "write `\"extensions\": false` to leave the empty `extensions` list out of this file";
+        let help =
+            "write `\"extensions\": false` to leave the empty `extensions` list out of this file";
         if let Some(write) = fields.bool(&m.value, message, help) {
             output.omit_extensions = !write;
         }

@@ -9,7 +9,7 @@ use crate::skill_install::{Roots, Scope, Target};
 #[derive(Debug, Clone, clap::Args)]
 pub struct SkillTarget {
     /// The agent (see skill install --list); universal writes .agents/skills and .claude/skills
-    #[arg(long, default_value = "universal")]
+    #[arg(long, default_value = "universal", add = clap_complete::ArgValueCandidates::new(agent_candidates))]
     pub agent: String,
     /// For the user, below the home folder (the default)
     #[arg(long, conflicts_with = "project")]
@@ -25,6 +25,19 @@ pub struct SkillTarget {
     /// dotfiles tool); the skill folder and what is in it are never links
     #[arg(long)]
     pub follow_links: bool,
+}
+
+/// Shell completion of `--agent`: the agents `skill install` knows, sorted.
+fn agent_candidates() -> Vec<clap_complete::CompletionCandidate> {
+    let mut names: Vec<&str> = crate::skill_install::AGENTS
+        .iter()
+        .map(|a| a.name)
+        .collect();
+    names.sort_unstable();
+    names
+        .into_iter()
+        .map(clap_complete::CompletionCandidate::new)
+        .collect()
 }
 
 impl SkillTarget {
