@@ -654,11 +654,24 @@ fn each_page_loads_the_icons_of_its_own_cards_only() {
 
 #[test]
 fn install_snippets_follow_the_manifest() {
-    let agents = bundled_agents();
+    let mut agents = bundled_agents();
+    // npx with a preview channel: gemini, given a preview newer than its pin when the bundled
+    // registry has none (its preview is dropped whenever the stable release overtakes it).
+    if let Some(gemini) = agents.iter_mut().find(|a| a.id == "gemini") {
+        if gemini.preview.is_none() {
+            let mut preview = gemini.agent.clone();
+            let package = "@google/gemini-cli@999.0.0-preview.1";
+            preview.insert("version".into(), json!("999.0.0-preview.1"));
+            preview.insert(
+                "distribution".into(),
+                json!({"npx": {"package": package, "args": ["--acp"]}}),
+            );
+            gemini.preview = Some(preview);
+        }
+    }
     let files = site::render(&agents, &[], &options()).unwrap();
     let by_id = |id: &str| agents.iter().find(|a| a.id == id);
 
-    // npx, with a preview channel (gemini in the bundled registry).
     if let Some(gemini) = by_id("gemini") {
         assert_npx_snippets(gemini, &files);
     }
