@@ -425,7 +425,7 @@ fn checklist(dir: &str, registry: &str, branch: &str, id: &Identity) -> String {
     let cd = if dir.is_empty() {
         String::new()
     } else {
-        format!("cd {} && ", crate::site::shell_quote(dir))
+        format!("cd {} && ", acp_registry_core::escape::shell_word(dir))
     };
     let base_url = match &id.base_url {
         Some(url) => format!(

@@ -454,7 +454,7 @@ const VALIDATE: &str = "acp-registry validate";
 /// `command <entry>` (`command` a `validate` command line), with `--registry` when the
 /// registry is not the default one every command assumes.
 fn next_command(command: &str, root: &str, entry: &str) -> String {
-    let quote = crate::site::shell_quote;
+    let quote = acp_registry_core::escape::shell_word;
     match root {
         crate::flags::DEFAULT_REGISTRY => format!("{command} {}", quote(entry)),
         "" => format!("{command} --registry . {}", quote(entry)),

@@ -65,7 +65,6 @@ pub use input::{
 pub(crate) use model::{distribution_facts, view_of};
 pub(crate) use pages::Site;
 pub use pages::{CSP, PAGE_SIZE};
-pub(crate) use snippets::shell_quote;
 
 /// Every file of the site, keyed by path relative to the site root: `index.html`,
 /// `page/<n>/index.html` (static pagination beyond [`PAGE_SIZE`] agents),

@@ -63,20 +63,7 @@ fn json_snippet(name: &str, server: Server) -> String {
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
-/// Quote one word for POSIX `sh`: bare when it only has safe characters, else in single
-/// quotes.
-pub(crate) fn shell_quote(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word.chars().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(c, '_' | '@' | '%' | '+' | '=' | ':' | ',' | '.' | '/' | '-')
-        });
-    if safe {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
+pub(crate) use acp_registry_core::escape::shell_word as shell_quote;
 
 /// Quote one word for PowerShell: bare when safe, else single-quoted with `'` doubled.
 fn ps_quote(word: &str) -> String {

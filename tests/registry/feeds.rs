@@ -316,7 +316,8 @@ fn a_bad_feed_declaration_is_a_finding_at_its_line_and_column() {
       "version": "version",
       "assets": {"linux-x64": {"url": "/u"}}
     }
-  }
+  },
+  "base_url": "https://cdn.example.com/registry"
 }
 "#;
     std::fs::write(root.path().join("acp-registry.jsonc"), config).unwrap();

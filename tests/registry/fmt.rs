@@ -241,7 +241,7 @@ fn check_lists_the_manifests_that_would_change_exits_1_and_writes_nothing() {
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(
         run.stdout,
-        "would reformat goose/agent.json\n1 of 12 manifests would be reformatted\n"
+        "would reformat goose/agent.json\n1 of 13 manifests would be reformatted\n"
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), messy);
 
@@ -251,7 +251,7 @@ fn check_lists_the_manifests_that_would_change_exits_1_and_writes_nothing() {
     );
     assert_eq!(
         (clean.code, clean.stdout.as_str()),
-        (0, "0 of 12 manifests would be reformatted\n")
+        (0, "0 of 13 manifests would be reformatted\n")
     );
 }
 
@@ -274,7 +274,7 @@ fn fmt_rewrites_only_the_manifests_that_change() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(
         run.stdout,
-        "formatted goose/agent.json\n1 of 12 manifests reformatted\n"
+        "formatted goose/agent.json\n1 of 13 manifests reformatted\n"
     );
     assert_eq!(std::fs::read_to_string(&messy).unwrap(), text);
     // Replaced by rename (a new file), while the unchanged one was not even rewritten.

@@ -100,8 +100,16 @@ fn new_prints_the_next_command_with_the_entry_path_as_the_user_named_it() {
     assert_eq!(acp_registry(&words, dir.path()).code, 1);
     let registry = dir.path().join("registry");
     let run = acp_registry(&["new", "other", "--binary", "--registry", "."], &registry);
-    let next = run.stdout.lines().last().unwrap().trim();
-    assert_eq!(next, "acp-registry validate --registry . other");
+    let lines: Vec<&str> = run.stdout.lines().map(str::trim).collect();
+    // A binary entry's last two lines: the next command, then how to pin the digests.
+    assert_eq!(
+        lines[lines.len() - 3..],
+        [
+            "acp-registry validate --registry . other",
+            "once the release is published, pin the archives' digests with",
+            "acp-registry validate --fix --verify-archives --registry . other",
+        ]
+    );
 }
 
 #[test]

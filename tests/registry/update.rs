@@ -864,6 +864,9 @@ fn runs_over_the_bundled_registry_are_deterministic() {
             format!("{base}/pypi-api"),
             "--github-api".into(),
             format!("{base}/api"),
+            // The fake sources give no publish times; the bundled cooldown would hold them all.
+            "--min-age".into(),
+            "0".into(),
         ];
         if apply {
             args.push("--apply".into());
@@ -890,14 +893,14 @@ fn runs_over_the_bundled_registry_are_deterministic() {
     assert!(
         first
             .stdout
-            .contains("update available: cline 3.0.46 -> 999.1.0"),
+            .contains("update available: cline 3.0.65 -> 999.1.0"),
         "{}",
         first.stdout
     );
     let (b, c) = (run(copies[1].path(), true), run(copies[2].path(), true));
     assert_eq!((b.code, &b.stdout), (c.code, &c.stdout));
     assert!(
-        b.stdout.contains("updated: cline 3.0.46 -> 999.1.0"),
+        b.stdout.contains("updated: cline 3.0.65 -> 999.1.0"),
         "{}",
         b.stdout
     );

@@ -105,18 +105,7 @@ pub(crate) fn validate_command(invocation: &Invocation, folder: &Path) -> String
     )
 }
 
-/// `word` as one POSIX shell word.
-pub(crate) fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_./:@=+-,".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
+pub(crate) use acp_registry_core::escape::shell_word as quote;
 
 /// One event to append.
 struct Step {

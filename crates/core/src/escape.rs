@@ -20,6 +20,22 @@ fn push_escape(out: &mut String, c: char) {
     let _ = write!(out, "\\u{{{:x}}}", c as u32);
 }
 
+/// `word` as one POSIX `sh` word: bare when it has only characters the shell takes
+/// literally, else in single quotes (an inner `'` written `'\''`). For commands printed for a
+/// person to copy; [`terminal`] still applies to what reaches a terminal.
+#[must_use]
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:@=+-,%".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 /// Hidden characters as visible `\u{1b}` escapes; everything else unchanged.
 pub fn visible(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_hidden) {

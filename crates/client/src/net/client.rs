@@ -38,7 +38,7 @@ pub struct Probed {
     pub validator: Option<String>,
     /// What identifies the bytes served, when the server says enough to (a strong `ETag`
     /// and a `Content-Length`): the `ETag`, `Last-Modified`, length and the URL that answered
-    /// (query left out). Equal to a [`Download::identity`] only for the same answer.
+    /// (query left out). Equal to a download's identity only for the same answer.
     pub identity: Option<String>,
 }
 

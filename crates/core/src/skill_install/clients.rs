@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::error::SkillInstallError;
+use crate::escape::shell_word;
 
 /// A client that reads Agent Skills, and the skills folders it scans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,15 +306,3 @@ pub fn uninstall_command(target: &Target, agent: &Agent, scope: Scope, name: &st
     words.join(" ")
 }
 
-/// `word` as one POSIX shell word: as it is when it is plain, else single-quoted.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_./:@=+-,".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
