@@ -28,7 +28,7 @@ use acp_registry_client::store::Store;
 
 use super::client_text::{human_age, progress_bar, t, version_order};
 use super::error::CommandError;
-use crate::flags::{self, ByteSize, Loopback};
+use crate::flags::{self, ByteSize, Loopback, NetworkFlags};
 use crate::net::{Client, NetConfig};
 
 pub use super::client_text::OutputFormat;
@@ -132,10 +132,9 @@ pub struct ClientFlags {
     /// The platform to resolve for [default: this machine's].
     #[arg(long, value_name = "KEY", value_parser = clap::builder::PossibleValuesParser::new(PLATFORMS))]
     pub platform: Option<String>,
-    /// A host name allowed to resolve to a private address (a mirror on the company
-    /// network); repeat for more.
-    #[arg(long, value_name = "HOST")]
-    pub allow_private_host: Vec<String>,
+    /// Mirrors on private addresses, a proxy, extra certificate authorities.
+    #[command(flatten)]
+    pub network: NetworkFlags,
     /// Largest archive downloaded, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = ByteSize::mib(DEFAULT_DOWNLOAD_CAP_MIB))]
     pub download_cap: ByteSize,
@@ -209,19 +208,23 @@ impl<'a> Session<'a> {
     }
 
     /// The network settings the flags give.
-    fn net_config(&self) -> NetConfig {
-        NetConfig {
+    fn net_config(&self) -> Result<NetConfig, CommandError> {
+        let mut net = NetConfig {
             allow_loopback: self.flags.loopback.allow_loopback_for_tests,
-            private_hosts: self.flags.allow_private_host.iter().cloned().collect(),
             ..NetConfig::default()
-        }
+        };
+        self.flags
+            .network
+            .apply(&mut net, &[], false)
+            .map_err(CommandError::Usage)?;
+        Ok(net)
     }
 
     /// The runtime and HTTP client, built on first use.
     fn net(&self) -> Result<(&tokio::runtime::Runtime, &Client), CommandError> {
         if self.net.get().is_none() {
             let runtime = crate::net::runtime()?;
-            let client = Client::new(self.net_config())?;
+            let client = Client::new(self.net_config()?)?;
             let _ = self.net.set((runtime, client));
         }
         let (runtime, client) = self.net.get().expect("set above");

@@ -6,7 +6,7 @@ use std::io::Write;
 use super::error::CommandError;
 use super::exit::{self, Exit};
 use crate::diagnostics::{write_report, ReportFormat, Severity};
-use crate::flags::Loopback;
+use crate::flags::{Loopback, NetworkFlags};
 use crate::indexes::{self, CheckOptions};
 use crate::net::NetConfig;
 
@@ -30,10 +30,9 @@ pub struct Options {
     /// Exit 1 when there are warnings, not only errors.
     #[arg(long)]
     pub deny_warnings: bool,
-    /// A host name allowed to resolve to a private address (a site on the company network);
-    /// repeat for more.
-    #[arg(long, value_name = "HOST")]
-    pub allow_private_host: Vec<String>,
+    /// Sites on private addresses, a proxy, extra certificate authorities.
+    #[command(flatten)]
+    pub network: NetworkFlags,
     /// The loopback switch (tests only).
     #[command(flatten)]
     pub loopback: Loopback,
@@ -48,13 +47,17 @@ pub struct Options {
 /// A source that holds nothing to check or cannot be reached, or a report that cannot be
 /// written.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CommandError> {
+    let mut net = NetConfig {
+        allow_loopback: options.loopback.allow_loopback_for_tests,
+        ..NetConfig::default()
+    };
+    options
+        .network
+        .apply(&mut net, &[], false)
+        .map_err(CommandError::Usage)?;
     let check = CheckOptions {
         sources: options.sources.clone(),
-        net: NetConfig {
-            allow_loopback: options.loopback.allow_loopback_for_tests,
-            private_hosts: options.allow_private_host.iter().cloned().collect(),
-            ..NetConfig::default()
-        },
+        net,
     };
     let report = indexes::check(&check)?;
     write_report(&report, options.format, options.color, out)?;

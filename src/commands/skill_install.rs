@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use super::error::CommandError;
 use super::exit::{self, Exit};
 use super::skill_registry;
-use crate::flags::Loopback;
+use crate::flags::{Loopback, NetworkFlags};
 
 /// The command group the installer's messages name.
 const TOOL: &str = "acp-registry skill";
@@ -47,9 +47,9 @@ pub struct InstallOptions {
     /// SHA256SUMS to verify them against
     #[arg(long)]
     pub allow_unverified: bool,
-    /// A host name allowed to resolve to a private address; repeat for more
-    #[arg(long, value_name = "HOST")]
-    pub allow_private_host: Vec<String>,
+    /// Sites on private addresses, a proxy, extra certificate authorities
+    #[command(flatten)]
+    pub network: NetworkFlags,
     /// List the known agents and their skill folders
     #[arg(long)]
     pub list: bool,
@@ -180,11 +180,13 @@ fn fetch(
     source: &str,
     selection: &Selection,
 ) -> Result<Vec<FetchedSkill>, CommandError> {
-    let config = NetConfig {
+    let mut config = NetConfig {
         allow_loopback: opts.loopback.allow_loopback_for_tests,
-        private_hosts: opts.allow_private_host.iter().cloned().collect(),
         ..NetConfig::default()
     };
+    opts.network
+        .apply(&mut config, &[], false)
+        .map_err(CommandError::Usage)?;
     let client = Client::new(config)?;
     let runtime = crate::net::runtime()?;
     let fetch_opts = FetchOptions {

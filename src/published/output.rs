@@ -48,7 +48,7 @@ pub struct Output {
     /// Add `icon_data_uri` (the icon as a `data:` URI) next to `icon`, so a client lists
     /// every agent with one request.
     pub embed_icons: bool,
-    /// Leave the `"extensions": []` member out of the file (the public registry's JetBrains
+    /// Leave the `"extensions": []` member out of the file (the public registry's `JetBrains`
     /// files have none).
     pub omit_extensions: bool,
 }

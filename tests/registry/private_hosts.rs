@@ -166,3 +166,51 @@ fn a_bad_private_host_is_a_finding_at_its_line_and_a_bad_flag_a_usage_error() {
         run.stderr
     );
 }
+
+/// Every command that fetches takes the same network flags: a `--ca-file` that cannot be read
+/// and a proxy variable naming no usable proxy are usage errors (exit 2) naming them, before
+/// anything is requested.
+#[test]
+fn every_fetching_command_takes_the_network_flags_and_names_a_bad_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = "https://registry.invalid/registry.json";
+    let commands: [&[&str]; 4] = [
+        &["update", "--registry", "."],
+        &["install", "demo", "--registry", registry],
+        &["skill", "check", "https://skills.invalid/"],
+        &[
+            "skill",
+            "install",
+            "https://skills.invalid/",
+            "--agent",
+            "codex",
+            "--project",
+            ".",
+        ],
+    ];
+    for command in commands {
+        let mut args = command.to_vec();
+        args.extend(["--ca-file", "missing.pem"]);
+        let run = common::acp_registry(&args, dir.path());
+        assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("--ca-file missing.pem"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    let install = [
+        "install",
+        "demo",
+        "--registry",
+        registry,
+        "--proxy-from-env",
+    ];
+    let run = common::acp_registry_with_env(
+        &install,
+        dir.path(),
+        &[("HTTPS_PROXY", "socks5://proxy.invalid:1080")],
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("--proxy-from-env"), "{}", run.stderr);
+}

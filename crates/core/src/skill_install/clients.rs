@@ -305,4 +305,3 @@ pub fn uninstall_command(target: &Target, agent: &Agent, scope: Scope, name: &st
     }
     words.join(" ")
 }
-
