@@ -30,4 +30,7 @@ pub(super) struct Candidate<'a> {
     /// The entry's release feed (`feeds` in the configuration): its binary targets' source
     /// in place of GitHub releases.
     pub(super) feed: Option<FeedConfig>,
+    /// What `releases.json` recorded of the feed's releases' times (first seen, for a feed
+    /// without publish times).
+    pub(super) feed_seen: std::collections::BTreeMap<PreviewVersion, i64>,
 }

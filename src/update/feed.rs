@@ -26,7 +26,7 @@ use crate::manifest::distribution::BinaryTarget;
 use crate::net::Client;
 use crate::online::release::MAX_URL_LEN;
 use crate::registry::config::{FeedConfig, FeedFormat};
-use crate::registry::releases::{Release as Recorded, SourceKind};
+use crate::registry::releases::{Release as Recorded, Releases, SourceKind};
 use crate::rules::PreviewVersion;
 use acp_registry_core::fs::ValueBudget;
 use acp_registry_core::time::{format_utc, parse_iso_utc_seconds};
@@ -47,12 +47,29 @@ pub(crate) fn feed_name(feed: &FeedConfig) -> String {
     format!("feed `{}`", feed.url)
 }
 
+/// When `releases.json` says each release of the entry's feed at `url` was published, by
+/// version: for a feed that gives no publish time, when `update` first saw it.
+pub(crate) fn first_seen(history: &Releases, id: &str, url: &str) -> BTreeMap<PreviewVersion, i64> {
+    let recorded = history.agents.get(id).and_then(|a| a.get(SourceKind::Feed));
+    let versions = recorded
+        .filter(|s| s.name == url)
+        .map(|s| s.versions.iter());
+    versions
+        .into_iter()
+        .flatten()
+        .filter_map(|r| Some((r.order()?, parse_iso_utc_seconds(r.published.as_deref()?)?)))
+        .collect()
+}
+
 /// What the feed offers; of its releases only the highest `eligible` accepts (given its
-/// publish time) keeps its assets.
+/// publish time) keeps its assets. A release the feed gives no time for takes the time
+/// `seen` recorded for it, else `now`: the run that first sees it (so a cooldown counts from
+/// then, never less than from the real publication).
 pub(crate) async fn feed(
     client: &Client,
     feed: &FeedConfig,
     cap: u64,
+    (seen, now): (&BTreeMap<PreviewVersion, i64>, i64),
     eligible: &dyn Fn(PreviewVersion, Option<i64>) -> bool,
 ) -> Result<Offer, SourceError> {
     let name = feed_name(feed);
@@ -76,9 +93,12 @@ pub(crate) async fn feed(
     let mut published = BTreeMap::new();
     let mut best: Option<FeedRelease> = None;
     for release in releases {
-        let time = *published
-            .entry(release.version)
-            .or_insert(release.published);
+        let time = *published.entry(release.version).or_insert(
+            release
+                .published
+                .or_else(|| seen.get(&release.version).copied())
+                .or(Some(now)),
+        );
         let higher = best.as_ref().is_none_or(|b| release.version > b.version);
         if higher && eligible(release.version, time) {
             best = Some(release);

@@ -312,6 +312,9 @@ fn candidate<'a>(
         current: version,
         dist,
         github,
+        feed_seen: feed.as_ref().map_or_else(Default::default, |f| {
+            feed::first_seen(&checked.releases, report.id(), &f.url)
+        }),
         feed,
     })
 }
@@ -348,7 +351,8 @@ async fn offers(context: &Context, candidate: &Candidate<'_>) -> Result<Vec<Offe
     };
     let last = if let Some(declared) = &candidate.feed {
         let cap = context.options.net.document_cap;
-        Some(feed::feed(client, declared, cap, &eligible).await?)
+        let seen = (&candidate.feed_seen, context.options.now);
+        Some(feed::feed(client, declared, cap, seen, &eligible).await?)
     } else if let Some((owner, repo)) = &candidate.github {
         Some(sources::github(client, &context.github, owner, repo, &eligible).await?)
     } else {

@@ -255,7 +255,7 @@ fn a_digest_mismatch_refuses_its_entry_and_apply_writes_the_others_exiting_3() {
 }
 
 #[test]
-fn the_cooldown_holds_a_young_feed_release_and_a_feed_without_times_moves_only_without_one() {
+fn the_cooldown_holds_a_young_feed_release_and_counts_from_first_seen_without_times() {
     let (addr, base) = listener();
     let lines = [
         jsonl_line(&base, "1.1.0", "2026-02-01T00:00:00Z"),
@@ -285,19 +285,26 @@ fn the_cooldown_holds_a_young_feed_release_and_a_feed_without_times_moves_only_w
     assert_eq!(doc["held"][0]["eligible_at"], "2026-03-06T00:00:00Z");
     assert_eq!(value(root.path(), "junie")["version"], "1.1.0");
 
-    // Without `published` the age is unknown: held under a cooldown, applied without one.
+    // Without `published` a release's age counts from the run that first saw it, recorded in
+    // releases.json: held for the whole cooldown from then, then applied.
     let mut untimed = jsonl_feed(&base);
     untimed.as_object_mut().unwrap().remove("published");
     let entries = [("junie", binary_entry(&base, "junie", "1.0.0"))];
     let root = with_feeds(&base, &entries, &json!({"junie": untimed}));
     let (code, doc) = json_run(root.path(), &[&as_of[..], &["--apply"]].concat());
     assert_eq!((code, doc["updates"].clone()), (0, json!([])), "{doc:#}");
-    let message = doc["held"][0]["message"].as_str().unwrap();
+    assert_eq!(doc["held"][0]["version"], "1.2.0", "{doc:#}");
+    assert_eq!(doc["held"][0]["eligible_at"], "2026-03-08T00:00:00Z");
+    let recorded = std::fs::read_to_string(root.path().join("releases.json")).unwrap();
     assert!(
-        message.contains("has no publish time at feed `"),
-        "{message}"
+        recorded.contains("\"published\": \"2026-03-01T00:00:00Z\""),
+        "{recorded}"
     );
-    let (code, doc) = json_run(root.path(), &["--min-age", "0", "--apply"]);
+    let early = ["--min-age", "7", "--as-of", "2026-03-07", "--apply"];
+    let (code, doc) = json_run(root.path(), &early);
+    assert_eq!((code, doc["updates"].clone()), (0, json!([])), "{doc:#}");
+    let later = ["--min-age", "7", "--as-of", "2026-03-09", "--apply"];
+    let (code, doc) = json_run(root.path(), &later);
     assert_eq!((code, doc["updates"][0]["to"].clone()), (0, json!("1.2.0")));
 }
 
