@@ -21,15 +21,17 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::context::{Candidate, Context};
-use super::sources::{tag_version, FeedAsset, FeedDigest, FeedRelease, Offer, SourceError};
+use super::sources::{
+    recorded_times, tag_version, FeedAsset, FeedDigest, FeedRelease, Highest, Offer, SourceError,
+};
 use crate::manifest::distribution::BinaryTarget;
 use crate::net::Client;
 use crate::online::release::MAX_URL_LEN;
 use crate::registry::config::{FeedConfig, FeedFormat};
-use crate::registry::releases::{Release as Recorded, Releases, SourceKind};
+use crate::registry::releases::{Releases, SourceKind};
 use crate::rules::PreviewVersion;
 use acp_registry_core::fs::ValueBudget;
-use acp_registry_core::time::{format_utc, parse_iso_utc_seconds};
+use acp_registry_core::time::parse_iso_utc_seconds;
 
 /// The largest feed read (under the client's document cap too).
 pub(crate) const MAX_FEED_BYTES: u64 = 8 << 20;
@@ -90,20 +92,13 @@ pub(crate) async fn feed(
     };
     let text = String::from_utf8(body).map_err(|_| problem("the feed is not UTF-8".into()))?;
     let releases = read_releases(feed, &text).map_err(problem)?;
-    let mut published = BTreeMap::new();
-    let mut best: Option<FeedRelease> = None;
+    let mut highest = Highest::default();
     for release in releases {
-        let time = *published.entry(release.version).or_insert(
-            release
-                .published
-                .or_else(|| seen.get(&release.version).copied())
-                .or(Some(now)),
-        );
-        let higher = best.as_ref().is_none_or(|b| release.version > b.version);
-        if higher && eligible(release.version, time) {
-            best = Some(release);
-        }
+        let version = release.version;
+        let time = release.published.or_else(|| seen.get(&version).copied());
+        highest.offer(version, time.or(Some(now)), release, eligible);
     }
+    let (published, best) = highest.into_parts();
     if published.is_empty() {
         return Err(problem(format!(
             "no release gives a version at `{}` (`X.Y.Z` or `X.Y.Z-preview.N`, a leading `v` \
@@ -111,19 +106,11 @@ pub(crate) async fn feed(
             feed.version
         )));
     }
-    let history = published
-        .iter()
-        .map(|(version, time)| {
-            let mut recorded = Recorded::new(*version);
-            recorded.published = time.map(format_utc);
-            recorded
-        })
-        .collect();
     Ok(Offer {
         name,
         kind: SourceKind::Feed,
         package: feed.url.clone(),
-        history,
+        history: recorded_times(&published),
         versions: published.keys().copied().collect(),
         published,
         release: None,

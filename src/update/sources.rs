@@ -310,45 +310,77 @@ pub(crate) async fn github(
     let origin = api.origin();
     let mut url =
         Url::parse(&first).map_err(|_| net(&first, NetError::InvalidUrl(first.clone())))?;
-    let mut published = BTreeMap::new();
-    let mut best: Option<Release> = None;
+    let mut highest = Highest::default();
     for _ in 0..MAX_PAGES {
         let (body, next) = page(client, github, &origin, &url, &name).await?;
         let mut on_release = |item: ReleaseDoc| {
-            let Some(release) = release(item) else {
-                return;
-            };
-            let time = *published
-                .entry(release.version)
-                .or_insert(release.published);
-            let higher = best.as_ref().is_none_or(|b| release.version > b.version);
-            if higher && eligible(release.version, time) {
-                best = Some(release);
+            if let Some(release) = release(item) {
+                let (version, time) = (release.version, release.published);
+                highest.offer(version, time, release, eligible);
             }
         };
         read_json_with(&body, Page(&mut on_release)).map_err(|e| net(url.as_str(), e))?;
-        match next {
-            Some(next) => url = next_page(&origin, &next, &name)?,
-            None => {
-                return Ok(Offer {
-                    name,
-                    kind: SourceKind::GitHub,
-                    package: format!("{owner}/{repo}"),
-                    history: github_recorded(&published),
-                    versions: published.keys().copied().collect(),
-                    published,
-                    release: best,
-                    feed: None,
-                });
-            }
-        }
+        let Some(next) = next else {
+            let (published, best) = highest.into_parts();
+            return Ok(Offer {
+                name,
+                kind: SourceKind::GitHub,
+                package: format!("{owner}/{repo}"),
+                history: recorded_times(&published),
+                versions: published.keys().copied().collect(),
+                published,
+                release: best,
+                feed: None,
+            });
+        };
+        url = next_page(&origin, &next, &name)?;
     }
     Err(SourceError::TooManyPages(name))
 }
 
 /// The history of GitHub releases: each version's `published_at` (the first listed of two
 /// tags naming one version).
-fn github_recorded(published: &BTreeMap<PreviewVersion, Option<i64>>) -> Vec<Recorded> {
+/// A source's releases as they are read: each version's publish time (the first listed wins)
+/// and the highest release the caller finds eligible, the only one whose assets are kept.
+pub(crate) struct Highest<R> {
+    published: BTreeMap<PreviewVersion, Option<i64>>,
+    best: Option<(PreviewVersion, R)>,
+}
+
+impl<R> Default for Highest<R> {
+    fn default() -> Self {
+        Highest {
+            published: BTreeMap::new(),
+            best: None,
+        }
+    }
+}
+
+impl<R> Highest<R> {
+    /// Note `release` of `version`, published at `time`; keep it when it is higher than the
+    /// one kept and `eligible` accepts it at its version's time.
+    pub(crate) fn offer(
+        &mut self,
+        version: PreviewVersion,
+        time: Option<i64>,
+        release: R,
+        eligible: &dyn Fn(PreviewVersion, Option<i64>) -> bool,
+    ) {
+        let time = *self.published.entry(version).or_insert(time);
+        let higher = self.best.as_ref().is_none_or(|(kept, _)| version > *kept);
+        if higher && eligible(version, time) {
+            self.best = Some((version, release));
+        }
+    }
+
+    /// The publish times by version, and the release kept.
+    pub(crate) fn into_parts(self) -> (BTreeMap<PreviewVersion, Option<i64>>, Option<R>) {
+        (self.published, self.best.map(|(_, release)| release))
+    }
+}
+
+/// Each release a source listed, with its publish time, as `releases.json` records it.
+pub(crate) fn recorded_times(published: &BTreeMap<PreviewVersion, Option<i64>>) -> Vec<Recorded> {
     let recorded = |(version, time): (&PreviewVersion, &Option<i64>)| {
         let mut recorded = Recorded::new(*version);
         recorded.published = time.map(format_utc);
